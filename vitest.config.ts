@@ -1,0 +1,12 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+    // Two cores on every machine here: more workers only thrash.
+    maxWorkers: 2,
+    reporters: ['default'],
+  },
+});
