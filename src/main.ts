@@ -1,0 +1,39 @@
+#!/usr/bin/env node
+// rostercal CLI: one file per command under src/cli/, loaded on demand so a command pays only for what it uses.
+const commands: Record<
+  string,
+  { summary: string; load: () => Promise<{ run(argv: string[]): Promise<number> }> }
+> = {
+  serve: { summary: 'web server and scheduler (what npm start runs)', load: () => import('./cli/serve.ts') },
+  sync: { summary: 'pull (and push) now', load: () => import('./cli/sync.ts') },
+  sandbox: {
+    summary: 'the Extracurricular Data Service emulator alone',
+    load: () => import('./cli/sandbox.ts'),
+  },
+  migrate: { summary: 'apply store migrations', load: () => import('./cli/migrate.ts') },
+  status: { summary: 'sync runs and scheduled jobs', load: () => import('./cli/status.ts') },
+  feeds: { summary: 'list or rotate feed URLs', load: () => import('./cli/feeds.ts') },
+  roster: { summary: 'print a PDF roster', load: () => import('./cli/roster.ts') },
+};
+
+function usage(): string {
+  const lines = Object.entries(commands).map(([name, c]) => `  ${name.padEnd(9)} ${c.summary}`);
+  return `usage: rostercal <command> [options]\n\ncommands:\n${lines.join('\n')}\n\nrostercal <command> --help for its options`;
+}
+
+const [name, ...rest] = process.argv.slice(2);
+const command = name ? commands[name] : undefined;
+if (!command) {
+  console.error(
+    name && name !== '--help' && name !== 'help' ? `unknown command: ${name}\n\n${usage()}` : usage(),
+  );
+  process.exitCode = name === '--help' || name === 'help' ? 0 : 2;
+} else {
+  try {
+    const mod = await command.load();
+    process.exitCode = await mod.run(rest);
+  } catch (err) {
+    console.error(`rostercal ${name}: ${err instanceof Error ? err.message : String(err)}`);
+    process.exitCode = 1;
+  }
+}
