@@ -24,10 +24,10 @@ function usage(): string {
 const [name, ...rest] = process.argv.slice(2);
 const command = name ? commands[name] : undefined;
 if (!command) {
-  console.error(
-    name && name !== '--help' && name !== 'help' ? `unknown command: ${name}\n\n${usage()}` : usage(),
-  );
-  process.exitCode = name === '--help' || name === 'help' ? 0 : 2;
+  const asked = name === undefined || name === '--help' || name === 'help';
+  if (asked) console.log(usage());
+  else console.error(`unknown command: ${name}\n\n${usage()}`);
+  process.exitCode = asked ? 0 : 2;
 } else {
   try {
     const mod = await command.load();
