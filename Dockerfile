@@ -1,0 +1,25 @@
+# rostercal: web server + scheduler. Build: docker build -t rostercal .  Run: docker run -p 8080:8080 rostercal
+FROM node:24-slim
+
+ENV NODE_ENV=production \
+    PORT=8080 \
+    DATA_DIR=/data
+
+WORKDIR /app
+COPY package.json package-lock.json .npmrc ./
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+
+COPY src ./src
+COPY templates ./templates
+
+# The embedded store lives in /data: mount a volume there to keep it across restarts.
+RUN mkdir -p /data && chown node:node /data
+USER node
+VOLUME ["/data"]
+
+EXPOSE 8080
+HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
+  CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
+
+ENTRYPOINT ["node", "src/main.ts"]
+CMD ["serve"]
