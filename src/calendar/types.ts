@@ -6,7 +6,10 @@ export type Audience = 'guardian' | 'student' | 'staff';
 
 export interface CalendarEvent {
   sessionId: Id;
-  /** Stable across runs and renders: `session-<id>@<school>.rostercal`. */
+  /**
+   * Stable across runs and renders: `session-<id>@<school>.rostercal`, or for a feed
+   * `session-<id>-<scope>-<scopeId>@<school>.rostercal` (see uid.ts for why the scope is part of it).
+   */
   uid: string;
   /** ICS SEQUENCE: advances when what this audience sees changes. */
   sequence: number;

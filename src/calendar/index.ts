@@ -1,0 +1,16 @@
+export type { FeedScopeRef, ProjectionContext, SchoolInfo } from './context.ts';
+export { createProjectionContext, loadProjectionContext, personName } from './context.ts';
+export type { ProjectableSession } from './project.ts';
+export {
+  audienceMaySee,
+  formatResult,
+  homeOrAway,
+  isFixture,
+  normaliseHexColor,
+  orderCustomFields,
+  projectSession,
+} from './project.ts';
+export type { EventTemplates } from './templates.ts';
+export { DEFAULT_TEMPLATE_DIR, loadEventTemplates } from './templates.ts';
+export type { Audience, CalendarEvent } from './types.ts';
+export { eventUid } from './uid.ts';

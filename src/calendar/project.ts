@@ -1,0 +1,336 @@
+// The one place that decides what a session says to whom. Feeds, Google and Outlook pushes call projectSession;
+// none of them re-derives titles, descriptions or visibility.
+//
+// Privacy decisions (children's data):
+// - guardian/student audiences never get internal `notes`, draft fixtures, or custom fields whose
+//   showToUserTypes lacks their user type; a field without metadata is treated as not shown to anyone but staff.
+// - `student`-type custom fields are rendered for staff only. For guardians they are dropped even when the
+//   metadata says guardians may see them: such a field ("Captain", "Lift with") names other children, and a
+//   team or activity feed is shared by many families. Raw ids are dropped too (they identify a child as well).
+// - `staff`-type fields resolve to staff names for any audience the metadata allows: staff names are what a
+//   parent sees on the team sheet anyway.
+// - The student list of a session is never printed; staff get a count.
+import type { CustomFieldMeta, CustomFieldValue, Id, Session, UserType } from '../domain/types.ts';
+import type { RecordMeta } from '../store/types.ts';
+import type { FeedScopeRef, ProjectionContext, SchoolInfo } from './context.ts';
+import { fill } from './templates.ts';
+import type { Audience, CalendarEvent } from './types.ts';
+import { eventUid } from './uid.ts';
+
+export type ProjectableSession = Session & {
+  meta: Pick<RecordMeta, 'version' | 'updatedAt'> & Partial<RecordMeta>;
+};
+
+const USER_TYPES: Record<Audience, readonly UserType[]> = {
+  staff: ['staff', 'manager', 'admin'],
+  guardian: ['guardian'],
+  student: ['student'],
+};
+
+export function audienceMaySee(meta: CustomFieldMeta, audience: Audience): boolean {
+  return meta.showToUserTypes.some((t) => USER_TYPES[audience].includes(t));
+}
+
+/**
+ * The event for one audience, or null when that audience must not see the session at all
+ * (deleted, or a draft for guardians and students).
+ */
+export function projectSession(
+  session: ProjectableSession,
+  ctx: ProjectionContext,
+  audience: Audience,
+  scope?: FeedScopeRef,
+): CalendarEvent | null {
+  if (session.meta.deletedAt) return null;
+  const isStaff = audience === 'staff';
+  if (session.status === 'draft' && !isStaff) return null;
+
+  const t = ctx.templates;
+  const resultText = formatResult(session, ctx);
+  const title = buildTitle(session, ctx, scope, resultText);
+
+  const status: CalendarEvent['status'] = session.cancelled
+    ? 'cancelled'
+    : session.status === 'confirmed'
+      ? 'confirmed'
+      : 'tentative';
+
+  const parts: string[] = [];
+  if (session.cancelled) parts.push(t.description.cancelled);
+  if (session.status === 'unconfirmed') parts.push(t.description.unconfirmed);
+  if (session.status === 'draft') parts.push(t.description.draft);
+  if (resultText) parts.push(fill(t.description.result, { result: resultText }));
+  if (session.roundName?.trim()) parts.push(fill(t.description.round, { round: session.roundName.trim() }));
+  const parentNotes = session.studentParentNotes.trim();
+  if (isStaff) {
+    if (parentNotes) parts.push(fill(t.description.parentNotesForStaff, { notes: parentNotes }));
+    const notes = session.notes.trim();
+    if (notes) parts.push(fill(t.description.staffNotes, { notes }));
+  } else if (parentNotes) {
+    parts.push(fill(t.description.parentNotes, { notes: parentNotes }));
+  }
+  const fields = renderCustomFields(session, ctx, audience, scope);
+  if (fields.length) {
+    parts.push(fields.map((f) => fill(t.description.customField, f)).join('\n'));
+  }
+  if (isStaff) {
+    const staffLines: string[] = [];
+    const staffNames = session.staff.map((s) => `${s.firstName} ${s.lastName}`.trim()).filter(Boolean);
+    if (staffNames.length) staffLines.push(fill(t.description.staff, { names: staffNames.join(', ') }));
+    const teamNames = session.teams.map((x) => x.name).filter(Boolean);
+    if (teamNames.length) staffLines.push(fill(t.description.teams, { names: teamNames.join(', ') }));
+    if (session.students.length) {
+      staffLines.push(fill(t.description.studentCount, { count: session.students.length }));
+    }
+    if (staffLines.length) parts.push(staffLines.join('\n'));
+  }
+
+  const loc = session.location;
+  const location =
+    loc?.name.trim() || loc?.address?.trim()
+      ? {
+          name: loc.name.trim() || (loc.address ?? '').trim(),
+          address: loc.address?.trim() || null,
+          latitude: validCoordinate(loc.latitude, 90),
+          longitude: validCoordinate(loc.longitude, 180),
+        }
+      : null;
+
+  return {
+    sessionId: session.id,
+    uid: eventUid(ctx.school.id, session.id, scope),
+    sequence: session.meta.version,
+    lastModified: session.meta.updatedAt,
+    start: session.start,
+    end: session.end,
+    timeZone: ctx.school.timeZone,
+    title,
+    description: parts.join(t.description.separator),
+    status,
+    location,
+    color: normaliseHexColor(session.activity.hexColor) ?? normaliseHexColor(session.hexColor),
+    categories: [session.activity.name, ...(isFixture(session) ? ['Fixture'] : [])].filter(Boolean),
+  };
+}
+
+export function isFixture(s: Session): boolean {
+  return s.scored || s.bye || (s.opponent?.trim() ?? '') !== '';
+}
+
+function teamLabel(session: Session, scope: FeedScopeRef | undefined): string {
+  if (scope?.scope === 'team') {
+    const own = session.teams.find((x) => x.id === scope.id);
+    if (own) return own.name.trim();
+  }
+  return session.teams
+    .map((x) => x.name.trim())
+    .filter(Boolean)
+    .join(' & ');
+}
+
+function buildName(session: Session, ctx: ProjectionContext, scope: FeedScopeRef | undefined): string {
+  const t = ctx.templates.name;
+  const activity = session.activity.name.trim();
+  const team = teamLabel(session, scope);
+  if (!team) return fill(t.noTeam, { activity, title: session.title.trim() || activity });
+  const teamHasActivity = activity !== '' && team.toLocaleLowerCase().includes(activity.toLocaleLowerCase());
+  return fill(teamHasActivity ? t.teamOnly : t.activityAndTeam, { activity, team });
+}
+
+/** 'home' when the venue's owner is this school, 'away' when it is someone else, null when unknown. */
+export function homeOrAway(session: Session, school: SchoolInfo): 'home' | 'away' | null {
+  const owner = session.location?.owner;
+  if (!owner) return null;
+  if (school.locationOwnerIds?.length) return school.locationOwnerIds.includes(owner.id) ? 'home' : 'away';
+  const norm = (s: string | null) => (s ?? '').toLocaleLowerCase().replace(/\s+/g, ' ').trim();
+  const school_ = norm(school.name);
+  const names = [owner.name, owner.shortName, owner.acronym].map(norm).filter(Boolean);
+  return names.includes(school_) ? 'home' : 'away';
+}
+
+function buildTitle(
+  session: Session,
+  ctx: ProjectionContext,
+  scope: FeedScopeRef | undefined,
+  resultText: string | null,
+): string {
+  const t = ctx.templates.title;
+  const name = buildName(session, ctx, scope);
+  const values = {
+    name,
+    activity: session.activity.name.trim(),
+    team: teamLabel(session, scope),
+    title: session.title.trim(),
+    opponent: session.opponent?.trim() ?? '',
+  };
+  let title: string;
+  if (session.bye) title = fill(t.bye, values);
+  else if (isFixture(session)) {
+    if (!values.opponent) title = fill(t.fixtureNoOpponent, values);
+    else {
+      const where = homeOrAway(session, ctx.school);
+      title = fill(where === 'home' ? t.fixtureHome : where === 'away' ? t.fixtureAway : t.fixture, values);
+    }
+  } else title = fill(t.session, values);
+  if (resultText) title = fill(t.withResult, { title, result: resultText });
+  if (session.status === 'draft') title = fill(t.draft, { title });
+  else if (session.status === 'unconfirmed') title = fill(t.unconfirmed, { title });
+  if (session.cancelled) title = fill(t.cancelled, { title });
+  return title;
+}
+
+function score(s: string | null): string | null {
+  const v = s?.trim();
+  return v ? v : null;
+}
+
+/** "Won 3–1", "Lost by forfeit", …; null when the fixture has no result yet (or is not a fixture). */
+export function formatResult(session: Session, ctx: ProjectionContext): string | null {
+  if (!isFixture(session) || session.bye) return null;
+  const r = ctx.templates.result;
+  const us = score(session.organisationScore);
+  const them = score(session.opponentScore);
+  const scores = us !== null && them !== null ? { us, them } : null;
+  let result = session.result;
+  if (result === null && scores) {
+    const a = Number(us);
+    const b = Number(them);
+    if (Number.isFinite(a) && Number.isFinite(b)) result = a > b ? 'win' : a < b ? 'loss' : 'draw';
+  }
+  switch (result) {
+    case 'win':
+      return scores ? fill(r.win, scores) : r.winNoScore;
+    case 'loss':
+      return scores ? fill(r.loss, scores) : r.lossNoScore;
+    case 'draw':
+      return scores ? fill(r.draw, scores) : r.drawNoScore;
+    case 'forfeit':
+      return fill(r.forfeit, { us: us ?? '', them: them ?? '' });
+    case 'opponent-forfeit':
+      return fill(r.opponentForfeit, { us: us ?? '', them: them ?? '' });
+    case 'no-result':
+      return r.noResult;
+    default:
+      return null;
+  }
+}
+
+/** Session-level values first, then the scope's team, then the other teams; the first value of a key wins. */
+function collectCustomValues(
+  session: Session,
+  scope: FeedScopeRef | undefined,
+): Map<string, CustomFieldValue> {
+  const out = new Map<string, CustomFieldValue>();
+  const add = (data: Record<string, CustomFieldValue>) => {
+    for (const [k, v] of Object.entries(data)) if (!out.has(k)) out.set(k, v);
+  };
+  add(session.customFieldsData ?? {});
+  const teams = [...session.teams];
+  if (scope?.scope === 'team') teams.sort((a, b) => Number(b.id === scope.id) - Number(a.id === scope.id));
+  for (const team of teams) add(team.customFieldsData ?? {});
+  return out;
+}
+
+/** Metadata keys in display order: each field follows the one named by its showAfterField. */
+export function orderCustomFields(fields: Iterable<CustomFieldMeta>): CustomFieldMeta[] {
+  const all = [...fields];
+  const byKey = new Map(all.map((f) => [f.key, f]));
+  const children = new Map<string | null, CustomFieldMeta[]>();
+  for (const f of all) {
+    const parent = f.showAfterField !== null && byKey.has(f.showAfterField) ? f.showAfterField : null;
+    const list = children.get(parent) ?? [];
+    list.push(f);
+    children.set(parent, list);
+  }
+  const out: CustomFieldMeta[] = [];
+  const seen = new Set<string>();
+  const visit = (parent: string | null) => {
+    for (const f of children.get(parent) ?? []) {
+      if (seen.has(f.key)) continue;
+      seen.add(f.key);
+      out.push(f);
+      visit(f.key);
+    }
+  };
+  visit(null);
+  // A cycle in showAfterField has no root: keep those fields, in their listed order.
+  for (const f of all) if (!seen.has(f.key)) out.push(f);
+  return out;
+}
+
+function idsOf(value: CustomFieldValue): Id[] {
+  if (Array.isArray(value)) return value.filter((n) => Number.isFinite(n));
+  return value
+    .split(/[\s,]+/)
+    .filter(Boolean)
+    .map(Number)
+    .filter((n) => Number.isInteger(n));
+}
+
+function formatTime(value: string): string {
+  const m = /^(\d{1,2}):(\d{2})(?::\d{2})?$/.exec(value.trim());
+  return m ? `${m[1]!.padStart(2, '0')}:${m[2]}` : value.trim();
+}
+
+function renderCustomFields(
+  session: Session,
+  ctx: ProjectionContext,
+  audience: Audience,
+  scope: FeedScopeRef | undefined,
+): { label: string; value: string }[] {
+  const values = collectCustomValues(session, scope);
+  if (values.size === 0) return [];
+  const isStaff = audience === 'staff';
+  const out: { label: string; value: string }[] = [];
+  for (const meta of orderCustomFields(ctx.customFields.values())) {
+    const raw = values.get(meta.key);
+    if (raw === undefined || !audienceMaySee(meta, audience)) continue;
+    let text: string;
+    switch (meta.dataType) {
+      case 'staff': {
+        const names = idsOf(raw).flatMap((id) => {
+          const fromSession = session.staff.find((s) => s.id === id);
+          const name =
+            ctx.staffNames.get(id) ??
+            (fromSession ? `${fromSession.firstName} ${fromSession.lastName}`.trim() : undefined);
+          if (name) return [name];
+          return isStaff ? [`staff #${id}`] : [];
+        });
+        text = names.join(', ');
+        break;
+      }
+      case 'student': {
+        if (!isStaff) continue;
+        text = idsOf(raw)
+          .map((id) => {
+            const fromSession = session.students.find((s) => s.id === id);
+            return (
+              ctx.studentNames.get(id) ??
+              (fromSession ? `${fromSession.firstName} ${fromSession.lastName}`.trim() : `student #${id}`)
+            );
+          })
+          .join(', ');
+        break;
+      }
+      case 'time':
+        text = Array.isArray(raw) ? raw.join(', ') : formatTime(raw);
+        break;
+      default:
+        text = Array.isArray(raw) ? raw.join(', ') : raw.trim();
+    }
+    if (text) out.push({ label: meta.label, value: text });
+  }
+  return out;
+}
+
+function validCoordinate(v: number | null, limit: number): number | null {
+  return v !== null && Number.isFinite(v) && Math.abs(v) <= limit ? v : null;
+}
+
+/** `#rrggbb` (lower case) from `#RRGGBB`, `rrggbb`, or `#rgb`; null for anything else. */
+export function normaliseHexColor(v: string | null): string | null {
+  const m = /^#?([0-9a-f]{3}|[0-9a-f]{6})$/i.exec(v?.trim() ?? '');
+  if (!m) return null;
+  const hex = m[1]!.toLowerCase();
+  return `#${hex.length === 3 ? [...hex].map((c) => c + c).join('') : hex}`;
+}
