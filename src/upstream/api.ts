@@ -308,14 +308,38 @@ export interface UpstreamClient {
   totals(): EndpointStats;
 }
 
+export interface RetryInfo {
+  /** Stats key of the endpoint: `GET /sessions`. */
+  endpoint: string;
+  /** 1 for the first retry. */
+  retry: number;
+  /** How long the client waits before it. */
+  waitMs: number;
+  /** Status of the failed attempt; null for network failures and timeouts. */
+  status: number | null;
+  reason: string;
+}
+
 export interface UpstreamClientOptions {
   baseUrl: string;
   token: string;
-  /** Client-side pacing so one school's sync never hammers the service. */
+  /** Client-side pacing so one school's sync never hammers the service. Default 20/s, 4 in flight. */
   rateLimit?: { requestsPerSecond: number; concurrency: number };
-  /** 429/5xx backoff: 1 s doubling to capMs, at most maxRetries. Retry-After wins when present. */
-  backoff?: { baseMs?: number; capMs?: number; maxRetries?: number };
+  /**
+   * 429/5xx backoff: 1 s doubling to capMs (default 32 s), at most maxRetries (default 6). Retry-After wins when
+   * present, unless it exceeds maxRetryAfterMs (default 120 s): then the 429 is thrown instead of waited out.
+   */
+  backoff?: { baseMs?: number; capMs?: number; maxRetries?: number; maxRetryAfterMs?: number };
+  /** Per attempt, response body included. Default 30 s. */
   timeoutMs?: number;
   /** Called for each malformed record skipped. */
   onMalformed?: (record: MalformedRecord) => void;
+  /** Called before each retry (for logs and progress); never sees the token. */
+  onRetry?: (info: RetryInfo) => void;
+  /** Injected waiting, for tests (fake timers or recorded waits). Default: a real timer. */
+  sleep?: (ms: number) => Promise<void>;
+  /** Injected clock (ms since epoch) for the rate limiter and Retry-After dates. Default `Date.now`. */
+  now?: () => number;
+  /** Sent as User-Agent. Default `rostercal`. */
+  userAgent?: string;
 }

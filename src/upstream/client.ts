@@ -1,0 +1,331 @@
+// The upstream client: every endpoint of the Extracurricular Data Service, typed with the spec's own parameter
+// names, returning clean domain records. Transport concerns (auth, pacing, backoff, typed errors, stats) live in
+// http.ts; validation in schemas.ts; shaping in normalise.ts; paging in paging.ts.
+import { setTimeout as delay } from 'node:timers/promises';
+import type { z } from 'zod';
+import type { Id, PreExplainedAbsence } from '../domain/types.ts';
+import type {
+  AbsenceWrite,
+  MalformedRecord,
+  SessionListParams,
+  SessionPatch,
+  SessionWrite,
+  UpstreamClient,
+  UpstreamClientOptions,
+  UserWriteResult,
+} from './api.ts';
+import { DEFAULT_BACKOFF } from './backoff.ts';
+import { InvalidResponseError } from './errors.ts';
+import { createTransport } from './http.ts';
+import { toInstant, toWireDateTime } from './instant.ts';
+import {
+  indexCustomFields,
+  issueReason,
+  normaliseAbsence,
+  normaliseActivity,
+  normaliseActivitySelection,
+  normaliseAttendanceRecord,
+  normaliseDepartment,
+  normaliseIncident,
+  normaliseLocation,
+  normaliseSession,
+  normaliseStudent,
+  normaliseStudentTeam,
+  normaliseTeam,
+  normaliseUser,
+  normaliseUserWriteResult,
+  normaliseYearGroup,
+} from './normalise.ts';
+import {
+  type ListEndpoint,
+  paginate,
+  parseRecord,
+  type RecordContext,
+  readCustomFieldsMetadata,
+} from './paging.ts';
+import { encodeQuery, type QueryValue } from './query.ts';
+import { DEFAULT_RATE_LIMIT, RateLimiter } from './rate-limiter.ts';
+import {
+  zAbsence,
+  zActivity,
+  zActivitySelection,
+  zAttendanceRecord,
+  zCreatedSessions,
+  zDataArrayResponse,
+  zDepartment,
+  zIncident,
+  zLocation,
+  zSession,
+  zSingleEnvelope,
+  zStudent,
+  zStudentTeam,
+  zTeam,
+  zUser,
+  zUsersResponse,
+  zUserWriteResult,
+  zYearGroup,
+} from './schemas.ts';
+import { StatsRecorder } from './stats.ts';
+
+const NO_CONTEXT: RecordContext = { customFields: null };
+
+const list = <S extends z.ZodType, T>(
+  path: string,
+  maxPageLength: number,
+  schema: S,
+  normalise: (raw: z.output<S>, ctx: RecordContext) => T,
+): ListEndpoint<S, T> => ({ path, maxPageLength, schema, normalise });
+
+/** Page-length maxima from the spec's Limits table: the client asks for the most by default. */
+export const ENDPOINTS = {
+  sessions: list('/sessions', 1000, zSession, (r, ctx) => normaliseSession(r, ctx.customFields)),
+  teams: list('/teams', 50, zTeam, normaliseTeam),
+  studentTeams: list('/student-teams', 300, zStudentTeam, normaliseStudentTeam),
+  attendanceRecords: list('/attendance-records', 300, zAttendanceRecord, normaliseAttendanceRecord),
+  users: list('/users', 200, zUser, normaliseUser),
+  incidents: list('/incidents', 200, zIncident, normaliseIncident),
+  locations: list('/locations', 200, zLocation, normaliseLocation),
+  departments: list('/departments', 200, zDepartment, normaliseDepartment),
+  yearGroups: list('/year-groups', 200, zYearGroup, normaliseYearGroup),
+  activities: list('/activities', 200, zActivity, normaliseActivity),
+  activitySelections: list('/activity-selections', 200, zActivitySelection, normaliseActivitySelection),
+  preExplainedAbsences: list('/pre-explained-absences', 200, zAbsence, normaliseAbsence),
+} as const;
+
+export const STUDENTS_MAX_PAGE_LENGTH = 200;
+
+export function createUpstreamClient(opts: UpstreamClientOptions): UpstreamClient {
+  const baseUrl = checkBaseUrl(opts.baseUrl);
+  if (typeof opts.token !== 'string' || opts.token.trim() === '') {
+    throw new TypeError('upstream client option "token" must be a non-empty string');
+  }
+  const sleep = opts.sleep ?? ((ms: number) => delay(ms));
+  const now = opts.now ?? Date.now;
+  const stats = new StatsRecorder();
+  const backoff = { ...DEFAULT_BACKOFF, ...definedOnly(opts.backoff ?? {}) };
+  for (const key of ['baseMs', 'capMs', 'maxRetries', 'maxRetryAfterMs'] as const) {
+    if (!(Number.isFinite(backoff[key]) && backoff[key] >= 0)) {
+      throw new RangeError(`upstream client option "backoff.${key}" must be a number ≥ 0`);
+    }
+  }
+  const timeoutMs = opts.timeoutMs ?? 30_000;
+  if (!(timeoutMs > 0)) throw new RangeError('upstream client option "timeoutMs" must be > 0');
+  const limiter = new RateLimiter(opts.rateLimit ?? DEFAULT_RATE_LIMIT, now, sleep);
+  const transport = createTransport({
+    baseUrl,
+    token: opts.token,
+    timeoutMs,
+    backoff,
+    limiter,
+    stats,
+    sleep,
+    now,
+    onRetry: opts.onRetry,
+    userAgent: opts.userAgent ?? 'rostercal',
+  });
+  const onMalformed = opts.onMalformed ?? (() => {});
+
+  const pages = <S extends z.ZodType, T>(ep: ListEndpoint<S, T>, params: object | undefined) =>
+    paginate(transport, ep, asQuery(params), onMalformed);
+
+  /** Write responses that carry records: each parsed on its own, the unreadable reported. */
+  const writeRecords = <S extends z.ZodType, T>(
+    items: unknown[],
+    schema: S,
+    normalise: (raw: z.output<S>, ctx: RecordContext) => T,
+    endpoint: string,
+  ): T[] => {
+    const out: T[] = [];
+    for (const raw of items) {
+      const r = parseRecord(raw, schema, normalise, NO_CONTEXT, endpoint, onMalformed);
+      if (r !== undefined) out.push(r);
+    }
+    return out;
+  };
+
+  const expect = <S extends z.ZodType>(schema: S, body: unknown, endpoint: string): z.output<S> => {
+    const parsed = schema.safeParse(body);
+    if (!parsed.success) throw new InvalidResponseError(endpoint, 200, issueReason(parsed.error.issues));
+    return parsed.data;
+  };
+
+  const write = (method: 'POST' | 'PATCH' | 'DELETE', path: string, body: unknown) =>
+    transport.json({ method, endpoint: `${method} ${path}`, path, query: '', body, read: false });
+
+  return {
+    sessions: (params?: SessionListParams) => pages(ENDPOINTS.sessions, params),
+    teams: (params) => pages(ENDPOINTS.teams, params),
+    students: (params) => {
+      // `current` defaults to true upstream; the records themselves do not say which list they came from.
+      const current = params?.current ?? true;
+      return pages(
+        list('/students', STUDENTS_MAX_PAGE_LENGTH, zStudent, (r) => normaliseStudent(r, current)),
+        params,
+      );
+    },
+    studentTeams: (params) => pages(ENDPOINTS.studentTeams, params),
+    attendanceRecords: (params) => pages(ENDPOINTS.attendanceRecords, params),
+    users: (params) => pages(ENDPOINTS.users, params),
+    incidents: (params) => pages(ENDPOINTS.incidents, params),
+    locations: (params) => pages(ENDPOINTS.locations, params),
+    departments: (params) => pages(ENDPOINTS.departments, params),
+    yearGroups: (params) => pages(ENDPOINTS.yearGroups, params),
+    activities: (params) => pages(ENDPOINTS.activities, params),
+    activitySelections: (params) => pages(ENDPOINTS.activitySelections, params),
+    preExplainedAbsences: (params) => pages(ENDPOINTS.preExplainedAbsences, params),
+
+    async session(id, params) {
+      const endpoint = 'GET /sessions/{id}';
+      const path = `/sessions/${checkId(id, 'id')}`;
+      const body = await transport.json({
+        method: 'GET',
+        endpoint,
+        path,
+        query: encodeQuery(asQuery(params)),
+        read: true,
+      });
+      const envelope = expect(zSingleEnvelope, body, `GET ${path}`);
+      const fields = readCustomFieldsMetadata(envelope.customFieldsMetadata, endpoint, onMalformed);
+      let reason = 'record cannot be read';
+      const session = parseRecord(
+        envelope.data,
+        zSession,
+        (r, ctx) => normaliseSession(r, ctx.customFields),
+        { customFields: indexCustomFields(fields) },
+        endpoint,
+        (m: MalformedRecord) => {
+          reason = m.reason;
+          onMalformed(m);
+        },
+      );
+      if (session === undefined) throw new InvalidResponseError(`GET ${path}`, 200, reason);
+      return fields === undefined ? { session } : { session, customFieldsMetadata: fields };
+    },
+
+    async team(id, params) {
+      const endpoint = 'GET /teams/{id}';
+      const path = `/teams/${checkId(id, 'id')}`;
+      const body = await transport.json({
+        method: 'GET',
+        endpoint,
+        path,
+        query: encodeQuery(asQuery(params)),
+        read: true,
+      });
+      const envelope = expect(zSingleEnvelope, body, `GET ${path}`);
+      let reason = 'record cannot be read';
+      const team = parseRecord(envelope.data, zTeam, normaliseTeam, NO_CONTEXT, endpoint, (m) => {
+        reason = m.reason;
+        onMalformed(m);
+      });
+      if (team === undefined) throw new InvalidResponseError(`GET ${path}`, 200, reason);
+      return team;
+    },
+
+    sessionsIcs(params) {
+      return transport.text({
+        method: 'GET',
+        endpoint: 'GET /sessions?format=ics',
+        path: '/sessions',
+        query: encodeQuery({ ...asQuery(params), format: 'ics' }),
+        read: true,
+      });
+    },
+
+    async createSessions(body) {
+      const sent = { ...body, sessions: body.sessions.map((s, i) => sessionWire(s, `sessions[${i}]`)) };
+      const res = expect(zCreatedSessions, await write('POST', '/sessions', sent), 'POST /sessions');
+      return res.createdSessions.map((c) =>
+        c.locationId == null ? { id: c.id } : { id: c.id, locationId: c.locationId },
+      );
+    },
+    async updateSessions(body) {
+      const sent = { ...body, sessions: body.sessions.map((s, i) => sessionWire(s, `sessions[${i}]`)) };
+      await write('PATCH', '/sessions', sent);
+    },
+    async deleteSessions(body) {
+      await write('DELETE', '/sessions', body);
+    },
+
+    async createUsers(body): Promise<UserWriteResult[]> {
+      const res = expect(zUsersResponse, await write('POST', '/users', body), 'POST /users');
+      return writeRecords(res.users, zUserWriteResult, normaliseUserWriteResult, 'POST /users');
+    },
+    async updateUsers(body): Promise<UserWriteResult[]> {
+      const res = expect(zUsersResponse, await write('PATCH', '/users', body), 'PATCH /users');
+      return writeRecords(res.users, zUserWriteResult, normaliseUserWriteResult, 'PATCH /users');
+    },
+
+    async createAbsences(absences): Promise<PreExplainedAbsence[]> {
+      const endpoint = 'POST /pre-explained-absences';
+      const sent = {
+        preExplainedAbsences: absences.map((a, i) => absenceWire(a, `preExplainedAbsences[${i}]`)),
+      };
+      const res = expect(zDataArrayResponse, await write('POST', '/pre-explained-absences', sent), endpoint);
+      return writeRecords(res.data, zAbsence, normaliseAbsence, endpoint);
+    },
+    async updateAbsences(absences): Promise<PreExplainedAbsence[]> {
+      const endpoint = 'PATCH /pre-explained-absences';
+      const sent = {
+        preExplainedAbsences: absences.map((a, i) => absenceWire(a, `preExplainedAbsences[${i}]`)),
+      };
+      const res = expect(zDataArrayResponse, await write('PATCH', '/pre-explained-absences', sent), endpoint);
+      return writeRecords(res.data, zAbsence, normaliseAbsence, endpoint);
+    },
+    async deleteAbsences(ids) {
+      await write('DELETE', '/pre-explained-absences', { ids });
+    },
+
+    stats: () => stats.snapshot(),
+    totals: () => stats.totals(),
+  };
+}
+
+function checkBaseUrl(value: unknown): string {
+  let url: URL;
+  try {
+    url = new URL(String(value));
+  } catch {
+    throw new TypeError('upstream client option "baseUrl" must be an absolute http(s) URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new TypeError('upstream client option "baseUrl" must be an absolute http(s) URL');
+  }
+  if (url.search !== '' || url.hash !== '') {
+    throw new TypeError('upstream client option "baseUrl" must not carry a query or fragment');
+  }
+  return url.href.replace(/\/+$/, '');
+}
+
+function checkId(id: Id, field: string): string {
+  if (!Number.isSafeInteger(id) || id < 0) throw new TypeError(`${field} must be a non-negative integer`);
+  return String(id);
+}
+
+// The parameter interfaces hold only query-compatible values (numbers, strings, booleans, arrays of them); an
+// interface has no index signature, hence the widening cast.
+function asQuery(params: object | undefined): Record<string, QueryValue> {
+  return (params ?? {}) as Record<string, QueryValue>;
+}
+
+function definedOnly<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+/** Session writes carry UTC date-times in the `YYYY-MM-DD HH:mm:ss` form of the spec's examples. */
+function sessionWire<T extends SessionWrite | SessionPatch>(s: T, field: string): T {
+  const out = { ...s };
+  if (s.startDateTime !== undefined)
+    out.startDateTime = toWireDateTime(s.startDateTime, `${field}.startDateTime`);
+  if (s.endDateTime !== undefined) out.endDateTime = toWireDateTime(s.endDateTime, `${field}.endDateTime`);
+  return out;
+}
+
+/** Absence dates go out as ISO 8601 UTC instants, the convention for timestamps sent to the service. */
+function absenceWire<T extends AbsenceWrite>(a: T, field: string): T {
+  const startDate = toInstant(a.startDate);
+  const endDate = toInstant(a.endDate);
+  if (startDate === null) throw new TypeError(`${field}.startDate is not an ISO 8601 date-time`);
+  if (endDate === null) throw new TypeError(`${field}.endDate is not an ISO 8601 date-time`);
+  return { ...a, startDate, endDate };
+}

@@ -1,0 +1,95 @@
+// Typed failures of the upstream API. Each names the endpoint as `METHOD /path` (never the query string, never the
+// base URL's credentials) and a short reason taken from the response, with the bearer token scrubbed out. No error
+// keeps a reference to the request, its headers or the client options, so neither `util.inspect` nor
+// `JSON.stringify` of an error can reveal the token.
+
+export class UpstreamError extends Error {
+  /** `GET /sessions`, `PATCH /users`, `GET /teams/42`. */
+  readonly endpoint: string;
+  /** HTTP status, or null when no response arrived (network failure, timeout). */
+  readonly status: number | null;
+  readonly reason: string;
+  /** True when the same request may succeed later (429, 5xx, network, timeout). */
+  readonly retryable: boolean;
+
+  constructor(endpoint: string, status: number | null, reason: string, retryable = false) {
+    super(`${endpoint} failed${status === null ? '' : ` with ${status}`}: ${reason}`);
+    this.name = new.target.name;
+    this.endpoint = endpoint;
+    this.status = status;
+    this.reason = reason;
+    this.retryable = retryable;
+  }
+
+  toJSON(): Record<string, unknown> {
+    return { name: this.name, endpoint: this.endpoint, status: this.status, reason: this.reason };
+  }
+}
+
+/** 400: e.g. `sisId` sent together with `externalId`. */
+export class BadRequestError extends UpstreamError {}
+/** 401: no valid API token. */
+export class UnauthorizedError extends UpstreamError {}
+/** 403: the token lacks permission (e.g. a read-only token writing). */
+export class ForbiddenError extends UpstreamError {}
+/** 404: the record does not exist. */
+export class NotFoundError extends UpstreamError {}
+/** 409: conflicts with an existing record. */
+export class ConflictError extends UpstreamError {}
+/** 422: unacceptable content (e.g. external ids of an integration-synced user). */
+export class UnprocessableError extends UpstreamError {}
+/** Any other 4xx. */
+export class ClientError extends UpstreamError {}
+
+/** 429 after the retries ran out (or on a write whose retries ran out). */
+export class RateLimitedError extends UpstreamError {
+  /** The server's Retry-After, when it sent one. */
+  readonly retryAfterMs: number | null;
+  constructor(endpoint: string, reason: string, retryAfterMs: number | null) {
+    super(endpoint, 429, reason, true);
+    this.retryAfterMs = retryAfterMs;
+  }
+}
+
+/** 5xx. */
+export class ServerError extends UpstreamError {}
+
+/** No response: connection refused, reset, DNS failure. */
+export class NetworkError extends UpstreamError {
+  constructor(endpoint: string, reason: string) {
+    super(endpoint, null, reason, true);
+  }
+}
+
+/** No complete response within the client's timeout. */
+export class TimeoutError extends UpstreamError {
+  constructor(endpoint: string, timeoutMs: number) {
+    super(endpoint, null, `no response within ${timeoutMs} ms`, true);
+  }
+}
+
+/** A 2xx response whose body is not what the spec describes (not JSON, no `data` array, …). */
+export class InvalidResponseError extends UpstreamError {}
+
+export function errorForStatus(endpoint: string, status: number, reason: string): UpstreamError {
+  switch (status) {
+    case 400:
+      return new BadRequestError(endpoint, status, reason);
+    case 401:
+      return new UnauthorizedError(endpoint, status, reason);
+    case 403:
+      return new ForbiddenError(endpoint, status, reason);
+    case 404:
+      return new NotFoundError(endpoint, status, reason);
+    case 409:
+      return new ConflictError(endpoint, status, reason);
+    case 422:
+      return new UnprocessableError(endpoint, status, reason);
+    case 429:
+      return new RateLimitedError(endpoint, reason, null);
+    default:
+      return status >= 500
+        ? new ServerError(endpoint, status, reason, true)
+        : new ClientError(endpoint, status, reason);
+  }
+}

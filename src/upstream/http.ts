@@ -1,0 +1,205 @@
+// The one place that talks HTTP to the upstream service: bearer auth, timeout, client-side rate limit, the
+// 1-2-4-8 backoff, per-endpoint stats and typed errors. Reads are retried after 429, 5xx, network failures and
+// timeouts; writes only after 429 (the service did nothing), because a 5xx or a timeout on a write may have been
+// applied and repeating it could create a record twice.
+import type { RetryInfo } from './api.ts';
+import { type BackoffPolicy, backoffDelay, parseRetryAfter } from './backoff.ts';
+import {
+  errorForStatus,
+  InvalidResponseError,
+  NetworkError,
+  RateLimitedError,
+  TimeoutError,
+  type UpstreamError,
+} from './errors.ts';
+import type { RateLimiter } from './rate-limiter.ts';
+import type { StatsRecorder } from './stats.ts';
+
+export type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+
+export interface HttpRequest {
+  method: Method;
+  /** Stats key: `GET /sessions/{id}`. */
+  endpoint: string;
+  /** Concrete path, `/sessions/42`; shown in errors. */
+  path: string;
+  /** Already encoded, with its leading `?`, or ''. */
+  query: string;
+  body?: unknown;
+  /** Reads are retried after 5xx, network failures and timeouts; writes are not. */
+  read: boolean;
+  accept: 'json' | 'text';
+}
+
+export interface TransportOptions {
+  baseUrl: string;
+  token: string;
+  timeoutMs: number;
+  backoff: BackoffPolicy;
+  limiter: RateLimiter;
+  stats: StatsRecorder;
+  sleep: (ms: number) => Promise<void>;
+  now: () => number;
+  onRetry?: ((info: RetryInfo) => void) | undefined;
+  userAgent: string;
+}
+
+export interface Transport {
+  /** The response body, parsed once as JSON (an empty body reads as `{}`). */
+  json(req: Omit<HttpRequest, 'accept'>): Promise<unknown>;
+  text(req: Omit<HttpRequest, 'accept'>): Promise<string>;
+}
+
+type Attempt =
+  | { ok: true; body: string }
+  | { ok: false; error: UpstreamError; retryAfterMs: number | null; counts: 'throttled' | 'errors' };
+
+const REASON_MAX = 200;
+
+export function createTransport(opts: TransportOptions): Transport {
+  const prefix = opts.baseUrl.replace(/\/+$/, '');
+  const token = opts.token;
+  // The header object is built once and never handed to anything that could print it.
+  const baseHeaders: Record<string, string> = {
+    authorization: `Bearer ${token}`,
+    'user-agent': opts.userAgent,
+  };
+
+  const redact = (text: string): string => (token === '' ? text : text.split(token).join('[redacted]'));
+
+  const reasonFrom = (status: number, statusText: string, body: string): string => {
+    let reason = '';
+    const trimmed = body.trim();
+    if (trimmed.startsWith('{')) {
+      try {
+        reason = messageOf(JSON.parse(trimmed));
+      } catch {
+        reason = trimmed;
+      }
+    } else reason = trimmed;
+    if (reason === '') reason = statusText || `HTTP ${status}`;
+    reason = redact(reason.replace(/\s+/g, ' '));
+    return reason.length > REASON_MAX ? `${reason.slice(0, REASON_MAX - 1)}…` : reason;
+  };
+
+  const attempt = async (req: HttpRequest, label: string): Promise<Attempt> => {
+    const headers: Record<string, string> = {
+      ...baseHeaders,
+      accept: req.accept === 'json' ? 'application/json' : 'text/calendar, text/plain;q=0.5',
+    };
+    let body: string | undefined;
+    if (req.body !== undefined) {
+      headers['content-type'] = 'application/json';
+      body = JSON.stringify(req.body);
+    }
+    const signal = AbortSignal.timeout(opts.timeoutMs);
+    await opts.limiter.acquire();
+    try {
+      const res = await fetch(prefix + req.path + req.query, { method: req.method, headers, body, signal });
+      const text = await res.text();
+      if (res.ok) return { ok: true, body: text };
+      const reason = reasonFrom(res.status, res.statusText, text);
+      if (res.status === 429) {
+        const retryAfterMs = parseRetryAfter(res.headers.get('retry-after'), opts.now());
+        return {
+          ok: false,
+          error: new RateLimitedError(label, reason, retryAfterMs),
+          retryAfterMs,
+          counts: 'throttled',
+        };
+      }
+      return {
+        ok: false,
+        error: errorForStatus(label, res.status, reason),
+        retryAfterMs: null,
+        counts: 'errors',
+      };
+    } catch (err) {
+      if (signal.aborted) {
+        return {
+          ok: false,
+          error: new TimeoutError(label, opts.timeoutMs),
+          retryAfterMs: null,
+          counts: 'errors',
+        };
+      }
+      return {
+        ok: false,
+        error: new NetworkError(label, redact(networkReason(err))),
+        retryAfterMs: null,
+        counts: 'errors',
+      };
+    } finally {
+      opts.limiter.release();
+    }
+  };
+
+  const send = async (req: HttpRequest): Promise<string> => {
+    const label = `${req.method} ${req.path}`;
+    const stats = opts.stats.for(req.endpoint);
+    for (let retry = 0; ; retry++) {
+      stats.requests++;
+      if (retry > 0) stats.retries++;
+      const result = await attempt(req, label);
+      if (result.ok) return result.body;
+      stats[result.counts]++;
+      const { error } = result;
+      const retryable = error.status === 429 || (req.read && error.retryable);
+      if (!retryable || retry >= opts.backoff.maxRetries) throw error;
+      let waitMs = backoffDelay(opts.backoff, retry);
+      if (result.retryAfterMs !== null) {
+        if (result.retryAfterMs > opts.backoff.maxRetryAfterMs) throw error;
+        waitMs = result.retryAfterMs;
+      }
+      opts.onRetry?.({
+        endpoint: req.endpoint,
+        retry: retry + 1,
+        waitMs,
+        status: error.status,
+        reason: error.reason,
+      });
+      await opts.sleep(waitMs);
+    }
+  };
+
+  return {
+    async json(req) {
+      const text = await send({ ...req, accept: 'json' });
+      if (text.trim() === '') return {};
+      try {
+        return JSON.parse(text);
+      } catch {
+        throw new InvalidResponseError(`${req.method} ${req.path}`, 200, 'response body is not JSON');
+      }
+    },
+    text(req) {
+      return send({ ...req, accept: 'text' });
+    },
+  };
+}
+
+/** The human part of an error body, whatever shape the service used. */
+function messageOf(body: unknown): string {
+  if (typeof body === 'string') return body;
+  if (body === null || typeof body !== 'object') return '';
+  const o = body as Record<string, unknown>;
+  for (const key of ['message', 'error', 'detail', 'title', 'errors']) {
+    const v = o[key];
+    if (typeof v === 'string' && v !== '') return v;
+    if (Array.isArray(v) && v.length > 0) return messageOf(v[0]);
+    if (v !== null && typeof v === 'object') {
+      const inner = messageOf(v);
+      if (inner !== '') return inner;
+    }
+  }
+  return '';
+}
+
+/** `ECONNREFUSED`, `ENOTFOUND`…: the code says enough, and carries neither headers nor the token. */
+function networkReason(err: unknown): string {
+  const cause =
+    err instanceof Error ? (err.cause as { code?: unknown; message?: unknown } | undefined) : undefined;
+  if (cause && typeof cause.code === 'string') return `network error (${cause.code})`;
+  if (cause && typeof cause.message === 'string') return `network error (${cause.message})`;
+  return err instanceof Error ? `network error (${err.message})` : 'network error';
+}

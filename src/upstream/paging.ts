@@ -1,0 +1,123 @@
+// List endpoints: page by page following `lastPage`, at the endpoint's maximum page length unless the caller asks
+// otherwise. Each record is parsed on its own, so a record that cannot be understood is reported (with its id and
+// a short reason) and skipped while the rest of the page is kept. An envelope that cannot be understood is an
+// error: without it nothing about the page can be trusted.
+import type { z } from 'zod';
+import type { CustomFieldMeta } from '../domain/types.ts';
+import type { MalformedRecord, Page } from './api.ts';
+import { InvalidResponseError } from './errors.ts';
+import type { Transport } from './http.ts';
+import { indexCustomFields, issueReason, normaliseCustomFieldsMetadata } from './normalise.ts';
+import { encodeQuery, type QueryValue } from './query.ts';
+import { zListEnvelope } from './schemas.ts';
+
+export interface ListEndpoint<S extends z.ZodType, T> {
+  /** `/sessions` */
+  path: string;
+  maxPageLength: number;
+  schema: S;
+  normalise: (raw: z.output<S>, ctx: RecordContext) => T;
+}
+
+export interface RecordContext {
+  customFields: ReadonlyMap<string, CustomFieldMeta> | null;
+}
+
+export type Report = (record: MalformedRecord) => void;
+
+/** The id of a raw record, for reporting, whatever its type. */
+export function rawId(raw: unknown): string | null {
+  if (raw === null || typeof raw !== 'object') return null;
+  const id = (raw as { id?: unknown }).id;
+  return typeof id === 'string' || typeof id === 'number' ? String(id) : null;
+}
+
+/** Parse and normalise one record; on failure report it and return undefined. */
+export function parseRecord<S extends z.ZodType, T>(
+  raw: unknown,
+  schema: S,
+  normalise: (parsed: z.output<S>, ctx: RecordContext) => T,
+  ctx: RecordContext,
+  endpoint: string,
+  report: (m: MalformedRecord) => void,
+): T | undefined {
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) {
+    report({ endpoint, id: rawId(raw), reason: issueReason(parsed.error.issues) });
+    return undefined;
+  }
+  try {
+    return normalise(parsed.data, ctx);
+  } catch (err) {
+    report({ endpoint, id: rawId(raw), reason: err instanceof Error ? err.message : 'cannot be normalised' });
+    return undefined;
+  }
+}
+
+/** Custom field metadata of a response: fields in display order; unreadable entries reported. */
+export function readCustomFieldsMetadata(
+  raw: Record<string, unknown> | null | undefined,
+  endpoint: string,
+  report: Report,
+): CustomFieldMeta[] | undefined {
+  if (raw == null) return undefined;
+  const { fields, bad } = normaliseCustomFieldsMetadata(raw);
+  for (const b of bad) report({ endpoint, id: b.key, reason: `customFieldsMetadata: ${b.reason}` });
+  return fields;
+}
+
+export async function* paginate<S extends z.ZodType, T>(
+  transport: Transport,
+  ep: ListEndpoint<S, T>,
+  params: Readonly<Record<string, QueryValue>>,
+  onMalformed: Report,
+): AsyncGenerator<Page<T>> {
+  const endpoint = `GET ${ep.path}`;
+  const pageLength = (params.pageLength as number | undefined) ?? ep.maxPageLength;
+  let page = (params.page as number | undefined) ?? 1;
+  for (;;) {
+    const body = await transport.json({
+      method: 'GET',
+      endpoint,
+      path: ep.path,
+      query: encodeQuery({ ...params, page, pageLength }),
+      read: true,
+    });
+    const envelope = zListEnvelope.safeParse(body);
+    if (!envelope.success) {
+      throw new InvalidResponseError(endpoint, 200, `page ${page}: ${issueReason(envelope.error.issues)}`);
+    }
+    const { data, customFieldsMetadata } = envelope.data;
+    const paging = envelope.data.pagination ?? envelope.data.paginationData;
+
+    const skipped: MalformedRecord[] = [];
+    const report: Report = (m) => {
+      skipped.push(m);
+      onMalformed(m);
+    };
+    const fields = readCustomFieldsMetadata(customFieldsMetadata, endpoint, report);
+    const ctx: RecordContext = { customFields: indexCustomFields(fields) };
+    const records: T[] = [];
+    for (const raw of data) {
+      const record = parseRecord(raw, ep.schema, ep.normalise, ctx, endpoint, report);
+      if (record !== undefined) records.push(record);
+    }
+
+    // No pagination object (seen on student-teams): the response is the whole listing.
+    const currentPage = paging?.currentPage ?? page;
+    const lastPage = paging ? paging.lastPage : currentPage;
+    const result: Page<T> = {
+      records,
+      skipped,
+      currentPage,
+      lastPage,
+      numRecords: paging?.numRecords ?? data.length,
+    };
+    if (fields !== undefined) result.customFieldsMetadata = fields;
+    yield result;
+    // Advance by the page asked for, not the one echoed, so a server that misreports currentPage cannot loop us;
+    // an empty page means the listing shrank under us and there is nothing further.
+    if (!paging || page >= lastPage || data.length === 0) return;
+    page++;
+  }
+}

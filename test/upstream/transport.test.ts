@@ -1,0 +1,291 @@
+// Retries, backoff, typed errors, token hygiene and pacing, against a real HTTP server that answers with the
+// failure shapes under test. Waiting is injected: the recorded waits are the schedule, and the tests take no time.
+import { inspect } from 'node:util';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createUpstreamClient } from '../../src/upstream/client.ts';
+import {
+  BadRequestError,
+  ConflictError,
+  ForbiddenError,
+  InvalidResponseError,
+  NetworkError,
+  NotFoundError,
+  RateLimitedError,
+  ServerError,
+  TimeoutError,
+  UnauthorizedError,
+  UnprocessableError,
+  UpstreamError,
+} from '../../src/upstream/errors.ts';
+import { type FixtureServer, type Reply, type SeenRequest, startFixtureServer } from './fixture-server.ts';
+
+const TOKEN = 'tok_SECRET_4f9a8b7c6d5e';
+const EMPTY_PAGE = { data: [], pagination: { currentPage: 1, lastPage: 1, pageLength: 200, numRecords: 0 } };
+
+let server: FixtureServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+function scripted(replies: Reply[], fallback: Reply = { body: EMPTY_PAGE }) {
+  return (_req: SeenRequest) => replies.shift() ?? fallback;
+}
+
+function clientFor(url: string, extra: Partial<Parameters<typeof createUpstreamClient>[0]> = {}) {
+  const waits: number[] = [];
+  const client = createUpstreamClient({
+    baseUrl: url,
+    token: TOKEN,
+    // No pacing here, so every recorded wait is a backoff wait.
+    rateLimit: { requestsPerSecond: Number.POSITIVE_INFINITY, concurrency: 4 },
+    sleep: async (ms) => {
+      waits.push(ms);
+    },
+    ...extra,
+  });
+  return { client, waits };
+}
+
+async function drain(it: AsyncIterable<unknown>): Promise<void> {
+  for await (const _ of it);
+}
+
+describe('backoff', () => {
+  it('429s are retried after 1, 2, 4, 8 s, and the stats show it', async () => {
+    const tooMany: Reply = { status: 429, body: { message: 'Too many requests' } };
+    server = await startFixtureServer(scripted([tooMany, tooMany, tooMany, tooMany]));
+    const { client, waits } = clientFor(server.url);
+    await drain(client.departments());
+    expect(waits).toEqual([1000, 2000, 4000, 8000]);
+    expect(server.requests).toHaveLength(5);
+    expect(client.stats()).toEqual({
+      'GET /departments': { requests: 5, retries: 4, throttled: 4, errors: 0 },
+    });
+    expect(client.totals()).toEqual({ requests: 5, retries: 4, throttled: 4, errors: 0 });
+  });
+
+  it('the doubling is capped and the retries are bounded; then RateLimitedError', async () => {
+    server = await startFixtureServer(() => ({ status: 429, body: '' }));
+    const { client, waits } = clientFor(server.url, { backoff: { capMs: 3000, maxRetries: 4 } });
+    await expect(drain(client.departments())).rejects.toBeInstanceOf(RateLimitedError);
+    expect(waits).toEqual([1000, 2000, 3000, 3000]);
+    expect(server.requests).toHaveLength(5);
+    expect(client.stats()['GET /departments']).toEqual({ requests: 5, retries: 4, throttled: 5, errors: 0 });
+  });
+
+  it('Retry-After (seconds or HTTP date) wins over the schedule', async () => {
+    const now = Date.parse('2026-03-01T00:00:00Z');
+    server = await startFixtureServer(
+      scripted([
+        { status: 429, headers: { 'retry-after': '3' } },
+        { status: 429, headers: { 'retry-after': new Date(now + 5000).toUTCString() } },
+        { status: 429 },
+      ]),
+    );
+    const { client, waits } = clientFor(server.url, { now: () => now });
+    await drain(client.departments());
+    expect(waits).toEqual([3000, 5000, 4000]);
+  });
+
+  it('a Retry-After beyond maxRetryAfterMs is not waited out', async () => {
+    server = await startFixtureServer(scripted([{ status: 429, headers: { 'retry-after': '3600' } }]));
+    const { client, waits } = clientFor(server.url);
+    const err = await drain(client.departments()).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(RateLimitedError);
+    expect((err as RateLimitedError).retryAfterMs).toBe(3_600_000);
+    expect(waits).toEqual([]);
+  });
+
+  it('5xx, dropped connections and timeouts on reads are retried on the same schedule', async () => {
+    server = await startFixtureServer(
+      scripted([
+        { status: 503, body: 'down' },
+        { destroy: true },
+        { delayMs: 300, body: EMPTY_PAGE },
+        { status: 500 },
+      ]),
+    );
+    const retries: (number | null)[] = [];
+    const { client, waits } = clientFor(server.url, {
+      timeoutMs: 100,
+      onRetry: (r) => retries.push(r.status),
+    });
+    await drain(client.locations());
+    expect(waits).toEqual([1000, 2000, 4000, 8000]);
+    expect(retries).toEqual([503, null, null, 500]);
+    expect(client.stats()['GET /locations']).toEqual({ requests: 5, retries: 4, throttled: 0, errors: 4 });
+  });
+
+  it('writes: a 429 is retried (nothing was done), a 5xx or a timeout is not', async () => {
+    server = await startFixtureServer(
+      scripted([
+        { status: 429 },
+        { body: { data: [] } },
+        { status: 502, body: { error: 'Bad gateway' } },
+        { delayMs: 300 },
+      ]),
+    );
+    const { client, waits } = clientFor(server.url, { timeoutMs: 100 });
+    await expect(client.createAbsences([])).resolves.toEqual([]);
+    expect(waits).toEqual([1000]);
+    await expect(client.deleteAbsences([1])).rejects.toBeInstanceOf(ServerError);
+    await expect(client.updateSessions({ email: 'a@b.c', sessions: [] })).rejects.toBeInstanceOf(
+      TimeoutError,
+    );
+    expect(waits).toEqual([1000]);
+    expect(server.requests.map((r) => r.method)).toEqual(['POST', 'POST', 'DELETE', 'PATCH']);
+    expect(client.stats()).toEqual({
+      'POST /pre-explained-absences': { requests: 2, retries: 1, throttled: 1, errors: 0 },
+      'DELETE /pre-explained-absences': { requests: 1, retries: 0, throttled: 0, errors: 1 },
+      'PATCH /sessions': { requests: 1, retries: 0, throttled: 0, errors: 1 },
+    });
+  });
+
+  it('4xx other than 429 are not retried', async () => {
+    server = await startFixtureServer(() => ({ status: 404, body: { message: 'Session not found' } }));
+    const { client, waits } = clientFor(server.url);
+    const err = await client.session(99).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(NotFoundError);
+    expect((err as NotFoundError).endpoint).toBe('GET /sessions/99');
+    expect((err as NotFoundError).reason).toBe('Session not found');
+    expect(waits).toEqual([]);
+    expect(client.stats()['GET /sessions/{id}']).toEqual({
+      requests: 1,
+      retries: 0,
+      throttled: 0,
+      errors: 1,
+    });
+  });
+});
+
+describe('typed errors never carry the token', () => {
+  const cases: [number, new (...args: never[]) => UpstreamError][] = [
+    [400, BadRequestError],
+    [401, UnauthorizedError],
+    [403, ForbiddenError],
+    [404, NotFoundError],
+    [409, ConflictError],
+    [422, UnprocessableError],
+    [429, RateLimitedError],
+    [500, ServerError],
+    [503, ServerError],
+  ];
+
+  function assertClean(err: unknown) {
+    expect(err).toBeInstanceOf(UpstreamError);
+    const e = err as UpstreamError;
+    for (const text of [
+      e.message,
+      e.stack ?? '',
+      JSON.stringify(e),
+      inspect(e, { depth: 10, showHidden: true }),
+      String(e),
+    ]) {
+      expect(text).not.toContain(TOKEN);
+    }
+  }
+
+  it.each(cases)(
+    '%i → %o, with endpoint and reason, token scrubbed even when the server echoes it',
+    async (status, cls) => {
+      // A hostile or careless server echoing the Authorization header back in its error body.
+      server = await startFixtureServer((req) => ({
+        status,
+        body: { message: `rejected ${String(req.headers.authorization)} for ${req.path}` },
+      }));
+      const { client } = clientFor(server.url, { backoff: { maxRetries: 0 } });
+      const err = await client.createUsers({ users: [{ firstName: 'A' }] }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(cls);
+      const e = err as UpstreamError;
+      expect(e.status).toBe(status);
+      expect(e.endpoint).toBe('POST /users');
+      expect(e.reason).toBe('rejected Bearer [redacted] for /users');
+      expect(e.message).toBe(`POST /users failed with ${status}: rejected Bearer [redacted] for /users`);
+      assertClean(err);
+    },
+  );
+
+  it('network failure, timeout and a non-JSON body are typed and clean too', async () => {
+    server = await startFixtureServer(scripted([{ delayMs: 300 }, { body: 'this is not json' }]));
+    const url = server.url;
+    const { client } = clientFor(url, { timeoutMs: 100, backoff: { maxRetries: 0 } });
+    const timeout = await drain(client.yearGroups()).catch((e: unknown) => e);
+    expect(timeout).toBeInstanceOf(TimeoutError);
+    assertClean(timeout);
+    const invalid = await drain(client.yearGroups()).catch((e: unknown) => e);
+    expect(invalid).toBeInstanceOf(InvalidResponseError);
+    assertClean(invalid);
+    await server.close();
+    server = undefined;
+    const network = await drain(client.yearGroups()).catch((e: unknown) => e);
+    expect(network).toBeInstanceOf(NetworkError);
+    expect((network as NetworkError).reason).toMatch(/^network error \((ECONNREFUSED|UND_ERR_SOCKET)\)$/);
+    assertClean(network);
+    // The client itself does not expose the token either.
+    expect(inspect(client, { depth: 10, showHidden: true })).not.toContain(TOKEN);
+  });
+
+  it('an envelope without data is an error, not an empty listing', async () => {
+    server = await startFixtureServer(() => ({ body: { records: [] } }));
+    const { client } = clientFor(server.url);
+    const err = await drain(client.sessions()).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(InvalidResponseError);
+    expect((err as InvalidResponseError).reason).toMatch(/^page 1: data/);
+  });
+
+  it('the token goes only in the Authorization header', async () => {
+    server = await startFixtureServer(() => ({ body: EMPTY_PAGE }));
+    const { client } = clientFor(server.url);
+    await drain(client.departments({ pageLength: 5 }));
+    const req = server.requests[0]!;
+    expect(req.headers.authorization).toBe(`Bearer ${TOKEN}`);
+    expect([...req.query.keys()].sort()).toEqual(['page', 'pageLength']);
+    expect(req.query.get('pageLength')).toBe('5');
+    expect(req.query.toString()).not.toContain(TOKEN);
+  });
+});
+
+describe('client-side rate limit', () => {
+  it('holds concurrency and spaces request starts', async () => {
+    let inFlight = 0;
+    let peak = 0;
+    server = await startFixtureServer(async () => {
+      inFlight++;
+      peak = Math.max(peak, inFlight);
+      await new Promise((r) => setTimeout(r, 30));
+      inFlight--;
+      return { body: EMPTY_PAGE };
+    });
+    const client = createUpstreamClient({
+      baseUrl: server.url,
+      token: TOKEN,
+      rateLimit: { requestsPerSecond: 50, concurrency: 2 },
+    });
+    const started = Date.now();
+    await Promise.all(Array.from({ length: 8 }, () => drain(client.departments())));
+    const elapsed = Date.now() - started;
+    expect(peak).toBe(2);
+    // 8 starts at 50/s: the last starts ≥ 140 ms after the first.
+    expect(elapsed).toBeGreaterThanOrEqual(135);
+    expect(client.totals().requests).toBe(8);
+  });
+
+  it('rejects bad options naming the field', () => {
+    expect(() => createUpstreamClient({ baseUrl: 'nope', token: TOKEN })).toThrow(/"baseUrl"/);
+    expect(() => createUpstreamClient({ baseUrl: 'http://x', token: '' })).toThrow(/"token"/);
+    expect(() => createUpstreamClient({ baseUrl: 'http://x', token: TOKEN, timeoutMs: 0 })).toThrow(
+      /"timeoutMs"/,
+    );
+    expect(() =>
+      createUpstreamClient({
+        baseUrl: 'http://x',
+        token: TOKEN,
+        rateLimit: { requestsPerSecond: 0, concurrency: 1 },
+      }),
+    ).toThrow(/requestsPerSecond/);
+    expect(() => createUpstreamClient({ baseUrl: 'http://x', token: TOKEN, backoff: { capMs: -1 } })).toThrow(
+      /capMs/,
+    );
+  });
+});
