@@ -161,7 +161,8 @@ export interface PushMapping {
 
 export interface Store {
   readonly dialect: 'sqlite' | 'postgres';
-  migrate(): Promise<void>;
+  /** Applies pending migrations (idempotent; safe when several processes start at once); returns their names. */
+  migrate(): Promise<string[]>;
   close(): Promise<void>;
   /** Health probe for /readyz. */
   ping(): Promise<void>;
@@ -187,7 +188,13 @@ export interface Store {
   dataVersion(schoolId: SchoolId): Promise<number>;
 
   // --- snapshot reads (projection, feeds, rosters, push)
-  get<K extends ResourceKind>(schoolId: SchoolId, kind: K, id: Id | string): Promise<Stored<K> | null>;
+  /** One record by id (custom fields by key); a deleted one only with includeDeleted. */
+  get<K extends ResourceKind>(
+    schoolId: SchoolId,
+    kind: K,
+    id: Id | string,
+    opts?: { includeDeleted?: boolean },
+  ): Promise<Stored<K> | null>;
   list<K extends ResourceKind>(
     schoolId: SchoolId,
     kind: K,

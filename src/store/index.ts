@@ -1,0 +1,90 @@
+// openStore: PostgreSQL when a database URL is given, else an SQLite file through node:sqlite.
+import { randomUUID } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { Kysely, PostgresDialect } from 'kysely';
+import pg from 'pg';
+import type { DB } from './schema.ts';
+import { SqlStore } from './sql-store.ts';
+import { NodeSqliteDialect } from './sqlite-dialect.ts';
+import type { Store } from './types.ts';
+
+export type * from './types.ts';
+
+export interface OpenStoreOptions {
+  /** `postgres://…`: use PostgreSQL. */
+  databaseUrl?: string;
+  /** SQLite: directory of `rostercal.sqlite` (default `./data`). */
+  dataDir?: string;
+  /** SQLite: the database file itself (overrides dataDir). */
+  file?: string;
+  /** Apply pending migrations before returning (default true). */
+  migrate?: boolean;
+  /** PostgreSQL pool size (default 10). */
+  poolSize?: number;
+}
+
+/** How long an SQLite connection waits for another process's write lock before failing. */
+const SQLITE_BUSY_TIMEOUT_MS = 10_000;
+
+export async function openStore(opts: OpenStoreOptions = {}): Promise<Store> {
+  const store = opts.databaseUrl ? openPostgres(opts.databaseUrl, opts.poolSize ?? 10) : openSqlite(opts);
+  if (opts.migrate !== false) {
+    try {
+      await store.migrate();
+    } catch (err) {
+      await store.close().catch(() => {});
+      throw err;
+    }
+  }
+  return store;
+}
+
+/** Where the SQLite file lives for these options. */
+export function sqlitePath(opts: { dataDir?: string; file?: string }): string {
+  return resolve(opts.file ?? join(opts.dataDir ?? './data', 'rostercal.sqlite'));
+}
+
+function openSqlite(opts: { dataDir?: string; file?: string }): SqlStore {
+  const file = sqlitePath(opts);
+  mkdirSync(dirname(file), { recursive: true });
+  // The reader is an ordinary connection that is only ever given SELECTs (a read-only one cannot open a fresh
+  // file or create the WAL index).
+  const connect = (writer: boolean) => () => {
+    const db = new DatabaseSync(file, { timeout: SQLITE_BUSY_TIMEOUT_MS });
+    db.exec(`PRAGMA busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
+    if (writer) {
+      db.exec('PRAGMA journal_mode = WAL');
+      // WAL + NORMAL: durable across application crashes; a power cut may lose the last commit, never corrupt.
+      db.exec('PRAGMA synchronous = NORMAL');
+    }
+    db.exec('PRAGMA foreign_keys = ON');
+    return db;
+  };
+  // Every store of this process on this file shares one writer (see sqlite-dialect.ts); each has its own
+  // reader, which WAL lets read the last commit while a write transaction is open.
+  const db = new Kysely<DB>({ dialect: new NodeSqliteDialect(`w:${file}`, connect(true)) });
+  const reader = new Kysely<DB>({
+    dialect: new NodeSqliteDialect(`r:${file}:${randomUUID()}`, connect(false)),
+  });
+  return new SqlStore({ dialect: 'sqlite', db, reader });
+}
+
+function openPostgres(url: string, max: number): SqlStore {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max,
+    // int8 (ids, counters) as numbers: every id and count here is far below 2^53.
+    types: {
+      getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+        oid === pg.types.builtins.INT8
+          ? (v: string) => Number(v)
+          : pg.types.getTypeParser(oid, format ?? 'text')) as typeof pg.types.getTypeParser,
+    },
+  });
+  // An idle client losing its server (restart, failover) must not crash the process; the pool replaces it.
+  pool.on('error', () => {});
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  return new SqlStore({ dialect: 'postgres', db });
+}

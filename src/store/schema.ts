@@ -1,0 +1,165 @@
+// Row shapes of the store's tables, as Kysely sees them. Instants are ISO strings (`YYYY-MM-DDTHH:mm:ss.sssZ`)
+// in text columns in both dialects, so reads return identical strings and text order is time order.
+// Booleans are 0/1 integers in both dialects for the same reason.
+import type { Generated } from 'kysely';
+
+/** Columns every snapshot table has. */
+export interface SnapshotColumns {
+  school_id: string;
+  /** Upstream id; custom fields are keyed by their text `key`. */
+  id: number | string;
+  /** The normalised domain record as stable (sorted-key) JSON. */
+  data: string;
+  /** Hash of `data`: an unchanged record is never rewritten. */
+  hash: string;
+  /** ICS SEQUENCE: +1 on each content change. */
+  version: number;
+  created_at: string;
+  updated_at: string;
+  deleted_at: string | null;
+}
+
+/**
+ * The indexed columns some snapshot tables add (sessions: start/end/activity/cancelled; absences: student and
+ * window; teams: activity; students: year group; student_teams: student and team). Typed on one shape so the
+ * generic snapshot code can address any table; each kind only writes the columns its spec declares.
+ */
+export interface SnapshotExtras {
+  start_at: string | null;
+  end_at: string | null;
+  activity_id: number | null;
+  cancelled: number | null;
+  student_id: number | null;
+  team_id: number | null;
+  year_group_id: number | null;
+}
+
+export type SnapshotTable = SnapshotColumns & SnapshotExtras;
+
+export const SNAPSHOT_TABLES = [
+  'sessions',
+  'teams',
+  'students',
+  'staff',
+  'absences',
+  'activities',
+  'locations',
+  'year_groups',
+  'departments',
+  'student_teams',
+  'custom_fields',
+] as const;
+export type SnapshotTableName = (typeof SNAPSHOT_TABLES)[number];
+
+/** Membership tables derived from snapshot records on upsert, so membership queries are index lookups. */
+export interface JoinTable {
+  school_id: string;
+  session_id: number;
+  team_id: number;
+  staff_id: number;
+  student_id: number;
+}
+export const JOIN_TABLES = ['session_teams', 'session_staff', 'session_students', 'team_students'] as const;
+export type JoinTableName = (typeof JOIN_TABLES)[number];
+
+export interface SchemaMigrationsTable {
+  name: string;
+  applied_at: string;
+}
+
+export interface SchoolsTable {
+  id: string;
+  name: string;
+  time_zone: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface DataVersionsTable {
+  school_id: string;
+  version: number;
+}
+
+export interface SyncRunsTable {
+  id: Generated<number>;
+  school_id: string;
+  kind: string;
+  target: string | null;
+  status: string;
+  started_at: string;
+  finished_at: string | null;
+  /** JSON: Record<resource, RunCounts>. */
+  counts: string;
+  upstream_requests: number;
+  retries: number;
+  throttled: number;
+  /** JSON: string[]. */
+  errors: string;
+  warning: string | null;
+}
+
+export interface SyncCursorsTable {
+  school_id: string;
+  key: string;
+  value: string;
+  updated_at: string;
+}
+
+export interface JobStatusTable {
+  school_id: string;
+  job: string;
+  last_started_at: string | null;
+  last_finished_at: string | null;
+  last_status: string | null;
+  last_error: string | null;
+  next_run_at: string | null;
+}
+
+export interface FeedTokensTable {
+  token_hash: string;
+  school_id: string;
+  scope: string;
+  scope_id: number;
+  version: number;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+export interface PushCalendarsTable {
+  school_id: string;
+  target: string;
+  calendar_key: string;
+  remote_calendar_id: string;
+  paused_until: string | null;
+  last_reconciled_at: string | null;
+}
+
+export interface PushMappingsTable {
+  school_id: string;
+  target: string;
+  calendar_key: string;
+  session_id: number;
+  remote_event_id: string;
+  content_hash: string;
+  updated_at: string;
+}
+
+export interface FireClaimsTable {
+  job: string;
+  fire_time: string;
+  owner: string;
+  claimed_at: string;
+}
+
+export type DB = { [T in SnapshotTableName]: SnapshotTable } & { [T in JoinTableName]: JoinTable } & {
+  schema_migrations: SchemaMigrationsTable;
+  schools: SchoolsTable;
+  data_versions: DataVersionsTable;
+  sync_runs: SyncRunsTable;
+  sync_cursors: SyncCursorsTable;
+  job_status: JobStatusTable;
+  feed_tokens: FeedTokensTable;
+  push_calendars: PushCalendarsTable;
+  push_mappings: PushMappingsTable;
+  fire_claims: FireClaimsTable;
+};

@@ -1,0 +1,832 @@
+// The Store over Kysely: one implementation for SQLite and PostgreSQL. Dialect differences stay in the
+// dialect setup (index.ts), the driver (sqlite-dialect.ts) and the migrations.
+//
+// Transactions follow the async call chain (AsyncLocalStorage): inside `transaction(fn)` every call on this
+// store — through the `tx` argument or the store itself — joins the open transaction, so nested calls never
+// deadlock on SQLite's single writer connection and behave the same on PostgreSQL.
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { type Expression, type Kysely, type SqlBool, sql, type Transaction } from 'kysely';
+import type { Id, Instant } from '../domain/types.ts';
+import { contentHash, type KindSpec, kindSpec, stableStringify } from './kinds.ts';
+import { type Dialect, runMigrations } from './migrations.ts';
+import type { DB, JoinTable, SnapshotTable } from './schema.ts';
+import type {
+  AbsenceQuery,
+  FeedScope,
+  FeedToken,
+  JobStatus,
+  PushCalendar,
+  PushMapping,
+  ResourceKind,
+  ResourceMap,
+  RunCounts,
+  RunKind,
+  RunStatus,
+  SchoolId,
+  SessionQuery,
+  Store,
+  Stored,
+  SyncRun,
+  UpsertStats,
+} from './types.ts';
+
+/** Parameters per statement: below SQLite's 32,766 and PostgreSQL's 65,535 bound-parameter limits. */
+const MAX_PARAMS = 30_000;
+/** Rows per multi-row statement; larger batches stop paying off and make statements huge to compile. */
+const MAX_ROWS = 500;
+/** Ids per `IN (...)` list. */
+const IN_CHUNK = 900;
+
+type Executor = Kysely<DB> | Transaction<DB>;
+
+export interface SqlStoreOptions {
+  dialect: Dialect;
+  /** Writes and transactions. */
+  db: Kysely<DB>;
+  /** Reads outside transactions; SQLite uses a second connection so reads don't wait behind the pull. */
+  reader?: Kysely<DB>;
+}
+
+function chunks<T>(items: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+/** Normalises an instant to `YYYY-MM-DDTHH:mm:ss.sssZ` so text comparison is time comparison. */
+const CANONICAL_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+function instant(value: Instant, what: string): string {
+  if (typeof value === 'string' && CANONICAL_INSTANT.test(value)) return value;
+  const ms = Date.parse(value);
+  if (Number.isNaN(ms)) throw new Error(`invalid instant for ${what}: ${JSON.stringify(value)}`);
+  return new Date(ms).toISOString();
+}
+
+function toStored<K extends ResourceKind>(row: {
+  data: string;
+  version: number;
+  created_at: string;
+  updated_at: string;
+  deleted_at: string | null;
+}): Stored<K> {
+  const record = JSON.parse(row.data) as ResourceMap[K];
+  return {
+    ...record,
+    meta: {
+      createdAt: row.created_at,
+      updatedAt: row.updated_at,
+      version: Number(row.version),
+      deletedAt: row.deleted_at,
+    },
+  };
+}
+
+export class SqlStore implements Store {
+  readonly dialect: Dialect;
+  readonly #db: Kysely<DB>;
+  readonly #reader: Kysely<DB>;
+  readonly #tx = new AsyncLocalStorage<Transaction<DB>>();
+
+  constructor(opts: SqlStoreOptions) {
+    this.dialect = opts.dialect;
+    this.#db = opts.db;
+    this.#reader = opts.reader ?? opts.db;
+  }
+
+  /** Executor for writes: the open transaction of this call chain, else the writer. */
+  get #w(): Executor {
+    return this.#tx.getStore() ?? this.#db;
+  }
+  /** Executor for reads: the open transaction of this call chain (to see its own writes), else the reader. */
+  get #r(): Executor {
+    return this.#tx.getStore() ?? this.#reader;
+  }
+
+  async migrate(): Promise<string[]> {
+    return runMigrations(this.#db, this.dialect);
+  }
+
+  async close(): Promise<void> {
+    if (this.#reader !== this.#db) await this.#reader.destroy();
+    await this.#db.destroy();
+  }
+
+  async ping(): Promise<void> {
+    await sql`select 1`.execute(this.#r);
+  }
+
+  async transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T> {
+    if (this.#tx.getStore()) return fn(this);
+    return this.#db.transaction().execute((trx) => this.#tx.run(trx, () => fn(this)));
+  }
+
+  // --- schools
+
+  async upsertSchool(school: { id: SchoolId; name: string; timeZone: string }): Promise<void> {
+    const now = new Date().toISOString();
+    await this.#w
+      .insertInto('schools')
+      .values({
+        id: school.id,
+        name: school.name,
+        time_zone: school.timeZone,
+        created_at: now,
+        updated_at: now,
+      })
+      .onConflict((oc) =>
+        oc.column('id').doUpdateSet({ name: school.name, time_zone: school.timeZone, updated_at: now }),
+      )
+      .execute();
+  }
+
+  async listSchools(): Promise<{ id: SchoolId; name: string; timeZone: string }[]> {
+    const rows = await this.#r
+      .selectFrom('schools')
+      .select(['id', 'name', 'time_zone'])
+      .orderBy('id')
+      .execute();
+    return rows.map((r) => ({ id: r.id, name: r.name, timeZone: r.time_zone }));
+  }
+
+  // --- snapshot writes
+
+  async upsert<K extends ResourceKind>(
+    schoolId: SchoolId,
+    kind: K,
+    records: ResourceMap[K][],
+    at: Instant,
+  ): Promise<UpsertStats> {
+    const stats: UpsertStats = { added: 0, changed: 0, unchanged: 0, restored: 0 };
+    if (records.length === 0) return stats;
+    const spec = kindSpec(kind);
+    const now = instant(at, 'upsert');
+
+    // Last occurrence of an id wins: a listing that repeats a record must not write it twice.
+    const incoming = new Map<Id | string, { record: ResourceMap[K]; data: string; hash: string }>();
+    for (const record of records) {
+      const data = stableStringify(record);
+      incoming.set(spec.key(record), { record, data, hash: contentHash(data) });
+    }
+
+    return this.transaction(async () => {
+      const db = this.#w;
+      const table = spec.table;
+      const existing = new Map<Id | string, { hash: string; version: number; deleted_at: string | null }>();
+      for (const ids of chunks([...incoming.keys()], IN_CHUNK)) {
+        const rows = await db
+          .selectFrom(table)
+          .select(['id', 'hash', 'version', 'deleted_at'])
+          .where('school_id', '=', schoolId)
+          .where('id', 'in', ids)
+          .execute();
+        for (const r of rows) existing.set(normaliseId(r.id, kind), r);
+      }
+
+      const writes: SnapshotTable[] = [];
+      const written: { id: Id | string; record: ResourceMap[K] }[] = [];
+      for (const [id, { record, data, hash }] of incoming) {
+        const old = existing.get(id);
+        let version = 0;
+        if (old) {
+          const sameContent = old.hash === hash;
+          if (old.deleted_at !== null) stats.restored++;
+          else if (sameContent) {
+            stats.unchanged++;
+            continue;
+          } else stats.changed++;
+          version = sameContent ? Number(old.version) : Number(old.version) + 1;
+        } else stats.added++;
+        writes.push(snapshotRow(spec, schoolId, id, record, data, hash, version, now));
+        written.push({ id, record });
+      }
+      if (writes.length === 0) return stats;
+
+      const columns = Object.keys(writes[0]!) as (keyof SnapshotTable)[];
+      const updated = columns.filter((c) => c !== 'school_id' && c !== 'id' && c !== 'created_at');
+      const rowsPerStatement = Math.min(MAX_ROWS, Math.floor(MAX_PARAMS / columns.length));
+      for (const batch of chunks(writes, rowsPerStatement)) {
+        await db
+          .insertInto(table)
+          .values(batch)
+          .onConflict((oc) =>
+            oc.columns(['school_id', 'id']).doUpdateSet((eb) => {
+              const set: Record<string, Expression<unknown>> = {};
+              for (const c of updated) set[c] = eb.ref(`excluded.${c}`);
+              return set;
+            }),
+          )
+          .execute();
+      }
+
+      for (const join of spec.joins) {
+        const ownerIds = written.map((w) => w.id as Id);
+        for (const ids of chunks(ownerIds, IN_CHUNK)) {
+          await db
+            .deleteFrom(join.table)
+            .where('school_id', '=', schoolId)
+            .where(join.owner, 'in', ids)
+            .execute();
+        }
+        const rows: Record<string, string | number>[] = [];
+        for (const { id, record } of written) {
+          for (const member of new Set(join.members(record))) {
+            rows.push({ school_id: schoolId, [join.owner]: id as Id, [join.member]: member });
+          }
+        }
+        for (const batch of chunks(rows, Math.min(1000, Math.floor(MAX_PARAMS / 3)))) {
+          // Rows carry only this join's owner/member columns; JoinTable types all four for generic code.
+          await db
+            .insertInto(join.table)
+            .values(batch as unknown as JoinTable[])
+            .execute();
+        }
+      }
+
+      await this.#bumpDataVersion(schoolId);
+      return stats;
+    });
+  }
+
+  async #bumpDataVersion(schoolId: SchoolId): Promise<void> {
+    await this.#w
+      .insertInto('data_versions')
+      .values({ school_id: schoolId, version: 1 })
+      .onConflict((oc) => oc.column('school_id').doUpdateSet({ version: sql`data_versions.version + 1` }))
+      .execute();
+  }
+
+  async liveIds(
+    schoolId: SchoolId,
+    kind: ResourceKind,
+    window?: { from: Instant; to: Instant },
+  ): Promise<Id[]> {
+    const spec = kindSpec(kind);
+    let q = this.#r
+      .selectFrom(spec.table)
+      .select('id')
+      .where('school_id', '=', schoolId)
+      .where('deleted_at', 'is', null);
+    if (window) {
+      if (!spec.windowed) throw new Error(`liveIds: ${kind} has no time window`);
+      const from = instant(window.from, 'window.from');
+      const to = instant(window.to, 'window.to');
+      q = q.where((eb) => intersects(eb, from, to));
+    }
+    const rows = await q.orderBy('id').execute();
+    return rows.map((r) => normaliseId(r.id, kind) as Id);
+  }
+
+  async markDeleted(schoolId: SchoolId, kind: ResourceKind, ids: Id[], at: Instant): Promise<number> {
+    if (ids.length === 0) return 0;
+    const spec = kindSpec(kind);
+    const now = instant(at, 'markDeleted');
+    return this.transaction(async () => {
+      let count = 0;
+      for (const batch of chunks([...new Set(ids)], IN_CHUNK)) {
+        const result = await this.#w
+          .updateTable(spec.table)
+          .set({ deleted_at: now })
+          .where('school_id', '=', schoolId)
+          .where('id', 'in', batch)
+          .where('deleted_at', 'is', null)
+          .executeTakeFirst();
+        count += Number(result.numUpdatedRows);
+      }
+      if (count > 0) await this.#bumpDataVersion(schoolId);
+      return count;
+    });
+  }
+
+  async dataVersion(schoolId: SchoolId): Promise<number> {
+    const row = await this.#r
+      .selectFrom('data_versions')
+      .select('version')
+      .where('school_id', '=', schoolId)
+      .executeTakeFirst();
+    return row ? Number(row.version) : 0;
+  }
+
+  // --- snapshot reads
+
+  async get<K extends ResourceKind>(
+    schoolId: SchoolId,
+    kind: K,
+    id: Id | string,
+    opts?: { includeDeleted?: boolean },
+  ): Promise<Stored<K> | null> {
+    const spec = kindSpec(kind);
+    let key: Id | string = id;
+    if (kind !== 'customFields') {
+      key = Number(id);
+      if (!Number.isSafeInteger(key)) return null;
+    }
+    let q = this.#r
+      .selectFrom(spec.table)
+      .select(['data', 'version', 'created_at', 'updated_at', 'deleted_at'])
+      .where('school_id', '=', schoolId)
+      .where('id', '=', key);
+    if (!opts?.includeDeleted) q = q.where('deleted_at', 'is', null);
+    const row = await q.executeTakeFirst();
+    return row ? toStored<K>(row) : null;
+  }
+
+  async list<K extends ResourceKind>(
+    schoolId: SchoolId,
+    kind: K,
+    opts?: { includeDeleted?: boolean },
+  ): Promise<Stored<K>[]> {
+    const spec = kindSpec(kind);
+    let q = this.#r
+      .selectFrom(spec.table)
+      .select(['data', 'version', 'created_at', 'updated_at', 'deleted_at'])
+      .where('school_id', '=', schoolId);
+    if (!opts?.includeDeleted) q = q.where('deleted_at', 'is', null);
+    const rows = await q.orderBy('id').execute();
+    return rows.map((r) => toStored<K>(r));
+  }
+
+  async listSessions(schoolId: SchoolId, query: SessionQuery): Promise<Stored<'sessions'>[]> {
+    if (query.teamIds?.length === 0 || query.activityIds?.length === 0) return [];
+    let q = this.#r
+      .selectFrom('sessions as s')
+      .select(['s.data', 's.version', 's.created_at', 's.updated_at', 's.deleted_at'])
+      .where('s.school_id', '=', schoolId);
+    if (!query.includeDeleted) q = q.where('s.deleted_at', 'is', null);
+    if (query.from !== undefined || query.to !== undefined) {
+      const from = query.from === undefined ? undefined : instant(query.from, 'from');
+      const to = query.to === undefined ? undefined : instant(query.to, 'to');
+      q = q.where((eb) => intersects(eb, from, to, 's.'));
+    }
+    if (query.activityIds) q = q.where('s.activity_id', 'in', query.activityIds);
+    if (query.teamIds) {
+      const teamIds = query.teamIds;
+      q = q.where('s.id', 'in', (eb) =>
+        eb
+          .selectFrom('session_teams')
+          .select('session_id')
+          .where('school_id', '=', schoolId)
+          .where('team_id', 'in', teamIds),
+      );
+    }
+    if (query.staffId !== undefined) {
+      const staffId = query.staffId;
+      q = q.where('s.id', 'in', (eb) =>
+        eb
+          .selectFrom('session_staff')
+          .select('session_id')
+          .where('school_id', '=', schoolId)
+          .where('staff_id', '=', staffId),
+      );
+    }
+    if (query.studentId !== undefined) {
+      const studentId = query.studentId;
+      q = q.where((eb) =>
+        eb.or([
+          eb(
+            's.id',
+            'in',
+            eb
+              .selectFrom('session_students')
+              .select('session_id')
+              .where('school_id', '=', schoolId)
+              .where('student_id', '=', studentId),
+          ),
+          // Sessions of the teams the student is in now (the teams' current rosters), live teams only.
+          eb(
+            's.id',
+            'in',
+            eb
+              .selectFrom('session_teams as st')
+              .innerJoin('team_students as ts', (j) =>
+                j.onRef('ts.school_id', '=', 'st.school_id').onRef('ts.team_id', '=', 'st.team_id'),
+              )
+              .innerJoin('teams as t', (j) =>
+                j.onRef('t.school_id', '=', 'ts.school_id').onRef('t.id', '=', 'ts.team_id'),
+              )
+              .select('st.session_id')
+              .where('st.school_id', '=', schoolId)
+              .where('ts.student_id', '=', studentId)
+              .where('t.deleted_at', 'is', null),
+          ),
+        ]),
+      );
+    }
+    const rows = await q.orderBy('s.start_at').orderBy('s.id').execute();
+    return rows.map((r) => toStored<'sessions'>(r));
+  }
+
+  async listAbsences(schoolId: SchoolId, query: AbsenceQuery): Promise<Stored<'absences'>[]> {
+    if (query.studentIds?.length === 0) return [];
+    let q = this.#r
+      .selectFrom('absences')
+      .select(['data', 'version', 'created_at', 'updated_at', 'deleted_at'])
+      .where('school_id', '=', schoolId)
+      .where('deleted_at', 'is', null);
+    if (query.studentIds) q = q.where('student_id', 'in', query.studentIds);
+    if (query.from !== undefined || query.to !== undefined) {
+      const from = query.from === undefined ? undefined : instant(query.from, 'from');
+      const to = query.to === undefined ? undefined : instant(query.to, 'to');
+      q = q.where((eb) => intersects(eb, from, to));
+    }
+    const rows = await q.orderBy('start_at').orderBy('id').execute();
+    return rows.map((r) => toStored<'absences'>(r));
+  }
+
+  // --- sync runs and job status
+
+  async startRun(run: {
+    schoolId: SchoolId;
+    kind: RunKind;
+    target?: string | null;
+    at: Instant;
+  }): Promise<number> {
+    const row = await this.#w
+      .insertInto('sync_runs')
+      .values({
+        school_id: run.schoolId,
+        kind: run.kind,
+        target: run.target ?? null,
+        status: 'running',
+        started_at: instant(run.at, 'startRun'),
+        finished_at: null,
+        counts: '{}',
+        upstream_requests: 0,
+        retries: 0,
+        throttled: 0,
+        errors: '[]',
+        warning: null,
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    return Number(row.id);
+  }
+
+  async finishRun(
+    id: number,
+    result: Omit<SyncRun, 'id' | 'schoolId' | 'kind' | 'target' | 'startedAt'> & { finishedAt: Instant },
+  ): Promise<void> {
+    const r = await this.#w
+      .updateTable('sync_runs')
+      .set({
+        status: result.status,
+        finished_at: instant(result.finishedAt, 'finishRun'),
+        counts: JSON.stringify(result.counts),
+        upstream_requests: result.upstreamRequests,
+        retries: result.retries,
+        throttled: result.throttled,
+        errors: JSON.stringify(result.errors),
+        warning: result.warning,
+      })
+      .where('id', '=', id)
+      .executeTakeFirst();
+    if (Number(r.numUpdatedRows) === 0) throw new Error(`finishRun: no sync run ${id}`);
+  }
+
+  async listRuns(schoolId: SchoolId, opts?: { kind?: RunKind; limit?: number }): Promise<SyncRun[]> {
+    let q = this.#r.selectFrom('sync_runs').selectAll().where('school_id', '=', schoolId);
+    if (opts?.kind) q = q.where('kind', '=', opts.kind);
+    const rows = await q
+      .orderBy('id', 'desc')
+      .limit(opts?.limit ?? 50)
+      .execute();
+    return rows.map((r) => ({
+      id: Number(r.id),
+      schoolId: r.school_id,
+      kind: r.kind as RunKind,
+      target: r.target,
+      status: r.status as RunStatus,
+      startedAt: r.started_at,
+      finishedAt: r.finished_at,
+      counts: JSON.parse(r.counts) as Record<string, RunCounts>,
+      upstreamRequests: Number(r.upstream_requests),
+      retries: Number(r.retries),
+      throttled: Number(r.throttled),
+      errors: JSON.parse(r.errors) as string[],
+      warning: r.warning,
+    }));
+  }
+
+  async getCursor(schoolId: SchoolId, key: string): Promise<string | null> {
+    const row = await this.#r
+      .selectFrom('sync_cursors')
+      .select('value')
+      .where('school_id', '=', schoolId)
+      .where('key', '=', key)
+      .executeTakeFirst();
+    return row?.value ?? null;
+  }
+
+  async setCursor(schoolId: SchoolId, key: string, value: string): Promise<void> {
+    const now = new Date().toISOString();
+    await this.#w
+      .insertInto('sync_cursors')
+      .values({ school_id: schoolId, key, value, updated_at: now })
+      .onConflict((oc) => oc.columns(['school_id', 'key']).doUpdateSet({ value, updated_at: now }))
+      .execute();
+  }
+
+  async saveJobStatus(status: JobStatus): Promise<void> {
+    const values = {
+      last_started_at: status.lastStartedAt,
+      last_finished_at: status.lastFinishedAt,
+      last_status: status.lastStatus,
+      last_error: status.lastError,
+      next_run_at: status.nextRunAt,
+    };
+    await this.#w
+      .insertInto('job_status')
+      .values({ school_id: status.schoolId, job: status.job, ...values })
+      .onConflict((oc) => oc.columns(['school_id', 'job']).doUpdateSet(values))
+      .execute();
+  }
+
+  async listJobStatus(schoolId?: SchoolId): Promise<JobStatus[]> {
+    let q = this.#r.selectFrom('job_status').selectAll();
+    if (schoolId !== undefined) q = q.where('school_id', '=', schoolId);
+    const rows = await q.orderBy('school_id').orderBy('job').execute();
+    return rows.map((r) => ({
+      schoolId: r.school_id,
+      job: r.job,
+      lastStartedAt: r.last_started_at,
+      lastFinishedAt: r.last_finished_at,
+      lastStatus: r.last_status as RunStatus | null,
+      lastError: r.last_error,
+      nextRunAt: r.next_run_at,
+    }));
+  }
+
+  // --- feed tokens
+
+  /**
+   * Inserts a token, or updates the version/revocation of one with the same hash. Saving does not revoke the
+   * scope's other tokens: rotation is `revokeFeedToken` then `saveFeedToken`, in one transaction.
+   */
+  async saveFeedToken(token: FeedToken): Promise<void> {
+    await this.#w
+      .insertInto('feed_tokens')
+      .values({
+        token_hash: token.tokenHash,
+        school_id: token.schoolId,
+        scope: token.scope,
+        scope_id: token.scopeId,
+        version: token.version,
+        created_at: instant(token.createdAt, 'createdAt'),
+        revoked_at: token.revokedAt === null ? null : instant(token.revokedAt, 'revokedAt'),
+      })
+      .onConflict((oc) =>
+        oc.column('token_hash').doUpdateSet({
+          version: token.version,
+          revoked_at: token.revokedAt === null ? null : instant(token.revokedAt, 'revokedAt'),
+        }),
+      )
+      .execute();
+  }
+
+  async getFeedToken(schoolId: SchoolId, scope: FeedScope, scopeId: Id): Promise<FeedToken | null> {
+    const row = await this.#r
+      .selectFrom('feed_tokens')
+      .selectAll()
+      .where('school_id', '=', schoolId)
+      .where('scope', '=', scope)
+      .where('scope_id', '=', scopeId)
+      .where('revoked_at', 'is', null)
+      .orderBy('version', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+    return row ? toFeedToken(row) : null;
+  }
+
+  async findFeedTokenByHash(tokenHash: string): Promise<FeedToken | null> {
+    const row = await this.#r
+      .selectFrom('feed_tokens')
+      .selectAll()
+      .where('token_hash', '=', tokenHash)
+      .executeTakeFirst();
+    return row ? toFeedToken(row) : null;
+  }
+
+  async revokeFeedToken(schoolId: SchoolId, scope: FeedScope, scopeId: Id, at: Instant): Promise<void> {
+    await this.#w
+      .updateTable('feed_tokens')
+      .set({ revoked_at: instant(at, 'revokeFeedToken') })
+      .where('school_id', '=', schoolId)
+      .where('scope', '=', scope)
+      .where('scope_id', '=', scopeId)
+      .where('revoked_at', 'is', null)
+      .execute();
+  }
+
+  async listFeedTokens(schoolId?: SchoolId): Promise<FeedToken[]> {
+    let q = this.#r.selectFrom('feed_tokens').selectAll();
+    if (schoolId !== undefined) q = q.where('school_id', '=', schoolId);
+    const rows = await q
+      .orderBy('school_id')
+      .orderBy('scope')
+      .orderBy('scope_id')
+      .orderBy('version')
+      .execute();
+    return rows.map(toFeedToken);
+  }
+
+  // --- push bookkeeping
+
+  async savePushCalendar(cal: PushCalendar): Promise<void> {
+    const values = {
+      remote_calendar_id: cal.remoteCalendarId,
+      paused_until: cal.pausedUntil,
+      last_reconciled_at: cal.lastReconciledAt,
+    };
+    await this.#w
+      .insertInto('push_calendars')
+      .values({ school_id: cal.schoolId, target: cal.target, calendar_key: cal.calendarKey, ...values })
+      .onConflict((oc) => oc.columns(['school_id', 'target', 'calendar_key']).doUpdateSet(values))
+      .execute();
+  }
+
+  async listPushCalendars(schoolId: SchoolId, target: string): Promise<PushCalendar[]> {
+    const rows = await this.#r
+      .selectFrom('push_calendars')
+      .selectAll()
+      .where('school_id', '=', schoolId)
+      .where('target', '=', target)
+      .orderBy('calendar_key')
+      .execute();
+    return rows.map((r) => ({
+      schoolId: r.school_id,
+      target: r.target,
+      calendarKey: r.calendar_key,
+      remoteCalendarId: r.remote_calendar_id,
+      pausedUntil: r.paused_until,
+      lastReconciledAt: r.last_reconciled_at,
+    }));
+  }
+
+  async upsertPushMappings(mappings: PushMapping[]): Promise<void> {
+    if (mappings.length === 0) return;
+    // Last occurrence of a key wins (PostgreSQL refuses to update one row twice in a statement).
+    const byKey = new Map<string, PushMapping>();
+    for (const m of mappings)
+      byKey.set(JSON.stringify([m.schoolId, m.target, m.calendarKey, m.sessionId]), m);
+    const rows = [...byKey.values()].map((m) => ({
+      school_id: m.schoolId,
+      target: m.target,
+      calendar_key: m.calendarKey,
+      session_id: m.sessionId,
+      remote_event_id: m.remoteEventId,
+      content_hash: m.contentHash,
+      updated_at: instant(m.updatedAt, 'updatedAt'),
+    }));
+    await this.transaction(async () => {
+      for (const batch of chunks(rows, MAX_ROWS)) {
+        await this.#w
+          .insertInto('push_mappings')
+          .values(batch)
+          .onConflict((oc) =>
+            oc.columns(['school_id', 'target', 'calendar_key', 'session_id']).doUpdateSet((eb) => ({
+              remote_event_id: eb.ref('excluded.remote_event_id'),
+              content_hash: eb.ref('excluded.content_hash'),
+              updated_at: eb.ref('excluded.updated_at'),
+            })),
+          )
+          .execute();
+      }
+    });
+  }
+
+  async deletePushMappings(
+    schoolId: SchoolId,
+    target: string,
+    calendarKey: string,
+    sessionIds: Id[],
+  ): Promise<void> {
+    if (sessionIds.length === 0) return;
+    await this.transaction(async () => {
+      for (const batch of chunks(sessionIds, IN_CHUNK)) {
+        await this.#w
+          .deleteFrom('push_mappings')
+          .where('school_id', '=', schoolId)
+          .where('target', '=', target)
+          .where('calendar_key', '=', calendarKey)
+          .where('session_id', 'in', batch)
+          .execute();
+      }
+    });
+  }
+
+  async listPushMappings(schoolId: SchoolId, target: string, calendarKey?: string): Promise<PushMapping[]> {
+    let q = this.#r
+      .selectFrom('push_mappings')
+      .selectAll()
+      .where('school_id', '=', schoolId)
+      .where('target', '=', target);
+    if (calendarKey !== undefined) q = q.where('calendar_key', '=', calendarKey);
+    const rows = await q.orderBy('calendar_key').orderBy('session_id').execute();
+    return rows.map((r) => ({
+      schoolId: r.school_id,
+      target: r.target,
+      calendarKey: r.calendar_key,
+      sessionId: Number(r.session_id),
+      remoteEventId: r.remote_event_id,
+      contentHash: r.content_hash,
+      updatedAt: r.updated_at,
+    }));
+  }
+
+  // --- coordination
+
+  async claimFire(job: string, fireTime: Instant, owner: string): Promise<boolean> {
+    const fire = instant(fireTime, 'fireTime');
+    const result = await this.#w
+      .insertInto('fire_claims')
+      .values({ job, fire_time: fire, owner, claimed_at: new Date().toISOString() })
+      .onConflict((oc) => oc.columns(['job', 'fire_time']).doNothing())
+      .executeTakeFirst();
+    const won = Number(result.numInsertedOrUpdatedRows ?? 0) > 0;
+    if (won) {
+      // Keep the table small: claims older than a day before this fire can no longer be contested.
+      const horizon = new Date(Date.parse(fire) - 86_400_000).toISOString();
+      await this.#w
+        .deleteFrom('fire_claims')
+        .where('job', '=', job)
+        .where('fire_time', '<', horizon)
+        .execute();
+    }
+    return won;
+  }
+}
+
+function toFeedToken(r: {
+  school_id: string;
+  scope: string;
+  scope_id: number;
+  token_hash: string;
+  version: number;
+  created_at: string;
+  revoked_at: string | null;
+}): FeedToken {
+  return {
+    schoolId: r.school_id,
+    scope: r.scope as FeedScope,
+    scopeId: Number(r.scope_id),
+    tokenHash: r.token_hash,
+    version: Number(r.version),
+    createdAt: r.created_at,
+    revokedAt: r.revoked_at,
+  };
+}
+
+/** Ids come back as numbers from both drivers (int8 is parsed on PostgreSQL); custom fields keep text keys. */
+function normaliseId(id: number | string, kind: ResourceKind): Id | string {
+  return kind === 'customFields' ? String(id) : Number(id);
+}
+
+function snapshotRow<R>(
+  spec: KindSpec<R>,
+  schoolId: SchoolId,
+  id: Id | string,
+  record: R,
+  data: string,
+  hash: string,
+  version: number,
+  now: string,
+): SnapshotTable {
+  const extras = spec.extras(record);
+  const row: Record<string, unknown> = {
+    school_id: schoolId,
+    id,
+    data,
+    hash,
+    version,
+    created_at: now,
+    updated_at: now,
+    deleted_at: null,
+  };
+  for (const c of spec.extraColumns) {
+    const v = extras[c];
+    row[c] =
+      v === undefined ? null : c === 'start_at' || c === 'end_at' ? normaliseInstant(v as string | null) : v;
+  }
+  return row as unknown as SnapshotTable;
+}
+
+function normaliseInstant(v: string | null): string | null {
+  return v === null ? null : instant(v, 'record time');
+}
+
+/**
+ * Rows intersecting [from, to): start < to and end > from. A zero-length row starting at `from` counts as
+ * inside (its end is not after `from`, but it happens within the window).
+ */
+function intersects(
+  // biome-ignore lint/suspicious/noExplicitAny: shared by queries over differently aliased tables.
+  eb: any,
+  from: string | undefined,
+  to: string | undefined,
+  prefix = '',
+): Expression<SqlBool> {
+  const parts: Expression<SqlBool>[] = [];
+  if (to !== undefined) parts.push(eb(`${prefix}start_at`, '<', to));
+  if (from !== undefined)
+    parts.push(eb.or([eb(`${prefix}end_at`, '>', from), eb(`${prefix}start_at`, '>=', from)]));
+  return eb.and(parts);
+}

@@ -1,0 +1,704 @@
+// The store contract, written once and run against every implementation (sqlite.test.ts, postgres.test.ts).
+// Tests share one database per file and isolate themselves by school id, which is also how real tenants are
+// isolated; tests about migration use a database of their own.
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Store } from '../../src/store/types.ts';
+import {
+  absence,
+  activity,
+  customField,
+  session,
+  sessionStaff,
+  sessionStudent,
+  sessionTeam,
+  student,
+  studentTeam,
+  team,
+} from './fixtures.ts';
+
+export interface TestDb {
+  /** Opens a store (its own connections) on this database. */
+  open(opts?: { migrate?: boolean }): Promise<Store>;
+  drop(): Promise<void>;
+}
+
+const T0 = '2026-11-01T08:00:00.000Z';
+const T1 = '2026-11-02T08:00:00.000Z';
+const T2 = '2026-11-03T08:00:00.000Z';
+
+const school = () => `school-${randomUUID().slice(0, 8)}`;
+const ids = (records: { id: number }[]) => records.map((r) => r.id);
+
+function deferred<T = void>() {
+  let resolve!: (v: T) => void;
+  const promise = new Promise<T>((r) => {
+    resolve = r;
+  });
+  return { promise, resolve };
+}
+
+export function describeStoreContract(name: string, createDb: () => Promise<TestDb>): void {
+  describe(`store contract: ${name}`, () => {
+    let db: TestDb;
+    let store: Store;
+
+    beforeAll(async () => {
+      db = await createDb();
+      store = await db.open();
+    });
+    afterAll(async () => {
+      await store?.close();
+      await db?.drop();
+    });
+
+    it('migrate is idempotent and ping answers', async () => {
+      expect(await store.migrate()).toEqual([]);
+      await store.ping();
+    });
+
+    it('applies migrations once when several stores start at once', async () => {
+      const fresh = await createDb();
+      const stores = await Promise.all([1, 2, 3].map(() => fresh.open({ migrate: false })));
+      try {
+        const applied = await Promise.all(stores.map((s) => s.migrate()));
+        expect(applied.flat()).toEqual(['0001_initial']);
+        await stores[0]!.upsertSchool({ id: 'a', name: 'A', timeZone: 'UTC' });
+        expect(await stores[2]!.listSchools()).toHaveLength(1);
+      } finally {
+        await Promise.all(stores.map((s) => s.close()));
+        await fresh.drop();
+      }
+    });
+
+    it('upserts and lists schools', async () => {
+      const id = school();
+      await store.upsertSchool({ id, name: 'First name', timeZone: 'Europe/London' });
+      await store.upsertSchool({ id, name: 'Trường Quốc tế', timeZone: 'Asia/Ho_Chi_Minh' });
+      const found = (await store.listSchools()).filter((s) => s.id === id);
+      expect(found).toEqual([{ id, name: 'Trường Quốc tế', timeZone: 'Asia/Ho_Chi_Minh' }]);
+    });
+
+    describe('snapshot writes', () => {
+      it('counts added, unchanged, changed and restored, and versions only on content change', async () => {
+        const s = school();
+        const first = [session(1), session(2), session(3)];
+        expect(await store.upsert(s, 'sessions', first, T0)).toEqual({
+          added: 3,
+          changed: 0,
+          unchanged: 0,
+          restored: 0,
+        });
+        expect(await store.upsert(s, 'sessions', first, T1)).toEqual({
+          added: 0,
+          changed: 0,
+          unchanged: 3,
+          restored: 0,
+        });
+        const unchanged = await store.get(s, 'sessions', 2);
+        expect(unchanged?.meta).toEqual({ createdAt: T0, updatedAt: T0, version: 0, deletedAt: null });
+
+        // Same content with keys in another order is the same record.
+        const reordered = Object.fromEntries(Object.entries(session(1)).reverse()) as ReturnType<
+          typeof session
+        >;
+        const stats = await store.upsert(
+          s,
+          'sessions',
+          [reordered, session(2, { title: 'Renamed' }), session(3, { cancelled: true })],
+          T1,
+        );
+        expect(stats).toEqual({ added: 0, changed: 2, unchanged: 1, restored: 0 });
+        const renamed = await store.get(s, 'sessions', 2);
+        expect(renamed?.title).toBe('Renamed');
+        expect(renamed?.meta).toEqual({ createdAt: T0, updatedAt: T1, version: 1, deletedAt: null });
+        expect((await store.get(s, 'sessions', 1))?.meta.version).toBe(0);
+
+        expect(await store.markDeleted(s, 'sessions', [3], T2)).toBe(1);
+        expect(await store.get(s, 'sessions', 3)).toBeNull();
+        const gone = await store.get(s, 'sessions', 3, { includeDeleted: true });
+        expect(gone?.meta.deletedAt).toBe(T2);
+
+        // Back unchanged: restored, same version. Back changed: restored, next version.
+        expect(await store.upsert(s, 'sessions', [session(3, { cancelled: true })], T2)).toEqual({
+          added: 0,
+          changed: 0,
+          unchanged: 0,
+          restored: 1,
+        });
+        const back = await store.get(s, 'sessions', 3);
+        expect(back?.meta).toMatchObject({ version: 1, deletedAt: null, createdAt: T0 });
+        await store.markDeleted(s, 'sessions', [3], T2);
+        await store.upsert(s, 'sessions', [session(3, { title: 'Again' })], T2);
+        expect((await store.get(s, 'sessions', 3))?.meta).toMatchObject({ version: 2, deletedAt: null });
+      });
+
+      it('writes a repeated id once, last occurrence winning', async () => {
+        const s = school();
+        const stats = await store.upsert(s, 'sessions', [session(1), session(1, { title: 'Later' })], T0);
+        expect(stats.added).toBe(1);
+        expect((await store.get(s, 'sessions', 1))?.title).toBe('Later');
+      });
+
+      it('keeps every kind, keyed by id (custom fields by key), hidden once deleted', async () => {
+        const s = school();
+        await store.upsert(s, 'teams', [team(10, [1, 2])], T0);
+        await store.upsert(s, 'students', [student(1), student(2, { yearGroupId: 7 })], T0);
+        await store.upsert(s, 'activities', [activity(1, 'Football'), activity(2, 'Chess')], T0);
+        await store.upsert(s, 'studentTeams', [studentTeam(100, 1, 10)], T0);
+        await store.upsert(
+          s,
+          'customFields',
+          [customField('kit', 'Kit'), customField('bus', 'Bus time')],
+          T0,
+        );
+        await store.upsert(s, 'yearGroups', [{ id: 7, name: 'Year 7', archived: false }], T0);
+        await store.upsert(s, 'departments', [{ id: 3, name: 'Sport' }], T0);
+        await store.upsert(
+          s,
+          'locations',
+          [{ id: 4, name: 'Field', address: null, latitude: 51.5, longitude: -0.12, archived: false }],
+          T0,
+        );
+        await store.upsert(
+          s,
+          'staff',
+          [
+            {
+              id: 40,
+              firstName: 'Ana',
+              lastName: 'Coach',
+              email: 'ana@example.org',
+              mobileNumber: null,
+              isAdmin: false,
+              isManager: true,
+              frozen: false,
+              sisId: null,
+              externalId: null,
+              secondaryExternalId: null,
+              activityIds: [1],
+              departmentIds: [3],
+            },
+          ],
+          T0,
+        );
+
+        expect((await store.get(s, 'teams', 10))?.students.map((m) => m.studentId)).toEqual([1, 2]);
+        expect((await store.get(s, 'students', '2'))?.yearGroupId).toBe(7);
+        expect((await store.list(s, 'activities')).map((a) => a.name)).toEqual(['Football', 'Chess']);
+        expect((await store.get(s, 'customFields', 'bus'))?.label).toBe('Bus time');
+        expect(await store.liveIds(s, 'customFields')).toEqual(['bus', 'kit']);
+        expect((await store.get(s, 'locations', 4))?.latitude).toBe(51.5);
+        expect((await store.get(s, 'staff', 40))?.activityIds).toEqual([1]);
+        expect((await store.get(s, 'studentTeams', 100))?.end).toBeNull();
+        expect(await store.get(s, 'departments', 3)).toMatchObject({ name: 'Sport', meta: { version: 0 } });
+        expect(await store.get(s, 'yearGroups', 'not-a-number')).toBeNull();
+        expect(await store.get(school(), 'teams', 10)).toBeNull();
+
+        await store.markDeleted(s, 'activities', [2], T1);
+        expect(await store.liveIds(s, 'activities')).toEqual([1]);
+        expect((await store.list(s, 'activities')).map((a) => a.id)).toEqual([1]);
+        const all = await store.list(s, 'activities', { includeDeleted: true });
+        expect(all.map((a) => [a.id, a.meta.deletedAt])).toEqual([
+          [1, null],
+          [2, T1],
+        ]);
+      });
+
+      it('marks deleted once and filters live ids by window', async () => {
+        const s = school();
+        await store.upsert(
+          s,
+          'sessions',
+          [
+            session(1, { start: '2026-12-01T10:00:00.000Z', end: '2026-12-01T11:00:00.000Z' }),
+            session(2, { start: '2026-12-05T10:00:00.000Z', end: '2026-12-05T11:00:00.000Z' }),
+            session(3, { start: '2027-02-01T10:00:00.000Z', end: '2027-02-01T11:00:00.000Z' }),
+          ],
+          T0,
+        );
+        const window = { from: '2026-12-01T10:30:00.000Z', to: '2027-01-01T00:00:00.000Z' };
+        expect(await store.liveIds(s, 'sessions', window)).toEqual([1, 2]);
+        expect(await store.markDeleted(s, 'sessions', [2, 2, 99], T1)).toBe(1);
+        expect(await store.markDeleted(s, 'sessions', [2], T2)).toBe(0);
+        expect((await store.get(s, 'sessions', 2, { includeDeleted: true }))?.meta.deletedAt).toBe(T1);
+        expect(await store.liveIds(s, 'sessions', window)).toEqual([1]);
+        expect(await store.liveIds(s, 'sessions')).toEqual([1, 3]);
+        expect(await store.markDeleted(s, 'sessions', [], T2)).toBe(0);
+
+        await store.upsert(
+          s,
+          'absences',
+          [
+            absence(1, 5, '2026-12-01T00:00:00.000Z', '2026-12-02T00:00:00.000Z'),
+            absence(2, 5, '2027-03-01T00:00:00.000Z', '2027-03-02T00:00:00.000Z'),
+          ],
+          T0,
+        );
+        expect(await store.liveIds(s, 'absences', window)).toEqual([1]);
+      });
+
+      it('bumps the data version on add, change, delete and restore only, per school', async () => {
+        const s = school();
+        const other = school();
+        expect(await store.dataVersion(s)).toBe(0);
+        await store.upsert(s, 'teams', [team(1, [])], T0);
+        const v1 = await store.dataVersion(s);
+        expect(v1).toBeGreaterThan(0);
+        await store.upsert(s, 'teams', [team(1, [])], T1);
+        await store.upsert(s, 'teams', [], T1);
+        await store.markDeleted(s, 'teams', [42], T1);
+        expect(await store.dataVersion(s)).toBe(v1);
+        await store.upsert(s, 'teams', [team(1, [7])], T1);
+        const v2 = await store.dataVersion(s);
+        expect(v2).toBeGreaterThan(v1);
+        await store.markDeleted(s, 'teams', [1], T2);
+        const v3 = await store.dataVersion(s);
+        expect(v3).toBeGreaterThan(v2);
+        await store.upsert(s, 'teams', [team(1, [7])], T2);
+        expect(await store.dataVersion(s)).toBeGreaterThan(v3);
+        expect(await store.dataVersion(other)).toBe(0);
+      });
+
+      it('round-trips unicode names and free text', async () => {
+        const s = school();
+        const names = [
+          { firstName: 'Nguyễn Thị', lastName: 'Hồng Ánh' },
+          { firstName: '王', lastName: '小明' },
+          { firstName: 'محمد', lastName: 'العبدالله' },
+          { firstName: 'Zoë 👩🏽‍🎓', lastName: 'O\'Brien\n"quoted"\\' },
+        ];
+        await store.upsert(
+          s,
+          'students',
+          names.map((n, i) => student(i + 1, n)),
+          T0,
+        );
+        await store.upsert(
+          s,
+          'sessions',
+          [session(1, { title: 'Bóng đá — 足球 — كرة القدم', notes: '€ ✓' })],
+          T0,
+        );
+        expect(
+          (await store.list(s, 'students')).map((r) => ({ firstName: r.firstName, lastName: r.lastName })),
+        ).toEqual(names);
+        expect(await store.get(s, 'sessions', 1)).toMatchObject({
+          title: 'Bóng đá — 足球 — كرة القدم',
+          notes: '€ ✓',
+        });
+        expect(
+          await store.upsert(
+            s,
+            'students',
+            names.map((n, i) => student(i + 1, n)),
+            T1,
+          ),
+        ).toMatchObject({
+          unchanged: 4,
+        });
+      });
+
+      it('rejects an invalid instant with a clear error', async () => {
+        await expect(store.upsert(school(), 'sessions', [session(1, { start: 'soon' })], T0)).rejects.toThrow(
+          /invalid instant/,
+        );
+      });
+    });
+
+    describe('snapshot queries', () => {
+      const s = school();
+      beforeAll(async () => {
+        // Teams 10 (students 1, 2) and 11 (student 3); team 12 deleted later (student 1).
+        await store.upsert(s, 'teams', [team(10, [1, 2]), team(11, [3]), team(12, [1])], T0);
+        await store.upsert(
+          s,
+          'sessions',
+          [
+            session(1, {
+              start: '2026-12-01T10:00:00.000Z',
+              end: '2026-12-01T11:00:00.000Z',
+              teams: [sessionTeam(10)],
+              staff: [sessionStaff(40)],
+            }),
+            session(2, {
+              start: '2026-12-02T10:00:00.000Z',
+              end: '2026-12-02T11:00:00.000Z',
+              teams: [sessionTeam(11)],
+              staff: [sessionStaff(40), sessionStaff(41)],
+              activity: { id: 2, name: 'Chess', department: null, hexColor: null },
+            }),
+            // Student 3 listed directly, no team of theirs.
+            session(3, {
+              start: '2026-12-03T10:00:00.000Z',
+              end: '2026-12-03T11:00:00.000Z',
+              students: [sessionStudent(3)],
+            }),
+            session(4, {
+              start: '2026-12-04T10:00:00.000Z',
+              end: '2026-12-04T11:00:00.000Z',
+              teams: [sessionTeam(10), sessionTeam(11), sessionTeam(10)],
+            }),
+            session(5, {
+              start: '2026-12-05T10:00:00.000Z',
+              end: '2026-12-05T11:00:00.000Z',
+              teams: [sessionTeam(12)],
+            }),
+          ],
+          T0,
+        );
+        await store.markDeleted(s, 'teams', [12], T1);
+      });
+
+      it('filters by team, staff and activity, in start order', async () => {
+        expect(ids(await store.listSessions(s, {}))).toEqual([1, 2, 3, 4, 5]);
+        expect(ids(await store.listSessions(s, { teamIds: [10] }))).toEqual([1, 4]);
+        expect(ids(await store.listSessions(s, { teamIds: [10, 11] }))).toEqual([1, 2, 4]);
+        expect(ids(await store.listSessions(s, { teamIds: [] }))).toEqual([]);
+        expect(ids(await store.listSessions(s, { staffId: 40 }))).toEqual([1, 2]);
+        expect(ids(await store.listSessions(s, { staffId: 41 }))).toEqual([2]);
+        expect(ids(await store.listSessions(s, { activityIds: [2] }))).toEqual([2]);
+        expect(ids(await store.listSessions(s, { activityIds: [1], teamIds: [11] }))).toEqual([4]);
+        expect(ids(await store.listSessions(school(), { teamIds: [10] }))).toEqual([]);
+      });
+
+      it('filters by window: sessions intersecting [from, to)', async () => {
+        const q = { from: '2026-12-02T10:30:00.000Z', to: '2026-12-04T10:00:00.000Z' };
+        expect(ids(await store.listSessions(s, q))).toEqual([2, 3]);
+        expect(ids(await store.listSessions(s, { from: '2026-12-04T11:00:00.000Z' }))).toEqual([5]);
+        expect(ids(await store.listSessions(s, { to: '2026-12-01T10:00:00.001Z' }))).toEqual([1]);
+        // Accepts an instant without milliseconds or in another offset.
+        expect(ids(await store.listSessions(s, { from: '2026-12-05T11:30:00+01:00' }))).toEqual([5]);
+      });
+
+      it("finds a student's sessions: current live teams plus sessions listing them", async () => {
+        expect(ids(await store.listSessions(s, { studentId: 1 }))).toEqual([1, 4]);
+        expect(ids(await store.listSessions(s, { studentId: 3 }))).toEqual([2, 3, 4]);
+        expect(ids(await store.listSessions(s, { studentId: 3, staffId: 40 }))).toEqual([2]);
+        expect(ids(await store.listSessions(s, { studentId: 99 }))).toEqual([]);
+      });
+
+      it('follows team membership changes and deleted sessions', async () => {
+        const t = school();
+        await store.upsert(t, 'teams', [team(10, [1, 2])], T0);
+        await store.upsert(t, 'sessions', [session(1, { teams: [sessionTeam(10)] }), session(2)], T0);
+        expect(ids(await store.listSessions(t, { studentId: 2 }))).toEqual([1]);
+        // Student 2 leaves the team.
+        await store.upsert(t, 'teams', [team(10, [1])], T1);
+        expect(ids(await store.listSessions(t, { studentId: 2 }))).toEqual([]);
+        expect(ids(await store.listSessions(t, { studentId: 1 }))).toEqual([1]);
+        // The session moves to no team, then is deleted.
+        await store.upsert(t, 'sessions', [session(1)], T1);
+        expect(ids(await store.listSessions(t, { teamIds: [10] }))).toEqual([]);
+        await store.upsert(t, 'sessions', [session(1, { teams: [sessionTeam(10)] })], T1);
+        await store.markDeleted(t, 'sessions', [1], T2);
+        expect(ids(await store.listSessions(t, { teamIds: [10] }))).toEqual([]);
+        const withDeleted = await store.listSessions(t, { teamIds: [10], includeDeleted: true });
+        expect(withDeleted.map((r) => [r.id, r.meta.deletedAt])).toEqual([[1, T2]]);
+      });
+
+      it('lists absences by student and window', async () => {
+        const a = school();
+        await store.upsert(
+          a,
+          'absences',
+          [
+            absence(1, 5, '2026-12-01T00:00:00.000Z', '2026-12-02T00:00:00.000Z'),
+            absence(2, 6, '2026-12-01T12:00:00.000Z', '2026-12-01T13:00:00.000Z'),
+            absence(3, 5, '2026-12-10T00:00:00.000Z', '2026-12-11T00:00:00.000Z'),
+          ],
+          T0,
+        );
+        expect(ids(await store.listAbsences(a, {}))).toEqual([1, 2, 3]);
+        expect(ids(await store.listAbsences(a, { studentIds: [5] }))).toEqual([1, 3]);
+        expect(ids(await store.listAbsences(a, { studentIds: [] }))).toEqual([]);
+        expect(
+          ids(
+            await store.listAbsences(a, { from: '2026-12-01T13:00:00.000Z', to: '2026-12-10T00:00:00.000Z' }),
+          ),
+        ).toEqual([1]);
+        expect(
+          ids(await store.listAbsences(a, { studentIds: [6], from: '2026-12-01T12:59:00.000Z' })),
+        ).toEqual([2]);
+        await store.markDeleted(a, 'absences', [1], T1);
+        expect(ids(await store.listAbsences(a, { studentIds: [5] }))).toEqual([3]);
+      });
+    });
+
+    describe('transactions', () => {
+      it('keeps nothing when the function throws', async () => {
+        const s = school();
+        await store.upsert(s, 'teams', [team(1, [1])], T0);
+        const before = await store.dataVersion(s);
+        await expect(
+          store.transaction(async (tx) => {
+            await tx.upsert(s, 'teams', [team(1, [1, 2]), team(2, [])], T1);
+            await tx.markDeleted(s, 'teams', [1], T1);
+            await tx.setCursor(s, 'teams', T1);
+            // Calls on the outer store join the open transaction too.
+            await store.upsert(s, 'students', [student(1)], T1);
+            expect(await tx.liveIds(s, 'teams')).toEqual([2]);
+            throw new Error('boom');
+          }),
+        ).rejects.toThrow('boom');
+        expect(await store.liveIds(s, 'teams')).toEqual([1]);
+        expect((await store.get(s, 'teams', 1))?.students).toHaveLength(1);
+        expect(await store.list(s, 'students')).toEqual([]);
+        expect(await store.getCursor(s, 'teams')).toBeNull();
+        expect(await store.dataVersion(s)).toBe(before);
+        expect(ids(await store.listSessions(s, { studentId: 2 }))).toEqual([]);
+      });
+
+      it('nested transactions join the outer one and commit with it', async () => {
+        const s = school();
+        const result = await store.transaction(async (tx) => {
+          await tx.upsert(s, 'teams', [team(1, [])], T0);
+          return tx.transaction(async (inner) => {
+            await inner.upsert(s, 'teams', [team(2, [])], T0);
+            return 'done';
+          });
+        });
+        expect(result).toBe('done');
+        expect(await store.liveIds(s, 'teams')).toEqual([1, 2]);
+
+        await expect(
+          store.transaction(async (tx) => {
+            await tx.upsert(s, 'teams', [team(3, [])], T0);
+            await tx.transaction(async () => {
+              throw new Error('inner');
+            });
+          }),
+        ).rejects.toThrow('inner');
+        expect(await store.liveIds(s, 'teams')).toEqual([1, 2]);
+      });
+
+      it('hides uncommitted writes from other callers and serialises concurrent transactions', async () => {
+        const s = school();
+        const started = deferred();
+        const release = deferred();
+        const tx1 = store.transaction(async (tx) => {
+          await tx.upsert(s, 'teams', [team(1, [])], T0);
+          started.resolve();
+          await release.promise;
+        });
+        await started.promise;
+        expect(await store.liveIds(s, 'teams')).toEqual([]);
+        const tx2 = store.transaction(async (tx) => {
+          const seen = await tx.liveIds(s, 'teams');
+          await tx.upsert(s, 'teams', [team(2, [])], T0);
+          return seen;
+        });
+        release.resolve();
+        await tx1;
+        // On SQLite tx2 starts after tx1 (one writer); on PostgreSQL it reads committed data at its own pace.
+        const seen = await tx2;
+        expect(seen.every((id) => id === 1)).toBe(true);
+        expect(await store.liveIds(s, 'teams')).toEqual([1, 2]);
+      });
+    });
+
+    describe('sync runs, cursors and job status', () => {
+      it('records runs from start to finish', async () => {
+        const s = school();
+        const a = await store.startRun({ schoolId: s, kind: 'full', at: T0 });
+        const b = await store.startRun({ schoolId: s, kind: 'incremental', at: T1 });
+        const p = await store.startRun({ schoolId: s, kind: 'push', target: 'google', at: T1 });
+        expect(b).toBeGreaterThan(a);
+        const running = await store.listRuns(s, { kind: 'full' });
+        expect(running).toEqual([
+          {
+            id: a,
+            schoolId: s,
+            kind: 'full',
+            target: null,
+            status: 'running',
+            startedAt: T0,
+            finishedAt: null,
+            counts: {},
+            upstreamRequests: 0,
+            retries: 0,
+            throttled: 0,
+            errors: [],
+            warning: null,
+          },
+        ]);
+        const counts = { sessions: { added: 5, changed: 1, deleted: 0, unchanged: 2, skipped: 1 } };
+        await store.finishRun(a, {
+          status: 'suspicious',
+          finishedAt: T1,
+          counts,
+          upstreamRequests: 12,
+          retries: 2,
+          throttled: 3,
+          errors: ['session 17: malformed start', 'Trường: ✓'],
+          warning: 'sessions listing shrank by 80 %: nothing deleted',
+        });
+        const [done] = await store.listRuns(s, { kind: 'full' });
+        expect(done).toMatchObject({
+          status: 'suspicious',
+          finishedAt: T1,
+          counts,
+          upstreamRequests: 12,
+          retries: 2,
+          throttled: 3,
+          errors: ['session 17: malformed start', 'Trường: ✓'],
+          warning: 'sessions listing shrank by 80 %: nothing deleted',
+        });
+        expect((await store.listRuns(s)).map((r) => r.id)).toEqual([p, b, a]);
+        expect((await store.listRuns(s, { limit: 1 }))[0]).toMatchObject({ id: p, target: 'google' });
+        expect(await store.listRuns(school())).toEqual([]);
+        await expect(
+          store.finishRun(999_999_999, {
+            status: 'failed',
+            finishedAt: T1,
+            counts: {},
+            upstreamRequests: 0,
+            retries: 0,
+            throttled: 0,
+            errors: [],
+            warning: null,
+          }),
+        ).rejects.toThrow(/no sync run/);
+      });
+
+      it('keeps cursors per school and key', async () => {
+        const s = school();
+        expect(await store.getCursor(s, 'sessions')).toBeNull();
+        await store.setCursor(s, 'sessions', T0);
+        await store.setCursor(s, 'sessions', T1);
+        await store.setCursor(s, 'teams', T2);
+        expect(await store.getCursor(s, 'sessions')).toBe(T1);
+        expect(await store.getCursor(s, 'teams')).toBe(T2);
+        expect(await store.getCursor(school(), 'sessions')).toBeNull();
+      });
+
+      it('keeps one status per school and job', async () => {
+        const s = school();
+        const base = {
+          schoolId: s,
+          job: 'incremental',
+          lastStartedAt: T0,
+          lastFinishedAt: null,
+          lastStatus: 'running' as const,
+          lastError: null,
+          nextRunAt: T1,
+        };
+        await store.saveJobStatus(base);
+        await store.saveJobStatus({ ...base, job: 'full', nextRunAt: T2 });
+        await store.saveJobStatus({
+          ...base,
+          lastFinishedAt: T1,
+          lastStatus: 'failed',
+          lastError: 'HTTP 503',
+        });
+        expect(await store.listJobStatus(s)).toEqual([
+          { ...base, job: 'full', nextRunAt: T2 },
+          { ...base, lastFinishedAt: T1, lastStatus: 'failed', lastError: 'HTTP 503' },
+        ]);
+        expect((await store.listJobStatus()).filter((j) => j.schoolId === s)).toHaveLength(2);
+      });
+    });
+
+    it('saves, finds, rotates and revokes feed tokens', async () => {
+      const s = school();
+      const token = (hash: string, version: number, scopeId = 10) => ({
+        schoolId: s,
+        scope: 'team' as const,
+        scopeId,
+        tokenHash: `${s}-${hash}`,
+        version,
+        createdAt: T0,
+        revokedAt: null,
+      });
+      await store.saveFeedToken(token('a', 1));
+      await store.saveFeedToken(token('z', 1, 11));
+      expect(await store.getFeedToken(s, 'team', 10)).toEqual(token('a', 1));
+      expect(await store.findFeedTokenByHash(`${s}-a`)).toEqual(token('a', 1));
+      expect(await store.getFeedToken(s, 'student', 10)).toBeNull();
+
+      // Rotation: revoke the live one, save the next version, atomically.
+      await store.transaction(async (tx) => {
+        await tx.revokeFeedToken(s, 'team', 10, T1);
+        await tx.saveFeedToken({ ...token('b', 2), createdAt: T1 });
+      });
+      expect(await store.getFeedToken(s, 'team', 10)).toEqual({ ...token('b', 2), createdAt: T1 });
+      expect(await store.findFeedTokenByHash(`${s}-a`)).toEqual({ ...token('a', 1), revokedAt: T1 });
+      expect(await store.findFeedTokenByHash('nope')).toBeNull();
+
+      await store.revokeFeedToken(s, 'team', 10, T2);
+      expect(await store.getFeedToken(s, 'team', 10)).toBeNull();
+      const listed = await store.listFeedTokens(s);
+      expect(listed.map((t) => [t.scopeId, t.version, t.revokedAt])).toEqual([
+        [10, 1, T1],
+        [10, 2, T2],
+        [11, 1, null],
+      ]);
+      expect((await store.listFeedTokens()).filter((t) => t.schoolId === s)).toHaveLength(3);
+    });
+
+    it('round-trips push calendars and mappings', async () => {
+      const s = school();
+      const cal = {
+        schoolId: s,
+        target: 'google',
+        calendarKey: 'team:10',
+        remoteCalendarId: 'abc@group.calendar.google.com',
+        pausedUntil: null,
+        lastReconciledAt: null,
+      };
+      await store.savePushCalendar(cal);
+      await store.savePushCalendar({ ...cal, calendarKey: 'staff:40', remoteCalendarId: 'x' });
+      await store.savePushCalendar({ ...cal, pausedUntil: T2, lastReconciledAt: T1 });
+      expect(await store.listPushCalendars(s, 'google')).toEqual([
+        { ...cal, calendarKey: 'staff:40', remoteCalendarId: 'x' },
+        { ...cal, pausedUntil: T2, lastReconciledAt: T1 },
+      ]);
+      expect(await store.listPushCalendars(s, 'outlook')).toEqual([]);
+
+      const m = (sessionId: number, calendarKey = 'team:10', hash = 'h1') => ({
+        schoolId: s,
+        target: 'google',
+        calendarKey,
+        sessionId,
+        remoteEventId: `ev${sessionId}`,
+        contentHash: hash,
+        updatedAt: T0,
+      });
+      await store.upsertPushMappings([m(1), m(2), m(3), m(1, 'staff:40')]);
+      await store.upsertPushMappings([{ ...m(2, 'team:10', 'h2'), updatedAt: T1 }]);
+      await store.upsertPushMappings([]);
+      expect(await store.listPushMappings(s, 'google', 'team:10')).toEqual([
+        m(1),
+        { ...m(2, 'team:10', 'h2'), updatedAt: T1 },
+        m(3),
+      ]);
+      await store.deletePushMappings(s, 'google', 'team:10', [1, 3]);
+      expect((await store.listPushMappings(s, 'google')).map((x) => [x.calendarKey, x.sessionId])).toEqual([
+        ['staff:40', 1],
+        ['team:10', 2],
+      ]);
+    });
+
+    it('lets exactly one of many concurrent callers claim a fire', async () => {
+      const others = await Promise.all([db.open(), db.open()]);
+      try {
+        const stores = [store, ...others];
+        const job = `${school()}:incremental`;
+        const fires = Array.from({ length: 10 }, (_, i) =>
+          new Date(Date.parse(T0) + i * 60_000).toISOString(),
+        );
+        const claims = await Promise.all(
+          fires.flatMap((fire) =>
+            stores.flatMap((st, i) => [0, 1].map((k) => st.claimFire(job, fire, `owner-${i}-${k}`))),
+          ),
+        );
+        const perFire = fires.map((_, f) => claims.slice(f * 6, f * 6 + 6).filter(Boolean).length);
+        expect(perFire).toEqual(fires.map(() => 1));
+        expect(await store.claimFire(job, fires[0]!, 'late')).toBe(false);
+        expect(await store.claimFire(`${job}-other`, fires[0]!, 'late')).toBe(true);
+      } finally {
+        await Promise.all(others.map((o) => o.close()));
+      }
+    });
+  });
+}
