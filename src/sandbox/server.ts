@@ -1,0 +1,321 @@
+// The HTTP face of the sandbox (node:http, no framework: it sits under every test and benchmark).
+// Order per request: /_sandbox/ routes (no auth, no limits) | latency → rate limit (429) → auth (401/403)
+// → injected 5xx → route. Errors are JSON: { "error": { "status": 400, "message": "…" } }.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { FaultInjector, isMalformed, malform, TokenBucket } from './chaos.ts';
+import { renderIcs } from './ics.ts';
+import { LIST_ENDPOINTS, type ListEndpoint, type Listing, querySessions } from './lists.ts';
+import { HttpError, paging, Query } from './query.ts';
+import type { SandboxState } from './state.ts';
+import { addMonths } from './time.ts';
+import * as wire from './wire.ts';
+import * as writes from './writes.ts';
+
+type Json = Record<string, unknown>;
+
+export interface ServerOptions {
+  seed: number;
+  token: string;
+  readonlyToken: string;
+  rateLimit?: number;
+  burst?: number;
+  errorRate?: number;
+  latencyMs?: number;
+  malformedRate?: number;
+}
+
+export interface RouteStats {
+  total: number;
+  byStatus: Record<string, number>;
+}
+
+export interface SandboxStats {
+  total: number;
+  routes: Record<string, RouteStats>;
+}
+
+const MAX_BODY = 10 * 1024 * 1024;
+
+type WriteHandler = (st: SandboxState, body: unknown) => Json;
+const WRITES: Record<string, WriteHandler> = {
+  'POST /sessions': writes.createSessions,
+  'PATCH /sessions': writes.updateSessions,
+  'DELETE /sessions': writes.deleteSessions,
+  'POST /users': writes.createUsers,
+  'PATCH /users': writes.updateUsers,
+  'POST /pre-explained-absences': writes.createAbsences,
+  'PATCH /pre-explained-absences': writes.updateAbsences,
+  'DELETE /pre-explained-absences': writes.deleteAbsences,
+};
+
+const LISTS = new Map<string, ListEndpoint>(LIST_ENDPOINTS.map((e) => [e.path, e]));
+
+function resourceOf(path: string): string {
+  return path.slice(1);
+}
+
+export class SandboxServer {
+  readonly state: SandboxState;
+  readonly options: ServerOptions;
+  readonly server: Server;
+  private readonly bucket: TokenBucket | undefined;
+  private readonly faults: FaultInjector;
+  private stats: SandboxStats = { total: 0, routes: {} };
+
+  constructor(state: SandboxState, options: ServerOptions) {
+    this.state = state;
+    this.options = options;
+    this.bucket =
+      options.rateLimit && options.rateLimit > 0
+        ? new TokenBucket(options.rateLimit, options.burst ?? Math.max(1, Math.ceil(options.rateLimit)))
+        : options.burst && options.burst > 0
+          ? new TokenBucket(options.burst, options.burst)
+          : undefined;
+    this.faults = new FaultInjector(options.seed, options.errorRate ?? 0);
+    this.server = createServer((req, res) => {
+      this.handle(req, res).catch((err: unknown) => {
+        this.fail(res, 'unknown', new HttpError(500, err instanceof Error ? err.message : 'internal error'));
+      });
+    });
+    this.server.keepAliveTimeout = 5000;
+  }
+
+  getStats(): SandboxStats {
+    return structuredClone(this.stats);
+  }
+
+  resetStats(): void {
+    this.stats = { total: 0, routes: {} };
+  }
+
+  private count(route: string, status: number): void {
+    this.stats.total++;
+    let r = this.stats.routes[route];
+    if (!r) {
+      r = { total: 0, byStatus: {} };
+      this.stats.routes[route] = r;
+    }
+    r.total++;
+    r.byStatus[status] = (r.byStatus[status] ?? 0) + 1;
+  }
+
+  private send(
+    res: ServerResponse,
+    route: string,
+    status: number,
+    body: unknown,
+    headers: Record<string, string> = {},
+  ) {
+    const text = JSON.stringify(body);
+    res.writeHead(status, {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': Buffer.byteLength(text),
+      ...headers,
+    });
+    res.end(text);
+    if (route !== '') this.count(route, status);
+  }
+
+  private fail(res: ServerResponse, route: string, err: HttpError) {
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    this.send(res, route, err.status, { error: { status: err.status, message: err.message } }, err.headers);
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const method = req.method ?? 'GET';
+    const url = new URL(req.url ?? '/', 'http://sandbox.invalid');
+    const path = url.pathname.replace(/\/+$/, '') || '/';
+
+    if (path.startsWith('/_sandbox/')) {
+      this.handleControl(method, path, res);
+      return;
+    }
+
+    const route = routeName(method, path);
+    try {
+      if (this.options.latencyMs && this.options.latencyMs > 0) {
+        await new Promise((r) => setTimeout(r, this.options.latencyMs));
+      }
+      if (this.bucket) {
+        const wait = this.bucket.take();
+        if (wait > 0) throw new HttpError(429, 'rate limit exceeded', { 'retry-after': String(wait) });
+      }
+      const auth = req.headers.authorization ?? '';
+      const match = /^Bearer\s+(.+)$/i.exec(auth);
+      const token = match?.[1]?.trim();
+      if (!token || (token !== this.options.token && token !== this.options.readonlyToken)) {
+        throw new HttpError(401, 'a valid API token is required (Authorization: Bearer <token>)', {
+          'www-authenticate': 'Bearer',
+        });
+      }
+      const body = method === 'GET' || method === 'HEAD' ? undefined : await readBody(req);
+      const fault = this.faults.next();
+      if (fault) throw new HttpError(fault, 'injected server fault (sandbox errorRate)');
+      const isWrite = method !== 'GET' && method !== 'HEAD';
+      const write = WRITES[`${method} ${path}`];
+      if (isWrite && write) {
+        if (token !== this.options.token) throw new HttpError(403, 'this token may only read');
+        this.send(res, route, 200, write(this.state, body));
+        return;
+      }
+      if (method === 'GET') {
+        if (this.serveRead(path, url, res, route)) return;
+      }
+      const known =
+        LISTS.has(path) ||
+        /^\/(sessions|teams)\/[^/]+$/.test(path) ||
+        WRITES[`POST ${path}`] ||
+        WRITES[`PATCH ${path}`];
+      if (known) throw new HttpError(405, `${method} is not supported on ${path}`);
+      throw new HttpError(404, `no such endpoint: ${method} ${path}`);
+    } catch (err) {
+      const e =
+        err instanceof HttpError
+          ? err
+          : new HttpError(500, err instanceof Error ? err.message : 'internal error');
+      this.fail(res, route, e);
+    }
+  }
+
+  private serveRead(path: string, url: URL, res: ServerResponse, route: string): boolean {
+    const q = new Query(url.searchParams);
+    const st = this.state;
+    const single = /^\/(sessions|teams)\/([^/]+)$/.exec(path);
+    if (single) {
+      const id = /^\d+$/.test(single[2]!) ? Number(single[2]) : Number.NaN;
+      if (single[1] === 'sessions') {
+        const s = Number.isNaN(id) ? undefined : st.sessions.get(id);
+        if (!s) throw new HttpError(404, `no session ${single[2]}`);
+        const out: Json = {
+          data: wire.session(st, s, {
+            single: true,
+            includeTeams: q.bool('includeTeams') ?? false,
+            includeStaff: q.bool('includeStaff') ?? false,
+            includeRoundName: q.bool('includeRoundName') ?? false,
+          }),
+        };
+        if (q.bool('includeCustomFieldsMetadata') === true)
+          out.customFieldsMetadata = wire.customFieldsMetadata(st);
+        this.send(res, route, 200, out);
+        return true;
+      }
+      const t = Number.isNaN(id) ? undefined : st.teams.get(id);
+      if (!t) throw new HttpError(404, `no team ${single[2]}`);
+      const now = st.now();
+      const asOf = q.instant('showAsOfDate') ?? now;
+      this.send(res, route, 200, {
+        data: wire.team(st, t, {
+          single: true,
+          includeStaff: true,
+          includeStudents: true,
+          includePositions: true,
+          asOf,
+          now,
+        }),
+      });
+      return true;
+    }
+    const format = path === '/sessions' ? q.str('format') : undefined;
+    if (format !== undefined) {
+      if (format !== 'ics' && format !== 'iCalendar')
+        throw new HttpError(400, 'format must be ics or iCalendar');
+      const now = st.now();
+      const { records, includeCustomFieldsMetadata } = querySessions(st, q, {
+        start: addMonths(now, -1),
+        end: addMonths(now, 3),
+      });
+      const page = q.int('page', 1) ?? 1;
+      const slice = records.slice((page - 1) * 200, page * 200);
+      const text = renderIcs(st, slice, includeCustomFieldsMetadata);
+      res.writeHead(200, {
+        'content-type': 'text/calendar; charset=utf-8',
+        'content-disposition': 'attachment; filename="cal.ics"',
+        'content-length': Buffer.byteLength(text),
+      });
+      res.end(text);
+      this.count(route, 200);
+      return true;
+    }
+    const endpoint = LISTS.get(path);
+    if (!endpoint) return false;
+    const pg = paging(q, endpoint.defaultLength, endpoint.maxLength);
+    const listing: Listing = endpoint.list(st, q);
+    this.send(res, route, 200, this.envelope(path, listing, pg));
+    return true;
+  }
+
+  private envelope(
+    path: string,
+    listing: Listing,
+    pg: { page: number; requested: number; effective: number },
+  ): Json {
+    const total = listing.records.length;
+    const lastPage = Math.max(1, Math.ceil(total / pg.effective));
+    const from = (pg.page - 1) * pg.effective;
+    const slice = listing.records.slice(from, from + pg.effective);
+    const rate = this.options.malformedRate ?? 0;
+    const resource = resourceOf(path);
+    const data = slice.map((r) => {
+      const w = listing.toWire(r);
+      const id = typeof w.id === 'number' ? w.id : Number.NaN;
+      return rate > 0 && isMalformed(this.options.seed, rate, resource, id)
+        ? malform(this.options.seed, resource, w)
+        : w;
+    });
+    const pagination: Json = {
+      currentPage: pg.page,
+      lastPage,
+      pageLength: pg.requested,
+      numRecords: total,
+    };
+    if (listing.nextPrevious) {
+      pagination.next = null;
+      pagination.previous = null;
+    }
+    return { data, pagination, ...(listing.top ?? {}) };
+  }
+
+  private handleControl(method: string, path: string, res: ServerResponse): void {
+    if (method === 'GET' && path === '/_sandbox/stats') {
+      this.send(res, '', 200, this.getStats());
+      return;
+    }
+    if (method === 'POST' && path === '/_sandbox/stats/reset') {
+      this.resetStats();
+      this.send(res, '', 200, this.getStats());
+      return;
+    }
+    if (method === 'GET' && path === '/_sandbox/health') {
+      this.send(res, '', 200, { ok: true, now: new Date(this.state.now()).toISOString() });
+      return;
+    }
+    this.send(res, '', 404, { error: { status: 404, message: `no such sandbox route: ${method} ${path}` } });
+  }
+}
+
+/** `GET /sessions/{id}` style names for the stats, so ids don't explode the table. */
+export function routeName(method: string, path: string): string {
+  const generic = path.replace(/^\/(sessions|teams)\/[^/]+$/, '/$1/{id}');
+  return `${method} ${generic}`;
+}
+
+async function readBody(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    const b = chunk as Buffer;
+    size += b.length;
+    if (size > MAX_BODY) throw new HttpError(413, 'request body too large');
+    chunks.push(b);
+  }
+  const text = Buffer.concat(chunks).toString('utf8');
+  if (text.trim() === '') return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw new HttpError(400, 'request body is not valid JSON');
+  }
+}
