@@ -1,0 +1,460 @@
+// The pull: upstream → store snapshot for one school, recorded as a sync run.
+//
+// Each resource is read and written inside its own store transaction, page by page (memory stays bounded by a
+// page), so a run that fails half-way leaves every resource either fully updated or exactly as it was.
+// Full runs read everything in the window and mark what is gone as deleted, unless the deletion guard objects;
+// incremental runs ask only for what changed since the resource's cursor and re-read reference data when due.
+
+import type { SchoolConfig } from '../config.ts';
+import type { Id, Instant, Team } from '../domain/types.ts';
+import { type Logger, silentLogger } from '../log.ts';
+import type { ResourceKind, ResourceMap, RunCounts, RunStatus, Store, SyncRun } from '../store/types.ts';
+import type { EndpointStats, MalformedRecord, UpstreamClient } from '../upstream/api.ts';
+import { mapLimit, prefetch } from './concurrency.ts';
+import { deletionGuard } from './guard.ts';
+import { RESOURCES, type ResourceSpec, recordId } from './resources.ts';
+import { type SyncWindow, syncWindow } from './window.ts';
+
+export type PullKind = 'incremental' | 'full';
+export type ResourceMode = 'full' | 'incremental' | 'skipped';
+
+export type PullProgress =
+  | {
+      type: 'start';
+      schoolId: string;
+      kind: PullKind;
+      resources: { kind: ResourceKind; mode: ResourceMode }[];
+    }
+  | { type: 'resource'; kind: ResourceKind; mode: ResourceMode }
+  | { type: 'page'; kind: ResourceKind; listing: string; page: number; lastPage: number; records: number }
+  | { type: 'details'; kind: ResourceKind; done: number; total: number }
+  | { type: 'resource-done'; kind: ResourceKind; outcome: ResourceOutcome }
+  | { type: 'done'; summary: PullSummary };
+
+export interface ResourceOutcome {
+  kind: ResourceKind;
+  mode: ResourceMode;
+  /** guarded: read and written, but the deletion guard kept it from deleting. */
+  status: 'ok' | 'guarded' | 'failed' | 'skipped';
+  counts: RunCounts;
+  pages: number;
+  durationMs: number;
+  error?: string;
+}
+
+export interface PullSummary {
+  runId: number;
+  schoolId: string;
+  /** What ran: an incremental request becomes full when the school never had a complete full run. */
+  kind: PullKind;
+  requestedKind: PullKind;
+  status: RunStatus;
+  startedAt: Instant;
+  finishedAt: Instant;
+  durationMs: number;
+  resources: ResourceOutcome[];
+  counts: Record<string, RunCounts>;
+  upstream: EndpointStats;
+  errors: string[];
+  warning: string | null;
+}
+
+export interface PullOptions {
+  store: Store;
+  client: UpstreamClient;
+  school: SchoolConfig;
+  kind: PullKind;
+  now?: () => Date;
+  onProgress?: (event: PullProgress) => void;
+  log?: Logger;
+  /** A `running` run older than this was cut short (the process died): it is closed as failed. Default 2 h. */
+  staleRunMs?: number;
+}
+
+/** Error lines kept per resource in the run record; the rest are summarised. */
+const MAX_ERROR_LINES = 50;
+
+const zeroCounts = (): RunCounts => ({ added: 0, changed: 0, deleted: 0, unchanged: 0, skipped: 0 });
+
+const cursorKey = (kind: ResourceKind) => `updatedAfter:${kind}`;
+const refreshKey = (kind: ResourceKind) => `refreshedAt:${kind}`;
+
+/** 401/403 will not get better by trying the next resource. */
+function isFatal(err: unknown): boolean {
+  const status = (err as { status?: unknown } | null)?.status;
+  return status === 401 || status === 403;
+}
+
+function isNotFound(err: unknown): boolean {
+  return (err as { status?: unknown } | null)?.status === 404;
+}
+
+function message(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+function diffStats(after: EndpointStats, before: EndpointStats): EndpointStats {
+  return {
+    requests: after.requests - before.requests,
+    retries: after.retries - before.retries,
+    throttled: after.throttled - before.throttled,
+    errors: after.errors - before.errors,
+  };
+}
+
+/** A numeric id for a skipped record, or null when its id itself is unusable. */
+function skippedId(m: MalformedRecord): Id | null {
+  if (m.id === null) return null;
+  const n = Number(m.id);
+  return Number.isSafeInteger(n) ? n : null;
+}
+
+async function closeStaleRuns(store: Store, schoolId: string, now: Date, staleMs: number, log: Logger) {
+  const runs = await store.listRuns(schoolId, { limit: 20 });
+  for (const run of runs) {
+    if (run.status !== 'running' || run.kind === 'push') continue;
+    if (now.getTime() - Date.parse(run.startedAt) < staleMs) continue;
+    await store.finishRun(run.id, {
+      status: 'failed',
+      finishedAt: now.toISOString(),
+      counts: run.counts,
+      upstreamRequests: run.upstreamRequests,
+      retries: run.retries,
+      throttled: run.throttled,
+      errors: [...run.errors, 'interrupted: the process ended before the run finished'],
+      warning: run.warning,
+    });
+    log.warn({ runId: run.id, schoolId }, 'closed an interrupted sync run');
+  }
+}
+
+async function hadCompleteFullRun(store: Store, schoolId: string): Promise<boolean> {
+  const runs = await store.listRuns(schoolId, { kind: 'full', limit: 50 });
+  return runs.some((r: SyncRun) => r.status === 'succeeded' || r.status === 'suspicious');
+}
+
+interface ResourceRunContext {
+  store: Store;
+  client: UpstreamClient;
+  school: SchoolConfig;
+  window: SyncWindow;
+  startedAt: Date;
+  now: () => Date;
+  onProgress: (event: PullProgress) => void;
+  log: Logger;
+}
+
+interface ResourceResult {
+  outcome: ResourceOutcome;
+  errors: string[];
+  warning: string | null;
+  /** Custom-field metadata arrives with sessions and is stored as its own kind. */
+  extra?: { kind: ResourceKind; counts: RunCounts };
+  /** The failure will repeat for every resource (bad token): stop the run. */
+  fatal?: boolean;
+}
+
+async function decideMode(
+  store: Store,
+  school: SchoolConfig,
+  spec: ResourceSpec,
+  runKind: PullKind,
+  now: Date,
+): Promise<{ mode: ResourceMode; updatedAfter?: string }> {
+  if (runKind === 'full') return { mode: 'full' };
+  if (spec.incremental) {
+    const cursor = await store.getCursor(school.id, cursorKey(spec.kind));
+    // No cursor: this resource never completed a listing; read it whole.
+    return cursor ? { mode: 'incremental', updatedAfter: cursor } : { mode: 'full' };
+  }
+  const refreshed = await store.getCursor(school.id, refreshKey(spec.kind));
+  const due =
+    !refreshed || now.getTime() - Date.parse(refreshed) >= school.pull.referenceRefreshMinutes * 60_000;
+  return { mode: due ? 'full' : 'skipped' };
+}
+
+/** Single-team reads carry what listings leave out (medical conditions, guardians, sort order). */
+async function withTeamDetails(
+  ctx: ResourceRunContext,
+  teams: Team[],
+  progress: { done: number; total: number },
+): Promise<Team[]> {
+  const detailed = await mapLimit(teams, ctx.school.pull.teamConcurrency, async (listed) => {
+    try {
+      const detail = await ctx.client.team(listed.id);
+      return { ...detail, hidden: listed.hidden };
+    } catch (err) {
+      // Gone between the listing and the read: keep what the listing said; the next full run settles it.
+      if (isNotFound(err)) return listed;
+      throw err;
+    } finally {
+      progress.done++;
+      ctx.onProgress({ type: 'details', kind: 'teams', done: progress.done, total: progress.total });
+    }
+  });
+  return detailed;
+}
+
+async function pullResource(
+  ctx: ResourceRunContext,
+  spec: ResourceSpec,
+  mode: ResourceMode,
+  updatedAfter: string | undefined,
+): Promise<ResourceResult> {
+  const { store, school, client, log } = ctx;
+  const began = Date.now();
+  const counts = zeroCounts();
+  const errors: string[] = [];
+  // Assigned inside the transaction callback, which TypeScript's narrowing cannot see.
+  let warning = null as string | null;
+  let pages = 0;
+  let guarded = false as boolean;
+  let extra: ResourceResult['extra'];
+  const noteError = (line: string) => {
+    if (errors.length < MAX_ERROR_LINES) errors.push(line);
+    else if (errors.length === MAX_ERROR_LINES) errors.push(`${spec.kind}: further problems not listed`);
+  };
+
+  ctx.onProgress({ type: 'resource', kind: spec.kind, mode });
+  if (mode === 'skipped') {
+    const outcome: ResourceOutcome = {
+      kind: spec.kind,
+      mode,
+      status: 'skipped',
+      counts,
+      pages,
+      durationMs: 0,
+    };
+    return { outcome, errors, warning };
+  }
+
+  const full = mode === 'full';
+  const seen = new Set<Id>();
+  let unknownSkipped = 0;
+  const customFields = new Map<string, ResourceMap['customFields']>();
+
+  try {
+    await store.transaction(async (tx) => {
+      const detailProgress = { done: 0, total: 0 };
+      for (const listing of spec.listings) {
+        const source = listing.pages({
+          client,
+          window: ctx.window,
+          ...(updatedAfter ? { updatedAfter } : {}),
+        });
+        for await (const page of prefetch(source)) {
+          pages++;
+          for (const bad of page.skipped) {
+            counts.skipped++;
+            const id = skippedId(bad);
+            if (id === null) unknownSkipped++;
+            else seen.add(id);
+            noteError(`${spec.kind}: skipped malformed record ${bad.id ?? '(no id)'}: ${bad.reason}`);
+          }
+          let records = listing.adjust ? page.records.map(listing.adjust) : page.records;
+          if (spec.kind === 'teams' && records.length > 0) {
+            detailProgress.total += records.length;
+            records = await withTeamDetails(ctx, records as Team[], detailProgress);
+          }
+          for (const meta of page.customFieldsMetadata ?? []) customFields.set(meta.key, meta);
+          if (records.length > 0) {
+            const stats = await tx.upsert(school.id, spec.kind, records, ctx.now().toISOString());
+            counts.added += stats.added + stats.restored;
+            counts.changed += stats.changed;
+            counts.unchanged += stats.unchanged;
+          }
+          for (const r of records) seen.add(recordId(spec.kind, r) as Id);
+          ctx.onProgress({
+            type: 'page',
+            kind: spec.kind,
+            listing: listing.label,
+            page: page.currentPage,
+            lastPage: Math.max(page.lastPage, page.currentPage),
+            records: page.records.length,
+          });
+        }
+      }
+
+      if (customFields.size > 0) {
+        const cf = zeroCounts();
+        const stats = await tx.upsert(
+          school.id,
+          'customFields',
+          [...customFields.values()],
+          ctx.now().toISOString(),
+        );
+        cf.added = stats.added + stats.restored;
+        cf.changed = stats.changed;
+        cf.unchanged = stats.unchanged;
+        extra = { kind: 'customFields', counts: cf };
+      }
+
+      if (full) {
+        const window = spec.windowed ? ctx.window : undefined;
+        const live = await tx.liveIds(school.id, spec.kind, window);
+        const missing = live.filter((id) => !seen.has(id));
+        if (missing.length > 0 && unknownSkipped > 0) {
+          guarded = true;
+          warning = `${spec.kind}: ${unknownSkipped} malformed record(s) without a usable id; deleted nothing`;
+        } else {
+          const verdict = deletionGuard({
+            resource: spec.kind,
+            storedCount: live.length,
+            listedCount: seen.size,
+            missingCount: missing.length,
+            maxShrinkFraction: school.deletionGuard.maxShrinkFraction,
+          });
+          if (verdict.allowed) {
+            if (missing.length > 0)
+              counts.deleted = await tx.markDeleted(school.id, spec.kind, missing, ctx.now().toISOString());
+          } else {
+            guarded = true;
+            warning = verdict.reason;
+          }
+        }
+      }
+
+      // Cursors move with the data, in the same transaction: a failed resource is simply read again next time.
+      if (spec.incremental) {
+        const cursor = new Date(ctx.startedAt.getTime() - school.pull.overlapSeconds * 1000).toISOString();
+        await tx.setCursor(school.id, cursorKey(spec.kind), cursor);
+      }
+      if (full) await tx.setCursor(school.id, refreshKey(spec.kind), ctx.startedAt.toISOString());
+    });
+  } catch (err) {
+    const why = message(err);
+    log.error(
+      { err, schoolId: school.id, resource: spec.kind },
+      `pull of ${spec.kind} failed; its changes were rolled back`,
+    );
+    const outcome: ResourceOutcome = {
+      kind: spec.kind,
+      mode,
+      status: 'failed',
+      // Rolled back: nothing of it happened, except the skips we saw.
+      counts: { ...zeroCounts(), skipped: counts.skipped },
+      pages,
+      durationMs: Date.now() - began,
+      error: why,
+    };
+    return {
+      outcome,
+      errors: [...errors, `${spec.kind}: failed, nothing of it was kept: ${why}`],
+      warning: null,
+      fatal: isFatal(err),
+    };
+  }
+
+  if (warning) log.warn({ schoolId: school.id, resource: spec.kind }, `deletion guard: ${warning}`);
+  const outcome: ResourceOutcome = {
+    kind: spec.kind,
+    mode,
+    status: guarded ? 'guarded' : 'ok',
+    counts,
+    pages,
+    durationMs: Date.now() - began,
+  };
+  return { outcome, errors, warning, ...(extra ? { extra } : {}) };
+}
+
+/** Pulls one school into the store and records the run. Never throws for upstream trouble: see the summary. */
+export async function pullSchool(opts: PullOptions): Promise<PullSummary> {
+  const { store, client, school } = opts;
+  const now = opts.now ?? (() => new Date());
+  const log = (opts.log ?? silentLogger).child({ schoolId: school.id });
+  const onProgress = opts.onProgress ?? (() => {});
+
+  const startedAt = now();
+  await store.upsertSchool({ id: school.id, name: school.name, timeZone: school.timeZone });
+  await closeStaleRuns(store, school.id, startedAt, opts.staleRunMs ?? 2 * 3_600_000, log);
+
+  let kind = opts.kind;
+  if (kind === 'incremental' && !(await hadCompleteFullRun(store, school.id))) {
+    kind = 'full';
+    log.info('no complete full run yet: running a full pull');
+  }
+  const runId = await store.startRun({ schoolId: school.id, kind, at: startedAt.toISOString() });
+  const before = client.totals();
+  const window = syncWindow(startedAt, school.syncWindow);
+  log.info({ runId, kind, window }, 'pull started');
+
+  const plan: { spec: ResourceSpec; mode: ResourceMode; updatedAfter?: string }[] = [];
+  for (const spec of RESOURCES)
+    plan.push({ spec, ...(await decideMode(store, school, spec, kind, startedAt)) });
+  onProgress({
+    type: 'start',
+    schoolId: school.id,
+    kind,
+    resources: plan.map((p) => ({ kind: p.spec.kind, mode: p.mode })),
+  });
+
+  const ctx: ResourceRunContext = { store, client, school, window, startedAt, now, onProgress, log };
+  const resources: ResourceOutcome[] = [];
+  const counts: Record<string, RunCounts> = {};
+  const errors: string[] = [];
+  const warnings: string[] = [];
+  let aborted: string | null = null;
+
+  for (const step of plan) {
+    if (aborted) {
+      const outcome: ResourceOutcome = {
+        kind: step.spec.kind,
+        mode: step.mode,
+        status: 'skipped',
+        counts: zeroCounts(),
+        pages: 0,
+        durationMs: 0,
+        error: `not attempted: ${aborted}`,
+      };
+      resources.push(outcome);
+      onProgress({ type: 'resource-done', kind: step.spec.kind, outcome });
+      continue;
+    }
+    const result = await pullResource(ctx, step.spec, step.mode, step.updatedAfter);
+    resources.push(result.outcome);
+    if (step.mode !== 'skipped') counts[step.spec.kind] = result.outcome.counts;
+    if (result.extra) counts[result.extra.kind] = result.extra.counts;
+    errors.push(...result.errors);
+    if (result.warning) warnings.push(result.warning);
+    onProgress({ type: 'resource-done', kind: step.spec.kind, outcome: result.outcome });
+    if (result.fatal) aborted = result.outcome.error ?? 'upstream refused access';
+  }
+
+  const failed = resources.some((r) => r.status === 'failed');
+  const status: RunStatus = failed ? 'failed' : warnings.length > 0 ? 'suspicious' : 'succeeded';
+  const upstream = diffStats(client.totals(), before);
+  const finishedAt = now();
+  const warning = warnings.length > 0 ? warnings.join('; ') : null;
+  await store.finishRun(runId, {
+    status,
+    finishedAt: finishedAt.toISOString(),
+    counts,
+    upstreamRequests: upstream.requests,
+    retries: upstream.retries,
+    throttled: upstream.throttled,
+    errors,
+    warning,
+  });
+
+  const summary: PullSummary = {
+    runId,
+    schoolId: school.id,
+    kind,
+    requestedKind: opts.kind,
+    status,
+    startedAt: startedAt.toISOString(),
+    finishedAt: finishedAt.toISOString(),
+    durationMs: finishedAt.getTime() - startedAt.getTime(),
+    resources,
+    counts,
+    upstream,
+    errors,
+    warning,
+  };
+  const line = { runId, kind, status, durationMs: summary.durationMs, upstream, counts };
+  if (status === 'failed') log.error(line, 'pull failed');
+  else if (status === 'suspicious') log.warn({ ...line, warning }, 'pull finished but was suspicious');
+  else log.info(line, 'pull finished');
+  onProgress({ type: 'done', summary });
+  return summary;
+}

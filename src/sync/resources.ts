@@ -1,0 +1,148 @@
+// What the pull reads for each resource kind: the listings that make up the whole set, whether upstream can
+// filter them by `updatedAfter`, and whether their ids are counted within the sync window.
+import type { Id, Team } from '../domain/types.ts';
+import type { ResourceKind, ResourceMap } from '../store/types.ts';
+import type { Page, TeamListParams, UpstreamClient } from '../upstream/api.ts';
+import type { SyncWindow } from './window.ts';
+
+export interface ListingContext {
+  client: UpstreamClient;
+  window: SyncWindow;
+  /** Set for incremental listings. */
+  updatedAfter?: string;
+}
+
+type AnyRecord = ResourceMap[ResourceKind];
+
+export interface Listing {
+  /** Shown in progress and summaries: `teams (hidden)`. */
+  label: string;
+  pages(ctx: ListingContext): AsyncIterable<Page<AnyRecord>>;
+  /** Facts the listing itself tells (a student from `current=false` has left). */
+  adjust?(record: AnyRecord): AnyRecord;
+}
+
+export interface ResourceSpec {
+  kind: ResourceKind;
+  /** Upstream filters it by `updatedAfter`: incremental runs ask only for what changed. */
+  incremental: boolean;
+  /** Ids counted for deletion within the sync window only. */
+  windowed: boolean;
+  listings: Listing[];
+}
+
+const teamIncludes: TeamListParams = { includeStudents: true, includeStaff: true, includePositions: true };
+
+function teamListing(hidden: boolean): Listing {
+  return {
+    label: hidden ? 'teams (hidden)' : 'teams',
+    pages: ({ client, updatedAfter }) =>
+      client.teams({ ...teamIncludes, hidden, ...(updatedAfter ? { updatedAfter } : {}) }),
+    adjust: (r) => ({ ...(r as Team), hidden }),
+  };
+}
+
+/** In dependency-free order; sessions last so a run's reference data is fresh when its sessions land. */
+export const RESOURCES: ResourceSpec[] = [
+  {
+    kind: 'departments',
+    incremental: false,
+    windowed: false,
+    listings: [{ label: 'departments', pages: ({ client }) => client.departments() }],
+  },
+  {
+    kind: 'yearGroups',
+    incremental: false,
+    windowed: false,
+    listings: [{ label: 'year groups', pages: ({ client }) => client.yearGroups() }],
+  },
+  {
+    kind: 'activities',
+    incremental: false,
+    windowed: false,
+    listings: [{ label: 'activities', pages: ({ client }) => client.activities() }],
+  },
+  {
+    kind: 'locations',
+    incremental: false,
+    windowed: false,
+    listings: [
+      { label: 'locations', pages: ({ client }) => client.locations({ archived: false }) },
+      { label: 'locations (archived)', pages: ({ client }) => client.locations({ archived: true }) },
+    ],
+  },
+  {
+    kind: 'staff',
+    incremental: false,
+    windowed: false,
+    listings: [{ label: 'staff', pages: ({ client }) => client.users() }],
+  },
+  {
+    kind: 'students',
+    incremental: false,
+    windowed: false,
+    listings: [
+      {
+        label: 'students',
+        pages: ({ client }) => client.students({ current: true }),
+        adjust: (r) => ({ ...(r as ResourceMap['students']), current: true }),
+      },
+      {
+        label: 'students (left)',
+        pages: ({ client }) => client.students({ current: false }),
+        adjust: (r) => ({ ...(r as ResourceMap['students']), current: false }),
+      },
+    ],
+  },
+  {
+    kind: 'studentTeams',
+    incremental: false,
+    windowed: false,
+    listings: [{ label: 'student teams', pages: ({ client }) => client.studentTeams() }],
+  },
+  {
+    kind: 'teams',
+    incremental: true,
+    windowed: false,
+    listings: [teamListing(false), teamListing(true)],
+  },
+  {
+    kind: 'absences',
+    incremental: true,
+    windowed: true,
+    listings: [
+      {
+        label: 'absences',
+        pages: ({ client, window, updatedAfter }) =>
+          client.preExplainedAbsences({
+            startDateTime: window.from,
+            endDateTime: window.to,
+            ...(updatedAfter ? { updatedAfter } : {}),
+          }),
+      },
+    ],
+  },
+  {
+    kind: 'sessions',
+    incremental: true,
+    windowed: true,
+    listings: [
+      {
+        label: 'sessions',
+        pages: ({ client, window, updatedAfter }) =>
+          client.sessions({
+            startDateTime: window.from,
+            endDateTime: window.to,
+            includeTeams: true,
+            includeStaff: true,
+            includeCustomFieldsMetadata: true,
+            ...(updatedAfter ? { updatedAfter } : {}),
+          }),
+      },
+    ],
+  },
+];
+
+export function recordId(kind: ResourceKind, record: AnyRecord): Id | string {
+  return kind === 'customFields' ? (record as ResourceMap['customFields']).key : (record as { id: Id }).id;
+}

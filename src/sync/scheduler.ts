@@ -1,0 +1,280 @@
+// The schedule: node-cron jobs per school (incremental pull, full pull, and whatever later modules add, such as
+// push), with overlap prevention, job status in the store, and — through node-cron's RunCoordinator backed by
+// store.claimFire — exactly one runner per fire across every replica sharing the database.
+
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import cron, { type RunCoordinator, type ScheduledTask } from 'node-cron';
+import type { Config, SchoolConfig } from '../config.ts';
+import { type Logger, silentLogger } from '../log.ts';
+import type { JobStatus, RunStatus, Store } from '../store/types.ts';
+import type { UpstreamClient } from '../upstream/api.ts';
+import { type PullKind, type PullSummary, pullSchool } from './pull.ts';
+
+export interface JobOutcome {
+  status: RunStatus;
+  error?: string | null;
+}
+
+/** One recurring job of a school. `run` must not throw for expected trouble: return a failed outcome. */
+export interface JobDefinition {
+  /** Unique within the school: `incremental`, `full`, `push:google`. */
+  name: string;
+  cron: string;
+  /** A reason to let this fire pass without running (it would only repeat work in progress), or null. */
+  skipReason?(): string | null;
+  run(ctx: { fireTime: string | null; log: Logger }): Promise<JobOutcome>;
+}
+
+export type FireEvent =
+  | { type: 'claimed'; schoolId: string; job: string; fireTime: string; owner: string }
+  | { type: 'not-elected'; schoolId: string; job: string; fireTime: string; owner: string }
+  | {
+      type: 'finished';
+      schoolId: string;
+      job: string;
+      fireTime: string | null;
+      owner: string;
+      outcome: JobOutcome;
+    }
+  | {
+      type: 'skipped';
+      schoolId: string;
+      job: string;
+      fireTime: string | null;
+      owner: string;
+      reason: string;
+    };
+
+export interface SchedulerOptions {
+  store: Store;
+  config: Pick<Config, 'schools'>;
+  /** The upstream client of each school (one per school, reused across runs so its pacing holds). */
+  clientFor: (school: SchoolConfig) => UpstreamClient;
+  log?: Logger;
+  /** Names this replica in claims and logs; default host:pid:random. */
+  owner?: string;
+  /** More jobs per school (the push module adds its own here). */
+  extraJobs?: (school: SchoolConfig) => JobDefinition[];
+  /** Observes every fire: for tests and metrics. */
+  onFire?: (event: FireEvent) => void;
+  /** Called with each finished pull (for metrics, push-after-pull, caches). */
+  onPull?: (school: SchoolConfig, summary: PullSummary) => void | Promise<void>;
+  now?: () => Date;
+}
+
+export interface SchedulerHandle {
+  /** Runs a job of a school now, outside the schedule (still serialised with that school's other pulls). */
+  runNow(schoolId: string, job: string): Promise<JobOutcome>;
+  /** Next fire per job, for the admin pages. */
+  nextRuns(): { schoolId: string; job: string; nextRunAt: string | null }[];
+  /** Stops firing and waits for running jobs to finish. */
+  stop(): Promise<void>;
+}
+
+/** Serialises the pulls of one school inside this process: a full pull and an incremental one never overlap. */
+class SchoolLock {
+  #tail: Promise<unknown> = Promise.resolve();
+  #busy = 0;
+  get busy(): boolean {
+    return this.#busy > 0;
+  }
+  run<T>(fn: () => Promise<T>): Promise<T> {
+    this.#busy++;
+    const result = this.#tail.then(fn).finally(() => {
+      this.#busy--;
+    });
+    this.#tail = result.catch(() => {});
+    return result;
+  }
+}
+
+export function defaultOwner(): string {
+  return `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+}
+
+function pullJob(
+  opts: SchedulerOptions,
+  school: SchoolConfig,
+  kind: PullKind,
+  lock: SchoolLock,
+  client: () => UpstreamClient,
+): JobDefinition {
+  return {
+    name: kind,
+    cron: kind === 'full' ? school.schedules.full : school.schedules.incremental,
+    // An incremental pull queued behind a running pull would only repeat it.
+    skipReason: () => (kind === 'incremental' && lock.busy ? 'another pull of this school is running' : null),
+    run: async ({ log }) => {
+      return lock.run(async () => {
+        const summary = await pullSchool({
+          store: opts.store,
+          client: client(),
+          school,
+          kind,
+          log,
+          ...(opts.now ? { now: opts.now } : {}),
+        });
+        await opts.onPull?.(school, summary);
+        const error = summary.status === 'failed' ? (summary.errors.at(-1) ?? 'failed') : summary.warning;
+        return { status: summary.status, error };
+      });
+    },
+  };
+}
+
+export async function startScheduler(opts: SchedulerOptions): Promise<SchedulerHandle> {
+  const { store } = opts;
+  const log = (opts.log ?? silentLogger).child({ component: 'scheduler' });
+  const owner = opts.owner ?? defaultOwner();
+  const now = opts.now ?? (() => new Date());
+  const running = new Set<Promise<unknown>>();
+  const entries: { school: SchoolConfig; job: JobDefinition; task: ScheduledTask }[] = [];
+  let stopped = false;
+
+  const saveStatus = async (schoolId: string, job: string, patch: Partial<JobStatus>) => {
+    try {
+      const current = (await store.listJobStatus(schoolId)).find((s) => s.job === job);
+      await store.saveJobStatus({
+        schoolId,
+        job,
+        lastStartedAt: null,
+        lastFinishedAt: null,
+        lastStatus: null,
+        lastError: null,
+        nextRunAt: null,
+        ...current,
+        ...patch,
+      });
+    } catch (err) {
+      log.error({ err, schoolId, job }, 'could not save job status');
+    }
+  };
+
+  const execute = async (
+    school: SchoolConfig,
+    job: JobDefinition,
+    task: ScheduledTask | null,
+    fireTime: string | null,
+  ) => {
+    const jobLog = log.child({ schoolId: school.id, job: job.name, ...(fireTime ? { fireTime } : {}) });
+    const skip = job.skipReason?.() ?? null;
+    if (skip) {
+      jobLog.info(`fire skipped: ${skip}`);
+      opts.onFire?.({ type: 'skipped', schoolId: school.id, job: job.name, fireTime, owner, reason: skip });
+      return { status: 'succeeded', error: `skipped: ${skip}` } satisfies JobOutcome;
+    }
+    await saveStatus(school.id, job.name, { lastStartedAt: now().toISOString() });
+    let outcome: JobOutcome;
+    try {
+      outcome = await job.run({ fireTime, log: jobLog });
+    } catch (err) {
+      jobLog.error({ err }, 'job failed');
+      outcome = { status: 'failed', error: err instanceof Error ? err.message : String(err) };
+    }
+    const next = task?.getNextRun() ?? null;
+    await saveStatus(school.id, job.name, {
+      lastFinishedAt: now().toISOString(),
+      lastStatus: outcome.status,
+      lastError: outcome.error ?? null,
+      ...(next ? { nextRunAt: next.toISOString() } : {}),
+    });
+    opts.onFire?.({ type: 'finished', schoolId: school.id, job: job.name, fireTime, owner, outcome });
+    return outcome;
+  };
+
+  const track = <T>(p: Promise<T>): Promise<T> => {
+    running.add(p);
+    p.finally(() => running.delete(p)).catch(() => {});
+    return p;
+  };
+
+  for (const school of opts.config.schools) {
+    const lock = new SchoolLock();
+    let client: UpstreamClient | null = null;
+    const clientOnce = () => {
+      client ??= opts.clientFor(school);
+      return client;
+    };
+    const jobs = [
+      pullJob(opts, school, 'incremental', lock, clientOnce),
+      pullJob(opts, school, 'full', lock, clientOnce),
+      ...(opts.extraJobs?.(school) ?? []),
+    ];
+    for (const job of jobs) {
+      const name = `${school.id}:${job.name}`;
+      // The fire this process won, handed from the coordinator to the task (noOverlap: one at a time per task).
+      let claimed: string | null = null;
+      const coordinator: RunCoordinator = {
+        shouldRun: async (key: string) => {
+          const fireTime = key.slice(name.length + 1);
+          const won = await store.claimFire(name, fireTime, owner);
+          opts.onFire?.({
+            type: won ? 'claimed' : 'not-elected',
+            schoolId: school.id,
+            job: job.name,
+            fireTime,
+            owner,
+          });
+          if (won) claimed = fireTime;
+          return won;
+        },
+      };
+      const task = cron.createTask(
+        job.cron,
+        () => {
+          const fireTime = claimed;
+          claimed = null;
+          return track(execute(school, job, task, fireTime));
+        },
+        {
+          name,
+          timezone: school.timeZone,
+          noOverlap: true,
+          distributed: true,
+          runCoordinator: coordinator,
+        },
+      );
+      task.on('execution:overlap', () => {
+        opts.onFire?.({
+          type: 'skipped',
+          schoolId: school.id,
+          job: job.name,
+          fireTime: null,
+          owner,
+          reason: 'overlap',
+        });
+        log.warn({ schoolId: school.id, job: job.name }, 'previous run still going: fire skipped');
+      });
+      entries.push({ school, job, task });
+    }
+  }
+
+  for (const { school, job, task } of entries) {
+    await task.start();
+    const next = task.getNextRun();
+    await saveStatus(school.id, job.name, { nextRunAt: next ? next.toISOString() : null });
+    log.info({ schoolId: school.id, job: job.name, cron: job.cron, next }, 'job scheduled');
+  }
+
+  return {
+    runNow: (schoolId, jobName) => {
+      const entry = entries.find((e) => e.school.id === schoolId && e.job.name === jobName);
+      if (!entry) return Promise.reject(new Error(`no job ${jobName} for school ${schoolId}`));
+      return track(execute(entry.school, entry.job, entry.task, null));
+    },
+    nextRuns: () =>
+      entries.map(({ school, job, task }) => ({
+        schoolId: school.id,
+        job: job.name,
+        nextRunAt: task.getNextRun()?.toISOString() ?? null,
+      })),
+    stop: async () => {
+      if (stopped) return;
+      stopped = true;
+      for (const { task } of entries) await task.destroy();
+      await Promise.allSettled([...running]);
+      log.info('scheduler stopped');
+    },
+  };
+}
