@@ -1,0 +1,142 @@
+// Which feeds a school has: one per team, current student, active staff member and live activity, each with
+// its audience (staff feeds speak to staff; the others to guardians and students) and the sessions it covers.
+import { personName } from '../calendar/context.ts';
+import { normaliseHexColor } from '../calendar/project.ts';
+import type { Audience } from '../calendar/types.ts';
+import type { Id, Instant } from '../domain/types.ts';
+import type { FeedScope, SchoolId, SessionQuery, Store, Stored } from '../store/types.ts';
+
+export interface FeedDef {
+  schoolId: SchoolId;
+  scope: FeedScope;
+  scopeId: Id;
+  /** The team's, person's or activity's name. */
+  subject: string;
+  /** The calendar's name (X-WR-CALNAME). */
+  calendarName: string;
+  description: string;
+  audience: Audience;
+  color: string | null;
+}
+
+export const AUDIENCE_OF: Record<FeedScope, Audience> = {
+  team: 'guardian',
+  student: 'guardian',
+  activity: 'guardian',
+  staff: 'staff',
+};
+
+function def(
+  school: { id: SchoolId; name: string },
+  scope: FeedScope,
+  scopeId: Id,
+  subject: string,
+  color: string | null,
+): FeedDef {
+  const what: Record<FeedScope, string> = {
+    team: `Sessions and fixtures of ${subject}`,
+    student: `Sessions and fixtures for ${subject}`,
+    staff: `Sessions ${subject} is assigned to (staff view)`,
+    activity: `All ${subject} sessions and fixtures`,
+  };
+  return {
+    schoolId: school.id,
+    scope,
+    scopeId,
+    subject,
+    calendarName: `${subject} · ${school.name}`,
+    description: `${what[scope]} at ${school.name}.`,
+    audience: AUDIENCE_OF[scope],
+    color,
+  };
+}
+
+async function schoolOf(store: Store, schoolId: SchoolId) {
+  const school = (await store.listSchools()).find((s) => s.id === schoolId);
+  if (!school) throw new Error(`unknown school: ${schoolId}`);
+  return school;
+}
+
+function activityColors(activities: Stored<'activities'>[]): Map<Id, string | null> {
+  return new Map(activities.map((a) => [a.id, normaliseHexColor(a.hexColor)]));
+}
+
+/**
+ * Every feed of a school: teams (hidden ones too: staff decide whom to give the link), current students,
+ * staff who are not deactivated, and activities that are not archived.
+ */
+export async function listFeedDefs(store: Store, schoolId: SchoolId): Promise<FeedDef[]> {
+  const school = await schoolOf(store, schoolId);
+  const [teams, students, staff, activities] = await Promise.all([
+    store.list(schoolId, 'teams'),
+    store.list(schoolId, 'students'),
+    store.list(schoolId, 'staff'),
+    store.list(schoolId, 'activities'),
+  ]);
+  const colors = activityColors(activities);
+  const byName = <T>(items: T[], name: (t: T) => string) =>
+    items.sort((a, b) => name(a).localeCompare(name(b)));
+  return [
+    ...byName(teams, (t) => t.name).map((t) =>
+      def(school, 'team', t.id, t.name, colors.get(t.activity.id) ?? null),
+    ),
+    ...byName(
+      students.filter((s) => s.current),
+      personName,
+    ).map((s) => def(school, 'student', s.id, personName(s), null)),
+    ...byName(
+      staff.filter((s) => !s.frozen),
+      personName,
+    ).map((s) => def(school, 'staff', s.id, personName(s), null)),
+    ...byName(
+      activities.filter((a) => !a.archived),
+      (a) => a.name,
+    ).map((a) => def(school, 'activity', a.id, a.name, normaliseHexColor(a.hexColor))),
+  ];
+}
+
+/** One feed's definition, or null when its subject is gone (deleted team, student who left, …). */
+export async function getFeedDef(
+  store: Store,
+  schoolId: SchoolId,
+  scope: FeedScope,
+  scopeId: Id,
+): Promise<FeedDef | null> {
+  const school = (await store.listSchools()).find((s) => s.id === schoolId);
+  if (!school) return null;
+  switch (scope) {
+    case 'team': {
+      const t = await store.get(schoolId, 'teams', scopeId);
+      if (!t || t.meta.deletedAt) return null;
+      const a = await store.get(schoolId, 'activities', t.activity.id);
+      return def(school, scope, scopeId, t.name, normaliseHexColor(a?.hexColor ?? null));
+    }
+    case 'student': {
+      const s = await store.get(schoolId, 'students', scopeId);
+      return s && !s.meta.deletedAt && s.current ? def(school, scope, scopeId, personName(s), null) : null;
+    }
+    case 'staff': {
+      const s = await store.get(schoolId, 'staff', scopeId);
+      return s && !s.meta.deletedAt && !s.frozen ? def(school, scope, scopeId, personName(s), null) : null;
+    }
+    case 'activity': {
+      const a = await store.get(schoolId, 'activities', scopeId);
+      return a && !a.meta.deletedAt && !a.archived
+        ? def(school, scope, scopeId, a.name, normaliseHexColor(a.hexColor))
+        : null;
+    }
+  }
+}
+
+export function sessionQuery(scope: FeedScope, scopeId: Id, from: Instant, to: Instant): SessionQuery {
+  switch (scope) {
+    case 'team':
+      return { from, to, teamIds: [scopeId] };
+    case 'student':
+      return { from, to, studentId: scopeId };
+    case 'staff':
+      return { from, to, staffId: scopeId };
+    case 'activity':
+      return { from, to, activityIds: [scopeId] };
+  }
+}

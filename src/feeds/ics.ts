@@ -1,0 +1,140 @@
+// CalendarEvent[] → iCalendar text with ical-generator. Formatting only: what an event says was decided by the
+// projection. The facts this file honours (PRODUCT.md): the UID is always passed; dates are zoned objects
+// (a native Date with a TZID would be written in the server's local time); the calendar's own name and
+// description are escaped here because ical-generator does not; no METHOD; a VTIMEZONE for the school's zone;
+// Google ignores feeds over about 1 MB, so the farthest future events are left out past maxBytes and the
+// calendar description says until when the feed is complete.
+import ical, { escape as escapeText, ICalEventStatus } from 'ical-generator';
+import type { CalendarEvent } from '../calendar/types.ts';
+import { vtimezone, wallClock, zonedDate } from './timezone.ts';
+
+export interface IcsCalendarInfo {
+  /** X-WR-CALNAME / NAME. */
+  name: string;
+  /** X-WR-CALDESC; a note is appended when events had to be left out. */
+  description?: string;
+  timeZone: string;
+  /** `#rrggbb`, written as X-APPLE-CALENDAR-COLOR. */
+  color?: string | null;
+  /** The window the feed covers; VTIMEZONE spans its years. */
+  window: { from: Date; to: Date };
+  /** REFRESH-INTERVAL and X-PUBLISHED-TTL, seconds. Default one hour. */
+  refreshSeconds?: number;
+}
+
+export interface RenderedIcs {
+  body: string;
+  bytes: number;
+  /** Events written. */
+  eventCount: number;
+  /** Events left out to stay under maxBytes (the farthest future ones). */
+  trimmed: number;
+  /** When trimmed: the start of the first event left out. */
+  completeUntil: string | null;
+}
+
+export const DEFAULT_MAX_BYTES = 1_000_000;
+
+const STATUS: Record<CalendarEvent['status'], ICalEventStatus> = {
+  confirmed: ICalEventStatus.CONFIRMED,
+  tentative: ICalEventStatus.TENTATIVE,
+  cancelled: ICalEventStatus.CANCELLED,
+};
+
+/** Control characters other than newline and tab are not allowed in iCalendar text. */
+function clean(value: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: removing control characters is the point
+  return value.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g, '');
+}
+
+/** Calendar-level text is written raw by ical-generator: escape it as a TEXT value (RFC 5545 3.3.11). */
+function text(value: string): string {
+  return escapeText(clean(value), false);
+}
+
+function build(info: IcsCalendarInfo, events: CalendarEvent[], note: string | null): string {
+  const fromYear = wallClock(info.window.from.getTime(), info.timeZone).year;
+  const toYear = wallClock(info.window.to.getTime(), info.timeZone).year;
+  const description = [info.description, note].filter(Boolean).join('\n\n');
+  const cal = ical({
+    prodId: { company: 'rostercal', product: 'rostercal', language: 'EN' },
+    name: text(info.name),
+    ...(description ? { description: text(description) } : {}),
+    // name null: ical-generator would otherwise write DTSTAMP/LAST-MODIFIED as floating local times.
+    timezone: { name: null, generator: (tz) => vtimezone(tz, fromYear, toYear) },
+    ttl: info.refreshSeconds ?? 3600,
+    ...(info.color ? { color: info.color } : {}),
+  });
+  cal.x('X-WR-TIMEZONE', info.timeZone);
+  for (const e of events) {
+    const lastModified = new Date(e.lastModified);
+    const event = cal.createEvent({
+      id: e.uid,
+      sequence: e.sequence,
+      start: zonedDate(e.start, e.timeZone),
+      end: zonedDate(e.end, e.timeZone),
+      timezone: e.timeZone,
+      // For a published feed DTSTAMP is when the information was last revised (RFC 5545 3.8.7.2); using
+      // LAST-MODIFIED keeps a re-render of unchanged data byte-identical (same ETag).
+      stamp: lastModified,
+      lastModified,
+      summary: clean(e.title),
+      description: clean(e.description) || null,
+      status: STATUS[e.status],
+      categories: e.categories.map((name) => ({ name: clean(name) })),
+    });
+    if (e.location) {
+      const title = clean([e.location.name, e.location.address].filter(Boolean).join(', '));
+      const hasGeo = e.location.latitude !== null && e.location.longitude !== null;
+      event.location(
+        hasGeo
+          ? { title, geo: { lat: e.location.latitude ?? 0, lon: e.location.longitude ?? 0 } }
+          : { title },
+      );
+    }
+  }
+  return cal.toString();
+}
+
+function trimNote(firstLeftOut: CalendarEvent, timeZone: string): string {
+  const w = wallClock(new Date(firstLeftOut.start).getTime(), timeZone);
+  const day = `${w.year}-${String(w.month).padStart(2, '0')}-${String(w.day).padStart(2, '0')}`;
+  return `This calendar is complete until ${day}; later events are left out to keep it small enough for calendar apps.`;
+}
+
+/** Renders the events (in start order) and keeps the result under maxBytes by leaving out the last ones. */
+export function renderIcs(
+  info: IcsCalendarInfo,
+  input: CalendarEvent[],
+  opts: { maxBytes?: number } = {},
+): RenderedIcs {
+  const maxBytes = opts.maxBytes ?? DEFAULT_MAX_BYTES;
+  const events = [...input].sort((a, b) => a.start.localeCompare(b.start) || a.uid.localeCompare(b.uid));
+  const full = build(info, events, null);
+  const fullBytes = Buffer.byteLength(full);
+  if (fullBytes <= maxBytes) {
+    return { body: full, bytes: fullBytes, eventCount: events.length, trimmed: 0, completeUntil: null };
+  }
+  // Largest prefix that fits: estimate from the average event size, then step to the exact boundary.
+  const render = (n: number) => {
+    const left = events[n];
+    const body = build(info, events.slice(0, n), left ? trimNote(left, info.timeZone) : null);
+    return { body, bytes: Buffer.byteLength(body) };
+  };
+  let lo = 0;
+  let hi = events.length - 1;
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if (render(mid).bytes <= maxBytes) lo = mid;
+    else hi = mid - 1;
+  }
+  const kept = render(lo);
+  if (kept.bytes > maxBytes) throw new Error(`calendar header alone exceeds ${maxBytes} bytes`);
+  return {
+    body: kept.body,
+    bytes: kept.bytes,
+    eventCount: lo,
+    trimmed: events.length - lo,
+    completeUntil: events[lo]?.start ?? null,
+  };
+}

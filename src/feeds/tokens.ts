@@ -1,0 +1,160 @@
+// Capability tokens for feed URLs.
+//
+// A token is HMAC-SHA256(secret, "school|scope|id|version"), first 24 bytes, base64url (32 characters, 192 bits).
+// The store keeps only sha256(token) for the request-path lookup, so a leaked database reveals no URL. Because
+// the token is derived, `rostercal feeds list` can print every URL again from the secret plus the stored
+// version; rotating bumps the version, which yields a new token and revokes the old hash (old URL → 404).
+//
+// The secret: FEED_SECRET (≥32 characters) or a random file `feed-secret` in the data directory, created with
+// mode 0600. Deployments with several replicas must share FEED_SECRET so that any of them can print URLs;
+// serving needs no secret at all (lookup is by hash).
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Id } from '../domain/types.ts';
+import type { FeedScope, FeedToken, SchoolId, Store } from '../store/types.ts';
+
+export const FEED_SCOPES: readonly FeedScope[] = ['team', 'student', 'staff', 'activity'];
+const TOKEN_RE = /^[A-Za-z0-9_-]{32}$/;
+
+export function isFeedScope(v: string): v is FeedScope {
+  return (FEED_SCOPES as readonly string[]).includes(v);
+}
+
+/** Reads FEED_SECRET, or the data directory's secret file (created on first use, 0600). */
+export function loadFeedSecret(opts: { env?: NodeJS.ProcessEnv; dataDir?: string } = {}): Buffer {
+  const env = opts.env ?? process.env;
+  const fromEnv = env.FEED_SECRET;
+  if (fromEnv !== undefined && fromEnv !== '') {
+    if (fromEnv.length < 32) throw new Error('FEED_SECRET: must be at least 32 characters');
+    return Buffer.from(fromEnv, 'utf8');
+  }
+  const dir = opts.dataDir ?? env.DATA_DIR ?? 'data';
+  const file = path.join(dir, 'feed-secret');
+  try {
+    const text = readFileSync(file, 'utf8').trim();
+    if ((statSync(file).mode & 0o077) !== 0) chmodSync(file, 0o600);
+    if (text.length < 32) throw new Error(`${file}: feed secret too short`);
+    return Buffer.from(text, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  mkdirSync(dir, { recursive: true });
+  const secret = randomBytes(32).toString('base64url');
+  try {
+    writeFileSync(file, `${secret}\n`, { mode: 0o600, flag: 'wx' });
+  } catch (err) {
+    // Another process created it first: use theirs.
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return loadFeedSecret(opts);
+    throw err;
+  }
+  return Buffer.from(secret, 'utf8');
+}
+
+export function deriveToken(
+  secret: Buffer,
+  schoolId: SchoolId,
+  scope: FeedScope,
+  scopeId: Id,
+  version: number,
+) {
+  return createHmac('sha256', secret)
+    .update(`${schoolId}|${scope}|${scopeId}|${version}`)
+    .digest()
+    .subarray(0, 24)
+    .toString('base64url');
+}
+
+export function hashToken(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
+}
+
+/** What may appear in a log line: the first 6 characters, enough to tell two tokens apart in an incident. */
+export function tokenForLog(token: string): string {
+  return `${token.slice(0, 6)}…`;
+}
+
+export function looksLikeToken(s: string): boolean {
+  return TOKEN_RE.test(s);
+}
+
+export interface IssuedFeed {
+  record: FeedToken;
+  /** null when the stored hash was made with another secret (the URL still works but cannot be shown). */
+  token: string | null;
+}
+
+function sameHash(a: string, b: string): boolean {
+  const x = Buffer.from(a, 'hex');
+  const y = Buffer.from(b, 'hex');
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+export class FeedTokens {
+  readonly #store: Store;
+  readonly #secret: Buffer;
+  readonly #now: () => Date;
+
+  constructor(store: Store, secret: Buffer, opts: { now?: () => Date } = {}) {
+    this.#store = store;
+    this.#secret = secret;
+    this.#now = opts.now ?? (() => new Date());
+  }
+
+  #tokenOf(record: FeedToken): string | null {
+    const token = deriveToken(this.#secret, record.schoolId, record.scope, record.scopeId, record.version);
+    return sameHash(hashToken(token), record.tokenHash) ? token : null;
+  }
+
+  async #nextVersion(schoolId: SchoolId, scope: FeedScope, scopeId: Id): Promise<number> {
+    const all = await this.#store.listFeedTokens(schoolId);
+    const versions = all.filter((t) => t.scope === scope && t.scopeId === scopeId).map((t) => t.version);
+    return versions.length ? Math.max(...versions) + 1 : 1;
+  }
+
+  async #issue(schoolId: SchoolId, scope: FeedScope, scopeId: Id, version: number): Promise<IssuedFeed> {
+    const token = deriveToken(this.#secret, schoolId, scope, scopeId, version);
+    const record: FeedToken = {
+      schoolId,
+      scope,
+      scopeId,
+      tokenHash: hashToken(token),
+      version,
+      createdAt: this.#now().toISOString(),
+      revokedAt: null,
+    };
+    await this.#store.saveFeedToken(record);
+    return { record, token };
+  }
+
+  /** The live token of a scope, issuing one when there is none. */
+  async ensure(schoolId: SchoolId, scope: FeedScope, scopeId: Id): Promise<IssuedFeed> {
+    const existing = await this.#store.getFeedToken(schoolId, scope, scopeId);
+    if (existing) return { record: existing, token: this.#tokenOf(existing) };
+    return this.#issue(schoolId, scope, scopeId, await this.#nextVersion(schoolId, scope, scopeId));
+  }
+
+  /** Revokes the current token (its URL starts answering 404) and issues the next version. */
+  async rotate(schoolId: SchoolId, scope: FeedScope, scopeId: Id): Promise<IssuedFeed> {
+    return this.#store.transaction(async (tx) => {
+      const inner = new FeedTokens(tx, this.#secret, { now: this.#now });
+      const version = await inner.#nextVersion(schoolId, scope, scopeId);
+      await tx.revokeFeedToken(schoolId, scope, scopeId, this.#now().toISOString());
+      return inner.#issue(schoolId, scope, scopeId, version);
+    });
+  }
+
+  async resolve(token: string): Promise<FeedToken | null> {
+    return resolveFeedToken(this.#store, token);
+  }
+}
+
+/**
+ * The live token record for a URL's token, or null (malformed, unknown or revoked: all the same to callers).
+ * Needs no secret: the lookup is by hash.
+ */
+export async function resolveFeedToken(store: Store, token: string): Promise<FeedToken | null> {
+  if (!looksLikeToken(token)) return null;
+  const record = await store.findFeedTokenByHash(hashToken(token));
+  return record && record.revokedAt === null ? record : null;
+}

@@ -1,0 +1,119 @@
+// The Express app: feeds, health, metrics, and mount points for the rosters and admin routers.
+// `rostercal serve` builds it with createApp and runs it with startServer (server.ts).
+import express, { type NextFunction, type Request, type Response, type Router } from 'express';
+import type { Logger } from 'pino';
+import pino from 'pino';
+import type { FeedService } from '../feeds/service.ts';
+import type { Store } from '../store/types.ts';
+import { feedsRouter, notFound } from './feeds-router.ts';
+import { healthRoutes, type ReadinessOptions } from './health.ts';
+import type { Metrics } from './metrics.ts';
+import { type RateLimitOptions, rateLimit } from './rate-limit.ts';
+import { securityHeaders } from './security.ts';
+
+export interface AppOptions {
+  store: Store;
+  feeds: FeedService;
+  metrics: Metrics;
+  /** Absolute base URL for links (PUBLIC_URL), e.g. `https://calendars.school.org`. */
+  publicUrl: string;
+  logger?: Logger;
+  /** Per-IP limit on /feeds; false turns it off (benchmarks). Default 20/s sustained, bursts of 200. */
+  feedRateLimit?: Pick<RateLimitOptions, 'perSecond' | 'burst'> | false;
+  readiness?: ReadinessOptions;
+  /** Express `trust proxy` (set when behind a reverse proxy so req.ip is the client's). */
+  trustProxy?: boolean | number | string;
+  /** Extra routers by mount path, e.g. `{ '/rosters': rostersRouter, '/admin': adminRouter }`. */
+  routers?: Record<string, Router>;
+  /** Cache-Control of calendar responses. Default `private, max-age=300`. */
+  feedCacheControl?: string;
+}
+
+/** The path as it may be logged: a feed token keeps only its first 6 characters. */
+export function redactPath(path: string): string {
+  return path.replace(
+    /^(\/feeds\/)([^/?#]{0,6})[^/?#]*/,
+    (_m, prefix: string, head: string) => `${prefix}${head}…`,
+  );
+}
+
+function requestObserver(metrics: Metrics, logger: Logger) {
+  return function observe(req: Request, res: Response, next: NextFunction) {
+    const started = process.hrtime.bigint();
+    res.on('finish', () => {
+      const route: string =
+        res.locals.route ?? (req.route?.path ? `${req.baseUrl}${req.route.path}` : 'unmatched');
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      const method = req.method;
+      metrics.httpRequests.inc({ route, method, status: String(res.statusCode) });
+      metrics.httpDuration.observe({ route, method }, seconds);
+      if (logger.isLevelEnabled('info')) {
+        logger.info(
+          {
+            method,
+            path: redactPath(req.originalUrl.split('?')[0] ?? ''),
+            route,
+            status: res.statusCode,
+            ms: Math.round(seconds * 10_000) / 10,
+            bytes: Number(res.getHeader('Content-Length') ?? 0),
+          },
+          'request',
+        );
+      }
+    });
+    next();
+  };
+}
+
+export function createApp(opts: AppOptions): express.Express {
+  const logger = opts.logger ?? pino({ level: 'info' });
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  if (opts.trustProxy !== undefined) app.set('trust proxy', opts.trustProxy);
+  app.use(securityHeaders({ hsts: opts.publicUrl.startsWith('https://') }));
+  app.use(requestObserver(opts.metrics, logger));
+
+  app.use(healthRoutes({ store: opts.store, metrics: opts.metrics, ...(opts.readiness ?? {}) }));
+
+  const limit = opts.feedRateLimit === undefined ? { perSecond: 20, burst: 200 } : opts.feedRateLimit;
+  const feeds = feedsRouter({
+    store: opts.store,
+    feeds: opts.feeds,
+    publicUrl: opts.publicUrl.replace(/\/+$/, ''),
+    ...(opts.feedCacheControl ? { cacheControl: opts.feedCacheControl } : {}),
+  });
+  if (limit) {
+    app.use(
+      '/feeds',
+      rateLimit({
+        ...limit,
+        onLimited: () => opts.metrics.rateLimited.inc({ route: '/feeds' }),
+      }),
+      feeds,
+    );
+  } else app.use('/feeds', feeds);
+
+  for (const [path, router] of Object.entries(opts.routers ?? {})) app.use(path, router);
+
+  app.use((_req: Request, res: Response) => {
+    res.locals.route ??= 'unmatched';
+    notFound(res);
+  });
+  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    logger.error(
+      {
+        err: err instanceof Error ? { message: err.message, stack: err.stack } : String(err),
+        path: redactPath(req.path),
+      },
+      'request failed',
+    );
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    res.status(500).setHeader('Cache-Control', 'no-store');
+    res.type('text/plain').end('Internal error\n');
+  });
+  return app;
+}
