@@ -1,6 +1,6 @@
 // Parses a feed with two independent parsers (ical.js and node-ical) and normalises what tests compare.
 import ICAL from 'ical.js';
-import nodeIcal from 'node-ical';
+import nodeIcal, { type VEvent } from 'node-ical';
 
 export interface ParsedEvent {
   uid: string;
@@ -70,7 +70,7 @@ export function parseWithNodeIcal(text: string): ParsedFeed {
   for (const c of Object.values(data)) {
     if (!c) continue;
     if (c.type === 'VEVENT') {
-      const e = c as nodeIcal.VEvent;
+      const e = c as VEvent;
       const geo = (e as unknown as { geo?: { lat: number; lon: number } }).geo;
       events.push({
         uid: e.uid,
@@ -80,7 +80,7 @@ export function parseWithNodeIcal(text: string): ParsedFeed {
         description: str(e.description),
         location: str(e.location),
         start: new Date(e.start).getTime(),
-        end: new Date(e.end).getTime(),
+        end: e.end ? new Date(e.end).getTime() : Number.NaN,
         geo: geo ? { lat: Number(geo.lat), lon: Number(geo.lon) } : null,
       });
     } else if (c.type === 'VCALENDAR') {
