@@ -136,7 +136,7 @@ describe('renderIcs', () => {
     expect(ics.replace(/\r\n/g, '')).not.toMatch(/\n|\r/);
     const parsed = parseBoth(ics);
     const e = parsed.events[0]!;
-    const expected = nasty.replace(/\r\n/g, '\n').replace(/[\u0000\u0007]/g, '');
+    const expected = nasty.replace(/\r\n/g, '\n').replaceAll('\u0000', '').replaceAll('\u0007', '');
     expect(e.summary).toBe(title);
     expect(e.description).toBe(expected);
     expect(e.location).toBe('Sân vận động, Quận 1, 12 Lê Lợi; HCMC');
