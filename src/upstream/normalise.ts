@@ -6,6 +6,7 @@ import type {
   CustomFieldsData,
   CustomFieldValue,
   Department,
+  FixtureResult,
   Guardian,
   Id,
   Location,
@@ -36,6 +37,7 @@ import type {
   RawUser,
   RawUserWriteResult,
   RawYearGroup,
+  ResultCode,
 } from './schemas.ts';
 import { zCustomFieldMeta } from './schemas.ts';
 
@@ -176,6 +178,15 @@ function toFieldText(value: unknown, key: string): CustomFieldValue {
   throw new RecordError(`customFieldsData.${key}: not text`);
 }
 
+const RESULTS: Readonly<Record<ResultCode, FixtureResult>> = {
+  W: 'win',
+  L: 'loss',
+  D: 'draw',
+  F: 'forfeit',
+  OF: 'opponent-forfeit',
+  NR: 'no-result',
+};
+
 // ---- resources ------------------------------------------------------------------------------------------------
 
 export function normaliseSession(r: RawSession, index: CustomFieldIndex | null): Session {
@@ -196,7 +207,7 @@ export function normaliseSession(r: RawSession, index: CustomFieldIndex | null):
     seriesId: r.seriesId ?? null,
     organisationScore: textOrNull(r.organisationScore),
     opponentScore: textOrNull(r.opponentScore),
-    result: r.result ?? null,
+    result: r.result == null ? null : RESULTS[r.result],
     remindStaff: r.remindStaff ?? false,
     status: r.status ?? 'confirmed',
     optional: r.optional ?? false,
@@ -257,7 +268,7 @@ export function normaliseSession(r: RawSession, index: CustomFieldIndex | null):
 export function normaliseTeam(r: RawTeam): Team {
   return {
     id: r.id,
-    name: r.name ?? '',
+    name: r.name,
     sisId: textOrNull(r.sisId),
     hidden: r.hidden ?? false,
     playersRanked: r.playersRanked ?? false,
@@ -279,9 +290,8 @@ export function normaliseTeam(r: RawTeam): Team {
       sisId: textOrNull(s.sisId),
     })),
     students: (r.students ?? []).map(
-      (s): TeamMember => ({
-        // The schema guarantees one of the two.
-        studentId: (s.studentId ?? s.id)!,
+      (s, i): TeamMember => ({
+        studentId: memberId(s.studentId ?? s.id, i),
         firstName: s.firstName ?? '',
         legalFirstName: textOrNull(s.legalFirstName),
         lastName: s.lastName ?? '',
@@ -303,6 +313,11 @@ export function normaliseTeam(r: RawTeam): Team {
     })),
     studentSortType: textOrNull(r.studentSortType),
   };
+}
+
+function memberId(id: Id | null | undefined, index: number): Id {
+  if (id == null) throw new RecordError(`students.${index}: team member without studentId`);
+  return id;
 }
 
 const str = (v: unknown): string | null =>
@@ -338,9 +353,9 @@ function guardian(g: unknown): Guardian | null {
 export function normaliseStudent(r: RawStudent, current: boolean): Student {
   return {
     id: r.id,
-    firstName: r.firstName ?? '',
+    firstName: r.firstName,
     legalFirstName: textOrNull(r.legalFirstName),
-    lastName: r.lastName ?? '',
+    lastName: r.lastName,
     sisId: textOrNull(r.sisId),
     secondarySisId: textOrNull(r.secondarySisId),
     yearGroupId: r.yearGroupId ?? null,
@@ -375,9 +390,9 @@ export function normaliseAttendanceRecord(r: RawAttendanceRecord): AttendanceRec
 export function normaliseUser(r: RawUser): StaffUser {
   return {
     id: r.id,
-    firstName: r.firstName ?? '',
-    lastName: r.lastName ?? '',
-    email: textOrNull(r.email),
+    firstName: r.firstName,
+    lastName: r.lastName,
+    email: r.email,
     mobileNumber: textOrNull(r.mobileNumber),
     isAdmin: r.isAdmin ?? false,
     isManager: r.isManager ?? false,
@@ -406,7 +421,7 @@ export function normaliseIncident(r: RawIncident): Incident {
 export function normaliseLocation(r: RawLocation): Location {
   return {
     id: r.id,
-    name: r.name ?? '',
+    name: r.name,
     address: textOrNull(r.address),
     latitude: r.latitude ?? null,
     longitude: r.longitude ?? null,
@@ -415,17 +430,17 @@ export function normaliseLocation(r: RawLocation): Location {
 }
 
 export function normaliseDepartment(r: RawDepartment): Department {
-  return { id: r.id, name: r.name ?? '' };
+  return { id: r.id, name: r.name };
 }
 
 export function normaliseYearGroup(r: RawYearGroup): YearGroup {
-  return { id: r.id, name: r.name ?? '', archived: r.archived ?? false };
+  return { id: r.id, name: r.name, archived: r.archived ?? false };
 }
 
 export function normaliseActivity(r: RawActivity): Activity {
   return {
     id: r.id,
-    name: r.name ?? '',
+    name: r.name,
     code: textOrNull(r.code),
     emoji: textOrNull(r.emoji),
     archived: r.archived ?? false,

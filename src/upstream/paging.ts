@@ -5,6 +5,7 @@
 import type { z } from 'zod';
 import type { CustomFieldMeta } from '../domain/types.ts';
 import type { MalformedRecord, Page } from './api.ts';
+import { canonicalCheck } from './canonical.ts';
 import { InvalidResponseError } from './errors.ts';
 import type { Transport } from './http.ts';
 import { indexCustomFields, issueReason, normaliseCustomFieldsMetadata } from './normalise.ts';
@@ -41,6 +42,13 @@ export function parseRecord<S extends z.ZodType, T>(
   endpoint: string,
   report: (m: MalformedRecord) => void,
 ): T | undefined {
+  try {
+    // Already in output form: zod would return it unchanged, so skip it (see canonical.ts).
+    if (canonicalCheck(schema)(raw)) return normalise(raw as z.output<S>, ctx);
+  } catch (err) {
+    report({ endpoint, id: rawId(raw), reason: err instanceof Error ? err.message : 'cannot be normalised' });
+    return undefined;
+  }
   const parsed = schema.safeParse(raw);
   if (!parsed.success) {
     report({ endpoint, id: rawId(raw), reason: issueReason(parsed.error.issues) });

@@ -4,9 +4,12 @@
 // (stripped). They validate and coerce primitives only; `normalise.ts` shapes the clean domain records.
 //
 // Each record is parsed on its own (see paging.ts), so one bad record costs only itself. Validation is kept to the
-// fields rostercal reads: every field checked is a field that can make a record fail.
+// fields rostercal reads: every field checked is a field that can make a record fail. Required: ids, the instants
+// that place a record in time, the links to other records, and the names the spec documents as non-null strings of
+// named resources (teams, activities, locations, departments, year groups) and people (students, staff, whose
+// email too). Everything documented as nullable, optional or "if any" may be absent.
 import { z } from 'zod';
-import type { FixtureResult } from '../domain/types.ts';
+import { withCanonical } from './canonical.ts';
 import { toInstant } from './instant.ts';
 
 // ---- primitives ---------------------------------------------------------------------------------------------
@@ -49,51 +52,66 @@ export const zBool = z.union([
 ]);
 
 /** Any upstream timestamp, normalised to `YYYY-MM-DDTHH:mm:ss.sssZ` (UTC; zone-less values are UTC). */
-export const zInstant = z.union([z.string(), z.number()]).transform((v, ctx) => {
-  const instant = toInstant(v);
-  if (instant === null) {
-    ctx.addIssue({ code: 'custom', message: 'expected an ISO 8601 date-time' });
-    return z.NEVER;
-  }
-  return instant;
-});
+export const zInstant = withCanonical(
+  z.union([z.string(), z.number()]).transform((v, ctx) => {
+    const instant = toInstant(v);
+    if (instant === null) {
+      ctx.addIssue({ code: 'custom', message: 'expected an ISO 8601 date-time' });
+      return z.NEVER;
+    }
+    return instant;
+  }),
+  (v) => typeof v === 'string' && v.length === 24 && toInstant(v) === v,
+);
 
-const RESULT_CODES: Readonly<Record<string, FixtureResult>> = {
-  W: 'win',
-  WIN: 'win',
-  WON: 'win',
-  L: 'loss',
-  LOSS: 'loss',
-  LOST: 'loss',
-  D: 'draw',
-  DRAW: 'draw',
-  DRAWN: 'draw',
-  T: 'draw',
-  TIE: 'draw',
-  F: 'forfeit',
-  FORFEIT: 'forfeit',
-  OF: 'opponent-forfeit',
-  NR: 'no-result',
-  'NO-RESULT': 'no-result',
-  'NO RESULT': 'no-result',
+/** Upstream result codes and the spellings seen for them, to the canonical code. */
+const RESULT_ALIASES: Readonly<Record<string, ResultCode>> = {
+  W: 'W',
+  WIN: 'W',
+  WON: 'W',
+  L: 'L',
+  LOSS: 'L',
+  LOST: 'L',
+  D: 'D',
+  DRAW: 'D',
+  DRAWN: 'D',
+  T: 'D',
+  TIE: 'D',
+  F: 'F',
+  FORFEIT: 'F',
+  OF: 'OF',
+  NR: 'NR',
+  'NO-RESULT': 'NR',
+  'NO RESULT': 'NR',
 };
 
-/** Fixture result: `W`, `L`, `D`, `F` (we forfeited), `OF` (opponent forfeited), `NR`; empty means none. */
-export const zResult = z.string().transform((s, ctx): FixtureResult | null => {
-  const code = s.trim().toUpperCase();
-  if (code === '') return null;
-  const result = RESULT_CODES[code];
-  if (result === undefined) {
-    ctx.addIssue({ code: 'custom', message: 'unknown result code' });
-    return z.NEVER;
-  }
-  return result;
-});
+export type ResultCode = 'W' | 'L' | 'D' | 'F' | 'OF' | 'NR';
+const RESULT_CODES: ReadonlySet<unknown> = new Set<ResultCode>(['W', 'L', 'D', 'F', 'OF', 'NR']);
 
-const zStatus = z
-  .string()
-  .transform((s) => s.trim().toLowerCase())
-  .pipe(z.enum(['confirmed', 'unconfirmed', 'draft']));
+/** Fixture result: `W`, `L`, `D`, `F` (we forfeited), `OF` (opponent forfeited), `NR`; empty means none. */
+export const zResult = withCanonical(
+  z.string().transform((s, ctx): ResultCode | null => {
+    const code = s.trim().toUpperCase();
+    if (code === '') return null;
+    const result = RESULT_ALIASES[code];
+    if (result === undefined) {
+      ctx.addIssue({ code: 'custom', message: 'unknown result code' });
+      return z.NEVER;
+    }
+    return result;
+  }),
+  (v) => RESULT_CODES.has(v),
+);
+
+const STATUSES: ReadonlySet<unknown> = new Set(['confirmed', 'unconfirmed', 'draft']);
+
+const zStatus = withCanonical(
+  z
+    .string()
+    .transform((s) => s.trim().toLowerCase())
+    .pipe(z.enum(['confirmed', 'unconfirmed', 'draft'])),
+  (v) => STATUSES.has(v),
+);
 
 const zRef = z.object({ id: zId, name: zText.nullish() });
 const zIdOnly = z.object({ id: zId });
@@ -195,7 +213,7 @@ export const zSession = z.object({
 
 export const zTeam = z.object({
   id: zId,
-  name: zText.nullish(),
+  name: zText,
   sisId: zText.nullish(),
   hidden: zBool.nullish(),
   playersRanked: zBool.nullish(),
@@ -210,24 +228,24 @@ export const zTeam = z.object({
   assignedStaff: z.array(z.object({ ...zPerson, sisId: zText.nullish() })).nullish(),
   students: z
     .array(
-      z
-        .object({
-          studentId: zId.nullish(),
-          id: zId.nullish(),
-          firstName: zText.nullish(),
-          legalFirstName: zText.nullish(),
-          lastName: zText.nullish(),
-          smsId: zText.nullish(),
-          yearGroup: zRef.nullish(),
-          boarder: zBool.nullish(),
-          captain: zBool.nullish(),
-          jerseyNumber: zText.nullish(),
-          positionId: zId.nullish(),
-          sortOrder: zNum.nullish(),
-          medicalConditions: z.array(z.unknown()).nullish(),
-          guardians: z.array(z.unknown()).nullish(),
-        })
-        .refine((s) => s.studentId != null || s.id != null, { message: 'team member without studentId' }),
+      // A member needs `studentId` (or the single-team example's `id`): normalise.ts enforces it, since a
+      // refinement here would keep the fast path (canonical.ts) from applying.
+      z.object({
+        studentId: zId.nullish(),
+        id: zId.nullish(),
+        firstName: zText.nullish(),
+        legalFirstName: zText.nullish(),
+        lastName: zText.nullish(),
+        smsId: zText.nullish(),
+        yearGroup: zRef.nullish(),
+        boarder: zBool.nullish(),
+        captain: zBool.nullish(),
+        jerseyNumber: zText.nullish(),
+        positionId: zId.nullish(),
+        sortOrder: zNum.nullish(),
+        medicalConditions: z.array(z.unknown()).nullish(),
+        guardians: z.array(z.unknown()).nullish(),
+      }),
     )
     .nullish(),
   positions: z.array(z.object({ id: zId, name: zText.nullish(), numberOfSlots: zNum.nullish() })).nullish(),
@@ -237,8 +255,8 @@ export const zTeam = z.object({
 export const zStudent = z.object({
   id: zId,
   legalFirstName: zText.nullish(),
-  firstName: zText.nullish(),
-  lastName: zText.nullish(),
+  firstName: zText,
+  lastName: zText,
   sisId: zText.nullish(),
   secondarySisId: zText.nullish(),
   yearGroupId: zId.nullish(),
@@ -265,8 +283,10 @@ export const zAttendanceRecord = z.object({
 });
 
 export const zUser = z.object({
-  ...zPerson,
-  email: zText.nullish(),
+  id: zId,
+  firstName: zText,
+  lastName: zText,
+  email: zText,
   mobileNumber: zText.nullish(),
   isAdmin: zBool.nullish(),
   isManager: zBool.nullish(),
@@ -291,20 +311,20 @@ export const zIncident = z.object({
 
 export const zLocation = z.object({
   id: zId,
-  name: zText.nullish(),
+  name: zText,
   address: zText.nullish(),
   latitude: zNum.nullish(),
   longitude: zNum.nullish(),
   archived: zBool.nullish(),
 });
 
-export const zDepartment = z.object({ id: zId, name: zText.nullish() });
+export const zDepartment = z.object({ id: zId, name: zText });
 
-export const zYearGroup = z.object({ id: zId, name: zText.nullish(), archived: zBool.nullish() });
+export const zYearGroup = z.object({ id: zId, name: zText, archived: zBool.nullish() });
 
 export const zActivity = z.object({
   id: zId,
-  name: zText.nullish(),
+  name: zText,
   code: zText.nullish(),
   emoji: z.string().nullish(),
   archived: zBool.nullish(),

@@ -237,8 +237,9 @@ describe('other resources with quirks', () => {
     expect(page!.records[1]!.sisId).toBe('4455');
     expect(page!.skipped).toEqual([
       { endpoint: 'GET /users', id: '16', reason: expect.stringContaining('frozen') },
+      { endpoint: 'GET /users', id: '17', reason: expect.stringContaining('email') },
     ]);
-    expect(malformed).toHaveLength(1);
+    expect(malformed).toHaveLength(2);
   });
 
   it('student-teams without a pagination object: one page, the whole listing', async () => {
