@@ -21,6 +21,8 @@ export interface Reply {
   delayMs?: number;
   /** Drop the connection without answering. */
   destroy?: boolean;
+  /** Never answer (until the server closes): trips the client's timeout. */
+  hang?: boolean;
 }
 
 export interface FixtureServer {
@@ -53,6 +55,7 @@ export async function startFixtureServer(
       requests.push(seen);
       const reply = await route(seen);
       if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs));
+      if (reply.hang) return;
       if (reply.destroy) {
         req.socket.destroy();
         return;

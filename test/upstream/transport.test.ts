@@ -20,6 +20,8 @@ import {
 import { type FixtureServer, type Reply, type SeenRequest, startFixtureServer } from './fixture-server.ts';
 
 const TOKEN = 'tok_SECRET_4f9a8b7c6d5e';
+// Long enough that a loaded machine never trips it on an ordinary reply; hanging replies trip it.
+const TIMEOUT_MS = 750;
 const EMPTY_PAGE = { data: [], pagination: { currentPage: 1, lastPage: 1, pageLength: 200, numRecords: 0 } };
 
 let server: FixtureServer | undefined;
@@ -99,16 +101,11 @@ describe('backoff', () => {
 
   it('5xx, dropped connections and timeouts on reads are retried on the same schedule', async () => {
     server = await startFixtureServer(
-      scripted([
-        { status: 503, body: 'down' },
-        { destroy: true },
-        { delayMs: 300, body: EMPTY_PAGE },
-        { status: 500 },
-      ]),
+      scripted([{ status: 503, body: 'down' }, { destroy: true }, { hang: true }, { status: 500 }]),
     );
     const retries: (number | null)[] = [];
     const { client, waits } = clientFor(server.url, {
-      timeoutMs: 100,
+      timeoutMs: TIMEOUT_MS,
       onRetry: (r) => retries.push(r.status),
     });
     await drain(client.locations());
@@ -123,10 +120,10 @@ describe('backoff', () => {
         { status: 429 },
         { body: { data: [] } },
         { status: 502, body: { error: 'Bad gateway' } },
-        { delayMs: 300 },
+        { hang: true },
       ]),
     );
-    const { client, waits } = clientFor(server.url, { timeoutMs: 100 });
+    const { client, waits } = clientFor(server.url, { timeoutMs: TIMEOUT_MS });
     await expect(client.createAbsences([])).resolves.toEqual([]);
     expect(waits).toEqual([1000]);
     await expect(client.deleteAbsences([1])).rejects.toBeInstanceOf(ServerError);
@@ -207,9 +204,9 @@ describe('typed errors never carry the token', () => {
   );
 
   it('network failure, timeout and a non-JSON body are typed and clean too', async () => {
-    server = await startFixtureServer(scripted([{ delayMs: 300 }, { body: 'this is not json' }]));
+    server = await startFixtureServer(scripted([{ hang: true }, { body: 'this is not json' }]));
     const url = server.url;
-    const { client } = clientFor(url, { timeoutMs: 100, backoff: { maxRetries: 0 } });
+    const { client } = clientFor(url, { timeoutMs: TIMEOUT_MS, backoff: { maxRetries: 0 } });
     const timeout = await drain(client.yearGroups()).catch((e: unknown) => e);
     expect(timeout).toBeInstanceOf(TimeoutError);
     assertClean(timeout);
