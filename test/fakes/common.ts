@@ -1,0 +1,77 @@
+// Shared machinery of the provider fakes: deterministic randomness for the chaos knobs, body reading,
+// JSON replies, latency, and the "fail after N requests" switch.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+/** mulberry32: a tiny seeded PRNG so throttling patterns repeat from run to run. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export function sleep(ms: number): Promise<void> {
+  return ms > 0 ? new Promise((resolve) => setTimeout(resolve, ms)) : Promise.resolve();
+}
+
+export async function readBody(req: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
+  if (res.headersSent || res.destroyed) return;
+  if (status === 204 || body === undefined) {
+    res.writeHead(status, headers);
+    res.end();
+    return;
+  }
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=UTF-8',
+    'content-length': String(Buffer.byteLength(text)),
+    ...headers,
+  });
+  res.end(text);
+}
+
+/** Knobs both fakes share. All can be changed while the server runs (the object is live). */
+export interface ChaosKnobs {
+  /** Delay before each response, in milliseconds. */
+  latencyMs: number;
+  /** Fraction (0..1) of requests answered with a throttling error instead of being served. */
+  throttleRate: number;
+  /** After this many requests every request fails (see failMode); null = never. */
+  failAfter: number | null;
+  /** 'error': a 5xx reply; 'reset': the socket is destroyed without a reply. */
+  failMode: 'error' | 'reset';
+  /** Event listings come back empty (as a flaky backend sometimes does). */
+  emptyListings: boolean;
+}
+
+export function defaultKnobs(partial: Partial<ChaosKnobs> = {}): ChaosKnobs {
+  return {
+    latencyMs: 0,
+    throttleRate: 0,
+    failAfter: null,
+    failMode: 'error',
+    emptyListings: false,
+    ...partial,
+  };
+}
+
+export function newId(random: () => number, length: number, alphabet: string): string {
+  let out = '';
+  for (let i = 0; i < length; i++) out += alphabet[Math.floor(random() * alphabet.length)];
+  return out;
+}
