@@ -9,7 +9,7 @@ import { type Expression, type Kysely, type SqlBool, sql, type Transaction } fro
 import type { Id, Instant } from '../domain/types.ts';
 import { contentHash, type KindSpec, kindSpec, stableStringify } from './kinds.ts';
 import { type Dialect, runMigrations } from './migrations.ts';
-import type { DB, JoinTable, SnapshotTable } from './schema.ts';
+import type { DB, SnapshotTable } from './schema.ts';
 import type {
   AbsenceQuery,
   FeedScope,
@@ -36,6 +36,45 @@ const MAX_PARAMS = 30_000;
 const MAX_ROWS = 500;
 /** Ids per `IN (...)` list. */
 const IN_CHUNK = 900;
+/** Rows per unnest() insert on PostgreSQL: bounds one statement's memory. */
+const PG_UNNEST_ROWS = 5_000;
+
+type Row = Record<string, string | number | null>;
+
+const INT8_COLUMNS = new Set([
+  'activity_id',
+  'student_id',
+  'team_id',
+  'staff_id',
+  'session_id',
+  'year_group_id',
+  'scope_id',
+]);
+/**
+ * A PostgreSQL array literal, encoded here rather than by pg (whose generic encoder costs several times more on
+ * the pull's thousands of JSON documents). Elements are always quoted, so only `"` and `\` need escaping.
+ */
+function pgArrayLiteral(values: readonly (string | number | null)[]): string {
+  const parts = new Array<string>(values.length);
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i];
+    parts[i] =
+      v === null || v === undefined
+        ? 'NULL'
+        : typeof v === 'number'
+          ? String(v)
+          : `"${v.replace(/["\\]/g, '\\$&')}"`;
+  }
+  return `{${parts.join(',')}}`;
+}
+
+/** PostgreSQL element type of a column, for the arrays bulk inserts pass. */
+function pgColumnType(table: string, column: string): string {
+  if (column === 'id') return table === 'custom_fields' ? 'text' : 'int8';
+  if (INT8_COLUMNS.has(column)) return 'int8';
+  if (column === 'version' || column === 'cancelled') return 'int4';
+  return 'text';
+}
 
 type Executor = Kysely<DB> | Transaction<DB>;
 
@@ -172,18 +211,18 @@ export class SqlStore implements Store {
       const db = this.#w;
       const table = spec.table;
       const existing = new Map<Id | string, { hash: string; version: number; deleted_at: string | null }>();
-      for (const ids of chunks([...incoming.keys()], IN_CHUNK)) {
+      for (const ids of chunks([...incoming.keys()], this.#inChunk)) {
         const rows = await db
           .selectFrom(table)
           .select(['id', 'hash', 'version', 'deleted_at'])
           .where('school_id', '=', schoolId)
-          .where('id', 'in', ids)
+          .where((eb) => this.#inList(eb, 'id', ids, kind === 'customFields' ? 'text' : 'int8'))
           .execute();
         for (const r of rows) existing.set(normaliseId(r.id, kind), r);
       }
 
       const writes: SnapshotTable[] = [];
-      const written: { id: Id | string; record: ResourceMap[K] }[] = [];
+      const written: { id: Id | string; record: ResourceMap[K]; existed: boolean }[] = [];
       for (const [id, { record, data, hash }] of incoming) {
         const old = existing.get(id);
         let version = 0;
@@ -197,54 +236,96 @@ export class SqlStore implements Store {
           version = sameContent ? Number(old.version) : Number(old.version) + 1;
         } else stats.added++;
         writes.push(snapshotRow(spec, schoolId, id, record, data, hash, version, now));
-        written.push({ id, record });
+        written.push({ id, record, existed: old !== undefined });
       }
       if (writes.length === 0) return stats;
 
-      const columns = Object.keys(writes[0]!) as (keyof SnapshotTable)[];
-      const updated = columns.filter((c) => c !== 'school_id' && c !== 'id' && c !== 'created_at');
-      const rowsPerStatement = Math.min(MAX_ROWS, Math.floor(MAX_PARAMS / columns.length));
-      for (const batch of chunks(writes, rowsPerStatement)) {
-        await db
-          .insertInto(table)
-          .values(batch)
-          .onConflict((oc) =>
-            oc.columns(['school_id', 'id']).doUpdateSet((eb) => {
-              const set: Record<string, Expression<unknown>> = {};
-              for (const c of updated) set[c] = eb.ref(`excluded.${c}`);
-              return set;
-            }),
-          )
-          .execute();
-      }
+      const columns = Object.keys(writes[0]!);
+      await this.#insertRows(table, writes as unknown as Row[], {
+        columns: ['school_id', 'id'],
+        update: columns.filter((c) => c !== 'school_id' && c !== 'id' && c !== 'created_at'),
+      });
 
       for (const join of spec.joins) {
-        const ownerIds = written.map((w) => w.id as Id);
-        for (const ids of chunks(ownerIds, IN_CHUNK)) {
+        // New records own no membership rows yet: only rewritten ones need theirs cleared.
+        const ownerIds = written.filter((w) => w.existed).map((w) => w.id as Id);
+        for (const ids of chunks(ownerIds, this.#inChunk)) {
           await db
             .deleteFrom(join.table)
             .where('school_id', '=', schoolId)
-            .where(join.owner, 'in', ids)
+            .where((eb) => this.#inList(eb, join.owner, ids, 'int8'))
             .execute();
         }
-        const rows: Record<string, string | number>[] = [];
+        const rows: Row[] = [];
         for (const { id, record } of written) {
           for (const member of new Set(join.members(record))) {
             rows.push({ school_id: schoolId, [join.owner]: id as Id, [join.member]: member });
           }
         }
-        for (const batch of chunks(rows, Math.min(1000, Math.floor(MAX_PARAMS / 3)))) {
-          // Rows carry only this join's owner/member columns; JoinTable types all four for generic code.
-          await db
-            .insertInto(join.table)
-            .values(batch as unknown as JoinTable[])
-            .execute();
-        }
+        await this.#insertRows(join.table, rows, null);
       }
 
       await this.#bumpDataVersion(schoolId);
       return stats;
     });
+  }
+
+  /** Ids per IN-list: PostgreSQL takes one array parameter, SQLite one parameter per id. */
+  get #inChunk(): number {
+    return this.dialect === 'postgres' ? 10_000 : IN_CHUNK;
+  }
+
+  /** `column IN (ids)`: `= any($1::type[])` on PostgreSQL, whose planner is slow on long parameter lists. */
+  #inList(
+    // biome-ignore lint/suspicious/noExplicitAny: used across tables; the column is checked by the callers' specs.
+    eb: any,
+    column: string,
+    ids: readonly (Id | string)[],
+    pgType: 'int8' | 'text',
+  ): Expression<SqlBool> {
+    if (this.dialect === 'postgres') return eb(column, '=', sql`any(${ids}::${sql.raw(pgType)}[])`);
+    return eb(column, 'in', ids);
+  }
+
+  /**
+   * Inserts rows sharing one set of columns, optionally upserting on a key. SQLite: multi-row VALUES within
+   * its parameter limit. PostgreSQL: one array parameter per column through unnest(), several times faster
+   * than thousands of scalar parameters.
+   */
+  async #insertRows(
+    table: string,
+    rows: Row[],
+    conflict: { columns: string[]; update: string[] } | null,
+  ): Promise<void> {
+    if (rows.length === 0) return;
+    // biome-ignore lint/suspicious/noExplicitAny: table and columns are chosen at runtime by the callers.
+    const db = this.#w as unknown as Kysely<any>;
+    const columns = Object.keys(rows[0]!);
+    const onConflict = <Q extends { onConflict: (...a: never[]) => Q }>(q: Q): Q =>
+      conflict
+        ? // biome-ignore lint/suspicious/noExplicitAny: see above.
+          (q as any).onConflict((oc: any) =>
+            oc.columns(conflict.columns).doUpdateSet((eb: { ref(c: string): Expression<unknown> }) => {
+              const set: Record<string, Expression<unknown>> = {};
+              for (const c of conflict.update) set[c] = eb.ref(`excluded.${c}`);
+              return set;
+            }),
+          )
+        : q;
+    if (this.dialect === 'postgres') {
+      for (const batch of chunks(rows, PG_UNNEST_ROWS)) {
+        const arrays = columns.map(
+          (c) => sql`${pgArrayLiteral(batch.map((r) => r[c] ?? null))}::${sql.raw(pgColumnType(table, c))}[]`,
+        );
+        const select = sql`select * from unnest(${sql.join(arrays)})`;
+        await onConflict(db.insertInto(table).columns(columns).expression(select)).execute();
+      }
+      return;
+    }
+    const perStatement = Math.min(MAX_ROWS, Math.floor(MAX_PARAMS / columns.length));
+    for (const batch of chunks(rows, perStatement)) {
+      await onConflict(db.insertInto(table).values(batch)).execute();
+    }
   }
 
   async #bumpDataVersion(schoolId: SchoolId): Promise<void> {
@@ -282,12 +363,12 @@ export class SqlStore implements Store {
     const now = instant(at, 'markDeleted');
     return this.transaction(async () => {
       let count = 0;
-      for (const batch of chunks([...new Set(ids)], IN_CHUNK)) {
+      for (const batch of chunks([...new Set(ids)], this.#inChunk)) {
         const result = await this.#w
           .updateTable(spec.table)
           .set({ deleted_at: now })
           .where('school_id', '=', schoolId)
-          .where('id', 'in', batch)
+          .where((eb) => this.#inList(eb, 'id', batch, kind === 'customFields' ? 'text' : 'int8'))
           .where('deleted_at', 'is', null)
           .executeTakeFirst();
         count += Number(result.numUpdatedRows);
@@ -380,35 +461,31 @@ export class SqlStore implements Store {
     }
     if (query.studentId !== undefined) {
       const studentId = query.studentId;
-      q = q.where((eb) =>
-        eb.or([
-          eb(
-            's.id',
-            'in',
+      // One id list (a UNION) the planner can drive the primary-key lookups from: sessions listing the student,
+      // plus sessions of the live teams the student is in now (the teams' current rosters).
+      q = q.where('s.id', 'in', (eb) =>
+        eb
+          .selectFrom('session_students')
+          .select('session_id')
+          .where('school_id', '=', schoolId)
+          .where('student_id', '=', studentId)
+          .union(
             eb
-              .selectFrom('session_students')
+              .selectFrom('session_teams')
               .select('session_id')
               .where('school_id', '=', schoolId)
-              .where('student_id', '=', studentId),
+              .where('team_id', 'in', (eb2) =>
+                eb2
+                  .selectFrom('team_students as ts')
+                  .innerJoin('teams as t', (j) =>
+                    j.onRef('t.school_id', '=', 'ts.school_id').onRef('t.id', '=', 'ts.team_id'),
+                  )
+                  .select('ts.team_id')
+                  .where('ts.school_id', '=', schoolId)
+                  .where('ts.student_id', '=', studentId)
+                  .where('t.deleted_at', 'is', null),
+              ),
           ),
-          // Sessions of the teams the student is in now (the teams' current rosters), live teams only.
-          eb(
-            's.id',
-            'in',
-            eb
-              .selectFrom('session_teams as st')
-              .innerJoin('team_students as ts', (j) =>
-                j.onRef('ts.school_id', '=', 'st.school_id').onRef('ts.team_id', '=', 'st.team_id'),
-              )
-              .innerJoin('teams as t', (j) =>
-                j.onRef('t.school_id', '=', 'ts.school_id').onRef('t.id', '=', 'ts.team_id'),
-              )
-              .select('st.session_id')
-              .where('st.school_id', '=', schoolId)
-              .where('ts.student_id', '=', studentId)
-              .where('t.deleted_at', 'is', null),
-          ),
-        ]),
       );
     }
     const rows = await q.orderBy('s.start_at').orderBy('s.id').execute();
@@ -676,21 +753,12 @@ export class SqlStore implements Store {
       content_hash: m.contentHash,
       updated_at: instant(m.updatedAt, 'updatedAt'),
     }));
-    await this.transaction(async () => {
-      for (const batch of chunks(rows, MAX_ROWS)) {
-        await this.#w
-          .insertInto('push_mappings')
-          .values(batch)
-          .onConflict((oc) =>
-            oc.columns(['school_id', 'target', 'calendar_key', 'session_id']).doUpdateSet((eb) => ({
-              remote_event_id: eb.ref('excluded.remote_event_id'),
-              content_hash: eb.ref('excluded.content_hash'),
-              updated_at: eb.ref('excluded.updated_at'),
-            })),
-          )
-          .execute();
-      }
-    });
+    await this.transaction(() =>
+      this.#insertRows('push_mappings', rows, {
+        columns: ['school_id', 'target', 'calendar_key', 'session_id'],
+        update: ['remote_event_id', 'content_hash', 'updated_at'],
+      }),
+    );
   }
 
   async deletePushMappings(
@@ -701,13 +769,13 @@ export class SqlStore implements Store {
   ): Promise<void> {
     if (sessionIds.length === 0) return;
     await this.transaction(async () => {
-      for (const batch of chunks(sessionIds, IN_CHUNK)) {
+      for (const batch of chunks(sessionIds, this.#inChunk)) {
         await this.#w
           .deleteFrom('push_mappings')
           .where('school_id', '=', schoolId)
           .where('target', '=', target)
           .where('calendar_key', '=', calendarKey)
-          .where('session_id', 'in', batch)
+          .where((eb) => this.#inList(eb, 'session_id', batch, 'int8'))
           .execute();
       }
     });
