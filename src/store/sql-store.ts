@@ -101,6 +101,10 @@ function instant(value: Instant, what: string): string {
   return new Date(ms).toISOString();
 }
 
+function maybeInstant(value: Instant | null, what: string): string | null {
+  return value === null ? null : instant(value, what);
+}
+
 function toStored<K extends ResourceKind>(row: {
   data: string;
   version: number;
@@ -396,7 +400,7 @@ export class SqlStore implements Store {
     opts?: { includeDeleted?: boolean },
   ): Promise<Stored<K> | null> {
     const spec = kindSpec(kind);
-    let key: Id | string = id;
+    let key: Id | string = String(id);
     if (kind !== 'customFields') {
       key = Number(id);
       if (!Number.isSafeInteger(key)) return null;
@@ -604,11 +608,11 @@ export class SqlStore implements Store {
 
   async saveJobStatus(status: JobStatus): Promise<void> {
     const values = {
-      last_started_at: status.lastStartedAt,
-      last_finished_at: status.lastFinishedAt,
+      last_started_at: maybeInstant(status.lastStartedAt, 'lastStartedAt'),
+      last_finished_at: maybeInstant(status.lastFinishedAt, 'lastFinishedAt'),
       last_status: status.lastStatus,
       last_error: status.lastError,
-      next_run_at: status.nextRunAt,
+      next_run_at: maybeInstant(status.nextRunAt, 'nextRunAt'),
     };
     await this.#w
       .insertInto('job_status')
@@ -648,12 +652,12 @@ export class SqlStore implements Store {
         scope_id: token.scopeId,
         version: token.version,
         created_at: instant(token.createdAt, 'createdAt'),
-        revoked_at: token.revokedAt === null ? null : instant(token.revokedAt, 'revokedAt'),
+        revoked_at: maybeInstant(token.revokedAt, 'revokedAt'),
       })
       .onConflict((oc) =>
         oc.column('token_hash').doUpdateSet({
           version: token.version,
-          revoked_at: token.revokedAt === null ? null : instant(token.revokedAt, 'revokedAt'),
+          revoked_at: maybeInstant(token.revokedAt, 'revokedAt'),
         }),
       )
       .execute();
@@ -710,8 +714,8 @@ export class SqlStore implements Store {
   async savePushCalendar(cal: PushCalendar): Promise<void> {
     const values = {
       remote_calendar_id: cal.remoteCalendarId,
-      paused_until: cal.pausedUntil,
-      last_reconciled_at: cal.lastReconciledAt,
+      paused_until: maybeInstant(cal.pausedUntil, 'pausedUntil'),
+      last_reconciled_at: maybeInstant(cal.lastReconciledAt, 'lastReconciledAt'),
     };
     await this.#w
       .insertInto('push_calendars')
@@ -872,13 +876,13 @@ function snapshotRow<R>(
   for (const c of spec.extraColumns) {
     const v = extras[c];
     row[c] =
-      v === undefined ? null : c === 'start_at' || c === 'end_at' ? normaliseInstant(v as string | null) : v;
+      v === undefined
+        ? null
+        : c === 'start_at' || c === 'end_at'
+          ? maybeInstant(v as string | null, 'record time')
+          : v;
   }
   return row as unknown as SnapshotTable;
-}
-
-function normaliseInstant(v: string | null): string | null {
-  return v === null ? null : instant(v, 'record time');
 }
 
 /**

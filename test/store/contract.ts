@@ -596,6 +596,9 @@ export function describeStoreContract(name: string, createDb: () => Promise<Test
           { ...base, lastFinishedAt: T1, lastStatus: 'failed', lastError: 'HTTP 503' },
         ]);
         expect((await store.listJobStatus()).filter((j) => j.schoolId === s)).toHaveLength(2);
+        // Instants come back in the one canonical form whatever offset they were given in.
+        await store.saveJobStatus({ ...base, job: 'push', nextRunAt: '2026-11-02T09:00:00+01:00' });
+        expect((await store.listJobStatus(s)).find((j) => j.job === 'push')?.nextRunAt).toBe(T1);
       });
     });
 
