@@ -93,14 +93,16 @@ export async function run(argv: string[]): Promise<number> {
   const { startSandbox } = await import('../sandbox/index.ts');
   const sandbox = await startSandbox(opts);
   const s = sandbox.school;
-  console.log(`sandbox listening on ${sandbox.url}`);
-  console.log(`  token:          ${sandbox.token}`);
-  console.log(`  read-only token: ${sandbox.readonlyToken}`);
   console.log(
-    `  school: ${s.organisation.name} (seed ${s.seed}, scale ${s.scale}, now ${sandbox.now()}): ` +
-      `${s.teams.length} teams, ${s.students.length} students, ${s.sessions.length} sessions`,
+    [
+      `sandbox listening on ${sandbox.url}`,
+      `  token:           ${sandbox.token}`,
+      `  read-only token: ${sandbox.readonlyToken}`,
+      `  school: ${s.organisation.name} (seed ${s.seed}, scale ${s.scale}, now ${sandbox.now()}): ` +
+        `${s.teams.length} teams, ${s.students.length} students, ${s.sessions.length} sessions`,
+      `  stats:  ${sandbox.url}/_sandbox/stats`,
+    ].join('\n'),
   );
-  console.log(`  stats:  ${sandbox.url}/_sandbox/stats`);
   await new Promise<void>((resolve) => {
     const stop = () => {
       process.off('SIGINT', stop);

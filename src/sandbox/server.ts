@@ -35,6 +35,8 @@ export interface SandboxStats {
 }
 
 const MAX_BODY = 10 * 1024 * 1024;
+const LIST_CACHE_MS = 1000;
+const LIST_CACHE_ENTRIES = 32;
 
 type WriteHandler = (st: SandboxState, body: unknown) => Json;
 const WRITES: Record<string, WriteHandler> = {
@@ -61,6 +63,7 @@ export class SandboxServer {
   private readonly bucket: TokenBucket | undefined;
   private readonly faults: FaultInjector;
   private stats: SandboxStats = { total: 0, routes: {} };
+  private readonly listCache = new Map<string, { version: number; at: number; listing: Listing }>();
 
   constructor(state: SandboxState, options: ServerOptions) {
     this.state = state;
@@ -242,9 +245,28 @@ export class SandboxServer {
     const endpoint = LISTS.get(path);
     if (!endpoint) return false;
     const pg = paging(q, endpoint.defaultLength, endpoint.maxLength);
-    const listing: Listing = endpoint.list(st, q);
+    const listing = this.cachedListing(endpoint, url, q);
     this.send(res, route, 200, this.envelope(path, listing, pg));
     return true;
+  }
+
+  /**
+   * Paging through a big listing asks for the same filter many times: keep the filtered records for a moment.
+   * Entries die on any write (state.version) and after a second, since default ranges follow the clock.
+   */
+  private cachedListing(endpoint: ListEndpoint, url: URL, q: Query): Listing {
+    const params = [...url.searchParams].filter(([k]) => k !== 'page' && k !== 'pageLength').sort();
+    const key = `${endpoint.path}?${new URLSearchParams(params).toString()}`;
+    const hit = this.listCache.get(key);
+    const t = performance.now();
+    if (hit && hit.version === this.state.version && t - hit.at < LIST_CACHE_MS) return hit.listing;
+    const listing = endpoint.list(this.state, q);
+    if (this.listCache.size >= LIST_CACHE_ENTRIES) {
+      const oldest = this.listCache.keys().next().value;
+      if (oldest !== undefined) this.listCache.delete(oldest);
+    }
+    this.listCache.set(key, { version: this.state.version, at: t, listing });
+    return listing;
   }
 
   private envelope(
