@@ -1,6 +1,6 @@
 // What the projection needs besides the session: the school, custom field metadata, name lookups and wording.
 // Built once per render batch (all feeds of a school share one), so projecting an event is pure and cheap.
-import type { CustomFieldMeta, Id } from '../domain/types.ts';
+import type { CustomFieldMeta, Id, Instant, Session } from '../domain/types.ts';
 import type { FeedScope, SchoolId, Store } from '../store/types.ts';
 import { type EventTemplates, loadEventTemplates } from './templates.ts';
 
@@ -50,21 +50,49 @@ export function createProjectionContext(input: {
   };
 }
 
+const norm = (s: string | null) => (s ?? '').toLocaleLowerCase().replace(/\s+/g, ' ').trim();
+
+/**
+ * Which location owners are the school, when the configuration does not say: owners whose name, short name
+ * or acronym is the school's name; failing that, the owner of the most venues used for non-fixture sessions
+ * (training happens at home). Empty when the sessions carry no owners.
+ */
+export function inferLocationOwnerIds(sessions: Iterable<Session>, schoolName: string): Id[] {
+  const named = new Set<Id>();
+  const trainingCounts = new Map<Id, number>();
+  for (const s of sessions) {
+    const owner = s.location?.owner;
+    if (!owner) continue;
+    if ([owner.name, owner.shortName, owner.acronym].map(norm).includes(norm(schoolName)))
+      named.add(owner.id);
+    if (!s.scored && !s.bye && !s.opponent)
+      trainingCounts.set(owner.id, (trainingCounts.get(owner.id) ?? 0) + 1);
+  }
+  if (named.size) return [...named];
+  const best = [...trainingCounts].sort((a, b) => b[1] - a[1])[0];
+  return best ? [best[0]] : [];
+}
+
 /** Reads what the projection needs for one school from the store. */
 export async function loadProjectionContext(
   store: Store,
   schoolId: SchoolId,
-  opts: { templates?: EventTemplates; locationOwnerIds?: Id[] } = {},
+  opts: { templates?: EventTemplates; locationOwnerIds?: Id[]; window?: { from: Instant; to: Instant } } = {},
 ): Promise<ProjectionContext> {
   const school = (await store.listSchools()).find((s) => s.id === schoolId);
   if (!school) throw new Error(`unknown school: ${schoolId}`);
-  const [customFields, staff, students] = await Promise.all([
+  const [customFields, staff, students, owners] = await Promise.all([
     store.list(schoolId, 'customFields'),
     store.list(schoolId, 'staff'),
     store.list(schoolId, 'students', { includeDeleted: true }),
+    opts.locationOwnerIds?.length
+      ? opts.locationOwnerIds
+      : store
+          .listSessions(schoolId, opts.window ? { from: opts.window.from, to: opts.window.to } : {})
+          .then((sessions) => inferLocationOwnerIds(sessions, school.name)),
   ]);
   return createProjectionContext({
-    school: { ...school, ...(opts.locationOwnerIds ? { locationOwnerIds: opts.locationOwnerIds } : {}) },
+    school: { ...school, ...(owners.length ? { locationOwnerIds: owners } : {}) },
     customFields,
     staff,
     students,

@@ -1,5 +1,10 @@
 export type { FeedScopeRef, ProjectionContext, SchoolInfo } from './context.ts';
-export { createProjectionContext, loadProjectionContext, personName } from './context.ts';
+export {
+  createProjectionContext,
+  inferLocationOwnerIds,
+  loadProjectionContext,
+  personName,
+} from './context.ts';
 export type { ProjectableSession } from './project.ts';
 export {
   audienceMaySee,

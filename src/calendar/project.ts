@@ -272,6 +272,8 @@ function formatTime(value: string): string {
   return m ? `${m[1]!.padStart(2, '0')}:${m[2]}` : value.trim();
 }
 
+const orderedCache = new WeakMap<ReadonlyMap<string, CustomFieldMeta>, CustomFieldMeta[]>();
+
 function renderCustomFields(
   session: Session,
   ctx: ProjectionContext,
@@ -282,7 +284,12 @@ function renderCustomFields(
   if (values.size === 0) return [];
   const isStaff = audience === 'staff';
   const out: { label: string; value: string }[] = [];
-  for (const meta of orderCustomFields(ctx.customFields.values())) {
+  let ordered = orderedCache.get(ctx.customFields);
+  if (!ordered) {
+    ordered = orderCustomFields(ctx.customFields.values());
+    orderedCache.set(ctx.customFields, ordered);
+  }
+  for (const meta of ordered) {
     const raw = values.get(meta.key);
     if (raw === undefined || !audienceMaySee(meta, audience)) continue;
     let text: string;

@@ -1,5 +1,187 @@
-// Placeholder until the issue that builds `rostercal feeds` lands.
-export async function run(_argv: string[]): Promise<number> {
-  console.error('rostercal feeds: not available yet');
-  return 1;
+// rostercal feeds list [--json] [--school ID]
+// rostercal feeds rotate SCOPE ID [--school ID]
+import { parseArgs } from 'node:util';
+import { type Config, loadConfig } from '../config.ts';
+import { listFeedDefs } from '../feeds/catalog.ts';
+import { FEED_SCOPES, FeedTokens, isFeedScope, loadFeedSecret } from '../feeds/tokens.ts';
+import { openStore } from '../store/index.ts';
+import type { Store } from '../store/types.ts';
+
+const USAGE = `usage:
+  rostercal feeds list [--json] [--school ID]     every feed: scope, id, name, URL (issues missing tokens)
+  rostercal feeds rotate SCOPE ID [--school ID]   new URL for one feed; the old one stops working
+
+SCOPE is one of ${FEED_SCOPES.join(', ')}. The store and PUBLIC_URL come from the usual configuration
+(ROSTERCAL_CONFIG / DATA_DIR / DATABASE_URL / PUBLIC_URL); tokens derive from FEED_SECRET or DATA_DIR/feed-secret.`;
+
+export interface FeedListing {
+  school: string;
+  scope: string;
+  id: number;
+  name: string;
+  calendarName: string;
+  /** null when the token was issued under another secret (rotate to get a printable URL). */
+  url: string | null;
+  page: string | null;
+}
+
+export function feedUrls(publicUrl: string, token: string): { url: string; page: string } {
+  const base = publicUrl.replace(/\/+$/, '');
+  return { url: `${base}/feeds/${token}.ics`, page: `${base}/feeds/${token}` };
+}
+
+/** Every feed of the given schools (all when none given), issuing tokens for feeds that have none. */
+export async function listFeeds(
+  store: Store,
+  tokens: FeedTokens,
+  publicUrl: string,
+  schoolIds?: string[],
+): Promise<FeedListing[]> {
+  const schools = schoolIds ?? (await store.listSchools()).map((s) => s.id);
+  const out: FeedListing[] = [];
+  for (const schoolId of schools) {
+    for (const def of await listFeedDefs(store, schoolId)) {
+      const issued = await tokens.ensure(schoolId, def.scope, def.scopeId);
+      const links = issued.token ? feedUrls(publicUrl, issued.token) : null;
+      out.push({
+        school: schoolId,
+        scope: def.scope,
+        id: def.scopeId,
+        name: def.subject,
+        calendarName: def.calendarName,
+        url: links?.url ?? null,
+        page: links?.page ?? null,
+      });
+    }
+  }
+  return out;
+}
+
+function table(rows: FeedListing[]): string {
+  const head = ['SCHOOL', 'SCOPE', 'ID', 'NAME', 'URL'];
+  const cells = rows.map((r) => [
+    r.school,
+    r.scope,
+    String(r.id),
+    r.name,
+    r.url ?? '(issued under another secret: rotate)',
+  ]);
+  const widths = head.map((h, i) =>
+    Math.min(40, Math.max(h.length, ...cells.map((c) => [...(c[i] ?? '')].length))),
+  );
+  const line = (c: string[]) =>
+    c.map((v, i) => (i === c.length - 1 ? v : v.padEnd(widths[i] ?? 0))).join('  ');
+  return [line(head), ...cells.map(line)].join('\n');
+}
+
+async function withStore<T>(config: Config, fn: (store: Store) => Promise<T>): Promise<T> {
+  const store = await openStore({
+    ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}),
+    dataDir: config.dataDir,
+  });
+  try {
+    return await fn(store);
+  } finally {
+    await store.close();
+  }
+}
+
+function pickSchool(config: Config, asked: string | undefined): string {
+  if (asked) {
+    if (!config.schools.some((s) => s.id === asked)) {
+      throw new Error(
+        `--school ${asked}: not configured (configured: ${config.schools.map((s) => s.id).join(', ')})`,
+      );
+    }
+    return asked;
+  }
+  if (config.schools.length === 1) return config.schools[0]!.id;
+  throw new Error(
+    `several schools are configured: name one with --school (${config.schools.map((s) => s.id).join(', ')})`,
+  );
+}
+
+export async function run(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  let parsed: ReturnType<typeof parse>;
+  const parse = () =>
+    parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        json: { type: 'boolean' },
+        school: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  try {
+    parsed = parse();
+  } catch (err) {
+    console.error(`rostercal feeds: ${(err as Error).message}\n\n${USAGE}`);
+    return 2;
+  }
+  const [sub, ...rest] = parsed.positionals;
+  if (parsed.values.help || sub === undefined) {
+    (parsed.values.help ? console.log : console.error)(USAGE);
+    return parsed.values.help ? 0 : 2;
+  }
+  const config = await loadConfig(env);
+  const secret = loadFeedSecret({ env, dataDir: config.dataDir });
+
+  if (sub === 'list') {
+    if (rest.length) {
+      console.error(`rostercal feeds list: unexpected ${rest.join(' ')}\n\n${USAGE}`);
+      return 2;
+    }
+    const schoolIds = parsed.values.school ? [pickSchool(config, parsed.values.school)] : undefined;
+    return withStore(config, async (store) => {
+      const rows = await listFeeds(store, new FeedTokens(store, secret), config.publicUrl, schoolIds);
+      if (parsed.values.json) console.log(JSON.stringify(rows, null, 2));
+      else if (rows.length === 0) console.log('No feeds yet: run `rostercal sync` first.');
+      else console.log(table(rows));
+      return 0;
+    });
+  }
+
+  if (sub === 'rotate') {
+    const [scope, idText, ...extra] = rest;
+    if (!scope || !idText || extra.length || !isFeedScope(scope) || !/^\d+$/.test(idText)) {
+      console.error(
+        `rostercal feeds rotate: need SCOPE (${FEED_SCOPES.join('|')}) and a numeric ID\n\n${USAGE}`,
+      );
+      return 2;
+    }
+    const schoolId = pickSchool(config, parsed.values.school);
+    const id = Number(idText);
+    return withStore(config, async (store) => {
+      const def = (await listFeedDefs(store, schoolId)).find((d) => d.scope === scope && d.scopeId === id);
+      if (!def) {
+        console.error(`rostercal feeds rotate: school ${schoolId} has no ${scope} feed with id ${id}`);
+        return 1;
+      }
+      const issued = await new FeedTokens(store, secret).rotate(schoolId, scope, id);
+      const links = feedUrls(config.publicUrl, issued.token ?? '');
+      if (parsed.values.json) {
+        console.log(
+          JSON.stringify({
+            school: schoolId,
+            scope,
+            id,
+            name: def.subject,
+            version: issued.record.version,
+            ...links,
+          }),
+        );
+      } else {
+        console.log(
+          `${def.calendarName}: new URL (version ${issued.record.version}); the previous URL no longer works.`,
+        );
+        console.log(links.url);
+        console.log(`page: ${links.page}`);
+      }
+      return 0;
+    });
+  }
+
+  console.error(`rostercal feeds: unknown subcommand ${sub}\n\n${USAGE}`);
+  return 2;
 }

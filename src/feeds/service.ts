@@ -9,7 +9,7 @@ import { projectSession } from '../calendar/project.ts';
 import type { EventTemplates } from '../calendar/templates.ts';
 import type { CalendarEvent } from '../calendar/types.ts';
 import type { Id } from '../domain/types.ts';
-import type { FeedScope, SchoolId, Store } from '../store/types.ts';
+import type { FeedScope, SchoolId, Store, Stored } from '../store/types.ts';
 import { type FeedDef, getFeedDef, listFeedDefs, sessionQuery } from './catalog.ts';
 import { DEFAULT_MAX_BYTES, renderIcs } from './ics.ts';
 
@@ -113,7 +113,9 @@ export class FeedService {
     if (hit && hit.version === version) return hit.ctx;
     const templates = this.#opts.templates?.(schoolId);
     const owners = this.#opts.locationOwnerIds?.(schoolId);
+    const w = this.currentWindow();
     const ctx = loadProjectionContext(this.store, schoolId, {
+      window: { from: w.from.toISOString(), to: w.to.toISOString() },
       ...(templates ? { templates } : {}),
       ...(owners ? { locationOwnerIds: owners } : {}),
     });
@@ -123,20 +125,26 @@ export class FeedService {
   }
 
   /** The events of a feed for the current window, projected for its audience. */
-  async events(def: FeedDef, ctx: ProjectionContext): Promise<CalendarEvent[]> {
+  async events(
+    def: FeedDef,
+    ctx: ProjectionContext,
+    prefetched?: Stored<'sessions'>[],
+  ): Promise<CalendarEvent[]> {
     const w = this.currentWindow();
-    const sessions = await this.store.listSessions(
-      def.schoolId,
-      sessionQuery(def.scope, def.scopeId, w.from.toISOString(), w.to.toISOString()),
-    );
+    const sessions =
+      prefetched ??
+      (await this.store.listSessions(
+        def.schoolId,
+        sessionQuery(def.scope, def.scopeId, w.from.toISOString(), w.to.toISOString()),
+      ));
     const scope = { scope: def.scope, id: def.scopeId };
     return sessions.flatMap((s) => projectSession(s, ctx, def.audience, scope) ?? []);
   }
 
-  async #render(def: FeedDef, dataVersion: number): Promise<RenderedFeed> {
+  async #render(def: FeedDef, dataVersion: number, sessions?: Stored<'sessions'>[]): Promise<RenderedFeed> {
     const started = performance.now();
     const ctx = await this.#context(def.schoolId, dataVersion);
-    const events = await this.events(def, ctx);
+    const events = await this.events(def, ctx, sessions);
     const w = this.currentWindow();
     const ics = renderIcs(
       {
@@ -216,6 +224,7 @@ export class FeedService {
     scopeId: Id,
     version: number,
     knownDef?: FeedDef,
+    sessions?: Stored<'sessions'>[],
   ): Promise<RenderedFeed | null> {
     const flightKey = `${key}|${version}`;
     const running = this.#inflight.get(flightKey);
@@ -226,7 +235,7 @@ export class FeedService {
         this.#cache.delete(key);
         return null;
       }
-      const rendered = await this.#render(def, version);
+      const rendered = await this.#render(def, version, sessions);
       this.#cache.set(key, rendered);
       return rendered;
     })().finally(() => this.#inflight.delete(flightKey));
@@ -260,7 +269,10 @@ export class FeedService {
     }
     let events = 0;
     let bytes = 0;
-    const windowKey = this.currentWindow().key;
+    const w = this.currentWindow();
+    const windowKey = w.key;
+    // One read of the window's sessions, indexed by scope, instead of one query per feed.
+    const index = await indexSessions(this.store, schoolId, w.from.toISOString(), w.to.toISOString());
     for (const def of wanted) {
       const key = feedKey(def.schoolId, def.scope, def.scopeId);
       const hit = this.#cache.get(key);
@@ -269,7 +281,15 @@ export class FeedService {
         bytes += hit.body.length;
         continue;
       }
-      const r = await this.#renderOnce(key, def.schoolId, def.scope, def.scopeId, version, def);
+      const r = await this.#renderOnce(
+        key,
+        def.schoolId,
+        def.scope,
+        def.scopeId,
+        version,
+        def,
+        index.of(def),
+      );
       events += r?.eventCount ?? 0;
       bytes += r?.body.length ?? 0;
       await new Promise((resolve) => setImmediate(resolve));
@@ -284,4 +304,59 @@ export class FeedService {
     if (schoolId) this.#versions.delete(schoolId);
     else this.#versions.clear();
   }
+}
+
+/**
+ * The window's sessions grouped the way store.listSessions filters them per scope (same semantics: a student
+ * gets the sessions listing them plus those of the live teams whose current roster has them). A test checks
+ * that both paths render identical bytes.
+ */
+async function indexSessions(store: Store, schoolId: SchoolId, from: string, to: string) {
+  const [sessions, teams] = await Promise.all([
+    store.listSessions(schoolId, { from, to }),
+    store.list(schoolId, 'teams'),
+  ]);
+  const push = (m: Map<Id, Stored<'sessions'>[]>, id: Id, s: Stored<'sessions'>) => {
+    const list = m.get(id);
+    if (list) list.push(s);
+    else m.set(id, [s]);
+  };
+  const byTeam = new Map<Id, Stored<'sessions'>[]>();
+  const byStaff = new Map<Id, Stored<'sessions'>[]>();
+  const byActivity = new Map<Id, Stored<'sessions'>[]>();
+  const byStudent = new Map<Id, Stored<'sessions'>[]>();
+  for (const s of sessions) {
+    for (const t of new Set(s.teams.map((x) => x.id))) push(byTeam, t, s);
+    for (const p of new Set(s.staff.map((x) => x.id))) push(byStaff, p, s);
+    for (const p of new Set(s.students.map((x) => x.id))) push(byStudent, p, s);
+    push(byActivity, s.activity.id, s);
+  }
+  const teamsOfStudent = new Map<Id, Id[]>();
+  for (const t of teams) {
+    for (const m of t.students) {
+      const list = teamsOfStudent.get(m.studentId);
+      if (list) list.push(t.id);
+      else teamsOfStudent.set(m.studentId, [t.id]);
+    }
+  }
+  return {
+    of(def: FeedDef): Stored<'sessions'>[] {
+      switch (def.scope) {
+        case 'team':
+          return byTeam.get(def.scopeId) ?? [];
+        case 'staff':
+          return byStaff.get(def.scopeId) ?? [];
+        case 'activity':
+          return byActivity.get(def.scopeId) ?? [];
+        case 'student': {
+          const found = new Map<Id, Stored<'sessions'>>();
+          for (const s of byStudent.get(def.scopeId) ?? []) found.set(s.id, s);
+          for (const teamId of teamsOfStudent.get(def.scopeId) ?? []) {
+            for (const s of byTeam.get(teamId) ?? []) found.set(s.id, s);
+          }
+          return [...found.values()];
+        }
+      }
+    },
+  };
 }

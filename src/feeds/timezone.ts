@@ -61,11 +61,50 @@ export function wallClock(epochMs: number, timeZone: string): WallClock {
   };
 }
 
-/** UTC offset in minutes (east positive) at an instant. */
-export function offsetMinutes(epochMs: number, timeZone: string): number {
+/** UTC offset in minutes (east positive) at an instant, straight from Intl. */
+function intlOffsetMinutes(epochMs: number, timeZone: string): number {
   const w = wallClock(epochMs, timeZone);
   const asUtc = Date.UTC(w.year, w.month - 1, w.day, w.hour, w.minute, w.second);
   return Math.round((asUtc - Math.floor(epochMs / 1000) * 1000) / 60_000);
+}
+
+// Intl.formatToParts costs microseconds per call; a feed render needs two local times per event. Offsets are
+// therefore looked up in a per-zone, per-year table of transitions computed once from Intl.
+const yearTables = new Map<string, Map<number, { startOffset: number; changes: Transition[] }>>();
+
+function yearTable(timeZone: string, year: number) {
+  let zone = yearTables.get(timeZone);
+  if (!zone) {
+    zone = new Map();
+    yearTables.set(timeZone, zone);
+  }
+  let t = zone.get(year);
+  if (!t) {
+    const from = Date.UTC(year, 0, 1);
+    const to = Date.UTC(year + 1, 0, 1);
+    t = {
+      startOffset: intlOffsetMinutes(from, timeZone),
+      changes: transitions(timeZone, from, to, intlOffsetMinutes),
+    };
+    zone.set(year, t);
+  }
+  return t;
+}
+
+/** UTC offset in minutes (east positive) at an instant. */
+export function offsetMinutes(epochMs: number, timeZone: string): number {
+  const table = yearTable(timeZone, new Date(epochMs).getUTCFullYear());
+  let offset = table.startOffset;
+  for (const c of table.changes) {
+    if (c.atMs > epochMs) break;
+    offset = c.toMin;
+  }
+  return offset;
+}
+
+/** The school-local wall clock at an instant (whole seconds). */
+export function localClock(epochMs: number, timeZone: string): WallClock {
+  return utcClock(epochMs + offsetMinutes(epochMs, timeZone) * 60_000);
 }
 
 const pad = (n: number, w = 2) => String(n).padStart(w, '0');
@@ -94,7 +133,12 @@ interface PlainStub extends WallClock {
 
 function plainStub(epochMs: number, w: WallClock): PlainStub {
   return {
-    ...w,
+    year: w.year,
+    month: w.month,
+    day: w.day,
+    hour: w.hour,
+    minute: w.minute,
+    second: w.second,
     toZonedDateTime: (tz: string) => zonedDate(epochMs, tz),
     toPlainDate: () => ({ year: w.year, month: w.month, day: w.day }),
     toString: () => formatLocal(w),
@@ -105,17 +149,46 @@ function plainStub(epochMs: number, w: WallClock): PlainStub {
 /** The instant as a zoned date object that ical-generator writes as `TZID=<zone>:<local time>`. */
 export function zonedDate(instant: string | number | Date, timeZone: string): ICalTemporalZonedDateTimeStub {
   const epochMs = typeof instant === 'number' ? instant : new Date(instant).getTime();
-  const w = timeZone === 'UTC' ? utcClock(epochMs) : wallClock(epochMs, timeZone);
-  const iso = new Date(epochMs).toISOString();
-  return {
-    ...w,
-    timeZoneId: timeZone,
-    withTimeZone: (tz: string) => zonedDate(epochMs, tz),
-    toPlainDateTime: () => plainStub(epochMs, w) as never,
-    toInstant: () => ({ epochMilliseconds: epochMs, toString: () => iso }) as never,
-    toString: () => `${iso}[${timeZone}]`,
-    toJSON: () => `${iso}[${timeZone}]`,
-  };
+  return new ZonedStub(epochMs, timeZone) as unknown as ICalTemporalZonedDateTimeStub;
+}
+
+class ZonedStub {
+  readonly epochMs: number;
+  readonly timeZoneId: string;
+  readonly year: number;
+  readonly month: number;
+  readonly day: number;
+  readonly hour: number;
+  readonly minute: number;
+  readonly second: number;
+
+  constructor(epochMs: number, timeZone: string) {
+    const w = timeZone === 'UTC' ? utcClock(epochMs) : localClock(epochMs, timeZone);
+    this.epochMs = epochMs;
+    this.timeZoneId = timeZone;
+    this.year = w.year;
+    this.month = w.month;
+    this.day = w.day;
+    this.hour = w.hour;
+    this.minute = w.minute;
+    this.second = w.second;
+  }
+  withTimeZone(tz: string): ZonedStub {
+    return tz === this.timeZoneId ? this : new ZonedStub(this.epochMs, tz);
+  }
+  toPlainDateTime(): PlainStub {
+    return plainStub(this.epochMs, this);
+  }
+  toInstant() {
+    const epochMilliseconds = this.epochMs;
+    return { epochMilliseconds, toString: () => new Date(epochMilliseconds).toISOString() };
+  }
+  toString(): string {
+    return `${new Date(this.epochMs).toISOString()}[${this.timeZoneId}]`;
+  }
+  toJSON(): string {
+    return this.toString();
+  }
 }
 
 function utcClock(epochMs: number): WallClock {
@@ -142,18 +215,23 @@ export interface Transition {
 const DAY = 86_400_000;
 
 /** Offset changes in [fromMs, toMs), found by daily sampling and bisection to the minute. */
-export function transitions(timeZone: string, fromMs: number, toMs: number): Transition[] {
+export function transitions(
+  timeZone: string,
+  fromMs: number,
+  toMs: number,
+  offsetAt: (ms: number, tz: string) => number = offsetMinutes,
+): Transition[] {
   const out: Transition[] = [];
   let prevMs = fromMs;
-  let prevOff = offsetMinutes(prevMs, timeZone);
+  let prevOff = offsetAt(prevMs, timeZone);
   for (let t = fromMs + DAY; t <= toMs + DAY; t += DAY) {
-    const off = offsetMinutes(t, timeZone);
+    const off = offsetAt(t, timeZone);
     if (off !== prevOff) {
       let lo = prevMs;
       let hi = t;
       while (hi - lo > 60_000) {
         const mid = lo + Math.floor((hi - lo) / 120_000) * 60_000;
-        if (offsetMinutes(mid, timeZone) === prevOff) lo = mid;
+        if (offsetAt(mid, timeZone) === prevOff) lo = mid;
         else hi = mid;
       }
       if (hi < toMs) out.push({ atMs: hi, fromMin: prevOff, toMin: off });
@@ -187,8 +265,8 @@ export function vtimezone(timeZone: string, fromYear: number, toYear: number): s
   if (cached) return cached;
   const fromMs = Date.UTC(fromYear, 0, 1) - DAY;
   const toMs = Date.UTC(toYear + 1, 0, 1) + DAY;
-  const changes = transitions(timeZone, fromMs, toMs);
-  const firstOff = offsetMinutes(fromMs, timeZone);
+  const changes = transitions(timeZone, fromMs, toMs, intlOffsetMinutes);
+  const firstOff = intlOffsetMinutes(fromMs, timeZone);
   const standard = Math.min(firstOff, ...changes.map((c) => c.toMin));
   const lines = ['BEGIN:VTIMEZONE', `TZID:${timeZone}`, `X-LIC-LOCATION:${timeZone}`];
   const observance = (startMs: number, from: number, to: number) => {

@@ -1,0 +1,99 @@
+// End-to-end fixture: sandbox over HTTP → upstream client → pull → SQLite store → feeds → web app.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import pino from 'pino';
+import { parseConfig, type SchoolConfig } from '../../src/config.ts';
+import { FeedService } from '../../src/feeds/service.ts';
+import { FeedTokens } from '../../src/feeds/tokens.ts';
+import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
+import { openStore } from '../../src/store/index.ts';
+import type { Store } from '../../src/store/types.ts';
+import { pullSchool } from '../../src/sync/pull.ts';
+import type { UpstreamClient } from '../../src/upstream/api.ts';
+import { createUpstreamClient } from '../../src/upstream/client.ts';
+import { createApp } from '../../src/web/app.ts';
+import { createMetrics, type Metrics } from '../../src/web/metrics.ts';
+import { type RunningServer, startServer } from '../../src/web/server.ts';
+
+export const SECRET = Buffer.from('test-feed-secret-0123456789abcdefghijklmnop');
+
+export interface Harness {
+  sandbox: Sandbox;
+  store: Store;
+  client: UpstreamClient;
+  school: SchoolConfig;
+  feeds: FeedService;
+  tokens: FeedTokens;
+  metrics: Metrics;
+  dir: string;
+  pull(kind?: 'full' | 'incremental'): Promise<void>;
+  serve(opts?: {
+    publicUrl?: string;
+    feedRateLimit?: { perSecond: number; burst: number } | false;
+  }): Promise<RunningServer>;
+  close(): Promise<void>;
+}
+
+export async function startHarness(
+  opts: { scale?: 'small' | 'school'; now?: string; seed?: number } = {},
+): Promise<Harness> {
+  const sandbox = await startSandbox({
+    seed: opts.seed ?? 7,
+    scale: opts.scale ?? 'small',
+    ...(opts.now ? { now: opts.now } : {}),
+  });
+  const dir = mkdtempSync(path.join(tmpdir(), 'rostercal-feeds-'));
+  const store = await openStore({ file: path.join(dir, 'rostercal.sqlite') });
+  const school = parseConfig({
+    schools: [
+      {
+        id: 'hill',
+        name: 'Hillcrest College',
+        upstream: { url: sandbox.url, token: sandbox.token },
+        timeZone: sandbox.school.timeZone,
+      },
+    ],
+  }).schools[0]!;
+  const client = createUpstreamClient({ baseUrl: sandbox.url, token: sandbox.token });
+  const metrics = createMetrics({ defaultMetrics: false });
+  const now = () => new Date(sandbox.now());
+  const feeds = new FeedService({ store, now, dataVersionTtlMs: 0, onRender: metrics.observeFeedRender });
+  const tokens = new FeedTokens(store, SECRET);
+  const servers: RunningServer[] = [];
+  const h: Harness = {
+    sandbox,
+    store,
+    client,
+    school,
+    feeds,
+    tokens,
+    metrics,
+    dir,
+    async pull(kind = 'full') {
+      const summary = await pullSchool({ store, client, school, kind, now });
+      if (summary.status === 'failed') throw new Error(`pull failed: ${summary.errors.join('; ')}`);
+    },
+    async serve(o = {}) {
+      const app = createApp({
+        store,
+        feeds,
+        metrics,
+        publicUrl: o.publicUrl ?? 'https://cal.example.org',
+        logger: pino({ level: 'silent' }),
+        feedRateLimit: o.feedRateLimit ?? false,
+      });
+      const running = await startServer(app, { port: 0, host: '127.0.0.1' });
+      servers.push(running);
+      return running;
+    },
+    async close() {
+      for (const s of servers) await s.close(1000);
+      await sandbox.close();
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  await h.pull('full');
+  return h;
+}
