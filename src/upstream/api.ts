@@ -29,6 +29,8 @@ export interface Page<T> {
   currentPage: number;
   lastPage: number;
   numRecords: number;
+  /** The page length the server echoed (what was asked for; teams serve at most 50 whatever is asked). */
+  pageLength?: number;
   /** Sessions only, when `includeCustomFieldsMetadata` was asked for. */
   customFieldsMetadata?: CustomFieldMeta[];
 }
@@ -288,8 +290,11 @@ export interface UpstreamClient {
     params?: { includeTeams?: boolean; includeStaff?: boolean; includeCustomFieldsMetadata?: boolean },
   ): Promise<{ session: Session; customFieldsMetadata?: CustomFieldMeta[] }>;
   team(id: Id, params?: { showAsOfDate?: string }): Promise<Team>;
-  /** `GET /sessions?format=ics`: the calendar text. */
-  sessionsIcs(params?: Omit<SessionListParams, keyof Paging>): Promise<string>;
+  /**
+   * `GET /sessions?format=ics`: the calendar text. The service fixes the range (one month back, three ahead) and
+   * the page length (200); `page` selects further pages.
+   */
+  sessionsIcs(params?: Omit<SessionListParams, keyof Paging> & { page?: number }): Promise<string>;
 
   // Writes: never retried blindly.
   createSessions(
@@ -326,8 +331,9 @@ export interface UpstreamClientOptions {
   /** Client-side pacing so one school's sync never hammers the service. Default 20/s, 4 in flight. */
   rateLimit?: { requestsPerSecond: number; concurrency: number };
   /**
-   * 429/5xx backoff: 1 s doubling to capMs (default 32 s), at most maxRetries (default 6). Retry-After wins when
-   * present, unless it exceeds maxRetryAfterMs (default 120 s): then the 429 is thrown instead of waited out.
+   * 429/5xx backoff: 1 s doubling to capMs (default 32 s), at most maxRetries (default 6). A Retry-After longer
+   * than the scheduled wait is honoured, unless it exceeds maxRetryAfterMs (default 120 s): then the 429 is thrown
+   * instead of waited out.
    */
   backoff?: { baseMs?: number; capMs?: number; maxRetries?: number; maxRetryAfterMs?: number };
   /** Per attempt, response body included. Default 30 s. */

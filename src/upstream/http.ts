@@ -146,10 +146,12 @@ export function createTransport(opts: TransportOptions): Transport {
       const { error } = result;
       const retryable = error.status === 429 || (req.read && error.retryable);
       if (!retryable || retry >= opts.backoff.maxRetries) throw error;
+      // Retry-After is a floor: never sooner than the server asks, never faster than the 1-2-4-8 schedule (a
+      // server that keeps answering "retry in 1 s" is still backed off from).
       let waitMs = backoffDelay(opts.backoff, retry);
       if (result.retryAfterMs !== null) {
         if (result.retryAfterMs > opts.backoff.maxRetryAfterMs) throw error;
-        waitMs = result.retryAfterMs;
+        waitMs = Math.max(waitMs, result.retryAfterMs);
       }
       opts.onRetry?.({
         endpoint: req.endpoint,

@@ -121,6 +121,7 @@ export async function* paginate<S extends z.ZodType, T>(
       lastPage,
       numRecords: paging?.numRecords ?? data.length,
     };
+    if (paging?.pageLength != null) result.pageLength = paging.pageLength;
     if (fields !== undefined) result.customFieldsMetadata = fields;
     yield result;
     // Advance by the page asked for, not the one echoed, so a server that misreports currentPage cannot loop us;

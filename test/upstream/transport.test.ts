@@ -76,13 +76,13 @@ describe('backoff', () => {
     expect(client.stats()['GET /departments']).toEqual({ requests: 5, retries: 4, throttled: 5, errors: 0 });
   });
 
-  it('Retry-After (seconds or HTTP date) wins over the schedule', async () => {
+  it('a Retry-After (seconds or HTTP date) longer than the scheduled wait is honoured', async () => {
     const now = Date.parse('2026-03-01T00:00:00Z');
     server = await startFixtureServer(
       scripted([
         { status: 429, headers: { 'retry-after': '3' } },
         { status: 429, headers: { 'retry-after': new Date(now + 5000).toUTCString() } },
-        { status: 429 },
+        { status: 429, headers: { 'retry-after': '1' } },
       ]),
     );
     const { client, waits } = clientFor(server.url, { now: () => now });
