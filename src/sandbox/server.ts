@@ -124,6 +124,15 @@ export class SandboxServer {
       res.destroy();
       return;
     }
+    if (err.status === 502) {
+      // What a gateway in front of the real service sends: HTML, not the API's JSON.
+      const html =
+        '<html><head><title>502 Bad Gateway</title></head><body><h1>502 Bad Gateway</h1></body></html>';
+      res.writeHead(502, { 'content-type': 'text/html', 'content-length': Buffer.byteLength(html) });
+      res.end(html);
+      this.count(route, 502);
+      return;
+    }
     this.send(res, route, err.status, { error: { status: err.status, message: err.message } }, err.headers);
   }
 
@@ -156,7 +165,13 @@ export class SandboxServer {
       }
       const body = method === 'GET' || method === 'HEAD' ? undefined : await readBody(req);
       const fault = this.faults.next();
-      if (fault) throw new HttpError(fault, 'injected server fault (sandbox errorRate)');
+      if (fault) {
+        throw new HttpError(
+          fault,
+          'injected server fault (sandbox errorRate)',
+          fault === 503 ? { 'retry-after': '1' } : {},
+        );
+      }
       const isWrite = method !== 'GET' && method !== 'HEAD';
       const write = WRITES[`${method} ${path}`];
       if (isWrite && write) {

@@ -406,7 +406,7 @@ export function incident(st: SandboxState, i: SIncident): Json {
     returnToPlay: i.returnToPlay ? { date: iso(i.returnToPlay.date), reason: i.returnToPlay.reason } : null,
     activity: { id: i.activityId, name: a?.name ?? '' },
     template: st.school.incidentTemplate,
-    shift: { id: i.sessionId, title: s?.title ?? null },
+    shift: i.sessionId === null ? null : { id: i.sessionId, title: s?.title ?? null },
     staffMember: { id: i.staffUserId, firstName: staff?.firstName ?? '', lastName: staff?.lastName ?? '' },
     archived: i.archived,
   };

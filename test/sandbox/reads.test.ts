@@ -119,3 +119,53 @@ describe('determinism', () => {
     }
   });
 });
+
+describe('clock and updated filters', () => {
+  it('updatedAfter / updatedBefore on teams, attendance records and incidents follow the records', async () => {
+    const cut = Date.parse(NOW) - 30 * 86_400_000;
+    const iso = new Date(cut).toISOString();
+    const teams = await all(sb, '/teams', { updatedAfter: iso });
+    expect(teams.map((t) => t.id)).toEqual(
+      sb.school.teams.filter((t) => !t.hidden && t.updatedAt > cut).map((t) => t.id),
+    );
+    const older = await all(sb, '/teams', { updatedBefore: iso });
+    expect(teams.length + older.length).toBe(sb.school.teams.filter((t) => !t.hidden).length);
+    const att = await all(sb, '/attendance-records', {
+      timePeriod: 'last-90-days',
+      updatedAfter: iso,
+      pageLength: 300,
+    });
+    expect(att.length).toBe(sb.school.attendanceRecords.filter((r) => r.updatedAt > cut).length);
+    const inc = await all(sb, '/incidents', { updatedBefore: iso });
+    expect(inc.length).toBe(sb.school.incidents.filter((i) => i.updatedAt < cut).length);
+    expect((await call(sb, 'GET', '/teams?updatedAfter=yesterday')).status).toBe(400);
+  });
+
+  it('setNow moves the default session range', async () => {
+    const other = await startSandbox({ seed: 7, now: NOW });
+    try {
+      const later = '2026-06-01T00:00:00.000Z';
+      other.setNow(later);
+      expect(Date.parse(other.now()) - Date.parse(later)).toBeLessThan(5000);
+      const data = await all(other, '/sessions', { pageLength: 1000 });
+      const t = Date.parse(later);
+      const want = other.school.sessions.filter(
+        (s) => s.start < t + 28 * 86_400_000 && s.end > t - 28 * 86_400_000,
+      );
+      expect(data.map((s) => s.id)).toEqual(want.map((s) => s.id));
+    } finally {
+      await other.close();
+    }
+  });
+});
+
+describe('routing', () => {
+  it('unknown paths are 404, unsupported methods 405, both as JSON errors', async () => {
+    const missing = await call(sb, 'GET', '/nothing-here');
+    expect(missing.status).toBe(404);
+    expect(missing.json).toEqual({ error: { status: 404, message: expect.any(String) } });
+    expect((await call(sb, 'DELETE', '/students', {})).status).toBe(405);
+    const stats = await (await fetch(`${sb.url}/_sandbox/stats`)).json();
+    expect(stats).toMatchObject({ routes: { 'GET /sessions/{id}': { byStatus: { 404: 1 } } } });
+  });
+});
