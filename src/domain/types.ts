@@ -107,6 +107,9 @@ export interface TeamMember {
   /** Only on single-team reads; medical and contact data is staff-only and printed only where a roster template asks. */
   medicalConditions: string[];
   guardians: Guardian[];
+  /** Single-team reads only: the service's own "absent today" mark (as of the pull), with its reason. */
+  absentToday?: boolean;
+  absentReason?: string | null;
 }
 
 export interface Team extends Ref {

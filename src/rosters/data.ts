@@ -1,0 +1,144 @@
+// Reads what a roster needs from the store (never the upstream API) and checks the request makes sense.
+import type { Id, PreExplainedAbsence } from '../domain/types.ts';
+import type { SchoolId, Store } from '../store/types.ts';
+import type { RosterData, RosterSchool } from './sheet.ts';
+import type { RosterTemplate } from './template.ts';
+
+export type RosterErrorCode =
+  | 'no-school'
+  | 'unknown-school'
+  | 'ambiguous-school'
+  | 'unknown-team'
+  | 'unknown-session'
+  | 'session-not-for-team'
+  | 'session-required'
+  | 'session-not-allowed'
+  | 'not-a-fixture'
+  | 'unknown-template'
+  | 'invalid-template';
+
+/** A request that cannot produce a roster: the message says why, in words for the person who asked. */
+export class RosterError extends Error {
+  override name = 'RosterError';
+  readonly code: RosterErrorCode;
+  /** HTTP status for the web route. */
+  readonly status: number;
+  constructor(code: RosterErrorCode, message: string, status = 400) {
+    super(message);
+    this.code = code;
+    this.status = status;
+  }
+}
+
+/** The school to print for: the one asked for, or the only one in the store. */
+export async function resolveSchool(store: Store, schoolId?: SchoolId | null): Promise<RosterSchool> {
+  const schools = await store.listSchools();
+  if (schoolId) {
+    const school = schools.find((s) => s.id === schoolId);
+    if (!school) {
+      const known = schools.map((s) => s.id).join(', ') || 'none';
+      throw new RosterError('unknown-school', `unknown school "${schoolId}" (schools in the store: ${known})`, 404);
+    }
+    return school;
+  }
+  if (schools.length === 0) {
+    throw new RosterError('no-school', 'the store holds no school yet: run `rostercal sync` first', 404);
+  }
+  if (schools.length > 1) {
+    throw new RosterError(
+      'ambiguous-school',
+      `the store holds several schools (${schools.map((s) => s.id).join(', ')}): say which one with --school`,
+    );
+  }
+  return schools[0]!;
+}
+
+export interface RosterRequest {
+  schoolId?: SchoolId | null;
+  teamId: Id;
+  sessionId?: Id | null;
+  /** Generation time; default now. */
+  now?: Date;
+}
+
+function overlaps(a: { start: string; end: string }, b: { start: string; end: string }): boolean {
+  return Date.parse(a.start) < Date.parse(b.end) && Date.parse(a.end) > Date.parse(b.start);
+}
+
+/** Loads and checks everything a roster of `template` for the request needs. */
+export async function loadRosterData(
+  store: Store,
+  template: RosterTemplate,
+  req: RosterRequest,
+): Promise<RosterData> {
+  const school = await resolveSchool(store, req.schoolId);
+  const team = await store.get(school.id, 'teams', req.teamId);
+  if (!team || team.meta.deletedAt) {
+    throw new RosterError('unknown-team', `unknown team ${req.teamId} in school "${school.id}"`, 404);
+  }
+  const sessionId = req.sessionId ?? null;
+  if (sessionId === null && (template.session === 'required' || template.session === 'fixture')) {
+    throw new RosterError(
+      'session-required',
+      `the "${template.name}" template is for one session: give the session (--session ID, or ?session=ID)`,
+    );
+  }
+  if (sessionId !== null && template.session === 'none') {
+    throw new RosterError(
+      'session-not-allowed',
+      `the "${template.name}" template is not for a session; leave out the session or pick a session template`,
+    );
+  }
+  let session = null;
+  if (sessionId !== null) {
+    session = await store.get(school.id, 'sessions', sessionId);
+    if (!session || session.meta.deletedAt) {
+      throw new RosterError('unknown-session', `unknown session ${sessionId} in school "${school.id}"`, 404);
+    }
+    if (!session.teams.some((t) => t.id === team.id)) {
+      throw new RosterError(
+        'session-not-for-team',
+        `session ${session.id} ("${session.title}") is not a session of team ${team.id} ("${team.name}")`,
+      );
+    }
+    if (template.session === 'fixture' && !session.scored) {
+      throw new RosterError(
+        'not-a-fixture',
+        `session ${session.id} ("${session.title}") is not a fixture; the "${template.name}" template is for fixtures`,
+      );
+    }
+  }
+
+  const absences = new Map<Id, PreExplainedAbsence[]>();
+  if (session && team.students.length > 0) {
+    const list = await store.listAbsences(school.id, {
+      studentIds: team.students.map((s) => s.studentId),
+      from: session.start,
+      to: session.end,
+    });
+    for (const a of list) {
+      // The store's window test is trusted only as a pre-filter: a roster marks exactly the overlapping ones.
+      if (a.meta.deletedAt || !overlaps(a, session)) continue;
+      const mine = absences.get(a.studentId) ?? [];
+      mine.push(a);
+      absences.set(a.studentId, mine);
+    }
+  }
+
+  let locationAddress: string | null = null;
+  const loc = session?.location;
+  if (loc && !loc.address && loc.id !== null) {
+    locationAddress = (await store.get(school.id, 'locations', loc.id))?.address ?? null;
+  }
+  const customFields = session ? await store.list(school.id, 'customFields') : [];
+
+  return {
+    school: { id: school.id, name: school.name, timeZone: school.timeZone },
+    team,
+    session,
+    absences,
+    customFields,
+    locationAddress,
+    generatedAt: req.now ?? new Date(),
+  };
+}

@@ -1,0 +1,98 @@
+// Printable PDF rosters: the one entry point the CLI and the web route use.
+import type { Id } from '../domain/types.ts';
+import type { SchoolId, Store } from '../store/types.ts';
+import { loadRosterData, RosterError, resolveSchool } from './data.ts';
+import type { FontSet } from './fonts.ts';
+import { renderSheet } from './render.ts';
+import { buildSheet, type RosterData } from './sheet.ts';
+import { loadTemplate, type RosterTemplate, TemplateError, type TemplateSource } from './template.ts';
+
+export { RosterError, resolveSchool } from './data.ts';
+export { fontSources, preloadFonts } from './fonts.ts';
+export type { RosterData, RosterSchool } from './sheet.ts';
+export {
+  loadAllTemplates,
+  loadTemplate,
+  type RosterTemplate,
+  TemplateError,
+  templateNames,
+} from './template.ts';
+
+export interface RosterOptions extends TemplateSource {
+  schoolId?: SchoolId | null;
+  teamId: Id;
+  sessionId?: Id | null;
+  /** Template name; default `team-roster`, or `attendance-sheet` when a session is given. */
+  template?: string | null;
+  now?: Date;
+  fonts?: FontSet;
+}
+
+export interface Roster {
+  pdf: Buffer;
+  /** A file name that says what it is: `u14-netball-a-attendance-sheet-2026-11-26.pdf`. */
+  fileName: string;
+  template: RosterTemplate;
+  data: RosterData;
+}
+
+export function defaultTemplateName(sessionId: Id | null | undefined): string {
+  return sessionId === null || sessionId === undefined ? 'team-roster' : 'attendance-sheet';
+}
+
+function slug(text: string): string {
+  const s = text
+    .normalize('NFKD')
+    .replace(/\p{M}/gu, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '');
+  return s || 'team';
+}
+
+export function rosterFileName(template: RosterTemplate, data: RosterData): string {
+  const parts = [slug(data.team.name), template.name];
+  if (data.session) {
+    const day = new Intl.DateTimeFormat('en-CA', {
+      timeZone: data.school.timeZone,
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+    }).format(new Date(data.session.start));
+    parts.push(day);
+  }
+  return `${parts.join('-')}-${data.team.id}.pdf`;
+}
+
+/** Loads a template by name, turning template errors into roster errors (unknown → 404, invalid → 500). */
+export function templateFor(name: string, source: TemplateSource): RosterTemplate {
+  try {
+    return loadTemplate(name, source);
+  } catch (err) {
+    if (err instanceof TemplateError) {
+      const unknown = err.message.startsWith('unknown roster template');
+      throw new RosterError(unknown ? 'unknown-template' : 'invalid-template', err.message, unknown ? 404 : 500);
+    }
+    throw err;
+  }
+}
+
+/** Renders one roster from the store. Throws RosterError for requests that cannot be served. */
+export async function generateRoster(store: Store, opts: RosterOptions): Promise<Roster> {
+  const template = templateFor(opts.template ?? defaultTemplateName(opts.sessionId), opts);
+  const data = await loadRosterData(store, template, {
+    schoolId: opts.schoolId ?? null,
+    teamId: opts.teamId,
+    sessionId: opts.sessionId ?? null,
+    now: opts.now,
+  });
+  const pdf = await renderSheet(buildSheet(template, data), template, { fonts: opts.fonts });
+  return { pdf, fileName: rosterFileName(template, data), template, data };
+}
+
+/** Visible (not hidden, not deleted) teams of a school, for printing every roster. */
+export async function visibleTeams(store: Store, schoolId?: SchoolId | null) {
+  const school = await resolveSchool(store, schoolId);
+  const teams = await store.list(school.id, 'teams');
+  return { school, teams: teams.filter((t) => !t.hidden && !t.meta.deletedAt) };
+}
