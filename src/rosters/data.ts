@@ -37,7 +37,11 @@ export async function resolveSchool(store: Store, schoolId?: SchoolId | null): P
     const school = schools.find((s) => s.id === schoolId);
     if (!school) {
       const known = schools.map((s) => s.id).join(', ') || 'none';
-      throw new RosterError('unknown-school', `unknown school "${schoolId}" (schools in the store: ${known})`, 404);
+      throw new RosterError(
+        'unknown-school',
+        `unknown school "${schoolId}" (schools in the store: ${known})`,
+        404,
+      );
     }
     return school;
   }

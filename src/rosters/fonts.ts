@@ -1,8 +1,11 @@
 // The roster fonts, parsed once per process and shared by every document.
 // pdfkit's built-in fonts are WinAnsi only and it has no font fallback, so each text run is drawn with the first
-// face that has glyphs for it: DejaVu Sans (Latin incl. Vietnamese, Greek, Cyrillic, Arabic, Hebrew) and
-// Noto Sans Hans (Chinese, GB2312 set). Both ship through npm packages with their licences (SIL OFL 1.1 for Noto;
-// the Bitstream Vera/DejaVu licence for DejaVu). pdfkit accepts a parsed fontkit font and subsets it per document.
+// face of a fallback chain that has glyphs for it. Every face ships through an npm package with its licence:
+//   DejaVu Sans (dejavu-fonts-ttf): Latin incl. Vietnamese, Greek, Cyrillic, Arabic, Hebrew; DejaVu licence.
+//   Noto Sans Thai, Noto Sans Devanagari (@expo-google-fonts/*): SIL OFL 1.1.
+//   Noto Sans Hans / JP / KR (@embedpdf/fonts-sc, -jp, -kr; CID-keyed OpenType CFF): SIL OFL 1.1.
+// pdfkit accepts a parsed fontkit font and subsets it per document (see subset.ts for why we subset ourselves).
+// The large CJK faces are read from disk only when a name first needs them.
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -22,35 +25,59 @@ export interface Face {
   ascent: number;
 }
 
+/** A hint from the surrounding text: Han characters in a name with kana are drawn with the Japanese face. */
+export type Lang = 'ja' | null;
+
 /** The faces a document draws with: a fallback chain per weight. */
 export interface FontSet {
   name: string;
   /** The face to draw a code point with. */
-  faceFor(codePoint: number, weight: Weight): Face;
+  faceFor(codePoint: number, weight: Weight, lang?: Lang): Face;
   /** The face for spaces and metrics. */
   primary(weight: Weight): Face;
   /** True when some face can draw the code point. */
   canDraw(codePoint: number, weight: Weight): boolean;
-  /** Makes the faces known to one document. */
-  register(doc: PDFKit.PDFDocument): void;
+  /** Makes a face known to a document before its first use there (cheap; idempotent). */
+  use(doc: PDFKit.PDFDocument, face: Face): void;
 }
 
 const require = createRequire(import.meta.url);
 const dejavuDir = join(dirname(require.resolve('dejavu-fonts-ttf/package.json')), 'ttf');
-// @embedpdf/fonts-sc exports only its JS entry; the fonts sit beside its dist folder.
-const notoHansDir = join(dirname(require.resolve('@embedpdf/fonts-sc')), '..', 'fonts');
+// The @embedpdf packages export only their JS entry; the fonts sit beside its dist folder.
+const embedpdf = (pkg: string) => join(dirname(require.resolve(pkg)), '..', 'fonts');
+const expo = (pkg: string) => dirname(require.resolve(`${pkg}/package.json`));
 
 /** Where each font file comes from and under which licence. */
 export const fontSources = [
   {
     package: 'dejavu-fonts-ttf',
     files: ['DejaVuSans.ttf', 'DejaVuSans-Bold.ttf'],
-    licence: 'Bitstream Vera / DejaVu fonts licence (permissive, see node_modules/dejavu-fonts-ttf/LICENSE)',
+    licence: 'DejaVu fonts licence (Bitstream Vera derivative, free), node_modules/dejavu-fonts-ttf/LICENSE',
+  },
+  {
+    package: '@expo-google-fonts/noto-sans-thai',
+    files: ['NotoSansThai_400Regular.ttf', 'NotoSansThai_700Bold.ttf'],
+    licence: 'SIL Open Font License 1.1, node_modules/@expo-google-fonts/noto-sans-thai/LICENSE_FONT',
+  },
+  {
+    package: '@expo-google-fonts/noto-sans-devanagari',
+    files: ['NotoSansDevanagari_400Regular.ttf', 'NotoSansDevanagari_700Bold.ttf'],
+    licence: 'SIL Open Font License 1.1, node_modules/@expo-google-fonts/noto-sans-devanagari/LICENSE_FONT',
   },
   {
     package: '@embedpdf/fonts-sc',
     files: ['NotoSansHans-Regular.otf', 'NotoSansHans-Bold.otf'],
-    licence: 'SIL Open Font License 1.1 (see node_modules/@embedpdf/fonts-sc/LICENSE)',
+    licence: 'SIL Open Font License 1.1, node_modules/@embedpdf/fonts-sc/LICENSE',
+  },
+  {
+    package: '@embedpdf/fonts-jp',
+    files: ['NotoSansJP-Regular.otf', 'NotoSansJP-Bold.otf'],
+    licence: 'SIL Open Font License 1.1, node_modules/@embedpdf/fonts-jp/LICENSE',
+  },
+  {
+    package: '@embedpdf/fonts-kr',
+    files: ['NotoSansKR-Regular.otf', 'NotoSansKR-Bold.otf'],
+    licence: 'SIL Open Font License 1.1, node_modules/@embedpdf/fonts-kr/LICENSE',
   },
 ] as const;
 
@@ -84,21 +111,34 @@ function loadFace(face: FontkitFace): Font {
   return face.font;
 }
 
-function chainSet(name: string, chains: Record<Weight, FontkitFace[]>): FontSet {
-  const picks: Record<Weight, Map<number, Face>> = { regular: new Map(), bold: new Map() };
+function chainSet(
+  name: string,
+  chains: Record<Weight, FontkitFace[]>,
+  japanese: Record<Weight, FontkitFace>,
+): FontSet {
+  const picks = new Map<string, Map<number, Face>>();
+  const registered = new WeakMap<PDFKit.PDFDocument, Set<string>>();
   const primary = (weight: Weight): Face => {
     const face = chains[weight][0]!;
     loadFace(face);
     return face;
   };
+  const chainFor = (weight: Weight, lang: Lang): FontkitFace[] =>
+    lang === 'ja' ? [chains[weight][0]!, japanese[weight], ...chains[weight].slice(1)] : chains[weight];
   return {
     name,
     primary,
-    faceFor(codePoint, weight) {
-      const cache = picks[weight];
+    faceFor(codePoint, weight, lang = null) {
+      const key = `${weight}|${lang ?? ''}`;
+      let cache = picks.get(key);
+      if (!cache) {
+        cache = new Map();
+        picks.set(key, cache);
+      }
       let picked = cache.get(codePoint);
       if (!picked) {
-        picked = chains[weight].find((f) => loadFace(f).hasGlyphForCodePoint(codePoint)) ?? primary(weight);
+        picked =
+          chainFor(weight, lang).find((f) => loadFace(f).hasGlyphForCodePoint(codePoint)) ?? primary(weight);
         cache.set(codePoint, picked);
       }
       return picked;
@@ -106,29 +146,53 @@ function chainSet(name: string, chains: Record<Weight, FontkitFace[]>): FontSet 
     canDraw(codePoint, weight) {
       return chains[weight].some((f) => loadFace(f).hasGlyphForCodePoint(codePoint));
     },
-    register(doc) {
-      for (const chain of Object.values(chains)) {
-        for (const face of chain) {
-          // pdfkit (>= 0.17) takes a parsed fontkit font (it checks for `layout`) and creates the per-document
-          // subset only when the face is first used; @types/pdfkit does not know that overload yet.
-          doc.registerFont(face.key, loadFace(face) as unknown as PDFKit.Mixins.PDFFontSource);
-        }
+    use(doc, face) {
+      let keys = registered.get(doc);
+      if (!keys) {
+        keys = new Set();
+        registered.set(doc, keys);
       }
+      if (keys.has(face.key)) return;
+      // pdfkit (>= 0.17) takes a parsed fontkit font (it checks for `layout`) and creates the per-document
+      // subset only when the face is first drawn; @types/pdfkit does not know that overload yet.
+      doc.registerFont(face.key, loadFace(face as FontkitFace) as unknown as PDFKit.Mixins.PDFFontSource);
+      keys.add(face.key);
     },
   };
 }
 
+const dejavu = (file: string, key: string) => fontkitFace(key, join(dejavuDir, file));
+const thai = expo('@expo-google-fonts/noto-sans-thai');
+const deva = expo('@expo-google-fonts/noto-sans-devanagari');
+const sc = embedpdf('@embedpdf/fonts-sc');
+const jp = embedpdf('@embedpdf/fonts-jp');
+const kr = embedpdf('@embedpdf/fonts-kr');
+const jpRegular = fontkitFace('rc-noto-jp', join(jp, 'NotoSansJP-Regular.otf'));
+const jpBold = fontkitFace('rc-noto-jp-bold', join(jp, 'NotoSansJP-Bold.otf'));
+
 /** Embedded Unicode fonts: what every roster uses. */
-export const unicodeFonts: FontSet = chainSet('unicode', {
-  regular: [
-    fontkitFace('rc-dejavu', join(dejavuDir, 'DejaVuSans.ttf')),
-    fontkitFace('rc-noto-hans', join(notoHansDir, 'NotoSansHans-Regular.otf')),
-  ],
-  bold: [
-    fontkitFace('rc-dejavu-bold', join(dejavuDir, 'DejaVuSans-Bold.ttf')),
-    fontkitFace('rc-noto-hans-bold', join(notoHansDir, 'NotoSansHans-Bold.otf')),
-  ],
-});
+export const unicodeFonts: FontSet = chainSet(
+  'unicode',
+  {
+    regular: [
+      dejavu('DejaVuSans.ttf', 'rc-dejavu'),
+      fontkitFace('rc-noto-thai', join(thai, '400Regular', 'NotoSansThai_400Regular.ttf')),
+      fontkitFace('rc-noto-deva', join(deva, '400Regular', 'NotoSansDevanagari_400Regular.ttf')),
+      fontkitFace('rc-noto-hans', join(sc, 'NotoSansHans-Regular.otf')),
+      jpRegular,
+      fontkitFace('rc-noto-kr', join(kr, 'NotoSansKR-Regular.otf')),
+    ],
+    bold: [
+      dejavu('DejaVuSans-Bold.ttf', 'rc-dejavu-bold'),
+      fontkitFace('rc-noto-thai-bold', join(thai, '700Bold', 'NotoSansThai_700Bold.ttf')),
+      fontkitFace('rc-noto-deva-bold', join(deva, '700Bold', 'NotoSansDevanagari_700Bold.ttf')),
+      fontkitFace('rc-noto-hans-bold', join(sc, 'NotoSansHans-Bold.otf')),
+      jpBold,
+      fontkitFace('rc-noto-kr-bold', join(kr, 'NotoSansKR-Bold.otf')),
+    ],
+  },
+  { regular: jpRegular, bold: jpBold },
+);
 
 /**
  * pdfkit's built-in Helvetica, not embedded. WinAnsi only: names in other scripts print wrong. It exists as the
@@ -151,7 +215,7 @@ export function standardFonts(): FontSet {
     faceFor: (_cp, weight) => faces[weight],
     primary: (weight) => faces[weight],
     canDraw: (cp) => cp < 0x100,
-    register() {},
+    use() {},
   };
 }
 
@@ -159,6 +223,7 @@ export function standardFonts(): FontSet {
 export function preloadFonts(set: FontSet = unicodeFonts): void {
   for (const weight of ['regular', 'bold'] as const) {
     set.primary(weight);
-    set.canDraw(0x4e00, weight);
+    // A code point no face has walks the whole chain.
+    set.canDraw(0x10ffff, weight);
   }
 }

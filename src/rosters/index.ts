@@ -71,7 +71,11 @@ export function templateFor(name: string, source: TemplateSource): RosterTemplat
   } catch (err) {
     if (err instanceof TemplateError) {
       const unknown = err.message.startsWith('unknown roster template');
-      throw new RosterError(unknown ? 'unknown-template' : 'invalid-template', err.message, unknown ? 404 : 500);
+      throw new RosterError(
+        unknown ? 'unknown-template' : 'invalid-template',
+        err.message,
+        unknown ? 404 : 500,
+      );
     }
     throw err;
   }

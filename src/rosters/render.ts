@@ -76,7 +76,14 @@ function drawFitted(
   for (const line of t.lines) {
     const w = lineWidth(line, t.size);
     const dx = align === 'left' ? 0 : align === 'center' ? (width - w) / 2 : width - w;
-    drawLine(f.doc, line, x + Math.max(0, dx), y + t.size * ascent + (LINE - 1) * t.size * 0.5, t.size);
+    drawLine(
+      f.doc,
+      f.fonts,
+      line,
+      x + Math.max(0, dx),
+      y + t.size * ascent + (LINE - 1) * t.size * 0.5,
+      t.size,
+    );
     y += t.size * LINE;
   }
 }
@@ -90,7 +97,7 @@ function drawSingle(
   color = '#000000',
 ): void {
   f.doc.fillColor(color);
-  drawLine(f.doc, line, x, baseline, size);
+  drawLine(f.doc, f.fonts, line, x, baseline, size);
 }
 
 function columnWidths(columns: SheetColumn[], available: number): number[] {
@@ -404,7 +411,6 @@ export function renderSheet(
     doc.on('end', () => resolve(Buffer.concat(chunks)));
     doc.on('error', reject);
   });
-  fonts.register(doc);
   doc.addPage();
   const pageWidth = doc.page.width;
   const pageHeight = doc.page.height;

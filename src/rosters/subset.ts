@@ -148,7 +148,7 @@ class TrueTypeSubset implements PdfkitSubset {
       const id = this.list.glyphs[i]!;
       let data = glyfTable.subarray(offsets[id]!, offsets[id + 1]!);
       if (data.length >= 10 && ((data[0]! << 8) | data[1]!) & 0x8000) {
-        data = data.slice();
+        data = new Uint8Array(data);
         this.remapComponents(data);
       }
       locas.push(offset);
@@ -183,13 +183,14 @@ class TrueTypeSubset implements PdfkitSubset {
       hmtxView.setUint16(4 * i, adv);
       hmtxView.setInt16(4 * i + 2, lsb);
     });
-    const newHead = head.slice();
+    // Copies (a Buffer's slice() would be a view into the shared font bytes).
+    const newHead = new Uint8Array(head);
     const headView = new DataView(newHead.buffer);
     headView.setUint32(8, 0); // checkSumAdjustment, set by sfnt()
     headView.setInt16(50, 1); // indexToLocFormat: long offsets
-    const newHhea = hhea.slice();
+    const newHhea = new Uint8Array(hhea);
     new DataView(newHhea.buffer).setUint16(34, n); // numberOfHMetrics
-    const newMaxp = maxp.slice();
+    const newMaxp = new Uint8Array(maxp);
     new DataView(newMaxp.buffer).setUint16(4, n); // numGlyphs
 
     const tables: [string, Uint8Array][] = [
@@ -594,13 +595,23 @@ const LAYOUT_CACHE_LIMIT = 50_000;
  * drawing text). pdfkit scales the positions of a run in place, so each call gets its own copy of the cached run.
  * Everything else (metrics, tables, glyphs) is the fontkit font's own, through the prototype chain.
  */
-export function forPdfkit(font: Font, fileBytes: Uint8Array): Font {
+export function forPdfkit(font: Font, bytes: Uint8Array): Font {
   const internals = font as Font & FontkitInternals;
+  // A plain Uint8Array view: the writers only read it, and must never write through a Buffer's slice().
+  const fileBytes = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   let make: (() => PdfkitSubset) | null = null;
   const cffTable = internals.directory.tables['CFF '];
   if (cffTable) {
-    const parsed = parseCff(fileBytes.subarray(cffTable.offset, cffTable.offset + cffTable.length));
-    make = () => new CffSubset(internals, parsed);
+    let parsed: ParsedCff | null = null;
+    try {
+      parsed = parseCff(fileBytes.subarray(cffTable.offset, cffTable.offset + cffTable.length));
+    } catch {
+      // Not a CID-keyed CFF: fontkit's own (slower) subsetter handles it.
+    }
+    if (parsed) {
+      const p = parsed;
+      make = () => new CffSubset(internals, p);
+    }
   } else if (internals.directory.tables.glyf) {
     make = () => new TrueTypeSubset(internals, fileBytes);
   }

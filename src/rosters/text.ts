@@ -6,7 +6,7 @@
 // pdfkit lays out a string word by word in logical order, so a two-word Arabic name would come out with its words
 // swapped. Here every word is its own run and the Unicode bidi algorithm (bidi-js) orders the runs of each line.
 import bidiModule, { type Bidi } from 'bidi-js';
-import type { Face, FontSet, Weight } from './fonts.ts';
+import type { Face, FontSet, Lang, Weight } from './fonts.ts';
 
 // bidi-js is CommonJS whose module.exports is the factory; its typings describe an ES default export.
 const bidi = (bidiModule as unknown as () => Bidi)();
@@ -40,6 +40,7 @@ const RTL_CHARS = /[\u0590-\u08FF\uFB1D-\uFDFF\uFE70-\uFEFF\u{10800}-\u{10FFF}\u
 const STRONG_RTL_SCRIPT = /[\u0590-\u08FF\uFB1D-\uFDFF\uFE70-\uFEFF]/;
 const JOINS_PREVIOUS = /^(?:\p{M}|\u200C|\u200D|[\uFE00-\uFE0F])$/u;
 const SPACE = /\s/;
+const KANA = /[\u3040-\u30FF\u31F0-\u31FF]/;
 
 // Widths of runs at 1 pt, per face and text: names repeat across rosters, and fontkit layout is the costly part.
 const widthCache = new Map<string, number>();
@@ -72,6 +73,7 @@ function levelsOf(paragraph: string): Uint8Array | null {
 /** Splits one paragraph (no newlines) into words of pieces. */
 function toWords(paragraph: string, fonts: FontSet, weight: Weight): Word[] {
   const levels = levelsOf(paragraph);
+  const lang: Lang = KANA.test(paragraph) ? 'ja' : null;
   const words: Word[] = [];
   let current: Word = { pieces: [], width: 0, after: null };
   let run = '';
@@ -108,7 +110,8 @@ function toWords(paragraph: string, fonts: FontSet, weight: Weight): Word[] {
     const level = levels ? levels[i]! : 0;
     const space = SPACE.test(ch);
     const joins = run !== '' && !space && !runSpace && JOINS_PREVIOUS.test(ch);
-    const face: Face = joins && runFace ? runFace : space ? fonts.primary(weight) : fonts.faceFor(cp, weight);
+    const face: Face =
+      joins && runFace ? runFace : space ? fonts.primary(weight) : fonts.faceFor(cp, weight, lang);
     if (run !== '' && (space !== runSpace || (!joins && (face !== runFace || level !== runLevel)))) {
       flush();
     }
@@ -303,18 +306,19 @@ export function singleLine(text: string, fonts: FontSet, weight: Weight): Piece[
   return visualOrder(line);
 }
 
-/** What drawing needs of a pdfkit document. */
-export interface TextCanvas {
-  font(name: string): TextCanvas;
-  fontSize(size: number): TextCanvas;
-  text(text: string, x: number, y: number, options: { lineBreak: false; baseline: 'alphabetic' }): TextCanvas;
-}
-
 /** Draws a line of pieces in visual order from x, with its baseline at y. */
-export function drawLine(doc: TextCanvas, line: Piece[], x: number, baselineY: number, size: number): void {
+export function drawLine(
+  doc: PDFKit.PDFDocument,
+  fonts: FontSet,
+  line: Piece[],
+  x: number,
+  baselineY: number,
+  size: number,
+): void {
   let cx = x;
   for (const piece of line) {
     if (!piece.space) {
+      fonts.use(doc, piece.face);
       doc.font(piece.face.key).fontSize(size).text(drawableText(piece), cx, baselineY, {
         lineBreak: false,
         baseline: 'alphabetic',

@@ -15,6 +15,11 @@ export const multiScriptNames: { script: string; first: string; last: string }[]
   { script: 'chinese', first: '伟', last: '张' },
   { script: 'arabic', first: 'فاطمة', last: 'الزهراء' },
   { script: 'arabic', first: 'محمد', last: 'العلي' },
+  { script: 'hebrew', first: 'נועה', last: 'כהן' },
+  { script: 'devanagari', first: 'अनन्या', last: 'शर्मा' },
+  { script: 'thai', first: 'ณัฐวุฒิ', last: 'วงศ์สวัสดิ์' },
+  { script: 'japanese', first: 'さくら', last: '渡辺' },
+  { script: 'korean', first: '민준', last: '김' },
 ];
 
 const latinFirst = [
@@ -46,7 +51,7 @@ function member(i: number, first: string, last: string): TeamMember {
   return {
     studentId: 1000 + i,
     firstName: first,
-    legalFirstName: i % 7 === 3 ? `${first}ine` : null,
+    legalFirstName: i >= multiScriptNames.length && i % 7 === 3 ? `${first}ine` : null,
     lastName: last,
     smsId: `S${String(10000 + i)}`,
     yearGroup: { id: 7 + (i % 6), name: `Year ${7 + (i % 6)}` },
