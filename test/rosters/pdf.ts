@@ -16,7 +16,10 @@ export function saveTemp(pdf: Buffer, name = `roster-${++n}.pdf`): string {
 /** Text of the PDF (or of one page) as pdftotext extracts it. */
 export function pdfText(pdf: Buffer | string, opts: { page?: number; layout?: boolean } = {}): string {
   const file = typeof pdf === 'string' ? pdf : saveTemp(pdf);
-  const args = [...(opts.layout ? ['-layout'] : []), ...(opts.page ? ['-f', String(opts.page), '-l', String(opts.page)] : [])];
+  const args = [
+    ...(opts.layout ? ['-layout'] : []),
+    ...(opts.page ? ['-f', String(opts.page), '-l', String(opts.page)] : []),
+  ];
   return execFileSync('pdftotext', [...args, '-enc', 'UTF-8', file, '-'], { encoding: 'utf8' });
 }
 
@@ -49,10 +52,7 @@ export function pagePng(pdf: Buffer | string, name: string): string {
 // right-to-left runs, Arabic in presentation forms or visual order, Indic vowel signs in visual order, and spaces
 // poppler puts between combining marks. Comparison drops whitespace and controls, folds compatibility forms,
 // and accepts the name's letters in logical order, in reverse, or (for shaped scripts) reordered in place.
-const strip = (s: string) =>
-  s
-    .normalize('NFKC')
-    .replace(/[\s\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, '');
+const strip = (s: string) => s.normalize('NFKC').replace(/[\s\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, '');
 
 function sorted(s: string): string {
   return Array.from(s).sort().join('');

@@ -29,9 +29,13 @@ describe('roster rendering (hand-built data)', () => {
       qpdfCheck(pdf);
       const text = pdfText(pdf);
       for (const s of data.team.students) {
-        expect(containsText(text, `${s.firstName} ${s.lastName}`), `${name}: ${s.firstName} ${s.lastName}`).toBe(true);
+        expect(
+          containsText(text, `${s.firstName} ${s.lastName}`),
+          `${name}: ${s.firstName} ${s.lastName}`,
+        ).toBe(true);
       }
-      for (const n of multiScriptNames) expect(containsText(text, n.first), `${name}: ${n.script}`).toBe(true);
+      for (const n of multiScriptNames)
+        expect(containsText(text, n.first), `${name}: ${n.script}`).toBe(true);
       expect(text).toContain('St Aidan’s College');
       expect(text).toContain('Senior Girls Football A');
     }
@@ -90,11 +94,23 @@ describe('roster rendering (hand-built data)', () => {
   it('wraps or shrinks long text and never lets it overflow its width', () => {
     const long = 'Maximiliana-Alexandrina Featherstonehaugh-Cholmondeley-Wolfeschlegelsteinhausenbergerdorff';
     for (const width of [40, 80, 120, 200]) {
-      const fitted = fitText(long, width, { fonts: unicodeFonts, weight: 'regular', size: 10, minSize: 7, maxLines: 2 });
+      const fitted = fitText(long, width, {
+        fonts: unicodeFonts,
+        weight: 'regular',
+        size: 10,
+        minSize: 7,
+        maxLines: 2,
+      });
       expect(fitted.size).toBeGreaterThanOrEqual(7);
       for (const line of fitted.lines) expect(lineWidth(line, fitted.size)).toBeLessThanOrEqual(width + 1e-6);
     }
-    const short = fitText('Ava Jones', 200, { fonts: unicodeFonts, weight: 'regular', size: 10, minSize: 7, maxLines: 2 });
+    const short = fitText('Ava Jones', 200, {
+      fonts: unicodeFonts,
+      weight: 'regular',
+      size: 10,
+      minSize: 7,
+      maxLines: 2,
+    });
     expect(short).toMatchObject({ size: 10 });
     expect(short.lines).toHaveLength(1);
   });

@@ -1,0 +1,401 @@
+// Rosters from a generated school through the real pipeline: sandbox (HTTP) → client → pull → SQLite store →
+// rosters, read back with pdftotext and qpdf; the CLI as a child process; the web route on a bare Express app.
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import express from 'express';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type SchoolConfig, schoolSchema } from '../../src/config.ts';
+import type { PreExplainedAbsence, Session, Team } from '../../src/domain/types.ts';
+import { generateRoster } from '../../src/rosters/index.ts';
+import { type Sandbox, SCHOOL_TIME_ZONE, startSandbox } from '../../src/sandbox/index.ts';
+import { openStore, type Store } from '../../src/store/index.ts';
+import { pullSchool } from '../../src/sync/pull.ts';
+import type { UpstreamClient } from '../../src/upstream/api.ts';
+import { createUpstreamClient } from '../../src/upstream/client.ts';
+import { createRostersRouter } from '../../src/web/rosters.ts';
+import { containsText, pagePng, pdfInfo, pdfText, qpdfCheck } from './pdf.ts';
+
+const NOW = '2026-11-20T00:00:00.000Z';
+const SCHOOL = 'demo';
+const MAIN = join(import.meta.dirname, '..', '..', 'src', 'main.ts');
+
+let sb: Sandbox;
+let client: UpstreamClient;
+let store: Store;
+let dataDir: string;
+let school: SchoolConfig;
+let teams: Team[];
+
+const fullName = (s: { firstName: string; lastName: string }) => `${s.firstName} ${s.lastName}`;
+const overlaps = (a: { start: string; end: string }, b: { start: string; end: string }) =>
+  Date.parse(a.start) < Date.parse(b.end) && Date.parse(a.end) > Date.parse(b.start);
+const count = (text: string, needle: string) => text.split(needle).length - 1;
+const squash = (s: string) => s.normalize('NFKC').replace(/\s+/g, '');
+
+async function pull(): Promise<void> {
+  const summary = await pullSchool({ store, client, school, kind: 'full', now: () => new Date(NOW) });
+  expect(summary.status).toBe('succeeded');
+}
+
+beforeAll(async () => {
+  sb = await startSandbox({ scale: 'small', seed: 7, now: NOW });
+  client = createUpstreamClient({
+    baseUrl: sb.url,
+    token: sb.token,
+    rateLimit: { requestsPerSecond: 1000, concurrency: 8 },
+  });
+  dataDir = mkdtempSync(join(tmpdir(), 'rostercal-rosters-'));
+  store = await openStore({ dataDir });
+  school = schoolSchema.parse({
+    id: SCHOOL,
+    name: 'Demo School',
+    upstream: { url: sb.url, token: sb.token },
+    timeZone: SCHOOL_TIME_ZONE,
+  });
+  await pull();
+  teams = (await store.list(SCHOOL, 'teams')).filter((t) => !t.hidden);
+  expect(teams.length).toBeGreaterThan(1);
+});
+
+afterAll(async () => {
+  await store?.close();
+  await sb?.close();
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe('team roster from the generated school', () => {
+  it('prints every student of every visible team with the header facts; qpdf is happy', async () => {
+    const scripts = new Set<string>();
+    const scriptOf: [string, RegExp][] = [
+      ['arabic', /\p{Script=Arabic}/u],
+      ['han', /\p{Script=Han}/u],
+      ['cyrillic', /\p{Script=Cyrillic}/u],
+      ['greek', /\p{Script=Greek}/u],
+      ['vietnamese', /[ạảấầẩẫậắằẳẵặẹẻẽếềểễệỉịọỏốồổỗộớờởỡợụủứừửữựỳỵỷỹđơư]/iu],
+      ['latin-diacritics', /[À-ɏ]/u],
+    ];
+    // Hidden teams too: a roster is printed by team id whether or not the team is listed.
+    for (const team of await store.list(SCHOOL, 'teams')) {
+      const roster = await generateRoster(store, {
+        schoolId: SCHOOL,
+        teamId: team.id,
+        template: 'team-roster',
+      });
+      qpdfCheck(roster.pdf);
+      const text = pdfText(roster.pdf);
+      expect(text).not.toContain('\ufffd');
+      for (const s of team.students) {
+        expect(containsText(text, fullName(s)), `${team.name}: ${fullName(s)}`).toBe(true);
+        for (const [name, re] of scriptOf) if (re.test(fullName(s))) scripts.add(name);
+      }
+      expect(text).toContain('Demo School');
+      expect(containsText(text, team.name)).toBe(true);
+      expect(containsText(text, team.activity.name)).toBe(true);
+      for (const coach of team.staff) expect(containsText(text, fullName(coach))).toBe(true);
+      expect(pdfInfo(roster.pdf).Title).toBe(`Team roster: ${team.name}`);
+    }
+    // The generated names reach the scripts the issue names (the hand-built test covers each one explicitly).
+    expect([...scripts].sort()).toEqual([
+      'arabic',
+      'cyrillic',
+      'greek',
+      'han',
+      'latin-diacritics',
+      'vietnamese',
+    ]);
+  });
+});
+
+describe('attendance sheet', () => {
+  it('marks exactly the students whose pre-explained absence overlaps the session', async () => {
+    const team = teams.find((t) => t.students.length >= 6)!;
+    const sessions = await store.listSessions(SCHOOL, { teamIds: [team.id], from: NOW });
+    const session = sessions.find((s) => !s.cancelled && s.teams.some((t) => t.id === team.id))!;
+    expect(session).toBeDefined();
+    const [a, b, c, d] = team.students;
+    const hour = 3_600_000;
+    const at = (iso: string, ms: number) => new Date(Date.parse(iso) + ms).toISOString();
+    await client.createAbsences([
+      {
+        studentId: a!.studentId,
+        startDate: at(session.start, -hour),
+        endDate: at(session.end, hour),
+        explained: true,
+        reason: 'Orthodontist RCA1',
+      },
+      {
+        studentId: b!.studentId,
+        startDate: at(session.end, -hour / 2),
+        endDate: at(session.end, 2 * hour),
+        explained: false,
+        reason: 'Leaves early RCB2',
+      },
+      // Touching the session's end is not overlapping it.
+      {
+        studentId: c!.studentId,
+        startDate: session.end,
+        endDate: at(session.end, hour),
+        explained: true,
+        reason: 'After it RCC3',
+      },
+      {
+        studentId: d!.studentId,
+        startDate: at(session.start, 48 * hour),
+        endDate: at(session.end, 48 * hour),
+        explained: true,
+        reason: 'Another day RCD4',
+      },
+    ]);
+    await pull();
+
+    const ids = new Set(team.students.map((s) => s.studentId));
+    const all = await store.listAbsences(SCHOOL, {});
+    const expected: PreExplainedAbsence[] = all.filter((x) => ids.has(x.studentId) && overlaps(x, session));
+    expect(expected.map((x) => x.reason)).toEqual(
+      expect.arrayContaining(['Orthodontist RCA1', 'Leaves early RCB2']),
+    );
+
+    const roster = await generateRoster(store, { schoolId: SCHOOL, teamId: team.id, sessionId: session.id });
+    expect(roster.template.name).toBe('attendance-sheet');
+    qpdfCheck(roster.pdf);
+    const text = pdfText(roster.pdf);
+    const flat = squash(text);
+    for (const x of expected) expect(flat, x.reason).toContain(squash(x.reason).slice(0, 24));
+    expect(flat).not.toContain('RCC3');
+    expect(flat).not.toContain('RCD4');
+    expect(count(text, 'Pre-explained:') + count(text, 'Reported:')).toBe(expected.length);
+    expect(flat).toContain(squash('Reported: Leaves early RCB2'));
+    for (const s of team.students) expect(containsText(text, fullName(s))).toBe(true);
+    expect(containsText(text, session.title)).toBe(true);
+    if (session.location) expect(containsText(text, session.location.name)).toBe(true);
+    pagePng(roster.pdf, 'attendance-sheet');
+  });
+});
+
+describe('match-day sheet', () => {
+  it('shows the fixture, jersey numbers, positions and the captain', async () => {
+    let pick: { team: Team; session: Session } | null = null;
+    for (const team of teams.filter((t) => t.positions.length > 0 && t.students.some((s) => s.captain))) {
+      const sessions = await store.listSessions(SCHOOL, { teamIds: [team.id] });
+      const session = sessions.find((s) => s.scored && !s.cancelled && !s.bye && s.opponent);
+      if (session) {
+        pick = { team, session };
+        break;
+      }
+    }
+    expect(pick).not.toBeNull();
+    const { team, session } = pick!;
+    const roster = await generateRoster(store, {
+      schoolId: SCHOOL,
+      teamId: team.id,
+      sessionId: session.id,
+      template: 'match-day-sheet',
+    });
+    qpdfCheck(roster.pdf);
+    const text = pdfText(roster.pdf);
+    const layout = pdfText(roster.pdf, { layout: true });
+    expect(containsText(text, session.opponent!)).toBe(true);
+    if (session.location?.address) expect(containsText(text, session.location.address)).toBe(true);
+    for (const s of team.students) {
+      expect(containsText(text, fullName(s))).toBe(true);
+      if (s.jerseyNumber) expect(layout).toMatch(new RegExp(`(^|\\s)${s.jerseyNumber}\\s`, 'm'));
+      const position = team.positions.find((p) => p.id === s.positionId);
+      if (position) expect(containsText(text, position.name)).toBe(true);
+    }
+    const captains = team.students.filter((s) => s.captain);
+    const pages = Number(pdfInfo(roster.pdf).Pages);
+    // "Captain" is the column's label on each page, and the mark on each captain's row.
+    expect(count(text, 'Captain')).toBe(captains.length + pages);
+    for (const cap of captains) {
+      const line = layout.split('\n').find((l) => containsText(l, fullName(cap)));
+      expect(line, fullName(cap)).toMatch(/Captain/);
+    }
+    expect(text).toContain('Result');
+    const meet = session.teams.find((t) => t.id === team.id)?.customFieldsData.meet_time;
+    if (typeof meet === 'string') expect(text).toContain(meet);
+    for (const coach of session.staff.length > 0 ? session.staff : team.staff) {
+      expect(containsText(text, fullName(coach))).toBe(true);
+    }
+    pagePng(roster.pdf, 'match-day-sheet');
+  });
+
+  it('refuses a session that is not the team’s, and a template that needs a fixture for a practice', async () => {
+    const [t1, t2] = teams;
+    const other = (await store.listSessions(SCHOOL, { teamIds: [t2!.id] })).find(
+      (s) => !s.teams.some((t) => t.id === t1!.id),
+    )!;
+    await expect(
+      generateRoster(store, {
+        schoolId: SCHOOL,
+        teamId: t1!.id,
+        sessionId: other.id,
+        template: 'attendance-sheet',
+      }),
+    ).rejects.toThrow(`is not a session of team ${t1!.id}`);
+    const practice = (await store.listSessions(SCHOOL, { teamIds: [t1!.id] })).find((s) => !s.scored);
+    if (practice) {
+      await expect(
+        generateRoster(store, {
+          schoolId: SCHOOL,
+          teamId: t1!.id,
+          sessionId: practice.id,
+          template: 'match-day-sheet',
+        }),
+      ).rejects.toThrow('is not a fixture');
+    }
+  });
+});
+
+function cli(args: string[]): Promise<{ code: number; stdout: Buffer; stderr: string }> {
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir };
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [MAIN, 'roster', ...args],
+      { env, encoding: 'buffer', maxBuffer: 64 * 1024 * 1024 },
+      (err, stdout, stderr) => {
+        const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
+        resolve({ code, stdout, stderr: stderr.toString('utf8') });
+      },
+    );
+  });
+}
+
+describe('rostercal roster (CLI)', () => {
+  it('writes a PDF file, or to standard output with -o -', async () => {
+    const team = teams[0]!;
+    const out = join(dataDir, 'one.pdf');
+    const r = await cli(['--team', String(team.id), '-o', out]);
+    expect(r.stderr).toContain('wrote');
+    expect(r.code).toBe(0);
+    qpdfCheck(out);
+    expect(containsText(pdfText(out), fullName(team.students[0]!))).toBe(true);
+    const s = await cli(['--team', String(team.id), '--template', 'team-roster', '-o', '-']);
+    expect(s.code).toBe(0);
+    expect(s.stdout.subarray(0, 5).toString()).toBe('%PDF-');
+  });
+
+  it('writes one PDF per visible team with --all', async () => {
+    const dir = join(dataDir, 'all');
+    const r = await cli(['--all', '--template', 'team-roster', '-o', dir]);
+    expect(r.code).toBe(0);
+    const files = readdirSync(dir).filter((f) => f.endsWith('.pdf'));
+    expect(files).toHaveLength(teams.length);
+    const hidden = (await store.list(SCHOOL, 'teams')).filter((t) => t.hidden);
+    for (const h of hidden) expect(files.some((f) => f.endsWith(`-${h.id}.pdf`))).toBe(false);
+    for (const t of teams) expect(files.some((f) => f.endsWith(`-${t.id}.pdf`))).toBe(true);
+    qpdfCheck(join(dir, files[0]!));
+  });
+
+  it('fails clearly, with a non-zero exit, for an unknown team, template or foreign session', async () => {
+    const out = join(dataDir, 'never.pdf');
+    const unknownTeam = await cli(['--team', '999999', '-o', out]);
+    expect(unknownTeam.code).not.toBe(0);
+    expect(unknownTeam.stderr).toContain('unknown team 999999');
+    const unknownTemplate = await cli(['--team', String(teams[0]!.id), '--template', 'no-such', '-o', out]);
+    expect(unknownTemplate.code).not.toBe(0);
+    expect(unknownTemplate.stderr).toContain('unknown roster template "no-such"');
+    const [t1, t2] = teams;
+    const other = (await store.listSessions(SCHOOL, { teamIds: [t2!.id] })).find(
+      (s) => !s.teams.some((t) => t.id === t1!.id),
+    )!;
+    const foreign = await cli(['--team', String(t1!.id), '--session', String(other.id), '-o', out]);
+    expect(foreign.code).not.toBe(0);
+    expect(foreign.stderr).toContain(`is not a session of team ${t1!.id}`);
+    expect(existsSync(out)).toBe(false);
+  });
+});
+
+describe('GET /rosters/teams/:teamId.pdf', () => {
+  const ADMIN = 'correct-horse-battery-staple-0123456789';
+  let base: string;
+  let server: ReturnType<express.Express['listen']>;
+
+  beforeAll(async () => {
+    const app = express();
+    app.use(createRostersRouter({ store, config: { schools: [school] }, adminToken: ADMIN }));
+    await new Promise<void>((resolve) => {
+      server = app.listen(0, '127.0.0.1', () => resolve());
+    });
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+
+  const path = () => `/rosters/teams/${teams[0]!.id}.pdf`;
+
+  it('refuses without valid credentials: 401 and no roster data', async () => {
+    const student = fullName(teams[0]!.students[0]!);
+    for (const headers of [
+      {},
+      { authorization: 'Bearer wrong-token' },
+      { cookie: 'rostercal_admin=v1.99999999999999.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' },
+    ]) {
+      const res = await fetch(base + path(), { headers });
+      expect(res.status).toBe(401);
+      expect(res.headers.get('cache-control')).toBe('no-store');
+      const body = await res.text();
+      expect(body).not.toContain('%PDF');
+      expect(body).not.toContain(student);
+      expect(body).not.toContain(teams[0]!.name);
+    }
+  });
+
+  it('serves the PDF to a bearer of the admin token, never cached', async () => {
+    const res = await fetch(`${base}${path()}?template=team-roster`, {
+      headers: { authorization: `Bearer ${ADMIN}` },
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('application/pdf');
+    expect(res.headers.get('cache-control')).toBe('no-store');
+    const pdf = Buffer.from(await res.arrayBuffer());
+    qpdfCheck(pdf);
+    expect(containsText(pdfText(pdf), fullName(teams[0]!.students[0]!))).toBe(true);
+  });
+
+  it('signs staff in through the login form with a secure HTTP-only cookie', async () => {
+    const bad = await fetch(`${base}/admin/login`, {
+      method: 'POST',
+      body: new URLSearchParams({ token: 'nope', next: path() }),
+      redirect: 'manual',
+    });
+    expect(bad.status).toBe(401);
+    expect(bad.headers.get('set-cookie')).toBeNull();
+    const form = await fetch(`${base}/admin/login`);
+    expect(await form.text()).toContain('type="password"');
+    const ok = await fetch(`${base}/admin/login`, {
+      method: 'POST',
+      body: new URLSearchParams({ token: ADMIN, next: path() }),
+      redirect: 'manual',
+    });
+    expect(ok.status).toBe(303);
+    expect(ok.headers.get('location')).toBe(path());
+    const setCookie = ok.headers.get('set-cookie')!;
+    expect(setCookie).toMatch(/HttpOnly/i);
+    expect(setCookie).toMatch(/Secure/i);
+    expect(setCookie).toMatch(/SameSite=Lax/i);
+    const cookie = setCookie.split(';')[0]!;
+    const res = await fetch(base + path(), { headers: { cookie } });
+    expect(res.status).toBe(200);
+    expect(
+      Buffer.from(await res.arrayBuffer())
+        .subarray(0, 5)
+        .toString(),
+    ).toBe('%PDF-');
+  });
+
+  it('answers clearly for a bad request once signed in', async () => {
+    const auth = { authorization: `Bearer ${ADMIN}` };
+    const unknown = await fetch(`${base}/rosters/teams/999999.pdf`, { headers: auth });
+    expect(unknown.status).toBe(404);
+    expect(await unknown.text()).toContain('unknown team 999999');
+    const needsSession = await fetch(`${base}${path()}?template=attendance-sheet`, { headers: auth });
+    expect(needsSession.status).toBe(400);
+    const noTemplate = await fetch(`${base}${path()}?template=nope`, { headers: auth });
+    expect(noTemplate.status).toBe(404);
+  });
+});
