@@ -67,7 +67,9 @@ export function cleanText(text: string): string {
 
 function levelsOf(paragraph: string): Uint8Array | null {
   if (!RTL_CHARS.test(paragraph)) return null;
-  return bidi.getEmbeddingLevels(paragraph, 'auto').levels;
+  // The sheets are left-to-right documents: a list that starts with an Arabic name ("نور العلي, Ruby Wilson")
+  // still reads from the left, with each right-to-left run reversed in place.
+  return bidi.getEmbeddingLevels(paragraph, 'ltr').levels;
 }
 
 /** Splits one paragraph (no newlines) into words of pieces. */
