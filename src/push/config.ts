@@ -1,0 +1,407 @@
+// Push targets: where a school's sessions are pushed (Google or Outlook), for whom (scope, ids, audience) and
+// how to reach the provider. src/config.ts keeps `schools[].targets` an open array and hands each school's list
+// to parseTargets, which validates it here, resolves `env:NAME` secrets and reads service-account keys, and
+// throws a ConfigError naming every bad field (`schools[0].targets[1].outlook.clientSecret: …`).
+// Secret values never appear in messages.
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+import type { Audience } from '../calendar/types.ts';
+import { ConfigError, formatPath } from '../config.ts';
+import type { Id } from '../domain/types.ts';
+import type { FeedScope } from '../store/types.ts';
+
+const slug = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/, 'must be 1-63 letters, digits, "-" or "_"');
+
+const httpUrl = z.string().superRefine((value, ctx) => {
+  let ok = false;
+  try {
+    const u = new URL(value);
+    ok = u.protocol === 'http:' || u.protocol === 'https:';
+  } catch {}
+  if (!ok) ctx.addIssue({ code: 'custom', message: 'is not an http(s) URL' });
+});
+
+/** A secret given literally or as `env:NAME`. */
+const secret = z.string().min(1, 'must not be empty');
+
+const backoffSchema = z
+  .strictObject({
+    baseMs: z.number().nonnegative().default(1000),
+    capMs: z.number().positive().default(32_000),
+    maxRetries: z.number().int().nonnegative().default(8),
+  })
+  .prefault({});
+
+const googleSchema = z.strictObject({
+  /** googleapis rootUrl: a proxy or an emulator instead of https://www.googleapis.com/. */
+  rootUrl: httpUrl.default('https://www.googleapis.com/'),
+  auth: z
+    .strictObject({
+      /** A static OAuth access token (or `env:NAME`) standing in for credentials. */
+      accessToken: secret.optional(),
+      /** Path of the service-account JSON key. */
+      keyFile: z.string().min(1).optional(),
+      /** The service-account JSON key itself, normally `env:NAME`. */
+      key: secret.optional(),
+      /** Domain-wide delegation: act as this user (owner of the calendars rostercal creates). */
+      subject: z.email('must be an email address').optional(),
+      /** OAuth token endpoint (default: the key's token_uri, else https://oauth2.googleapis.com/token). */
+      tokenUri: httpUrl.optional(),
+    })
+    .superRefine((a, ctx) => {
+      const given = [a.accessToken, a.keyFile, a.key].filter((x) => x !== undefined).length;
+      if (given !== 1)
+        ctx.addIssue({
+          code: 'custom',
+          message: 'give exactly one of accessToken, keyFile or key',
+        });
+    }),
+  calendars: z
+    .strictObject({
+      /**
+       * created: one calendar per team/activity/student/staff member, created and named by rostercal in the
+       * account of `auth` (the service account or the delegation subject);
+       * primary / secondary: staff scope only, through domain-wide delegation: each staff member's primary
+       * calendar, or a calendar named `name` created in their account.
+       */
+      mode: z.enum(['created', 'primary', 'secondary']).default('created'),
+      /** Name template: {name} (team, activity or person), {school}. */
+      name: z.string().min(1).default('{name} · {school}'),
+      /** ACL rules added to calendars rostercal creates; `value` may use {email} (the staff member's). */
+      share: z
+        .array(
+          z
+            .strictObject({
+              role: z.enum(['freeBusyReader', 'reader', 'writer']),
+              type: z.enum(['default', 'user', 'group', 'domain']),
+              value: z.string().min(1).optional(),
+            })
+            .superRefine((r, ctx) => {
+              if (r.type !== 'default' && !r.value)
+                ctx.addIssue({
+                  code: 'custom',
+                  path: ['value'],
+                  message: `is required for type "${r.type}"`,
+                });
+              if (r.type === 'default' && r.value)
+                ctx.addIssue({
+                  code: 'custom',
+                  path: ['value'],
+                  message: 'must be absent for type "default"',
+                });
+            }),
+        )
+        .default([]),
+    })
+    .prefault({}),
+  /** Writes per second per Google account, kept below the per-user quota. */
+  writesPerSecond: z.number().positive().default(5),
+  /** Calendars worked on at once. */
+  concurrency: z.number().int().min(1).max(32).default(4),
+  backoff: backoffSchema,
+  /** How long a calendar rests after a quotaExceeded answer. */
+  pauseMinutes: z.number().positive().default(360),
+});
+
+const outlookSchema = z
+  .strictObject({
+    /** Graph root (without /v1.0): a proxy or an emulator instead of https://graph.microsoft.com. */
+    baseUrl: httpUrl.default('https://graph.microsoft.com'),
+    /** Entra authority host for the client-credentials grant. */
+    authorityHost: httpUrl.default('https://login.microsoftonline.com'),
+    tenantId: z.string().min(1).optional(),
+    clientId: z.string().min(1).optional(),
+    clientSecret: secret.optional(),
+    /** A static access token (or `env:NAME`) standing in for the app credentials. */
+    accessToken: secret.optional(),
+    /** The dedicated calendar in each mailbox, created if missing. */
+    calendarName: z.string().min(1).max(255).default('School activities'),
+    /** Mailbox address template: {email}, {sisId}, {externalId}, {id}, {firstName}, {lastName}. */
+    mailbox: z.string().min(1).default('{email}'),
+    /** Sub-requests per $batch (Graph allows 20). */
+    batchSize: z.number().int().min(1).max(20).default(20),
+    /** Concurrent requests per mailbox (Exchange allows 4). */
+    maxConcurrentPerMailbox: z.number().int().min(1).max(4).default(4),
+    /** $batch requests in flight at once. */
+    parallelBatches: z.number().int().min(1).max(16).default(4),
+    backoff: backoffSchema,
+  })
+  .superRefine((o, ctx) => {
+    if (o.accessToken !== undefined) return;
+    for (const key of ['tenantId', 'clientId', 'clientSecret'] as const) {
+      if (o[key] === undefined)
+        ctx.addIssue({ code: 'custom', path: [key], message: 'is required (or give accessToken)' });
+    }
+  });
+
+const common = {
+  id: slug,
+  scope: z.enum(['team', 'staff', 'student', 'activity']),
+  /** Which teams/staff/students/activities (by upstream id); all by default. */
+  ids: z
+    .array(z.number().int().positive())
+    .min(1, 'must list at least one id, or be left out for all')
+    .optional(),
+  /** Who the events speak to; from the scope unless set (staff → staff, others → guardian). */
+  audience: z.enum(['guardian', 'student', 'staff']).optional(),
+  window: z
+    .strictObject({
+      daysBack: z.number().int().nonnegative().default(14),
+      daysAhead: z.number().int().positive().default(365),
+    })
+    .prefault({}),
+  /** Cancelled sessions: kept and marked (the projection's "Cancelled: …" title), or removed. */
+  cancelled: z.enum(['show', 'remove']).default('show'),
+  /** Full comparison with the remote calendar at least this often (and whenever the mapping is missing). */
+  reconcileEveryHours: z.number().positive().default(24),
+  /** A remote listing this much smaller than what we believe is there is not trusted. */
+  maxShrinkFraction: z.number().min(0).max(1).default(0.5),
+};
+
+export const googleTargetSchema = z.strictObject({
+  ...common,
+  provider: z.literal('google'),
+  google: googleSchema,
+});
+export const outlookTargetSchema = z.strictObject({
+  ...common,
+  provider: z.literal('outlook'),
+  outlook: outlookSchema,
+});
+
+export const targetSchema = z
+  .discriminatedUnion('provider', [googleTargetSchema, outlookTargetSchema], {
+    error: (iss) => (iss.code === 'invalid_union' ? 'provider: must be "google" or "outlook"' : undefined),
+  })
+  .superRefine((t, ctx) => {
+    if (t.provider === 'outlook' && t.scope !== 'staff' && t.scope !== 'student')
+      ctx.addIssue({
+        code: 'custom',
+        path: ['scope'],
+        message: 'outlook targets push into mailboxes: scope must be "staff" or "student"',
+      });
+    if (t.provider === 'google' && t.google.calendars.mode !== 'created') {
+      if (t.scope !== 'staff')
+        ctx.addIssue({
+          code: 'custom',
+          path: ['google', 'calendars', 'mode'],
+          message: `"${t.google.calendars.mode}" uses each staff member's own account: scope must be "staff"`,
+        });
+      if (t.google.auth.accessToken !== undefined)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['google', 'auth'],
+          message: `calendars.mode "${t.google.calendars.mode}" acts as each staff member through domain-wide delegation and needs a service-account key (keyFile or key)`,
+        });
+    }
+  });
+
+export const targetsSchema = z.array(targetSchema).superRefine((list, ctx) => {
+  const seen = new Set<string>();
+  list.forEach((t, i) => {
+    if (seen.has(t.id)) ctx.addIssue({ code: 'custom', path: [i, 'id'], message: `"${t.id}" is used twice` });
+    seen.add(t.id);
+  });
+});
+
+type ParsedTarget = z.output<typeof targetSchema>;
+type ParsedGoogle = z.output<typeof googleSchema>;
+type ParsedOutlook = z.output<typeof outlookSchema>;
+
+export interface ServiceAccountKey {
+  clientEmail: string;
+  privateKey: string;
+  tokenUri: string;
+}
+
+export type GoogleAuth =
+  | { kind: 'token'; accessToken: string }
+  | { kind: 'serviceAccount'; key: ServiceAccountKey; subject: string | null };
+
+export interface GoogleSettings extends Omit<ParsedGoogle, 'auth'> {
+  auth: GoogleAuth;
+}
+
+export type OutlookAuth =
+  | { kind: 'token'; accessToken: string }
+  | { kind: 'clientSecret'; tenantId: string; clientId: string; clientSecret: string };
+
+export interface OutlookSettings
+  extends Omit<ParsedOutlook, 'tenantId' | 'clientId' | 'clientSecret' | 'accessToken'> {
+  auth: OutlookAuth;
+}
+
+interface TargetCommon {
+  id: string;
+  scope: FeedScope;
+  ids: Id[] | null;
+  audience: Audience;
+  window: { daysBack: number; daysAhead: number };
+  cancelled: 'show' | 'remove';
+  reconcileEveryHours: number;
+  maxShrinkFraction: number;
+}
+
+export interface GoogleTarget extends TargetCommon {
+  provider: 'google';
+  google: GoogleSettings;
+}
+export interface OutlookTarget extends TargetCommon {
+  provider: 'outlook';
+  outlook: OutlookSettings;
+}
+export type PushTargetConfig = GoogleTarget | OutlookTarget;
+
+export const DEFAULT_AUDIENCE: Record<FeedScope, Audience> = {
+  team: 'guardian',
+  student: 'guardian',
+  activity: 'guardian',
+  staff: 'staff',
+};
+
+const DEFAULT_TOKEN_URI = 'https://oauth2.googleapis.com/token';
+
+interface Problem {
+  path: string;
+  message: string;
+}
+
+function issueProblem(issue: z.core.$ZodIssue, base: readonly PropertyKey[]): Problem {
+  const p = [...base, ...issue.path];
+  if (issue.code === 'unrecognized_keys') {
+    const at = formatPath(p);
+    return { path: issue.keys.map((k) => (at ? `${at}.${k}` : k)).join(', '), message: 'unknown field' };
+  }
+  if (issue.code === 'invalid_type' && /received undefined/.test(issue.message))
+    return { path: formatPath(p), message: 'is required' };
+  const msg = issue.message.replace(/^Invalid input: /, '');
+  // The union's own message names its field ("provider: …"): fold it into the path.
+  const m = /^(provider): (.*)$/.exec(msg);
+  if (m) return { path: formatPath([...p, m[1]!]), message: m[2]! };
+  return { path: formatPath(p), message: msg };
+}
+
+function basePath(path: string): PropertyKey[] {
+  // `schools[0].targets` → ['schools', 0, 'targets'] so that formatPath renders issue paths the same way.
+  const out: PropertyKey[] = [];
+  for (const part of path.split('.')) {
+    const re = /([^[\]]+)|\[(\d+)\]/g;
+    for (let m = re.exec(part); m; m = re.exec(part)) out.push(m[1] !== undefined ? m[1] : Number(m[2]));
+  }
+  return out;
+}
+
+function resolveSecret(value: string, env: NodeJS.ProcessEnv, path: string, problems: Problem[]): string {
+  const ref = /^env:(.+)$/.exec(value);
+  if (!ref) return value;
+  const v = env[ref[1]!];
+  if (!v) {
+    problems.push({ path, message: `environment variable ${ref[1]} is not set` });
+    return '';
+  }
+  return v;
+}
+
+function parseKey(text: string, path: string, problems: Problem[], tokenUri: string | undefined) {
+  let json: { type?: unknown; client_email?: unknown; private_key?: unknown; token_uri?: unknown };
+  try {
+    json = JSON.parse(text);
+  } catch {
+    problems.push({ path, message: 'is not a JSON service-account key' });
+    return null;
+  }
+  if (typeof json.client_email !== 'string' || typeof json.private_key !== 'string') {
+    problems.push({
+      path,
+      message: 'is not a service-account key (client_email and private_key are required)',
+    });
+    return null;
+  }
+  return {
+    clientEmail: json.client_email,
+    privateKey: json.private_key,
+    tokenUri: tokenUri ?? (typeof json.token_uri === 'string' ? json.token_uri : DEFAULT_TOKEN_URI),
+  };
+}
+
+function resolveTarget(
+  t: ParsedTarget,
+  at: string,
+  env: NodeJS.ProcessEnv,
+  problems: Problem[],
+): PushTargetConfig {
+  const common: TargetCommon = {
+    id: t.id,
+    scope: t.scope,
+    ids: t.ids ?? null,
+    audience: t.audience ?? DEFAULT_AUDIENCE[t.scope],
+    window: t.window,
+    cancelled: t.cancelled,
+    reconcileEveryHours: t.reconcileEveryHours,
+    maxShrinkFraction: t.maxShrinkFraction,
+  };
+  if (t.provider === 'google') {
+    const { auth: a, ...rest } = t.google;
+    let auth: GoogleAuth = { kind: 'token', accessToken: '' };
+    if (a.accessToken !== undefined) {
+      auth = {
+        kind: 'token',
+        accessToken: resolveSecret(a.accessToken, env, `${at}.google.auth.accessToken`, problems),
+      };
+    } else {
+      let text = '';
+      let keyPath = `${at}.google.auth.key`;
+      if (a.keyFile !== undefined) {
+        keyPath = `${at}.google.auth.keyFile`;
+        try {
+          text = readFileSync(a.keyFile, 'utf8');
+        } catch (err) {
+          problems.push({
+            path: keyPath,
+            message: `cannot read ${a.keyFile}: ${(err as NodeJS.ErrnoException).code ?? err}`,
+          });
+        }
+      } else if (a.key !== undefined) {
+        text = resolveSecret(a.key, env, keyPath, problems);
+      }
+      const key = text ? parseKey(text, keyPath, problems, a.tokenUri) : null;
+      if (key) auth = { kind: 'serviceAccount', key, subject: a.subject ?? null };
+    }
+    return { ...common, provider: 'google', google: { ...rest, auth } };
+  }
+  const { tenantId, clientId, clientSecret, accessToken, ...rest } = t.outlook;
+  const auth: OutlookAuth =
+    accessToken !== undefined
+      ? { kind: 'token', accessToken: resolveSecret(accessToken, env, `${at}.outlook.accessToken`, problems) }
+      : {
+          kind: 'clientSecret',
+          tenantId: tenantId!,
+          clientId: clientId!,
+          clientSecret: resolveSecret(clientSecret!, env, `${at}.outlook.clientSecret`, problems),
+        };
+  return { ...common, provider: 'outlook', outlook: { ...rest, auth } };
+}
+
+/**
+ * Validates a school's `targets` list found at `path` (e.g. `schools[0].targets`), resolves `env:NAME` secrets
+ * and reads key files. Throws ConfigError naming every offending field.
+ */
+export function parseTargets(
+  raw: unknown,
+  path: string,
+  env: NodeJS.ProcessEnv = process.env,
+): PushTargetConfig[] {
+  const base = basePath(path);
+  const result = targetsSchema.safeParse(raw ?? []);
+  if (!result.success) {
+    const lines = result.error.issues
+      .map((i) => issueProblem(i, base))
+      .map((p) => `config: ${p.path ? `${p.path}: ` : ''}${p.message}`);
+    throw new ConfigError([...new Set(lines)].join('\n'));
+  }
+  const problems: Problem[] = [];
+  const targets = result.data.map((t, i) => resolveTarget(t, formatPath([...base, i]), env, problems));
+  if (problems.length)
+    throw new ConfigError(problems.map((p) => `config: ${p.path}: ${p.message}`).join('\n'));
+  return targets;
+}

@@ -1,0 +1,124 @@
+// What the engine asks of a calendar provider. Bulk-shaped on purpose: the engine hands over every calendar's
+// work at once so a provider can batch across calendars (Graph $batch) or pace and parallelise (Google).
+import type { CalendarEvent } from '../calendar/types.ts';
+import type { Id, Instant } from '../domain/types.ts';
+import type { EventIdentity } from './identity.ts';
+
+/** One remote calendar the target owns (or writes into). */
+export interface CalendarSpec {
+  /** Our key, e.g. `team:12`, `staff:40`. */
+  key: string;
+  /** Display name for a calendar rostercal creates. */
+  name: string;
+  /** Description for a calendar rostercal creates (carries the ownership marker). */
+  description: string;
+  marker: string;
+  timeZone: string;
+  /** Mailbox (Outlook) or delegated account (Google); null = the target's own account. */
+  owner: string | null;
+  /** The member's email, for sharing rules that name it. */
+  memberEmail: string | null;
+  /** Known from an earlier run. */
+  remoteCalendarId: string | null;
+}
+
+export type EnsureResult =
+  | { ok: true; remoteCalendarId: string; created: boolean }
+  | {
+      ok: false;
+      reason: string /** the mailbox/account is unusable: skip it, go on with the rest */;
+      skip: boolean;
+    };
+
+/** An event of ours found in a remote calendar. */
+export interface RemoteEvent {
+  remoteEventId: string;
+  /** From the event's tag; null when unreadable. */
+  calendarKey: string | null;
+  sessionId: Id | null;
+  /** Content hash we stored on it when we wrote it. */
+  hash: string | null;
+  start: Instant | null;
+  end: Instant | null;
+  /** false for Google events that linger as cancelled (deleted). */
+  live: boolean;
+}
+
+export type ListResult =
+  | { ok: true; events: RemoteEvent[] }
+  | { ok: false; reason: string; paused?: boolean; skip?: boolean };
+
+export interface Rendered {
+  body: unknown;
+  hash: string;
+}
+
+export type WriteOp =
+  | {
+      kind: 'create';
+      calendar: CalendarRef;
+      identity: EventIdentity;
+      rendered: Rendered;
+      /** Google: the deterministic event id. */
+      remoteEventId: string | null;
+      /** Graph: transactionId generation (a deliberate re-creation after the event vanished). */
+      generation?: string;
+    }
+  | {
+      kind: 'update';
+      calendar: CalendarRef;
+      identity: EventIdentity;
+      rendered: Rendered;
+      remoteEventId: string;
+    }
+  | { kind: 'delete'; calendar: CalendarRef; identity: EventIdentity; remoteEventId: string };
+
+export interface CalendarRef {
+  key: string;
+  remoteCalendarId: string;
+  owner: string | null;
+}
+
+export type WriteResult =
+  | {
+      ok: true;
+      /** The remote id now holding the event (absent for deletes). */
+      remoteEventId: string | null;
+      /** A create found the event already there and updated it instead. */
+      adopted?: boolean;
+      /** An update found the event gone and created it again. */
+      recreated?: boolean;
+    }
+  | {
+      ok: false;
+      reason: string;
+      /** quotaExceeded: rest this calendar. */
+      paused?: boolean;
+      /** The mailbox/account is unusable. */
+      skip?: boolean;
+    };
+
+export interface ProviderStats {
+  /** HTTP round trips. */
+  requests: number;
+  retries: number;
+  throttled: number;
+}
+
+export interface PushProvider {
+  readonly kind: 'google' | 'outlook';
+  /** Provider body and content hash of a projected event (the projection decided what it says). */
+  render(event: CalendarEvent, identity: EventIdentity): Rendered;
+  /** Google's deterministic id for a create, or null when the provider assigns ids. */
+  eventIdFor(identity: EventIdentity): string | null;
+  /** Finds or creates each calendar (no creation when dryRun). */
+  ensureCalendars(specs: CalendarSpec[], opts: { dryRun: boolean }): Promise<Map<string, EnsureResult>>;
+  /** Our events in each calendar (by ownership tag) intersecting the window, cancelled ones included. */
+  listOwned(
+    calendars: CalendarRef[],
+    window: { from: Instant; to: Instant },
+  ): Promise<Map<string, ListResult>>;
+  /** Applies writes; results in the same order as ops. */
+  apply(ops: WriteOp[]): Promise<WriteResult[]>;
+  stats(): ProviderStats;
+}
