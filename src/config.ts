@@ -139,7 +139,12 @@ export interface Config extends Omit<ParsedConfig, 'publicUrl'> {
 
 /** The demo school: the sandbox's generated school, started in-process by `serve` and `sync`. */
 export const DEMO_SCHOOL_ID = 'demo';
-export const DEMO_SANDBOX = { seed: 42, scale: 'school', token: 'demo-sandbox-token' } as const;
+export const DEMO_SANDBOX = {
+  seed: 42,
+  scale: 'school',
+  token: 'demo-sandbox-token',
+  timeZone: 'Australia/Sydney',
+} as const;
 
 /** Renders a zod issue path the way a person writes it: `schools[0].upstream.url`. */
 export function formatPath(p: readonly PropertyKey[]): string {
@@ -302,9 +307,15 @@ export async function loadConfig(env: NodeJS.ProcessEnv = process.env): Promise<
           id: DEMO_SCHOOL_ID,
           name: 'Demo School (sandbox)',
           demo: true,
-          // Filled in when the sandbox has started and knows its port.
-          upstream: { url: 'http://127.0.0.1/', token: DEMO_SANDBOX.token },
-          timeZone: env.SCHOOL_TZ || 'Europe/London',
+          // The URL is filled in when the sandbox has started and knows its port. It runs in-process, so the
+          // client may pace itself far faster than against a real service.
+          upstream: {
+            url: 'http://127.0.0.1/',
+            token: DEMO_SANDBOX.token,
+            rateLimit: { requestsPerSecond: 200, concurrency: 4 },
+          },
+          // The sandbox's generated school (Hillcrest College) is in Sydney.
+          timeZone: DEMO_SANDBOX.timeZone,
         },
       ],
       ...deploymentOverrides(env),
