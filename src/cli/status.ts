@@ -1,5 +1,149 @@
-// Placeholder until the issue that builds `rostercal status` lands.
-export async function run(_argv: string[]): Promise<number> {
-  console.error('rostercal status: not available yet');
-  return 1;
+// `rostercal status`: the last sync runs of each school and the state of its scheduled jobs, from the store.
+import { parseArgs } from 'node:util';
+import { loadConfig } from '../config.ts';
+import { openStore } from '../store/index.ts';
+import type { JobStatus, RunCounts, SyncRun } from '../store/types.ts';
+import { seconds } from '../sync/report.ts';
+
+const USAGE = `usage: rostercal status [--school ID] [--runs N] [--json]
+
+Shows, per school, the scheduled jobs (last run, its result, next run, last error) and the latest sync runs.
+  --school ID   only this school
+  --runs N      how many recent runs to show (default 5)
+  --json        machine-readable output
+  -h, --help    this help`;
+
+function when(iso: string | null): string {
+  if (!iso) return '—';
+  return iso.replace('T', ' ').replace(/\.\d{3}Z$/, 'Z');
+}
+
+function sum(counts: Record<string, RunCounts>): RunCounts {
+  const t: RunCounts = { added: 0, changed: 0, deleted: 0, unchanged: 0, skipped: 0 };
+  for (const c of Object.values(counts)) {
+    for (const k of ['added', 'changed', 'deleted', 'unchanged', 'skipped'] as const) t[k] += c[k] ?? 0;
+  }
+  return t;
+}
+
+function table(header: string[], rows: string[][]): string[] {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const fmt = (r: string[]) =>
+    r
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
+  return [fmt(header), ...rows.map(fmt)];
+}
+
+function jobRows(jobs: JobStatus[]): string[][] {
+  return jobs.map((j) => [
+    j.job,
+    when(j.lastStartedAt),
+    j.lastStartedAt && (!j.lastFinishedAt || j.lastFinishedAt < j.lastStartedAt)
+      ? 'running'
+      : (j.lastStatus ?? '—'),
+    when(j.nextRunAt),
+    j.lastError ? j.lastError.slice(0, 80) : '',
+  ]);
+}
+
+function runRows(runs: SyncRun[]): string[][] {
+  return runs.map((r) => {
+    const t = sum(r.counts);
+    const duration = r.finishedAt ? seconds(Date.parse(r.finishedAt) - Date.parse(r.startedAt)) : '';
+    const note = r.warning ?? (r.status === 'failed' ? (r.errors.at(-1) ?? '') : '');
+    return [
+      `#${r.id}`,
+      r.kind + (r.target ? `:${r.target}` : ''),
+      r.status,
+      when(r.startedAt),
+      duration,
+      String(r.upstreamRequests),
+      `+${t.added} ~${t.changed} -${t.deleted}${t.skipped ? ` skipped ${t.skipped}` : ''}`,
+      note.slice(0, 80),
+    ];
+  });
+}
+
+export async function run(argv: string[]): Promise<number> {
+  let values: { school?: string; runs?: string; json?: boolean; help?: boolean };
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      strict: true,
+      allowPositionals: false,
+      options: {
+        school: { type: 'string' },
+        runs: { type: 'string' },
+        json: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }));
+  } catch (err) {
+    console.error(`rostercal status: ${(err as Error).message}\n\n${USAGE}`);
+    return 2;
+  }
+  if (values.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  const limit = values.runs === undefined ? 5 : Number(values.runs);
+  if (!Number.isInteger(limit) || limit < 1) {
+    console.error(`rostercal status: --runs must be a whole number ≥ 1, got ${values.runs}`);
+    return 2;
+  }
+
+  const config = await loadConfig();
+  const store = await openStore({
+    ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}),
+    dataDir: config.dataDir,
+  });
+  try {
+    const known = await store.listSchools();
+    // Configured schools first (even before their first run), then any others the store remembers.
+    const ids = [...new Set([...config.schools.map((s) => s.id), ...known.map((s) => s.id)])];
+    const selected = values.school ? ids.filter((id) => id === values.school) : ids;
+    if (selected.length === 0) {
+      console.error(`rostercal status: no school "${values.school}" (known: ${ids.join(', ')})`);
+      return 2;
+    }
+    const report = [];
+    for (const id of selected) {
+      const name =
+        config.schools.find((s) => s.id === id)?.name ?? known.find((s) => s.id === id)?.name ?? id;
+      report.push({
+        id,
+        name,
+        jobs: await store.listJobStatus(id),
+        runs: await store.listRuns(id, { limit }),
+      });
+    }
+    if (values.json) {
+      console.log(JSON.stringify(report.length === 1 ? report[0] : report, null, 2));
+      return 0;
+    }
+    const out: string[] = [];
+    for (const s of report) {
+      out.push(`${s.name} [${s.id}]`);
+      if (s.jobs.length === 0)
+        out.push('  jobs: none recorded yet (the scheduler of `rostercal serve` records them)');
+      else
+        for (const l of table(['job', 'last run', 'result', 'next run', 'last error'], jobRows(s.jobs)))
+          out.push(`  ${l}`);
+      out.push('');
+      if (s.runs.length === 0) out.push('  runs: none yet (`rostercal sync` pulls now)');
+      else
+        for (const l of table(
+          ['run', 'kind', 'status', 'started', 'took', 'requests', 'records', 'note'],
+          runRows(s.runs),
+        ))
+          out.push(`  ${l}`);
+      out.push('');
+    }
+    console.log(out.join('\n').trimEnd());
+    return 0;
+  } finally {
+    await store.close();
+  }
 }

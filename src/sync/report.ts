@@ -33,7 +33,8 @@ export interface ProgressWriter {
 
 /**
  * Progress for one school. On a TTY: the current resource's pages (and team reads) on one line, rewritten at
- * most ~10 times a second, then a permanent line per finished resource. Otherwise: one line per resource.
+ * most ~10 times a second, then a permanent line per finished resource. Otherwise (a log file, a pipe): one
+ * line per page read and per finished resource.
  */
 export function progressWriter(stream: NodeJS.WriteStream, schoolId: string): ProgressWriter {
   const tty = Boolean(stream.isTTY);
@@ -76,6 +77,10 @@ export function progressWriter(stream: NodeJS.WriteStream, schoolId: string): Pr
         break;
       case 'page':
         pages = { listing: event.listing, page: event.page, lastPage: event.lastPage };
+        if (!tty) {
+          line(`${schoolId}:   ${event.listing}: page ${event.page} of ${event.lastPage}`);
+          break;
+        }
         draw(
           `${schoolId}: ${event.listing}: page ${event.page} of ${event.lastPage}` +
             (details.total ? `, team reads ${details.done} of ${details.total}` : '') +
@@ -139,13 +144,16 @@ export function formatSummary(summary: PullSummary, schoolName: string): string 
     if (c) for (const k of ['added', 'changed', 'deleted', 'unchanged', 'skipped'] as const) total[k] += c[k];
   };
   for (const r of summary.resources) {
+    const notAttempted = r.status === 'skipped' && r.mode !== 'skipped';
     const mode =
       r.status === 'failed'
         ? 'FAILED'
-        : r.status === 'guarded'
-          ? `${MODE_TEXT[r.mode]}, guarded`
-          : MODE_TEXT[r.mode];
-    row(LABELS[r.kind], mode, r.mode === 'skipped' ? undefined : r.counts);
+        : notAttempted
+          ? 'not attempted'
+          : r.status === 'guarded'
+            ? `${MODE_TEXT[r.mode]}, guarded`
+            : MODE_TEXT[r.mode];
+    row(LABELS[r.kind], mode, r.mode === 'skipped' || notAttempted ? undefined : r.counts);
     if (r.kind === 'sessions' && summary.counts.customFields)
       row(LABELS.customFields, mode, summary.counts.customFields);
   }
