@@ -76,6 +76,7 @@ describe('pull under chaos', () => {
     expect(seeded.status).toBe('succeeded');
     // Upstream moved on: every session renamed. A failed sessions resource must show none of it.
     for (const s of sb.school.sessions) s.title = `${s.title} (v2)`;
+    sb.setNow(sb.now()); // bumps the sandbox's state version: no cached listing outlives the edit
 
     const summary = await pullSchool({
       store: ts.store,
