@@ -86,19 +86,20 @@ async function withStore<T>(config: Config, fn: (store: Store) => Promise<T>): P
   }
 }
 
-function pickSchool(config: Config, asked: string | undefined): string {
+/** The school to act on: --school, else the only school the store holds. */
+async function pickSchool(store: Store, asked: string | undefined): Promise<string> {
+  const known = (await store.listSchools()).map((s) => s.id);
   if (asked) {
-    if (!config.schools.some((s) => s.id === asked)) {
+    if (!known.includes(asked)) {
       throw new Error(
-        `--school ${asked}: not configured (configured: ${config.schools.map((s) => s.id).join(', ')})`,
+        `--school ${asked}: no such school in the store (known: ${known.join(', ') || 'none yet'})`,
       );
     }
     return asked;
   }
-  if (config.schools.length === 1) return config.schools[0]!.id;
-  throw new Error(
-    `several schools are configured: name one with --school (${config.schools.map((s) => s.id).join(', ')})`,
-  );
+  if (known.length === 1) return known[0]!;
+  if (known.length === 0) throw new Error('the store holds no school yet: run `rostercal sync` first');
+  throw new Error(`several schools: name one with --school (${known.join(', ')})`);
 }
 
 export async function run(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
@@ -132,8 +133,8 @@ export async function run(argv: string[], env: NodeJS.ProcessEnv = process.env):
       console.error(`rostercal feeds list: unexpected ${rest.join(' ')}\n\n${USAGE}`);
       return 2;
     }
-    const schoolIds = parsed.values.school ? [pickSchool(config, parsed.values.school)] : undefined;
     return withStore(config, async (store) => {
+      const schoolIds = parsed.values.school ? [await pickSchool(store, parsed.values.school)] : undefined;
       const rows = await listFeeds(store, new FeedTokens(store, secret), config.publicUrl, schoolIds);
       if (parsed.values.json) console.log(JSON.stringify(rows, null, 2));
       else if (rows.length === 0) console.log('No feeds yet: run `rostercal sync` first.');
@@ -150,9 +151,9 @@ export async function run(argv: string[], env: NodeJS.ProcessEnv = process.env):
       );
       return 2;
     }
-    const schoolId = pickSchool(config, parsed.values.school);
     const id = Number(idText);
     return withStore(config, async (store) => {
+      const schoolId = await pickSchool(store, parsed.values.school);
       const def = (await listFeedDefs(store, schoolId)).find((d) => d.scope === scope && d.scopeId === id);
       if (!def) {
         console.error(`rostercal feeds rotate: school ${schoolId} has no ${scope} feed with id ${id}`);
