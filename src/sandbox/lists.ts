@@ -14,6 +14,11 @@ export interface Listing<T = unknown> {
   top?: Json;
   /** Incidents and activities carry `next`/`previous` (null) in the envelope. */
   nextPrevious?: boolean;
+  /**
+   * When set, a record's wire JSON depends only on the record, this shape key and the state version (not on
+   * the clock), so the server may keep its serialised text.
+   */
+  shapeKey?: string;
 }
 
 export interface ListEndpoint {
@@ -124,8 +129,15 @@ const sessions = endpoint({
   maxLength: 1000,
   list(st, q) {
     const { records, shape, includeCustomFieldsMetadata } = querySessions(st, q);
+    const shapeKey = [
+      shape.includeTeams,
+      shape.includeStaff,
+      shape.includeRoundName,
+      shape.matchSisIds ? [...shape.matchSisIds].sort().join('\u0000') : '',
+    ].join('|');
     return {
       records,
+      shapeKey,
       toWire: (s: SSession) => wire.session(st, s, shape),
       top: includeCustomFieldsMetadata ? { customFieldsMetadata: wire.customFieldsMetadata(st) } : undefined,
     };
@@ -283,7 +295,7 @@ const attendanceRecords = endpoint({
       if (explained !== undefined && (!r.absent || r.explained !== explained)) return false;
       return keepUpdated(r.updatedAt, updated);
     });
-    return listing(records, (r) => wire.attendanceRecord(st, r));
+    return listing(records, (r) => wire.attendanceRecord(st, r), { shapeKey: 'attendance' });
   },
 });
 

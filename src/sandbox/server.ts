@@ -37,6 +37,8 @@ export interface SandboxStats {
 const MAX_BODY = 10 * 1024 * 1024;
 const LIST_CACHE_MS = 1000;
 const LIST_CACHE_ENTRIES = 32;
+/** Characters of serialised records kept (about 2 bytes each): enough for a school, bounded for a district. */
+const FRAGMENT_BUDGET = 48 * 1024 * 1024;
 
 type WriteHandler = (st: SandboxState, body: unknown) => Json;
 const WRITES: Record<string, WriteHandler> = {
@@ -64,6 +66,9 @@ export class SandboxServer {
   private readonly faults: FaultInjector;
   private stats: SandboxStats = { total: 0, routes: {} };
   private readonly listCache = new Map<string, { version: number; at: number; listing: Listing }>();
+  private readonly fragments = new Map<string, string>();
+  private fragmentsBytes = 0;
+  private fragmentsVersion = -1;
 
   constructor(state: SandboxState, options: ServerOptions) {
     this.state = state;
@@ -109,7 +114,16 @@ export class SandboxServer {
     body: unknown,
     headers: Record<string, string> = {},
   ) {
-    const text = JSON.stringify(body);
+    this.sendText(res, route, status, JSON.stringify(body), headers);
+  }
+
+  private sendText(
+    res: ServerResponse,
+    route: string,
+    status: number,
+    text: string,
+    headers: Record<string, string> = {},
+  ) {
     res.writeHead(status, {
       'content-type': 'application/json; charset=utf-8',
       'content-length': Buffer.byteLength(text),
@@ -261,7 +275,7 @@ export class SandboxServer {
     if (!endpoint) return false;
     const pg = paging(q, endpoint.defaultLength, endpoint.maxLength);
     const listing = this.cachedListing(endpoint, url, q);
-    this.send(res, route, 200, this.envelope(path, listing, pg));
+    this.sendText(res, route, 200, this.envelope(path, listing, pg));
     return true;
   }
 
@@ -284,23 +298,43 @@ export class SandboxServer {
     return listing;
   }
 
+  /**
+   * The page as JSON text. Records of listings with a shape key are serialised once per state version and
+   * reused: paging through thousands of sessions with teams and staff is then mostly string joining.
+   */
   private envelope(
     path: string,
     listing: Listing,
     pg: { page: number; requested: number; effective: number },
-  ): Json {
+  ): string {
     const total = listing.records.length;
     const lastPage = Math.max(1, Math.ceil(total / pg.effective));
     const from = (pg.page - 1) * pg.effective;
     const slice = listing.records.slice(from, from + pg.effective);
     const rate = this.options.malformedRate ?? 0;
+    const seed = this.options.seed;
     const resource = resourceOf(path);
-    const data = slice.map((r) => {
-      const w = listing.toWire(r);
-      const id = typeof w.id === 'number' ? w.id : Number.NaN;
-      return rate > 0 && isMalformed(this.options.seed, rate, resource, id)
-        ? malform(this.options.seed, resource, w)
-        : w;
+    if (this.fragmentsVersion !== this.state.version) {
+      this.fragments.clear();
+      this.fragmentsBytes = 0;
+      this.fragmentsVersion = this.state.version;
+    }
+    const parts = slice.map((r) => {
+      const id = (r as { id?: unknown }).id;
+      if (rate > 0 && typeof id === 'number' && isMalformed(seed, rate, resource, id)) {
+        return JSON.stringify(malform(seed, resource, listing.toWire(r)));
+      }
+      if (listing.shapeKey === undefined || typeof id !== 'number') return JSON.stringify(listing.toWire(r));
+      const key = `${resource}|${listing.shapeKey}|${id}`;
+      let text = this.fragments.get(key);
+      if (text === undefined) {
+        text = JSON.stringify(listing.toWire(r));
+        if (this.fragmentsBytes + text.length <= FRAGMENT_BUDGET) {
+          this.fragments.set(key, text);
+          this.fragmentsBytes += text.length;
+        }
+      }
+      return text;
     });
     const pagination: Json = {
       currentPage: pg.page,
@@ -312,7 +346,8 @@ export class SandboxServer {
       pagination.next = null;
       pagination.previous = null;
     }
-    return { data, pagination, ...(listing.top ?? {}) };
+    const top = listing.top ? JSON.stringify(listing.top).slice(1, -1) : '';
+    return `{"data":[${parts.join(',')}],"pagination":${JSON.stringify(pagination)}${top ? `,${top}` : ''}}`;
   }
 
   private handleControl(method: string, path: string, res: ServerResponse): void {

@@ -165,6 +165,25 @@ describe('sessions writes', () => {
     const listed = await all(sb, '/sessions', { pageLength: 1000 });
     expect(listed.map((s) => s.id)).not.toContain(target.id);
   });
+
+  it('a write is visible at once to a listing just served (no stale cache)', async () => {
+    const params = { pageLength: 1000, includeTeams: true, includeStaff: true };
+    const first = await all(sb, '/sessions', params);
+    const target = first[3]!;
+    const staff = sb.school.users.find((u) => u.id === ((target.assignedStaff as Json[])[0]?.id ?? -1));
+    await call(sb, 'PATCH', '/sessions', {
+      email: actor,
+      sessions: [{ id: target.id, title: 'Renamed: Ünïcode ✓' }],
+    });
+    const second = await all(sb, '/sessions', params);
+    expect(second.find((s) => s.id === target.id)!.title).toBe('Renamed: Ünïcode ✓');
+    if (staff) {
+      await call(sb, 'PATCH', '/users', { users: [{ id: staff.id, lastName: 'Nguyễn-Smith' }] });
+      const third = await all(sb, '/sessions', params);
+      const names = (third.find((s) => s.id === target.id)!.assignedStaff as Json[]).map((u) => u.lastName);
+      expect(names).toContain('Nguyễn-Smith');
+    }
+  });
 });
 
 describe('users writes', () => {
