@@ -1,0 +1,149 @@
+// Two real replica processes on one PostgreSQL database with a schedule firing every second: each fire runs
+// exactly once across both, and when one replica dies the other keeps running the jobs.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
+import { pullSchool } from '../../src/sync/pull.ts';
+import { openTestStore, type TestStore, testClient, testSchool } from './helpers.ts';
+
+interface FireLine {
+  type: 'claimed' | 'not-elected' | 'finished' | 'skipped' | 'ready';
+  at: string;
+  job: string;
+  fireTime: string | null;
+  owner: string;
+  outcome?: { status: string; error?: string | null };
+  reason?: string;
+}
+
+interface Replica {
+  name: string;
+  proc: ChildProcess;
+  lines: FireLine[];
+  ready: Promise<void>;
+  exit: Promise<unknown>;
+}
+
+function replica(name: string, env: Record<string, string>): Replica {
+  const proc = spawn(process.execPath, ['test/sync/fixtures/replica.ts'], {
+    env: { ...process.env, ...env, REPLICA_NAME: name },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines: FireLine[] = [];
+  let buffer = '';
+  let stderr = '';
+  let markReady: () => void = () => {};
+  const ready = new Promise<void>((resolve) => {
+    markReady = resolve;
+  });
+  proc.stdout!.on('data', (d: Buffer) => {
+    buffer += d.toString();
+    let nl = buffer.indexOf('\n');
+    while (nl >= 0) {
+      const line = JSON.parse(buffer.slice(0, nl)) as FireLine;
+      buffer = buffer.slice(nl + 1);
+      if (line.type === 'ready') markReady();
+      else lines.push(line);
+      nl = buffer.indexOf('\n');
+    }
+  });
+  proc.stderr!.on('data', (d: Buffer) => {
+    stderr += d.toString();
+  });
+  const exit = once(proc, 'exit');
+  exit.then(() => markReady());
+  proc.on('exit', (code, signal) => {
+    if (code && code !== 0) console.error(`replica ${name} exited ${code} ${signal}: ${stderr}`);
+  });
+  return { name, proc, lines, ready, exit };
+}
+
+describe('scheduler with two replicas on PostgreSQL', () => {
+  let sandbox: Sandbox;
+  let ts: TestStore;
+  const replicas: Replica[] = [];
+
+  beforeAll(async () => {
+    sandbox = await startSandbox({ seed: 5, scale: 'small' });
+    ts = await openTestStore('postgres');
+    // The first pull of a school is full: do it here so the every-second incremental fires are cheap.
+    const first = await pullSchool({
+      store: ts.store,
+      client: testClient(sandbox),
+      school: testSchool(sandbox),
+      kind: 'full',
+    });
+    expect(first.status).toBe('succeeded');
+  });
+  afterAll(async () => {
+    for (const r of replicas)
+      if (r.proc.exitCode === null && r.proc.signalCode === null) r.proc.kill('SIGKILL');
+    await ts?.cleanup();
+    await sandbox?.close();
+  });
+
+  it('runs each fire once across replicas, and the survivor carries on alone', async () => {
+    const env = {
+      DATABASE_URL: ts.env.DATABASE_URL!,
+      UPSTREAM_URL: sandbox.url,
+      UPSTREAM_TOKEN: sandbox.token,
+      INCREMENTAL_CRON: '* * * * * *',
+      FULL_CRON: '*/4 * * * * *',
+      LOG_LEVEL: 'warn',
+    };
+    const a = replica('replica-a', env);
+    const b = replica('replica-b', env);
+    replicas.push(a, b);
+    await Promise.all([a.ready, b.ready]);
+    await sleep(7_000);
+    a.proc.kill('SIGKILL');
+    await a.exit;
+    const killedAt = Date.now();
+    await sleep(8_000);
+    b.proc.kill('SIGTERM');
+    await b.exit;
+
+    const all = [...a.lines, ...b.lines];
+    const claims = all.filter((l) => l.type === 'claimed');
+    // Exactly once: no (job, fire time) was claimed by two replicas, or twice by one.
+    const keys = claims.map((c) => `${c.job}@${c.fireTime}`);
+    expect(new Set(keys).size).toBe(keys.length);
+    expect(claims.filter((c) => c.job === 'incremental').length).toBeGreaterThanOrEqual(8);
+    expect(claims.filter((c) => c.job === 'full').length).toBeGreaterThanOrEqual(2);
+    // While both lived, both asked for the same fires: the loser of each was told so.
+    const lost = all.filter((l) => l.type === 'not-elected');
+    expect(lost.length).toBeGreaterThan(0);
+    for (const l of lost) expect(keys).toContain(`${l.job}@${l.fireTime}`);
+
+    // Every finished run is recorded once in the store; only a run cut short by the kill may lack a finish.
+    const finishedPulls = all.filter(
+      (l) => l.type === 'finished' && !l.outcome?.error?.startsWith('skipped'),
+    );
+    const runs = await ts.store.listRuns('hillcrest', { limit: 500 });
+    const recorded = runs.length - 1; // the initial full pull
+    expect(recorded).toBeGreaterThanOrEqual(finishedPulls.length);
+    expect(recorded).toBeLessThanOrEqual(finishedPulls.length + 1);
+    expect(runs.filter((r) => r.status === 'failed')).toEqual([]);
+
+    // The survivor kept firing after the other died: incremental fires each second, and full ones.
+    const afterKill = b.lines.filter(
+      (l) => l.type === 'claimed' && l.fireTime !== null && Date.parse(l.fireTime) > killedAt + 1000,
+    );
+    // (A loaded machine makes a pull outlast a one-second schedule: noOverlap then lets a fire pass.)
+    const story = JSON.stringify(b.lines.filter((l) => Date.parse(l.at) > killedAt));
+    expect(afterKill.filter((l) => l.job === 'incremental').length, story).toBeGreaterThanOrEqual(2);
+    expect(afterKill.filter((l) => l.job === 'full').length, story).toBeGreaterThanOrEqual(1);
+    expect(a.lines.some((l) => l.type === 'claimed')).toBe(true);
+
+    // Job status is in the store for `rostercal status` and the admin pages.
+    const jobs = await ts.store.listJobStatus('hillcrest');
+    expect(jobs.map((j) => j.job).sort()).toEqual(['full', 'incremental']);
+    for (const j of jobs) {
+      expect(j.lastStatus).toBe('succeeded');
+      expect(j.lastFinishedAt).not.toBeNull();
+      expect(j.nextRunAt).not.toBeNull();
+    }
+  });
+});
