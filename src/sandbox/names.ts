@@ -272,13 +272,14 @@ export function asciiSlug(text: string): string {
     .replace(/[^a-z0-9]+/g, '');
 }
 
+// Relationship words without a gender: the name pools do not record one.
 export const GUARDIAN_RELATIONSHIPS = [
-  'Mother',
-  'Father',
+  'Parent',
+  'Parent',
   'Parent',
   'Guardian',
-  'Grandmother',
-  'Aunt',
+  'Grandparent',
+  'Carer',
 ] as const;
 
 export const MEDICAL_CONDITIONS = [
