@@ -27,6 +27,7 @@ export interface AdminAuth {
 }
 
 const LOGIN_PATH = '/admin/login';
+const PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'";
 
 function digest(text: string): Buffer {
   return createHash('sha256').update(text, 'utf8').digest();
@@ -137,6 +138,11 @@ export function createAdminAuth(opts: AdminAuthOptions): AdminAuth {
   };
 
   const router = express.Router();
+  // The app's default CSP forbids forms; these pages post to themselves.
+  router.use(['/admin/login', '/admin/logout'], (_req, res, next) => {
+    res.set('Content-Security-Policy', PAGE_CSP);
+    next();
+  });
   router.get(LOGIN_PATH, (req, res) => {
     res.set('Cache-Control', 'no-store');
     res
