@@ -270,7 +270,7 @@ async function run(opts: PushOptions & { dryRun: boolean }): Promise<PushSummary
   const startedAt = started.toISOString();
   const t0 = performance.now();
   const window = pushWindow(started, target.window);
-  const provider = opts.provider ?? createProvider(school.id, target);
+  const provider = opts.provider ?? (await createProvider(school.id, target));
   const project = opts.project ?? projectSession;
   const errors: string[] = [];
   const warnings: string[] = [];

@@ -1,16 +1,19 @@
-// Builds the provider a target's settings call for.
+// Builds the provider a target's settings call for. Loaded on demand: googleapis alone takes a second to import,
+// and an Outlook-only deployment never needs it (nor Google-only the Graph SDK).
 import type { SchoolId } from '../store/types.ts';
 import type { PushTargetConfig } from './config.ts';
-import { GoogleProvider } from './google.ts';
 import type { PushProvider } from './provider.ts';
 
-export function createProvider(schoolId: SchoolId, target: PushTargetConfig): PushProvider {
-  if (target.provider === 'google')
+export async function createProvider(schoolId: SchoolId, target: PushTargetConfig): Promise<PushProvider> {
+  if (target.provider === 'google') {
+    const { GoogleProvider } = await import('./google.ts');
     return new GoogleProvider({
       schoolId,
       targetId: target.id,
       settings: target.google,
       delegated: target.scope === 'staff' && target.google.calendars.mode !== 'created',
     });
-  throw new Error('outlook: not wired yet');
+  }
+  const { OutlookProvider } = await import('./outlook.ts');
+  return new OutlookProvider({ schoolId, targetId: target.id, settings: target.outlook });
 }

@@ -1,0 +1,267 @@
+// Graph `$batch` scheduling: every request rostercal makes to a mailbox goes through here, packed 20 to a
+// round trip, with never more than 4 requests in flight per mailbox (Exchange's limit: more get 429
+// MailboxConcurrency). Within a batch a mailbox gets up to 4 dependsOn chains (the server runs a chain one
+// request at a time), so one busy mailbox can still fill a batch while staying at 4 concurrent requests.
+// Sub-responses are checked one by one: throttled ones (429/503/504) wait their Retry-After and go again, the
+// ones cut short by a failed predecessor (424) go again at once, everything else is handed back.
+import { type BackoffSettings, backoffDelay } from './pace.ts';
+
+export interface SubRequest {
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  /** Relative to the version root, e.g. `/users/a@b.org/calendars`. */
+  url: string;
+  body?: unknown;
+}
+
+export interface SubResponse {
+  status: number;
+  headers: Record<string, string>;
+  // biome-ignore lint/suspicious/noExplicitAny: Graph JSON bodies are read field by field by the callers.
+  body: any;
+}
+
+interface BatchRequestItem {
+  id: string;
+  method: string;
+  url: string;
+  headers: Record<string, string>;
+  body?: unknown;
+  dependsOn?: string[];
+}
+
+export type SendBatch = (
+  requests: BatchRequestItem[],
+) => Promise<{ responses?: (SubResponse & { id: string })[] }>;
+
+interface Item {
+  mailbox: string;
+  req: SubRequest;
+  resolve: (r: SubResponse) => void;
+  attempts: number;
+  notBefore: number;
+}
+
+export interface BatcherSettings {
+  batchSize: number;
+  maxConcurrentPerMailbox: number;
+  parallelBatches: number;
+  backoff: BackoffSettings;
+}
+
+export interface BatcherStats {
+  batches: number;
+  items: number;
+  throttledItems: number;
+  retriedItems: number;
+}
+
+const THROTTLED = new Set([429, 503, 504]);
+export const PREFER_IMMUTABLE_ID = 'IdType="ImmutableId"';
+
+function header(headers: Record<string, string> | undefined, name: string): string | undefined {
+  if (!headers) return undefined;
+  const key = Object.keys(headers).find((k) => k.toLowerCase() === name.toLowerCase());
+  return key ? headers[key] : undefined;
+}
+
+export class GraphBatcher {
+  readonly #send: SendBatch;
+  readonly #s: BatcherSettings;
+  readonly #queues = new Map<string, Item[]>();
+  readonly #busy = new Map<string, number>();
+  #inflight = 0;
+  #scheduled = false;
+  #timer: NodeJS.Timeout | null = null;
+  #rr = 0;
+  readonly stats: BatcherStats = { batches: 0, items: 0, throttledItems: 0, retriedItems: 0 };
+
+  constructor(send: SendBatch, settings: BatcherSettings) {
+    this.#send = send;
+    this.#s = settings;
+  }
+
+  submit(mailbox: string, req: SubRequest): Promise<SubResponse> {
+    return new Promise((resolve) => {
+      this.#enqueue({ mailbox, req, resolve, attempts: 0, notBefore: 0 }, false);
+    });
+  }
+
+  #enqueue(item: Item, front: boolean) {
+    const q = this.#queues.get(item.mailbox) ?? [];
+    if (front) q.unshift(item);
+    else q.push(item);
+    this.#queues.set(item.mailbox, q);
+    this.#schedule();
+  }
+
+  #schedule() {
+    if (this.#scheduled) return;
+    this.#scheduled = true;
+    // Let every caller of this tick enqueue first: batches fill up instead of leaving with one item.
+    setImmediate(() => {
+      this.#scheduled = false;
+      this.#pump();
+    });
+  }
+
+  #pump() {
+    while (this.#inflight < this.#s.parallelBatches) {
+      const batch = this.#build();
+      if (!batch) break;
+      this.#inflight++;
+      void this.#run(batch).finally(() => {
+        this.#inflight--;
+        this.#schedule();
+      });
+    }
+    this.#armTimer();
+  }
+
+  /** Wakes up for items waiting out a Retry-After when nothing else will. */
+  #armTimer() {
+    if (this.#timer) return;
+    let earliest = Number.POSITIVE_INFINITY;
+    for (const q of this.#queues.values()) for (const it of q) earliest = Math.min(earliest, it.notBefore);
+    if (!Number.isFinite(earliest)) return;
+    const wait = Math.max(1, earliest - Date.now());
+    this.#timer = setTimeout(() => {
+      this.#timer = null;
+      this.#pump();
+    }, wait);
+    this.#timer.unref?.();
+  }
+
+  #build(): { items: Item[]; chains: Map<string, number>; json: BatchRequestItem[] } | null {
+    const now = Date.now();
+    const room = this.#s.batchSize;
+    const ready = (mb: string) => (this.#queues.get(mb) ?? []).filter((it) => it.notBefore <= now);
+    const mailboxes = [...this.#queues.keys()].filter(
+      (mb) => (this.#busy.get(mb) ?? 0) === 0 && ready(mb).length > 0,
+    );
+    if (mailboxes.length === 0) return null;
+    const start = this.#rr++ % mailboxes.length;
+    const order = [...mailboxes.slice(start), ...mailboxes.slice(0, start)];
+    // chains[i] = list of items; pass 1 starts chains (up to the per-mailbox limit), pass 2 lengthens them.
+    const chains: { mailbox: string; items: Item[] }[] = [];
+    const taken = new Set<Item>();
+    let count = 0;
+    const takeNext = (mb: string): Item | undefined => {
+      const it = (this.#queues.get(mb) ?? []).find((x) => x.notBefore <= now && !taken.has(x));
+      if (it) taken.add(it);
+      return it;
+    };
+    for (const mb of order) {
+      for (let c = 0; c < this.#s.maxConcurrentPerMailbox && count < room; c++) {
+        const it = takeNext(mb);
+        if (!it) break;
+        chains.push({ mailbox: mb, items: [it] });
+        count++;
+      }
+      if (count >= room) break;
+    }
+    let grew = true;
+    while (count < room && grew) {
+      grew = false;
+      for (const chain of chains) {
+        if (count >= room) break;
+        const it = takeNext(chain.mailbox);
+        if (!it) continue;
+        chain.items.push(it);
+        count++;
+        grew = true;
+      }
+    }
+    for (const [mb, q] of this.#queues) {
+      const rest = q.filter((x) => !taken.has(x));
+      if (rest.length) this.#queues.set(mb, rest);
+      else this.#queues.delete(mb);
+    }
+    const perMailbox = new Map<string, number>();
+    const items: Item[] = [];
+    const json: BatchRequestItem[] = [];
+    for (const chain of chains) {
+      perMailbox.set(chain.mailbox, (perMailbox.get(chain.mailbox) ?? 0) + 1);
+      let prev: string | null = null;
+      for (const it of chain.items) {
+        const id = String(items.length + 1);
+        items.push(it);
+        const headers: Record<string, string> = { Prefer: PREFER_IMMUTABLE_ID };
+        if (it.req.body !== undefined) headers['Content-Type'] = 'application/json';
+        json.push({
+          id,
+          method: it.req.method,
+          url: it.req.url,
+          headers,
+          ...(it.req.body !== undefined ? { body: it.req.body } : {}),
+          ...(prev ? { dependsOn: [prev] } : {}),
+        });
+        prev = id;
+      }
+    }
+    for (const [mb, n] of perMailbox) this.#busy.set(mb, (this.#busy.get(mb) ?? 0) + n);
+    return { items, chains: perMailbox, json };
+  }
+
+  #retry(it: Item, delayMs: number) {
+    it.attempts++;
+    if (it.attempts > this.#s.backoff.maxRetries) return false;
+    this.stats.retriedItems++;
+    it.notBefore = Date.now() + delayMs;
+    this.#enqueue(it, true);
+    return true;
+  }
+
+  async #run(batch: { items: Item[]; chains: Map<string, number>; json: BatchRequestItem[] }) {
+    this.stats.batches++;
+    this.stats.items += batch.items.length;
+    try {
+      let responses: (SubResponse & { id: string })[] = [];
+      let failure: unknown = null;
+      try {
+        responses = (await this.#send(batch.json)).responses ?? [];
+      } catch (err) {
+        failure = err;
+      }
+      const byId = new Map(responses.map((r) => [String(r.id), r]));
+      batch.items.forEach((it, i) => {
+        const r = byId.get(String(i + 1));
+        if (!r) {
+          // The whole batch failed (or the server left this one out): try again later.
+          const delay = backoffDelay(it.attempts, this.#s.backoff);
+          if (!this.#retry(it, delay))
+            it.resolve({
+              status: 0,
+              headers: {},
+              body: {
+                error: {
+                  code: 'BatchFailed',
+                  message: failure instanceof Error ? failure.message : String(failure ?? 'no response'),
+                },
+              },
+            });
+          return;
+        }
+        if (r.status === 424) {
+          // Never ran: its predecessor in the chain failed. Not the item's fault: no attempt counted.
+          it.notBefore = 0;
+          this.#enqueue(it, true);
+          return;
+        }
+        if (THROTTLED.has(r.status)) {
+          this.stats.throttledItems++;
+          const after = Number(header(r.headers, 'Retry-After'));
+          const delay =
+            Number.isFinite(after) && after >= 0 ? after * 1000 : backoffDelay(it.attempts, this.#s.backoff);
+          if (this.#retry(it, delay)) return;
+        }
+        it.resolve({ status: r.status, headers: r.headers ?? {}, body: r.body });
+      });
+    } finally {
+      for (const [mb, n] of batch.chains) {
+        const left = (this.#busy.get(mb) ?? 0) - n;
+        if (left > 0) this.#busy.set(mb, left);
+        else this.#busy.delete(mb);
+      }
+    }
+  }
+}

@@ -1,0 +1,17 @@
+// Runs one push in a child process, so a test can kill it (SIGKILL) in the middle of writing.
+// Input (env PUSH_CHILD): { dbFile, school: { id, name, timeZone }, targets: raw targets list }.
+import { parseTargets } from '../../src/push/config.ts';
+import { pushTarget } from '../../src/push/engine.ts';
+import { openStore } from '../../src/store/index.ts';
+
+const input = JSON.parse(process.env.PUSH_CHILD ?? '{}') as {
+  dbFile: string;
+  school: { id: string; name: string; timeZone: string };
+  targets: unknown[];
+};
+const [target] = parseTargets(input.targets, 'targets');
+const store = await openStore({ file: input.dbFile });
+process.stdout.write('started\n');
+const summary = await pushTarget({ store, school: input.school, target: target!, chunkSize: 10 });
+process.stdout.write(`${JSON.stringify(summary.totals)}\n`);
+await store.close();

@@ -1,0 +1,295 @@
+// Outlook push end to end: sandbox → pull → SQLite store → projection → engine → real Graph SDK and
+// @azure/identity → fake Graph over TLS.
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type PushTargetConfig, parseTargets } from '../../src/push/config.ts';
+import { planTarget, pushTarget } from '../../src/push/engine.ts';
+import { parseSessionTag } from '../../src/push/identity.ts';
+import { SESSION_PROP } from '../../src/push/outlook.ts';
+import { type FakeGraph, startFakeGraph } from '../fakes/graph.ts';
+import { trustCertificate } from '../fakes/tls.ts';
+import { type Bench, expectCalendarsEqual, expectedCalendars, startBench } from './harness.ts';
+
+const CALENDAR = 'School activities';
+
+function remote(fake: FakeGraph, keyOf: (upn: string) => string | undefined) {
+  const out = new Map<string, { sessionId: number; title: string }[]>();
+  for (const mb of fake.mailboxes()) {
+    const key = keyOf(mb.upn);
+    if (!key) continue;
+    const list: { sessionId: number; title: string }[] = [];
+    for (const e of fake.events(mb.upn, CALENDAR)) {
+      const tag = parseSessionTag(e.singleValueExtendedProperties.find((p) => p.id === SESSION_PROP)?.value);
+      if (tag) list.push({ sessionId: tag.sessionId, title: e.subject ?? '' });
+    }
+    out.set(key, list);
+  }
+  return out;
+}
+
+describe('Outlook push', () => {
+  let bench: Bench;
+  let fake: FakeGraph;
+  let staffTarget: PushTargetConfig;
+  let staff: { id: number; email: string }[];
+  let ghost: { id: number; email: string };
+  let unlicensed: { id: number; email: string };
+  const staffKey = new Map<string, string>();
+  const targetRaw = (id: string, scope: 'staff' | 'student', extra: Record<string, unknown> = {}) => ({
+    id,
+    provider: 'outlook',
+    scope,
+    outlook: {
+      baseUrl: fake.url,
+      authorityHost: fake.authorityHost,
+      tenantId: 'hill-tenant',
+      clientId: 'rostercal-app',
+      clientSecret: 'env:TEST_GRAPH_SECRET',
+      backoff: { baseMs: 5, capMs: 50, maxRetries: 12 },
+      ...(scope === 'student' ? { mailbox: 's{id}@pupils.hill.example' } : {}),
+    },
+    ...extra,
+  });
+
+  beforeAll(async () => {
+    bench = await startBench();
+    staff = (await bench.store.list('hill', 'staff'))
+      .filter((s) => !s.frozen && s.email)
+      .map((s) => ({ id: s.id, email: s.email!.toLowerCase() }));
+    [ghost, unlicensed] = staff.slice(-2) as [typeof ghost, typeof unlicensed];
+    const students = (await bench.store.list('hill', 'students')).map((s) => `s${s.id}@pupils.hill.example`);
+    fake = await startFakeGraph({
+      apps: [{ tenant: 'hill-tenant', clientId: 'rostercal-app', clientSecret: 'graph-secret' }],
+      mailboxes: [...staff.filter((s) => s !== ghost).map((s) => s.email), ...students],
+      unlicensedMailboxes: [unlicensed.email],
+      knobs: { batchItemLatencyMs: 2 },
+    });
+    trustCertificate(fake.cert);
+    for (const s of staff) staffKey.set(s.email, `staff:${s.id}`);
+    staffTarget = parseTargets([targetRaw('staff-outlook', 'staff')], 'targets', {
+      TEST_GRAPH_SECRET: 'graph-secret',
+    })[0]!;
+  });
+  afterAll(async () => {
+    await fake?.close();
+    await bench?.close();
+  });
+
+  const push = (target: PushTargetConfig, extra: Partial<Parameters<typeof pushTarget>[0]> = {}) =>
+    pushTarget({ store: bench.store, school: bench.school, target, ...extra });
+  const good = () => staff.filter((s) => s !== ghost && s !== unlicensed).map((s) => s.id);
+  const staffRemote = () => remote(fake, (upn) => staffKey.get(upn));
+  const staffEmail = () => staff[0]!.email;
+
+  it('plans without writing (dry run)', async () => {
+    const plan = await planTarget({ store: bench.store, school: bench.school, target: staffTarget });
+    expect(plan.dryRun).toBe(true);
+    expect(plan.totals.created).toBeGreaterThan(0);
+    expect(fake.stats.writes).toBe(0);
+    expect(fake.mailboxes().every((m) => m.calendars.size === 1)).toBe(true);
+    expect(await bench.store.listRuns('hill', { kind: 'push' })).toHaveLength(0);
+  });
+
+  it('first push: one event per session and mailbox, batched, ≤ 4 per mailbox, immutable ids, bad mailboxes skipped', async () => {
+    fake.resetStats();
+    const want = await expectedCalendars(bench.store, 'hill', staffTarget, good());
+    const total = [...want.values()].reduce((n, m) => n + m.size, 0);
+    expect(total).toBeGreaterThan(20);
+    const s = await push(staffTarget);
+    expect(s.totals.created).toBe(total);
+    expect(fake.stats.writes).toBe(total);
+    expectCalendarsEqual(staffRemote(), want);
+    const skipped = s.calendars.filter((c) => c.state === 'skipped').map((c) => c.key);
+    expect(skipped.sort()).toEqual([`staff:${ghost.id}`, `staff:${unlicensed.id}`].sort());
+    expect(s.errors.join('\n')).toMatch(/ErrorInvalidUser/);
+    expect(s.errors.join('\n')).toMatch(/MailboxNotEnabledForRESTAPI/);
+    expect(Math.max(...Object.values(fake.stats.maxConcurrencyPerMailbox))).toBeLessThanOrEqual(4);
+    expect(fake.stats.concurrencyRejections).toBe(0);
+    expect(fake.stats.withoutImmutableIdPrefer).toBe(0);
+    // Round trips: every request travels in a $batch; the token endpoint is not Graph.
+    expect(fake.stats.batches).toBeGreaterThan(0);
+    expect(s.requests).toBeLessThan(total / 4);
+  });
+
+  it('an unchanged rerun writes nothing, also when reconciling', async () => {
+    fake.resetStats();
+    const s = await push(staffTarget);
+    expect(s.totals).toMatchObject({ created: 0, updated: 0, deleted: 0 });
+    const r = await push(staffTarget, { reconcile: true });
+    expect(r.calendars.filter((c) => c.reconciled).length).toBe(good().length);
+    expect(fake.stats.writes).toBe(0);
+  });
+
+  it('an upstream edit, a cancellation and a deletion are reflected with one write per calendar', async () => {
+    const want = await expectedCalendars(bench.store, 'hill', staffTarget, good());
+    const [, sessions] = [...want.entries()].find(([, m]) => m.size > 3)!;
+    const [edit, cancel, del] = [...sessions.keys()];
+    const inCalendars = (id: number) => [...want.values()].filter((m) => m.has(id)).length;
+    await bench.client.updateSessions({
+      email: staffEmail(),
+      sessions: [
+        { id: edit!, notes: 'Minibus leaves 15:10 (rostercal test)' },
+        { id: cancel!, cancelled: true },
+      ],
+    });
+    await bench.client.deleteSessions({ email: staffEmail(), sessionIds: [del!] });
+    await bench.pull();
+    fake.resetStats();
+    const s = await push(staffTarget);
+    expect(s.totals).toMatchObject({
+      created: 0,
+      updated: inCalendars(edit!) + inCalendars(cancel!),
+      deleted: inCalendars(del!),
+    });
+    expect(fake.stats.writes).toBe(inCalendars(edit!) + inCalendars(cancel!) + inCalendars(del!));
+    expectCalendarsEqual(staffRemote(), await expectedCalendars(bench.store, 'hill', staffTarget, good()));
+  });
+
+  it('a student leaving a team loses that team’s events from their calendar', async () => {
+    const teams = await bench.store.list('hill', 'teams');
+    const team = teams.find((t) => t.students.length > 0)!;
+    const studentId = team.students[0]!.studentId;
+    const target = parseTargets([targetRaw('pupils', 'student', { ids: [studentId] })], 'targets', {
+      TEST_GRAPH_SECRET: 'graph-secret',
+    })[0]!;
+    const keyOf = (upn: string) =>
+      upn === `s${studentId}@pupils.hill.example` ? `student:${studentId}` : undefined;
+    await push(target);
+    const before = await expectedCalendars(bench.store, 'hill', target, [studentId]);
+    expectCalendarsEqual(remote(fake, keyOf), before);
+    const teamSessions = new Set(
+      (await bench.store.listSessions('hill', { teamIds: [team.id] })).map((s) => s.id),
+    );
+    expect([...before.get(`student:${studentId}`)!.keys()].some((id) => teamSessions.has(id))).toBe(true);
+
+    const membership = bench.sandbox.school.memberships.find(
+      (m) => m.studentId === studentId && m.teamId === team.id,
+    )!;
+    membership.end = Date.now() - 60_000;
+    // Upstream, a session's student list is the team's roster: future sessions no longer list the student.
+    for (const x of bench.sandbox.school.sessions)
+      if (x.teamIds.includes(team.id) && x.start > Date.now())
+        x.rosterIds = x.rosterIds.filter((id) => id !== studentId);
+    await bench.pull();
+    const s = await push(target);
+    expect(s.totals.deleted).toBeGreaterThan(0);
+    const after = await expectedCalendars(bench.store, 'hill', target, [studentId]);
+    expectCalendarsEqual(remote(fake, keyOf), after);
+    const left = remote(fake, keyOf).get(`student:${studentId}`)!;
+    const stillListed = new Set((await bench.store.listSessions('hill', { studentId })).map((x) => x.id));
+    expect(left.every((e) => !teamSessions.has(e.sessionId) || stillListed.has(e.sessionId))).toBe(true);
+  });
+
+  it('a lost database is recovered by adoption: no new calendars, no duplicates, no writes', async () => {
+    await push(staffTarget); // the roster change above shows in staff descriptions (student counts)
+    await bench.loseDatabase();
+    fake.resetStats();
+    const s = await push(staffTarget);
+    expect(fake.stats.writes).toBe(0);
+    expect(fake.stats.byOperation['POST calendars.create'] ?? 0).toBe(0);
+    expect(s.totals.unchanged).toBeGreaterThan(0);
+    expectCalendarsEqual(staffRemote(), await expectedCalendars(bench.store, 'hill', staffTarget, good()));
+  });
+
+  it('30 % throttled sub-responses and batches (429/503 with Retry-After) still converge', async () => {
+    // Lost state, events deleted by hand and an upstream edit, all under throttling.
+    const want = await expectedCalendars(bench.store, 'hill', staffTarget, good());
+    const [, sessions] = [...want.entries()].find(([, m]) => m.size > 1)!;
+    await bench.client.updateSessions({
+      email: staffEmail(),
+      sessions: [{ id: [...sessions.keys()][0]!, studentParentNotes: 'Bring boots (rostercal test)' }],
+    });
+    await bench.loseDatabase();
+    for (const mb of fake.mailboxes())
+      for (const cal of mb.calendars.values())
+        for (const id of [...cal.events.keys()].slice(0, 1)) cal.events.delete(id);
+    fake.knobs.throttleRate = 0.3;
+    try {
+      const s = await push(staffTarget);
+      expect(s.throttled).toBeGreaterThan(0);
+      expect(s.totals.failed).toBe(0);
+    } finally {
+      fake.knobs.throttleRate = 0;
+    }
+    expectCalendarsEqual(staffRemote(), await expectedCalendars(bench.store, 'hill', staffTarget, good()));
+    expect(fake.stats.concurrencyRejections).toBe(0);
+  });
+
+  it('an empty remote listing deletes and creates nothing; the run is flagged', async () => {
+    fake.knobs.emptyListings = true;
+    fake.resetStats();
+    try {
+      const s = await push(staffTarget, { reconcile: true });
+      expect(s.status).toBe('suspicious');
+      expect(s.warning).toMatch(/not trusted/);
+      expect(fake.stats.writes).toBe(0);
+    } finally {
+      fake.knobs.emptyListings = false;
+    }
+    expectCalendarsEqual(staffRemote(), await expectedCalendars(bench.store, 'hill', staffTarget, good()));
+  });
+
+  it('killing the process mid-push and rerunning leaves no duplicates', async () => {
+    const raw = targetRaw('crash', 'staff', {});
+    (raw.outlook as Record<string, unknown>).calendarName = 'Crash test';
+    (raw.outlook as Record<string, unknown>).parallelBatches = 1;
+    (raw.outlook as Record<string, unknown>).batchSize = 5;
+    const target = parseTargets([raw], 'targets', { TEST_GRAPH_SECRET: 'graph-secret' })[0]!;
+    const want = await expectedCalendars(bench.store, 'hill', target, good());
+    const total = [...want.values()].reduce((n, m) => n + m.size, 0);
+    fake.resetStats();
+    fake.knobs.latencyMs = 30;
+    const child = spawn(process.execPath, [join(import.meta.dirname, 'crash-child.ts')], {
+      env: {
+        ...process.env,
+        NODE_EXTRA_CA_CERTS: fake.caFile,
+        TEST_GRAPH_SECRET: 'graph-secret',
+        PUSH_CHILD: JSON.stringify({ dbFile: bench.dbFile, school: bench.school, targets: [raw] }),
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (d) => {
+      stderr += String(d);
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    try {
+      const deadline = Date.now() + 30_000;
+      while (fake.stats.writes < Math.min(15, total / 3) && Date.now() < deadline) {
+        if (child.exitCode !== null) throw new Error(`child ended early: ${stderr}`);
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      child.kill('SIGKILL');
+      await exited;
+    } finally {
+      fake.knobs.latencyMs = 0;
+      if (child.exitCode === null) child.kill('SIGKILL');
+    }
+    const written = fake.stats.writes;
+    expect(written).toBeGreaterThan(0);
+    expect(written).toBeLessThan(total);
+    const keyOf = (upn: string) => staffKey.get(upn);
+    const crashRemote = () => {
+      const out = new Map<string, { sessionId: number; title: string }[]>();
+      for (const mb of fake.mailboxes()) {
+        const key = keyOf(mb.upn);
+        if (!key) continue;
+        out.set(
+          key,
+          fake.events(mb.upn, 'Crash test').flatMap((e) => {
+            const tag = parseSessionTag(
+              e.singleValueExtendedProperties.find((p) => p.id === SESSION_PROP)?.value,
+            );
+            return tag ? [{ sessionId: tag.sessionId, title: e.subject ?? '' }] : [];
+          }),
+        );
+      }
+      return out;
+    };
+    const s = await push(target);
+    expect(s.totals.failed).toBe(0);
+    expectCalendarsEqual(crashRemote(), want);
+    expect(fake.stats.writes).toBe(total);
+  });
+});
