@@ -147,8 +147,12 @@ describe('Outlook push', () => {
   });
 
   it('a student leaving a team loses that team’s events from their calendar', async () => {
+    // A team member with sessions still to come (past sessions keep listing them, as upstream does).
+    const now = Date.now();
+    const soon = now + 86_400_000;
+    const upcoming = bench.sandbox.school.sessions.filter((x) => x.start > soon && x.teamIds.length === 1);
     const teams = await bench.store.list('hill', 'teams');
-    const team = teams.find((t) => t.students.length > 0)!;
+    const team = teams.find((t) => t.students.length > 0 && upcoming.some((x) => x.teamIds[0] === t.id))!;
     const studentId = team.students[0]!.studentId;
     const target = parseTargets([targetRaw('pupils', 'student', { ids: [studentId] })], 'targets', {
       TEST_GRAPH_SECRET: 'graph-secret',
@@ -166,11 +170,14 @@ describe('Outlook push', () => {
     const membership = bench.sandbox.school.memberships.find(
       (m) => m.studentId === studentId && m.teamId === team.id,
     )!;
-    membership.end = Date.now() - 60_000;
-    // Upstream, a session's student list is the team's roster: future sessions no longer list the student.
-    for (const x of bench.sandbox.school.sessions)
-      if (x.teamIds.includes(team.id) && x.start > Date.now())
-        x.rosterIds = x.rosterIds.filter((id) => id !== studentId);
+    membership.end = now - 60_000;
+    // Upstream rewrites a session's roster from the memberships whenever the session is saved: save the team's
+    // coming sessions (an API write, which also moves the sandbox's data version).
+    const coming = bench.sandbox.school.sessions.filter((x) => x.teamIds.includes(team.id) && x.start > now);
+    await bench.client.updateSessions({
+      email: staffEmail(),
+      sessions: coming.map((x) => ({ id: x.id, teamIds: x.teamIds })),
+    });
     await bench.pull();
     const s = await push(target);
     expect(s.totals.deleted).toBeGreaterThan(0);
