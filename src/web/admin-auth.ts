@@ -29,6 +29,14 @@ export interface AdminAuth {
 const LOGIN_PATH = '/admin/login';
 const PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'";
 
+const LOGIN_STYLE = `body{font:16px/1.4 system-ui,sans-serif;display:grid;place-items:center;min-height:100vh;margin:0;background:#f4f5f7}
+form{background:#fff;padding:2rem;border-radius:8px;box-shadow:0 1px 4px #0002;width:min(22rem,90vw)}
+h1{font-size:1.25rem;margin:0 0 1rem}label{display:block;margin-bottom:.25rem}
+input{width:100%;box-sizing:border-box;padding:.5rem;font:inherit;margin-bottom:1rem}
+button{padding:.5rem 1rem;font:inherit}.error{color:#a00;margin:0 0 1rem}`;
+// The app's default CSP forbids forms and styles; the login page allows exactly its own style and posting to itself.
+const LOGIN_CSP = `default-src 'none'; style-src 'sha256-${createHash('sha256').update(LOGIN_STYLE).digest('base64')}'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`;
+
 function digest(text: string): Buffer {
   return createHash('sha256').update(text, 'utf8').digest();
 }
@@ -70,13 +78,7 @@ function loginPage(next: string, message: string | null): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Staff sign-in · rostercal</title>
-<style>
-body{font:16px/1.4 system-ui,sans-serif;display:grid;place-items:center;min-height:100vh;margin:0;background:#f4f5f7}
-form{background:#fff;padding:2rem;border-radius:8px;box-shadow:0 1px 4px #0002;width:min(22rem,90vw)}
-h1{font-size:1.25rem;margin:0 0 1rem}label{display:block;margin-bottom:.25rem}
-input{width:100%;box-sizing:border-box;padding:.5rem;font:inherit;margin-bottom:1rem}
-button{padding:.5rem 1rem;font:inherit}.error{color:#a00;margin:0 0 1rem}
-</style></head><body>
+<style>${LOGIN_STYLE}</style></head><body>
 <form method="post" action="${LOGIN_PATH}">
 <h1>Staff sign-in</h1>
 ${message ? `<p class="error" role="alert">${escapeHtml(message)}</p>` : ''}
@@ -144,7 +146,7 @@ export function createAdminAuth(opts: AdminAuthOptions): AdminAuth {
     next();
   });
   router.get(LOGIN_PATH, (req, res) => {
-    res.set('Cache-Control', 'no-store');
+    res.set({ 'Cache-Control': 'no-store', 'Content-Security-Policy': LOGIN_CSP });
     res
       .type('html')
       .send(
@@ -155,7 +157,7 @@ export function createAdminAuth(opts: AdminAuthOptions): AdminAuth {
       );
   });
   router.post(LOGIN_PATH, express.urlencoded({ extended: false, limit: '4kb' }), (req, res) => {
-    res.set('Cache-Control', 'no-store');
+    res.set({ 'Cache-Control': 'no-store', 'Content-Security-Policy': LOGIN_CSP });
     const body = (req.body ?? {}) as Record<string, unknown>;
     const next = safeNext(body.next);
     const client = req.ip ?? 'unknown';

@@ -61,6 +61,8 @@ export function createRostersRouter(opts: RostersRouterOptions): express.Router 
         template: queryString(req.query.template) ?? null,
         dir: templatesDir,
       });
+      // A PDF is no HTML page: the app's default CSP (default-src 'none') only stops browsers' PDF viewers.
+      res.removeHeader('Content-Security-Policy');
       res.set({
         'Content-Type': 'application/pdf',
         'Content-Disposition': disposition(roster.fileName),
