@@ -238,13 +238,6 @@ function readIndex(cff: Uint8Array, at: number): Index {
   };
 }
 
-/** Writes an INDEX whose items are byte ranges of `src` or given bytes. */
-function writeIndexOf(count: number, item: (i: number) => Uint8Array): Uint8Array {
-  const items: Uint8Array[] = new Array(count);
-  for (let i = 0; i < count; i++) items[i] = item(i);
-  return writeIndex(items);
-}
-
 function writeIndex(items: Uint8Array[]): Uint8Array {
   if (items.length === 0) return new Uint8Array([0, 0]);
   let total = 1;
@@ -371,7 +364,9 @@ interface ParsedCff {
   gsubrs: Index;
   charStrings: Index;
   fdSelect: (gid: number) => number;
-  fonts: { entries: DictEntry[]; privateRaw: Uint8Array; subrsAt: number | null; subrs: Index | null }[];
+  fonts: { entries: DictEntry[]; privateRaw: Uint8Array; privateOthers: Uint8Array[]; subrs: Index | null }[];
+  /** Charstrings with their subroutines inlined, per glyph id (null: could not be flattened). */
+  flat: Map<number, Uint8Array | null>;
 }
 
 function parseCff(cff: Uint8Array): ParsedCff {
@@ -427,12 +422,11 @@ function parseCff(cff: Uint8Array): ParsedCff {
     const [size, at] = priv as [number, number];
     const privEntries = readDict(cff, at, at + size);
     const subrsRel = privEntries.find((x) => x.op === OP.subrs)?.operands[0];
-    // Local subrs sit at an offset relative to the Private DICT; the copy keeps that offset.
-    if (subrsRel !== undefined && subrsRel < size) throw new Error('CFF local subrs inside the Private DICT');
     return {
       entries,
       privateRaw: cff.subarray(at, at + size),
-      subrsAt: subrsRel ?? null,
+      // The Private DICT is rewritten with its local subrs right behind it (fonts often keep them far away).
+      privateOthers: privEntries.filter((x) => x.op !== OP.subrs).map((x) => x.raw),
       subrs: subrsRel !== undefined ? readIndex(cff, at + subrsRel) : null,
     };
   });
@@ -447,18 +441,143 @@ function parseCff(cff: Uint8Array): ParsedCff {
     charStrings,
     fdSelect,
     fonts,
+    flat: new Map(),
   };
 }
 
-const RETURN = new Uint8Array([11]);
-
-/** Subrs INDEX with the same count (subr numbers are biased by it) but unused subrs reduced to `return`. */
+/**
+ * Subrs INDEX with the same count (subr numbers are biased by it) but unused subrs reduced to `return`. Written in
+ * one pass: CJK fonts have thousands of local subrs per font dict.
+ */
 function subsetSubrs(cff: Uint8Array, index: Index, used: Set<number>): Uint8Array {
-  return writeIndexOf(index.count, (i) => {
-    if (!used.has(i)) return RETURN;
-    const [s, e] = index.item(i);
-    return cff.subarray(s, e);
-  });
+  const count = index.count;
+  if (count === 0) return new Uint8Array([0, 0]);
+  let total = 1;
+  for (let i = 0; i < count; i++) {
+    if (used.has(i)) {
+      const [s, e] = index.item(i);
+      total += e - s;
+    } else total += 1;
+  }
+  const offSize = total < 0x100 ? 1 : total < 0x10000 ? 2 : total < 0x1000000 ? 3 : 4;
+  const dataStart = 3 + (count + 1) * offSize;
+  const out = new Uint8Array(dataStart + total - 1);
+  out[0] = count >> 8;
+  out[1] = count & 0xff;
+  out[2] = offSize;
+  let off = 1;
+  let pos = dataStart;
+  for (let i = 0; i <= count; i++) {
+    let p = 3 + i * offSize + offSize - 1;
+    for (let v = off, b = 0; b < offSize; b++, v = Math.floor(v / 256)) out[p--] = v & 0xff;
+    if (i === count) break;
+    if (used.has(i)) {
+      const [s, e] = index.item(i);
+      out.set(cff.subarray(s, e), pos);
+      pos += e - s;
+      off += e - s;
+    } else {
+      out[pos++] = 11; // return
+      off += 1;
+    }
+  }
+  return out;
+}
+
+function subrBias(count: number): number {
+  return count < 1240 ? 107 : count < 33900 ? 1131 : 32768;
+}
+
+/**
+ * Inlines every subroutine call of a Type 2 charstring, so the subset needs no subroutines at all (CJK fonts carry
+ * tens of thousands, which would otherwise travel as placeholders in every PDF). Returns null for a charstring
+ * this does not understand (a computed subr number, runaway nesting); the caller then keeps the subroutines.
+ */
+function flattenCharstring(
+  cff: Uint8Array,
+  cs: Uint8Array,
+  gsubrs: Index,
+  lsubrs: Index | null,
+): Uint8Array | null {
+  const out: number[] = [];
+  let stack = 0;
+  let stems = 0;
+  let lastNumberAt = -1;
+  let lastNumber = 0;
+  let ended = false;
+  const gBias = subrBias(gsubrs.count);
+  const lBias = lsubrs ? subrBias(lsubrs.count) : 0;
+
+  const run = (bytes: Uint8Array, depth: number): boolean => {
+    if (depth > 10) return false;
+    let i = 0;
+    while (i < bytes.length && !ended) {
+      const b = bytes[i]!;
+      if (b >= 32 || b === 28) {
+        const len = b === 28 ? 3 : b <= 246 ? 1 : b <= 254 ? 2 : 5;
+        lastNumberAt = out.length;
+        if (b === 28) lastNumber = (((bytes[i + 1]! << 8) | bytes[i + 2]!) << 16) >> 16;
+        else if (b <= 246) lastNumber = b - 139;
+        else if (b <= 250) lastNumber = (b - 247) * 256 + bytes[i + 1]! + 108;
+        else if (b <= 254) lastNumber = -(b - 251) * 256 - bytes[i + 1]! - 108;
+        else lastNumber = Number.NaN; // 16.16 fixed: never a subr number
+        for (let k = 0; k < len; k++) out.push(bytes[i + k]!);
+        i += len;
+        stack++;
+        continue;
+      }
+      if (b === 10 || b === 29) {
+        // callsubr / callgsubr: the subr number is the number just pushed.
+        if (lastNumberAt !== out.length - numberLength(out, lastNumberAt) || !Number.isInteger(lastNumber))
+          return false;
+        out.length = lastNumberAt;
+        lastNumberAt = -1;
+        stack--;
+        const index = b === 10 ? lsubrs : gsubrs;
+        if (!index) return false;
+        const n = lastNumber + (b === 10 ? lBias : gBias);
+        if (n < 0 || n >= index.count) return false;
+        const [s, e] = index.item(n);
+        if (!run(cff.subarray(s, e), depth + 1)) return false;
+        i++;
+        continue;
+      }
+      if (b === 11) return true; // return: back to the caller
+      lastNumberAt = -1;
+      if (b === 1 || b === 3 || b === 18 || b === 23) {
+        stems += stack >> 1;
+        stack = 0;
+        out.push(b);
+        i++;
+      } else if (b === 19 || b === 20) {
+        // hintmask / cntrmask: pending numbers are an implicit vstem; the mask has a bit per stem.
+        stems += stack >> 1;
+        stack = 0;
+        const maskBytes = (stems + 7) >> 3;
+        for (let k = 0; k <= maskBytes; k++) out.push(bytes[i + k]!);
+        i += 1 + maskBytes;
+      } else if (b === 12) {
+        out.push(b, bytes[i + 1]!);
+        stack = 0;
+        i += 2;
+      } else {
+        out.push(b);
+        stack = 0;
+        i++;
+        if (b === 14) ended = true; // endchar ends the glyph, wherever it is
+      }
+    }
+    return true;
+  };
+  if (!run(cs, 0) || !ended) return null;
+  return Uint8Array.from(out);
+}
+
+/** Byte length of the number token written at `at` in `out` (0 when `at` is not a token start). */
+function numberLength(out: number[], at: number): number {
+  if (at < 0) return 0;
+  const b = out[at]!;
+  return b === 28 ? 3 : b >= 32 && b <= 246 ? 1 : b >= 247 && b <= 254 ? 2 : b === 255 ? 5 : 0;
 }
 
 class CffSubset implements PdfkitSubset {
@@ -476,10 +595,45 @@ class CffSubset implements PdfkitSubset {
   }
 
   encode(): Uint8Array {
+    return this.encodeFlat() ?? this.encodeWithSubrs();
+  }
+
+  /** The subset with every charstring flattened and no subroutines; null when a glyph cannot be flattened. */
+  private encodeFlat(): Uint8Array | null {
+    const p = this.parsed;
+    const charStrings: Uint8Array[] = [];
+    const fdMap = new Map<number, number>();
+    const fdOfGlyph: number[] = [];
+    for (const id of this.list.glyphs) {
+      const fd = p.fdSelect(id);
+      let flat = p.flat.get(id);
+      if (flat === undefined) {
+        const [s, e] = p.charStrings.item(id);
+        flat = flattenCharstring(p.cff, p.cff.subarray(s, e), p.gsubrs, p.fonts[fd]?.subrs ?? null);
+        p.flat.set(id, flat);
+      }
+      if (!flat) return null;
+      charStrings.push(flat);
+      let newFd = fdMap.get(fd);
+      if (newFd === undefined) {
+        newFd = fdMap.size;
+        fdMap.set(fd, newFd);
+      }
+      fdOfGlyph.push(newFd);
+    }
+    const privates = [...fdMap.keys()].map((fd) => {
+      const f = p.fonts[fd]!;
+      const bytes = concat(f.privateOthers);
+      return { dictSize: bytes.length, bytes };
+    });
+    return this.assemble(new Uint8Array([0, 0]), charStrings, fdMap, fdOfGlyph, privates);
+  }
+
+  /** The subset keeping the subroutines (unused ones reduced to `return`). */
+  private encodeWithSubrs(): Uint8Array {
     const p = this.parsed;
     const { cff } = p;
     const glyphs = this.list.glyphs;
-    const n = glyphs.length;
     const gsubrsUsed = new Set<number>();
     const fdMap = new Map<number, number>();
     const localUsed: Set<number>[] = [];
@@ -504,6 +658,26 @@ class CffSubset implements PdfkitSubset {
     }
 
     const gsubrIndex = subsetSubrs(cff, p.gsubrs, gsubrsUsed);
+    const usedFonts = [...fdMap.keys()].map((fd) => p.fonts[fd]!);
+    // Each Private DICT with its Subrs operand (fixed size) pointing just past itself, then the subset subrs.
+    const privates = usedFonts.map((f, i) => {
+      if (!f.subrs) return { dictSize: f.privateRaw.length, bytes: f.privateRaw };
+      const dictSize = f.privateOthers.reduce((n, r) => n + r.length, 0) + 6;
+      const dict = concat([...f.privateOthers, fixedEntry(OP.subrs, [dictSize])]);
+      return { dictSize, bytes: concat([dict, subsetSubrs(cff, f.subrs, localUsed[i]!)]) };
+    });
+    return this.assemble(gsubrIndex, charStrings, fdMap, fdOfGlyph, privates);
+  }
+
+  private assemble(
+    gsubrIndex: Uint8Array,
+    charStrings: Uint8Array[],
+    fdMap: Map<number, number>,
+    fdOfGlyph: number[],
+    privates: { dictSize: number; bytes: Uint8Array }[],
+  ): Uint8Array {
+    const p = this.parsed;
+    const n = charStrings.length;
     // CID i is glyph i (format 2: one range from CID 1); a font of .notdef alone has an empty format 0 charset.
     const charset = n > 1 ? new Uint8Array([2, 0, 1, (n - 2) >> 8, (n - 2) & 0xff]) : new Uint8Array([0]);
     const fdSelect = new Uint8Array(1 + n);
@@ -512,11 +686,6 @@ class CffSubset implements PdfkitSubset {
     });
     const charStringIndex = writeIndex(charStrings);
     const usedFonts = [...fdMap.keys()].map((fd) => p.fonts[fd]!);
-    const privates = usedFonts.map((f, i) => {
-      if (!f.subrs || f.subrsAt === null) return f.privateRaw;
-      const pad = new Uint8Array(f.subrsAt - f.privateRaw.length);
-      return concat([f.privateRaw, pad, subsetSubrs(cff, f.subrs, localUsed[i]!)]);
-    });
 
     const skip = new Set<number>([
       OP.charset,
@@ -551,10 +720,10 @@ class CffSubset implements PdfkitSubset {
     at += fdArraySize;
     const fontDicts = usedFonts.map((f, i) => {
       const privAt = at;
-      at += privates[i]!.length;
+      at += privates[i]!.bytes.length;
       return concat([
         ...f.entries.filter((e) => e.op !== OP.private).map((e) => e.raw),
-        fixedEntry(OP.private, [f.privateRaw.length, privAt]),
+        fixedEntry(OP.private, [privates[i]!.dictSize, privAt]),
       ]);
     });
     const topDict = concat([
@@ -577,7 +746,7 @@ class CffSubset implements PdfkitSubset {
       fdSelect,
       charStringIndex,
       writeIndex(fontDicts),
-      ...privates,
+      ...privates.map((x) => x.bytes),
     ]);
   }
 }

@@ -1,5 +1,5 @@
 // Reading PDFs back for assertions, with the Debian tools a reader would use: pdftotext, qpdf, pdfinfo.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -40,11 +40,16 @@ export function pdfInfo(pdf: Buffer | string): Record<string, string> {
   return info;
 }
 
-/** First page as PNG at 60 dpi (for people to look at; the test only checks it renders). */
+/** First page as PNG at 60 dpi, for people to look at; throws when poppler reports a problem drawing it. */
 export function pagePng(pdf: Buffer | string, name: string): string {
   const file = typeof pdf === 'string' ? pdf : saveTemp(pdf);
   const prefix = join(dir, name);
-  execFileSync('pdftoppm', ['-png', '-r', '60', '-f', '1', '-l', '1', '-singlefile', file, prefix]);
+  const r = spawnSync('pdftoppm', ['-png', '-r', '60', '-f', '1', '-l', '1', '-singlefile', file, prefix], {
+    encoding: 'utf8',
+  });
+  // poppler (FreeType) complains on stderr about a font program it cannot read: a broken subset shows here.
+  if (r.status !== 0 || r.stderr.trim())
+    throw new Error(`pdftoppm ${file}: ${r.stderr || `exit ${r.status}`}`);
   return `${prefix}.png`;
 }
 

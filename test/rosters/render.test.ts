@@ -27,6 +27,7 @@ describe('roster rendering (hand-built data)', () => {
     ] as const) {
       const { pdf, data } = await render(name, 24, session);
       qpdfCheck(pdf);
+      pagePng(pdf, `hand-built-${name}`);
       const text = pdfText(pdf);
       for (const s of data.team.students) {
         expect(
