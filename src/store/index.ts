@@ -25,8 +25,11 @@ export interface OpenStoreOptions {
   poolSize?: number;
 }
 
-/** How long an SQLite connection waits for another process's write lock before failing. */
-const SQLITE_BUSY_TIMEOUT_MS = 10_000;
+/**
+ * SQLite's own (thread-blocking) wait for another process's lock: kept short, longer waits happen
+ * asynchronously in the driver (see SQLITE_BUSY_WAIT_MS in sqlite-dialect.ts).
+ */
+const SQLITE_BUSY_TIMEOUT_MS = 20;
 
 export async function openStore(opts: OpenStoreOptions = {}): Promise<Store> {
   const store = opts.databaseUrl ? openPostgres(opts.databaseUrl, opts.poolSize ?? 10) : openSqlite(opts);
@@ -53,14 +56,18 @@ function openSqlite(opts: { dataDir?: string; file?: string }): SqlStore {
   // file or create the WAL index).
   const connect = (writer: boolean) => () => {
     const db = new DatabaseSync(file, { timeout: SQLITE_BUSY_TIMEOUT_MS });
-    db.exec(`PRAGMA busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
-    if (writer) {
-      db.exec('PRAGMA journal_mode = WAL');
-      // WAL + NORMAL: durable across application crashes; a power cut may lose the last commit, never corrupt.
-      db.exec('PRAGMA synchronous = NORMAL');
+    try {
+      if (writer) {
+        db.exec('PRAGMA journal_mode = WAL');
+        // WAL + NORMAL: durable across application crashes; a power cut may lose the last commit, never corrupt.
+        db.exec('PRAGMA synchronous = NORMAL');
+      }
+      db.exec('PRAGMA foreign_keys = ON');
+      return db;
+    } catch (err) {
+      db.close();
+      throw err;
     }
-    db.exec('PRAGMA foreign_keys = ON');
-    return db;
   };
   // Every store of this process on this file shares one writer (see sqlite-dialect.ts); each has its own
   // reader, which WAL lets read the last commit while a write transaction is open.

@@ -23,6 +23,44 @@ import {
 
 const STATEMENT_CACHE_SIZE = 256;
 
+/**
+ * How long a statement keeps retrying while another process holds the file's write lock. The wait is
+ * asynchronous: SQLite's own busy_timeout sleeps on the thread, which would freeze this process's web server
+ * for as long as, say, a `rostercal sync` in another process holds a transaction.
+ */
+export const SQLITE_BUSY_WAIT_MS = 60_000;
+const SQLITE_BUSY = 5;
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+function isBusy(err: unknown): boolean {
+  return (err as { errcode?: number } | null)?.errcode === SQLITE_BUSY;
+}
+
+/**
+ * Runs fn, retrying while the database is busy. Safe to repeat: a statement refused with SQLITE_BUSY did
+ * nothing (autocommit statements, BEGIN IMMEDIATE and COMMIT all fail atomically).
+ */
+async function whileBusy<T>(fn: () => T): Promise<T> {
+  const deadline = Date.now() + SQLITE_BUSY_WAIT_MS;
+  let delay = 2;
+  for (;;) {
+    try {
+      return fn();
+    } catch (err) {
+      if (!isBusy(err)) throw err;
+      if (Date.now() >= deadline) {
+        throw new Error(
+          `SQLite database stayed locked by another process for ${SQLITE_BUSY_WAIT_MS / 1000} s; giving up`,
+          { cause: err },
+        );
+      }
+      await sleep(delay + Math.random() * delay);
+      delay = Math.min(delay * 2, 100);
+    }
+  }
+}
+
 class NodeSqliteConnection implements DatabaseConnection {
   readonly #db: DatabaseSync;
   readonly #cache = new Map<string, { stmt: StatementSync; reader: boolean }>();
@@ -51,9 +89,9 @@ class NodeSqliteConnection implements DatabaseConnection {
 
   async executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
     const params = compiled.parameters.map(toSqlite);
-    const { stmt, reader } = this.#prepare(compiled.sql);
-    if (reader) return { rows: stmt.all(...params) as R[] };
-    const { changes, lastInsertRowid } = stmt.run(...params);
+    const { stmt, reader } = await whileBusy(() => this.#prepare(compiled.sql));
+    if (reader) return { rows: (await whileBusy(() => stmt.all(...params))) as R[] };
+    const { changes, lastInsertRowid } = await whileBusy(() => stmt.run(...params));
     return { rows: [], numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid) };
   }
 
@@ -63,8 +101,8 @@ class NodeSqliteConnection implements DatabaseConnection {
     for (const row of stmt.iterate(...params)) yield { rows: [row as R] };
   }
 
-  exec(sql: string): void {
-    this.#db.exec(sql);
+  exec(sql: string): Promise<void> {
+    return whileBusy(() => this.#db.exec(sql));
   }
 }
 
@@ -102,18 +140,31 @@ interface SharedSqlite {
   db: DatabaseSync;
   mutex: Mutex;
   refs: number;
+  closed: boolean;
 }
-const shared = new Map<string, SharedSqlite>();
+const shared = new Map<string, Promise<SharedSqlite>>();
 
-function acquireShared(key: string, open: () => DatabaseSync): SharedSqlite {
-  let entry = shared.get(key);
-  if (!entry) {
-    const db = open();
-    entry = { db, connection: new NodeSqliteConnection(db), mutex: new Mutex(), refs: 0 };
-    shared.set(key, entry);
+async function acquireShared(key: string, open: () => DatabaseSync): Promise<SharedSqlite> {
+  for (;;) {
+    let pending = shared.get(key);
+    if (!pending) {
+      // Opening runs pragmas (WAL) that can meet another process's lock: retried like any statement.
+      pending = whileBusy(open).then((db) => ({
+        db,
+        connection: new NodeSqliteConnection(db),
+        mutex: new Mutex(),
+        refs: 0,
+        closed: false,
+      }));
+      shared.set(key, pending);
+      pending.catch(() => shared.delete(key));
+    }
+    const entry = await pending;
+    // The last holder may have closed it while this caller waited: open afresh.
+    if (entry.closed) continue;
+    entry.refs++;
+    return entry;
   }
-  entry.refs++;
-  return entry;
 }
 
 class NodeSqliteDriver implements Driver {
@@ -129,7 +180,7 @@ class NodeSqliteDriver implements Driver {
   }
 
   async init(): Promise<void> {
-    this.#shared = acquireShared(this.#key, this.#open);
+    this.#shared = await acquireShared(this.#key, this.#open);
   }
 
   async acquireConnection(): Promise<DatabaseConnection> {
@@ -145,15 +196,15 @@ class NodeSqliteDriver implements Driver {
   }
 
   async beginTransaction(connection: DatabaseConnection, _settings: TransactionSettings): Promise<void> {
-    (connection as NodeSqliteConnection).exec('BEGIN IMMEDIATE');
+    await (connection as NodeSqliteConnection).exec('BEGIN IMMEDIATE');
   }
 
   async commitTransaction(connection: DatabaseConnection): Promise<void> {
-    (connection as NodeSqliteConnection).exec('COMMIT');
+    await (connection as NodeSqliteConnection).exec('COMMIT');
   }
 
   async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
-    (connection as NodeSqliteConnection).exec('ROLLBACK');
+    await (connection as NodeSqliteConnection).exec('ROLLBACK');
   }
 
   async releaseConnection(connection: DatabaseConnection): Promise<void> {
@@ -170,6 +221,7 @@ class NodeSqliteDriver implements Driver {
     this.#closed = true;
     entry.refs--;
     if (entry.refs === 0) {
+      entry.closed = true;
       shared.delete(this.#key);
       try {
         // Lets SQLite refresh the planner statistics the queries have shown it need; cheap when nothing does.

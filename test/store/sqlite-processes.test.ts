@@ -1,6 +1,6 @@
 // Several processes on one SQLite file (e.g. `rostercal sync` while `rostercal serve` runs): migrations,
 // write transactions and fire claims queue on the file lock instead of failing or double-running.
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -30,6 +30,36 @@ it('lets several processes share one SQLite file', async () => {
     expect(await store.migrate()).toEqual([]);
     expect(await store.liveIds('s', 'sessions')).toHaveLength(10);
     for (const n of names) expect(await store.getCursor('s', `cursor-${n}`)).toBe('9');
+  } finally {
+    await store.close();
+  }
+});
+
+it('waits for another process’s write lock without blocking this process', async () => {
+  const file = join(dir, 'held.sqlite');
+  const store = await openStore({ file });
+  try {
+    const worker = join(import.meta.dirname, 'sqlite-worker.ts');
+    const child = spawn(process.execPath, [worker, file, 'holder', 'hold'], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    await new Promise<void>((resolve, reject) => {
+      child.stdout.on('data', (chunk: Buffer) => chunk.toString().includes('locked') && resolve());
+      child.on('exit', () => reject(new Error('holder exited before taking the lock')));
+    });
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 50);
+    const started = Date.now();
+    await store.setCursor('s', 'mine', 'x');
+    clearInterval(timer);
+    const waited = Date.now() - started;
+    expect(waited).toBeGreaterThan(300);
+    // The event loop kept turning while the write waited for the lock.
+    expect(ticks).toBeGreaterThan(waited / 50 / 3);
+    expect(await exited).toBe(0);
+    expect(await store.getCursor('s', 'held')).toBe('holder');
+    expect(await store.getCursor('s', 'mine')).toBe('x');
   } finally {
     await store.close();
   }

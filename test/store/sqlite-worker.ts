@@ -1,18 +1,27 @@
-// Child process for sqlite-processes.test.ts: opens the shared SQLite file and competes with its siblings.
-// argv: file, worker name. Prints one JSON line: the fires it won.
+// Child process for sqlite-processes.test.ts, on a shared SQLite file.
+// argv: file, worker name, mode. `compete`: 10 transactions and fire claims, then prints the fires it won as
+// JSON. `hold`: holds a write transaction for 1.5 s, printing `locked` once it has the lock.
 import { openStore } from '../../src/store/index.ts';
 import { session } from './fixtures.ts';
 
-const [file, name] = process.argv.slice(2) as [string, string];
+const [file, name, mode = 'compete'] = process.argv.slice(2) as [string, string, string?];
 const store = await openStore({ file });
-const won: string[] = [];
-for (let i = 0; i < 10; i++) {
+if (mode === 'hold') {
   await store.transaction(async (tx) => {
-    await tx.upsert('s', 'sessions', [session(i, { title: `${name} ${i}` })], new Date().toISOString());
-    await tx.setCursor('s', `cursor-${name}`, String(i));
+    await tx.setCursor('s', 'held', name);
+    console.log('locked');
+    await new Promise((resolve) => setTimeout(resolve, 1500));
   });
-  const fire = new Date(Date.UTC(2026, 10, 22, 0, i)).toISOString();
-  if (await store.claimFire('s:incremental', fire, name)) won.push(fire);
+} else {
+  const won: string[] = [];
+  for (let i = 0; i < 10; i++) {
+    await store.transaction(async (tx) => {
+      await tx.upsert('s', 'sessions', [session(i, { title: `${name} ${i}` })], new Date().toISOString());
+      await tx.setCursor('s', `cursor-${name}`, String(i));
+    });
+    const fire = new Date(Date.UTC(2026, 10, 22, 0, i)).toISOString();
+    if (await store.claimFire('s:incremental', fire, name)) won.push(fire);
+  }
+  console.log(JSON.stringify(won));
 }
 await store.close();
-console.log(JSON.stringify(won));
