@@ -158,3 +158,39 @@ export async function resolveFeedToken(store: Store, token: string): Promise<Fee
   const record = await store.findFeedTokenByHash(hashToken(token));
   return record && record.revokedAt === null ? record : null;
 }
+
+/**
+ * resolveFeedToken with a short memory of live tokens, so a feed request costs no database read while a
+ * calendar app polls. A rotation or revocation made elsewhere (the CLI, another replica) takes effect within
+ * ttlMs; unknown tokens are never remembered (each costs a lookup, and the rate limit bounds those).
+ */
+export class FeedTokenResolver {
+  readonly #store: Store;
+  readonly #ttlMs: number;
+  readonly #maxEntries: number;
+  readonly #live = new Map<string, { record: FeedToken; at: number }>();
+
+  constructor(store: Store, opts: { ttlMs?: number; maxEntries?: number } = {}) {
+    this.#store = store;
+    this.#ttlMs = opts.ttlMs ?? 2000;
+    this.#maxEntries = opts.maxEntries ?? 100_000;
+  }
+
+  async resolve(token: string): Promise<FeedToken | null> {
+    if (!looksLikeToken(token)) return null;
+    const now = performance.now();
+    const hit = this.#live.get(token);
+    if (hit && now - hit.at < this.#ttlMs) return hit.record;
+    const record = await resolveFeedToken(this.#store, token);
+    if (record && this.#ttlMs > 0) {
+      if (this.#live.size >= this.#maxEntries) this.#live.clear();
+      this.#live.set(token, { record, at: now });
+    } else this.#live.delete(token);
+    return record;
+  }
+
+  /** Forget everything (after a rotation in this process). */
+  clear(): void {
+    this.#live.clear();
+  }
+}

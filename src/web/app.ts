@@ -9,7 +9,7 @@ import { feedsRouter, notFound } from './feeds-router.ts';
 import { healthRoutes, type ReadinessOptions } from './health.ts';
 import type { Metrics } from './metrics.ts';
 import { type RateLimitOptions, rateLimit } from './rate-limit.ts';
-import { securityHeaders } from './security.ts';
+import { securityHeaderPairs, securityHeaders, setSecurityHeaders } from './security.ts';
 
 export interface AppOptions {
   store: Store;
@@ -27,6 +27,11 @@ export interface AppOptions {
   routers?: Record<string, Router>;
   /** Cache-Control of calendar responses. Default `private, max-age=300`. */
   feedCacheControl?: string;
+  /**
+   * How long a live feed token is remembered without a store read. A rotation made by the CLI or another
+   * replica takes effect within this time. Default 2000 ms.
+   */
+  tokenCacheMs?: number;
 }
 
 /** The path as it may be logged: a feed token keeps only its first 6 characters. */
@@ -51,11 +56,11 @@ function requestObserver(metrics: Metrics, logger: Logger) {
         logger.info(
           {
             method,
-            path: redactPath(req.originalUrl.split('?')[0] ?? ''),
+            path: res.locals.logPath ?? redactPath(req.originalUrl.split('?')[0] ?? ''),
             route,
             status: res.statusCode,
             ms: Math.round(seconds * 10_000) / 10,
-            bytes: Number(res.getHeader('Content-Length') ?? 0),
+            bytes: res.locals.bytes ?? Number(res.getHeader('Content-Length') ?? 0),
           },
           'request',
         );
@@ -71,10 +76,9 @@ export function createApp(opts: AppOptions): express.Express {
   app.disable('x-powered-by');
   app.set('etag', false);
   if (opts.trustProxy !== undefined) app.set('trust proxy', opts.trustProxy);
-  app.use(securityHeaders({ hsts: opts.publicUrl.startsWith('https://') }));
+  const hsts = opts.publicUrl.startsWith('https://');
+  const security = securityHeaderPairs({ hsts });
   app.use(requestObserver(opts.metrics, logger));
-
-  app.use(healthRoutes({ store: opts.store, metrics: opts.metrics, ...(opts.readiness ?? {}) }));
 
   const limit = opts.feedRateLimit === undefined ? { perSecond: 20, burst: 200 } : opts.feedRateLimit;
   const feeds = feedsRouter({
@@ -82,6 +86,8 @@ export function createApp(opts: AppOptions): express.Express {
     feeds: opts.feeds,
     publicUrl: opts.publicUrl.replace(/\/+$/, ''),
     ...(opts.feedCacheControl ? { cacheControl: opts.feedCacheControl } : {}),
+    ...(opts.tokenCacheMs !== undefined ? { tokenCacheMs: opts.tokenCacheMs } : {}),
+    securityHeaders: security,
   });
   if (limit) {
     app.use(
@@ -93,6 +99,10 @@ export function createApp(opts: AppOptions): express.Express {
       feeds,
     );
   } else app.use('/feeds', feeds);
+
+  // Everything after the feed routes (which write their own, in one go) gets the security headers here.
+  app.use(securityHeaders({ hsts }));
+  app.use(healthRoutes({ store: opts.store, metrics: opts.metrics, ...(opts.readiness ?? {}) }));
 
   for (const [path, router] of Object.entries(opts.routers ?? {})) app.use(path, router);
 
@@ -112,6 +122,7 @@ export function createApp(opts: AppOptions): express.Express {
       res.destroy();
       return;
     }
+    setSecurityHeaders(res, security);
     res.status(500).setHeader('Cache-Control', 'no-store');
     res.type('text/plain').end('Internal error\n');
   });

@@ -3,9 +3,10 @@
 // Unknown, malformed, rotated and revoked tokens, and feeds whose subject is gone, all get the same 404.
 import { type Request, type Response, Router } from 'express';
 import type { FeedService, RenderedFeed } from '../feeds/service.ts';
-import { resolveFeedToken } from '../feeds/tokens.ts';
+import { FeedTokenResolver, tokenForLog } from '../feeds/tokens.ts';
 import type { Store } from '../store/types.ts';
 import { LANDING_CSP, landingPage } from './landing.ts';
+import { setSecurityHeaders } from './security.ts';
 
 export interface FeedRouterOptions {
   store: Store;
@@ -14,11 +15,16 @@ export interface FeedRouterOptions {
   publicUrl: string;
   /** Cache-Control for calendar responses. */
   cacheControl?: string;
+  /** How long a live token is remembered without asking the store (default 2000 ms; 0: every request). */
+  tokenCacheMs?: number;
+  /** Headers every response carries (security.ts). */
+  securityHeaders: readonly [string, string][];
 }
 
 const NOT_FOUND = 'Not found\n';
 
-export function notFound(res: Response): void {
+export function notFound(res: Response, securityHeaders: readonly [string, string][] = []): void {
+  setSecurityHeaders(res, securityHeaders);
   res.status(404);
   res.setHeader('Content-Type', 'text/plain; charset=utf-8');
   res.setHeader('Cache-Control', 'no-store');
@@ -94,19 +100,37 @@ function fileName(feed: RenderedFeed): string {
   return `${slug || feed.def.scope}.ics`;
 }
 
+/** Per rendered feed, the header values that do not depend on the request (made once, not per request). */
+const fixedHeaders = new WeakMap<RenderedFeed, { lastModified: string; disposition: string }>();
+
+function fixedOf(feed: RenderedFeed) {
+  let f = fixedHeaders.get(feed);
+  if (!f) {
+    f = {
+      lastModified: feed.lastModified.toUTCString(),
+      disposition: `inline; filename="${fileName(feed)}"`,
+    };
+    fixedHeaders.set(feed, f);
+  }
+  return f;
+}
+
 export function feedsRouter(opts: FeedRouterOptions): Router {
   const router = Router();
   const cacheControl = opts.cacheControl ?? 'private, max-age=300';
+  const tokens = new FeedTokenResolver(opts.store, { ttlMs: opts.tokenCacheMs ?? 2000 });
+  const securityFlat = opts.securityHeaders.flat();
 
   router.get('/:name', async (req, res) => {
     const name = req.params.name ?? '';
     const isIcs = name.endsWith('.ics');
     res.locals.route = isIcs ? '/feeds/:token.ics' : '/feeds/:token';
     const token = isIcs ? name.slice(0, -4) : name;
-    const record = await resolveFeedToken(opts.store, token);
-    if (!record) return notFound(res);
+    res.locals.logPath = `/feeds/${tokenForLog(token)}${isIcs ? '.ics' : ''}`;
+    const record = await tokens.resolve(token);
+    if (!record) return notFound(res, opts.securityHeaders);
     const feed = await opts.feeds.get(record.schoolId, record.scope, record.scopeId);
-    if (!feed) return notFound(res);
+    if (!feed) return notFound(res, opts.securityHeaders);
 
     if (!isIcs) {
       const html = await landingPage({
@@ -116,6 +140,7 @@ export function feedsRouter(opts: FeedRouterOptions): Router {
         upcoming: feed.upcoming,
         eventCount: feed.eventCount,
       });
+      setSecurityHeaders(res, opts.securityHeaders);
       res.setHeader('Content-Type', 'text/html; charset=utf-8');
       res.setHeader('Cache-Control', 'private, no-cache');
       res.setHeader('Content-Security-Policy', LANDING_CSP);
@@ -123,21 +148,32 @@ export function feedsRouter(opts: FeedRouterOptions): Router {
       return;
     }
 
+    // The hot path: all headers in one writeHead call (setHeader validates and stores each one separately).
     const enc = chooseEncoding(req.headers['accept-encoding']);
-    res.setHeader('Content-Type', 'text/calendar; charset=utf-8');
-    res.setHeader('Cache-Control', cacheControl);
-    res.setHeader('Vary', 'Accept-Encoding');
-    res.setHeader('ETag', etagFor(feed, enc));
-    res.setHeader('Last-Modified', feed.lastModified.toUTCString());
+    const fixed = fixedOf(feed);
+    const headers: string[] = [...securityFlat];
+    headers.push(
+      'Content-Type',
+      'text/calendar; charset=utf-8',
+      'Cache-Control',
+      cacheControl,
+      'Vary',
+      'Accept-Encoding',
+      'ETag',
+      etagFor(feed, enc),
+      'Last-Modified',
+      fixed.lastModified,
+    );
     if (notModified(req, feed)) {
-      res.statusCode = 304;
+      res.writeHead(304, headers);
       res.end();
       return;
     }
-    const body = enc === 'br' ? feed.br : enc === 'gzip' ? feed.gzip : feed.body;
-    if (enc !== 'identity') res.setHeader('Content-Encoding', enc);
-    res.setHeader('Content-Disposition', `inline; filename="${fileName(feed)}"`);
-    res.setHeader('Content-Length', String(body.length));
+    const body = enc === 'br' ? await feed.br() : enc === 'gzip' ? feed.gzip : feed.body;
+    if (enc !== 'identity') headers.push('Content-Encoding', enc);
+    headers.push('Content-Disposition', fixed.disposition, 'Content-Length', String(body.length));
+    res.locals.bytes = body.length;
+    res.writeHead(200, headers);
     // Node writes no body for HEAD; the headers are those of GET.
     res.end(body);
   });

@@ -9,7 +9,7 @@ import { FeedTokens } from '../../src/feeds/tokens.ts';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
 import { openStore } from '../../src/store/index.ts';
 import type { Store } from '../../src/store/types.ts';
-import { pullSchool } from '../../src/sync/pull.ts';
+import { type PullSummary, pullSchool } from '../../src/sync/pull.ts';
 import type { UpstreamClient } from '../../src/upstream/api.ts';
 import { createUpstreamClient } from '../../src/upstream/client.ts';
 import { createApp } from '../../src/web/app.ts';
@@ -27,10 +27,11 @@ export interface Harness {
   tokens: FeedTokens;
   metrics: Metrics;
   dir: string;
-  pull(kind?: 'full' | 'incremental'): Promise<void>;
+  pull(kind?: 'full' | 'incremental'): Promise<PullSummary>;
   serve(opts?: {
     publicUrl?: string;
     feedRateLimit?: { perSecond: number; burst: number } | false;
+    tokenCacheMs?: number;
   }): Promise<RunningServer>;
   close(): Promise<void>;
 }
@@ -73,6 +74,7 @@ export async function startHarness(
     async pull(kind = 'full') {
       const summary = await pullSchool({ store, client, school, kind, now });
       if (summary.status === 'failed') throw new Error(`pull failed: ${summary.errors.join('; ')}`);
+      return summary;
     },
     async serve(o = {}) {
       const app = createApp({
@@ -82,6 +84,7 @@ export async function startHarness(
         publicUrl: o.publicUrl ?? 'https://cal.example.org',
         logger: pino({ level: 'silent' }),
         feedRateLimit: o.feedRateLimit ?? false,
+        tokenCacheMs: o.tokenCacheMs ?? 0,
       });
       const running = await startServer(app, { port: 0, host: '127.0.0.1' });
       servers.push(running);

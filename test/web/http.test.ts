@@ -5,6 +5,7 @@ import { Writable } from 'node:stream';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { feedsAfterPull } from '../../src/feeds/after-pull.ts';
 import { createApp } from '../../src/web/app.ts';
 import { type RunningServer, startServer } from '../../src/web/server.ts';
 import { type Harness, startHarness } from '../feeds/harness.ts';
@@ -170,6 +171,19 @@ describe('GET /feeds/<token>.ics', () => {
   });
 });
 
+describe('token cache', () => {
+  it('a rotation made elsewhere takes effect once the token cache expires', async () => {
+    const cached = await h.serve({ tokenCacheMs: 300 });
+    const team = h.sandbox.school.teams[1]!;
+    const before = (await h.tokens.ensure('hill', 'team', team.id)).token!;
+    expect((await request(`${cached.url}/feeds/${before}.ics`)).status).toBe(200);
+    const after = await h.tokens.rotate('hill', 'team', team.id);
+    await new Promise((r) => setTimeout(r, 400));
+    expect((await request(`${cached.url}/feeds/${before}.ics`)).status).toBe(404);
+    expect((await request(`${cached.url}/feeds/${after.token}.ics`)).status).toBe(200);
+  });
+});
+
 describe('landing page', () => {
   it('escaped HTML with subscribe links, the URL, a QR code and a strict CSP', async () => {
     const r = await request(`${server.url}/feeds/${token}`);
@@ -213,6 +227,28 @@ describe('health, readiness, metrics, logs', () => {
     expect(m).toContain('rostercal_sync_runs_total');
     expect(m).not.toContain(token);
     expect(m).not.toContain('/no/such/page');
+  });
+
+  it('the after-pull step counts the run and re-renders issued feeds', async () => {
+    const summary = await h.pull('incremental');
+    const step = feedsAfterPull({ feeds: h.feeds, metrics: h.metrics });
+    const ok = await step.run({
+      store: h.store,
+      school: h.school,
+      summary,
+      log: pino({ level: 'silent' }),
+      flags: {},
+      print: () => {},
+    });
+    expect(ok).toBe(true);
+    const m = await h.metrics.registry.metrics();
+    expect(m).toMatch(
+      new RegExp(
+        `rostercal_sync_runs_total\\{school="hill",kind="${summary.kind}",status="${summary.status}"\\} 1`,
+      ),
+    );
+    expect(m).toMatch(/rostercal_upstream_requests_total\{school="hill"\} [1-9]/);
+    expect(m).toMatch(/rostercal_sync_last_success_timestamp_seconds\{school="hill",kind="\w+"\} \d/);
   });
 
   it('readyz reports a sync that has failed for too long', async () => {

@@ -1,0 +1,251 @@
+// npm run bench:feeds
+//
+// 1. Sandbox (`school` scale) → pull → SQLite; one team gets extra sessions upstream so its feed has ~300 events.
+// 2. Time to (re-)render every feed of the school: cold, and again after an upstream edit + incremental sync.
+// 3. autocannon on loopback against the feed server (a child process: app + request logging as in production)
+//    and, in the same child and the same run, express.static serving the very same bytes from a file:
+//    full 200 responses with gzip, and 304 revalidations. Goal: ≥ 0.8× static for both.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import autocannon from 'autocannon';
+import express from 'express';
+import pino from 'pino';
+import { parseConfig } from '../src/config.ts';
+import { listFeedDefs } from '../src/feeds/catalog.ts';
+import { FeedService } from '../src/feeds/service.ts';
+import { FeedTokens } from '../src/feeds/tokens.ts';
+import { startSandbox } from '../src/sandbox/index.ts';
+import { openStore } from '../src/store/index.ts';
+import { pullSchool } from '../src/sync/pull.ts';
+import { createUpstreamClient } from '../src/upstream/client.ts';
+import { createApp } from '../src/web/app.ts';
+import { createMetrics } from '../src/web/metrics.ts';
+import { startServer } from '../src/web/server.ts';
+
+const SCHOOL = 'bench';
+const TARGET_EVENTS = 300;
+const DURATION_S = Number(process.env.BENCH_DURATION ?? 8);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
+
+async function serveMode(dbFile: string, staticDir: string): Promise<void> {
+  const store = await openStore({ file: dbFile, migrate: false });
+  const metrics = createMetrics();
+  const feeds = new FeedService({ store, onRender: metrics.observeFeedRender });
+  // Request logs on, as in production, written to /dev/null.
+  const logger = pino(
+    { level: process.env.BENCH_LOG_LEVEL ?? 'info' },
+    pino.destination({ dest: '/dev/null', sync: false }),
+  );
+  const app = createApp({
+    store,
+    feeds,
+    metrics,
+    publicUrl: 'http://127.0.0.1',
+    logger,
+    feedRateLimit: false,
+  });
+  const appServer = await startServer(app, { port: 0, host: '127.0.0.1' });
+  const staticApp = express();
+  staticApp.use(express.static(staticDir));
+  const staticServer = await startServer(staticApp, { port: 0, host: '127.0.0.1' });
+  process.stdout.write(`${JSON.stringify({ app: appServer.url, static: staticServer.url })}\n`);
+  process.on('SIGTERM', () => {
+    Promise.all([appServer.close(1000), staticServer.close(1000)])
+      .then(() => store.close())
+      .finally(() => process.exit(0));
+  });
+}
+
+function ms(n: number): string {
+  return `${n.toFixed(0)} ms`;
+}
+
+async function load(
+  title: string,
+  url: string,
+  headers: Record<string, string>,
+  expectStatus: number,
+): Promise<{ rps: number; p99: number; bytes: number }> {
+  const opts = { url, headers, connections: CONNECTIONS, pipelining: 1 };
+  await autocannon({ ...opts, duration: 2 }); // warm-up
+  const r = await autocannon({ ...opts, duration: DURATION_S });
+  const codes = r.statusCodeStats ?? {};
+  const good = codes[String(expectStatus) as `${number}`]?.count ?? 0;
+  if (good !== r.requests.total || r.errors > 0) {
+    throw new Error(
+      `${title}: expected only ${expectStatus}, got ${JSON.stringify(codes)} and ${r.errors} errors`,
+    );
+  }
+  return {
+    rps: r.requests.average,
+    p99: r.latency.p99,
+    bytes: r.throughput.average / Math.max(1, r.requests.average),
+  };
+}
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'rostercal-bench-feeds-'));
+  const dbFile = path.join(dir, 'rostercal.sqlite');
+  const sandbox = await startSandbox({ seed: 42, scale: 'school' });
+  const store = await openStore({ file: dbFile });
+  let child: ChildProcess | null = null;
+  try {
+    const school = parseConfig({
+      schools: [
+        {
+          id: SCHOOL,
+          name: 'Hillcrest College',
+          upstream: { url: sandbox.url, token: sandbox.token },
+          timeZone: sandbox.school.timeZone,
+        },
+      ],
+    }).schools[0]!;
+    const client = createUpstreamClient({ baseUrl: sandbox.url, token: sandbox.token });
+    const now = () => new Date(sandbox.now());
+    let t = performance.now();
+    await pullSchool({ store, client, school, kind: 'full', now });
+    console.log(`full pull of the school scale: ${ms(performance.now() - t)}`);
+
+    // One team gets a daily training block so that its feed holds ~300 events.
+    const feeds = new FeedService({ store, now, dataVersionTtlMs: 0 });
+    const w = feeds.currentWindow();
+    const teams = await store.list(SCHOOL, 'teams');
+    const counts = await Promise.all(
+      teams.map(
+        async (tm) =>
+          [
+            tm,
+            (
+              await store.listSessions(SCHOOL, {
+                teamIds: [tm.id],
+                from: w.from.toISOString(),
+                to: w.to.toISOString(),
+              })
+            ).length,
+          ] as const,
+      ),
+    );
+    const [team, have] = counts.sort((a, b) => b[1] - a[1])[0]!;
+    const coach = sandbox.school.users.find((u) => !u.frozen)!;
+    const locations = await store.list(SCHOOL, 'locations');
+    const base = Date.parse(sandbox.now());
+    const extra = Math.max(0, TARGET_EVENTS - have);
+    const extraSessions = Array.from({ length: extra }, (_, i) => {
+      const start = base + (i + 1) * 86_400_000 + 6 * 3_600_000;
+      return {
+        title: `${team.name} training`,
+        activityId: team.activity.id,
+        startDateTime: new Date(start).toISOString(),
+        endDateTime: new Date(start + 5_400_000).toISOString(),
+        teamIds: [team.id],
+        staffIds: [coach.id],
+        ...(locations[i % locations.length] ? { locationId: locations[i % locations.length]!.id } : {}),
+        notes: `Internal: session plan ${i}, check equipment list.`,
+        studentParentNotes: `Bring boots, shin pads and a full water bottle. Pick-up 15 minutes after the end; week ${Math.floor(i / 7) + 1}.`,
+      };
+    });
+    // Small batches: one request carries a bounded body. A read first: after the long pull the keep-alive
+    // socket in fetch's pool may have been closed by the sandbox, and writes are (rightly) never retried.
+    for await (const _ of client.departments()) break;
+    for (let i = 0; i < extraSessions.length; i += 25) {
+      await client.createSessions({ email: coach.email, sessions: extraSessions.slice(i, i + 25) });
+    }
+    await pullSchool({ store, client, school, kind: 'incremental', now });
+
+    // Issue every feed's token, as `rostercal feeds list` does.
+    const tokens = new FeedTokens(store, Buffer.from('bench-feed-secret-0123456789abcdefghijkl'));
+    const defs = await listFeedDefs(store, SCHOOL);
+    for (const d of defs) await tokens.ensure(SCHOOL, d.scope, d.scopeId);
+    const teamToken = (await tokens.ensure(SCHOOL, 'team', team.id)).token!;
+
+    t = performance.now();
+    const cold = await feeds.renderSchool(SCHOOL);
+    console.log(
+      `render all feeds (cold): ${cold.feeds} feeds, ${cold.events} events, ${(cold.bytes / 1e6).toFixed(1)} MB in ${ms(performance.now() - t)}`,
+    );
+    // An upstream edit, an incremental sync, and the re-render that follows it.
+    const some = (await store.listSessions(SCHOOL, { from: sandbox.now() })).slice(0, 5);
+    await client.updateSessions({
+      email: coach.email,
+      sessions: some.map((s) => ({ id: s.id, studentParentNotes: `${s.studentParentNotes} (updated)` })),
+    });
+    t = performance.now();
+    await pullSchool({ store, client, school, kind: 'incremental', now });
+    const syncMs = performance.now() - t;
+    t = performance.now();
+    const warm = await feeds.renderSchool(SCHOOL);
+    const rerenderMs = performance.now() - t;
+    console.log(
+      `after an upstream edit: incremental sync ${ms(syncMs)}, re-render all ${warm.feeds} feeds ${ms(rerenderMs)} (${(rerenderMs / warm.feeds).toFixed(1)} ms/feed)`,
+    );
+
+    const rendered = (await feeds.get(SCHOOL, 'team', team.id))!;
+    console.log(
+      `team feed "${team.name}": ${rendered.eventCount} events, ${rendered.body.length} bytes, gzip ${rendered.gzip.length}, br ${(await rendered.br()).length}`,
+    );
+    const staticDir = path.join(dir, 'static');
+    mkdirSync(staticDir);
+    writeFileSync(path.join(staticDir, 'team.ics'), rendered.gzip);
+
+    child = spawn(process.execPath, [process.argv[1]!, '--serve', dbFile, staticDir], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const urls = await new Promise<{ app: string; static: string }>((resolve, reject) => {
+      let buf = '';
+      child!.stdout!.on('data', (c: Buffer) => {
+        buf += c.toString();
+        const line = buf.split('\n')[0];
+        if (buf.includes('\n') && line) resolve(JSON.parse(line) as { app: string; static: string });
+      });
+      child!.once('exit', (code) => reject(new Error(`bench server exited with ${code}`)));
+    });
+    const feedUrl = `${urls.app}/feeds/${teamToken}.ics`;
+    const staticUrl = `${urls.static}/team.ics`;
+    const first = await fetch(feedUrl, { headers: { 'accept-encoding': 'gzip' } });
+    await first.arrayBuffer();
+    const staticFirst = await fetch(staticUrl);
+    await staticFirst.arrayBuffer();
+    const etag = first.headers.get('etag')!;
+    const staticEtag = staticFirst.headers.get('etag')!;
+
+    console.log(
+      `\nautocannon: ${CONNECTIONS} connections, ${DURATION_S} s per run (after 2 s warm-up), loopback`,
+    );
+    const app200 = await load('feed 200 gzip', feedUrl, { 'accept-encoding': 'gzip' }, 200);
+    const st200 = await load('static 200', staticUrl, { 'accept-encoding': 'gzip' }, 200);
+    const app304 = await load('feed 304', feedUrl, { 'accept-encoding': 'gzip', 'if-none-match': etag }, 304);
+    const st304 = await load(
+      'static 304',
+      staticUrl,
+      { 'accept-encoding': 'gzip', 'if-none-match': staticEtag },
+      304,
+    );
+    const row = (name: string, a: { rps: number; p99: number }, b: { rps: number; p99: number }) =>
+      `${name.padEnd(22)} ${a.rps.toFixed(0).padStart(8)} ${String(a.p99).padStart(8)} ${b.rps
+        .toFixed(0)
+        .padStart(10)} ${String(b.p99).padStart(10)} ${(a.rps / b.rps).toFixed(2).padStart(8)}×`;
+    console.log(
+      `${'case'.padEnd(22)} ${'feed r/s'.padStart(8)} ${'p99 ms'.padStart(8)} ${'static r/s'.padStart(10)} ${'p99 ms'.padStart(10)} ${'ratio'.padStart(9)}`,
+    );
+    console.log(row('200, gzip body', app200, st200));
+    console.log(row('304 revalidation', app304, st304));
+    const ok = app200.rps >= 0.8 * st200.rps && app304.rps >= 0.8 * st304.rps;
+    console.log(`\ngoal ≥ 0.8× static for both: ${ok ? 'met' : 'NOT met'}`);
+  } finally {
+    if (child && child.exitCode === null) {
+      child.kill('SIGTERM');
+      await new Promise((r) => child!.once('exit', r));
+    }
+    await store.close();
+    await sandbox.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[2] === '--serve') {
+  await serveMode(process.argv[3]!, process.argv[4]!);
+} else {
+  await main();
+}
