@@ -3,11 +3,13 @@
 // Each part stays ignorant of the others; this file is the only place that knows them all.
 import express from 'express';
 import type { Config, SchoolConfig } from './config.ts';
+import { feedsAfterPull } from './feeds/after-pull.ts';
 import { FeedService } from './feeds/service.ts';
 import { FeedTokens, loadFeedSecret } from './feeds/tokens.ts';
 import { type Logger, silentLogger } from './log.ts';
 import { openStore } from './store/index.ts';
 import type { FeedScope, Store } from './store/types.ts';
+import { afterPullSteps } from './sync/after-pull.ts';
 import type { PullSummary } from './sync/pull.ts';
 import { pullSchool } from './sync/pull.ts';
 import { type SchedulerHandle, startScheduler } from './sync/scheduler.ts';
@@ -83,16 +85,12 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
       clients.set(school.id, created);
       return created;
     };
+    // After every pull: metrics and feed re-rendering (so a request costs a lookup), then whatever other
+    // modules registered (pushing).
+    const steps = [feedsAfterPull({ feeds, metrics }), ...afterPullSteps()];
     const afterPull = async (school: SchoolConfig, summary: PullSummary) => {
-      metrics.observeSyncRun({
-        ...summary,
-        upstreamRequests: summary.upstream.requests,
-        ...summary.upstream,
-      });
-      // Feeds render ahead of their subscribers' next poll, so a request costs a lookup.
-      if (summary.status !== 'failed') {
-        const r = await feeds.renderSchool(school.id);
-        log.info({ schoolId: school.id, ...r }, 'feeds re-rendered');
+      for (const step of steps) {
+        await step.run({ store, school, summary, log, flags: {}, print: (line) => log.info(line) });
       }
     };
 

@@ -27,7 +27,6 @@ export interface AdminAuth {
 }
 
 const LOGIN_PATH = '/admin/login';
-const PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'";
 
 const LOGIN_STYLE = `body{font:16px/1.4 system-ui,sans-serif;display:grid;place-items:center;min-height:100vh;margin:0;background:#f4f5f7}
 form{background:#fff;padding:2rem;border-radius:8px;box-shadow:0 1px 4px #0002;width:min(22rem,90vw)}
@@ -140,11 +139,6 @@ export function createAdminAuth(opts: AdminAuthOptions): AdminAuth {
   };
 
   const router = express.Router();
-  // The app's default CSP forbids forms; these pages post to themselves.
-  router.use(['/admin/login', '/admin/logout'], (_req, res, next) => {
-    res.set('Content-Security-Policy', PAGE_CSP);
-    next();
-  });
   router.get(LOGIN_PATH, (req, res) => {
     res.set({ 'Cache-Control': 'no-store', 'Content-Security-Policy': LOGIN_CSP });
     res
