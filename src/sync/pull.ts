@@ -236,43 +236,58 @@ async function pullResource(
   try {
     await store.transaction(async (tx) => {
       const detailProgress = { done: 0, total: 0 };
-      for (const listing of spec.listings) {
-        const source = listing.pages({
-          client,
-          window: ctx.window,
-          ...(updatedAfter ? { updatedAfter } : {}),
+      // One page is written while the next is read: the database (a separate server, for PostgreSQL) and the
+      // upstream work at the same time. At most one write is in flight, in page order.
+      let writing: Promise<void> = Promise.resolve();
+      const write = (records: ResourceMap[ResourceKind][]) =>
+        tx.upsert(school.id, spec.kind, records, ctx.now().toISOString()).then((stats) => {
+          counts.added += stats.added + stats.restored;
+          counts.changed += stats.changed;
+          counts.unchanged += stats.unchanged;
         });
-        for await (const page of prefetch(source)) {
-          pages++;
-          for (const bad of page.skipped) {
-            counts.skipped++;
-            const id = skippedId(bad);
-            if (id === null) unknownSkipped++;
-            else seen.add(id);
-            noteError(`${spec.kind}: skipped malformed record ${bad.id ?? '(no id)'}: ${bad.reason}`);
-          }
-          let records = listing.adjust ? page.records.map(listing.adjust) : page.records;
-          if (spec.kind === 'teams' && records.length > 0) {
-            detailProgress.total += records.length;
-            records = await withTeamDetails(ctx, records as Team[], detailProgress);
-          }
-          for (const meta of page.customFieldsMetadata ?? []) customFields.set(meta.key, meta);
-          if (records.length > 0) {
-            const stats = await tx.upsert(school.id, spec.kind, records, ctx.now().toISOString());
-            counts.added += stats.added + stats.restored;
-            counts.changed += stats.changed;
-            counts.unchanged += stats.unchanged;
-          }
-          for (const r of records) seen.add(recordId(spec.kind, r) as Id);
-          ctx.onProgress({
-            type: 'page',
-            kind: spec.kind,
-            listing: listing.label,
-            page: page.currentPage,
-            lastPage: Math.max(page.lastPage, page.currentPage),
-            records: page.records.length,
+      try {
+        for (const listing of spec.listings) {
+          const source = listing.pages({
+            client,
+            window: ctx.window,
+            ...(updatedAfter ? { updatedAfter } : {}),
           });
+          for await (const page of prefetch(source)) {
+            pages++;
+            for (const bad of page.skipped) {
+              counts.skipped++;
+              const id = skippedId(bad);
+              if (id === null) unknownSkipped++;
+              else seen.add(id);
+              noteError(`${spec.kind}: skipped malformed record ${bad.id ?? '(no id)'}: ${bad.reason}`);
+            }
+            let records = listing.adjust ? page.records.map(listing.adjust) : page.records;
+            if (spec.kind === 'teams' && records.length > 0) {
+              detailProgress.total += records.length;
+              records = await withTeamDetails(ctx, records as Team[], detailProgress);
+            }
+            for (const meta of page.customFieldsMetadata ?? []) customFields.set(meta.key, meta);
+            await writing;
+            if (records.length > 0) {
+              writing = write(records);
+              // Its failure surfaces at the next await of it; until then it must not count as unhandled.
+              writing.catch(() => {});
+            }
+            for (const r of records) seen.add(recordId(spec.kind, r) as Id);
+            ctx.onProgress({
+              type: 'page',
+              kind: spec.kind,
+              listing: listing.label,
+              page: page.currentPage,
+              lastPage: Math.max(page.lastPage, page.currentPage),
+              records: page.records.length,
+            });
+          }
         }
+        await writing;
+      } finally {
+        // A failed read must not roll back under a write still running on the transaction's connection.
+        await writing.catch(() => {});
       }
 
       if (customFields.size > 0) {
