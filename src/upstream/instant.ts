@@ -43,3 +43,37 @@ export function toWireDateTime(value: string, field: string): string {
   if (instant === null) throw new TypeError(`${field} is not an ISO 8601 date-time`);
   return `${instant.slice(0, 10)} ${instant.slice(11, 19)}`;
 }
+
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/**
+ * Whether `value` is already canonical (`toInstant(value) === value`), decided by character arithmetic alone: it
+ * runs for every timestamp of every well-formed record, so it avoids the regex and Date round trip.
+ */
+export function isCanonicalInstant(value: unknown): boolean {
+  if (typeof value !== 'string' || value.length !== 24) return false;
+  const c = (i: number) => value.charCodeAt(i) - 48;
+  const digits = [0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18, 20, 21, 22];
+  for (const i of digits) {
+    const d = c(i);
+    if (d < 0 || d > 9) return false;
+  }
+  if (
+    value[4] !== '-' ||
+    value[7] !== '-' ||
+    value[10] !== 'T' ||
+    value[13] !== ':' ||
+    value[16] !== ':' ||
+    value[19] !== '.' ||
+    value[23] !== 'Z'
+  ) {
+    return false;
+  }
+  const year = c(0) * 1000 + c(1) * 100 + c(2) * 10 + c(3);
+  const month = c(5) * 10 + c(6);
+  const day = c(8) * 10 + c(9);
+  if (month < 1 || month > 12 || day < 1) return false;
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  const maxDay = month === 2 && leap ? 29 : DAYS_IN_MONTH[month - 1]!;
+  return day <= maxDay && c(11) * 10 + c(12) <= 23 && c(14) * 10 + c(15) <= 59 && c(17) * 10 + c(18) <= 59;
+}

@@ -51,6 +51,8 @@ const ref = (r: Nullish<{ id: Id; name?: Nullish<string> }>): Ref | null =>
 
 const textOrNull = (s: Nullish<string>): string | null => (s == null || s === '' ? null : s);
 
+const scoreText = (s: Nullish<string | number>): string | null => (s == null || s === '' ? null : String(s));
+
 // ---- custom fields ------------------------------------------------------------------------------------------
 
 export type CustomFieldIndex = ReadonlyMap<string, CustomFieldMeta>;
@@ -205,8 +207,8 @@ export function normaliseSession(r: RawSession, index: CustomFieldIndex | null):
     end: r.endDateTime,
     creatorUserId: r.creatorUserId ?? null,
     seriesId: r.seriesId ?? null,
-    organisationScore: textOrNull(r.organisationScore),
-    opponentScore: textOrNull(r.opponentScore),
+    organisationScore: scoreText(r.organisationScore),
+    opponentScore: scoreText(r.opponentScore),
     result: r.result == null ? null : RESULTS[r.result],
     remindStaff: r.remindStaff ?? false,
     status: r.status ?? 'confirmed',

@@ -74,59 +74,81 @@ export function readCustomFieldsMetadata(
   return fields;
 }
 
+/**
+ * Pages of one listing. With `prefetch`, the request for the next page goes out as soon as the current one has
+ * arrived, so the server prepares page n+1 while this process validates page n and the caller handles it; the
+ * wait for the next page then mostly disappears. A caller that stops early leaves at most that one request,
+ * which is cancelled.
+ */
 export async function* paginate<S extends z.ZodType, T>(
   transport: Transport,
   ep: ListEndpoint<S, T>,
   params: Readonly<Record<string, QueryValue>>,
   onMalformed: Report,
+  prefetch = true,
 ): AsyncGenerator<Page<T>> {
   const endpoint = `GET ${ep.path}`;
   const pageLength = (params.pageLength as number | undefined) ?? ep.maxPageLength;
   let page = (params.page as number | undefined) ?? 1;
-  for (;;) {
-    const body = await transport.json({
+  const abandon = new AbortController();
+  const request = (p: number): Promise<unknown> => {
+    const pending = transport.json({
       method: 'GET',
       endpoint,
       path: ep.path,
-      query: encodeQuery({ ...params, page, pageLength }),
+      query: encodeQuery({ ...params, page: p, pageLength }),
       read: true,
+      signal: abandon.signal,
     });
-    const envelope = zListEnvelope.safeParse(body);
-    if (!envelope.success) {
-      throw new InvalidResponseError(endpoint, 200, `page ${page}: ${issueReason(envelope.error.issues)}`);
-    }
-    const { data, customFieldsMetadata } = envelope.data;
-    const paging = envelope.data.pagination ?? envelope.data.paginationData;
+    // Awaited below; this only keeps a prefetch the caller never asks for from being an unhandled rejection.
+    pending.catch(() => {});
+    return pending;
+  };
+  let next = request(page);
+  try {
+    for (;;) {
+      const body = await next;
+      const envelope = zListEnvelope.safeParse(body);
+      if (!envelope.success) {
+        throw new InvalidResponseError(endpoint, 200, `page ${page}: ${issueReason(envelope.error.issues)}`);
+      }
+      const { data, customFieldsMetadata } = envelope.data;
+      const paging = envelope.data.pagination ?? envelope.data.paginationData;
+      // No pagination object (seen on student-teams): the response is the whole listing.
+      const currentPage = paging?.currentPage ?? page;
+      const lastPage = paging ? paging.lastPage : currentPage;
+      // Advance by the page asked for, not the one echoed, so a server that misreports currentPage cannot loop
+      // us; an empty page means the listing shrank under us and there is nothing further.
+      const more = paging !== null && paging !== undefined && page < lastPage && data.length > 0;
+      if (more && prefetch) next = request(page + 1);
 
-    const skipped: MalformedRecord[] = [];
-    const report: Report = (m) => {
-      skipped.push(m);
-      onMalformed(m);
-    };
-    const fields = readCustomFieldsMetadata(customFieldsMetadata, endpoint, report);
-    const ctx: RecordContext = { customFields: indexCustomFields(fields) };
-    const records: T[] = [];
-    for (const raw of data) {
-      const record = parseRecord(raw, ep.schema, ep.normalise, ctx, endpoint, report);
-      if (record !== undefined) records.push(record);
+      const skipped: MalformedRecord[] = [];
+      const report: Report = (m) => {
+        skipped.push(m);
+        onMalformed(m);
+      };
+      const fields = readCustomFieldsMetadata(customFieldsMetadata, endpoint, report);
+      const ctx: RecordContext = { customFields: indexCustomFields(fields) };
+      const records: T[] = [];
+      for (const raw of data) {
+        const record = parseRecord(raw, ep.schema, ep.normalise, ctx, endpoint, report);
+        if (record !== undefined) records.push(record);
+      }
+      const result: Page<T> = {
+        records,
+        skipped,
+        currentPage,
+        lastPage,
+        numRecords: paging?.numRecords ?? data.length,
+      };
+      if (paging?.pageLength != null) result.pageLength = paging.pageLength;
+      if (fields !== undefined) result.customFieldsMetadata = fields;
+      yield result;
+      if (!more) return;
+      page++;
+      if (!prefetch) next = request(page);
     }
-
-    // No pagination object (seen on student-teams): the response is the whole listing.
-    const currentPage = paging?.currentPage ?? page;
-    const lastPage = paging ? paging.lastPage : currentPage;
-    const result: Page<T> = {
-      records,
-      skipped,
-      currentPage,
-      lastPage,
-      numRecords: paging?.numRecords ?? data.length,
-    };
-    if (paging?.pageLength != null) result.pageLength = paging.pageLength;
-    if (fields !== undefined) result.customFieldsMetadata = fields;
-    yield result;
-    // Advance by the page asked for, not the one echoed, so a server that misreports currentPage cannot loop us;
-    // an empty page means the listing shrank under us and there is nothing further.
-    if (!paging || page >= lastPage || data.length === 0) return;
-    page++;
+  } finally {
+    abandon.abort();
   }
 }

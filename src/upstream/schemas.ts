@@ -10,7 +10,7 @@
 // email too). Everything documented as nullable, optional or "if any" may be absent.
 import { z } from 'zod';
 import { withCanonical } from './canonical.ts';
-import { toInstant } from './instant.ts';
+import { isCanonicalInstant, toInstant } from './instant.ts';
 
 // ---- primitives ---------------------------------------------------------------------------------------------
 
@@ -25,6 +25,15 @@ export const zId = z.union([
 
 /** Text documented as a string that sometimes arrives as a number (scores, SIS ids, jersey numbers, string ids). */
 export const zText = z.union([z.string(), z.number().transform(String)]);
+
+/**
+ * Scores: `organisationScore` arrives as a string, `opponentScore` as a number. Kept as received (no transform, so
+ * both forms are already output form) and printed as text by the normaliser.
+ */
+export const zScore = withCanonical(
+  z.union([z.string(), z.number()]),
+  (v) => typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v)),
+);
 
 /** A number that sometimes arrives as a string (`numRecords`, coordinates). */
 export const zNum = z.union([
@@ -61,7 +70,7 @@ export const zInstant = withCanonical(
     }
     return instant;
   }),
-  (v) => typeof v === 'string' && v.length === 24 && toInstant(v) === v,
+  isCanonicalInstant,
 );
 
 /** Upstream result codes and the spellings seen for them, to the canonical code. */
@@ -168,8 +177,8 @@ export const zSession = z.object({
   endDateTime: zInstant,
   creatorUserId: zId.nullish(),
   seriesId: zId.nullish(),
-  organisationScore: zText.nullish(),
-  opponentScore: zText.nullish(),
+  organisationScore: zScore.nullish(),
+  opponentScore: zScore.nullish(),
   result: zResult.nullish(),
   remindStaff: zBool.nullish(),
   status: zStatus.nullish(),

@@ -48,11 +48,18 @@ function agrees<S extends z.ZodType, T>(schema: S, normalise: (r: z.output<S>) =
 describe('canonical fast path', () => {
   it('accepts a record already in output form, and normalises it as zod would', () => {
     expect(agrees(zSession, (r) => normaliseSession(r, null), canonicalSession)).toBe(true);
+    // Scores are kept as received (string or number) on both paths and printed as text.
+    const numeric = { ...canonicalSession, organisationScore: 3, opponentScore: '2' };
+    expect(agrees(zSession, (r) => normaliseSession(r, null), numeric)).toBe(true);
+    expect(normaliseSession(numeric as never, null)).toMatchObject({
+      organisationScore: '3',
+      opponentScore: '2',
+    });
   });
 
   it.each([
     ['id as string', { id: '1' }],
-    ['score as number', { opponentScore: 2 }],
+    ['score as boolean', { opponentScore: true }],
     ['result as word', { result: 'won' }],
     ['status capitalised', { status: 'Draft' }],
     ['instant without milliseconds', { startDateTime: '2026-03-14T09:00:00Z' }],

@@ -243,6 +243,42 @@ describe('typed errors never carry the token', () => {
   });
 });
 
+describe('prefetch', () => {
+  const page = (n: number) => ({
+    body: {
+      data: [{ id: n, name: `D${n}` }],
+      pagination: { currentPage: n, lastPage: 3, pageLength: 1, numRecords: 3 },
+    },
+  });
+
+  it('asks for the next page while the current one is handled, and abandons it when the caller stops', async () => {
+    server = await startFixtureServer((req) => (req.query.get('page') === '2' ? { hang: true } : page(1)));
+    const { client } = clientFor(server.url, { timeoutMs: 10_000 });
+    for await (const p of client.departments({ pageLength: 1 })) {
+      expect(p.records.map((d) => d.id)).toEqual([1]);
+      // While the caller is still busy with page 1, page 2 is already on its way.
+      for (let i = 0; i < 200 && server.requests.length < 2; i++) await new Promise((r) => setTimeout(r, 5));
+      expect(server.requests.map((r) => r.query.get('page'))).toEqual(['1', '2']);
+      break;
+    }
+    // The abandoned request is cancelled, neither retried nor reported as an error.
+    await new Promise((r) => setTimeout(r, 50));
+    expect(server.requests).toHaveLength(2);
+    expect(client.stats()['GET /departments']).toEqual({ requests: 2, retries: 0, throttled: 0, errors: 0 });
+  });
+
+  it('can be turned off: one request per page asked for', async () => {
+    server = await startFixtureServer((req) => page(Number(req.query.get('page'))));
+    const { client } = clientFor(server.url, { prefetch: false });
+    for await (const _ of client.departments({ pageLength: 1 })) break;
+    await new Promise((r) => setTimeout(r, 50));
+    expect(server.requests).toHaveLength(1);
+    const all: number[] = [];
+    for await (const p of client.departments({ pageLength: 1 })) all.push(...p.records.map((d) => d.id));
+    expect(all).toEqual([1, 2, 3]);
+  });
+});
+
 describe('client-side rate limit', () => {
   it('holds concurrency and spaces request starts', async () => {
     let inFlight = 0;

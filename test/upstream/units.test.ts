@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { backoffDelay, DEFAULT_BACKOFF, parseRetryAfter } from '../../src/upstream/backoff.ts';
-import { toInstant, toWireDateTime } from '../../src/upstream/instant.ts';
+import { isCanonicalInstant, toInstant, toWireDateTime } from '../../src/upstream/instant.ts';
 import { encodeQuery } from '../../src/upstream/query.ts';
 
 describe('toInstant', () => {
@@ -29,6 +29,31 @@ describe('toInstant', () => {
     '14/03/2026',
   ])('rejects %j', (input) => {
     expect(toInstant(input)).toBeNull();
+  });
+
+  it('isCanonicalInstant agrees with toInstant(x) === x', () => {
+    const samples = [
+      '2026-03-14T09:00:00.000Z',
+      '2024-02-29T23:59:59.999Z',
+      '2025-02-29T00:00:00.000Z',
+      '2026-04-31T00:00:00.000Z',
+      '2026-03-14T24:00:00.000Z',
+      '2026-03-14T09:60:00.000Z',
+      '2026-00-14T09:00:00.000Z',
+      '2026-03-00T09:00:00.000Z',
+      '2026-03-14T09:00:00Z',
+      '2026-03-14 09:00:00.000Z',
+      '2026-03-14T09:00:00.000+',
+      '2100-02-29T00:00:00.000Z',
+      '2000-02-29T00:00:00.000Z',
+      '2026-0a-14T09:00:00.000Z',
+    ];
+    // And a spread of real instants, one every 97 hours across a few years.
+    for (let t = Date.UTC(2023, 0, 1); t < Date.UTC(2029, 0, 1); t += 97 * 3_600_000 + 7) {
+      samples.push(new Date(t).toISOString());
+    }
+    for (const s of samples) expect(isCanonicalInstant(s), s).toBe(toInstant(s) === s);
+    expect(isCanonicalInstant(123)).toBe(false);
   });
 
   it('reads epoch milliseconds', () => {
