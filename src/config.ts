@@ -5,6 +5,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import cron from 'node-cron';
 import { z } from 'zod';
+import { parseTargets } from './push/config.ts';
 
 /** Thrown for any configuration problem; its message is meant to be printed as is. */
 export class ConfigError extends Error {
@@ -275,6 +276,15 @@ export async function loadConfig(env: NodeJS.ProcessEnv = process.env): Promise<
       },
     });
     resolveSecrets(parsed, env, abs);
+    // Push targets are validated by their owner, src/push/config.ts, so a bad one stops start-up here too.
+    parsed.schools.forEach((s, i) => {
+      try {
+        parseTargets(s.targets, `schools[${i}].targets`, env);
+      } catch (err) {
+        if (err instanceof ConfigError) throw new ConfigError(`${err.message}\n(in ${abs})`);
+        throw err;
+      }
+    });
     return finish(parsed, { kind: 'file', path: abs });
   }
 

@@ -3,6 +3,7 @@
 import { parseArgs } from 'node:util';
 import { type Config, describeConfig, loadConfig } from '../config.ts';
 import { createLogger, type LogLevel } from '../log.ts';
+import '../push/register.ts';
 import { openStore } from '../store/index.ts';
 import { afterPullSteps } from '../sync/after-pull.ts';
 import { type PullSummary, pullSchool } from '../sync/pull.ts';

@@ -171,7 +171,7 @@ export const outlookTargetSchema = z.strictObject({
 
 export const targetSchema = z
   .discriminatedUnion('provider', [googleTargetSchema, outlookTargetSchema], {
-    error: (iss) => (iss.code === 'invalid_union' ? 'provider: must be "google" or "outlook"' : undefined),
+    error: (iss) => (iss.code === 'invalid_union' ? 'must be "google" or "outlook"' : undefined),
   })
   .superRefine((t, ctx) => {
     if (t.provider === 'outlook' && t.scope !== 'staff' && t.scope !== 'student')
@@ -274,11 +274,7 @@ function issueProblem(issue: z.core.$ZodIssue, base: readonly PropertyKey[]): Pr
   }
   if (issue.code === 'invalid_type' && /received undefined/.test(issue.message))
     return { path: formatPath(p), message: 'is required' };
-  const msg = issue.message.replace(/^Invalid input: /, '');
-  // The union's own message names its field ("provider: …"): fold it into the path.
-  const m = /^(provider): (.*)$/.exec(msg);
-  if (m) return { path: formatPath([...p, m[1]!]), message: m[2]! };
-  return { path: formatPath(p), message: msg };
+  return { path: formatPath(p), message: issue.message.replace(/^Invalid input: /, '') };
 }
 
 function basePath(path: string): PropertyKey[] {

@@ -1,0 +1,151 @@
+// How pushing joins the rest of rostercal: after every pull (`rostercal sync`, scheduled pulls) and on its own
+// schedule (`schools[].schedules.push`). One push per target at a time in this process; across replicas the
+// scheduler's RunCoordinator makes each scheduled fire run once.
+import type { SchoolConfig } from '../config.ts';
+import { type Logger, silentLogger } from '../log.ts';
+import type { Store } from '../store/types.ts';
+import type { AfterPullStep } from '../sync/after-pull.ts';
+import type { PullSummary } from '../sync/pull.ts';
+import type { JobDefinition, JobOutcome } from '../sync/scheduler.ts';
+import { type PushTargetConfig, parseTargets } from './config.ts';
+import { formatPlan, type PushSummary, planTarget, pushTarget } from './engine.ts';
+
+const parsed = new WeakMap<object, PushTargetConfig[]>();
+
+/** The school's validated targets (parsed once per config object). Throws ConfigError naming the field. */
+export function targetsOf(school: SchoolConfig, index?: number): PushTargetConfig[] {
+  const raw = school.targets as unknown[];
+  let t = parsed.get(raw);
+  if (!t) {
+    t = parseTargets(raw, index === undefined ? `schools.${school.id}.targets` : `schools[${index}].targets`);
+    parsed.set(raw, t);
+  }
+  return t;
+}
+
+const running = new Map<string, Promise<unknown>>();
+
+/** Serialises pushes of one target inside this process. */
+function exclusive<T>(key: string, fn: () => Promise<T>): Promise<T> {
+  const prev = running.get(key) ?? Promise.resolve();
+  const next = prev.catch(() => {}).then(fn);
+  running.set(key, next);
+  void next.finally(() => {
+    if (running.get(key) === next) running.delete(key);
+  });
+  return next;
+}
+
+export interface PushSchoolOptions {
+  store: Store;
+  school: SchoolConfig;
+  log?: Logger;
+  dryRun?: boolean;
+  reconcile?: boolean;
+  force?: boolean;
+  /** Only this target. */
+  target?: string;
+  now?: () => Date;
+}
+
+/** Pushes (or plans) every target of a school, one after the other; a failing target does not stop the rest. */
+export async function pushSchool(opts: PushSchoolOptions): Promise<PushSummary[]> {
+  const log = opts.log ?? silentLogger;
+  const targets = targetsOf(opts.school).filter((t) => !opts.target || t.id === opts.target);
+  const out: PushSummary[] = [];
+  for (const target of targets) {
+    const common = {
+      store: opts.store,
+      school: opts.school,
+      target,
+      log,
+      ...(opts.reconcile ? { reconcile: true } : {}),
+      ...(opts.force ? { force: true } : {}),
+      ...(opts.now ? { now: opts.now } : {}),
+    };
+    out.push(
+      opts.dryRun
+        ? await planTarget(common)
+        : await exclusive(`${opts.school.id}/${target.id}`, () => pushTarget(common)),
+    );
+  }
+  return out;
+}
+
+/** For the scheduler's onPull: push after every pull that did not fail outright. */
+export async function pushAfterPull(
+  store: Store,
+  school: SchoolConfig,
+  summary: PullSummary,
+  log?: Logger,
+): Promise<void> {
+  if (summary.status === 'failed' || targetsOf(school).length === 0) return;
+  await pushSchool({ store, school, ...(log ? { log } : {}) });
+}
+
+/** For the scheduler's extraJobs: the school's own push schedule (full reconciliation on each fire). */
+export function pushJobs(store: Store, school: SchoolConfig): JobDefinition[] {
+  const cron = school.schedules.push;
+  if (!cron || targetsOf(school).length === 0) return [];
+  return [
+    {
+      name: 'push',
+      cron,
+      run: async ({ log }): Promise<JobOutcome> => {
+        try {
+          const results = await pushSchool({ store, school, log, reconcile: true });
+          const failed = results.find((r) => r.status === 'failed');
+          if (failed) return { status: 'failed', error: failed.errors.at(-1) ?? `${failed.target} failed` };
+          const suspicious = results.find((r) => r.status === 'suspicious');
+          if (suspicious) return { status: 'suspicious', error: suspicious.warning };
+          return { status: 'succeeded' };
+        } catch (err) {
+          return { status: 'failed', error: err instanceof Error ? err.message : String(err) };
+        }
+      },
+    },
+  ];
+}
+
+/** The `rostercal sync` step: push (or, with --dry-run, print the plan) after the pull. */
+export const pushStep: AfterPullStep = {
+  name: 'push',
+  options: {
+    'dry-run': {
+      type: 'boolean',
+      help: 'push: print what would be created, updated and deleted; write nothing',
+    },
+    'no-push': { type: 'boolean', help: 'pull only' },
+    reconcile: { type: 'boolean', help: 'push: compare every calendar with the remote now' },
+    force: { type: 'boolean', help: 'push: apply deletions even when there are suspiciously many' },
+    target: { type: 'string', help: 'push: only the target with this id' },
+  },
+  async run(ctx) {
+    if (ctx.flags['no-push']) return true;
+    let targets: PushTargetConfig[];
+    try {
+      targets = targetsOf(ctx.school);
+    } catch (err) {
+      ctx.print(err instanceof Error ? err.message : String(err));
+      return false;
+    }
+    if (targets.length === 0) return true;
+    const dryRun = Boolean(ctx.flags['dry-run']);
+    try {
+      const results = await pushSchool({
+        store: ctx.store,
+        school: ctx.school,
+        log: ctx.log,
+        dryRun,
+        reconcile: Boolean(ctx.flags.reconcile),
+        force: Boolean(ctx.flags.force),
+        ...(typeof ctx.flags.target === 'string' ? { target: ctx.flags.target } : {}),
+      });
+      for (const r of results) ctx.print(formatPlan(r, { verbose: false }));
+      return results.every((r) => r.status !== 'failed');
+    } catch (err) {
+      ctx.print(`push ${ctx.school.id}: ${err instanceof Error ? err.message : String(err)}`);
+      return false;
+    }
+  },
+};
