@@ -23,7 +23,8 @@ const goodSchool = {
   timeZone: 'Australia/Sydney',
   syncWindow: { daysBack: 30 },
   schedules: { incremental: '*/5 * * * *' },
-  targets: [{ id: 'g', kind: 'google', anything: { nested: true } }],
+  // Kept as given here; src/push/config.ts validates the shape (and loadConfig calls it).
+  targets: [{ id: 'g', scope: 'team', provider: 'google', google: { auth: { accessToken: 'ya29.static' } } }],
 };
 
 let n = 0;
@@ -62,7 +63,9 @@ describe('config file', () => {
     expect(s.syncWindow).toEqual({ daysBack: 30, daysAhead: 365 });
     expect(s.schedules).toEqual({ incremental: '*/5 * * * *', full: '0 */6 * * *' });
     expect(s.deletionGuard).toEqual({ maxShrinkFraction: 0.3 });
-    expect(s.targets).toEqual([{ id: 'g', kind: 'google', anything: { nested: true } }]);
+    expect(s.targets).toEqual([
+      { id: 'g', scope: 'team', provider: 'google', google: { auth: { accessToken: 'ya29.static' } } },
+    ]);
   });
 
   it('takes deployment settings from the environment over the file', async () => {
