@@ -22,6 +22,8 @@ export interface ProjectionContext {
   staffNames: ReadonlyMap<Id, string>;
   studentNames: ReadonlyMap<Id, string>;
   templates: EventTemplates;
+  /** Every spelling of every student's full name (first and legal first name with last name). */
+  studentNameVariants?: ReadonlyMap<Id, string[]>;
 }
 
 /** The feed an event is projected for; it is part of the UID (see uid.ts). */
@@ -38,14 +40,26 @@ export function createProjectionContext(input: {
   school: SchoolInfo;
   customFields?: Iterable<CustomFieldMeta>;
   staff?: Iterable<{ id: Id; firstName: string; lastName: string }>;
-  students?: Iterable<{ id: Id; firstName: string; lastName: string }>;
+  students?: Iterable<{ id: Id; firstName: string; lastName: string; legalFirstName?: string | null }>;
   templates?: EventTemplates;
 }): ProjectionContext {
+  const students = [...(input.students ?? [])];
   return {
+    studentNameVariants: new Map(
+      students.map((s) => [
+        s.id,
+        [
+          ...new Set([
+            personName(s),
+            ...(s.legalFirstName ? [`${s.legalFirstName} ${s.lastName}`.trim()] : []),
+          ]),
+        ],
+      ]),
+    ),
     school: input.school,
     customFields: new Map([...(input.customFields ?? [])].map((f) => [f.key, f])),
     staffNames: new Map([...(input.staff ?? [])].map((s) => [s.id, personName(s)])),
-    studentNames: new Map([...(input.students ?? [])].map((s) => [s.id, personName(s)])),
+    studentNames: new Map(students.map((s) => [s.id, personName(s)])),
     templates: input.templates ?? loadEventTemplates({ schoolId: input.school.id }),
   };
 }

@@ -48,6 +48,7 @@ const PLACEHOLDERS = {
     staff: ['names'],
     teams: ['names'],
     studentCount: ['count'],
+    nameRemoved: [],
     separator: [],
   },
 } as const;

@@ -216,3 +216,25 @@ describe('event templates', () => {
     );
   });
 });
+
+describe('student names in free text', () => {
+  const s = session({
+    teams: [],
+    title: 'Piano lesson – Ben Ode',
+    studentParentNotes:
+      'Ana  Lima and BEN ODE share the room; Benjamin Oder is not a student. Ana Limao neither.',
+  });
+  it('are replaced for guardians, except the own student in their student feed; staff see them', () => {
+    const g = projectSession(s, ctx(), 'guardian', { scope: 'activity', id: 1 })!;
+    expect(g.title).toBe('Piano lesson – (a student)');
+    expect(g.description).toBe(
+      '(a student) and (a student) share the room; Benjamin Oder is not a student. Ana Limao neither.',
+    );
+    const own = projectSession(s, ctx(), 'guardian', { scope: 'student', id: 502 })!;
+    expect(own.title).toBe('Piano lesson – Ben Ode');
+    expect(own.description).toContain('(a student) and BEN ODE share');
+    const staff = projectSession(s, ctx(), 'staff')!;
+    expect(staff.title).toBe('Piano lesson – Ben Ode');
+    expect(staff.description).toContain('Ana  Lima and BEN ODE');
+  });
+});
