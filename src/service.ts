@@ -1,9 +1,10 @@
-// The running service behind `rostercal serve` (and `npm start`): store, upstream clients (the in-process sandbox
-// for demo schools), the first pull, the scheduler, pre-rendered feeds and the web server, wired together once.
+// The running service behind `rostercal serve` (and `npm start`): store, the sync side (demo sandbox, clients,
+// first pull, scheduler), pre-rendered feeds, rosters, the staff dashboard and the web server, wired together once.
 // Each part stays ignorant of the others; this file is the only place that knows them all.
 import express from 'express';
 import type { Config, SchoolConfig } from './config.ts';
 import { feedsAfterPull } from './feeds/after-pull.ts';
+import { listFeedDefs } from './feeds/catalog.ts';
 import { FeedService } from './feeds/service.ts';
 import { FeedTokens, loadFeedSecret } from './feeds/tokens.ts';
 import { type Logger, silentLogger } from './log.ts';
@@ -11,10 +12,8 @@ import { openStore } from './store/index.ts';
 import type { FeedScope, Store } from './store/types.ts';
 import { afterPullSteps } from './sync/after-pull.ts';
 import type { PullSummary } from './sync/pull.ts';
-import { pullSchool } from './sync/pull.ts';
-import { type SchedulerHandle, startScheduler } from './sync/scheduler.ts';
-import { clientForSchool, startDemoUpstream } from './sync/upstream.ts';
-import type { UpstreamClient } from './upstream/api.ts';
+import type { SchedulerHandle } from './sync/scheduler.ts';
+import { startSyncService } from './sync/service.ts';
 import { createAdminRouter } from './web/admin.ts';
 import { createAdminAuth } from './web/admin-auth.ts';
 import { createApp } from './web/app.ts';
@@ -28,13 +27,11 @@ export interface ServiceOptions {
   /** Overrides config.port (0 = any free port; tests). */
   port?: number;
   host?: string;
-  /** Run the cron schedule (default true). */
-  schedule?: boolean;
   /** Pull each school once at start when it has never been pulled (default true). */
   initialPull?: boolean;
   /** Staff access to rosters and the admin pages (ADMIN_TOKEN); without one, those routes admit nobody. */
   adminToken?: string | null;
-  /** Called for each line worth showing a person at the terminal (the demo's progress). */
+  /** Called for each line worth showing a person at the terminal. */
   say?: (line: string) => void;
 }
 
@@ -53,7 +50,9 @@ export interface RunningService {
   store: Store;
   feeds: FeedService;
   metrics: Metrics;
-  scheduler: SchedulerHandle | null;
+  scheduler: SchedulerHandle;
+  /** Settles when the start-up pulls (demo schools, never-pulled schools) are done. */
+  initialPulls: Promise<void>;
   /** One working feed URL per scope kind of the first school (for the demo banner). */
   sampleFeeds(): Promise<SampleFeed[]>;
   close(): Promise<void>;
@@ -62,29 +61,17 @@ export interface RunningService {
 export async function startService(opts: ServiceOptions): Promise<RunningService> {
   const log = opts.log ?? silentLogger;
   const say = opts.say ?? (() => {});
-  const demo = await startDemoUpstream(opts.config);
-  const config = demo.config;
-  if (demo.url) say(`demo sandbox school served at ${demo.url}`);
-
   const store = await openStore({
-    ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}),
-    dataDir: config.dataDir,
+    ...(opts.config.databaseUrl ? { databaseUrl: opts.config.databaseUrl } : {}),
+    dataDir: opts.config.dataDir,
   });
-  const cleanup: (() => Promise<void>)[] = [() => demo.close(), () => store.close()];
+  const cleanup: (() => Promise<void>)[] = [() => store.close()];
   try {
-    for (const s of config.schools)
+    for (const s of opts.config.schools)
       await store.upsertSchool({ id: s.id, name: s.name, timeZone: s.timeZone });
 
     const metrics = createMetrics();
     const feeds = new FeedService({ store, onRender: (info) => metrics.observeFeedRender(info) });
-    const clients = new Map<string, UpstreamClient>();
-    const clientFor = (school: SchoolConfig) => {
-      const known = clients.get(school.id);
-      if (known) return known;
-      const created = clientForSchool(school, log);
-      clients.set(school.id, created);
-      return created;
-    };
     // After every pull: metrics and feed re-rendering (so a request costs a lookup), then whatever other
     // modules registered (pushing).
     const steps = [feedsAfterPull({ feeds, metrics }), ...afterPullSteps()];
@@ -94,26 +81,16 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
       }
     };
 
-    if (opts.initialPull ?? true) {
-      for (const school of config.schools) {
-        const runs = await store.listRuns(school.id, { limit: 20 });
-        if (runs.some((r) => r.kind !== 'push' && r.status !== 'failed' && r.status !== 'running')) continue;
-        say(`${school.id}: first pull from upstream…`);
-        const summary = await pullSchool({ store, client: clientFor(school), school, kind: 'full', log });
-        await afterPull(school, summary);
-        const total = Object.values(summary.counts).reduce((n, c) => n + c.added + c.changed, 0);
-        say(
-          `${school.id}: pull ${summary.status} in ${(summary.durationMs / 1000).toFixed(1)} s ` +
-            `(${total} records, ${summary.upstream.requests} upstream requests)`,
-        );
-      }
-    }
-
-    const scheduler =
-      (opts.schedule ?? true)
-        ? await startScheduler({ store, config, clientFor, log, onPull: afterPull })
-        : null;
-    if (scheduler) cleanup.unshift(() => scheduler.stop());
+    const sync = await startSyncService({
+      config: opts.config,
+      store,
+      log,
+      initialPull: (opts.initialPull ?? true) ? 'auto' : 'none',
+      onPull: afterPull,
+    });
+    cleanup.unshift(() => sync.stop());
+    const config = sync.config;
+    if (sync.demoUrl) say(`demo sandbox school served at ${sync.demoUrl}`);
 
     const tokens = new FeedTokens(store, loadFeedSecret({ dataDir: config.dataDir }));
     // One staff sign-in for rosters and the dashboard: its login routes are mounted once, with the dashboard.
@@ -146,16 +123,16 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
     const base = config.publicUrl.replace(/\/+$/, '');
     return {
       url: server.url,
-      sandboxUrl: demo.url,
+      sandboxUrl: sync.demoUrl,
       config,
       store,
       feeds,
       metrics,
-      scheduler,
+      scheduler: sync.scheduler,
+      initialPulls: sync.initialPulls,
       async sampleFeeds() {
         const school = config.schools[0];
         if (!school) return [];
-        const { listFeedDefs } = await import('./feeds/catalog.ts');
         const defs = await listFeedDefs(store, school.id);
         const out: SampleFeed[] = [];
         for (const scope of ['team', 'student', 'staff', 'activity'] as const) {

@@ -50,9 +50,9 @@ describe('rostercal serve', () => {
       config,
       port,
       host: '127.0.0.1',
-      schedule: false,
       adminToken: ADMIN_TOKEN,
     });
+    await service.initialPulls;
     browser = await chromium.launch({
       executablePath: '/usr/bin/chromium',
       args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
