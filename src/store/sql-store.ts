@@ -36,45 +36,10 @@ const MAX_PARAMS = 30_000;
 const MAX_ROWS = 500;
 /** Ids per `IN (...)` list. */
 const IN_CHUNK = 900;
-/** Rows per unnest() insert on PostgreSQL: bounds one statement's memory. */
-const PG_UNNEST_ROWS = 5_000;
+/** Rows per bulk insert on PostgreSQL: bounds one statement's memory. */
+const PG_BULK_ROWS = 5_000;
 
 type Row = Record<string, string | number | null>;
-
-const INT8_COLUMNS = new Set([
-  'activity_id',
-  'student_id',
-  'team_id',
-  'staff_id',
-  'session_id',
-  'year_group_id',
-  'scope_id',
-]);
-/**
- * A PostgreSQL array literal, encoded here rather than by pg (whose generic encoder costs several times more on
- * the pull's thousands of JSON documents). Elements are always quoted, so only `"` and `\` need escaping.
- */
-function pgArrayLiteral(values: readonly (string | number | null)[]): string {
-  const parts = new Array<string>(values.length);
-  for (let i = 0; i < values.length; i++) {
-    const v = values[i];
-    parts[i] =
-      v === null || v === undefined
-        ? 'NULL'
-        : typeof v === 'number'
-          ? String(v)
-          : `"${v.replace(/["\\]/g, '\\$&')}"`;
-  }
-  return `{${parts.join(',')}}`;
-}
-
-/** PostgreSQL element type of a column, for the arrays bulk inserts pass. */
-function pgColumnType(table: string, column: string): string {
-  if (column === 'id') return table === 'custom_fields' ? 'text' : 'int8';
-  if (INT8_COLUMNS.has(column)) return 'int8';
-  if (column === 'version' || column === 'cancelled') return 'int4';
-  return 'text';
-}
 
 type Executor = Kysely<DB> | Transaction<DB>;
 
@@ -293,8 +258,9 @@ export class SqlStore implements Store {
 
   /**
    * Inserts rows sharing one set of columns, optionally upserting on a key. SQLite: multi-row VALUES within
-   * its parameter limit. PostgreSQL: one array parameter per column through unnest(), several times faster
-   * than thousands of scalar parameters.
+   * its parameter limit. PostgreSQL: the whole batch as one JSON parameter expanded by json_populate_recordset
+   * into the table's own row type: several times faster than thousands of scalar parameters, and cheaper to
+   * encode than one array per column.
    */
   async #insertRows(
     table: string,
@@ -317,11 +283,9 @@ export class SqlStore implements Store {
           )
         : q;
     if (this.dialect === 'postgres') {
-      for (const batch of chunks(rows, PG_UNNEST_ROWS)) {
-        const arrays = columns.map(
-          (c) => sql`${pgArrayLiteral(batch.map((r) => r[c] ?? null))}::${sql.raw(pgColumnType(table, c))}[]`,
-        );
-        const select = sql`select * from unnest(${sql.join(arrays)})`;
+      const selected = sql.join(columns.map((c) => sql.ref(c)));
+      for (const batch of chunks(rows, PG_BULK_ROWS)) {
+        const select = sql`select ${selected} from json_populate_recordset(null::${sql.table(table)}, ${JSON.stringify(batch)}::json)`;
         await onConflict(db.insertInto(table).columns(columns).expression(select)).execute();
       }
       return;
@@ -473,7 +437,7 @@ export class SqlStore implements Store {
           .select('session_id')
           .where('school_id', '=', schoolId)
           .where('student_id', '=', studentId)
-          .union(
+          .unionAll(
             eb
               .selectFrom('session_teams')
               .select('session_id')
