@@ -394,6 +394,8 @@ export function renderSheet(
     margins: { top: margin, bottom: margin, left: margin, right: margin },
     bufferPages: true,
     autoFirstPage: false,
+    // No default Helvetica: pdfkit would parse its AFM metrics for every document, and every run sets its face.
+    font: null as unknown as string,
     displayTitle: true,
     lang: template.locale,
     info: {

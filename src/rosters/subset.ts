@@ -93,6 +93,23 @@ function sfnt(tables: [string, Uint8Array][]): Uint8Array {
   return out;
 }
 
+/**
+ * A simple glyph without its hinting instructions. Hinting matters for screens at small sizes; printed rosters and
+ * PDF viewers do without, and the instructions are about half of DejaVu's glyph bytes (to embed and compress).
+ */
+function withoutInstructions(glyph: Uint8Array): Uint8Array {
+  const view = new DataView(glyph.buffer, glyph.byteOffset, glyph.byteLength);
+  const contours = view.getInt16(0);
+  const at = 10 + 2 * contours; // instructionLength follows endPtsOfContours
+  if (contours <= 0 || at + 2 > glyph.length) return glyph;
+  const length = view.getUint16(at);
+  if (length === 0 || at + 2 + length > glyph.length) return glyph;
+  const out = new Uint8Array(glyph.length - length);
+  out.set(glyph.subarray(0, at), 0); // header and endPtsOfContours; instructionLength stays 0
+  out.set(glyph.subarray(at + 2 + length), at + 2);
+  return out;
+}
+
 class TrueTypeSubset implements PdfkitSubset {
   readonly cff = null;
   private readonly list = new GlyphList();
@@ -150,6 +167,8 @@ class TrueTypeSubset implements PdfkitSubset {
       if (data.length >= 10 && ((data[0]! << 8) | data[1]!) & 0x8000) {
         data = new Uint8Array(data);
         this.remapComponents(data);
+      } else if (data.length >= 12) {
+        data = withoutInstructions(data);
       }
       locas.push(offset);
       parts.push(data);

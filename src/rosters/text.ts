@@ -256,10 +256,22 @@ export interface FitOptions {
 }
 
 /** Paragraphs (split at newlines) as words; computed once per text and weight, then wrapped at any size. */
+// Analysed text per font set, weight and string: names, labels and headings recur on every roster of a school.
+// Words and pieces are never mutated after analysis, so sharing them is safe.
+const analysed = new Map<string, Word[][]>();
+const ANALYSED_LIMIT = 20_000;
+
 function paragraphsOf(text: string, fonts: FontSet, weight: Weight): Word[][] {
-  return cleanText(text)
-    .split(/\r?\n/)
-    .map((p) => toWords(p, fonts, weight));
+  const key = `${fonts.name}|${weight}|${text}`;
+  let paras = analysed.get(key);
+  if (!paras) {
+    paras = cleanText(text)
+      .split(/\r?\n/)
+      .map((p) => toWords(p, fonts, weight));
+    if (analysed.size >= ANALYSED_LIMIT) analysed.clear();
+    analysed.set(key, paras);
+  }
+  return paras;
 }
 
 function wrapAll(paras: Word[][], maxWidth: number, breakLongWords: boolean) {
