@@ -120,10 +120,14 @@ async function main(): Promise<void> {
     const base: Run[] = [];
     const cli: Run[] = [];
     const serial: Run[] = [];
+    // The order rotates each round, so no variant always runs right after another (server cache, GC debris).
+    const variants = [
+      async () => void base.push(await baseline()),
+      async () => void cli.push(await viaClient(true)),
+      async () => void serial.push(await viaClient(false)),
+    ];
     for (let r = 0; r < rounds; r++) {
-      base.push(await baseline());
-      cli.push(await viaClient(true));
-      serial.push(await viaClient(false));
+      for (let v = 0; v < variants.length; v++) await variants[(r + v) % variants.length]!();
     }
 
     const b = summarise(base);
@@ -136,23 +140,32 @@ async function main(): Promise<void> {
     }
     const mb = (n: number) => `${(n / 1048576).toFixed(0)} MB`;
     console.log(`pages ${c.pages} × ≤1000, records ${c.records}, rounds ${rounds} (+1 warm-up each)`);
-    console.log(
-      '                wall (median)   runs (ms)                 CPU (median)  requests   peak RSS   peak heap',
-    );
-    for (const [name, s, runs] of [
+    const table: string[][] = [
+      ['', 'wall (median)', 'runs (ms)', 'CPU (median)', 'requests', 'peak RSS', 'peak heap'],
+    ];
+    for (const [name, sum, runs] of [
       ['bare fetch', b, base],
       ['client', c, cli],
       ['  no prefetch', n, serial],
     ] as const) {
-      console.log(
-        `${name.padEnd(16)}${`${s.ms.toFixed(0)} ms`.padEnd(16)}${runs
-          .map((r) => r.ms.toFixed(0))
-          .join(', ')
-          .padEnd(
-            26,
-          )}${`${s.cpuMs.toFixed(0)} ms`.padEnd(14)}${String(s.requests).padEnd(11)}${mb(s.peakRss).padEnd(11)}${mb(s.peakHeap)}`,
-      );
+      table.push([
+        name,
+        `${sum.ms.toFixed(0)} ms`,
+        runs.map((r) => r.ms.toFixed(0)).join(' '),
+        `${sum.cpuMs.toFixed(0)} ms`,
+        String(sum.requests),
+        mb(sum.peakRss),
+        mb(sum.peakHeap),
+      ]);
     }
+    const widths = table[0]!.map((_, col) => Math.max(...table.map((row) => row[col]!.length)) + 3);
+    for (const row of table)
+      console.log(
+        row
+          .map((cell, col) => cell.padEnd(widths[col]!))
+          .join('')
+          .trimEnd(),
+      );
     const pairs = cli.map((r, i) => (r.ms / base[i]!.ms).toFixed(2)).join(', ');
     const fastest = (runs: Run[]) => Math.min(...runs.map((r) => r.ms));
     console.log(
