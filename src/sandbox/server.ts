@@ -85,7 +85,9 @@ export class SandboxServer {
         this.fail(res, 'unknown', new HttpError(500, err instanceof Error ? err.message : 'internal error'));
       });
     });
-    this.server.keepAliveTimeout = 5000;
+    // Longer than clients keep idle sockets (undici: 4 s), as production load balancers are: with 5 s a loaded
+    // machine let a client reuse a socket the server was closing, and a write died with ECONNRESET.
+    this.server.keepAliveTimeout = 65_000;
   }
 
   getStats(): SandboxStats {
