@@ -3,8 +3,8 @@
 //   sub-responses retried after their Retry-After. The SDK's RetryHandler covers the $batch round trip itself
 //   (it never looks inside), which is why every create carries a deterministic transactionId.
 // - `Prefer: IdType="ImmutableId"` on every request, so event ids survive moves between folders.
-// - A dedicated calendar per mailbox (default "School activities"), looked up by name, created if missing
-//   (409 ErrorFolderExists: somebody else just created it — look it up again).
+// - A dedicated calendar per mailbox (default "School activities"), created if missing
+//   (created first: 409 ErrorFolderExists means it is there — then look it up).
 // - A mailbox that does not exist or has no Exchange licence is reported and skipped; the others go on.
 // - Ownership: single-value extended properties under one GUID: `rostercal` = school:target (filtered on),
 //   `rostercalSession` = calendar/session, `rostercalHash` = content hash.
@@ -249,10 +249,15 @@ export class OutlookProvider implements PushProvider {
       if (skip) this.#badMailboxes.set(mailbox, describe(r));
       return { ok: false, skip, reason: `${spec.key} mailbox ${mailbox}: ${describe(r)}` };
     };
-    const found = await this.#findCalendar(mailbox, spec.name);
-    if (found.error) return fail(found.error);
-    if (found.id) return { ok: true, remoteCalendarId: found.id, created: false };
-    if (dryRun) return { ok: true, remoteCalendarId: '', created: true };
+    if (dryRun) {
+      const found = await this.#findCalendar(mailbox, spec.name);
+      if (found.error) return fail(found.error);
+      return found.id
+        ? { ok: true, remoteCalendarId: found.id, created: false }
+        : { ok: true, remoteCalendarId: '', created: true };
+    }
+    // Create first: Graph refuses a second calendar of the same name (409 ErrorFolderExists), so this cannot
+    // duplicate, and a new mailbox costs one request instead of a lookup and a create.
     const created = await this.#call(mailbox, {
       method: 'POST',
       url: `${this.#user(mailbox)}/calendars`,
@@ -262,9 +267,9 @@ export class OutlookProvider implements PushProvider {
       return { ok: true, remoteCalendarId: String(created.body.id), created: true };
     }
     if (created.status === 409 && errorOf(created).code === 'ErrorFolderExists') {
-      const again = await this.#findCalendar(mailbox, spec.name);
-      if (again.id) return { ok: true, remoteCalendarId: again.id, created: false };
-      if (again.error) return fail(again.error);
+      const found = await this.#findCalendar(mailbox, spec.name);
+      if (found.id) return { ok: true, remoteCalendarId: found.id, created: false };
+      if (found.error) return fail(found.error);
     }
     return fail(created);
   }
