@@ -17,7 +17,6 @@ import type { FeedScopeRef } from '../calendar/context.ts';
 import { loadProjectionContext, type ProjectionContext, projectSession } from '../calendar/index.ts';
 import type { Audience, CalendarEvent } from '../calendar/types.ts';
 import type { Id, Instant } from '../domain/types.ts';
-import { sessionQuery } from '../feeds/catalog.ts';
 import { type Logger, silentLogger } from '../log.ts';
 import type {
   PushCalendar,
@@ -247,6 +246,53 @@ function calendarName(target: PushTargetConfig, school: { name: string }, m: Mem
   return fillTemplate(target.google.calendars.name, { name: m.name, school: school.name }) ?? m.name;
 }
 
+/**
+ * The sessions of each member's calendar in the window: what `store.listSessions(sessionQuery(scope, id, …))`
+ * answers for each id (teams, activity, assigned staff; for a student the sessions listing them plus the
+ * sessions of their teams' current rosters), read with one query instead of one per calendar — a school has a
+ * thousand student calendars. test/push/scope.test.ts holds the two equal.
+ */
+export async function sessionsByMember(
+  store: Store,
+  schoolId: SchoolId,
+  scope: PushTargetConfig['scope'],
+  ids: Id[],
+  window: { from: Instant; to: Instant },
+): Promise<Map<Id, Stored<'sessions'>[]>> {
+  const out = new Map<Id, Stored<'sessions'>[]>(ids.map((id) => [id, []]));
+  if (ids.length === 0) return out;
+  const all = await store.listSessions(schoolId, { from: window.from, to: window.to });
+  let rosters: Map<Id, Id[]> | null = null;
+  if (scope === 'student') {
+    rosters = new Map();
+    for (const t of await store.list(schoolId, 'teams'))
+      rosters.set(
+        t.id,
+        t.students.map((x) => x.studentId),
+      );
+  }
+  for (const s of all) {
+    const members = new Set<Id>();
+    switch (scope) {
+      case 'team':
+        for (const t of s.teams) members.add(t.id);
+        break;
+      case 'activity':
+        members.add(s.activity.id);
+        break;
+      case 'staff':
+        for (const x of s.staff) members.add(x.id);
+        break;
+      case 'student':
+        for (const x of s.students) members.add(x.id);
+        for (const t of s.teams) for (const id of rosters?.get(t.id) ?? []) members.add(id);
+        break;
+    }
+    for (const id of members) out.get(id)?.push(s);
+  }
+  return out;
+}
+
 /** Events in a listing that the engine may act on: ours, inside the window. */
 function inWindow(e: RemoteEvent, w: { from: Instant; to: Instant }): boolean {
   if (!e.start || !e.end) return true;
@@ -306,6 +352,13 @@ async function run(opts: PushOptions & { dryRun: boolean }): Promise<PushSummary
 
     // --- calendars and desired events
     const nowIso = startedAt;
+    const sessionsOf = await sessionsByMember(
+      store,
+      school.id,
+      target.scope,
+      people.map((p) => p.id),
+      window,
+    );
     for (const m of people) {
       const key = `${target.scope}:${m.id}`;
       const stored = calByKey.get(key) ?? null;
@@ -358,10 +411,7 @@ async function run(opts: PushOptions & { dryRun: boolean }): Promise<PushSummary
         outcome.note = `paused until ${stored.pausedUntil}`;
         continue;
       }
-      const sessions = await store.listSessions(
-        school.id,
-        sessionQuery(target.scope, m.id, window.from, window.to),
-      );
+      const sessions = sessionsOf.get(m.id) ?? [];
       const scopeRef: FeedScopeRef = { scope: target.scope, id: m.id };
       for (const s of sessions) {
         const event = project(s, ctx, target.audience, scopeRef);
