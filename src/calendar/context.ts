@@ -1,5 +1,6 @@
 // What the projection needs besides the session: the school, custom field metadata, name lookups and wording.
 // Built once per render batch (all feeds of a school share one), so projecting an event is pure and cheap.
+import { createHash } from 'node:crypto';
 import type { CustomFieldMeta, Id, Instant, Session } from '../domain/types.ts';
 import type { FeedScope, SchoolId, Store } from '../store/types.ts';
 import { type EventTemplates, loadEventTemplates } from './templates.ts';
@@ -24,6 +25,8 @@ export interface ProjectionContext {
   templates: EventTemplates;
   /** Every spelling of every student's full name (first and legal first name with last name). */
   studentNameVariants?: ReadonlyMap<Id, string[]>;
+  /** Changes whenever anything above changes (set by loadProjectionContext; lets outputs skip re-renders). */
+  fingerprint?: string;
 }
 
 /** The feed an event is projected for; it is part of the UID (see uid.ts). */
@@ -105,11 +108,24 @@ export async function loadProjectionContext(
           .listSessions(schoolId, opts.window ? { from: opts.window.from, to: opts.window.to } : {})
           .then((sessions) => inferLocationOwnerIds(sessions, school.name)),
   ]);
-  return createProjectionContext({
-    school: { ...school, ...(owners.length ? { locationOwnerIds: owners } : {}) },
+  const schoolInfo = { ...school, ...(owners.length ? { locationOwnerIds: owners } : {}) };
+  const ctx = createProjectionContext({
+    school: schoolInfo,
     customFields,
     staff,
     students,
     ...(opts.templates ? { templates: opts.templates } : {}),
   });
+  const versions = (
+    rows: { meta: { version: number; deletedAt: string | null } }[],
+    id: (r: never) => unknown,
+  ) => rows.map((r) => `${String(id(r as never))}:${r.meta.version}:${r.meta.deletedAt ? 1 : 0}`).join(',');
+  ctx.fingerprint = createHash('sha256')
+    .update(JSON.stringify(schoolInfo))
+    .update(JSON.stringify(ctx.templates))
+    .update(versions(customFields, (r: { key: string }) => r.key))
+    .update(versions(staff, (r: { id: Id }) => r.id))
+    .update(versions(students, (r: { id: Id }) => r.id))
+    .digest('base64url');
+  return ctx;
 }

@@ -26,6 +26,8 @@ export interface FeedWindow {
 export interface RenderedFeed {
   def: FeedDef;
   dataVersion: number;
+  /** Hash of what the bytes were made from (context, window, sessions and their versions). */
+  inputs: string;
   windowKey: string;
   body: Buffer;
   gzip: Buffer;
@@ -159,11 +161,26 @@ export class FeedService {
     return sessions.flatMap((s) => projectSession(s, ctx, def.audience, scope) ?? []);
   }
 
-  async #render(def: FeedDef, dataVersion: number, sessions?: Stored<'sessions'>[]): Promise<RenderedFeed> {
+  async #render(def: FeedDef, dataVersion: number, prefetched?: Stored<'sessions'>[]): Promise<RenderedFeed> {
     const started = performance.now();
     const ctx = await this.#context(def.schoolId, dataVersion);
-    const events = await this.events(def, ctx, sessions);
     const w = this.currentWindow();
+    const sessions =
+      prefetched ??
+      (await this.store.listSessions(
+        def.schoolId,
+        sessionQuery(def.scope, def.scopeId, w.from.toISOString(), w.to.toISOString()),
+      ));
+    // Everything the bytes depend on. A sync that changed nothing this feed shows keeps its render.
+    const inputs = createHash('sha256')
+      .update(
+        `${ctx.fingerprint ?? Math.random()}|${w.key}|${def.calendarName}|${def.description}|${def.color}|`,
+      )
+      .update(sessions.map((s) => `${s.id}:${s.meta.version}`).join(','))
+      .digest('base64url');
+    const previous = this.#cache.get(feedKey(def.schoolId, def.scope, def.scopeId));
+    if (previous && previous.inputs === inputs) return { ...previous, dataVersion };
+    const events = await this.events(def, ctx, sessions);
     const ics = renderIcs(
       {
         name: def.calendarName,
@@ -209,6 +226,7 @@ export class FeedService {
     return {
       def,
       dataVersion,
+      inputs,
       windowKey: w.key,
       body,
       gzip: gz,

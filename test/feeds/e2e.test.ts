@@ -170,6 +170,16 @@ describe('upstream changes flow into the feeds', () => {
       (typeof future)[0],
       (typeof future)[0],
     ];
+    // A team whose sessions none of the changes touch: its render must survive the sync untouched.
+    const touched = new Set(future.map((s) => s.id));
+    const otherTeams: FeedDef[] = [];
+    for (const d of defs.filter((x) => x.scope === 'team' && x.scopeId !== team.scopeId)) {
+      const sessions = await h.store.listSessions(SCHOOL, { teamIds: [d.scopeId] });
+      if (!sessions.some((s) => touched.has(s.id) || s.teams.some((t) => t.id === team.scopeId)))
+        otherTeams.push(d);
+    }
+    expect(otherTeams.length).toBeGreaterThan(0);
+    const untouchedBefore = (await h.feeds.get(SCHOOL, 'team', otherTeams[0]!.scopeId))!;
     const coach = h.sandbox.school.users.find((u) => !u.frozen)!;
     const staffMember = h.sandbox.school.users.find((u) => !u.frozen && u.id !== coach.id)!;
 
@@ -207,6 +217,10 @@ describe('upstream changes flow into the feeds', () => {
     await h.pull('full');
 
     const after = await feed(team);
+    const untouchedAfter = (await h.feeds.get(SCHOOL, 'team', otherTeams[0]!.scopeId))!;
+    expect(untouchedAfter.dataVersion).toBeGreaterThan(untouchedBefore.dataVersion);
+    expect(untouchedAfter.body).toBe(untouchedBefore.body); // the same buffer: not rendered again
+    expect(after.r.inputs).not.toBe(before.r.inputs);
     const uidOf = (id: number) => `session-${id}-team-${team.scopeId}@hill.rostercal`;
     const get = (p: ParsedFeed, id: number) => p.events.find((e) => e.uid === uidOf(id));
 
