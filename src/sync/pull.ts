@@ -254,6 +254,14 @@ async function pullResource(
           });
           for await (const page of prefetch(source)) {
             pages++;
+            ctx.onProgress({
+              type: 'page',
+              kind: spec.kind,
+              listing: listing.label,
+              page: page.currentPage,
+              lastPage: Math.max(page.lastPage, page.currentPage),
+              records: page.records.length,
+            });
             for (const bad of page.skipped) {
               counts.skipped++;
               const id = skippedId(bad);
@@ -274,14 +282,6 @@ async function pullResource(
               writing.catch(() => {});
             }
             for (const r of records) seen.add(recordId(spec.kind, r) as Id);
-            ctx.onProgress({
-              type: 'page',
-              kind: spec.kind,
-              listing: listing.label,
-              page: page.currentPage,
-              lastPage: Math.max(page.lastPage, page.currentPage),
-              records: page.records.length,
-            });
           }
         }
         await writing;

@@ -49,7 +49,7 @@ export function progressWriter(stream: NodeJS.WriteStream, schoolId: string): Pr
     const now = Date.now();
     if (!force && now - lastDraw < 100) return;
     lastDraw = now;
-    const width = Math.max(20, (stream.columns ?? 100) - 1);
+    const width = Math.max(20, (stream.columns || 100) - 1);
     live = text.length > width ? `${text.slice(0, width - 1)}…` : text;
     stream.write(`\r\x1b[2K${live}`);
   };
