@@ -1,0 +1,97 @@
+// Everything `rostercal serve` needs from the sync side, in one call: the demo sandbox when the configuration
+// has a demo school, one upstream client per school, the scheduler, and a first pull where one is due.
+import type { Config } from '../config.ts';
+import { type Logger, silentLogger } from '../log.ts';
+import type { Store } from '../store/types.ts';
+import type { UpstreamClient } from '../upstream/api.ts';
+import type { PullSummary } from './pull.ts';
+import { type FireEvent, type JobDefinition, type SchedulerHandle, startScheduler } from './scheduler.ts';
+import { clientForSchool, startDemoUpstream } from './upstream.ts';
+
+export interface SyncServiceOptions {
+  config: Config;
+  store: Store;
+  log?: Logger;
+  /**
+   * `auto` (default): at start, a full pull of every demo school (its sandbox was just generated) and of every
+   * school that has no run yet; the others wait for their schedule. `none`: only the schedule.
+   */
+  initialPull?: 'auto' | 'none';
+  /** The demo sandbox's port (default: any free one). */
+  demoPort?: number;
+  extraJobs?: (school: Config['schools'][number]) => JobDefinition[];
+  onPull?: (school: Config['schools'][number], summary: PullSummary) => void | Promise<void>;
+  onFire?: (event: FireEvent) => void;
+}
+
+export interface SyncService {
+  /** The configuration with demo schools pointed at the running sandbox: hand this to the web app. */
+  config: Config;
+  /** The demo sandbox's base URL, or null. */
+  demoUrl: string | null;
+  scheduler: SchedulerHandle;
+  /** Settles when the start-up pulls are done (never rejects; failures are in the runs and job status). */
+  initialPulls: Promise<void>;
+  /** Stops the scheduler (waiting for running jobs), then the demo sandbox. */
+  stop(): Promise<void>;
+}
+
+export async function startSyncService(opts: SyncServiceOptions): Promise<SyncService> {
+  const log = (opts.log ?? silentLogger).child({ component: 'sync' });
+  const demo = await startDemoUpstream(
+    opts.config,
+    opts.demoPort === undefined ? {} : { port: opts.demoPort },
+  );
+  const config = demo.config;
+  if (demo.url) log.info({ url: demo.url }, 'demo sandbox started');
+
+  const clients = new Map<string, UpstreamClient>();
+  let scheduler: SchedulerHandle;
+  try {
+    scheduler = await startScheduler({
+      store: opts.store,
+      config,
+      log,
+      clientFor: (school) => {
+        let c = clients.get(school.id);
+        if (!c) {
+          c = clientForSchool(school, log);
+          clients.set(school.id, c);
+        }
+        return c;
+      },
+      ...(opts.extraJobs ? { extraJobs: opts.extraJobs } : {}),
+      ...(opts.onPull ? { onPull: opts.onPull } : {}),
+      ...(opts.onFire ? { onFire: opts.onFire } : {}),
+    });
+  } catch (err) {
+    await demo.close();
+    throw err;
+  }
+
+  const initial = async () => {
+    if (opts.initialPull === 'none') return;
+    for (const school of config.schools) {
+      const never = (await opts.store.listRuns(school.id, { limit: 1 })).length === 0;
+      if (!school.demo && !never) continue;
+      try {
+        const outcome = await scheduler.runNow(school.id, 'full');
+        log.info({ schoolId: school.id, status: outcome.status }, 'start-up pull finished');
+      } catch (err) {
+        log.error({ err, schoolId: school.id }, 'start-up pull failed');
+      }
+    }
+  };
+  const initialPulls = initial().catch((err) => log.error({ err }, 'start-up pulls failed'));
+
+  return {
+    config,
+    demoUrl: demo.url,
+    scheduler,
+    initialPulls,
+    stop: async () => {
+      await scheduler.stop();
+      await demo.close();
+    },
+  };
+}
