@@ -8,6 +8,9 @@ import { listFeedDefs } from './feeds/catalog.ts';
 import { FeedService } from './feeds/service.ts';
 import { FeedTokens, loadFeedSecret } from './feeds/tokens.ts';
 import { type Logger, silentLogger } from './log.ts';
+import { pushJobs } from './push/hooks.ts';
+// Registers pushing as an after-pull step (as `rostercal sync` does).
+import './push/register.ts';
 import { openStore } from './store/index.ts';
 import type { FeedScope, Store } from './store/types.ts';
 import { afterPullSteps } from './sync/after-pull.ts';
@@ -87,6 +90,8 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
       log,
       initialPull: (opts.initialPull ?? true) ? 'auto' : 'none',
       onPull: afterPull,
+      // Pushes also run on their own schedule (schools[].schedules.push), besides after each pull.
+      extraJobs: (school) => pushJobs(store, school),
     });
     cleanup.unshift(() => sync.stop());
     const config = sync.config;
