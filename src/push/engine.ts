@@ -989,12 +989,11 @@ async function applyOps(
 export function formatPlan(s: PushSummary, opts: { verbose?: boolean } = {}): string {
   const lines: string[] = [];
   const t = s.totals;
-  lines.push(
-    `${s.dryRun ? 'plan' : 'push'} ${s.schoolId}/${s.target} (${s.provider}): ${t.created} to create, ${t.updated} to update, ${t.deleted} to delete, ${t.unchanged} unchanged${t.failed ? `, ${t.failed} failed` : ''} — ${s.calendars.length} calendars, ${s.requests} requests`.replace(
-      / to /g,
-      s.dryRun ? ' to ' : ' ',
-    ),
-  );
+  const what = s.dryRun
+    ? `${t.created} to create, ${t.updated} to update, ${t.deleted} to delete`
+    : `${t.created} created, ${t.updated} updated, ${t.deleted} deleted`;
+  const tail = `${t.unchanged} unchanged${t.failed ? `, ${t.failed} failed` : ''} — ${s.calendars.length} calendars, ${s.requests} requests, ${s.status}`;
+  lines.push(`${s.dryRun ? 'plan' : 'push'} ${s.schoolId}/${s.target} (${s.provider}): ${what}, ${tail}`);
   if (s.warning) lines.push(`  warning: ${s.warning}`);
   for (const c of s.calendars) {
     const k = c.counts;

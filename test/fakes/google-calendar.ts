@@ -84,6 +84,8 @@ export interface FakeGoogleOptions {
   tokens?: string[];
   /** Service accounts allowed to use the JWT-bearer grant at /token (signature verified with the key). */
   serviceAccounts?: { clientEmail: string; publicKeyPem: string }[];
+  /** Delegation subjects Google does not know (the grant answers invalid_grant). */
+  unknownUsers?: string[];
   knobs?: Partial<FakeGoogleKnobs>;
 }
 
@@ -322,6 +324,10 @@ export async function startFakeGoogle(opts: FakeGoogleOptions = {}): Promise<Fak
       createVerify('RSA-SHA256').update(`${h}.${p}`).verify(key, Buffer.from(s, 'base64url'));
     if (!ok || !claims.scope || (claims.exp ?? 0) * 1000 < Date.now()) {
       sendJson(res, 400, { error: 'invalid_grant', error_description: 'Invalid JWT Signature.' });
+      return;
+    }
+    if (claims.sub && (opts.unknownUsers ?? []).includes(claims.sub)) {
+      sendJson(res, 400, { error: 'invalid_grant', error_description: 'Invalid email or User ID' });
       return;
     }
     const access = `ya29.fake-${randomUUID()}`;
