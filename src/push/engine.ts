@@ -135,6 +135,8 @@ interface CalendarWork {
   adopt: PushMapping[];
   /** Mappings to drop without a remote write (nothing remote to delete). */
   forget: Id[];
+  /** The remote calendar was deleted by hand: forget it (and its mappings) so the next run creates it again. */
+  gone: boolean;
 }
 
 const DAY_MS = 86_400_000;
@@ -397,6 +399,7 @@ async function run(opts: PushOptions & { dryRun: boolean }): Promise<PushSummary
         ops: [],
         adopt: [],
         forget: [],
+        gone: false,
       };
       mapsByKey.delete(key);
       works.push(work);
@@ -468,6 +471,7 @@ async function run(opts: PushOptions & { dryRun: boolean }): Promise<PushSummary
         ops: [],
         adopt: [],
         forget: [],
+        gone: false,
       });
     }
 
@@ -532,6 +536,9 @@ async function run(opts: PushOptions & { dryRun: boolean }): Promise<PushSummary
           await pause(w);
         } else if (r.skip) {
           w.outcome.state = 'skipped';
+        } else if (r.gone) {
+          w.outcome.state = 'failed';
+          w.gone = true;
         }
         w.outcome.note = r.reason;
         note(`${w.spec.key}: remote listing failed: ${r.reason}`);
@@ -559,7 +566,7 @@ async function run(opts: PushOptions & { dryRun: boolean }): Promise<PushSummary
     // --- diff
     const staleCheck: { w: CalendarWork; m: PushMapping }[] = [];
     for (const w of works) {
-      if (!w.ref || !['ok', 'created', 'retired'].includes(w.outcome.state)) continue;
+      if (!w.ref || w.gone || !['ok', 'created', 'retired'].includes(w.outcome.state)) continue;
       const ref = w.ref;
       const add = (op: WriteOp, reason: string, ev: CalendarEvent | null) => {
         w.ops.push(op);
@@ -771,6 +778,23 @@ async function run(opts: PushOptions & { dryRun: boolean }): Promise<PushSummary
         await store.savePushCalendar(saved);
       }
       for (const w of works) if (w.outcome.state === 'paused' && w.ref) await pause(w);
+      for (const w of works.filter((x) => x.gone)) {
+        w.outcome.note =
+          'the remote calendar is gone (deleted by hand?): it is created again on the next run';
+        note(`${w.spec.key}: ${w.outcome.note}`);
+        await store.savePushCalendar({
+          schoolId: school.id,
+          target: target.id,
+          calendarKey: w.spec.key,
+          remoteCalendarId: '',
+          pausedUntil: null,
+          lastReconciledAt: null,
+        });
+        if (w.mappings.size || w.ops.length)
+          await store.deletePushMappings(school.id, target.id, w.spec.key, [
+            ...new Set([...w.mappings.keys(), ...w.ops.map((o) => o.identity.sessionId)]),
+          ]);
+      }
     } else {
       for (const w of works)
         for (const op of w.ops) {
@@ -943,6 +967,10 @@ async function applyOps(
         if (r.paused) {
           paused.add(w.spec.key);
           w.outcome.state = 'paused';
+        } else if (r.calendarGone) {
+          paused.add(w.spec.key);
+          w.gone = true;
+          w.outcome.state = 'failed';
         } else if (r.skip) {
           w.outcome.state = 'skipped';
         }

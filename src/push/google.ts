@@ -307,6 +307,7 @@ export class GoogleProvider implements PushProvider {
       if (err instanceof PausedError)
         return { ok: false, paused: true, reason: `quota exceeded: ${err.message}` };
       const f = failureOf(err);
+      if (f.status === 404) return { ok: false, gone: true, reason: `calendar not found: ${f.message}` };
       return { ok: false, reason: f.message, skip: err instanceof GoogleAuthError && err.accountProblem };
     }
   }
@@ -341,8 +342,12 @@ export class GoogleProvider implements PushProvider {
       );
       return { ok: true, remoteEventId: eventId };
     } catch (err) {
+      const status = failureOf(err).status;
+      // Inserting into a calendar answers 404 only when the calendar itself is gone.
+      if (status === 404)
+        return { ok: false, calendarGone: true, reason: 'calendar not found (deleted in Google?)' };
       // 409: the id exists (perhaps as a cancelled event): adopt it, and the update makes it confirmed again.
-      if (failureOf(err).status !== 409) throw err;
+      if (status !== 409) throw err;
       await this.#put(account, calendarId, eventId, body);
       return { ok: true, remoteEventId: eventId, adopted: true };
     }

@@ -300,7 +300,11 @@ export class OutlookProvider implements PushProvider {
     const events: RemoteEvent[] = [];
     while (url) {
       const r = await this.#call(mailbox, { method: 'GET', url });
-      if (r.status !== 200) return { ok: false, reason: describe(r), skip: isMailboxProblem(r) };
+      if (r.status !== 200) {
+        if (r.status === 404 && errorOf(r).code === 'ErrorItemNotFound')
+          return { ok: false, gone: true, reason: `calendar not found: ${describe(r)}` };
+        return { ok: false, reason: describe(r), skip: isMailboxProblem(r) };
+      }
       for (const e of r.body?.value ?? []) {
         const props: { id: string; value: string }[] = e.singleValueExtendedProperties ?? [];
         const prop = (id: string) =>
@@ -338,6 +342,8 @@ export class OutlookProvider implements PushProvider {
       body: { ...(op.rendered.body as object), transactionId: graphTransactionId(op.identity, generation) },
     });
     if (r.status === 201 || r.status === 200) return { ok: true, remoteEventId: String(r.body.id) };
+    if (r.status === 404 && errorOf(r).code === 'ErrorItemNotFound')
+      return { ok: false, calendarGone: true, reason: `calendar not found: ${describe(r)}` };
     return this.#failure(r, mailbox);
   }
 

@@ -46,7 +46,14 @@ export interface RemoteEvent {
 
 export type ListResult =
   | { ok: true; events: RemoteEvent[] }
-  | { ok: false; reason: string; paused?: boolean; skip?: boolean };
+  | {
+      ok: false;
+      reason: string;
+      paused?: boolean;
+      skip?: boolean;
+      /** The remote calendar itself is gone (deleted by hand). */
+      gone?: boolean;
+    };
 
 export interface Rendered {
   body: unknown;
@@ -96,6 +103,8 @@ export type WriteResult =
       paused?: boolean;
       /** The mailbox/account is unusable. */
       skip?: boolean;
+      /** The remote calendar itself is gone (deleted by hand). */
+      calendarGone?: boolean;
     };
 
 export interface ProviderStats {

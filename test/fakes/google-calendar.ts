@@ -101,6 +101,8 @@ export interface FakeGoogle {
   resetStats(): void;
   calendars(): FakeGoogleCalendar[];
   calendar(id: string): FakeGoogleCalendar | undefined;
+  /** Deletes a calendar as a person would in Google Calendar (it disappears with its events). */
+  deleteCalendar(id: string): boolean;
   /** Live (not cancelled) events of a calendar. */
   liveEvents(calendarId: string): FakeGoogleEvent[];
   /** Principals that obtained tokens through the JWT grant (sub or iss). */
@@ -587,6 +589,7 @@ export async function startFakeGoogle(opts: FakeGoogleOptions = {}): Promise<Fak
     },
     calendars: () => [...calendars.values()],
     calendar: (id) => calendars.get(id),
+    deleteCalendar: (id) => calendars.delete(id),
     liveEvents: (id) =>
       [...(calendars.get(id)?.events.values() ?? [])].filter((e) => e.status !== 'cancelled'),
     grantedPrincipals: () => [...new Set(issued.values())],

@@ -217,4 +217,21 @@ describe('Google push', () => {
       fake.knobs.quotaExceeded.clear();
     }
   });
+
+  it('a calendar deleted by hand in Google is created again, with all its events', async () => {
+    // The calendar paused by the quota test rests until later: end the pause.
+    const stored = await bench.store.listPushCalendars('hill', 'teams');
+    for (const c of stored)
+      if (c.pausedUntil) await bench.store.savePushCalendar({ ...c, pausedUntil: null });
+    const victim = stored.find((c) => fake.liveEvents(c.remoteCalendarId).length > 0)!;
+    expect(fake.deleteCalendar(victim.remoteCalendarId)).toBe(true);
+    const s = await push({ reconcile: true });
+    const hit = s.calendars.find((c) => c.key === victim.calendarKey)!;
+    expect(hit.state).toBe('failed');
+    expect(hit.note).toMatch(/gone/);
+    const again = await push();
+    expect(again.calendars.find((c) => c.key === victim.calendarKey)?.state).toBe('created');
+    expect(again.status).toBe('succeeded');
+    expectCalendarsEqual(remote(fake), await expected());
+  });
 });

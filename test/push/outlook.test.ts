@@ -201,6 +201,17 @@ describe('Outlook push', () => {
     expectCalendarsEqual(staffRemote(), await expectedCalendars(bench.store, 'hill', staffTarget, good()));
   });
 
+  it('a mailbox calendar deleted by hand is created again, with all its events', async () => {
+    const mb = fake.mailbox(good().map((id) => staff.find((s) => s.id === id)!.email)[0]!)!;
+    const cal = [...mb.calendars.values()].find((c) => c.name === CALENDAR)!;
+    mb.calendars.delete(cal.id);
+    const s = await push(staffTarget, { reconcile: true });
+    expect(s.calendars.find((c) => c.key === staffKey.get(mb.upn))?.note).toMatch(/gone/);
+    const again = await push(staffTarget);
+    expect(again.calendars.find((c) => c.key === staffKey.get(mb.upn))?.state).toBe('created');
+    expectCalendarsEqual(staffRemote(), await expectedCalendars(bench.store, 'hill', staffTarget, good()));
+  });
+
   it('30 % throttled sub-responses and batches (429/503 with Retry-After) still converge', async () => {
     // Lost state, events deleted by hand and an upstream edit, all under throttling.
     const want = await expectedCalendars(bench.store, 'hill', staffTarget, good());
