@@ -96,8 +96,10 @@ const googleSchema = z.strictObject({
     .prefault({}),
   /** Writes per second per Google account, kept below the per-user quota. */
   writesPerSecond: z.number().positive().default(5),
-  /** Calendars worked on at once. */
+  /** Calendars worked on at once (and batches in flight per Google account). */
   concurrency: z.number().int().min(1).max(32).default(4),
+  /** Writes per batch request (Google takes up to 50); 1 sends each write on its own. */
+  batchSize: z.number().int().min(1).max(50).default(50),
   backoff: backoffSchema,
   /** How long a calendar rests after a quotaExceeded answer. */
   pauseMinutes: z.number().positive().default(360),

@@ -527,6 +527,20 @@ async function run(opts: PushOptions & { dryRun: boolean }): Promise<PushSummary
           window,
         )
       : new Map<string, ListResult>();
+    // An empty answer where we hold no mapping (a lost database, or a calendar found rather than created) is
+    // asked for a second time before it is believed: a flaky empty listing would otherwise mean re-creating
+    // every event (harmless on Google, whose ids are ours; on Graph only transactionId would stand in the way).
+    const doubtful = toList.filter((w) => {
+      const r = listings.get(w.spec.key);
+      return r?.ok && r.events.length === 0 && w.mappings.size === 0 && w.desired.size > 0;
+    });
+    if (doubtful.length) {
+      const second = await provider.listOwned(
+        doubtful.map((w) => w.ref!),
+        window,
+      );
+      for (const [key, r] of second) listings.set(key, r);
+    }
     for (const w of toList) {
       const r = listings.get(w.spec.key);
       if (!r) continue;

@@ -7,7 +7,7 @@
 // - Writes are paced per Google account, calendars are worked on in parallel up to `concurrency`.
 // - Ownership: private extended properties `rostercal` = school:target (the ONE key listings filter on),
 //   `rostercalSession` = calendar/session and `rostercalHash` = content hash.
-import { type calendar_v3, google } from 'googleapis';
+import { type Auth, type calendar_v3, google } from 'googleapis';
 import type { CalendarEvent } from '../calendar/types.ts';
 import type { Instant } from '../domain/types.ts';
 import { mapLimit } from '../sync/concurrency.ts';
@@ -100,6 +100,7 @@ export class GoogleProvider implements PushProvider {
   readonly kind = 'google' as const;
   readonly #o: GoogleProviderOptions;
   readonly #apis = new Map<string, calendar_v3.Calendar>();
+  readonly #auths = new Map<string, Auth.OAuth2Client>();
   readonly #pacers = new Map<string, Pacer>();
   readonly #calendarLists = new Map<string, Promise<calendar_v3.Schema$CalendarListEntry[]>>();
   readonly #stats: ProviderStats = { requests: 0, retries: 0, throttled: 0 };
@@ -119,11 +120,24 @@ export class GoogleProvider implements PushProvider {
     return this.#o.delegated && owner ? owner : '';
   }
 
+  #auth(account: string): Auth.OAuth2Client {
+    let auth = this.#auths.get(account);
+    if (!auth) {
+      auth = googleAuthClient(this.#o.settings.auth, account === '' ? undefined : account);
+      this.#auths.set(account, auth);
+    }
+    return auth;
+  }
+
   #api(account: string): calendar_v3.Calendar {
     let api = this.#apis.get(account);
     if (!api) {
-      const auth = googleAuthClient(this.#o.settings.auth, account === '' ? undefined : account);
-      api = google.calendar({ version: 'v3', auth, rootUrl: this.#o.settings.rootUrl, retry: false });
+      api = google.calendar({
+        version: 'v3',
+        auth: this.#auth(account),
+        rootUrl: this.#o.settings.rootUrl,
+        retry: false,
+      });
       this.#apis.set(account, api);
     }
     return api;
@@ -388,6 +402,7 @@ export class GoogleProvider implements PushProvider {
   }
 
   async apply(ops: WriteOp[]): Promise<WriteResult[]> {
+    if (this.#o.settings.batchSize > 1) return this.#applyBatched(ops);
     const results = new Array<WriteResult>(ops.length);
     const byCalendar = new Map<string, number[]>();
     ops.forEach((op, i) => {
@@ -418,4 +433,245 @@ export class GoogleProvider implements PushProvider {
     });
     return results;
   }
+
+  // --- batching: POST {rootUrl}batch/calendar/v3, multipart/mixed, up to batchSize requests per round trip.
+  // Each part is paced and counted against quota like a single request; the parts are checked one by one.
+
+  async #applyBatched(ops: WriteOp[]): Promise<WriteResult[]> {
+    const results = new Array<WriteResult>(ops.length);
+    const byAccount = new Map<string, number[]>();
+    ops.forEach((op, i) => {
+      const account = this.#account(op.calendar.owner);
+      const list = byAccount.get(account) ?? [];
+      list.push(i);
+      byAccount.set(account, list);
+    });
+    await mapLimit([...byAccount], this.#o.settings.concurrency, ([account, indexes]) =>
+      this.#runAccount(account, indexes, ops, results),
+    );
+    return results;
+  }
+
+  async #runAccount(
+    account: string,
+    indexes: number[],
+    ops: WriteOp[],
+    results: WriteResult[],
+  ): Promise<void> {
+    const { batchSize, concurrency } = this.#o.settings;
+    const stageOf = (op: WriteOp): Stage =>
+      op.kind === 'create' ? 'insert' : op.kind === 'update' ? 'put' : 'delete';
+    let queue: Pending[] = indexes.map((i) => ({ i, stage: stageOf(ops[i]!), attempts: 0, notBefore: 0 }));
+    const stopped = new Map<string, WriteResult>(); // calendar key → the result every later op of it gets
+    while (queue.length) {
+      queue = queue.filter((p) => {
+        const stop = stopped.get(ops[p.i]!.calendar.key);
+        if (stop) results[p.i] = stop;
+        return !stop;
+      });
+      const now = Date.now();
+      const ready = queue.filter((p) => p.notBefore <= now).slice(0, batchSize * concurrency);
+      if (ready.length === 0) {
+        if (queue.length) await sleep(Math.max(1, Math.min(...queue.map((p) => p.notBefore)) - now));
+        continue;
+      }
+      const taken = new Set(ready);
+      queue = queue.filter((p) => !taken.has(p));
+      const batches: Pending[][] = [];
+      for (let k = 0; k < ready.length; k += batchSize) batches.push(ready.slice(k, k + batchSize));
+      const next = await Promise.all(batches.map((b) => this.#sendBatch(account, b, ops, results, stopped)));
+      for (const again of next) queue.push(...again);
+    }
+  }
+
+  /** Sends one batch; returns the items to send again (throttled, or needing a second step). */
+  async #sendBatch(
+    account: string,
+    items: Pending[],
+    ops: WriteOp[],
+    results: WriteResult[],
+    stopped: Map<string, WriteResult>,
+  ): Promise<Pending[]> {
+    const b = this.#o.settings.backoff;
+    const again: Pending[] = [];
+    const retry = (p: Pending, reason: string, throttled: boolean) => {
+      if (throttled) this.#stats.throttled++;
+      if (p.attempts >= b.maxRetries) {
+        results[p.i] = { ok: false, reason };
+        return;
+      }
+      this.#stats.retries++;
+      p.notBefore = Date.now() + backoffDelay(p.attempts, b);
+      p.attempts++;
+      again.push(p);
+    };
+    let token: string;
+    try {
+      token = (await this.#auth(account).getAccessToken()).token ?? '';
+    } catch (err) {
+      const skip = err instanceof GoogleAuthError && err.accountProblem;
+      for (const p of items)
+        results[p.i] = { ok: false, reason: failureOf(err).message, ...(skip ? { skip } : {}) };
+      return [];
+    }
+    const pacer = this.#pacer(account);
+    for (const _ of items) await pacer.take();
+    const boundary = `rostercal_${Math.random().toString(36).slice(2)}`;
+    const body = items
+      .map((p, n) => {
+        const part = this.#part(ops[p.i]!, p.stage);
+        return (
+          `--${boundary}\r\nContent-Type: application/http\r\nContent-ID: <item${n}>\r\n\r\n` +
+          `${part.method} ${part.path}\r\n` +
+          (part.body === undefined
+            ? '\r\n'
+            : `Content-Type: application/json\r\n\r\n${JSON.stringify(part.body)}\r\n`)
+        );
+      })
+      .join('')
+      .concat(`--${boundary}--\r\n`);
+    this.#stats.requests++;
+    let responses: Map<number, { status: number; json: unknown }>;
+    try {
+      const res = await fetch(new URL('batch/calendar/v3', this.#o.settings.rootUrl), {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': `multipart/mixed; boundary=${boundary}`,
+        },
+        body,
+      });
+      const text = await res.text();
+      if (res.status !== 200) {
+        const f = failureOf({ response: { status: res.status, data: safeJson(text) } });
+        if (isQuota(f)) {
+          for (const p of items)
+            results[p.i] = { ok: false, paused: true, reason: `quota exceeded: ${f.message}` };
+          return [];
+        }
+        for (const p of items) retry(p, f.message, isThrottle(f));
+        return again;
+      }
+      responses = parseBatchResponse(text, res.headers.get('content-type') ?? '');
+    } catch (err) {
+      for (const p of items) retry(p, failureOf(err).message, false);
+      return again;
+    }
+    items.forEach((p, n) => {
+      const op = ops[p.i]!;
+      const r = responses.get(n);
+      if (!r) return retry(p, 'no answer in the batch response', false);
+      const f = failureOf({ response: { status: r.status, data: r.json } });
+      const ok = r.status >= 200 && r.status < 300;
+      if (isQuota(f)) {
+        const paused: WriteResult = { ok: false, paused: true, reason: `quota exceeded: ${f.message}` };
+        results[p.i] = paused;
+        stopped.set(op.calendar.key, paused);
+        return;
+      }
+      if (isThrottle(f) || (!ok && isTransient(f))) return retry(p, f.message, isThrottle(f));
+      const id = op.kind === 'delete' ? op.remoteEventId : (op.remoteEventId ?? googleEventId(op.identity));
+      switch (p.stage) {
+        case 'delete':
+          results[p.i] =
+            ok || r.status === 404 || r.status === 410
+              ? { ok: true, remoteEventId: null }
+              : { ok: false, reason: f.message };
+          return;
+        case 'insert':
+          if (ok)
+            results[p.i] = {
+              ok: true,
+              remoteEventId: id,
+              ...(op.kind === 'update' ? { recreated: true } : {}),
+            };
+          else if (r.status === 409) again.push({ ...p, stage: 'adopt', notBefore: 0 });
+          else if (r.status === 404) {
+            const gone: WriteResult = {
+              ok: false,
+              calendarGone: true,
+              reason: 'calendar not found (deleted in Google?)',
+            };
+            results[p.i] = gone;
+            stopped.set(op.calendar.key, gone);
+          } else results[p.i] = { ok: false, reason: f.message };
+          return;
+        case 'adopt':
+          results[p.i] = ok
+            ? { ok: true, remoteEventId: id, ...(op.kind === 'create' ? { adopted: true } : {}) }
+            : { ok: false, reason: f.message };
+          return;
+        case 'put':
+          if (ok) results[p.i] = { ok: true, remoteEventId: id };
+          else if (r.status === 404 || r.status === 410) again.push({ ...p, stage: 'insert', notBefore: 0 });
+          else results[p.i] = { ok: false, reason: f.message };
+          return;
+      }
+    });
+    return again;
+  }
+
+  #part(op: WriteOp, stage: Stage): { method: string; path: string; body?: unknown } {
+    const events = `/calendar/v3/calendars/${encodeURIComponent(op.calendar.remoteCalendarId)}/events`;
+    const id = op.kind === 'delete' ? op.remoteEventId : (op.remoteEventId ?? googleEventId(op.identity));
+    switch (stage) {
+      case 'delete':
+        return { method: 'DELETE', path: `${events}/${encodeURIComponent(id)}?sendUpdates=none` };
+      case 'insert':
+        return {
+          method: 'POST',
+          path: `${events}?sendUpdates=none`,
+          body: { ...(renderedBody(op) as object), id },
+        };
+      case 'put':
+      case 'adopt':
+        return {
+          method: 'PUT',
+          path: `${events}/${encodeURIComponent(id)}?sendUpdates=none`,
+          body: renderedBody(op),
+        };
+    }
+  }
+}
+
+type Stage = 'insert' | 'adopt' | 'put' | 'delete';
+
+interface Pending {
+  i: number;
+  stage: Stage;
+  attempts: number;
+  notBefore: number;
+}
+
+function renderedBody(op: WriteOp): unknown {
+  return op.kind === 'delete' ? undefined : op.rendered.body;
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+}
+
+/** Parts of a multipart/mixed batch answer, by the number in their `Content-ID: <response-itemN>`. */
+export function parseBatchResponse(
+  text: string,
+  contentType: string,
+): Map<number, { status: number; json: unknown }> {
+  const out = new Map<number, { status: number; json: unknown }>();
+  const boundary = /boundary="?([^";]+)"?/i.exec(contentType)?.[1];
+  if (!boundary) return out;
+  for (const part of text.split(`--${boundary}`).slice(1)) {
+    if (part.startsWith('--')) break;
+    const id = /Content-ID:\s*<response-item(\d+)>/i.exec(part)?.[1];
+    const status = /HTTP\/1\.1 (\d{3})/.exec(part)?.[1];
+    if (id === undefined || status === undefined) continue;
+    const afterStatus = part.slice(part.search(/HTTP\/1\.1 \d{3}/));
+    const sep = afterStatus.search(/\r?\n\r?\n/);
+    const bodyText = sep < 0 ? '' : afterStatus.slice(sep).trim();
+    out.set(Number(id), { status: Number(status), json: bodyText ? safeJson(bodyText) : null });
+  }
+  return out;
 }

@@ -10,8 +10,15 @@
 // - `privateExtendedProperty=key=value` filters (repeatable, all must match), timeMin/timeMax, paging;
 // - throttling as 403 rateLimitExceeded / userRateLimitExceeded and 429, quotaExceeded per calendar.
 import { createVerify, randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+  STATUS_CODES,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Readable } from 'node:stream';
 import { type ChaosKnobs, defaultKnobs, newId, readBody, seededRandom, sendJson, sleep } from './common.ts';
 
 export interface GoogleEventTime {
@@ -73,6 +80,9 @@ export interface FakeGoogleStats {
   writes: number;
   throttled: number;
   failed: number;
+  /** Batch round trips and the requests they carried. */
+  batches: number;
+  batchItems: number;
   /** Concurrent requests in flight, highest seen. */
   maxInFlight: number;
 }
@@ -174,6 +184,8 @@ export async function startFakeGoogle(opts: FakeGoogleOptions = {}): Promise<Fak
     writes: 0,
     throttled: 0,
     failed: 0,
+    batches: 0,
+    batchItems: 0,
     maxInFlight: 0,
   });
   let stats = emptyStats();
@@ -520,26 +532,9 @@ export async function startFakeGoogle(opts: FakeGoogleOptions = {}): Promise<Fak
     throw new HttpError(405, 'methodNotAllowed', 'Method Not Allowed');
   }
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? '/', 'http://fake');
-    stats.requests++;
-    inFlight++;
-    stats.maxInFlight = Math.max(stats.maxInFlight, inFlight);
+  /** One API request (top level or a batch part): throttling knobs, then the route, errors as Google words them. */
+  async function serve(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
     try {
-      await sleep(knobs.latencyMs);
-      if (knobs.failAfter !== null && stats.requests > knobs.failAfter) {
-        stats.failed++;
-        if (knobs.failMode === 'reset') {
-          req.socket.destroy();
-          return;
-        }
-        sendJson(res, 503, errorBody(503, 'backendError', 'Backend Error', 'global'));
-        return;
-      }
-      if (url.pathname === '/token' && req.method === 'POST') {
-        await tokenGrant(req, res);
-        return;
-      }
       if (knobs.throttleRate > 0 && random() < knobs.throttleRate) {
         stats.throttled++;
         const kind = knobs.throttleKinds[Math.floor(random() * knobs.throttleKinds.length)] ?? '429';
@@ -564,6 +559,109 @@ export async function startFakeGoogle(opts: FakeGoogleOptions = {}): Promise<Fak
       } else {
         sendJson(res, 500, errorBody(500, 'backendError', String(err), 'global'));
       }
+    }
+  }
+
+  /**
+   * `POST /batch/calendar/v3`, multipart/mixed: each part an `application/http` request with a Content-ID; the
+   * answer holds one `application/http` response per part, `Content-ID: <response-…>`. At most 50 parts.
+   */
+  async function batch(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const boundary = /boundary="?([^";]+)"?/i.exec(req.headers['content-type'] ?? '')?.[1];
+    const text = (await readBody(req)).toString();
+    if (!boundary) {
+      sendJson(res, 400, errorBody(400, 'badRequest', 'Missing multipart boundary.', 'global'));
+      return;
+    }
+    try {
+      principalOf(req);
+    } catch (err) {
+      const e = err as HttpError;
+      sendJson(res, e.status, errorBody(e.status, e.reason, e.message, e.domain));
+      return;
+    }
+    const parts = text
+      .split(`--${boundary}`)
+      .slice(1)
+      .filter((p) => !p.startsWith('--'));
+    if (parts.length > 50) {
+      sendJson(res, 400, errorBody(400, 'badRequest', 'Too many requests in a batch: at most 50.', 'global'));
+      return;
+    }
+    stats.batches++;
+    stats.batchItems += parts.length;
+    const out: string[] = [];
+    const respBoundary = `batch_${newId(random, 16, ID_ALPHABET)}`;
+    for (const part of parts) {
+      const [partHead = '', ...restBlocks] = part.replace(/^\r?\n/, '').split(/\r?\n\r?\n/);
+      const contentId = /Content-ID:\s*<([^>]*)>/i.exec(partHead)?.[1] ?? '';
+      const httpHead = restBlocks.shift() ?? '';
+      const body = restBlocks.join('\r\n\r\n').replace(/\r?\n$/, '');
+      const [requestLine = '', ...headerLines] = httpHead.split(/\r?\n/);
+      const [method = 'GET', target = '/'] = requestLine.split(' ');
+      const headers: Record<string, string> = { authorization: req.headers.authorization ?? '' };
+      for (const h of headerLines) {
+        const i = h.indexOf(':');
+        if (i > 0) headers[h.slice(0, i).trim().toLowerCase()] = h.slice(i + 1).trim();
+      }
+      const partReq = Readable.from(body ? [Buffer.from(body)] : []) as unknown as IncomingMessage;
+      Object.assign(partReq, { method, url: target, headers });
+      const captured = { status: 0, text: '', headersSent: false, destroyed: false };
+      const partRes = {
+        get headersSent() {
+          return captured.headersSent;
+        },
+        destroyed: false,
+        writeHead(status: number) {
+          captured.status = status;
+          captured.headersSent = true;
+          return partRes;
+        },
+        end(t?: string) {
+          captured.text = t ?? '';
+        },
+      } as unknown as ServerResponse;
+      await serve(partReq, partRes, new URL(target, 'http://fake'));
+      out.push(
+        `--${respBoundary}\r\nContent-Type: application/http\r\nContent-ID: <response-${contentId}>\r\n\r\n` +
+          `HTTP/1.1 ${captured.status} ${STATUS_CODES[captured.status] ?? ''}\r\n` +
+          (captured.text
+            ? `Content-Type: application/json; charset=UTF-8\r\n\r\n${captured.text}\r\n`
+            : '\r\n'),
+      );
+    }
+    const payload = `${out.join('')}--${respBoundary}--\r\n`;
+    res.writeHead(200, { 'content-type': `multipart/mixed; boundary=${respBoundary}` });
+    res.end(payload);
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://fake');
+    stats.requests++;
+    inFlight++;
+    stats.maxInFlight = Math.max(stats.maxInFlight, inFlight);
+    try {
+      await sleep(knobs.latencyMs);
+      if (knobs.failAfter !== null && stats.requests > knobs.failAfter) {
+        stats.failed++;
+        if (knobs.failMode === 'reset') {
+          req.socket.destroy();
+          return;
+        }
+        sendJson(res, 503, errorBody(503, 'backendError', 'Backend Error', 'global'));
+        return;
+      }
+      if (url.pathname === '/token' && req.method === 'POST') {
+        await tokenGrant(req, res);
+        return;
+      }
+      if (url.pathname === '/batch/calendar/v3' && req.method === 'POST') {
+        await batch(req, res);
+        return;
+      }
+      await serve(req, res, url);
+    } catch (err) {
+      sendJson(res, 500, errorBody(500, 'backendError', String(err), 'global'));
     } finally {
       inFlight--;
     }

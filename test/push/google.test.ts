@@ -66,6 +66,9 @@ describe('Google push', () => {
     expect(s.status).toBe('succeeded');
     expect(s.totals.created).toBe(total);
     expect(fake.stats.writes).toBe(total);
+    expect(fake.stats.batches).toBeGreaterThan(0);
+    expect(fake.stats.byOperation['POST events.insert']).toBe(total);
+    expect(s.requests).toBeLessThan(total / 4);
     expectCalendarsEqual(remote(fake), want);
     expect(fake.calendars().filter((c) => c.summary.endsWith('· Hill School'))).toHaveLength(teamIds.length);
     expect(
@@ -146,6 +149,21 @@ describe('Google push', () => {
     expect(fake.calendars()).toHaveLength(calendarsBefore);
     expect(fake.stats.writes).toBe(0);
     expect(s.totals.unchanged).toBeGreaterThan(0);
+    expectCalendarsEqual(remote(fake), await expected());
+  });
+
+  it('with state lost and listings empty, creates find their ids taken (409) and adopt: still no duplicates', async () => {
+    await bench.loseDatabase();
+    fake.knobs.emptyListings = true;
+    fake.resetStats();
+    try {
+      const s = await push();
+      expect(s.totals.created).toBe(0);
+      expect(s.totals.updated).toBeGreaterThan(0);
+      expect(fake.stats.byOperation['PUT events.update']).toBe(s.totals.updated);
+    } finally {
+      fake.knobs.emptyListings = false;
+    }
     expectCalendarsEqual(remote(fake), await expected());
   });
 
