@@ -560,7 +560,10 @@ export class GoogleProvider implements PushProvider {
     items.forEach((p, n) => {
       const op = ops[p.i]!;
       const r = responses.get(n);
-      if (!r) return retry(p, 'no answer in the batch response', false);
+      if (!r) {
+        retry(p, 'no answer in the batch response', false);
+        return;
+      }
       const f = failureOf({ response: { status: r.status, data: r.json } });
       const ok = r.status >= 200 && r.status < 300;
       if (isQuota(f)) {
@@ -569,7 +572,10 @@ export class GoogleProvider implements PushProvider {
         stopped.set(op.calendar.key, paused);
         return;
       }
-      if (isThrottle(f) || (!ok && isTransient(f))) return retry(p, f.message, isThrottle(f));
+      if (isThrottle(f) || (!ok && isTransient(f))) {
+        retry(p, f.message, isThrottle(f));
+        return;
+      }
       const id = op.kind === 'delete' ? op.remoteEventId : (op.remoteEventId ?? googleEventId(op.identity));
       switch (p.stage) {
         case 'delete':
