@@ -204,7 +204,54 @@ const initial: Migration = {
   },
 };
 
-export const MIGRATIONS: readonly Migration[] = [initial];
+const staffSessionsAndAudit: Migration = {
+  name: '0010_i10_staff_sessions_and_audit',
+  async up(db, dialect) {
+    await db.schema
+      .createTable('staff_sessions')
+      .addColumn('id_hash', 'text', (c) => c.primaryKey())
+      .addColumn('email', 'text', (c) => c.notNull())
+      .addColumn('issuer', 'text', (c) => c.notNull())
+      .addColumn('subject', 'text', (c) => c.notNull())
+      .addColumn('display_name', 'text')
+      .addColumn('created_at', 'text', (c) => c.notNull())
+      .addColumn('last_seen_at', 'text', (c) => c.notNull())
+      .addColumn('expires_at', 'text', (c) => c.notNull())
+      .addColumn('revoked_at', 'text')
+      .addColumn('client_address', 'text')
+      .addColumn('user_agent', 'text')
+      .execute();
+    await db.schema.createIndex('staff_sessions_email').on('staff_sessions').columns(['email']).execute();
+    await db.schema
+      .createIndex('staff_sessions_expires')
+      .on('staff_sessions')
+      .columns(['expires_at'])
+      .execute();
+
+    await db.schema
+      .createTable('audit_log')
+      .addColumn('id', dialect === 'sqlite' ? 'integer' : 'bigint', (c) =>
+        dialect === 'sqlite' ? c.primaryKey().autoIncrement() : c.primaryKey().generatedByDefaultAsIdentity(),
+      )
+      .addColumn('at', 'text', (c) => c.notNull())
+      .addColumn('action', 'text', (c) => c.notNull())
+      .addColumn('actor', 'text', (c) => c.notNull())
+      .addColumn('actor_key', 'text', (c) => c.notNull())
+      .addColumn('school_id', 'text')
+      .addColumn('team_id', 'bigint')
+      .addColumn('session_id', 'bigint')
+      .addColumn('template', 'text')
+      .addColumn('client_address', 'text')
+      .addColumn('staff_session', 'text')
+      .addColumn('detail', 'text')
+      .execute();
+    await db.schema.createIndex('audit_log_at').on('audit_log').columns(['at']).execute();
+    await db.schema.createIndex('audit_log_actor').on('audit_log').columns(['actor_key', 'id']).execute();
+    await db.schema.createIndex('audit_log_team').on('audit_log').columns(['team_id', 'id']).execute();
+  },
+};
+
+export const MIGRATIONS: readonly Migration[] = [initial, staffSessionsAndAudit];
 
 /** Applies pending migrations; returns the names applied (empty when the schema was current). */
 export async function runMigrations(db: Kysely<DB>, dialect: Dialect): Promise<string[]> {

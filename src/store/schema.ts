@@ -151,6 +151,36 @@ export interface FireClaimsTable {
   claimed_at: string;
 }
 
+export interface StaffSessionsTable {
+  id_hash: string;
+  email: string;
+  issuer: string;
+  subject: string;
+  display_name: string | null;
+  created_at: string;
+  last_seen_at: string;
+  expires_at: string;
+  revoked_at: string | null;
+  client_address: string | null;
+  user_agent: string | null;
+}
+
+export interface AuditLogTable {
+  id: Generated<number>;
+  at: string;
+  action: string;
+  actor: string;
+  /** lower(actor): filtering by person is an index lookup in both dialects. */
+  actor_key: string;
+  school_id: string | null;
+  team_id: number | null;
+  session_id: number | null;
+  template: string | null;
+  client_address: string | null;
+  staff_session: string | null;
+  detail: string | null;
+}
+
 export type DB = { [T in SnapshotTableName]: SnapshotTable } & { [T in JoinTableName]: JoinTable } & {
   schema_migrations: SchemaMigrationsTable;
   schools: SchoolsTable;
@@ -162,4 +192,6 @@ export type DB = { [T in SnapshotTableName]: SnapshotTable } & { [T in JoinTable
   push_calendars: PushCalendarsTable;
   push_mappings: PushMappingsTable;
   fire_claims: FireClaimsTable;
+  staff_sessions: StaffSessionsTable;
+  audit_log: AuditLogTable;
 };

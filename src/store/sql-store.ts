@@ -10,8 +10,11 @@ import type { Id, Instant } from '../domain/types.ts';
 import { contentHash, type KindSpec, kindSpec, stableStringify } from './kinds.ts';
 import { type Dialect, runMigrations } from './migrations.ts';
 import type { DB, SnapshotTable } from './schema.ts';
+import * as staffAccess from './staff-access.ts';
 import type {
   AbsenceQuery,
+  AuditQuery,
+  AuditRecord,
   FeedScope,
   FeedToken,
   JobStatus,
@@ -24,6 +27,7 @@ import type {
   RunStatus,
   SchoolId,
   SessionQuery,
+  StaffSession,
   Store,
   Stored,
   SyncRun,
@@ -766,6 +770,39 @@ export class SqlStore implements Store {
       contentHash: r.content_hash,
       updatedAt: r.updated_at,
     }));
+  }
+
+  // --- staff sessions and the audit log (SQL in staff-access.ts)
+
+  createStaffSession(session: StaffSession): Promise<void> {
+    return staffAccess.createStaffSession(this.#w, session);
+  }
+  getStaffSession(idHash: string): Promise<StaffSession | null> {
+    return staffAccess.getStaffSession(this.#r, idHash);
+  }
+  touchStaffSession(idHash: string, at: Instant): Promise<void> {
+    return staffAccess.touchStaffSession(this.#w, idHash, at);
+  }
+  revokeStaffSession(idHash: string, at: Instant): Promise<boolean> {
+    return staffAccess.revokeStaffSession(this.#w, idHash, at);
+  }
+  revokeStaffSessionsOf(email: string, at: Instant): Promise<number> {
+    return staffAccess.revokeStaffSessionsOf(this.#w, email, at);
+  }
+  listStaffSessions(at: Instant): Promise<StaffSession[]> {
+    return staffAccess.listStaffSessions(this.#r, at);
+  }
+  pruneStaffSessions(before: Instant): Promise<number> {
+    return staffAccess.pruneStaffSessions(this.#w, before);
+  }
+  appendAudit(record: Omit<AuditRecord, 'id'>): Promise<number> {
+    return staffAccess.appendAudit(this.#w, record);
+  }
+  listAudit(query?: AuditQuery): Promise<AuditRecord[]> {
+    return staffAccess.listAudit(this.#r, query);
+  }
+  pruneAudit(before: Instant): Promise<number> {
+    return staffAccess.pruneAudit(this.#w, before);
   }
 
   // --- coordination

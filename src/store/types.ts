@@ -159,6 +159,72 @@ export interface PushMapping {
   updatedAt: Instant;
 }
 
+/**
+ * A signed-in member of staff (OpenID Connect). Only the sha256 of the session id is stored, so a copy of the
+ * database does not let anyone in. Who the person is and what they may see is re-derived from the snapshot
+ * (their upstream staff record) on every request, so upstream changes apply at the next pull.
+ */
+export interface StaffSession {
+  /** sha256 (hex) of the session id held in the cookie. */
+  idHash: string;
+  /** The verified e-mail address, lower-cased. */
+  email: string;
+  /** The identity provider's issuer and subject (`sub`), for the record. */
+  issuer: string;
+  subject: string;
+  displayName: string | null;
+  createdAt: Instant;
+  /** Last request seen (refreshed at most about once a minute): the idle timeout counts from here. */
+  lastSeenAt: Instant;
+  /** The absolute end of the session, whatever its activity. */
+  expiresAt: Instant;
+  revokedAt: Instant | null;
+  clientAddress: string | null;
+  userAgent: string | null;
+}
+
+export type AuditAction =
+  | 'roster'
+  | 'feed-rotate'
+  | 'sign-in'
+  | 'sign-in-refused'
+  | 'sign-out'
+  | 'sessions-ended';
+
+/** One line of the audit log: who did what to which school/team/session, from where. */
+export interface AuditRecord {
+  id: number;
+  at: Instant;
+  action: AuditAction;
+  /** The person's e-mail, or `admin token`. */
+  actor: string;
+  schoolId: SchoolId | null;
+  teamId: Id | null;
+  /** The upstream session (training, fixture) a sheet was printed for. */
+  sessionId: Id | null;
+  template: string | null;
+  clientAddress: string | null;
+  /** First characters of the staff session's id hash: ties records to one sign-in without revealing it. */
+  staffSession: string | null;
+  /** A short free text (why a sign-in was refused, the feed scope rotated…). */
+  detail: string | null;
+}
+
+export interface AuditQuery {
+  since?: Instant;
+  until?: Instant;
+  /** Exact actor (e-mail compared case-insensitively, or `admin token`). */
+  actor?: string;
+  schoolId?: SchoolId;
+  teamId?: Id;
+  template?: string;
+  action?: AuditAction;
+  /** Newest first; default 200. */
+  limit?: number;
+  /** Records with an id below this one (paging newest-first). */
+  beforeId?: number;
+}
+
 export interface Store {
   readonly dialect: 'sqlite' | 'postgres';
   /** Applies pending migrations (idempotent; safe when several processes start at once); returns their names. */
@@ -235,6 +301,24 @@ export interface Store {
     sessionIds: Id[],
   ): Promise<void>;
   listPushMappings(schoolId: SchoolId, target: string, calendarKey?: string): Promise<PushMapping[]>;
+
+  // --- staff sessions and the audit log
+  createStaffSession(session: StaffSession): Promise<void>;
+  getStaffSession(idHash: string): Promise<StaffSession | null>;
+  /** Refreshes lastSeenAt (idle timeout). */
+  touchStaffSession(idHash: string, at: Instant): Promise<void>;
+  /** Ends one session; true when it was live. */
+  revokeStaffSession(idHash: string, at: Instant): Promise<boolean>;
+  /** Ends every live session of a person (e-mail, case-insensitive); returns how many. */
+  revokeStaffSessionsOf(email: string, at: Instant): Promise<number>;
+  /** Sessions neither revoked nor past their absolute expiry at `at` (idle ones included), newest first. */
+  listStaffSessions(at: Instant): Promise<StaffSession[]>;
+  /** Deletes sessions that ended (revoked or expired) before `before`. */
+  pruneStaffSessions(before: Instant): Promise<number>;
+  appendAudit(record: Omit<AuditRecord, 'id'>): Promise<number>;
+  listAudit(query?: AuditQuery): Promise<AuditRecord[]>;
+  /** Deletes audit records older than `before`; returns how many. */
+  pruneAudit(before: Instant): Promise<number>;
 
   // --- cross-replica coordination (PostgreSQL; SQLite is single-process)
   /** Claims one scheduled fire: true for exactly one caller per (job, fireTime). */

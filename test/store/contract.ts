@@ -3,6 +3,7 @@
 // isolated; tests about migration use a database of their own.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MIGRATIONS } from '../../src/store/migrations.ts';
 import type { Store } from '../../src/store/types.ts';
 import {
   absence,
@@ -16,6 +17,7 @@ import {
   studentTeam,
   team,
 } from './fixtures.ts';
+import { describeStaffAccessContract } from './staff-access-contract.ts';
 
 export interface TestDb {
   /** Opens a store (its own connections) on this database. */
@@ -62,7 +64,7 @@ export function describeStoreContract(name: string, createDb: () => Promise<Test
       const stores = await Promise.all([1, 2, 3].map(() => fresh.open({ migrate: false })));
       try {
         const applied = await Promise.all(stores.map((s) => s.migrate()));
-        expect(applied.flat()).toEqual(['0001_initial']);
+        expect(applied.flat()).toEqual(MIGRATIONS.map((m) => m.name));
         await stores[0]!.upsertSchool({ id: 'a', name: 'A', timeZone: 'UTC' });
         expect(await stores[2]!.listSchools()).toHaveLength(1);
       } finally {
@@ -703,5 +705,7 @@ export function describeStoreContract(name: string, createDb: () => Promise<Test
         await Promise.all(others.map((o) => o.close()));
       }
     });
+
+    describeStaffAccessContract(() => store);
   });
 }
