@@ -3,10 +3,13 @@
 // (a native Date with a TZID would be written in the server's local time); the calendar's own name and
 // description are escaped here because ical-generator does not; no METHOD; a VTIMEZONE for the school's zone;
 // Google ignores feeds over about 1 MB, so the farthest future events are left out past maxBytes and the
-// calendar description says until when the feed is complete.
+// calendar description says until when the feed is complete. RFC 5545 puts every calendar property before the
+// first component (strict parsers such as golang-ical reject anything else) and ends the file with CRLF;
+// ical-generator does neither, so its output is put in that order here (propertiesFirst). A local time in the
+// repeated hour when clocks go back names two instants; such events are written in UTC form.
 import ical, { escape as escapeText, ICalEventStatus } from 'ical-generator';
 import type { CalendarEvent } from '../calendar/types.ts';
-import { vtimezone, wallClock, zonedDate } from './timezone.ts';
+import { isUnambiguousLocal, vtimezone, wallClock, zonedDate } from './timezone.ts';
 
 export interface IcsCalendarInfo {
   /** X-WR-CALNAME / NAME. */
@@ -68,12 +71,15 @@ function build(info: IcsCalendarInfo, events: CalendarEvent[], note: string | nu
   cal.x('X-WR-TIMEZONE', info.timeZone);
   for (const e of events) {
     const lastModified = new Date(e.lastModified);
+    const startMs = Date.parse(e.start);
+    const endMs = Date.parse(e.end);
+    const local = isUnambiguousLocal(startMs, e.timeZone) && isUnambiguousLocal(endMs, e.timeZone);
     const event = cal.createEvent({
       id: e.uid,
       sequence: e.sequence,
-      start: zonedDate(e.start, e.timeZone),
-      end: zonedDate(e.end, e.timeZone),
-      timezone: e.timeZone,
+      ...(local
+        ? { start: zonedDate(startMs, e.timeZone), end: zonedDate(endMs, e.timeZone), timezone: e.timeZone }
+        : { start: new Date(startMs), end: new Date(endMs) }),
       // For a published feed DTSTAMP is when the information was last revised (RFC 5545 3.8.7.2); using
       // LAST-MODIFIED keeps a re-render of unchanged data byte-identical (same ETag).
       stamp: lastModified,
@@ -93,7 +99,31 @@ function build(info: IcsCalendarInfo, events: CalendarEvent[], note: string | nu
       );
     }
   }
-  return cal.toString();
+  return propertiesFirst(cal.toString());
+}
+
+/**
+ * The calendar's own properties (wherever ical-generator wrote them) before its first component, and a CRLF
+ * after END:VCALENDAR. Lines are moved whole with their folded continuations; components are left as they are.
+ */
+export function propertiesFirst(text: string): string {
+  const lines = text.replace(/\r\n$/, '').split('\r\n');
+  if (lines[0] !== 'BEGIN:VCALENDAR' || lines[lines.length - 1] !== 'END:VCALENDAR') {
+    throw new Error('ical-generator output is not one VCALENDAR');
+  }
+  const props: string[] = [];
+  const components: string[] = [];
+  let depth = 0;
+  for (const line of lines.slice(1, -1)) {
+    if (depth === 0 && !line.startsWith('BEGIN:')) {
+      props.push(line);
+      continue;
+    }
+    components.push(line);
+    if (line.startsWith('BEGIN:')) depth++;
+    else if (line.startsWith('END:')) depth--;
+  }
+  return `${['BEGIN:VCALENDAR', ...props, ...components, 'END:VCALENDAR'].join('\r\n')}\r\n`;
 }
 
 function trimNote(firstLeftOut: CalendarEvent, timeZone: string): string {

@@ -242,49 +242,158 @@ export function transitions(
   return out;
 }
 
+/**
+ * True when the school-local wall clock of this instant names only this instant. Inside the repeated hour
+ * when clocks go back, a local time means two instants and clients pick either (an hour apart): such times
+ * are written in UTC form instead.
+ */
+export function isUnambiguousLocal(epochMs: number, timeZone: string): boolean {
+  const off = offsetMinutes(epochMs, timeZone);
+  const wall = epochMs + off * 60_000;
+  for (const other of new Set([
+    offsetMinutes(epochMs - DAY, timeZone),
+    offsetMinutes(epochMs + DAY, timeZone),
+  ])) {
+    if (other !== off && offsetMinutes(wall - other * 60_000, timeZone) === other) return false;
+  }
+  return true;
+}
+
+// TZNAME: the zone's own abbreviation (AEST, BST, EDT, LHDT…). ICU gives real abbreviations only in locales
+// where they are in common use (en-AU knows AEST, en-GB knows BST, en-US knows EDT), and "GMT+11" elsewhere;
+// so several English locales are asked and the first real abbreviation wins. Zones that have none (most of
+// Asia, South America) get the tz database's own convention, the numeric offset: "+07", "+0530".
+const NAME_LOCALES = ['en-GB', 'en-US', 'en-AU', 'en-NZ', 'en-CA', 'en-IN', 'en-IE', 'en-ZA'];
 const shortNames = new Map<string, Intl.DateTimeFormat>();
 
-function zoneAbbreviation(epochMs: number, timeZone: string): string {
-  let f = shortNames.get(timeZone);
-  if (!f) {
-    f = new Intl.DateTimeFormat('en-GB', { timeZone, timeZoneName: 'short' });
-    shortNames.set(timeZone, f);
+export function zoneAbbreviation(epochMs: number, timeZone: string): string {
+  for (const locale of NAME_LOCALES) {
+    const key = `${locale}|${timeZone}`;
+    let f = shortNames.get(key);
+    if (!f) {
+      f = new Intl.DateTimeFormat(locale, { timeZone, timeZoneName: 'short' });
+      shortNames.set(key, f);
+    }
+    const name = f.formatToParts(epochMs).find((p) => p.type === 'timeZoneName')?.value ?? '';
+    if (/^[A-Z]{2,6}$/.test(name)) return name;
   }
-  return f.formatToParts(epochMs).find((p) => p.type === 'timeZoneName')?.value ?? '';
+  const off = intlOffsetMinutes(epochMs, timeZone);
+  const a = Math.abs(off);
+  return `${off < 0 ? '-' : '+'}${pad(Math.floor(a / 60))}${a % 60 ? pad(a % 60) : ''}`;
 }
 
 const vtimezoneCache = new Map<string, string>();
 
+interface YearlyRule {
+  month: number;
+  /** RRULE BYDAY, e.g. `1SU`, `2SU`, `-1SU`. */
+  byDay: string;
+  /** Local time of the change in the old offset, e.g. `020000`. */
+  time: string;
+  fromMin: number;
+  toMin: number;
+}
+
+const DAY_CODES = ['SU', 'MO', 'TU', 'WE', 'TH', 'FR', 'SA'];
+
+/** The ways a change on this local date can be named by a yearly rule: nth weekday of the month, or last. */
+function ruleCandidates(t: Transition): YearlyRule[] {
+  const local = utcClock(t.atMs + t.fromMin * 60_000);
+  const dow = DAY_CODES[new Date(Date.UTC(local.year, local.month - 1, local.day)).getUTCDay()]!;
+  const daysInMonth = new Date(Date.UTC(local.year, local.month, 0)).getUTCDate();
+  const time = formatLocal(local).slice(9);
+  const base = { month: local.month, time, fromMin: t.fromMin, toMin: t.toMin };
+  const out: YearlyRule[] = [];
+  if (local.day <= 28) out.push({ ...base, byDay: `${Math.ceil(local.day / 7)}${dow}` });
+  if (local.day + 7 > daysInMonth) out.push({ ...base, byDay: `-1${dow}` });
+  return out;
+}
+
 /**
- * A VTIMEZONE for the zone covering whole calendar years fromYear..toYear: a first observance at the start of
- * fromYear, then one observance per offset change. DAYLIGHT is any offset above the lowest one in the span.
+ * The zone's changes as yearly rules when every year of [fromYear, toYear] changes the same way (same count,
+ * month, weekday rule, time and offsets); null when the zone has no changes or its rule is irregular there.
+ */
+function regularRules(
+  timeZone: string,
+  fromYear: number,
+  toYear: number,
+): { rules: YearlyRule[]; first: Transition[] } | null {
+  const perYear: Transition[][] = [];
+  for (let y = fromYear; y <= toYear; y++) perYear.push(yearTable(timeZone, y).changes);
+  const count = perYear[0]!.length;
+  if (count === 0 || perYear.some((changes) => changes.length !== count)) return null;
+  const same = (a: YearlyRule, b: YearlyRule) =>
+    a.month === b.month &&
+    a.byDay === b.byDay &&
+    a.time === b.time &&
+    a.fromMin === b.fromMin &&
+    a.toMin === b.toMin;
+  const rules: YearlyRule[] = [];
+  for (let k = 0; k < count; k++) {
+    let common = ruleCandidates(perYear[0]![k]!);
+    for (const changes of perYear.slice(1)) {
+      const cands = ruleCandidates(changes[k]!);
+      common = common.filter((r) => cands.some((c) => same(r, c)));
+    }
+    // In a short span "4th Sunday" and "last Sunday" may both fit; the years after it tell the zone's real
+    // rule apart (as long as it lasts), and "last" is preferred when still in doubt.
+    for (let y = toYear + 1; y <= toYear + 7 && common.length > 1; y++) {
+      const next = yearTable(timeZone, y).changes[k];
+      if (!next || yearTable(timeZone, y).changes.length !== count) break;
+      const cands = ruleCandidates(next);
+      const narrowed = common.filter((r) => cands.some((c) => same(r, c)));
+      if (narrowed.length) common = narrowed;
+    }
+    const rule = common.find((r) => r.byDay.startsWith('-')) ?? common[0];
+    if (!rule) return null;
+    rules.push(rule);
+  }
+  return { rules, first: perYear[0]! };
+}
+
+/**
+ * A VTIMEZONE for the zone covering whole calendar years fromYear..toYear. Where the zone changes the same
+ * way every year (the usual case), one STANDARD and one DAYLIGHT observance with a yearly RRULE, anchored in
+ * the year before fromYear so every instant of the span follows an onset: parsers that cannot handle long
+ * lists of dated observances (ruby-icalendar before 2.10.1) read these. Where the rules change within the span
+ * (a country adopting or dropping daylight saving), one dated observance per change, which stays exact.
+ * DAYLIGHT is any offset above the lowest one in the span.
  */
 export function vtimezone(timeZone: string, fromYear: number, toYear: number): string {
   const key = `${timeZone}|${fromYear}|${toYear}`;
   const cached = vtimezoneCache.get(key);
   if (cached) return cached;
-  const fromMs = Date.UTC(fromYear, 0, 1) - DAY;
-  const toMs = Date.UTC(toYear + 1, 0, 1) + DAY;
-  const changes = transitions(timeZone, fromMs, toMs, intlOffsetMinutes);
-  const firstOff = intlOffsetMinutes(fromMs, timeZone);
-  const standard = Math.min(firstOff, ...changes.map((c) => c.toMin));
   const lines = ['BEGIN:VTIMEZONE', `TZID:${timeZone}`, `X-LIC-LOCATION:${timeZone}`];
-  const observance = (startMs: number, from: number, to: number) => {
+  const observance = (startMs: number, from: number, to: number, standard: number, rrule?: string) => {
     const kind = to > standard ? 'DAYLIGHT' : 'STANDARD';
     // DTSTART of an observance is the local time just before the change, i.e. in the old offset.
     const local = utcClock(startMs + from * 60_000);
-    const name = zoneAbbreviation(startMs, timeZone);
     lines.push(
       `BEGIN:${kind}`,
       `DTSTART:${formatLocal(local)}`,
+      ...(rrule ? [`RRULE:${rrule}`] : []),
       `TZOFFSETFROM:${formatOffset(from)}`,
       `TZOFFSETTO:${formatOffset(to)}`,
-      ...(name ? [`TZNAME:${name}`] : []),
+      `TZNAME:${zoneAbbreviation(startMs, timeZone)}`,
       `END:${kind}`,
     );
   };
-  observance(fromMs, firstOff, firstOff);
-  for (const c of changes) observance(c.atMs, c.fromMin, c.toMin);
+  const regular = regularRules(timeZone, fromYear - 1, toYear);
+  if (regular) {
+    const standard = Math.min(...regular.rules.map((r) => r.toMin));
+    regular.rules.forEach((r, k) => {
+      const rrule = `FREQ=YEARLY;BYMONTH=${r.month};BYDAY=${r.byDay}`;
+      observance(regular.first[k]!.atMs, r.fromMin, r.toMin, standard, rrule);
+    });
+  } else {
+    const fromMs = Date.UTC(fromYear, 0, 1) - DAY;
+    const toMs = Date.UTC(toYear + 1, 0, 1) + DAY;
+    const changes = transitions(timeZone, fromMs, toMs, intlOffsetMinutes);
+    const firstOff = intlOffsetMinutes(fromMs, timeZone);
+    const standard = Math.min(firstOff, ...changes.map((c) => c.toMin));
+    observance(fromMs, firstOff, firstOff, standard);
+    for (const c of changes) observance(c.atMs, c.fromMin, c.toMin, standard);
+  }
   lines.push('END:VTIMEZONE');
   const text = lines.join('\r\n');
   if (vtimezoneCache.size > 200) vtimezoneCache.clear();

@@ -1,6 +1,8 @@
-// Parses a feed with two independent parsers (ical.js and node-ical) and normalises what tests compare.
+// Parses a feed with three independent parsers (ical.js, node-ical and our strict RFC 5545 reader in strict.ts)
+// and normalises what tests compare.
 import ICAL from 'ical.js';
 import nodeIcal, { type VEvent } from 'node-ical';
+import { parseStrict } from './strict.ts';
 
 export interface ParsedEvent {
   uid: string;
@@ -92,34 +94,45 @@ export function parseWithNodeIcal(text: string): ParsedFeed {
   return { name, description, events };
 }
 
-/** Parses with both and checks they agree on every event; returns the ical.js view. */
-export function parseBoth(text: string): ParsedFeed {
+/**
+ * Parses with all three and checks they agree on every event; returns the ical.js view. The strict reader
+ * throws on anything RFC 5545 forbids (component order, ambiguous local times, framing).
+ */
+export function parseAll(text: string): ParsedFeed {
   const a = parseWithIcalJs(text);
-  const b = parseWithNodeIcal(text);
+  const others = [
+    ['node-ical', parseWithNodeIcal(text)],
+    ['strict', parseStrict(text)],
+  ] as const;
   const byUid = (x: ParsedEvent, y: ParsedEvent) => x.uid.localeCompare(y.uid);
   const sa = [...a.events].sort(byUid);
-  const sb = [...b.events].sort(byUid);
-  if (sa.length !== sb.length)
-    throw new Error(`parsers disagree on event count: ${sa.length} vs ${sb.length}`);
-  for (let i = 0; i < sa.length; i++) {
-    const x = sa[i]!;
-    const y = sb[i]!;
-    for (const k of [
-      'uid',
-      'sequence',
-      'status',
-      'summary',
-      'description',
-      'location',
-      'start',
-      'end',
-    ] as const) {
-      if (x[k] !== y[k]) {
-        throw new Error(
-          `parsers disagree on ${k} of ${x.uid}: ${JSON.stringify(x[k])} vs ${JSON.stringify(y[k])}`,
-        );
+  for (const [who, b] of others) {
+    const sb = [...b.events].sort(byUid);
+    if (sa.length !== sb.length)
+      throw new Error(`ical.js and ${who} disagree on event count: ${sa.length} vs ${sb.length}`);
+    for (let i = 0; i < sa.length; i++) {
+      const x = sa[i]!;
+      const y = sb[i]!;
+      for (const k of [
+        'uid',
+        'sequence',
+        'status',
+        'summary',
+        'description',
+        'location',
+        'start',
+        'end',
+      ] as const) {
+        if (x[k] !== y[k]) {
+          throw new Error(
+            `ical.js and ${who} disagree on ${k} of ${x.uid}: ${JSON.stringify(x[k])} vs ${JSON.stringify(y[k])}`,
+          );
+        }
       }
     }
   }
   return a;
 }
+
+/** The older name: it now runs all three parsers. */
+export const parseBoth = parseAll;
