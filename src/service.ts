@@ -106,6 +106,7 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
       metrics,
       publicUrl: config.publicUrl,
       logger: log,
+      demo: config.schools.some((s) => s.demo),
       routers: {
         '/': express.Router().use(
           auth.router,

@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import pino from 'pino';
 import type { FeedService } from '../feeds/service.ts';
 import type { Store } from '../store/types.ts';
-import { feedsRouter, notFound } from './feeds-router.ts';
+import { type FeedRouterOptions, feedsRouter, notFound } from './feeds-router.ts';
 import { healthRoutes, type ReadinessOptions } from './health.ts';
 import type { Metrics } from './metrics.ts';
 import { type RateLimitOptions, rateLimit } from './rate-limit.ts';
@@ -32,6 +32,11 @@ export interface AppOptions {
    * replica takes effect within this time. Default 2000 ms.
    */
   tokenCacheMs?: number;
+  /** Landing pages: the live Google calendar of a feed's subject (feeds-router.ts), and demo mode (QR). */
+  liveGoogleCalendar?: FeedRouterOptions['liveGoogleCalendar'];
+  demo?: boolean;
+  /** The clock of landing pages ("updated 5 minutes ago"). */
+  now?: () => Date;
 }
 
 /** The path as it may be logged: a feed token keeps only its first 6 characters. */
@@ -88,6 +93,9 @@ export function createApp(opts: AppOptions): express.Express {
     ...(opts.feedCacheControl ? { cacheControl: opts.feedCacheControl } : {}),
     ...(opts.tokenCacheMs !== undefined ? { tokenCacheMs: opts.tokenCacheMs } : {}),
     securityHeaders: security,
+    ...(opts.liveGoogleCalendar ? { liveGoogleCalendar: opts.liveGoogleCalendar } : {}),
+    ...(opts.demo ? { demo: true } : {}),
+    ...(opts.now ? { now: opts.now } : {}),
   });
   if (limit) {
     app.use(

@@ -1,10 +1,22 @@
 // GET/HEAD /feeds/<token>.ics (the calendar) and /feeds/<token> (the page for a person).
 // A request costs a token lookup and a cache read: the bytes and their encodings were rendered ahead.
 // Unknown, malformed, rotated and revoked tokens, and feeds whose subject is gone, all get the same 404.
+
+import { gzipSync } from 'node:zlib';
 import { type Request, type Response, Router } from 'express';
+import type { Id } from '../domain/types.ts';
+import {
+  isReminderKey,
+  REMINDER_KEYS,
+  type ReminderKey,
+  reminderEtag,
+  withReminder,
+} from '../feeds/reminders.ts';
 import type { FeedService, RenderedFeed } from '../feeds/service.ts';
 import { FeedTokenResolver, tokenForLog } from '../feeds/tokens.ts';
-import type { Store } from '../store/types.ts';
+import type { FeedScope, SchoolId, Store } from '../store/types.ts';
+import { deviceOf } from './device.ts';
+import { lastPulledAt } from './freshness.ts';
 import { LANDING_CSP, landingPage } from './landing.ts';
 import { setSecurityHeaders } from './security.ts';
 
@@ -19,6 +31,45 @@ export interface FeedRouterOptions {
   tokenCacheMs?: number;
   /** Headers every response carries (security.ts). */
   securityHeaders: readonly [string, string][];
+  /**
+   * The Google calendar a push target keeps for this feed's subject and lets families read, if any: the
+   * landing page then offers it ("updates within minutes") instead of Google's slow feed subscription.
+   */
+  liveGoogleCalendar?: (schoolId: SchoolId, scope: FeedScope, scopeId: Id) => Promise<string | null>;
+  /** The demo: a QR code of a localhost address is still shown (elsewhere a phone could not open it). */
+  demo?: boolean;
+  now?: () => Date;
+}
+
+/** A phone that scans a QR code of one of these cannot reach this server. */
+export function isLocalUrl(url: string): boolean {
+  let host: string;
+  try {
+    host = new URL(url).hostname.replace(/^\[|\]$/g, '');
+  } catch {
+    return true;
+  }
+  return (
+    host === 'localhost' ||
+    host.endsWith('.localhost') ||
+    host === '::1' ||
+    host === '0.0.0.0' ||
+    /^127\./.test(host)
+  );
+}
+
+/** The `reminder` query parameter: 'none' when absent, null when it is not one we offer (a 400). */
+export function reminderOf(query: unknown): ReminderKey | null {
+  if (query === undefined) return 'none';
+  return isReminderKey(query) ? query : null;
+}
+
+export function badReminder(res: Response, securityHeaders: readonly [string, string][]): void {
+  setSecurityHeaders(res, securityHeaders);
+  res.status(400);
+  res.setHeader('Content-Type', 'text/plain; charset=utf-8');
+  res.setHeader('Cache-Control', 'no-store');
+  res.end(`reminder must be one of: ${REMINDER_KEYS.join(', ')}\n`);
 }
 
 const NOT_FOUND = 'Not found\n';
@@ -61,15 +112,15 @@ export function chooseEncoding(header: string | undefined): Encoding {
   return best;
 }
 
-function etagFor(feed: RenderedFeed, enc: Encoding): string {
-  return enc === 'identity' ? `"${feed.etag}"` : `"${feed.etag}-${enc === 'gzip' ? 'gz' : 'br'}"`;
+function etagFor(base: string, enc: Encoding): string {
+  return enc === 'identity' ? `"${base}"` : `"${base}-${enc === 'gzip' ? 'gz' : 'br'}"`;
 }
 
 /**
  * If-None-Match wins over If-Modified-Since (RFC 9110 13.2.2). Any encoding's tag of the current bytes
  * matches: they are the same calendar, and a client that switched encodings need not download it again.
  */
-function notModified(req: Request, feed: RenderedFeed): boolean {
+function notModified(req: Request, feed: RenderedFeed, base: string): boolean {
   const inm = req.headers['if-none-match'];
   if (inm !== undefined) {
     if (inm.trim() === '*') return true;
@@ -79,7 +130,7 @@ function notModified(req: Request, feed: RenderedFeed): boolean {
         .replace(/^W\//, '')
         .replace(/^"|"$/g, '')
         .replace(/-(gz|br)$/, '');
-      return tag === feed.etag;
+      return tag === base;
     });
   }
   const ims = req.headers['if-modified-since'];
@@ -115,11 +166,30 @@ function fixedOf(feed: RenderedFeed) {
   return f;
 }
 
+/** Reminder variants of a rendered feed, made on first request and dropped with it. */
+const variants = new WeakMap<RenderedFeed, Map<ReminderKey, { body: Buffer; gzip: Buffer }>>();
+
+function variantOf(feed: RenderedFeed, key: ReminderKey): { body: Buffer; gzip: Buffer } {
+  let byKey = variants.get(feed);
+  if (!byKey) {
+    byKey = new Map();
+    variants.set(feed, byKey);
+  }
+  let v = byKey.get(key);
+  if (!v) {
+    const body = Buffer.from(withReminder(feed.body.toString('utf8'), key), 'utf8');
+    v = { body, gzip: gzipSync(body, { level: 6 }) };
+    byKey.set(key, v);
+  }
+  return v;
+}
+
 export function feedsRouter(opts: FeedRouterOptions): Router {
   const router = Router();
   const cacheControl = opts.cacheControl ?? 'private, max-age=300';
   const tokens = new FeedTokenResolver(opts.store, { ttlMs: opts.tokenCacheMs ?? 2000 });
   const securityFlat = opts.securityHeaders.flat();
+  const now = opts.now ?? (() => new Date());
 
   router.get('/:name', async (req, res) => {
     const name = req.params.name ?? '';
@@ -132,13 +202,33 @@ export function feedsRouter(opts: FeedRouterOptions): Router {
     const feed = await opts.feeds.get(record.schoolId, record.scope, record.scopeId);
     if (!feed) return notFound(res, opts.securityHeaders);
 
+    const reminder = reminderOf(req.query.reminder);
+    if (reminder === null) return badReminder(res, opts.securityHeaders);
+
     if (!isIcs) {
+      const { schoolId, scope, scopeId } = record;
+      const [updatedAt, live, school] = await Promise.all([
+        lastPulledAt(opts.store, schoolId),
+        opts.liveGoogleCalendar?.(schoolId, scope, scopeId) ?? null,
+        opts.store.listSchools().then((all) => all.find((x) => x.id === schoolId)),
+      ]);
       const html = await landingPage({
+        scope,
         name: feed.def.calendarName,
         description: feed.def.description,
+        pageUrl: `${opts.publicUrl}/feeds/${token}`,
         feedUrl: `${opts.publicUrl}/feeds/${token}.ics`,
+        reminder,
         upcoming: feed.upcoming,
         eventCount: feed.eventCount,
+        timeZone: feed.upcoming[0]?.timeZone ?? school?.timeZone ?? 'UTC',
+        updatedAt,
+        now: now(),
+        device: deviceOf(req.headers['user-agent']),
+        liveGoogleCalendarId: live,
+        showQr: opts.demo === true || !isLocalUrl(opts.publicUrl),
+        familyFrom: scope === 'staff' ? null : token,
+        familyAction: `${opts.publicUrl}/family`,
       });
       setSecurityHeaders(res, opts.securityHeaders);
       res.setHeader('Content-Type', 'text/html; charset=utf-8');
@@ -149,7 +239,11 @@ export function feedsRouter(opts: FeedRouterOptions): Router {
     }
 
     // The hot path: all headers in one writeHead call (setHeader validates and stores each one separately).
-    const enc = chooseEncoding(req.headers['accept-encoding']);
+    let enc = chooseEncoding(req.headers['accept-encoding']);
+    // Reminder variants are kept as identity and gzip only (few clients ask for brotli).
+    if (reminder !== 'none' && enc === 'br')
+      enc = chooseEncoding(req.headers['accept-encoding']?.replace(/\bbr\b/g, 'x-none'));
+    const base = reminderEtag(feed.etag, reminder);
     const fixed = fixedOf(feed);
     const headers: string[] = [...securityFlat];
     headers.push(
@@ -160,16 +254,21 @@ export function feedsRouter(opts: FeedRouterOptions): Router {
       'Vary',
       'Accept-Encoding',
       'ETag',
-      etagFor(feed, enc),
+      etagFor(base, enc),
       'Last-Modified',
       fixed.lastModified,
     );
-    if (notModified(req, feed)) {
+    if (notModified(req, feed, base)) {
       res.writeHead(304, headers);
       res.end();
       return;
     }
-    const body = enc === 'br' ? await feed.br() : enc === 'gzip' ? feed.gzip : feed.body;
+    let body: Buffer;
+    if (reminder === 'none') body = enc === 'br' ? await feed.br() : enc === 'gzip' ? feed.gzip : feed.body;
+    else {
+      const variant = variantOf(feed, reminder);
+      body = enc === 'gzip' ? variant.gzip : variant.body;
+    }
     if (enc !== 'identity') headers.push('Content-Encoding', enc);
     headers.push('Content-Disposition', fixed.disposition, 'Content-Length', String(body.length));
     res.locals.bytes = body.length;

@@ -1,9 +1,14 @@
-// The page a person sees at /feeds/<token>: the calendar's name, its next events and one button per calendar
-// app. Every text that came from data is HTML-escaped; the only markup not written here is the QR code's SVG,
-// which the qrcode package generates from the URL alone.
+// The page a person opens at /feeds/<token> (or a family link): what is coming up, how fresh it is, and the
+// subscribe button that suits their device first, the others below. Every text that came from data is
+// HTML-escaped and comes from the projection (calendar/) as the feed carries it; the only markup not written
+// here is the QR code's SVG, which the qrcode package generates from the page's URL alone.
 import { createHash } from 'node:crypto';
 import QRCode from 'qrcode';
 import type { CalendarEvent } from '../calendar/types.ts';
+import { REMINDER_KEYS, REMINDERS, type ReminderKey } from '../feeds/reminders.ts';
+import type { FeedScope } from '../store/types.ts';
+import type { Device } from './device.ts';
+import { ago } from './freshness.ts';
 
 export interface SubscribeLinks {
   https: string;
@@ -26,6 +31,11 @@ export function subscribeLinks(feedUrl: string, name: string): SubscribeLinks {
   };
 }
 
+/** Adds a calendar that Google keeps (our push) to the visitor's Google account: changes show within minutes. */
+export function liveGoogleLink(calendarId: string): string {
+  return `https://calendar.google.com/calendar/render?cid=${encodeURIComponent(calendarId)}`;
+}
+
 export function escapeHtml(s: string): string {
   return s.replace(
     /[&<>"']/g,
@@ -33,22 +43,25 @@ export function escapeHtml(s: string): string {
   );
 }
 
-const COPY_SCRIPT = `document.querySelectorAll('[data-copy]').forEach(function(b){b.addEventListener('click',function(){var i=document.getElementById(b.getAttribute('data-copy'));i.select();(navigator.clipboard?navigator.clipboard.writeText(i.value):Promise.reject()).then(function(){b.textContent='Copied';},function(){document.execCommand('copy');b.textContent='Copied';});});});`;
-const COPY_SCRIPT_HASH = createHash('sha256').update(COPY_SCRIPT).digest('base64');
+// Copy buttons; the reminder choice applies itself as soon as it changes (the Apply button stays for pages
+// without scripts).
+const SCRIPT = `document.querySelectorAll('[data-copy]').forEach(function(b){b.addEventListener('click',function(){var i=document.getElementById(b.getAttribute('data-copy'));i.select();(navigator.clipboard?navigator.clipboard.writeText(i.value):Promise.reject()).then(function(){b.textContent='Copied';},function(){document.execCommand('copy');b.textContent='Copied';});});});var r=document.getElementById('reminder');if(r){r.addEventListener('change',function(){r.form.submit();});}`;
+const SCRIPT_HASH = createHash('sha256').update(SCRIPT).digest('base64');
 
 export const LANDING_CSP = [
   "default-src 'none'",
   "style-src 'unsafe-inline'",
-  `script-src 'sha256-${COPY_SCRIPT_HASH}'`,
+  `script-src 'sha256-${SCRIPT_HASH}'`,
   "img-src 'self' data:",
   "frame-ancestors 'none'",
   "base-uri 'none'",
-  "form-action 'none'",
+  // The reminder choice (GET, same page) and the family-link form (POST /family).
+  "form-action 'self'",
 ].join('; ');
 
 const qrCache = new Map<string, Promise<string>>();
 
-/** The feed URL as an inline SVG QR code (memoised: the URL of a feed changes only on rotation). */
+/** A URL as an inline SVG QR code (memoised: a page's URL changes only on rotation). */
 export function qrSvg(url: string): Promise<string> {
   let svg = qrCache.get(url);
   if (!svg) {
@@ -59,41 +72,211 @@ export function qrSvg(url: string): Promise<string> {
   return svg;
 }
 
-function when(e: CalendarEvent, locale: string): string {
-  const fmt = new Intl.DateTimeFormat(locale, {
+export type LandingScope = FeedScope | 'family';
+
+/** What the page says to whom: a staff calendar is not a family's, a team's link is shared by its families. */
+const WORDING: Record<LandingScope, { lead: string; keep: string; listHeading: string }> = {
+  team: {
+    lead: 'Subscribe once and your calendar app keeps every session and fixture of the team up to date.',
+    keep: "Anyone with this address can see the team's calendar. Share it only with the team's families.",
+    listHeading: 'Coming up',
+  },
+  student: {
+    lead: "Subscribe once and your calendar app keeps your child's sessions and fixtures up to date.",
+    keep: "This address is your child's own: anyone with it can see their calendar. Keep it among the family.",
+    listHeading: 'Coming up',
+  },
+  activity: {
+    lead: 'Subscribe once and your calendar app keeps every session of this activity up to date.',
+    keep: 'Anyone with this address can see the whole activity\u2019s calendar. Share it only with its families.',
+    listHeading: 'Coming up',
+  },
+  staff: {
+    lead: 'Your sessions as staff, with staff notes. Subscribe on your phone and changes reach you on their own.',
+    keep: 'This is your own staff calendar and it carries staff notes: do not forward it. If it leaks, ask the school office for a new address.',
+    listHeading: 'Your next sessions',
+  },
+  family: {
+    lead: 'One calendar for all of your family\u2019s links: subscribe once and your calendar app keeps it up to date.',
+    keep: 'Anyone with this address can see these calendars. Keep it among the family.',
+    listHeading: 'Coming up',
+  },
+};
+
+export const APP_REFRESH_NOTE =
+  'Calendar apps check for changes on their own schedule: Apple Calendar about every hour, Outlook every few hours, Google Calendar only every 12\u201324 hours.';
+export const REMINDER_APPS_NOTE =
+  'Reminders work in Apple Calendar and Outlook. Google Calendar ignores them: set a notification for the calendar in Google instead.';
+
+type ButtonKind = 'webcal' | 'google' | 'google-live' | 'outlook-com' | 'office365';
+
+interface Button {
+  kind: ButtonKind;
+  label: string;
+  href: string;
+  external: boolean;
+}
+
+function buttons(links: SubscribeLinks, plainGoogle: string, liveGoogle: string | null): Button[] {
+  return [
+    { kind: 'webcal', label: 'Apple Calendar (iPhone, iPad, Mac)', href: links.webcal, external: false },
+    liveGoogle
+      ? {
+          kind: 'google-live',
+          label: 'Add to Google Calendar \u2014 updates within minutes',
+          href: liveGoogle,
+          external: true,
+        }
+      : { kind: 'google', label: 'Google Calendar', href: plainGoogle, external: true },
+    { kind: 'outlook-com', label: 'Outlook.com', href: links.outlookCom, external: true },
+    { kind: 'office365', label: 'Microsoft 365 (work or school)', href: links.office365, external: true },
+  ];
+}
+
+const RECOMMENDED: Record<Device, { kind: 'apple' | 'google'; why: string }> = {
+  ios: { kind: 'apple', why: 'Best for this iPhone or iPad: it adds the calendar to the Calendar app.' },
+  mac: { kind: 'apple', why: 'Best for this Mac, iPhone or iPad: it adds the calendar to Apple Calendar.' },
+  android: {
+    kind: 'google',
+    why: 'Best for this Android phone: the calendar appears in its Google Calendar app.',
+  },
+  desktop: {
+    kind: 'google',
+    why: 'Suggested for this computer. Use another button for your own calendar app.',
+  },
+};
+
+function buttonHtml(b: Button, cls: string, recommended: boolean): string {
+  const h = escapeHtml;
+  return `<a class="btn ${cls}" href="${h(b.href)}" data-kind="${b.kind}"${recommended ? ' data-recommended="true"' : ''}${
+    b.external ? ' rel="noreferrer noopener" target="_blank"' : ''
+  }>${h(b.label)}</a>`;
+}
+
+function dayKey(iso: string, timeZone: string): string {
+  return new Intl.DateTimeFormat('en-CA', {
+    timeZone,
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+  }).format(new Date(iso));
+}
+
+function eventHtml(e: CalendarEvent, locale: string): string {
+  const h = escapeHtml;
+  const time = new Intl.DateTimeFormat(locale, { timeZone: e.timeZone, hour: '2-digit', minute: '2-digit' });
+  const longDay = new Intl.DateTimeFormat(locale, {
     timeZone: e.timeZone,
     weekday: 'short',
     day: 'numeric',
     month: 'short',
-    hour: '2-digit',
-    minute: '2-digit',
   });
-  const end = new Intl.DateTimeFormat(locale, { timeZone: e.timeZone, hour: '2-digit', minute: '2-digit' });
-  return `${fmt.format(new Date(e.start))}–${end.format(new Date(e.end))}`;
+  const sameDay = dayKey(e.start, e.timeZone) === dayKey(e.end, e.timeZone);
+  const when = `${time.format(new Date(e.start))}\u2013${sameDay ? '' : `${longDay.format(new Date(e.end))} `}${time.format(new Date(e.end))}`;
+  const cancelled = e.status === 'cancelled';
+  const place = e.location
+    ? `<p class="where"><span class="label">Where</span> ${h(e.location.name)}${
+        e.location.address && e.location.address !== e.location.name
+          ? `<span class="address">, ${h(e.location.address)}</span>`
+          : ''
+      }</p>`
+    : '';
+  const details = e.description.trim() ? `<p class="details">${h(e.description.trim())}</p>` : '';
+  return `<li class="event ${e.status}" data-session="${e.sessionId}">${
+    cancelled ? '<p class="badge" role="status">Cancelled</p>' : ''
+  }<p class="when"><time datetime="${h(e.start)}">${h(when)}</time></p><h3 class="what">${h(e.title)}</h3>${place}${details}</li>`;
 }
 
-export async function landingPage(input: {
+function upcomingHtml(events: CalendarEvent[], locale: string): string {
+  if (!events.length) return '<p class="empty">Nothing coming up in this calendar yet.</p>';
+  const out: string[] = [];
+  let day = '';
+  for (const e of events) {
+    const key = dayKey(e.start, e.timeZone);
+    if (key !== day) {
+      if (day) out.push('</ul></li>');
+      day = key;
+      const label = new Intl.DateTimeFormat(locale, {
+        timeZone: e.timeZone,
+        weekday: 'long',
+        day: 'numeric',
+        month: 'long',
+      }).format(new Date(e.start));
+      out.push(`<li class="day"><h3 class="date">${escapeHtml(label)}</h3><ul class="events">`);
+    }
+    out.push(eventHtml(e, locale));
+  }
+  out.push('</ul></li>');
+  return `<ul class="days">${out.join('')}</ul>`;
+}
+
+function zoneLabel(timeZone: string, at: Date, locale: string): string {
+  const part = new Intl.DateTimeFormat(locale, { timeZone, timeZoneName: 'short' })
+    .formatToParts(at)
+    .find((p) => p.type === 'timeZoneName')?.value;
+  const city = timeZone.split('/').pop()?.replaceAll('_', ' ') ?? timeZone;
+  return part ? `${city} time (${part})` : `${city} time`;
+}
+
+export interface LandingInput {
+  scope: LandingScope;
   name: string;
   description: string;
+  /** The page's own public URL: what the QR code encodes. */
+  pageUrl: string;
+  /** The plain calendar URL (`…/feeds/<token>.ics`). */
   feedUrl: string;
+  reminder: ReminderKey;
   upcoming: CalendarEvent[];
   eventCount: number;
+  timeZone: string;
+  /** When rostercal last read the school's data successfully. */
+  updatedAt: Date | null;
+  now: Date;
+  device: Device;
+  /** A Google calendar rostercal keeps for this feed that families may add (public ACL). */
+  liveGoogleCalendarId: string | null;
+  /** False when the public URL is a local address outside the demo: a phone could not open it. */
+  showQr: boolean;
+  /** The capability the family-link form starts from; null where a family link makes no sense (staff). */
+  familyFrom: string | null;
+  /** Where the family-link form posts (`<public URL>/family`). */
+  familyAction?: string;
+  /** A family link's members, named for the family ("Ana", "Under 12 Netball"). */
+  members?: string[];
   locale?: string;
-}): Promise<string> {
-  const links = subscribeLinks(input.feedUrl, input.name);
-  const locale = input.locale ?? 'en-GB';
-  const qr = await qrSvg(input.feedUrl);
+}
+
+export async function landingPage(input: LandingInput): Promise<string> {
   const h = escapeHtml;
-  const events = input.upcoming.length
-    ? `<ul class="events">${input.upcoming
-        .map(
-          (e) =>
-            `<li class="${e.status}"><span class="when">${h(when(e, locale))}</span> <span class="what">${h(e.title)}</span>${
-              e.location ? ` <span class="where">${h(e.location.name)}</span>` : ''
-            }</li>`,
-        )
-        .join('')}</ul>`
-    : '<p>No upcoming events yet.</p>';
+  const locale = input.locale ?? 'en-GB';
+  const words = WORDING[input.scope];
+  const variantUrl =
+    input.reminder === 'none'
+      ? input.feedUrl
+      : `${input.feedUrl}?reminder=${encodeURIComponent(input.reminder)}`;
+  const links = subscribeLinks(variantUrl, input.name);
+  // Google ignores VALARM: its button always adds the plain feed.
+  const plainGoogle = subscribeLinks(input.feedUrl, input.name).google;
+  const live = input.liveGoogleCalendarId ? liveGoogleLink(input.liveGoogleCalendarId) : null;
+  const all = buttons(links, plainGoogle, live);
+  const rec = RECOMMENDED[input.device];
+  const recommended = all.find((b) =>
+    rec.kind === 'apple' ? b.kind === 'webcal' : b.kind.startsWith('google'),
+  )!;
+  const others = all.filter((b) => b !== recommended);
+
+  const fresh = input.updatedAt
+    ? `Updated ${ago(input.updatedAt, input.now)} from the school's system.`
+    : "Not yet read from the school's system: check back in a few minutes.";
+  const qr = input.showQr ? await qrSvg(input.pageUrl) : '';
+  const reminderOptions = REMINDER_KEYS.map(
+    (k) => `<option value="${k}"${k === input.reminder ? ' selected' : ''}>${h(REMINDERS[k].label)}</option>`,
+  ).join('');
+  const members = input.members?.length
+    ? `<p class="members">Includes: ${input.members.map((m) => `<span class="member">${h(m)}</span>`).join(', ')}</p>`
+    : '';
+
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -104,53 +287,101 @@ export async function landingPage(input: {
 <link rel="icon" href="data:,">
 <title>${h(input.name)}</title>
 <style>
-body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;background:#f5f6f8;color:#1d2330}
-main{max-width:42rem;margin:0 auto;padding:1.5rem 1rem 3rem}
-h1{font-size:1.5rem;margin:.2rem 0 .4rem}
-p.lead{color:#4b5563;margin:0 0 1.2rem}
-section{background:#fff;border-radius:12px;padding:1rem 1.2rem;margin:0 0 1rem;box-shadow:0 1px 3px rgba(0,0,0,.08)}
-h2{font-size:1.05rem;margin:0 0 .7rem}
-.buttons{display:flex;flex-wrap:wrap;gap:.5rem}
-.buttons a{display:inline-block;padding:.6rem .9rem;border-radius:8px;background:#1f5fbf;color:#fff;text-decoration:none;font-weight:600}
-.buttons a.google{background:#188038}.buttons a.outlook{background:#0f6cbd}
-.copy{display:flex;gap:.5rem}.copy input{flex:1;min-width:0;padding:.5rem;font:inherit;font-size:.85rem;border:1px solid #cbd2dc;border-radius:6px}
-.copy button{padding:.5rem .8rem;border-radius:6px;border:1px solid #1f5fbf;background:#fff;color:#1f5fbf;font-weight:600;cursor:pointer}
-.qr{display:flex;gap:1rem;align-items:center}.qr svg{width:160px;height:160px;flex:none}
-ul.events{list-style:none;margin:0;padding:0}ul.events li{padding:.45rem 0;border-bottom:1px solid #eef0f3}
-.when{color:#4b5563;font-variant-numeric:tabular-nums}.what{font-weight:600}.where{color:#6b7280}
-li.cancelled .what{text-decoration:line-through}
-small{color:#6b7280}
+*{box-sizing:border-box}
+body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;background:#f5f6f8;color:#1d2330;line-height:1.4;overflow-wrap:anywhere}
+main{max-width:42rem;margin:0 auto;padding:1.2rem .9rem 3rem}
+h1{font-size:1.45rem;margin:.2rem 0 .4rem;line-height:1.25}
+p{margin:.35rem 0}
+p.lead{color:#374151}
+p.fresh{color:#166534;font-weight:600}
+section{background:#fff;border-radius:12px;padding:1rem;margin:0 0 1rem;box-shadow:0 1px 3px rgba(0,0,0,.08)}
+h2{font-size:1.1rem;margin:0 0 .7rem}
+.btn{display:flex;align-items:center;justify-content:center;min-height:48px;padding:.6rem .9rem;border-radius:10px;text-decoration:none;font-weight:600;text-align:center}
+.btn.primary{background:#1f5fbf;color:#fff;font-size:1.1rem;min-height:56px}
+.btn.primary[data-kind^="google"]{background:#188038}
+.others{display:grid;grid-template-columns:repeat(auto-fit,minmax(14rem,1fr));gap:.5rem;margin:.5rem 0 0}
+.btn.secondary{background:#fff;color:#1f5fbf;border:2px solid #c7d5ee}
+.why{color:#4b5563;font-size:.92rem}
+.reminder{display:flex;flex-wrap:wrap;align-items:center;gap:.5rem;margin:.8rem 0 .2rem}
+.reminder label{font-weight:600}
+select,button,textarea,input{font:inherit}
+select{min-height:44px;padding:.3rem .5rem;border-radius:8px;border:1px solid #9aa4b2;background:#fff;flex:1;min-width:10rem}
+button{min-height:44px;min-width:44px;padding:.5rem .9rem;border-radius:8px;border:2px solid #1f5fbf;background:#fff;color:#1f5fbf;font-weight:600;cursor:pointer}
+button.primary{background:#1f5fbf;color:#fff}
+small,.note{color:#4b5563;font-size:.9rem}
+.copy{display:flex;gap:.5rem}.copy input{flex:1;min-width:0;min-height:44px;padding:.5rem;font-size:.85rem;border:1px solid #cbd2dc;border-radius:8px}
+.qr{display:flex;flex-wrap:wrap;gap:1rem;align-items:center}.qr svg{width:160px;height:160px;flex:none}.qr p{flex:1;min-width:10rem}
+ul.days,ul.events{list-style:none;margin:0;padding:0}
+li.day{margin:0 0 .8rem}
+h3.date{font-size:.95rem;color:#374151;margin:.2rem 0 .4rem;padding-bottom:.2rem;border-bottom:1px solid #e5e7eb}
+li.event{padding:.55rem .7rem;margin:0 0 .5rem;border-left:4px solid #1f5fbf;background:#f8fafc;border-radius:0 8px 8px 0}
+li.event h3.what{font-size:1rem;margin:.1rem 0}
+.when{color:#374151;font-variant-numeric:tabular-nums;font-weight:600}
+.where .label{color:#6b7280;font-size:.85rem;text-transform:uppercase;letter-spacing:.03em;margin-right:.25rem}
+.details{white-space:pre-line;color:#374151;font-size:.95rem}
+li.event.cancelled{border-left-color:#b91c1c;background:#fef2f2}
+li.event.cancelled .when time{text-decoration:line-through}
+li.event.cancelled h3.what{color:#991b1b}
+.badge{display:inline-block;background:#b91c1c;color:#fff;font-weight:700;font-size:.8rem;letter-spacing:.05em;text-transform:uppercase;padding:.15rem .5rem;border-radius:4px;margin:0 0 .2rem}
+li.event.tentative{border-left-color:#b45309}
+textarea{width:100%;min-height:5.5rem;padding:.5rem;border:1px solid #9aa4b2;border-radius:8px}
+.member{font-weight:600}
 </style>
 </head>
 <body>
 <main>
 <h1>${h(input.name)}</h1>
-<p class="lead">${h(input.description)} Subscribe once and your calendar app keeps it up to date.</p>
-<section>
-<h2>Add to your calendar</h2>
-<div class="buttons">
-<a class="apple" href="${h(links.webcal)}" data-kind="webcal">Apple Calendar / Outlook desktop</a>
-<a class="google" href="${h(links.google)}" data-kind="google" rel="noreferrer noopener" target="_blank">Google Calendar</a>
-<a class="outlook" href="${h(links.outlookCom)}" data-kind="outlook-com" rel="noreferrer noopener" target="_blank">Outlook.com</a>
-<a class="outlook" href="${h(links.office365)}" data-kind="office365" rel="noreferrer noopener" target="_blank">Microsoft 365</a>
-</div>
+<p class="lead">${h(input.description)} ${h(words.lead)}</p>
+${members}
+<p class="fresh" data-updated="${input.updatedAt ? h(input.updatedAt.toISOString()) : ''}">${h(fresh)}</p>
+<section class="subscribe" aria-labelledby="subscribe-h">
+<h2 id="subscribe-h">Add to your calendar</h2>
+${buttonHtml(recommended, 'primary', true)}
+<p class="why">${h(rec.why)}${live && recommended.kind === 'google-live' ? ' Changes reach your Google Calendar within minutes.' : ''}</p>
+<form class="reminder" method="get" action="">
+<label for="reminder">Reminder</label>
+<select id="reminder" name="reminder">${reminderOptions}</select>
+<button type="submit">Apply</button>
+</form>
+<p class="note">${h(REMINDER_APPS_NOTE)}</p>
+<h3 class="others-h">Other calendar apps</h3>
+<div class="others">${others.map((b) => buttonHtml(b, 'secondary', false)).join('')}</div>
+<p class="note refresh">${h(APP_REFRESH_NOTE)}${live ? ' The \u201cupdates within minutes\u201d button adds a calendar the school keeps in Google itself, so Google shows changes straight away.' : ''}</p>
 </section>
-<section>
-<h2>Or copy the address</h2>
+<section class="upcoming" aria-labelledby="upcoming-h">
+<h2 id="upcoming-h">${h(words.listHeading)}</h2>
+${upcomingHtml(input.upcoming, locale)}
+<p><small>Times are ${h(zoneLabel(input.timeZone, input.now, locale))}. ${input.eventCount} event${input.eventCount === 1 ? '' : 's'} in this calendar.</small></p>
+</section>
+<section aria-labelledby="copy-h">
+<h2 id="copy-h">Or copy the address</h2>
 <div class="copy"><input id="feed-url" readonly value="${h(links.https)}" aria-label="Calendar address"><button type="button" data-copy="feed-url">Copy</button></div>
-<p><small>Anyone with this address can see this calendar. Keep it among the family.</small></p>
+<p class="keep"><small>${h(words.keep)}</small></p>
 </section>
-<section class="qr">
+${
+  input.showQr
+    ? `<section class="qr">
 ${qr}
-<p>Scan with your phone's camera to subscribe there.</p>
-</section>
-<section>
-<h2>Coming up</h2>
-${events}
-<p><small>${input.eventCount} event${input.eventCount === 1 ? '' : 's'} in this calendar.</small></p>
-</section>
+<p>To open this page on your phone, scan the code with its camera.</p>
+</section>`
+    : ''
+}
+${
+  input.familyFrom
+    ? `<section class="family" id="family" aria-labelledby="family-h">
+<h2 id="family-h">One link for the whole family</h2>
+<p>Several children, or one child in several teams? Add another child's link: paste the links (or the addresses under their QR codes) from their pages, one per line, and get one calendar for all of them.</p>
+<form method="post" action="${h(input.familyAction ?? '/family')}">
+<input type="hidden" name="from" value="${h(input.familyFrom)}">
+<label for="family-links" class="note">Other links</label>
+<textarea id="family-links" name="links" rows="3" autocomplete="off" spellcheck="false" placeholder="https://\u2026/feeds/\u2026"></textarea>
+<p><button type="submit" class="primary">Make one family link</button></p>
+</form>
+</section>`
+    : ''
+}
 </main>
-<script>${COPY_SCRIPT}</script>
+<script>${SCRIPT}</script>
 </body>
 </html>
 `;

@@ -1,0 +1,46 @@
+// Reminder variants of a feed: the same calendar with a VALARM in every event that still takes place, chosen
+// by the parent when subscribing (`/feeds/<token>.ics?reminder=1h`). Made from the rendered bytes, so a variant
+// always says exactly what the plain feed says; Apple Calendar and Outlook honour VALARM, Google ignores it.
+export const REMINDERS = {
+  none: { minutes: 0, label: 'No reminder', trigger: '' },
+  '30m': { minutes: 30, label: '30 minutes before', trigger: '-PT30M' },
+  '1h': { minutes: 60, label: '1 hour before', trigger: '-PT1H' },
+  '2h': { minutes: 120, label: '2 hours before', trigger: '-PT2H' },
+  '1d': { minutes: 1440, label: '1 day before', trigger: '-P1D' },
+} as const;
+
+export type ReminderKey = keyof typeof REMINDERS;
+export const REMINDER_KEYS = Object.keys(REMINDERS) as ReminderKey[];
+
+export function isReminderKey(v: unknown): v is ReminderKey {
+  return typeof v === 'string' && Object.hasOwn(REMINDERS, v);
+}
+
+const END_EVENT = '\r\nEND:VEVENT\r\n';
+
+/**
+ * The calendar with a display alarm before every event that is not cancelled. Content lines never start with
+ * `END:VEVENT` except the component's own end (text values escape line breaks; folded lines start with a
+ * space), so the events can be found in the bytes without parsing them.
+ */
+export function withReminder(ics: string, key: ReminderKey): string {
+  const r = REMINDERS[key];
+  if (!r.trigger) return ics;
+  const alarm = `\r\nBEGIN:VALARM\r\nACTION:DISPLAY\r\nDESCRIPTION:Reminder\r\nTRIGGER:${r.trigger}\r\nEND:VALARM`;
+  let out = '';
+  let at = 0;
+  for (let end = ics.indexOf(END_EVENT, at); end >= 0; end = ics.indexOf(END_EVENT, at)) {
+    const begin = ics.lastIndexOf('\r\nBEGIN:VEVENT\r\n', end);
+    const event = ics.slice(begin, end);
+    out += ics.slice(at, end);
+    if (!/\r\nSTATUS:CANCELLED\r\n/.test(`${event}\r\n`)) out += alarm;
+    out += END_EVENT;
+    at = end + END_EVENT.length;
+  }
+  return out + ics.slice(at);
+}
+
+/** The variant's strong validator, from the plain feed's ETag (the variant is a function of those bytes). */
+export function reminderEtag(etag: string, key: ReminderKey): string {
+  return key === 'none' ? etag : `${etag}.${key}`;
+}
