@@ -17,7 +17,8 @@ import {
   student,
   team,
 } from '../test/store/fixtures.ts';
-import { createTestDatabase } from '../test/support/pg.ts';
+import { createTestDatabase, useTestPostgres } from '../test/support/pg.ts';
+import { startPostgresServer } from '../test/support/postgres-server.ts';
 
 const SESSIONS = 6000;
 const TEAMS = 120;
@@ -96,6 +97,9 @@ try {
   rmSync(dir, { recursive: true, force: true });
 }
 
+// TEST_DATABASE_URL names a server to measure; otherwise a durable embedded PostgreSQL of its own.
+const pgServer = await startPostgresServer({ durable: true });
+useTestPostgres(pgServer.adminUrl);
 const pgDb = await createTestDatabase();
 const pgStore = await openStore({ databaseUrl: pgDb.url });
 try {
@@ -103,4 +107,5 @@ try {
 } finally {
   await pgStore.close();
   await pgDb.drop();
+  await pgServer.stop();
 }

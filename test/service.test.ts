@@ -4,11 +4,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../src/config.ts';
 import { type Sandbox, startSandbox } from '../src/sandbox/index.ts';
 import { type RunningService, startService } from '../src/service.ts';
+import { launchBrowser } from './support/browser.ts';
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -27,7 +27,6 @@ describe('rostercal serve', () => {
   let sandbox: Sandbox;
   let service: RunningService;
   let dir: string;
-  let browser: Browser;
 
   beforeAll(async () => {
     sandbox = await startSandbox({ seed: 3, scale: 'small' });
@@ -53,14 +52,9 @@ describe('rostercal serve', () => {
       adminToken: ADMIN_TOKEN,
     });
     await service.initialPulls;
-    browser = await chromium.launch({
-      executablePath: '/usr/bin/chromium',
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    });
   });
 
   afterAll(async () => {
-    await browser?.close();
     await service?.close();
     await sandbox?.close();
     if (dir) rmSync(dir, { recursive: true, force: true });
@@ -101,7 +95,9 @@ describe('rostercal serve', () => {
     expect(pdf.headers.get('content-type')).toBe('application/pdf');
   });
 
+  // The browser is this test's own: a Chromium that cannot start fails it, and only it.
   it('lets a person sign in, see sync status and feeds, and open a roster', async () => {
+    const browser = await launchBrowser();
     const page = await browser.newPage();
     try {
       await page.goto(`${service.url}/admin/login?next=/admin`);
@@ -125,7 +121,7 @@ describe('rostercal serve', () => {
       await page.goto(feedHref!);
       expect(await page.locator('svg').count()).toBeGreaterThan(0);
     } finally {
-      await page.close();
+      await browser.close();
     }
   });
 });

@@ -1,19 +1,18 @@
 // Staff sign-in in a real browser (headless Chromium): the login form works under the app's security headers
 // (whose default CSP forbids forms and styles), sets an HTTP-only cookie, and that cookie opens the rosters.
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import express from 'express';
-import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { schoolSchema } from '../../src/config.ts';
 import { openStore, type Store } from '../../src/store/index.ts';
 import { createRostersRouter } from '../../src/web/rosters.ts';
 import { securityHeaders } from '../../src/web/security.ts';
+import { type Browser, launchBrowser } from '../support/browser.ts';
 import { sampleTeam } from './sample-data.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
 const ADMIN = 'browser-test-admin-token-7f3a9c';
 
 let store: Store;
@@ -41,8 +40,7 @@ beforeAll(async () => {
     server = app.listen(0, '127.0.0.1', () => resolve());
   });
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install the chromium package`);
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+  browser = await launchBrowser();
 });
 
 afterAll(async () => {

