@@ -59,13 +59,18 @@ export function projectSession(
       ? 'confirmed'
       : 'tentative';
 
+  // A cancelled session says so once, first, and drops what only matters if it goes ahead (meet time,
+  // uniform, transport); a note that only repeats "this session is cancelled" is left out, a reason is kept.
+  const cancelled = session.cancelled;
   const parts: string[] = [];
-  if (session.cancelled) parts.push(t.description.cancelled);
+  if (cancelled) parts.push(t.description.cancelled);
   if (session.status === 'unconfirmed') parts.push(t.description.unconfirmed);
   if (session.status === 'draft') parts.push(t.description.draft);
   if (resultText) parts.push(fill(t.description.result, { result: resultText }));
   if (session.roundName?.trim()) parts.push(fill(t.description.round, { round: session.roundName.trim() }));
-  const parentNotes = session.studentParentNotes.trim();
+  const parentNotes = cancelled
+    ? withoutCancellationNotice(session.studentParentNotes)
+    : session.studentParentNotes.trim();
   if (isStaff) {
     if (parentNotes) parts.push(fill(t.description.parentNotesForStaff, { notes: parentNotes }));
     const notes = session.notes.trim();
@@ -73,7 +78,7 @@ export function projectSession(
   } else if (parentNotes) {
     parts.push(fill(t.description.parentNotes, { notes: scrub(parentNotes) }));
   }
-  const fields = renderCustomFields(session, ctx, audience, scope);
+  const fields = cancelled ? [] : renderCustomFields(session, ctx, audience, scope);
   if (fields.length) {
     parts.push(scrub(fields.map((f) => fill(t.description.customField, f)).join('\n')));
   }
@@ -117,6 +122,19 @@ export function projectSession(
   };
 }
 
+const CANCELLATION_NOTICE =
+  /^(?:(?:this|the|today'?s|tonight'?s)\s+)?(?:session|training|practice|rehearsal|game|match|fixture|event|class|lesson|meeting)?\s*(?:is|has been|was|will be)?\s*(?:now\s+)?cancell?ed\s*[.!]*$/i;
+
+/** The note without sentences that only announce the cancellation. */
+export function withoutCancellationNotice(notes: string): string {
+  return notes
+    .split(/(?<=[.!?])\s+|\n+/)
+    .map((x) => x.trim())
+    .filter((x) => x && !CANCELLATION_NOTICE.test(x))
+    .join(' ')
+    .trim();
+}
+
 export function isFixture(s: Session): boolean {
   return s.scored || s.bye || (s.opponent?.trim() ?? '') !== '';
 }
@@ -141,6 +159,27 @@ function buildName(session: Session, ctx: ProjectionContext, scope: FeedScopeRef
   return fill(teamHasActivity ? t.teamOnly : t.activityAndTeam, { activity, team });
 }
 
+const loose = (s: string) => s.toLocaleLowerCase().replace(/\s+/g, ' ').trim();
+
+/**
+ * The school's own title, carrying the team's name: "Intermediate Basketball A Training" stays as it is, a
+ * one-off "Grand Final" becomes "U15 Football: Grand Final" (template name.teamAndTitle). A title that says
+ * less than the team's name ("Football" for "U15 Football") or none at all gives the team's name.
+ */
+function buildNamed(session: Session, ctx: ProjectionContext, scope: FeedScopeRef | undefined): string {
+  const title = session.title.trim();
+  const team = teamLabel(session, scope);
+  if (!team)
+    return fill(ctx.templates.name.noTeam, {
+      activity: session.activity.name.trim(),
+      title: title || session.activity.name.trim(),
+    });
+  const teamNames = [team, ...session.teams.map((x) => x.name.trim())].filter(Boolean).map(loose);
+  if (!title || teamNames.some((n) => n.includes(loose(title)))) return buildName(session, ctx, scope);
+  if (teamNames.some((n) => loose(title).includes(n))) return title;
+  return fill(ctx.templates.name.teamAndTitle, { activity: session.activity.name.trim(), team, title });
+}
+
 /** 'home' when the venue's owner is this school, 'away' when it is someone else, null when unknown. */
 export function homeOrAway(session: Session, school: SchoolInfo): 'home' | 'away' | null {
   const owner = session.location?.owner;
@@ -160,7 +199,9 @@ function buildTitle(
 ): string {
   const t = ctx.templates.title;
   const name = buildName(session, ctx, scope);
+  const named = buildNamed(session, ctx, scope);
   const values = {
+    named,
     name,
     activity: session.activity.name.trim(),
     team: teamLabel(session, scope),
@@ -173,7 +214,13 @@ function buildTitle(
     if (!values.opponent) title = fill(t.fixtureNoOpponent, values);
     else {
       const where = homeOrAway(session, ctx.school);
-      title = fill(where === 'home' ? t.fixtureHome : where === 'away' ? t.fixtureAway : t.fixture, values);
+      // The school's title often names the opponent already ("U15 Football vs St Mary's"): not twice.
+      title = loose(named).includes(loose(values.opponent))
+        ? fill(
+            where === 'home' ? t.fixtureNamedHome : where === 'away' ? t.fixtureNamedAway : t.fixtureNamed,
+            values,
+          )
+        : fill(where === 'home' ? t.fixtureHome : where === 'away' ? t.fixtureAway : t.fixture, values);
     }
   } else title = fill(t.session, values);
   if (resultText) title = fill(t.withResult, { title, result: resultText });

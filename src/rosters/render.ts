@@ -4,7 +4,7 @@
 // mix fonts per text run, and not re-read fonts per cell.
 import PDFDocument from 'pdfkit';
 import { type FontSet, unicodeFonts, type Weight } from './fonts.ts';
-import { type Cell, generatedLabel, type Sheet, type SheetColumn } from './sheet.ts';
+import { type Cell, generatedLabel, type Sheet, type SheetColumn, type SheetRow } from './sheet.ts';
 import type { RosterTemplate } from './template.ts';
 import { drawLine, type FittedText, fitText, lineWidth, type Piece, singleLine } from './text.ts';
 
@@ -234,18 +234,72 @@ function drawTick(f: Frame, cx: number, cy: number, checked: boolean): void {
   }
 }
 
+function rowLayout(f: Frame, row: SheetRow): { fitted: (FittedText | null)[]; height: number } {
+  const size = f.template.fontSize;
+  const minRow = Math.max(f.template.rowHeight ?? 0, size * LINE + 2 * PAD_Y);
+  const fitted = row.cells.map((cell, i): FittedText | null =>
+    cell.kind === 'text' && cell.text
+      ? fitCell(f, cell.text, f.widths[i]! - 2 * PAD_X, size, cell.bold ? 'bold' : 'regular', 2)
+      : null,
+  );
+  const height = Math.max(minRow, ...fitted.map((t) => (t ? textHeight(t) + 2 * PAD_Y : 0)));
+  return { fitted, height };
+}
+
+/** Height of the blocks after the table (with the gap before them). */
+function afterHeight(f: Frame): number {
+  const heights = { result: 92 + 12, notes: 16 + 4 * 20 + 12, signoff: 34 };
+  return 12 + f.sheet.after.reduce((sum, block) => sum + heights[block], 0);
+}
+
+/**
+ * Which rows to draw and where to break, so the table's end stays with the blocks after it: a page that would
+ * carry only blank rows and the signature line is never started. The blank rows for late additions are cut to
+ * what fits beside the last student; when not even the blocks after the table fit there, the last two students
+ * move to the next page with them.
+ */
+function planRows(f: Frame, heights: number[]): { count: number; breakBefore: number | null } {
+  const rows = f.sheet.rows;
+  let students = rows.length;
+  while (students > 0 && rows[students - 1]!.studentId === null) students--;
+  const continuation = textHeight(
+    fitCell(f, `${f.sheet.title} · ${f.sheet.subtitle} (continued)`, f.right - f.left, 9.5, 'bold', 2),
+  );
+  const pageTop = f.top + continuation + 6 + tableHeaderHeight(f).height;
+  const simulate = (count: number, breakBefore: number | null) => {
+    let y = f.y;
+    let page = 0;
+    let lastStudentPage = 0;
+    for (let i = 0; i < count; i++) {
+      if (y + heights[i]! > f.bottom || i === breakBefore) {
+        page++;
+        y = pageTop;
+      }
+      y += heights[i]!;
+      if (i < students) lastStudentPage = page;
+    }
+    return { y, page, lastStudentPage };
+  };
+  const after = afterHeight(f);
+  for (const breakBefore of students >= 3 ? [null, students - 2] : [null]) {
+    for (let count = rows.length; count >= students; count--) {
+      const r = simulate(count, breakBefore);
+      if (r.page === r.lastStudentPage && r.y + after <= f.bottom) return { count, breakBefore };
+    }
+  }
+  return { count: rows.length, breakBefore: null };
+}
+
 function drawRows(f: Frame): void {
   const { doc, sheet, template } = f;
-  const size = template.fontSize;
-  const minRow = Math.max(template.rowHeight ?? 0, size * LINE + 2 * PAD_Y);
-  sheet.rows.forEach((row, r) => {
-    const fitted = row.cells.map((cell, i): FittedText | null =>
-      cell.kind === 'text' && cell.text
-        ? fitCell(f, cell.text, f.widths[i]! - 2 * PAD_X, size, cell.bold ? 'bold' : 'regular', 2)
-        : null,
-    );
-    const height = Math.max(minRow, ...fitted.map((t) => (t ? textHeight(t) + 2 * PAD_Y : 0)));
-    if (f.y + height > f.bottom) newPage(f, true);
+  const layouts = sheet.rows.map((row) => rowLayout(f, row));
+  const plan = planRows(
+    f,
+    layouts.map((l) => l.height),
+  );
+  sheet.rows.slice(0, plan.count).forEach((row, r) => {
+    const { fitted, height } = layouts[r]!;
+    if (f.y + height > f.bottom || r === plan.breakBefore) newPage(f, true);
     const top = f.y;
     if (row.marked) doc.rect(f.left, top, f.right - f.left, height).fill(MARKED_FILL);
     else if (template.zebra && r % 2 === 1) doc.rect(f.left, top, f.right - f.left, height).fill(ZEBRA_FILL);

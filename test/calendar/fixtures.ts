@@ -12,7 +12,7 @@ export function session(
   const id = over.id ?? nextId++;
   return {
     id,
-    title: 'Football training',
+    title: 'U15 Football',
     notes: '',
     studentParentNotes: '',
     opponent: null,

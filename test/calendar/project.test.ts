@@ -8,11 +8,43 @@ import { loadEventTemplates } from '../../src/calendar/templates.ts';
 import { ctx, customFields, session } from './fixtures.ts';
 
 describe('projectSession: titles', () => {
+  it("keeps the school's own title, adding the team's name where the title lacks it (issue 13 item 1)", () => {
+    const team = (name: string) => [
+      { id: 10, name, category: null, subcategory: null, customFieldsData: {} },
+    ];
+    const title = (over: Partial<Parameters<typeof session>[0]>, scope?: { scope: 'team'; id: number }) =>
+      projectSession(session(over), ctx(), 'guardian', scope)!.title;
+    expect(
+      title({ title: 'Intermediate Basketball A Training', teams: team('Intermediate Basketball A') }),
+    ).toBe('Intermediate Basketball A Training');
+    expect(title({ title: 'Open Choir D Rehearsal', teams: team('Open Choir D') })).toBe(
+      'Open Choir D Rehearsal',
+    );
+    expect(title({ title: 'Grand Final', scored: true, teams: team('U15 Football') })).toBe(
+      'U15 Football: Grand Final',
+    );
+    expect(title({ title: 'Photo day', teams: team('U15 Football') })).toBe('U15 Football: Photo day');
+    // A title saying less than the team's name, or nothing, gives the team's name (as before).
+    expect(title({ title: 'Football', teams: team('U15 Football') })).toBe('U15 Football');
+    expect(title({ title: '  ', teams: team('U15 Football') })).toBe('U15 Football');
+    // Fixtures: the opponent is named once, whether or not the school's title names it.
+    expect(title({ title: 'U15 Football vs Hillside', scored: true, opponent: 'Hillside' })).toBe(
+      'U15 Football vs Hillside (home)',
+    );
+    expect(title({ title: 'Grand Final', scored: true, opponent: 'Hillside' })).toBe(
+      'U15 Football: Grand Final vs Hillside (home)',
+    );
+    expect(title({ title: 'U15 Football Training', cancelled: true })).toBe(
+      'Cancelled: U15 Football Training',
+    );
+  });
+
   it('names a training session by activity and team without repeating the activity', () => {
     const e = projectSession(session(), ctx(), 'guardian')!;
     expect(e.title).toBe('U15 Football');
     const e2 = projectSession(
       session({
+        title: '',
         teams: [{ id: 11, name: 'Senior A', category: null, subcategory: null, customFieldsData: {} }],
       }),
       ctx(),
@@ -83,10 +115,43 @@ describe('projectSession: titles', () => {
   });
 
   it('prefixes cancellations and sets STATUS', () => {
-    const e = projectSession(session({ cancelled: true }), ctx(), 'guardian')!;
+    const e = projectSession(session({ cancelled: true, title: 'U15 Football' }), ctx(), 'guardian')!;
     expect(e.title).toBe('Cancelled: U15 Football');
     expect(e.status).toBe('cancelled');
     expect(e.description).toContain('cancelled');
+  });
+
+  it('a cancelled session says so once, first, without meet time or uniform (issue 13 item 8)', () => {
+    const s = session({
+      cancelled: true,
+      studentParentNotes: 'This session is cancelled.',
+      notes: 'Cancelled: wet weather / venue unavailable.',
+      customFieldsData: { meet: '15:10', lead: [41] },
+      teams: [
+        {
+          id: 10,
+          name: 'U15 Football',
+          category: null,
+          subcategory: null,
+          customFieldsData: { kit: 'Training kit' },
+        },
+      ],
+    });
+    for (const audience of ['guardian', 'student', 'staff'] as const) {
+      const d = projectSession(s, ctx(), audience)!.description;
+      expect(d.startsWith('This session has been cancelled.'), `${audience}: ${d}`).toBe(true);
+      expect(d.match(/cancel/gi)?.length, `${audience}: ${d}`).toBe(audience === 'staff' ? 2 : 1);
+      expect(d).not.toContain('Meet time');
+      expect(d).not.toContain('Kit:');
+      expect(d).not.toContain('Training kit');
+    }
+    // A reason or a make-up date in the parent note is kept.
+    const withReason = projectSession(
+      session({ cancelled: true, studentParentNotes: 'Training is cancelled. Make-up session on Friday.' }),
+      ctx(),
+      'guardian',
+    )!;
+    expect(withReason.description).toBe('This session has been cancelled.\n\nMake-up session on Friday.');
   });
 
   it('hides drafts from guardians and students and marks them for staff; marks unconfirmed', () => {

@@ -85,6 +85,24 @@ describe('roster rendering (hand-built data)', () => {
     for (let i = 1; i <= 150; i++) expect(all).toMatch(new RegExp(`(^|\\n)${i}\\n`));
   });
 
+  it('keeps the end of an attendance sheet with its table: 30 students fit one page with the signature line', async () => {
+    // Counted from the PDF's page objects, so the check needs no PDF tool.
+    const pages = (pdf: Buffer) => pdf.toString('latin1').match(/\/Type \/Page\b(?!s)/g)?.length ?? 0;
+    const template = loadTemplate('attendance-sheet');
+    for (const n of [28, 29, 30]) {
+      const pdf = await renderSheet(buildSheet(template, sampleData(n, true)), template);
+      expect(pages(pdf), `${n} students`).toBe(1);
+    }
+    // Longer sheets break with at least two students on the last page, never blank rows alone.
+    const bare = { ...template, blankRows: 0, after: [] as typeof template.after };
+    for (let n = 31; n <= 70; n += 3) {
+      const data = sampleData(n, true);
+      const full = pages(await renderSheet(buildSheet(template, data), template));
+      const studentsOnly = pages(await renderSheet(buildSheet(bare, data), bare));
+      expect(full - studentsOnly, `${n} students`).toBeLessThanOrEqual(1);
+    }
+  });
+
   it('sets the PDF title and author', async () => {
     const { pdf } = await render('match-day-sheet', 10, true);
     const info = pdfInfo(pdf);
