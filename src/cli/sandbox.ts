@@ -19,9 +19,12 @@ options:
   --error-rate P        fraction 0..1 of requests answered with a 5xx
   --latency-ms N        delay added to every API response
   --malformed-rate P    fraction 0..1 of list records served malformed
+  --listing-fault R=F   listing R (e.g. sessions) loses track of its pages: F = short (lastPage one less) or
+                        overlap (each page repeats the previous page's last record); repeatable
   -h, --help            this help
 
-Control routes (no token needed): GET /_sandbox/stats, POST /_sandbox/stats/reset, GET /_sandbox/health`;
+Control routes (no token needed): GET /_sandbox/stats, POST /_sandbox/stats/reset, GET /_sandbox/health,
+POST /_sandbox/chaos {"listingFaults": {"sessions": "short"}}`;
 
 function number(name: string, text: string | undefined, min: number, max: number): number | undefined {
   if (text === undefined) return undefined;
@@ -33,7 +36,7 @@ function number(name: string, text: string | undefined, min: number, max: number
 }
 
 export async function run(argv: string[]): Promise<number> {
-  let values: Record<string, string | boolean | undefined>;
+  let values: Record<string, string | string[] | boolean | undefined>;
   try {
     ({ values } = parseArgs({
       args: argv,
@@ -52,6 +55,7 @@ export async function run(argv: string[]): Promise<number> {
         'error-rate': { type: 'string' },
         'latency-ms': { type: 'string' },
         'malformed-rate': { type: 'string' },
+        'listing-fault': { type: 'string', multiple: true },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -85,6 +89,13 @@ export async function run(argv: string[]): Promise<number> {
       errorRate: number('error-rate', str('error-rate'), 0, 1),
       latencyMs: number('latency-ms', str('latency-ms'), 0, 600_000),
       malformedRate: number('malformed-rate', str('malformed-rate'), 0, 1),
+      listingFaults: Object.fromEntries(
+        ((values['listing-fault'] as string[] | undefined) ?? []).map((pair) => {
+          const [resource, fault] = pair.split('=');
+          if (!resource || !fault) throw new Error(`--listing-fault must be RESOURCE=FAULT, got ${pair}`);
+          return [resource, fault];
+        }),
+      ) as import('../sandbox/index.ts').ListingFaults,
     };
   } catch (err) {
     console.error(`rostercal sandbox: ${err instanceof Error ? err.message : String(err)}`);

@@ -139,6 +139,8 @@ export async function run(argv: string[]): Promise<number> {
           runRows(s.runs),
         ))
           out.push(`  ${l}`);
+      // The note column is cut to fit; what a run warns about (deletions held back, and why) is said in full.
+      for (const r of s.runs) if (r.warning) out.push(`  #${r.id} warning: ${r.warning}`);
       out.push('');
     }
     console.log(out.join('\n').trimEnd());

@@ -3,12 +3,12 @@ import type { AddressInfo } from 'node:net';
 import { isMalformed } from './chaos.ts';
 import { generateSchool } from './generate.ts';
 import type { Scale, School } from './model.ts';
-import { SandboxServer, type SandboxStats } from './server.ts';
+import { type ListingFaults, parseListingFaults, SandboxServer, type SandboxStats } from './server.ts';
 import { SandboxState } from './state.ts';
 
 export { generateSchool, SCALE_NAMES, SCHOOL_TIME_ZONE } from './generate.ts';
 export type * from './model.ts';
-export type { RouteStats, SandboxStats } from './server.ts';
+export type { ListingFault, ListingFaults, RouteStats, SandboxStats } from './server.ts';
 
 export interface SandboxOptions {
   /** 0 (default) picks a free port. */
@@ -29,6 +29,8 @@ export interface SandboxOptions {
   latencyMs?: number;
   /** Fraction (0..1) of list records served malformed (deterministic per seed, resource and id). */
   malformedRate?: number;
+  /** Listings that lose track of their pages, by resource path: `{ sessions: 'short' }` (see server.ts). */
+  listingFaults?: ListingFaults;
 }
 
 export interface Sandbox {
@@ -46,6 +48,8 @@ export interface Sandbox {
   resetStats(): void;
   /** Whether a list record is served malformed (`resource` as in the path: `sessions`, `student-teams`…). */
   isMalformed(resource: string, id: number): boolean;
+  /** Replaces the listing faults (also `POST /_sandbox/chaos {"listingFaults": {…}}`). */
+  setListingFaults(faults: ListingFaults): void;
 }
 
 function check(name: string, value: number | undefined, min: number, max: number): void {
@@ -86,6 +90,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     errorRate: opts.errorRate,
     latencyMs: opts.latencyMs,
     malformedRate,
+    listingFaults: parseListingFaults(opts.listingFaults ?? {}),
   });
   const host = opts.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
@@ -116,5 +121,8 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     stats: () => server.getStats(),
     resetStats: () => server.resetStats(),
     isMalformed: (resource, id) => isMalformed(seed, malformedRate, resource, id),
+    setListingFaults: (faults) => {
+      server.listingFaults = parseListingFaults(faults);
+    },
   };
 }

@@ -22,7 +22,19 @@ export interface ServerOptions {
   errorRate?: number;
   latencyMs?: number;
   malformedRate?: number;
+  /** Listing faults by resource path (`sessions`): what an upstream that loses track of its pages does. */
+  listingFaults?: ListingFaults;
 }
+
+/**
+ * `short`: the listing claims one page fewer than it has (`lastPage` one less, `numRecords` still right), so a
+ * client following `lastPage` never reads the last page. `overlap`: pages after the first start one record early,
+ * as if a record had been added ahead of them between two reads: the first page's last record comes twice.
+ */
+export type ListingFault = 'short' | 'overlap';
+export type ListingFaults = Record<string, ListingFault>;
+
+export const LISTING_FAULTS: readonly ListingFault[] = ['short', 'overlap'];
 
 export interface RouteStats {
   total: number;
@@ -69,6 +81,8 @@ export class SandboxServer {
   private readonly fragments = new Map<string, string>();
   private fragmentsBytes = 0;
   private fragmentsVersion = -1;
+  /** Changed at run time through `POST /_sandbox/chaos`, so a test can break a listing between two pulls. */
+  listingFaults: ListingFaults;
 
   constructor(state: SandboxState, options: ServerOptions) {
     this.state = state;
@@ -80,6 +94,7 @@ export class SandboxServer {
           ? new TokenBucket(options.burst, options.burst)
           : undefined;
     this.faults = new FaultInjector(options.seed, options.errorRate ?? 0);
+    this.listingFaults = { ...options.listingFaults };
     this.server = createServer((req, res) => {
       this.handle(req, res).catch((err: unknown) => {
         this.fail(res, 'unknown', new HttpError(500, err instanceof Error ? err.message : 'internal error'));
@@ -158,7 +173,7 @@ export class SandboxServer {
     const path = url.pathname.replace(/\/+$/, '') || '/';
 
     if (path.startsWith('/_sandbox/')) {
-      this.handleControl(method, path, res);
+      await this.handleControl(method, path, req, res);
       return;
     }
 
@@ -310,8 +325,10 @@ export class SandboxServer {
     pg: { page: number; requested: number; effective: number },
   ): string {
     const total = listing.records.length;
-    const lastPage = Math.max(1, Math.ceil(total / pg.effective));
-    const from = (pg.page - 1) * pg.effective;
+    const fault = this.listingFaults[resourceOf(path)];
+    const pages = Math.max(1, Math.ceil(total / pg.effective));
+    const lastPage = fault === 'short' ? Math.max(1, pages - 1) : pages;
+    const from = Math.max(0, (pg.page - 1) * pg.effective - (fault === 'overlap' && pg.page > 1 ? 1 : 0));
     const slice = listing.records.slice(from, from + pg.effective);
     const rate = this.options.malformedRate ?? 0;
     const seed = this.options.seed;
@@ -352,7 +369,19 @@ export class SandboxServer {
     return `{"data":[${parts.join(',')}],"pagination":${JSON.stringify(pagination)}${top ? `,${top}` : ''}}`;
   }
 
-  private handleControl(method: string, path: string, res: ServerResponse): void {
+  private async handleControl(method: string, path: string, req: IncomingMessage, res: ServerResponse) {
+    if (method === 'POST' && path === '/_sandbox/chaos') {
+      try {
+        const body = (await readBody(req)) as { listingFaults?: unknown } | undefined;
+        this.listingFaults = parseListingFaults(body?.listingFaults ?? {});
+      } catch (err) {
+        const message = err instanceof Error ? err.message : 'bad request';
+        this.send(res, '', 400, { error: { status: 400, message } });
+        return;
+      }
+      this.send(res, '', 200, { listingFaults: this.listingFaults });
+      return;
+    }
     if (method === 'GET' && path === '/_sandbox/stats') {
       this.send(res, '', 200, this.getStats());
       return;
@@ -368,6 +397,19 @@ export class SandboxServer {
     }
     this.send(res, '', 404, { error: { status: 404, message: `no such sandbox route: ${method} ${path}` } });
   }
+}
+
+/** `{ "sessions": "short" }` from a request body or a command line, checked. */
+export function parseListingFaults(raw: unknown): ListingFaults {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw))
+    throw new Error('listingFaults must be an object like {"sessions": "short"}');
+  const out: ListingFaults = {};
+  for (const [resource, fault] of Object.entries(raw)) {
+    if (!LISTING_FAULTS.includes(fault as ListingFault))
+      throw new Error(`listingFaults.${resource} must be one of ${LISTING_FAULTS.join(', ')}`);
+    out[resource] = fault as ListingFault;
+  }
+  return out;
 }
 
 /** `GET /sessions/{id}` style names for the stats, so ids don't explode the table. */

@@ -109,6 +109,35 @@ function skippedId(m: MalformedRecord): Id | null {
   return Number.isSafeInteger(n) ? n : null;
 }
 
+interface ListingTally {
+  /** `numRecords` of the listing's last page read (null: no page arrived). */
+  announced: number | null;
+  /** Records the pages carried, malformed ones included. */
+  received: number;
+  ids: Set<Id>;
+  /** Records that came a second time (pages that overlap: the records pushed out are missing instead). */
+  repeated: number;
+}
+
+/**
+ * Why a listing cannot be the whole truth, or null. An upstream that reports one page too few, or whose pages
+ * shift while being read, still answers 200 on every page; only its own count gives it away.
+ */
+export function listingGap(label: string, t: ListingTally): string | null {
+  if (t.announced === null) return null;
+  const distinct = t.received - t.repeated;
+  if (distinct === t.announced && t.repeated === 0) return null;
+  const parts: string[] = [];
+  const n = (x: number) => x.toLocaleString('en');
+  if (distinct < t.announced) parts.push(`${n(t.announced - distinct)} missing`);
+  if (distinct > t.announced) parts.push(`${n(distinct - t.announced)} more than announced`);
+  if (t.repeated > 0) parts.push(`${n(t.repeated)} repeated`);
+  return (
+    `the ${label} listing is incomplete: it announced ${n(t.announced)} records and delivered ` +
+    `${n(distinct)} distinct (${parts.join(', ')})`
+  );
+}
+
 async function closeStaleRuns(store: Store, schoolId: string, now: Date, staleMs: number, log: Logger) {
   const runs = await store.listRuns(schoolId, { limit: 20 });
   for (const run of runs) {
@@ -230,6 +259,7 @@ async function pullResource(
 
   const full = mode === 'full';
   const seen = new Set<Id>();
+  const tallies: { label: string; tally: ListingTally }[] = [];
   let unknownSkipped = 0;
   const customFields = new Map<string, ResourceMap['customFields']>();
 
@@ -252,8 +282,17 @@ async function pullResource(
             window: ctx.window,
             ...(updatedAfter ? { updatedAfter } : {}),
           });
+          const tally = { announced: null as number | null, received: 0, ids: new Set<Id>(), repeated: 0 };
+          tallies.push({ label: listing.label, tally });
+          const tallyId = (id: Id) => {
+            if (tally.ids.has(id)) tally.repeated++;
+            else tally.ids.add(id);
+          };
           for await (const page of prefetch(source)) {
             pages++;
+            // The last page's word stands: a listing that changed while we read it is judged by what it says now.
+            tally.announced = page.numRecords;
+            tally.received += page.received;
             ctx.onProgress({
               type: 'page',
               kind: spec.kind,
@@ -266,7 +305,10 @@ async function pullResource(
               counts.skipped++;
               const id = skippedId(bad);
               if (id === null) unknownSkipped++;
-              else seen.add(id);
+              else {
+                seen.add(id);
+                tallyId(id);
+              }
               noteError(`${spec.kind}: skipped malformed record ${bad.id ?? '(no id)'}: ${bad.reason}`);
             }
             let records = listing.adjust ? page.records.map(listing.adjust) : page.records;
@@ -281,7 +323,11 @@ async function pullResource(
               // Its failure surfaces at the next await of it; until then it must not count as unhandled.
               writing.catch(() => {});
             }
-            for (const r of records) seen.add(recordId(spec.kind, r) as Id);
+            for (const r of records) {
+              const id = recordId(spec.kind, r) as Id;
+              seen.add(id);
+              tallyId(id);
+            }
           }
         }
         await writing;
@@ -304,13 +350,27 @@ async function pullResource(
         extra = { kind: 'customFields', counts: cf };
       }
 
+      const problems: string[] = [];
+      for (const { label, tally } of tallies) {
+        const gap = listingGap(label, tally);
+        if (gap) problems.push(gap);
+      }
+      const incomplete = problems.length > 0;
+      if (unknownSkipped > 0) {
+        problems.push(
+          `${unknownSkipped} malformed record${unknownSkipped === 1 ? '' : 's'} without a usable id skipped` +
+            (full ? ' (no deletions of it until upstream fixes them)' : ''),
+        );
+      }
+
       if (full) {
         const window = spec.windowed ? ctx.window : undefined;
         const live = await tx.liveIds(school.id, spec.kind, window);
         const missing = live.filter((id) => !seen.has(id));
-        if (missing.length > 0 && unknownSkipped > 0) {
-          guarded = true;
-          warning = `${spec.kind}: ${unknownSkipped} malformed record(s) without a usable id; deleted nothing`;
+        if (incomplete || unknownSkipped > 0) {
+          // Ids we could not see may be any of the "missing" ones: the listing is no evidence of deletion.
+          guarded = missing.length > 0;
+          warning = `${spec.kind}: ${problems.join('; ')}; deleted nothing`;
         } else {
           const verdict = deletionGuard({
             resource: spec.kind,
@@ -329,8 +389,12 @@ async function pullResource(
         }
       }
 
-      // Cursors move with the data, in the same transaction: a failed resource is simply read again next time.
-      if (spec.incremental) {
+      if (!full && problems.length > 0) {
+        warning = `${spec.kind}: ${problems.join('; ')}${incomplete ? '; will read these changes again' : ''}`;
+      }
+      // Cursors move with the data, in the same transaction: a failed resource is simply read again next time,
+      // and so is an incomplete listing of changes (it may have left some out).
+      if (spec.incremental && !incomplete) {
         const cursor = new Date(ctx.startedAt.getTime() - school.pull.overlapSeconds * 1000).toISOString();
         await tx.setCursor(school.id, cursorKey(spec.kind), cursor);
       }

@@ -28,7 +28,10 @@ export interface Page<T> {
   skipped: MalformedRecord[];
   currentPage: number;
   lastPage: number;
+  /** What the listing as a whole says it holds: a complete read receives exactly this many records. */
   numRecords: number;
+  /** Records the page carried, malformed ones included: what is counted against `numRecords`. */
+  received: number;
   /** The page length the server echoed (what was asked for; teams serve at most 50 whatever is asked). */
   pageLength?: number;
   /** Sessions only, when `includeCustomFieldsMetadata` was asked for. */

@@ -140,6 +140,7 @@ export async function* paginate<S extends z.ZodType, T>(
         currentPage,
         lastPage,
         numRecords: paging?.numRecords ?? data.length,
+        received: data.length,
       };
       if (paging?.pageLength != null) result.pageLength = paging.pageLength;
       if (fields !== undefined) result.customFieldsMetadata = fields;

@@ -1,0 +1,85 @@
+// The real `rostercal` CLI as a child process, for the failure tests: output (stdout and stderr together, and
+// apart), a way to wait for a line, and the exit code.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import type { Sandbox } from '../../src/sandbox/index.ts';
+
+export interface Child {
+  proc: ChildProcess;
+  /** stdout and stderr interleaved as they arrived. */
+  output(): string;
+  stdout(): string;
+  /** Resolves when the output matches; rejects on timeout or when the process exits without it. */
+  waitFor(pattern: RegExp, timeoutMs?: number): Promise<void>;
+  exit: Promise<number | null>;
+  /** The exit code and the signal. */
+  ended: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+export function rostercal(args: string[], env: Record<string, string | undefined>): Child {
+  const proc = spawn(process.execPath, ['src/main.ts', ...args], {
+    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let stdout = '';
+  const waiters: { pattern: RegExp; resolve: () => void }[] = [];
+  const onData = (d: Buffer) => {
+    out += d.toString();
+    for (const w of [...waiters]) {
+      if (w.pattern.test(out)) {
+        waiters.splice(waiters.indexOf(w), 1);
+        w.resolve();
+      }
+    }
+  };
+  proc.stdout!.on('data', (d: Buffer) => {
+    stdout += d.toString();
+    onData(d);
+  });
+  proc.stderr!.on('data', onData);
+  const ended = once(proc, 'exit').then(([code, signal]) => ({
+    code: code as number | null,
+    signal: signal as NodeJS.Signals | null,
+  }));
+  const exit = ended.then((e) => e.code);
+  return {
+    proc,
+    output: () => out,
+    stdout: () => stdout,
+    exit,
+    ended,
+    waitFor: (pattern, timeoutMs = 60_000) =>
+      new Promise<void>((resolve, reject) => {
+        if (pattern.test(out)) return resolve();
+        const timer = setTimeout(() => reject(new Error(`no ${pattern} in output:\n${out}`)), timeoutMs);
+        waiters.push({
+          pattern,
+          resolve: () => {
+            clearTimeout(timer);
+            resolve();
+          },
+        });
+        exit.then(() => {
+          clearTimeout(timer);
+          if (!pattern.test(out)) reject(new Error(`exited without ${pattern}; output:\n${out}`));
+        });
+      }),
+  };
+}
+
+/** One school by environment, pointed at a sandbox, with the store named by `store`. */
+export function schoolEnv(
+  sandbox: Pick<Sandbox, 'url' | 'token'>,
+  store: { DATABASE_URL?: string; DATA_DIR?: string },
+): Record<string, string> {
+  return {
+    UPSTREAM_URL: sandbox.url,
+    UPSTREAM_TOKEN: sandbox.token,
+    SCHOOL_TZ: 'Australia/Sydney',
+    SCHOOL_ID: 'hillcrest',
+    SCHOOL_NAME: 'Hillcrest College',
+    PUBLIC_URL: 'https://calendars.hillcrest.example',
+    ...(store as Record<string, string>),
+  };
+}
