@@ -8,7 +8,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { schoolSchema } from '../src/config.ts';
+import { parseSchool } from '../src/config.ts';
 import { preloadFonts, standardFonts } from '../src/rosters/fonts.ts';
 import { generateRoster, visibleTeams } from '../src/rosters/index.ts';
 import { renderSheet } from '../src/rosters/render.ts';
@@ -80,7 +80,7 @@ async function wholeSchool() {
       token: sb.token,
       rateLimit: { requestsPerSecond: 2000, concurrency: 8 },
     });
-    const school = schoolSchema.parse({
+    const school = parseSchool({
       id: 'bench',
       name: 'Bench School',
       upstream: { url: sb.url, token: sb.token },

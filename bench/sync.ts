@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import pg from 'pg';
-import { schoolSchema } from '../src/config.ts';
+import { parseSchool } from '../src/config.ts';
 import type { Team } from '../src/domain/types.ts';
 import { openStore } from '../src/store/index.ts';
 import { mapLimit } from '../src/sync/concurrency.ts';
@@ -66,7 +66,7 @@ interface PhaseArgs {
 }
 
 function school(a: PhaseArgs) {
-  return schoolSchema.parse({
+  return parseSchool({
     id: 'bench',
     name: 'Bench School',
     upstream: { url: a.url, token: a.token, rateLimit: RATE },

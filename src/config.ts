@@ -1,16 +1,24 @@
 // rostercal's configuration: a JSON file (ROSTERCAL_CONFIG) validated with zod, or environment variables that
 // describe one school, or — with neither — the demo school served by the in-process sandbox.
+// This is the only module that reads the environment (loadConfig): everything else gets the typed Config.
 // A bad configuration stops start-up with one message naming each offending field; secrets never print.
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import cron from 'node-cron';
 import { z } from 'zod';
-import { parseTargets } from './push/config.ts';
+import { LOG_LEVELS, type LogLevel } from './log.ts';
+import { type PushTargetConfig, resolveTargets, targetsSchema } from './push/config.ts';
+import {
+  ConfigError,
+  configError,
+  formatPath,
+  httpUrl,
+  issueProblem,
+  type Problem,
+  resolveSecret,
+} from './validation.ts';
 
-/** Thrown for any configuration problem; its message is meant to be printed as is. */
-export class ConfigError extends Error {
-  override name = 'ConfigError';
-}
+export { ConfigError, formatPath };
 
 export function isKnownTimeZone(tz: string): boolean {
   try {
@@ -28,16 +36,6 @@ const timeZone = z.string().superRefine((tz, ctx) => {
 const cronExpression = z.string().superRefine((expr, ctx) => {
   if (!cron.validate(expr))
     ctx.addIssue({ code: 'custom', message: `"${expr}" is not a valid cron expression` });
-});
-
-/** A URL without echoing it back in errors: it may carry credentials. */
-const httpUrl = z.string().superRefine((value, ctx) => {
-  let ok = false;
-  try {
-    const u = new URL(value);
-    ok = u.protocol === 'http:' || u.protocol === 'https:';
-  } catch {}
-  if (!ok) ctx.addIssue({ code: 'custom', message: 'is not an http(s) URL' });
 });
 
 const positiveInt = z.number().int().positive();
@@ -102,8 +100,8 @@ export const schoolSchema = z.strictObject({
       teamConcurrency: positiveInt.default(4),
     })
     .prefault({}),
-  /** Push targets: validated by the push module, which owns their shape. */
-  targets: z.array(z.looseObject({})).default([]),
+  /** Push targets: their shape is the push module's (src/push/config.ts). */
+  targets: targetsSchema.default([]),
 });
 
 export const configSchema = z
@@ -127,13 +125,29 @@ export const configSchema = z
   });
 
 export type ConfigInput = z.input<typeof configSchema>;
-type ParsedConfig = z.output<typeof configSchema>;
-export type SchoolConfig = ParsedConfig['schools'][number];
+type SchemaOutput = z.output<typeof configSchema>;
+/** A school as configured, its push targets typed and its secrets resolved. */
+export type SchoolConfig = Omit<SchemaOutput['schools'][number], 'targets'> & { targets: PushTargetConfig[] };
+export type ParsedConfig = Omit<SchemaOutput, 'schools'> & { schools: SchoolConfig[] };
 export type UpstreamConfig = SchoolConfig['upstream'];
 
-export interface Config extends Omit<ParsedConfig, 'publicUrl'> {
+/** Settings only the environment gives (no file field): read here so no other module reads the environment. */
+export interface RuntimeSettings {
+  /** LOG_LEVEL; each command has its own default when unset. */
+  logLevel?: LogLevel | undefined;
+  /** ADMIN_TOKEN: staff access to rosters and the dashboard. */
+  adminToken?: string | null;
+  /** FEED_SECRET: the key feed tokens derive from (else a file in dataDir). */
+  feedSecret?: string | null;
+  /** ROSTER_TEMPLATES_DIR: the school's own roster templates. */
+  rosterTemplatesDir?: string | null;
+}
+
+export interface Config extends Omit<ParsedConfig, 'publicUrl'>, RuntimeSettings {
   /** Where people reach the web server; defaults to http://localhost:PORT. */
   publicUrl: string;
+  /** publicUrl was configured (file or PUBLIC_URL), rather than derived from the port. */
+  publicUrlGiven?: boolean;
   /** Where the configuration came from: for `describeConfig` and the admin pages. */
   source: { kind: 'file'; path: string } | { kind: 'env' } | { kind: 'demo' };
 }
@@ -147,64 +161,48 @@ export const DEMO_SANDBOX = {
   timeZone: 'Australia/Sydney',
 } as const;
 
-/** Renders a zod issue path the way a person writes it: `schools[0].upstream.url`. */
-export function formatPath(p: readonly PropertyKey[]): string {
-  let out = '';
-  for (const part of p) {
-    if (typeof part === 'number') out += `[${part}]`;
-    else out += out ? `.${String(part)}` : String(part);
-  }
-  return out;
-}
-
-function issueMessage(issue: z.core.$ZodIssue): { path: string; message: string } {
-  if (issue.code === 'unrecognized_keys') {
-    const base = formatPath(issue.path);
-    const keys = issue.keys.map((k) => (base ? `${base}.${k}` : k));
-    return { path: keys.join(', '), message: issue.keys.length > 1 ? 'unknown fields' : 'unknown field' };
-  }
-  if (issue.code === 'invalid_type' && /received undefined/.test(issue.message)) {
-    return { path: formatPath(issue.path), message: 'is required' };
-  }
-  return { path: formatPath(issue.path), message: issue.message.replace(/^Invalid input: /, '') };
-}
-
-function configError(problems: { path: string; message: string }[], where: string): ConfigError {
-  const lines = problems.map((p) => `config: ${p.path ? `${p.path}: ` : ''}${p.message}`);
-  const text = lines.length === 1 ? lines[0]! : `${lines.join('\n')}`;
-  return new ConfigError(where ? `${text}\n(in ${where})` : text);
-}
-
-/** Validates raw configuration; the paths in errors are translated by `rename` (env mode names variables). */
+/**
+ * Validates raw configuration, resolves `env:NAME` secrets from `env` (none by default) and types each school's
+ * push targets. The paths in errors are translated by `rename` (env mode names variables).
+ */
 export function parseConfig(
   raw: unknown,
-  opts: { rename?: (path: string) => string; where?: string } = {},
+  opts: { rename?: (path: string) => string; where?: string; env?: NodeJS.ProcessEnv } = {},
 ): ParsedConfig {
+  const rename = (problems: Problem[]) =>
+    problems.map((p) => ({ ...p, path: opts.rename ? opts.rename(p.path) : p.path }));
   const result = configSchema.safeParse(raw);
-  if (result.success) return result.data;
-  const problems = result.error.issues.map(issueMessage).map((p) => ({
-    ...p,
-    path: opts.rename ? opts.rename(p.path) : p.path,
-  }));
-  throw configError(problems, opts.where ?? '');
+  if (!result.success) throw configError(rename(result.error.issues.map((i) => issueProblem(i))), opts.where);
+  const env = opts.env ?? {};
+  const problems: Problem[] = [];
+  const schools = result.data.schools.map((s, i) => resolveSchool(s, ['schools', i], env, problems));
+  if (problems.length) throw configError(rename(problems), opts.where);
+  return { ...result.data, schools };
 }
 
-/** `env:NAME` token references become the variable's value; a missing variable is a config error. */
-function resolveSecrets(cfg: ParsedConfig, env: NodeJS.ProcessEnv, where: string): void {
-  const problems: { path: string; message: string }[] = [];
-  cfg.schools.forEach((school, i) => {
-    const ref = /^env:(.+)$/.exec(school.upstream.token);
-    if (!ref) return;
-    const name = ref[1]!;
-    const value = env[name];
-    if (!value)
-      problems.push({
-        path: `schools[${i}].upstream.token`,
-        message: `environment variable ${name} is not set`,
-      });
-    else school.upstream.token = value;
-  });
-  if (problems.length) throw configError(problems, where);
+/** `env:NAME` secrets resolved and push targets typed; what cannot be resolved is added to `problems`. */
+function resolveSchool(
+  s: SchemaOutput['schools'][number],
+  at: PropertyKey[],
+  env: NodeJS.ProcessEnv,
+  problems: Problem[],
+): SchoolConfig {
+  const token = resolveSecret(s.upstream.token, env, formatPath([...at, 'upstream', 'token']), problems);
+  return {
+    ...s,
+    upstream: { ...s.upstream, token },
+    targets: resolveTargets(s.targets, [...at, 'targets'], env, problems),
+  };
+}
+
+/** One school on its own (tests, benches): defaults filled, `env:NAME` secrets resolved from `env`. */
+export function parseSchool(raw: unknown, env: NodeJS.ProcessEnv = {}): SchoolConfig {
+  const result = schoolSchema.safeParse(raw);
+  if (!result.success) throw configError(result.error.issues.map((i) => issueProblem(i)));
+  const problems: Problem[] = [];
+  const school = resolveSchool(result.data, [], env, problems);
+  if (problems.length) throw configError(problems);
+  return school;
 }
 
 const ENV_NAMES: Record<string, string> = {
@@ -236,9 +234,33 @@ function deploymentOverrides(env: NodeJS.ProcessEnv): Record<string, unknown> {
   return o;
 }
 
-function finish(parsed: ParsedConfig, source: Config['source']): Config {
+/** LOG_LEVEL, ADMIN_TOKEN, FEED_SECRET, ROSTER_TEMPLATES_DIR. */
+function runtimeSettings(env: NodeJS.ProcessEnv): RuntimeSettings {
+  const level = env.LOG_LEVEL || undefined;
+  if (level !== undefined && !(LOG_LEVELS as readonly string[]).includes(level))
+    throw configError([{ path: 'LOG_LEVEL', message: `must be one of ${LOG_LEVELS.join(', ')}` }]);
+  return {
+    logLevel: level as LogLevel | undefined,
+    adminToken: env.ADMIN_TOKEN?.trim() || null,
+    feedSecret: env.FEED_SECRET || null,
+    rosterTemplatesDir: env.ROSTER_TEMPLATES_DIR || null,
+  };
+}
+
+function finish(parsed: ParsedConfig, source: Config['source'], env: NodeJS.ProcessEnv): Config {
   const publicUrl = (parsed.publicUrl ?? `http://localhost:${parsed.port}`).replace(/\/+$/, '');
-  return { ...parsed, publicUrl, source };
+  return {
+    ...parsed,
+    publicUrl,
+    publicUrlGiven: parsed.publicUrl !== undefined,
+    source,
+    ...runtimeSettings(env),
+  };
+}
+
+/** The configuration listening on another port (`serve --port`): a derived publicUrl follows it. */
+export function withPort(cfg: Config, port: number): Config {
+  return { ...cfg, port, publicUrl: cfg.publicUrlGiven ? cfg.publicUrl : `http://localhost:${port}` };
 }
 
 /**
@@ -268,6 +290,7 @@ export async function loadConfig(env: NodeJS.ProcessEnv = process.env): Promise<
     const merged = { ...(raw as Record<string, unknown>), ...deploymentOverrides(env) };
     const parsed = parseConfig(merged, {
       where: abs,
+      env,
       rename: (p) => {
         const overridden = Object.entries(ENV_NAMES).find(
           ([k, v]) => p === k && !k.startsWith('schools') && env[v],
@@ -275,17 +298,7 @@ export async function loadConfig(env: NodeJS.ProcessEnv = process.env): Promise<
         return overridden ? overridden[1] : p;
       },
     });
-    resolveSecrets(parsed, env, abs);
-    // Push targets are validated by their owner, src/push/config.ts, so a bad one stops start-up here too.
-    parsed.schools.forEach((s, i) => {
-      try {
-        parseTargets(s.targets, `schools[${i}].targets`, env);
-      } catch (err) {
-        if (err instanceof ConfigError) throw new ConfigError(`${err.message}\n(in ${abs})`);
-        throw err;
-      }
-    });
-    return finish(parsed, { kind: 'file', path: abs });
+    return finish(parsed, { kind: 'file', path: abs }, env);
   }
 
   if (env.UPSTREAM_URL) {
@@ -301,13 +314,14 @@ export async function loadConfig(env: NodeJS.ProcessEnv = process.env): Promise<
       ...deploymentOverrides(env),
     };
     const parsed = parseConfig(raw, {
+      env,
       rename: (p) => {
         const name = ENV_NAMES[p];
         if (name === 'SCHOOL_TZ') return 'SCHOOL_TZ (the school’s IANA time zone, e.g. Europe/London)';
         return name ?? p;
       },
     });
-    return finish(parsed, { kind: 'env' });
+    return finish(parsed, { kind: 'env' }, env);
   }
 
   const parsed = parseConfig(
@@ -332,7 +346,7 @@ export async function loadConfig(env: NodeJS.ProcessEnv = process.env): Promise<
     },
     { rename: (p) => ENV_NAMES[p] ?? p },
   );
-  return finish(parsed, { kind: 'demo' });
+  return finish(parsed, { kind: 'demo' }, env);
 }
 
 /** The configuration as it may be shown to a person or a log: every secret replaced. */

@@ -5,7 +5,8 @@
 import pino from 'pino';
 
 export type Logger = pino.Logger;
-export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
 
 const SECRET_KEYS = [
   'token',
@@ -57,6 +58,7 @@ export function maskToken(token: string): string {
 }
 
 export interface LoggerOptions {
+  /** Default info; commands pass the configuration's logLevel (LOG_LEVEL). */
   level?: LogLevel;
   /** A name for the component (`sync`, `web`, …), kept in every line. */
   name?: string;
@@ -65,7 +67,7 @@ export interface LoggerOptions {
 }
 
 export function createLogger(opts: LoggerOptions = {}): Logger {
-  const level = opts.level ?? (process.env.LOG_LEVEL as LogLevel | undefined) ?? 'info';
+  const level = opts.level ?? 'info';
   const options: pino.LoggerOptions = {
     level,
     redact: { paths: REDACT_PATHS, censor: CENSOR },

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 // rostercal CLI: one file per command under src/cli/, loaded on demand so a command pays only for what it uses.
+// Each command is built with src/cli/command.ts (arguments, usage, exit codes); this file only dispatches.
 const commands: Record<
   string,
   { summary: string; load: () => Promise<{ run(argv: string[]): Promise<number> }> }
@@ -18,7 +19,15 @@ const commands: Record<
 
 function usage(): string {
   const lines = Object.entries(commands).map(([name, c]) => `  ${name.padEnd(9)} ${c.summary}`);
-  return `usage: rostercal <command> [options]\n\ncommands:\n${lines.join('\n')}\n\nrostercal <command> --help for its options`;
+  return [
+    'usage: rostercal <command> [options]',
+    '',
+    'commands:',
+    ...lines,
+    '',
+    'rostercal <command> --help for its options',
+    'exit status: 0 success, 1 failure, 2 usage or configuration error',
+  ].join('\n');
 }
 
 const [name, ...rest] = process.argv.slice(2);

@@ -8,12 +8,10 @@ import { listFeedDefs } from './feeds/catalog.ts';
 import { FeedService } from './feeds/service.ts';
 import { FeedTokens, loadFeedSecret } from './feeds/tokens.ts';
 import { type Logger, silentLogger } from './log.ts';
-import { pushJobs } from './push/hooks.ts';
-// Registers pushing as an after-pull step (as `rostercal sync` does).
-import './push/register.ts';
-import { openStore } from './store/index.ts';
+import { pushJobs, pushStep } from './push/hooks.ts';
+import { openStoreFor } from './store/index.ts';
 import type { FeedScope, Store } from './store/types.ts';
-import { afterPullSteps } from './sync/after-pull.ts';
+import type { AfterPullStep } from './sync/after-pull.ts';
 import type { PullSummary } from './sync/pull.ts';
 import type { SchedulerHandle } from './sync/scheduler.ts';
 import { startSyncService } from './sync/service.ts';
@@ -64,10 +62,7 @@ export interface RunningService {
 export async function startService(opts: ServiceOptions): Promise<RunningService> {
   const log = opts.log ?? silentLogger;
   const say = opts.say ?? (() => {});
-  const store = await openStore({
-    ...(opts.config.databaseUrl ? { databaseUrl: opts.config.databaseUrl } : {}),
-    dataDir: opts.config.dataDir,
-  });
+  const store = await openStoreFor(opts.config);
   const cleanup: (() => Promise<void>)[] = [() => store.close()];
   try {
     for (const s of opts.config.schools)
@@ -75,9 +70,8 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
 
     const metrics = createMetrics();
     const feeds = new FeedService({ store, onRender: (info) => metrics.observeFeedRender(info) });
-    // After every pull: metrics and feed re-rendering (so a request costs a lookup), then whatever other
-    // modules registered (pushing).
-    const steps = [feedsAfterPull({ feeds, metrics }), ...afterPullSteps()];
+    // After every pull, in order: metrics and feed re-rendering (so a request costs a lookup), then pushing.
+    const steps: AfterPullStep[] = [feedsAfterPull({ feeds, metrics }), pushStep];
     const afterPull = async (school: SchoolConfig, summary: PullSummary) => {
       for (const step of steps) {
         await step.run({ store, school, summary, log, flags: {}, print: (line) => log.info(line) });
@@ -97,7 +91,10 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
     const config = sync.config;
     if (sync.demoUrl) say(`demo sandbox school served at ${sync.demoUrl}`);
 
-    const tokens = new FeedTokens(store, loadFeedSecret({ dataDir: config.dataDir }));
+    const tokens = new FeedTokens(
+      store,
+      loadFeedSecret({ secret: config.feedSecret, dataDir: config.dataDir }),
+    );
     // One staff sign-in for rosters and the dashboard: its login routes are mounted once, with the dashboard.
     const auth = createAdminAuth({ adminToken: opts.adminToken });
     const app = createApp({
@@ -115,6 +112,7 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
             store,
             config,
             auth,
+            templatesDir: config.rosterTemplatesDir ?? null,
             onError: (err) => log.error({ err }, 'roster failed'),
           }),
         ),

@@ -1,11 +1,9 @@
 // rostercal feeds list [--json] [--school ID]
 // rostercal feeds rotate SCOPE ID [--school ID]
-import { parseArgs } from 'node:util';
-import { type Config, loadConfig } from '../config.ts';
 import { listFeedDefs } from '../feeds/catalog.ts';
 import { FEED_SCOPES, FeedTokens, isFeedScope, loadFeedSecret } from '../feeds/tokens.ts';
-import { openStore } from '../store/index.ts';
 import type { Store } from '../store/types.ts';
+import { defineCommand, EXIT, numberOption, UsageError, withStore } from './command.ts';
 
 const USAGE = `usage:
   rostercal feeds list [--json] [--school ID]     every feed: scope, id, name, URL (issues missing tokens)
@@ -74,18 +72,6 @@ function table(rows: FeedListing[]): string {
   return [line(head), ...cells.map(line)].join('\n');
 }
 
-async function withStore<T>(config: Config, fn: (store: Store) => Promise<T>): Promise<T> {
-  const store = await openStore({
-    ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}),
-    dataDir: config.dataDir,
-  });
-  try {
-    return await fn(store);
-  } finally {
-    await store.close();
-  }
-}
-
 /** The school to act on: --school, else the only school the store holds. */
 async function pickSchool(store: Store, asked: string | undefined): Promise<string> {
   const known = (await store.listSchools()).map((s) => s.id);
@@ -102,87 +88,75 @@ async function pickSchool(store: Store, asked: string | undefined): Promise<stri
   throw new Error(`several schools: name one with --school (${known.join(', ')})`);
 }
 
-export async function run(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
-  let parsed: ReturnType<typeof parse>;
-  const parse = () =>
-    parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        json: { type: 'boolean' },
-        school: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    });
-  try {
-    parsed = parse();
-  } catch (err) {
-    console.error(`rostercal feeds: ${(err as Error).message}\n\n${USAGE}`);
-    return 2;
-  }
-  const [sub, ...rest] = parsed.positionals;
-  if (parsed.values.help || sub === undefined) {
-    (parsed.values.help ? console.log : console.error)(USAGE);
-    return parsed.values.help ? 0 : 2;
-  }
-  const config = await loadConfig(env);
-  const secret = loadFeedSecret({ env, dataDir: config.dataDir });
-
-  if (sub === 'list') {
-    if (rest.length) {
-      console.error(`rostercal feeds list: unexpected ${rest.join(' ')}\n\n${USAGE}`);
-      return 2;
+export const run = defineCommand({
+  name: 'feeds',
+  usage: USAGE,
+  options: { json: { type: 'boolean' }, school: { type: 'string' } },
+  positionals: true,
+  async run({ values, positionals, config: loadConfig }) {
+    const [sub, ...rest] = positionals;
+    if (sub === undefined) throw new UsageError('say what to do: list or rotate');
+    if (sub !== 'list' && sub !== 'rotate') throw new UsageError(`unknown subcommand ${sub}`);
+    const config = await loadConfig();
+    const tokens = (store: Store) =>
+      new FeedTokens(store, loadFeedSecret({ secret: config.feedSecret, dataDir: config.dataDir }));
+    if (sub === 'list') {
+      if (rest.length) throw new UsageError(`list: unexpected ${rest.join(' ')}`);
+      return withStore(config, async (store) => {
+        const schoolIds = values.school ? [await pickSchool(store, values.school)] : undefined;
+        const rows = await listFeeds(store, tokens(store), config.publicUrl, schoolIds);
+        if (values.json) console.log(JSON.stringify(rows, null, 2));
+        else if (rows.length === 0) console.log('No feeds yet: run `rostercal sync` first.');
+        else console.log(table(rows));
+        return EXIT.ok;
+      });
     }
-    return withStore(config, async (store) => {
-      const schoolIds = parsed.values.school ? [await pickSchool(store, parsed.values.school)] : undefined;
-      const rows = await listFeeds(store, new FeedTokens(store, secret), config.publicUrl, schoolIds);
-      if (parsed.values.json) console.log(JSON.stringify(rows, null, 2));
-      else if (rows.length === 0) console.log('No feeds yet: run `rostercal sync` first.');
-      else console.log(table(rows));
-      return 0;
-    });
-  }
-
-  if (sub === 'rotate') {
     const [scope, idText, ...extra] = rest;
-    if (!scope || !idText || extra.length || !isFeedScope(scope) || !/^\d+$/.test(idText)) {
-      console.error(
-        `rostercal feeds rotate: need SCOPE (${FEED_SCOPES.join('|')}) and a numeric ID\n\n${USAGE}`,
-      );
-      return 2;
-    }
-    const id = Number(idText);
+    if (!scope || !idText || extra.length || !isFeedScope(scope))
+      throw new UsageError(`rotate: need SCOPE (${FEED_SCOPES.join('|')}) and a numeric ID`);
+    const id = numberOption('ID', idText, { min: 1 })!;
     return withStore(config, async (store) => {
-      const schoolId = await pickSchool(store, parsed.values.school);
+      const schoolId = await pickSchool(store, values.school);
       const def = (await listFeedDefs(store, schoolId)).find((d) => d.scope === scope && d.scopeId === id);
       if (!def) {
         console.error(`rostercal feeds rotate: school ${schoolId} has no ${scope} feed with id ${id}`);
-        return 1;
+        return EXIT.failure;
       }
-      const issued = await new FeedTokens(store, secret).rotate(schoolId, scope, id);
-      const links = feedUrls(config.publicUrl, issued.token ?? '');
-      if (parsed.values.json) {
-        console.log(
-          JSON.stringify({
-            school: schoolId,
-            scope,
-            id,
-            name: def.subject,
-            version: issued.record.version,
-            ...links,
-          }),
-        );
-      } else {
-        console.log(
-          `${def.calendarName}: new URL (version ${issued.record.version}); the previous URL no longer works.`,
-        );
-        console.log(links.url);
-        console.log(`page: ${links.page}`);
-      }
-      return 0;
+      const issued = await tokens(store).rotate(schoolId, scope, id);
+      printRotated(config.publicUrl, { schoolId, scope, id, def, issued }, Boolean(values.json));
+      return EXIT.ok;
     });
-  }
+  },
+});
 
-  console.error(`rostercal feeds: unknown subcommand ${sub}\n\n${USAGE}`);
-  return 2;
+function printRotated(
+  publicUrl: string,
+  r: {
+    schoolId: string;
+    scope: string;
+    id: number;
+    def: { subject: string; calendarName: string };
+    issued: { token: string | null; record: { version: number } };
+  },
+  json: boolean,
+): void {
+  const links = feedUrls(publicUrl, r.issued.token ?? '');
+  if (json) {
+    console.log(
+      JSON.stringify({
+        school: r.schoolId,
+        scope: r.scope,
+        id: r.id,
+        name: r.def.subject,
+        version: r.issued.record.version,
+        ...links,
+      }),
+    );
+    return;
+  }
+  console.log(
+    `${r.def.calendarName}: new URL (version ${r.issued.record.version}); the previous URL no longer works.`,
+  );
+  console.log(links.url);
+  console.log(`page: ${links.page}`);
 }

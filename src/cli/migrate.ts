@@ -1,13 +1,13 @@
-// rostercal migrate: applies pending store migrations to the database the environment names
-// (DATABASE_URL for PostgreSQL, else the SQLite file under DATA_DIR, default ./data).
-import { parseArgs } from 'node:util';
-import { openStore, sqlitePath } from '../store/index.ts';
+// rostercal migrate: applies pending store migrations to the configured database (databaseUrl / DATABASE_URL
+// for PostgreSQL, else the SQLite file under dataDir / DATA_DIR, default ./data).
+import { openStoreFor, sqlitePath } from '../store/index.ts';
+import { defineCommand, EXIT } from './command.ts';
 
-const HELP = `usage: rostercal migrate
+const USAGE = `usage: rostercal migrate
 
-Applies pending store migrations and prints what it did.
-  DATABASE_URL   PostgreSQL connection URL (else SQLite)
-  DATA_DIR       directory of the SQLite file rostercal.sqlite (default ./data)`;
+Applies pending store migrations to the configured database and prints what it did:
+PostgreSQL when databaseUrl (config file) or DATABASE_URL is set, else SQLite rostercal.sqlite in dataDir /
+DATA_DIR (default ./data).`;
 
 /** The database a URL points at, without credentials: fit to print. */
 function describeUrl(url: string): string {
@@ -19,22 +19,23 @@ function describeUrl(url: string): string {
   }
 }
 
-export async function run(argv: string[]): Promise<number> {
-  const { values } = parseArgs({ args: argv, options: { help: { type: 'boolean', short: 'h' } } });
-  if (values.help) {
-    console.log(HELP);
-    return 0;
-  }
-  const databaseUrl = process.env.DATABASE_URL || undefined;
-  const dataDir = process.env.DATA_DIR || undefined;
-  const where = databaseUrl ? describeUrl(databaseUrl) : `SQLite ${sqlitePath({ dataDir })}`;
-  const store = await openStore({ databaseUrl, dataDir, migrate: false });
-  try {
-    const applied = await store.migrate();
-    if (applied.length === 0) console.log(`${where}: schema up to date`);
-    else console.log(`${where}: applied ${applied.length} migration(s): ${applied.join(', ')}`);
-    return 0;
-  } finally {
-    await store.close();
-  }
-}
+export const run = defineCommand({
+  name: 'migrate',
+  usage: USAGE,
+  options: {},
+  async run(ctx) {
+    const config = await ctx.config();
+    const where = config.databaseUrl
+      ? describeUrl(config.databaseUrl)
+      : `SQLite ${sqlitePath({ dataDir: config.dataDir })}`;
+    const store = await openStoreFor(config, { migrate: false });
+    try {
+      const applied = await store.migrate();
+      if (applied.length === 0) console.log(`${where}: schema up to date`);
+      else console.log(`${where}: applied ${applied.length} migration(s): ${applied.join(', ')}`);
+      return EXIT.ok;
+    } finally {
+      await store.close();
+    }
+  },
+});

@@ -1,6 +1,6 @@
 // `rostercal sandbox`: the Extracurricular Data Service emulator alone, until SIGINT/SIGTERM.
-import { parseArgs } from 'node:util';
 import type { Scale } from '../sandbox/index.ts';
+import { defineCommand, EXIT, numberOption, UsageError } from './command.ts';
 
 const USAGE = `usage: rostercal sandbox [options]
 
@@ -26,81 +26,62 @@ options:
 Control routes (no token needed): GET /_sandbox/stats, POST /_sandbox/stats/reset, GET /_sandbox/health,
 POST /_sandbox/chaos {"listingFaults": {"sessions": "short"}}`;
 
-function number(name: string, text: string | undefined, min: number, max: number): number | undefined {
-  if (text === undefined) return undefined;
-  const n = Number(text.replace(/\/s$/, ''));
-  if (text.trim() === '' || Number.isNaN(n) || n < min || n > max) {
-    throw new Error(`--${name} must be a number from ${min} to ${max}, got ${JSON.stringify(text)}`);
-  }
-  return n;
+function rangeOption(name: string, text: string | undefined, min: number, max: number): number | undefined {
+  return numberOption(`--${name}`, text, { min, max, integer: false });
 }
 
-export async function run(argv: string[]): Promise<number> {
-  let values: Record<string, string | string[] | boolean | undefined>;
-  try {
-    ({ values } = parseArgs({
-      args: argv,
-      strict: true,
-      allowPositionals: false,
-      options: {
-        port: { type: 'string' },
-        host: { type: 'string' },
-        seed: { type: 'string' },
-        scale: { type: 'string' },
-        token: { type: 'string' },
-        'readonly-token': { type: 'string' },
-        now: { type: 'string' },
-        'rate-limit': { type: 'string' },
-        burst: { type: 'string' },
-        'error-rate': { type: 'string' },
-        'latency-ms': { type: 'string' },
-        'malformed-rate': { type: 'string' },
-        'listing-fault': { type: 'string', multiple: true },
-        help: { type: 'boolean', short: 'h' },
-      },
-    }));
-  } catch (err) {
-    console.error(`rostercal sandbox: ${err instanceof Error ? err.message : String(err)}\n\n${USAGE}`);
-    return 2;
-  }
-  if (values.help) {
-    console.log(USAGE);
-    return 0;
-  }
-  const str = (k: string) => values[k] as string | undefined;
-  let opts: Parameters<typeof import('../sandbox/index.ts').startSandbox>[0];
-  try {
-    const scale = str('scale') ?? 'small';
+export const run = defineCommand({
+  name: 'sandbox',
+  usage: USAGE,
+  options: {
+    port: { type: 'string' },
+    host: { type: 'string' },
+    seed: { type: 'string' },
+    scale: { type: 'string' },
+    token: { type: 'string' },
+    'readonly-token': { type: 'string' },
+    now: { type: 'string' },
+    'rate-limit': { type: 'string' },
+    burst: { type: 'string' },
+    'error-rate': { type: 'string' },
+    'latency-ms': { type: 'string' },
+    'malformed-rate': { type: 'string' },
+    'listing-fault': { type: 'string', multiple: true },
+  },
+  async run({ values }) {
+    const scale = values.scale ?? 'small';
     if (!['small', 'school', 'district'].includes(scale))
-      throw new Error(`--scale must be small, school or district, got ${scale}`);
-    const now = str('now');
+      throw new UsageError(`--scale must be small, school or district, got ${scale}`);
+    const now = values.now;
     if (now !== undefined && Number.isNaN(Date.parse(now)))
-      throw new Error(`--now must be an ISO 8601 timestamp, got ${now}`);
-    opts = {
-      port: number('port', str('port'), 0, 65535) ?? 4010,
-      host: str('host'),
-      seed: number('seed', str('seed'), 0, 2 ** 32 - 1),
+      throw new UsageError(`--now must be an ISO 8601 timestamp, got ${now}`);
+    const opts = {
+      port: numberOption('--port', values.port, { max: 65535 }) ?? 4010,
+      host: values.host,
+      seed: numberOption('--seed', values.seed, { max: 2 ** 32 - 1 }),
       scale: scale as Scale,
-      token: str('token'),
-      readonlyToken: str('readonly-token'),
+      token: values.token,
+      readonlyToken: values['readonly-token'],
       now,
-      rateLimit: number('rate-limit', str('rate-limit'), 0, 1e6),
-      burst: number('burst', str('burst'), 0, 1e6),
-      errorRate: number('error-rate', str('error-rate'), 0, 1),
-      latencyMs: number('latency-ms', str('latency-ms'), 0, 600_000),
-      malformedRate: number('malformed-rate', str('malformed-rate'), 0, 1),
+      rateLimit: rangeOption('rate-limit', values['rate-limit'], 0, 1e6),
+      burst: rangeOption('burst', values.burst, 0, 1e6),
+      errorRate: rangeOption('error-rate', values['error-rate'], 0, 1),
+      latencyMs: rangeOption('latency-ms', values['latency-ms'], 0, 600_000),
+      malformedRate: rangeOption('malformed-rate', values['malformed-rate'], 0, 1),
       listingFaults: Object.fromEntries(
-        ((values['listing-fault'] as string[] | undefined) ?? []).map((pair) => {
+        (values['listing-fault'] ?? []).map((pair) => {
           const [resource, fault] = pair.split('=');
-          if (!resource || !fault) throw new Error(`--listing-fault must be RESOURCE=FAULT, got ${pair}`);
+          if (!resource || !fault)
+            throw new UsageError(`--listing-fault must be RESOURCE=FAULT, got ${pair}`);
           return [resource, fault];
         }),
       ) as import('../sandbox/index.ts').ListingFaults,
     };
-  } catch (err) {
-    console.error(`rostercal sandbox: ${err instanceof Error ? err.message : String(err)}`);
-    return 2;
-  }
+    return serveSandbox(opts);
+  },
+});
+
+async function serveSandbox(opts: Parameters<typeof import('../sandbox/index.ts').startSandbox>[0]) {
   const { startSandbox } = await import('../sandbox/index.ts');
   const sandbox = await startSandbox(opts);
   const s = sandbox.school;
@@ -125,5 +106,5 @@ export async function run(argv: string[]): Promise<number> {
   });
   await sandbox.close();
   console.log('sandbox stopped');
-  return 0;
+  return EXIT.ok;
 }

@@ -1,9 +1,7 @@
 // `rostercal status`: the last sync runs of each school and the state of its scheduled jobs, from the store.
-import { parseArgs } from 'node:util';
-import { loadConfig } from '../config.ts';
-import { openStore } from '../store/index.ts';
 import type { JobStatus, RunCounts, SyncRun } from '../store/types.ts';
 import { seconds } from '../sync/report.ts';
+import { defineCommand, EXIT, numberOption, UsageError, withStore } from './command.ts';
 
 const USAGE = `usage: rostercal status [--school ID] [--runs N] [--json]
 
@@ -11,7 +9,9 @@ Shows, per school, the scheduled jobs (last run, its result, next run, last erro
   --school ID   only this school
   --runs N      how many recent runs to show (default 5)
   --json        machine-readable output
-  -h, --help    this help`;
+  -h, --help    this help
+
+Exit status: 0 done, 2 bad usage or configuration.`;
 
 function when(iso: string | null): string {
   if (!iso) return '—';
@@ -66,86 +66,62 @@ function runRows(runs: SyncRun[]): string[][] {
   });
 }
 
-export async function run(argv: string[]): Promise<number> {
-  let values: { school?: string; runs?: string; json?: boolean; help?: boolean };
-  try {
-    ({ values } = parseArgs({
-      args: argv,
-      strict: true,
-      allowPositionals: false,
-      options: {
-        school: { type: 'string' },
-        runs: { type: 'string' },
-        json: { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    }));
-  } catch (err) {
-    console.error(`rostercal status: ${(err as Error).message}\n\n${USAGE}`);
-    return 2;
-  }
-  if (values.help) {
-    console.log(USAGE);
-    return 0;
-  }
-  const limit = values.runs === undefined ? 5 : Number(values.runs);
-  if (!Number.isInteger(limit) || limit < 1) {
-    console.error(`rostercal status: --runs must be a whole number ≥ 1, got ${values.runs}`);
-    return 2;
-  }
-
-  const config = await loadConfig();
-  const store = await openStore({
-    ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}),
-    dataDir: config.dataDir,
-  });
-  try {
-    const known = await store.listSchools();
-    // Configured schools first (even before their first run), then any others the store remembers.
-    const ids = [...new Set([...config.schools.map((s) => s.id), ...known.map((s) => s.id)])];
-    const selected = values.school ? ids.filter((id) => id === values.school) : ids;
-    if (selected.length === 0) {
-      console.error(`rostercal status: no school "${values.school}" (known: ${ids.join(', ')})`);
-      return 2;
-    }
-    const report = [];
-    for (const id of selected) {
-      const name =
-        config.schools.find((s) => s.id === id)?.name ?? known.find((s) => s.id === id)?.name ?? id;
-      report.push({
-        id,
-        name,
-        jobs: await store.listJobStatus(id),
-        runs: await store.listRuns(id, { limit }),
-      });
-    }
-    if (values.json) {
-      console.log(JSON.stringify(report.length === 1 ? report[0] : report, null, 2));
-      return 0;
-    }
-    const out: string[] = [];
-    for (const s of report) {
-      out.push(`${s.name} [${s.id}]`);
-      if (s.jobs.length === 0)
-        out.push('  jobs: none recorded yet (the scheduler of `rostercal serve` records them)');
-      else
-        for (const l of table(['job', 'last run', 'result', 'next run', 'last error'], jobRows(s.jobs)))
-          out.push(`  ${l}`);
-      out.push('');
-      if (s.runs.length === 0) out.push('  runs: none yet (`rostercal sync` pulls now)');
-      else
-        for (const l of table(
-          ['run', 'kind', 'status', 'started', 'took', 'requests', 'records', 'note'],
-          runRows(s.runs),
-        ))
-          out.push(`  ${l}`);
-      // The note column is cut to fit; what a run warns about (deletions held back, and why) is said in full.
-      for (const r of s.runs) if (r.warning) out.push(`  #${r.id} warning: ${r.warning}`);
-      out.push('');
-    }
-    console.log(out.join('\n').trimEnd());
-    return 0;
-  } finally {
-    await store.close();
-  }
-}
+export const run = defineCommand({
+  name: 'status',
+  usage: USAGE,
+  options: {
+    school: { type: 'string' },
+    runs: { type: 'string' },
+    json: { type: 'boolean' },
+  },
+  async run({ values, config: loadConfig }) {
+    const limit = numberOption('--runs', values.runs, { min: 1 }) ?? 5;
+    const config = await loadConfig();
+    return withStore(config, async (store) => {
+      const known = await store.listSchools();
+      // Configured schools first (even before their first run), then any others the store remembers.
+      const ids = [...new Set([...config.schools.map((s) => s.id), ...known.map((s) => s.id)])];
+      const selected = values.school ? ids.filter((id) => id === values.school) : ids;
+      if (selected.length === 0) {
+        throw new UsageError(`no school "${values.school}" (known: ${ids.join(', ')})`);
+      }
+      const report = [];
+      for (const id of selected) {
+        const name =
+          config.schools.find((s) => s.id === id)?.name ?? known.find((s) => s.id === id)?.name ?? id;
+        report.push({
+          id,
+          name,
+          jobs: await store.listJobStatus(id),
+          runs: await store.listRuns(id, { limit }),
+        });
+      }
+      if (values.json) {
+        console.log(JSON.stringify(report.length === 1 ? report[0] : report, null, 2));
+        return EXIT.ok;
+      }
+      const out: string[] = [];
+      for (const s of report) {
+        out.push(`${s.name} [${s.id}]`);
+        if (s.jobs.length === 0)
+          out.push('  jobs: none recorded yet (the scheduler of `rostercal serve` records them)');
+        else
+          for (const l of table(['job', 'last run', 'result', 'next run', 'last error'], jobRows(s.jobs)))
+            out.push(`  ${l}`);
+        out.push('');
+        if (s.runs.length === 0) out.push('  runs: none yet (`rostercal sync` pulls now)');
+        else
+          for (const l of table(
+            ['run', 'kind', 'status', 'started', 'took', 'requests', 'records', 'note'],
+            runRows(s.runs),
+          ))
+            out.push(`  ${l}`);
+        // The note column is cut to fit; what a run warns about (deletions held back, and why) is said in full.
+        for (const r of s.runs) if (r.warning) out.push(`  #${r.id} warning: ${r.warning}`);
+        out.push('');
+      }
+      console.log(out.join('\n').trimEnd());
+      return EXIT.ok;
+    });
+  },
+});

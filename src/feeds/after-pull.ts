@@ -1,4 +1,4 @@
-// The step `rostercal serve` registers after each pull (registerAfterPull from src/sync/after-pull.ts):
+// The step `rostercal serve` runs first after each pull (src/service.ts lists its steps):
 // count the run in the metrics and re-render the school's issued feeds for the new data version, so the next
 // request is a lookup. A separate `rostercal sync` process needs no such step: the server notices the new
 // data version on the next request and renders then.

@@ -21,15 +21,14 @@ export function isFeedScope(v: string): v is FeedScope {
   return (FEED_SCOPES as readonly string[]).includes(v);
 }
 
-/** Reads FEED_SECRET, or the data directory's secret file (created on first use, 0600). */
-export function loadFeedSecret(opts: { env?: NodeJS.ProcessEnv; dataDir?: string } = {}): Buffer {
-  const env = opts.env ?? process.env;
-  const fromEnv = env.FEED_SECRET;
-  if (fromEnv !== undefined && fromEnv !== '') {
-    if (fromEnv.length < 32) throw new Error('FEED_SECRET: must be at least 32 characters');
-    return Buffer.from(fromEnv, 'utf8');
+/** The configured secret (FEED_SECRET), or the data directory's secret file (created on first use, 0600). */
+export function loadFeedSecret(opts: { secret?: string | null; dataDir?: string } = {}): Buffer {
+  const given = opts.secret;
+  if (given !== undefined && given !== null && given !== '') {
+    if (given.length < 32) throw new Error('FEED_SECRET: must be at least 32 characters');
+    return Buffer.from(given, 'utf8');
   }
-  const dir = opts.dataDir ?? env.DATA_DIR ?? 'data';
+  const dir = opts.dataDir ?? 'data';
   const file = path.join(dir, 'feed-secret');
   try {
     const text = readFileSync(file, 'utf8').trim();

@@ -1,28 +1,24 @@
 // Push targets: where a school's sessions are pushed (Google or Outlook), for whom (scope, ids, audience) and
-// how to reach the provider. src/config.ts keeps `schools[].targets` an open array and hands each school's list
-// to parseTargets, which validates it here, resolves `env:NAME` secrets and reads service-account keys, and
-// throws a ConfigError naming every bad field (`schools[0].targets[1].outlook.clientSecret: …`).
-// Secret values never appear in messages.
+// how to reach the provider. src/config.ts validates `schools[].targets` with targetsSchema and turns each list
+// into typed targets with resolveTargets (which resolves `env:NAME` secrets and reads service-account keys), so
+// the configuration carries them typed and nobody parses them again. Errors name every bad field
+// (`schools[0].targets[1].outlook.clientSecret: …`); secret values never appear in messages.
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import type { Audience } from '../calendar/types.ts';
-import { ConfigError, formatPath } from '../config.ts';
 import type { Id } from '../domain/types.ts';
 import type { FeedScope } from '../store/types.ts';
+import {
+  configError,
+  formatPath,
+  httpUrl,
+  issueProblem,
+  type Problem,
+  resolveSecret,
+  secret,
+} from '../validation.ts';
 
 const slug = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/, 'must be 1-63 letters, digits, "-" or "_"');
-
-const httpUrl = z.string().superRefine((value, ctx) => {
-  let ok = false;
-  try {
-    const u = new URL(value);
-    ok = u.protocol === 'http:' || u.protocol === 'https:';
-  } catch {}
-  if (!ok) ctx.addIssue({ code: 'custom', message: 'is not an http(s) URL' });
-});
-
-/** A secret given literally or as `env:NAME`. */
-const secret = z.string().min(1, 'must not be empty');
 
 const backoffSchema = z
   .strictObject({
@@ -263,22 +259,6 @@ export const DEFAULT_AUDIENCE: Record<FeedScope, Audience> = {
 
 const DEFAULT_TOKEN_URI = 'https://oauth2.googleapis.com/token';
 
-interface Problem {
-  path: string;
-  message: string;
-}
-
-function issueProblem(issue: z.core.$ZodIssue, base: readonly PropertyKey[]): Problem {
-  const p = [...base, ...issue.path];
-  if (issue.code === 'unrecognized_keys') {
-    const at = formatPath(p);
-    return { path: issue.keys.map((k) => (at ? `${at}.${k}` : k)).join(', '), message: 'unknown field' };
-  }
-  if (issue.code === 'invalid_type' && /received undefined/.test(issue.message))
-    return { path: formatPath(p), message: 'is required' };
-  return { path: formatPath(p), message: issue.message.replace(/^Invalid input: /, '') };
-}
-
 function basePath(path: string): PropertyKey[] {
   // `schools[0].targets` → ['schools', 0, 'targets'] so that formatPath renders issue paths the same way.
   const out: PropertyKey[] = [];
@@ -287,17 +267,6 @@ function basePath(path: string): PropertyKey[] {
     for (let m = re.exec(part); m; m = re.exec(part)) out.push(m[1] !== undefined ? m[1] : Number(m[2]));
   }
   return out;
-}
-
-function resolveSecret(value: string, env: NodeJS.ProcessEnv, path: string, problems: Problem[]): string {
-  const ref = /^env:(.+)$/.exec(value);
-  if (!ref) return value;
-  const v = env[ref[1]!];
-  if (!v) {
-    problems.push({ path, message: `environment variable ${ref[1]} is not set` });
-    return '';
-  }
-  return v;
 }
 
 function parseKey(text: string, path: string, problems: Problem[], tokenUri: string | undefined) {
@@ -380,26 +349,31 @@ function resolveTarget(
   return { ...common, provider: 'outlook', outlook: { ...rest, auth } };
 }
 
+export type ParsedTargets = z.output<typeof targetsSchema>;
+
 /**
- * Validates a school's `targets` list found at `path` (e.g. `schools[0].targets`), resolves `env:NAME` secrets
- * and reads key files. Throws ConfigError naming every offending field.
+ * Typed targets from a list targetsSchema accepted at `path` (e.g. `schools[0].targets`): `env:NAME` secrets
+ * resolved and key files read; what cannot be resolved is added to `problems`.
  */
-export function parseTargets(
-  raw: unknown,
-  path: string,
-  env: NodeJS.ProcessEnv = process.env,
+export function resolveTargets(
+  list: ParsedTargets,
+  path: readonly PropertyKey[],
+  env: NodeJS.ProcessEnv,
+  problems: Problem[],
 ): PushTargetConfig[] {
+  return list.map((t, i) => resolveTarget(t, formatPath([...path, i]), env, problems));
+}
+
+/**
+ * Validates a `targets` list on its own (benches, tests, child processes), reported as found at `path`.
+ * Throws ConfigError naming every offending field.
+ */
+export function parseTargets(raw: unknown, path: string, env: NodeJS.ProcessEnv = {}): PushTargetConfig[] {
   const base = basePath(path);
   const result = targetsSchema.safeParse(raw ?? []);
-  if (!result.success) {
-    const lines = result.error.issues
-      .map((i) => issueProblem(i, base))
-      .map((p) => `config: ${p.path ? `${p.path}: ` : ''}${p.message}`);
-    throw new ConfigError([...new Set(lines)].join('\n'));
-  }
+  if (!result.success) throw configError(result.error.issues.map((i) => issueProblem(i, base)));
   const problems: Problem[] = [];
-  const targets = result.data.map((t, i) => resolveTarget(t, formatPath([...base, i]), env, problems));
-  if (problems.length)
-    throw new ConfigError(problems.map((p) => `config: ${p.path}: ${p.message}`).join('\n'));
+  const targets = resolveTargets(result.data, base, env, problems);
+  if (problems.length) throw configError(problems);
   return targets;
 }

@@ -5,23 +5,8 @@ import type { SchoolConfig } from '../config.ts';
 import { type Logger, silentLogger } from '../log.ts';
 import type { Store } from '../store/types.ts';
 import type { AfterPullStep } from '../sync/after-pull.ts';
-import type { PullSummary } from '../sync/pull.ts';
 import type { JobDefinition, JobOutcome } from '../sync/scheduler.ts';
-import { type PushTargetConfig, parseTargets } from './config.ts';
 import { formatPlan, type PushSummary, planTarget, pushTarget } from './engine.ts';
-
-const parsed = new WeakMap<object, PushTargetConfig[]>();
-
-/** The school's validated targets (parsed once per config object). Throws ConfigError naming the field. */
-export function targetsOf(school: SchoolConfig, index?: number): PushTargetConfig[] {
-  const raw = school.targets as unknown[];
-  let t = parsed.get(raw);
-  if (!t) {
-    t = parseTargets(raw, index === undefined ? `schools.${school.id}.targets` : `schools[${index}].targets`);
-    parsed.set(raw, t);
-  }
-  return t;
-}
 
 const running = new Map<string, Promise<unknown>>();
 
@@ -51,7 +36,7 @@ export interface PushSchoolOptions {
 /** Pushes (or plans) every target of a school, one after the other; a failing target does not stop the rest. */
 export async function pushSchool(opts: PushSchoolOptions): Promise<PushSummary[]> {
   const log = opts.log ?? silentLogger;
-  const targets = targetsOf(opts.school).filter((t) => !opts.target || t.id === opts.target);
+  const targets = opts.school.targets.filter((t) => !opts.target || t.id === opts.target);
   const out: PushSummary[] = [];
   for (const target of targets) {
     const common = {
@@ -72,21 +57,10 @@ export async function pushSchool(opts: PushSchoolOptions): Promise<PushSummary[]
   return out;
 }
 
-/** For the scheduler's onPull: push after every pull that did not fail outright. */
-export async function pushAfterPull(
-  store: Store,
-  school: SchoolConfig,
-  summary: PullSummary,
-  log?: Logger,
-): Promise<void> {
-  if (summary.status === 'failed' || targetsOf(school).length === 0) return;
-  await pushSchool({ store, school, ...(log ? { log } : {}) });
-}
-
 /** For the scheduler's extraJobs: the school's own push schedule (full reconciliation on each fire). */
 export function pushJobs(store: Store, school: SchoolConfig): JobDefinition[] {
   const cron = school.schedules.push;
-  if (!cron || targetsOf(school).length === 0) return [];
+  if (!cron || school.targets.length === 0) return [];
   return [
     {
       name: 'push',
@@ -122,14 +96,7 @@ export const pushStep: AfterPullStep = {
   },
   async run(ctx) {
     if (ctx.flags['no-push']) return true;
-    let targets: PushTargetConfig[];
-    try {
-      targets = targetsOf(ctx.school);
-    } catch (err) {
-      ctx.print(err instanceof Error ? err.message : String(err));
-      return false;
-    }
-    if (targets.length === 0) return true;
+    if (ctx.school.targets.length === 0) return true;
     const dryRun = Boolean(ctx.flags['dry-run']);
     try {
       const results = await pushSchool({

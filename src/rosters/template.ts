@@ -238,12 +238,12 @@ export function parseTemplate(text: string, file: string): RosterTemplate {
 }
 
 export interface TemplateSource {
-  /** The school's own templates; overrides shipped ones of the same name. Default: env ROSTER_TEMPLATES_DIR. */
+  /** The school's own templates (configuration: ROSTER_TEMPLATES_DIR); override shipped ones of the same name. */
   dir?: string | null;
 }
 
 function customDir(source: TemplateSource): string | null {
-  const dir = source.dir === undefined ? process.env.ROSTER_TEMPLATES_DIR : source.dir;
+  const dir = source.dir;
   return dir ? resolve(dir) : null;
 }
 

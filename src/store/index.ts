@@ -44,6 +44,17 @@ export async function openStore(opts: OpenStoreOptions = {}): Promise<Store> {
   return store;
 }
 
+/** The store a configuration names: PostgreSQL at databaseUrl, else SQLite in dataDir. The one way to open it. */
+export function openStoreFor(
+  cfg: { databaseUrl?: string | undefined; dataDir: string },
+  opts: Pick<OpenStoreOptions, 'migrate' | 'poolSize'> = {},
+): Promise<Store> {
+  return openStore({
+    ...(cfg.databaseUrl ? { databaseUrl: cfg.databaseUrl } : { dataDir: cfg.dataDir }),
+    ...opts,
+  });
+}
+
 /** Where the SQLite file lives for these options. */
 export function sqlitePath(opts: { dataDir?: string; file?: string }): string {
   return resolve(opts.file ?? join(opts.dataDir ?? './data', 'rostercal.sqlite'));

@@ -1,5 +1,6 @@
-// Work that follows a pull in `rostercal sync` (and may follow scheduled pulls): the push module registers
-// itself here, so the pull knows nothing about calendars and the CLI needs no change when pushing arrives.
+// Work that follows a pull: re-rendering feeds, pushing to calendars. The pull knows nothing about them; each
+// composition root (`rostercal serve` in src/service.ts, `rostercal sync` in src/cli/sync.ts) lists the steps it
+// runs, in order.
 import type { SchoolConfig } from '../config.ts';
 import type { Logger } from '../log.ts';
 import type { Store } from '../store/types.ts';
@@ -10,7 +11,7 @@ export interface AfterPullContext {
   school: SchoolConfig;
   summary: PullSummary;
   log: Logger;
-  /** `rostercal sync` options the step may honour (`--dry-run` is the push module's). */
+  /** `rostercal sync` options the step may honour (`--dry-run` is the push step's). */
   flags: Record<string, string | boolean | undefined>;
   /** Prints a line of the step's progress or result for the person at the terminal. */
   print(line: string): void;
@@ -22,16 +23,4 @@ export interface AfterPullStep {
   options?: Record<string, { type: 'boolean' | 'string'; help: string }>;
   /** false when the step failed: `rostercal sync` then exits non-zero. */
   run(ctx: AfterPullContext): Promise<boolean>;
-}
-
-const steps: AfterPullStep[] = [];
-
-export function registerAfterPull(step: AfterPullStep): void {
-  if (steps.some((s) => s.name === step.name))
-    throw new Error(`after-pull step ${step.name} is registered twice`);
-  steps.push(step);
-}
-
-export function afterPullSteps(): readonly AfterPullStep[] {
-  return steps;
 }

@@ -16,7 +16,7 @@ export interface RostersRouterOptions {
   adminToken?: string | null;
   /** A shared staff-auth instance (the admin pages' one); its login routes are then mounted by its owner. */
   auth?: AdminAuth;
-  /** The school's own roster templates; default env ROSTER_TEMPLATES_DIR. */
+  /** The school's own roster templates (configuration: ROSTER_TEMPLATES_DIR). */
   templatesDir?: string | null;
   /** Called for unexpected failures (a logger's error method). */
   onError?: (err: unknown, req: Request) => void;

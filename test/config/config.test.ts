@@ -23,7 +23,7 @@ const goodSchool = {
   timeZone: 'Australia/Sydney',
   syncWindow: { daysBack: 30 },
   schedules: { incremental: '*/5 * * * *' },
-  // Kept as given here; src/push/config.ts validates the shape (and loadConfig calls it).
+  // Shape owned by src/push/config.ts; loadConfig validates it with the rest and carries the targets typed.
   targets: [{ id: 'g', scope: 'team', provider: 'google', google: { auth: { accessToken: 'ya29.static' } } }],
 };
 
@@ -63,8 +63,13 @@ describe('config file', () => {
     expect(s.syncWindow).toEqual({ daysBack: 30, daysAhead: 365 });
     expect(s.schedules).toEqual({ incremental: '*/5 * * * *', full: '0 */6 * * *' });
     expect(s.deletionGuard).toEqual({ maxShrinkFraction: 0.3 });
-    expect(s.targets).toEqual([
-      { id: 'g', scope: 'team', provider: 'google', google: { auth: { accessToken: 'ya29.static' } } },
+    expect(s.targets).toMatchObject([
+      {
+        id: 'g',
+        scope: 'team',
+        provider: 'google',
+        google: { auth: { kind: 'token', accessToken: 'ya29.static' } },
+      },
     ]);
   });
 

@@ -89,12 +89,12 @@ describe('rostercal feeds', () => {
   });
 
   it('without FEED_SECRET, a 0600 secret file in DATA_DIR is created and reused', async () => {
-    const env = { env: { DATA_DIR: h.dir } as NodeJS.ProcessEnv, dataDir: h.dir };
+    const env = { dataDir: h.dir };
     const a = loadFeedSecret(env);
     const b = loadFeedSecret(env);
     expect(a.equals(b)).toBe(true);
     expect(a.length).toBeGreaterThanOrEqual(32);
     expect(statSync(path.join(h.dir, 'feed-secret')).mode & 0o777).toBe(0o600);
-    expect(() => loadFeedSecret({ env: { FEED_SECRET: 'short' } })).toThrow(/FEED_SECRET/);
+    expect(() => loadFeedSecret({ secret: 'short' })).toThrow(/FEED_SECRET/);
   });
 });

@@ -9,7 +9,7 @@ const input = JSON.parse(process.env.PUSH_CHILD ?? '{}') as {
   school: { id: string; name: string; timeZone: string };
   targets: unknown[];
 };
-const [target] = parseTargets(input.targets, 'targets');
+const [target] = parseTargets(input.targets, 'targets', process.env);
 const store = await openStore({ file: input.dbFile });
 process.stdout.write('started\n');
 const summary = await pushTarget({ store, school: input.school, target: target!, chunkSize: 10 });

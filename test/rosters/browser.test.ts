@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { schoolSchema } from '../../src/config.ts';
+import { parseSchool } from '../../src/config.ts';
 import { openStore, type Store } from '../../src/store/index.ts';
 import { createRostersRouter } from '../../src/web/rosters.ts';
 import { securityHeaders } from '../../src/web/security.ts';
@@ -27,7 +27,7 @@ beforeAll(async () => {
   store = await openStore({ dataDir: dir });
   await store.upsertSchool({ id: 'demo', name: 'Browser School', timeZone: 'Europe/London' });
   await store.upsert('demo', 'teams', [sampleTeam(12, 77)], '2026-11-20T00:00:00.000Z');
-  const school = schoolSchema.parse({
+  const school = parseSchool({
     id: 'demo',
     name: 'Browser School',
     upstream: { url: 'http://127.0.0.1:9/', token: 'unused' },

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type SchoolConfig, schoolSchema } from '../../src/config.ts';
+import { parseSchool, type SchoolConfig } from '../../src/config.ts';
 import type { PreExplainedAbsence, Session, Team } from '../../src/domain/types.ts';
 import { generateRoster } from '../../src/rosters/index.ts';
 import { type Sandbox, SCHOOL_TIME_ZONE, startSandbox } from '../../src/sandbox/index.ts';
@@ -49,7 +49,7 @@ beforeAll(async () => {
   });
   dataDir = mkdtempSync(join(tmpdir(), 'rostercal-rosters-'));
   store = await openStore({ dataDir });
-  school = schoolSchema.parse({
+  school = parseSchool({
     id: SCHOOL,
     name: 'Demo School',
     upstream: { url: sb.url, token: sb.token },

@@ -3,7 +3,8 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.ts';
 import { loadAllTemplates, loadTemplate, TemplateError, templateNames } from '../../src/rosters/template.ts';
 
 function schoolDir(files: Record<string, unknown>): string {
@@ -21,10 +22,6 @@ const minimal = (name: string, extra: Record<string, unknown> = {}) => ({
   ...extra,
 });
 
-afterEach(() => {
-  delete process.env.ROSTER_TEMPLATES_DIR;
-});
-
 describe('roster templates', () => {
   it('ships team-roster, attendance-sheet and match-day-sheet, all valid', () => {
     const { templates, errors } = loadAllTemplates({ dir: null });
@@ -37,15 +34,18 @@ describe('roster templates', () => {
     expect(loadTemplate('match-day-sheet').after).toContain('result');
   });
 
-  it("finds a school's own templates in ROSTER_TEMPLATES_DIR, which may override a shipped one", () => {
+  it("finds a school's own templates in ROSTER_TEMPLATES_DIR, which may override a shipped one", async () => {
     const dir = schoolDir({
       'bus-list.json': minimal('bus-list'),
       'team-roster.json': minimal('team-roster', { title: 'Our roster' }),
     });
-    process.env.ROSTER_TEMPLATES_DIR = dir;
-    expect(templateNames()).toEqual(expect.arrayContaining(['bus-list', 'team-roster', 'attendance-sheet']));
-    expect(loadTemplate('bus-list').title).toBe('Bus list');
-    expect(loadTemplate('team-roster').title).toBe('Our roster');
+    // The configuration reads the environment; the templates module is handed the directory.
+    const source = { dir: (await loadConfig({ ROSTER_TEMPLATES_DIR: dir })).rosterTemplatesDir };
+    expect(templateNames(source)).toEqual(
+      expect.arrayContaining(['bus-list', 'team-roster', 'attendance-sheet']),
+    );
+    expect(loadTemplate('bus-list', source).title).toBe('Bus list');
+    expect(loadTemplate('team-roster', source).title).toBe('Our roster');
     // An explicit option wins over the environment.
     expect(loadTemplate('team-roster', { dir: null }).title).toBe('Team roster');
   });

@@ -3,7 +3,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { type SchoolConfig, schoolSchema } from '../../src/config.ts';
+import { parseSchool, type SchoolConfig } from '../../src/config.ts';
 import type { Sandbox } from '../../src/sandbox/index.ts';
 import { openStore } from '../../src/store/index.ts';
 import type { ResourceKind, Store } from '../../src/store/types.ts';
@@ -55,7 +55,7 @@ export function testSchool(
   sandbox: Pick<Sandbox, 'url' | 'token'>,
   patch: Record<string, unknown> = {},
 ): SchoolConfig {
-  return schoolSchema.parse({
+  return parseSchool({
     id: 'hillcrest',
     name: 'Hillcrest College',
     upstream: { url: sandbox.url, token: sandbox.token },

@@ -1,0 +1,121 @@
+// What every `rostercal` command shares: argument parsing, usage text, exit codes, number options, the
+// configuration and the store. A command file says what it does; this file says how a command behaves:
+//
+//   exit 0  success (and --help)
+//   exit 1  the work failed (a pull, a push, a roster, an unexpected error)
+//   exit 2  usage or configuration: a bad option or argument, or a ConfigError from any command
+import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
+import { type Config, ConfigError, loadConfig } from '../config.ts';
+import { openStoreFor, type Store } from '../store/index.ts';
+
+export const EXIT = { ok: 0, failure: 1, usage: 2 } as const;
+
+/** A mistake in how the command was called: printed with the usage text, exit 2. */
+export class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+type Values<O extends ParseArgsOptionsConfig> = ReturnType<
+  typeof parseArgs<{ options: O; strict: true; allowPositionals: true }>
+>['values'];
+
+export interface CommandContext<O extends ParseArgsOptionsConfig> {
+  values: Values<O>;
+  positionals: string[];
+  /** The configuration (read from the environment once, on first call). */
+  config(): Promise<Config>;
+}
+
+export interface CommandSpec<O extends ParseArgsOptionsConfig> {
+  /** `sync`, `feeds`, …: prefixes every message. */
+  name: string;
+  usage: string | (() => string);
+  /** node:util parseArgs options; `-h/--help` is added. */
+  options: O;
+  /** Whether the command takes positional arguments (default: none). */
+  positionals?: boolean;
+  run(ctx: CommandContext<O>): Promise<number>;
+}
+
+export type CommandRun = (argv: string[], env?: NodeJS.ProcessEnv) => Promise<number>;
+
+/** A command's `run`: parses argv, answers --help, maps errors to messages and exit codes. */
+export function defineCommand<O extends ParseArgsOptionsConfig>(spec: CommandSpec<O>): CommandRun {
+  const usage = () => (typeof spec.usage === 'string' ? spec.usage : spec.usage());
+  const prefix = `rostercal ${spec.name}`;
+  return async (argv, env = process.env) => {
+    let parsed: { values: Values<O> & { help?: boolean }; positionals: string[] };
+    try {
+      parsed = parseArgs({
+        args: argv,
+        strict: true,
+        allowPositionals: spec.positionals ?? false,
+        options: { ...spec.options, help: { type: 'boolean', short: 'h' } },
+      }) as typeof parsed;
+    } catch (err) {
+      console.error(`${prefix}: ${(err as Error).message}\n\n${usage()}`);
+      return EXIT.usage;
+    }
+    if (parsed.values.help) {
+      console.log(usage());
+      return EXIT.ok;
+    }
+    let config: Promise<Config> | undefined;
+    try {
+      return await spec.run({
+        values: parsed.values,
+        positionals: parsed.positionals,
+        config: () => {
+          config ??= loadConfig(env);
+          return config;
+        },
+      });
+    } catch (err) {
+      return reportError(prefix, err, usage);
+    }
+  };
+}
+
+/** The message and exit code of an error that ended a command. */
+export function reportError(prefix: string, err: unknown, usage?: () => string): number {
+  if (err instanceof UsageError) {
+    console.error(`${prefix}: ${err.message}${usage ? `\n\n${usage()}` : ''}`);
+    return EXIT.usage;
+  }
+  if (err instanceof ConfigError) {
+    console.error(err.message);
+    return EXIT.usage;
+  }
+  console.error(`${prefix}: ${err instanceof Error ? err.message : String(err)}`);
+  return EXIT.failure;
+}
+
+/**
+ * A numeric option or argument: undefined when absent, else a number in [min, max] (whole unless `integer` is
+ * false). `10/s` is read as 10 for rates. Anything else is a UsageError naming the option.
+ */
+export function numberOption(
+  name: string,
+  text: string | undefined,
+  range: { min?: number; max?: number; integer?: boolean } = {},
+): number | undefined {
+  if (text === undefined) return undefined;
+  const { min = 0, max = Number.MAX_SAFE_INTEGER, integer = true } = range;
+  const n = Number(text.replace(/\/s$/, ''));
+  if (text.trim() === '' || !Number.isFinite(n) || n < min || n > max || (integer && !Number.isInteger(n))) {
+    const kind = integer ? 'a whole number' : 'a number';
+    const bounds = max === Number.MAX_SAFE_INTEGER ? `≥ ${min}` : `from ${min} to ${max}`;
+    throw new UsageError(`${name} must be ${kind} ${bounds}, got ${JSON.stringify(text)}`);
+  }
+  return n;
+}
+
+/** Opens the configured store, runs `fn`, closes the store. */
+export async function withStore<T>(config: Config, fn: (store: Store) => Promise<T>): Promise<T> {
+  const store = await openStoreFor(config);
+  try {
+    return await fn(store);
+  } finally {
+    await store.close();
+  }
+}

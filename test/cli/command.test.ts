@@ -1,0 +1,85 @@
+// Every `rostercal` command behaves the same way at the edges: exit 0 on success, 1 when the work fails, 2 for
+// bad usage or a bad configuration — whichever command meets it.
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { numberOption, UsageError } from '../../src/cli/command.ts';
+
+const exec = promisify(execFile);
+
+async function rostercal(args: string[], env: NodeJS.ProcessEnv) {
+  const { PATH, HOME } = process.env;
+  try {
+    const { stdout, stderr } = await exec(process.execPath, ['src/main.ts', ...args], {
+      env: { PATH, HOME, ...env },
+    });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+describe('rostercal commands', () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'rostercal-cli-'));
+
+  it.each([
+    ['sync'],
+    ['status'],
+    ['migrate'],
+    ['feeds', 'list'],
+    ['roster', '--team', '1', '-o', '-'],
+    ['serve', '--port', '0'],
+  ])('%s exits 2 on a configuration error, printing only the message', async (...args) => {
+    const r = await rostercal(args, { ROSTERCAL_CONFIG: path.join(dir, 'missing.json') });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^config: cannot read ROSTERCAL_CONFIG file .*missing\.json: ENOENT/);
+  });
+
+  it('exits 2 on a bad option, with the usage text', async () => {
+    const r = await rostercal(['status', '--runs', 'many'], { DATA_DIR: dir });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--runs must be a whole number ≥ 1, got "many"');
+    expect(r.stderr).toContain('usage: rostercal status');
+  });
+
+  it('migrate uses the store the configuration file names', async () => {
+    const dataDir = path.join(dir, 'from-file');
+    const file = path.join(dir, 'config.json');
+    const school = {
+      id: 'x',
+      name: 'X',
+      upstream: { url: 'http://127.0.0.1:1/', token: 't' },
+      timeZone: 'UTC',
+    };
+    writeFileSync(file, JSON.stringify({ dataDir, schools: [school] }));
+    const ok = await rostercal(['migrate'], { ROSTERCAL_CONFIG: file });
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toContain(`SQLite ${path.join(dataDir, 'rostercal.sqlite')}: applied`);
+    expect(existsSync(path.join(dataDir, 'rostercal.sqlite'))).toBe(true);
+
+    // databaseUrl from the file: PostgreSQL is tried (nothing listens there), never the SQLite default.
+    writeFileSync(file, JSON.stringify({ databaseUrl: 'postgres://u:pw@127.0.0.1:1/rc', schools: [school] }));
+    const pg = await rostercal(['migrate'], { ROSTERCAL_CONFIG: file });
+    expect(pg.code).toBe(1);
+    expect(pg.stderr).toMatch(/ECONNREFUSED/);
+    expect(pg.stderr).not.toContain('pw');
+  });
+});
+
+describe('numberOption', () => {
+  it('reads whole numbers within bounds and names the option otherwise', () => {
+    expect(numberOption('--runs', undefined)).toBeUndefined();
+    expect(numberOption('--runs', '7', { min: 1 })).toBe(7);
+    expect(numberOption('--rate-limit', '10/s', { max: 1e6, integer: false })).toBe(10);
+    expect(numberOption('--error-rate', '0.25', { max: 1, integer: false })).toBe(0.25);
+    expect(() => numberOption('--port', '70000', { max: 65535 })).toThrow(
+      'must be a whole number from 0 to 65535, got "70000"',
+    );
+    expect(() => numberOption('--team', '1.5')).toThrow(UsageError);
+    expect(() => numberOption('--team', '')).toThrow(/--team/);
+  });
+});
