@@ -37,13 +37,14 @@ export interface CommandSpec<O extends ParseArgsOptionsConfig> {
   run(ctx: CommandContext<O>): Promise<number>;
 }
 
+/** `env` stands in for the process environment (tests); loadConfig reads the real one otherwise. */
 export type CommandRun = (argv: string[], env?: NodeJS.ProcessEnv) => Promise<number>;
 
 /** A command's `run`: parses argv, answers --help, maps errors to messages and exit codes. */
 export function defineCommand<O extends ParseArgsOptionsConfig>(spec: CommandSpec<O>): CommandRun {
   const usage = () => (typeof spec.usage === 'string' ? spec.usage : spec.usage());
   const prefix = `rostercal ${spec.name}`;
-  return async (argv, env = process.env) => {
+  return async (argv, env) => {
     let parsed: { values: Values<O> & { help?: boolean }; positionals: string[] };
     try {
       parsed = parseArgs({
@@ -66,7 +67,7 @@ export function defineCommand<O extends ParseArgsOptionsConfig>(spec: CommandSpe
         values: parsed.values,
         positionals: parsed.positionals,
         config: () => {
-          config ??= loadConfig(env);
+          config ??= env ? loadConfig(env) : loadConfig();
           return config;
         },
       });
