@@ -1,3 +1,4 @@
+import { gzipSync } from 'node:zlib';
 // Reminder variants of a feed: the same calendar with a VALARM in every event that still takes place, chosen
 // by the parent when subscribing (`/feeds/<token>.ics?reminder=1h`). Made from the rendered bytes, so a variant
 // always says exactly what the plain feed says; Apple Calendar and Outlook honour VALARM, Google ignores it.
@@ -43,4 +44,22 @@ export function withReminder(ics: string, key: ReminderKey): string {
 /** The variant's strong validator, from the plain feed's ETag (the variant is a function of those bytes). */
 export function reminderEtag(etag: string, key: ReminderKey): string {
   return key === 'none' ? etag : `${etag}.${key}`;
+}
+
+/** Reminder variants of a rendered calendar, made on first request and dropped with it. */
+const variants = new WeakMap<{ body: Buffer }, Map<ReminderKey, { body: Buffer; gzip: Buffer }>>();
+
+export function reminderVariant(feed: { body: Buffer }, key: ReminderKey): { body: Buffer; gzip: Buffer } {
+  let byKey = variants.get(feed);
+  if (!byKey) {
+    byKey = new Map();
+    variants.set(feed, byKey);
+  }
+  let v = byKey.get(key);
+  if (!v) {
+    const body = Buffer.from(withReminder(feed.body.toString('utf8'), key), 'utf8');
+    v = { body, gzip: gzipSync(body, { level: 6 }) };
+    byKey.set(key, v);
+  }
+  return v;
 }

@@ -161,6 +161,12 @@ export class FeedService {
     return sessions.flatMap((s) => projectSession(s, ctx, def.audience, scope) ?? []);
   }
 
+  /** Every event of a feed in the current window, projected for its audience (family links combine these). */
+  async eventsFor(def: FeedDef): Promise<CalendarEvent[]> {
+    const ctx = await this.#context(def.schoolId, await this.#dataVersion(def.schoolId));
+    return this.events(def, ctx);
+  }
+
   async #render(def: FeedDef, dataVersion: number, prefetched?: Stored<'sessions'>[]): Promise<RenderedFeed> {
     const started = performance.now();
     const ctx = await this.#context(def.schoolId, dataVersion);

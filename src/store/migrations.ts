@@ -251,7 +251,21 @@ const staffSessionsAndAudit: Migration = {
   },
 };
 
-export const MIGRATIONS: readonly Migration[] = [initial, staffSessionsAndAudit];
+const familyLinks: Migration = {
+  name: '0013_i13b_family_links',
+  async up(db) {
+    await db.schema
+      .createTable('family_links')
+      .addColumn('token_hash', 'text', (c) => c.primaryKey())
+      .addColumn('school_id', 'text', (c) => c.notNull())
+      .addColumn('members', 'text', (c) => c.notNull())
+      .addColumn('created_at', 'text', (c) => c.notNull())
+      .addColumn('revoked_at', 'text')
+      .execute();
+  },
+};
+
+export const MIGRATIONS: readonly Migration[] = [initial, staffSessionsAndAudit, familyLinks];
 
 /** Applies pending migrations; returns the names applied (empty when the schema was current). */
 export async function runMigrations(db: Kysely<DB>, dialect: Dialect): Promise<string[]> {

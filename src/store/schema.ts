@@ -189,9 +189,19 @@ export type DB = { [T in SnapshotTableName]: SnapshotTable } & { [T in JoinTable
   sync_cursors: SyncCursorsTable;
   job_status: JobStatusTable;
   feed_tokens: FeedTokensTable;
+  family_links: FamilyLinksTable;
   push_calendars: PushCalendarsTable;
   push_mappings: PushMappingsTable;
   fire_claims: FireClaimsTable;
   staff_sessions: StaffSessionsTable;
   audit_log: AuditLogTable;
 };
+
+export interface FamilyLinksTable {
+  token_hash: string;
+  school_id: string;
+  /** JSON array of FamilyMember. */
+  members: string;
+  created_at: string;
+  revoked_at: string | null;
+}

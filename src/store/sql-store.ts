@@ -7,6 +7,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { type Expression, type Kysely, type SqlBool, sql, type Transaction } from 'kysely';
 import type { Id, Instant } from '../domain/types.ts';
+import * as familyLinks from './family-links.ts';
 import { contentHash, type KindSpec, kindSpec, stableStringify } from './kinds.ts';
 import { type Dialect, runMigrations } from './migrations.ts';
 import type { DB, SnapshotTable } from './schema.ts';
@@ -15,6 +16,7 @@ import type {
   AbsenceQuery,
   AuditQuery,
   AuditRecord,
+  FamilyLink,
   FeedScope,
   FeedToken,
   JobStatus,
@@ -675,6 +677,15 @@ export class SqlStore implements Store {
       .orderBy('version')
       .execute();
     return rows.map(toFeedToken);
+  }
+
+  // --- family links
+
+  saveFamilyLink(link: FamilyLink): Promise<void> {
+    return familyLinks.saveFamilyLink(this.#w, link);
+  }
+  findFamilyLinkByHash(tokenHash: string): Promise<FamilyLink | null> {
+    return familyLinks.findFamilyLinkByHash(this.#r, tokenHash);
   }
 
   // --- push bookkeeping

@@ -135,6 +135,24 @@ export interface FeedToken {
   revokedAt: Instant | null;
 }
 
+/** A feed that is part of a family link, named by its capability's hash (see FamilyLink). */
+export interface FamilyMember {
+  scope: FeedScope;
+  scopeId: Id;
+  /** sha256 of the member feed's token when the link was made: once that URL is rotated the member drops out. */
+  feedTokenHash: string;
+}
+
+/** One link for a family: several feeds (children, teams) behind one capability of its own. */
+export interface FamilyLink {
+  schoolId: SchoolId;
+  /** sha256 (hex) of the link's secret token; the token itself is never stored. */
+  tokenHash: string;
+  members: FamilyMember[];
+  createdAt: Instant;
+  revokedAt: Instant | null;
+}
+
 /** One remote calendar that a push target owns. */
 export interface PushCalendar {
   schoolId: SchoolId;
@@ -289,6 +307,10 @@ export interface Store {
   findFeedTokenByHash(tokenHash: string): Promise<FeedToken | null>;
   revokeFeedToken(schoolId: SchoolId, scope: FeedScope, scopeId: Id, at: Instant): Promise<void>;
   listFeedTokens(schoolId?: SchoolId): Promise<FeedToken[]>;
+
+  // --- family links (one capability for several feeds)
+  saveFamilyLink(link: FamilyLink): Promise<void>;
+  findFamilyLinkByHash(tokenHash: string): Promise<FamilyLink | null>;
 
   // --- push bookkeeping
   savePushCalendar(cal: PushCalendar): Promise<void>;

@@ -3,8 +3,10 @@
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import type { Logger } from 'pino';
 import pino from 'pino';
+import { FamilyLinks } from '../feeds/family.ts';
 import type { FeedService } from '../feeds/service.ts';
 import type { Store } from '../store/types.ts';
+import { familyRouter } from './family-router.ts';
 import { type FeedRouterOptions, feedsRouter, notFound } from './feeds-router.ts';
 import { healthRoutes, type ReadinessOptions } from './health.ts';
 import type { Metrics } from './metrics.ts';
@@ -42,7 +44,7 @@ export interface AppOptions {
 /** The path as it may be logged: a feed token keeps only its first 6 characters. */
 export function redactPath(path: string): string {
   return path.replace(
-    /^(\/feeds\/)([^/?#]{0,6})[^/?#]*/,
+    /^(\/(?:feeds|family)\/)([^/?#]{0,6})[^/?#]*/,
     (_m, prefix: string, head: string) => `${prefix}${head}…`,
   );
 }
@@ -97,6 +99,19 @@ export function createApp(opts: AppOptions): express.Express {
     ...(opts.demo ? { demo: true } : {}),
     ...(opts.now ? { now: opts.now } : {}),
   });
+  const family = familyRouter({
+    store: opts.store,
+    families: new FamilyLinks({
+      store: opts.store,
+      feeds: opts.feeds,
+      ...(opts.now ? { now: opts.now } : {}),
+    }),
+    publicUrl: opts.publicUrl.replace(/\/+$/, ''),
+    securityHeaders: security,
+    ...(opts.feedCacheControl ? { cacheControl: opts.feedCacheControl } : {}),
+    ...(opts.demo ? { demo: true } : {}),
+    ...(opts.now ? { now: opts.now } : {}),
+  });
   if (limit) {
     app.use(
       '/feeds',
@@ -106,7 +121,18 @@ export function createApp(opts: AppOptions): express.Express {
       }),
       feeds,
     );
-  } else app.use('/feeds', feeds);
+    app.use(
+      '/family',
+      rateLimit({
+        ...limit,
+        onLimited: () => opts.metrics.rateLimited.inc({ route: '/family' }),
+      }),
+      family,
+    );
+  } else {
+    app.use('/feeds', feeds);
+    app.use('/family', family);
+  }
 
   // Everything after the feed routes (which write their own, in one go) gets the security headers here.
   app.use(securityHeaders({ hsts }));

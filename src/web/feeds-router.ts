@@ -2,7 +2,6 @@
 // A request costs a token lookup and a cache read: the bytes and their encodings were rendered ahead.
 // Unknown, malformed, rotated and revoked tokens, and feeds whose subject is gone, all get the same 404.
 
-import { gzipSync } from 'node:zlib';
 import { type Request, type Response, Router } from 'express';
 import type { Id } from '../domain/types.ts';
 import {
@@ -10,7 +9,7 @@ import {
   REMINDER_KEYS,
   type ReminderKey,
   reminderEtag,
-  withReminder,
+  reminderVariant,
 } from '../feeds/reminders.ts';
 import type { FeedService, RenderedFeed } from '../feeds/service.ts';
 import { FeedTokenResolver, tokenForLog } from '../feeds/tokens.ts';
@@ -112,7 +111,7 @@ export function chooseEncoding(header: string | undefined): Encoding {
   return best;
 }
 
-function etagFor(base: string, enc: Encoding): string {
+export function etagFor(base: string, enc: Encoding): string {
   return enc === 'identity' ? `"${base}"` : `"${base}-${enc === 'gzip' ? 'gz' : 'br'}"`;
 }
 
@@ -120,7 +119,7 @@ function etagFor(base: string, enc: Encoding): string {
  * If-None-Match wins over If-Modified-Since (RFC 9110 13.2.2). Any encoding's tag of the current bytes
  * matches: they are the same calendar, and a client that switched encodings need not download it again.
  */
-function notModified(req: Request, feed: RenderedFeed, base: string): boolean {
+export function notModified(req: Request, feed: { lastModified: Date }, base: string): boolean {
   const inm = req.headers['if-none-match'];
   if (inm !== undefined) {
     if (inm.trim() === '*') return true;
@@ -164,24 +163,6 @@ function fixedOf(feed: RenderedFeed) {
     fixedHeaders.set(feed, f);
   }
   return f;
-}
-
-/** Reminder variants of a rendered feed, made on first request and dropped with it. */
-const variants = new WeakMap<RenderedFeed, Map<ReminderKey, { body: Buffer; gzip: Buffer }>>();
-
-function variantOf(feed: RenderedFeed, key: ReminderKey): { body: Buffer; gzip: Buffer } {
-  let byKey = variants.get(feed);
-  if (!byKey) {
-    byKey = new Map();
-    variants.set(feed, byKey);
-  }
-  let v = byKey.get(key);
-  if (!v) {
-    const body = Buffer.from(withReminder(feed.body.toString('utf8'), key), 'utf8');
-    v = { body, gzip: gzipSync(body, { level: 6 }) };
-    byKey.set(key, v);
-  }
-  return v;
 }
 
 export function feedsRouter(opts: FeedRouterOptions): Router {
@@ -266,7 +247,7 @@ export function feedsRouter(opts: FeedRouterOptions): Router {
     let body: Buffer;
     if (reminder === 'none') body = enc === 'br' ? await feed.br() : enc === 'gzip' ? feed.gzip : feed.body;
     else {
-      const variant = variantOf(feed, reminder);
+      const variant = reminderVariant(feed, reminder);
       body = enc === 'gzip' ? variant.gzip : variant.body;
     }
     if (enc !== 'identity') headers.push('Content-Encoding', enc);

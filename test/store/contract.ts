@@ -641,6 +641,25 @@ export function describeStoreContract(name: string, createDb: () => Promise<Test
       expect((await store.listFeedTokens()).filter((t) => t.schoolId === s)).toHaveLength(3);
     });
 
+    it('saves and finds family links by hash, members in order, revocation kept', async () => {
+      const s = school();
+      const link = {
+        schoolId: s,
+        tokenHash: `${s}-family`,
+        members: [
+          { scope: 'student' as const, scopeId: 12, feedTokenHash: 'h1' },
+          { scope: 'team' as const, scopeId: 3, feedTokenHash: 'h2' },
+        ],
+        createdAt: T0,
+        revokedAt: null,
+      };
+      await store.saveFamilyLink(link);
+      expect(await store.findFamilyLinkByHash(`${s}-family`)).toEqual(link);
+      expect(await store.findFamilyLinkByHash('nope')).toBeNull();
+      await store.saveFamilyLink({ ...link, revokedAt: '2026-11-02T09:00:00+01:00' });
+      expect(await store.findFamilyLinkByHash(`${s}-family`)).toEqual({ ...link, revokedAt: T1 });
+    });
+
     it('round-trips push calendars and mappings', async () => {
       const s = school();
       const cal = {

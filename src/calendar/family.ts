@@ -1,0 +1,69 @@
+// What an event says in a family's combined calendar: each member feed's events (already projected for that
+// feed's audience and scope, so name scrubbing and visibility are theirs), one event per session, naming only
+// the family members whose own calendar has it ("Training (Ana, Ben)"). A family of one names nobody.
+import type { Id } from '../domain/types.ts';
+import type { SchoolId } from '../store/types.ts';
+import type { CalendarEvent } from './types.ts';
+
+export interface FamilyMemberEvents {
+  /** How the family calls this calendar: a child's first name, or a team's name. */
+  label: string;
+  events: CalendarEvent[];
+}
+
+function domainSafe(schoolId: SchoolId): string {
+  return schoolId.toLowerCase().replace(/[^a-z0-9.-]+/g, '-') || 'school';
+}
+
+/** Names joined the way people write them: "Ana", "Ana and Ben", "Ana, Ben and Chloe". */
+export function joinNames(names: string[]): string {
+  if (names.length <= 1) return names.join('');
+  return `${names.slice(0, -1).join(', ')} and ${names.at(-1)}`;
+}
+
+/**
+ * One event per session across the members. The text is the first member's projection of it (members are in
+ * the order the family added them); the UID is the family's own (`session-<id>-family-<key>@…`), so the
+ * combined calendar never collides with a member's feed subscribed beside it.
+ */
+export function familyEvents(
+  schoolId: SchoolId,
+  familyKey: string,
+  members: FamilyMemberEvents[],
+): CalendarEvent[] {
+  const bySession = new Map<
+    Id,
+    { event: CalendarEvent; labels: string[]; sequence: number; modified: string }
+  >();
+  for (const m of members) {
+    for (const e of m.events) {
+      const hit = bySession.get(e.sessionId);
+      if (!hit) {
+        bySession.set(e.sessionId, {
+          event: e,
+          labels: [m.label],
+          sequence: e.sequence,
+          modified: e.lastModified,
+        });
+        continue;
+      }
+      if (!hit.labels.includes(m.label)) hit.labels.push(m.label);
+      hit.sequence = Math.max(hit.sequence, e.sequence);
+      if (e.lastModified > hit.modified) hit.modified = e.lastModified;
+    }
+  }
+  const named = members.length > 1;
+  return [...bySession.values()].map(({ event, labels, sequence, modified }) => {
+    const who = joinNames(labels);
+    return {
+      ...event,
+      uid: `session-${event.sessionId}-family-${familyKey}@${domainSafe(schoolId)}.rostercal`,
+      sequence,
+      lastModified: modified,
+      title: named ? `${event.title} (${labels.join(', ')})` : event.title,
+      description: named
+        ? [event.description.trim(), `For ${who}.`].filter(Boolean).join('\n\n')
+        : event.description,
+    };
+  });
+}

@@ -1,0 +1,148 @@
+// One link for a family: POST /family (from a landing page's "add another child's link" form) makes a family
+// link and sends the parent to its page; GET /family/<token> is that page and /family/<token>.ics its calendar
+// (with the same reminder variants as a feed). Unknown, revoked and emptied links all answer 404.
+import express, { type NextFunction, type Request, type Response, Router } from 'express';
+import type { FamilyLinks } from '../feeds/family.ts';
+import { tokensIn } from '../feeds/family.ts';
+import { reminderEtag, reminderVariant } from '../feeds/reminders.ts';
+import { looksLikeToken, tokenForLog } from '../feeds/tokens.ts';
+import type { Store } from '../store/types.ts';
+import { deviceOf } from './device.ts';
+import {
+  badReminder,
+  chooseEncoding,
+  etagFor,
+  isLocalUrl,
+  notFound,
+  notModified,
+  reminderOf,
+} from './feeds-router.ts';
+import { lastPulledAt } from './freshness.ts';
+import { escapeHtml, LANDING_CSP, landingPage } from './landing.ts';
+import { setSecurityHeaders } from './security.ts';
+
+export interface FamilyRouterOptions {
+  store: Store;
+  families: FamilyLinks;
+  publicUrl: string;
+  securityHeaders: readonly [string, string][];
+  cacheControl?: string;
+  demo?: boolean;
+  now?: () => Date;
+}
+
+const PAGE_CSP =
+  "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
+
+function problemPage(message: string, back: string | null): string {
+  const h = escapeHtml;
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex, nofollow"><title>Family link not made</title>
+<style>body{font-family:system-ui,sans-serif;margin:0;background:#f5f6f8;color:#1d2330}main{max-width:36rem;margin:0 auto;padding:1.5rem 1rem}
+p.problem{background:#fef2f2;border-left:4px solid #b91c1c;padding:.8rem;border-radius:0 8px 8px 0}a{display:inline-flex;align-items:center;min-height:44px;font-weight:600;color:#1f5fbf}</style>
+</head><body><main><h1>The family link was not made</h1><p class="problem" role="alert">${h(message)}</p>
+${back ? `<p><a href="${h(back)}">Back to the calendar page</a></p>` : ''}</main></body></html>
+`;
+}
+
+export function familyRouter(opts: FamilyRouterOptions): Router {
+  const router = Router();
+  const now = opts.now ?? (() => new Date());
+  const cacheControl = opts.cacheControl ?? 'private, max-age=300';
+  const form = express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 10 });
+
+  router.post('/', form, async (req: Request, res: Response) => {
+    res.locals.route = '/family';
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    const from = typeof body.from === 'string' && looksLikeToken(body.from) ? body.from : null;
+    const links = typeof body.links === 'string' ? body.links : '';
+    const tokens = [...(from ? [from] : []), ...tokensIn(links).filter((t) => t !== from)];
+    const made = await opts.families.create(tokens);
+    setSecurityHeaders(res, opts.securityHeaders);
+    res.setHeader('Cache-Control', 'no-store');
+    if (!made.ok) {
+      // Where the form came from: a feed's page, or a family link's.
+      let back: string | null = null;
+      if (from)
+        back = (await opts.families.get(from))
+          ? `${opts.publicUrl}/family/${from}`
+          : `${opts.publicUrl}/feeds/${from}`;
+      res.status(made.status);
+      res.setHeader('Content-Type', 'text/html; charset=utf-8');
+      res.setHeader('Content-Security-Policy', PAGE_CSP);
+      res.end(problemPage(made.message, back));
+      return;
+    }
+    res.redirect(303, `${opts.publicUrl}/family/${made.token}`);
+  });
+
+  router.get('/:name', async (req: Request<{ name: string }>, res: Response) => {
+    const name = String(req.params.name ?? '');
+    const isIcs = name.endsWith('.ics');
+    res.locals.route = isIcs ? '/family/:token.ics' : '/family/:token';
+    const token = isIcs ? name.slice(0, -4) : name;
+    res.locals.logPath = `/family/${tokenForLog(token)}${isIcs ? '.ics' : ''}`;
+    const feed = await opts.families.get(token);
+    if (!feed) return notFound(res, opts.securityHeaders);
+    const reminder = reminderOf(req.query.reminder);
+    if (reminder === null) return badReminder(res, opts.securityHeaders);
+    setSecurityHeaders(res, opts.securityHeaders);
+
+    if (!isIcs) {
+      const html = await landingPage({
+        scope: 'family',
+        name: feed.name,
+        description: feed.description,
+        pageUrl: `${opts.publicUrl}/family/${token}`,
+        feedUrl: `${opts.publicUrl}/family/${token}.ics`,
+        reminder,
+        upcoming: feed.upcoming,
+        eventCount: feed.eventCount,
+        timeZone: feed.timeZone,
+        updatedAt: await lastPulledAt(opts.store, feed.schoolId),
+        now: now(),
+        device: deviceOf(req.headers['user-agent']),
+        liveGoogleCalendarId: null,
+        showQr: opts.demo === true || !isLocalUrl(opts.publicUrl),
+        familyFrom: token,
+        familyAction: `${opts.publicUrl}/family`,
+        members: feed.members.map((m) => m.label),
+      });
+      res.setHeader('Content-Type', 'text/html; charset=utf-8');
+      res.setHeader('Cache-Control', 'private, no-cache');
+      res.setHeader('Content-Security-Policy', LANDING_CSP);
+      res.end(html);
+      return;
+    }
+
+    // Family calendars are kept as identity and gzip.
+    const enc = chooseEncoding(req.headers['accept-encoding']?.replace(/\bbr\b/g, 'x-none'));
+    const base = reminderEtag(feed.etag, reminder);
+    res.setHeader('Content-Type', 'text/calendar; charset=utf-8');
+    res.setHeader('Cache-Control', cacheControl);
+    res.setHeader('Vary', 'Accept-Encoding');
+    res.setHeader('ETag', etagFor(base, enc));
+    res.setHeader('Last-Modified', feed.lastModified.toUTCString());
+    if (notModified(req, feed, base)) {
+      res.status(304).end();
+      return;
+    }
+    const bytes = reminder === 'none' ? feed : reminderVariant(feed, reminder);
+    const body = enc === 'gzip' ? bytes.gzip : bytes.body;
+    if (enc === 'gzip') res.setHeader('Content-Encoding', 'gzip');
+    res.setHeader('Content-Disposition', 'inline; filename="family.ics"');
+    res.setHeader('Content-Length', String(body.length));
+    res.status(200).end(body);
+  });
+
+  // A body too large or malformed is the client's mistake: say so, never 500.
+  router.use((err: unknown, _req: Request, res: Response, next: NextFunction) => {
+    const status = (err as { status?: unknown })?.status;
+    if (typeof status !== 'number' || status < 400 || status >= 500) return next(err);
+    setSecurityHeaders(res, opts.securityHeaders);
+    res.status(status).setHeader('Cache-Control', 'no-store');
+    res.type('text/plain').end(status === 413 ? 'Too much text\n' : 'Bad request\n');
+  });
+  return router;
+}

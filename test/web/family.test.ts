@@ -1,0 +1,198 @@
+// One link for the family, over real HTTP: from a child's landing page the parent pastes the other links,
+// gets one capability URL; a session shared by two children appears once naming only those children; a child
+// whose own URL is rotated drops out; mistakes are explained (400), never a 500.
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningServer } from '../../src/web/server.ts';
+import { type Harness, startHarness } from '../feeds/harness.ts';
+import { parseBoth } from '../feeds/parse.ts';
+
+interface Res {
+  status: number;
+  headers: IncomingHttpHeaders;
+  text: string;
+}
+
+function call(
+  url: string,
+  opts: { method?: string; form?: Record<string, string>; body?: string } = {},
+): Promise<Res> {
+  return new Promise((resolve, reject) => {
+    const body = opts.form ? new URLSearchParams(opts.form).toString() : opts.body;
+    const req = httpRequest(
+      url,
+      {
+        method: opts.method ?? (body !== undefined ? 'POST' : 'GET'),
+        agent: false,
+        headers: body !== undefined ? { 'Content-Type': 'application/x-www-form-urlencoded' } : {},
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            text: Buffer.concat(chunks).toString('utf8'),
+          }),
+        );
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+const PUBLIC = 'https://cal.example.org';
+let h: Harness;
+let server: RunningServer;
+const local = (url: string) => url.replace(PUBLIC, server.url);
+
+beforeAll(async () => {
+  h = await startHarness();
+  server = await h.serve({ publicUrl: PUBLIC });
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+/** Two children who share a team (different first names) and a third in another team without them. */
+async function family() {
+  const teams = await h.store.list('hill', 'teams');
+  const students = new Map((await h.store.list('hill', 'students')).map((s) => [s.id, s]));
+  for (const t of teams) {
+    const ids = t.students.map((m) => m.studentId).filter((id) => students.get(id)?.current);
+    for (const a of ids) {
+      for (const b of ids) {
+        const A = students.get(a)!;
+        const B = students.get(b)!;
+        if (a === b || A.firstName === B.firstName) continue;
+        const other = teams.find(
+          (x) =>
+            x.id !== t.id &&
+            !x.students.some((m) => m.studentId === a || m.studentId === b) &&
+            x.students.some((m) => {
+              const s = students.get(m.studentId);
+              return s?.current && s.firstName !== A.firstName && s.firstName !== B.firstName;
+            }),
+        );
+        if (!other) continue;
+        const c = other.students.find((m) => {
+          const s = students.get(m.studentId);
+          return s?.current && s.firstName !== A.firstName && s.firstName !== B.firstName;
+        })!.studentId;
+        return { a: A, b: B, c: students.get(c)!, shared: t };
+      }
+    }
+  }
+  throw new Error('no family found in the sandbox school');
+}
+
+const sessionOf = (uid: string) => Number(/^session-(\d+)-/.exec(uid)![1]);
+
+async function sessionsOfFeed(token: string): Promise<Set<number>> {
+  const r = await call(`${server.url}/feeds/${token}.ics`);
+  expect(r.status).toBe(200);
+  return new Set(parseBoth(r.text).events.map((e) => sessionOf(e.uid)));
+}
+
+describe('one link for the family', () => {
+  it('from a landing page: paste other links, get one URL; shared sessions once, naming only those children; rotation drops a child', async () => {
+    const f = await family();
+    const ta = (await h.tokens.ensure('hill', 'student', f.a.id)).token!;
+    const tb = (await h.tokens.ensure('hill', 'student', f.b.id)).token!;
+    const tc = (await h.tokens.ensure('hill', 'student', f.c.id)).token!;
+
+    // The form on A's page.
+    const page = await call(`${server.url}/feeds/${ta}`);
+    const action = /<form method="post" action="([^"]+)">/.exec(page.text)?.[1];
+    expect(action).toBe(`${PUBLIC}/family`);
+    expect(page.text).toContain(`<input type="hidden" name="from" value="${ta}">`);
+    expect(page.text).toContain("Add another child's link");
+
+    // Pasted as they come: a page URL and a calendar URL among other words.
+    const made = await call(local(action!), {
+      form: { from: ta, links: `Ben's: ${PUBLIC}/feeds/${tb}\n webcal://cal.example.org/feeds/${tc}.ics ` },
+    });
+    expect(made.status).toBe(303);
+    const familyUrl = made.headers.location!;
+    expect(familyUrl).toMatch(new RegExp(`^${PUBLIC}/family/[A-Za-z0-9_-]{32}$`));
+    const familyToken = familyUrl.split('/').pop()!;
+    for (const t of [ta, tb, tc]) expect(familyUrl).not.toContain(t);
+
+    const familyPage = await call(local(familyUrl));
+    expect(familyPage.status).toBe(200);
+    for (const s of [f.a, f.b, f.c])
+      expect(familyPage.text).toContain(`<span class="member">${s.firstName}</span>`);
+    expect(familyPage.text).toContain(`webcal://cal.example.org/family/${familyToken}.ics`);
+    expect(familyPage.text).toContain(`<input type="hidden" name="from" value="${familyToken}">`);
+
+    const own = {
+      [f.a.firstName]: await sessionsOfFeed(ta),
+      [f.b.firstName]: await sessionsOfFeed(tb),
+      [f.c.firstName]: await sessionsOfFeed(tc),
+    };
+    const check = async (names: string[]) => {
+      const r = await call(local(`${familyUrl}.ics`));
+      expect(r.status).toBe(200);
+      const events = parseBoth(r.text).events;
+      const ids = events.map((e) => sessionOf(e.uid));
+      expect(new Set(ids).size).toBe(ids.length);
+      const union = new Set(names.flatMap((n) => [...own[n]!]));
+      expect(new Set(ids)).toEqual(union);
+      let shared = 0;
+      for (const e of events) {
+        const who = names.filter((n) => own[n]!.has(sessionOf(e.uid)));
+        expect(e.summary.endsWith(` (${who.join(', ')})`), e.summary).toBe(true);
+        if (who.length > 1) shared++;
+      }
+      return { shared, text: r.text };
+    };
+    const before = await check([f.a.firstName, f.b.firstName, f.c.firstName]);
+    expect(before.shared).toBeGreaterThan(0);
+
+    // B's own URL is rotated: B drops out of the family link; the shared sessions now name A alone.
+    await h.tokens.rotate('hill', 'student', f.b.id);
+    const after = await check([f.a.firstName, f.c.firstName]);
+    expect(after.text).not.toContain(`${f.b.firstName})`);
+    const afterPage = await call(local(familyUrl));
+    expect(afterPage.text).not.toContain(`<span class="member">${f.b.firstName}</span>`);
+
+    // Reminders on the family calendar too.
+    const withAlarm = await call(local(`${familyUrl}.ics?reminder=2h`));
+    expect(withAlarm.text).toContain('TRIGGER:-PT2H');
+
+    // Every member rotated: the link answers like any unknown one.
+    await h.tokens.rotate('hill', 'student', f.a.id);
+    await h.tokens.rotate('hill', 'student', f.c.id);
+    expect((await call(local(familyUrl))).status).toBe(404);
+    expect((await call(local(`${familyUrl}.ics`))).status).toBe(404);
+  });
+
+  it('explains what went wrong instead of making a link: unknown, staff, nothing added; never a 500', async () => {
+    const team = h.sandbox.school.teams[0]!;
+    const tt = (await h.tokens.ensure('hill', 'team', team.id)).token!;
+    const staff = (await h.store.list('hill', 'staff')).find((s) => !s.frozen)!;
+    const ts = (await h.tokens.ensure('hill', 'staff', staff.id)).token!;
+    const post = (form: Record<string, string>) => call(`${server.url}/family`, { form });
+
+    const unknown = await post({ from: tt, links: `${PUBLIC}/feeds/${'x'.repeat(32)}` });
+    expect(unknown.status).toBe(400);
+    expect(unknown.text).toContain('One link was not recognised');
+    expect(unknown.text).toContain(`href="${PUBLIC}/feeds/${tt}"`);
+
+    const withStaff = await post({ from: tt, links: `${PUBLIC}/feeds/${ts}` });
+    expect(withStaff.status).toBe(400);
+    expect(withStaff.text).toContain('A staff calendar cannot be part of a family link');
+
+    const nothing = await post({ from: tt, links: '' });
+    expect(nothing.status).toBe(400);
+    expect(nothing.text).toContain('Paste at least one more calendar link');
+
+    const huge = await call(`${server.url}/family`, { body: `from=${tt}&links=${'a'.repeat(40_000)}` });
+    expect(huge.status).toBe(413);
+    expect((await call(`${server.url}/family/${'y'.repeat(32)}`)).status).toBe(404);
+    expect((await call(`${server.url}/family/nope.ics`)).status).toBe(404);
+  });
+});
