@@ -22,7 +22,9 @@ Prints a PDF roster from the local store (fill it with \`rostercal sync\`).
 
 options:
   --team ID            the team
-  --session ID         one of the team's sessions (attendance and match-day sheets)
+  --session ID         one of the team's sessions (attendance and match-day sheets); without it, a session
+                       template prints the next session that is not cancelled (\`rostercal sessions --team ID\`
+                       lists them)
   --template NAME      team-roster (default), attendance-sheet (default with --session), match-day-sheet,
                        medical-and-guardian-contacts, or one of the school's own
   --school ID          the school (needed when the store holds several)
@@ -108,8 +110,12 @@ export const run = defineCommand({
         await writeStdout(roster.pdf);
       } else {
         await writeAtomically(resolve(output), roster.pdf);
+        const s = roster.data.session;
+        const session = s
+          ? `, session ${s.id} on ${s.start.slice(0, 10)}${s.cancelled ? ', CANCELLED' : ''}`
+          : '';
         console.error(
-          `wrote ${output} (${roster.template.title}, ${roster.data.team.name}, ${roster.pdf.length} bytes)`,
+          `wrote ${output} (${roster.template.title}, ${roster.data.team.name}${session}, ${roster.pdf.length} bytes)`,
         );
       }
       return EXIT.ok;

@@ -1,6 +1,7 @@
 // Reads what a roster needs from the store (never the upstream API) and checks the request makes sense.
+import { createProjectionContext, type EventTemplates, projectSession } from '../calendar/index.ts';
 import type { Id, PreExplainedAbsence } from '../domain/types.ts';
-import type { SchoolId, Store } from '../store/types.ts';
+import type { SchoolId, Store, Stored } from '../store/types.ts';
 import type { RosterData, RosterSchool } from './sheet.ts';
 import type { RosterTemplate } from './template.ts';
 
@@ -63,6 +64,39 @@ export interface RosterRequest {
   sessionId?: Id | null;
   /** Generation time; default now. */
   now?: Date;
+  /** The school's event wording (session titles say the same as in the feeds); default templates/events. */
+  templates?: EventTemplates;
+}
+
+const DAY = 86_400_000;
+
+/**
+ * A team's sessions that have not ended yet, in start order, looking a year ahead (cancelled ones included:
+ * callers show or skip them).
+ */
+export async function upcomingSessions(
+  store: Store,
+  schoolId: SchoolId,
+  teamId: Id,
+  now: Date,
+  days = 365,
+): Promise<Stored<'sessions'>[]> {
+  const sessions = await store.listSessions(schoolId, {
+    teamIds: [teamId],
+    from: now.toISOString(),
+    to: new Date(now.getTime() + days * DAY).toISOString(),
+  });
+  return sessions
+    .filter((s) => !s.meta.deletedAt && Date.parse(s.end) > now.getTime())
+    .sort((a, b) => a.start.localeCompare(b.start) || a.id - b.id);
+}
+
+/** The session a sheet is for when none is named: the next one that is not cancelled (a fixture for fixture sheets). */
+export function defaultSession<S extends { cancelled: boolean; scored: boolean }>(
+  upcoming: S[],
+  template: Pick<RosterTemplate, 'session'>,
+): S | null {
+  return upcoming.find((s) => !s.cancelled && (template.session !== 'fixture' || s.scored)) ?? null;
 }
 
 function overlaps(a: { start: string; end: string }, b: { start: string; end: string }): boolean {
@@ -80,12 +114,17 @@ export async function loadRosterData(
   if (!team || team.meta.deletedAt) {
     throw new RosterError('unknown-team', `unknown team ${req.teamId} in school "${school.id}"`, 404);
   }
-  const sessionId = req.sessionId ?? null;
+  let sessionId = req.sessionId ?? null;
   if (sessionId === null && (template.session === 'required' || template.session === 'fixture')) {
-    throw new RosterError(
-      'session-required',
-      `the "${template.name}" template is for one session: give the session (--session ID, or ?session=ID)`,
-    );
+    const upcoming = await upcomingSessions(store, school.id, team.id, req.now ?? new Date());
+    const next = defaultSession(upcoming, template);
+    if (!next) {
+      throw new RosterError(
+        'session-required',
+        `team ${team.id} ("${team.name}") has no upcoming ${template.session === 'fixture' ? 'fixture' : 'session'} that is not cancelled: give one (--session ID, or ?session=ID; \`rostercal sessions --team ${team.id}\` lists them)`,
+      );
+    }
+    sessionId = next.id;
   }
   if (sessionId !== null && template.session === 'none') {
     throw new RosterError(
@@ -136,10 +175,24 @@ export async function loadRosterData(
   }
   const customFields = session ? await store.list(school.id, 'customFields') : [];
 
+  // The session's title in the same words as the feeds and pushes (the one projection decides it).
+  const sessionLabel = session
+    ? (projectSession(
+        session,
+        createProjectionContext({
+          school: { id: school.id, name: school.name, timeZone: school.timeZone },
+          ...(req.templates ? { templates: req.templates } : {}),
+        }),
+        'staff',
+        { scope: 'team', id: team.id },
+      )?.title ?? session.title)
+    : null;
+
   return {
     school: { id: school.id, name: school.name, timeZone: school.timeZone },
     team,
     session,
+    sessionLabel,
     absences,
     customFields,
     locationAddress,

@@ -7,7 +7,7 @@ import { renderSheet } from './render.ts';
 import { buildSheet, type RosterData } from './sheet.ts';
 import { loadTemplate, type RosterTemplate, TemplateError, type TemplateSource } from './template.ts';
 
-export { RosterError, resolveSchool } from './data.ts';
+export { defaultSession, RosterError, resolveSchool, upcomingSessions } from './data.ts';
 export { fontSources, preloadFonts } from './fonts.ts';
 export type { RosterData, RosterSchool } from './sheet.ts';
 export {

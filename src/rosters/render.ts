@@ -107,10 +107,29 @@ function columnWidths(columns: SheetColumn[], available: number): number[] {
   return columns.map((c) => c.width ?? (flex > 0 ? (spare * c.flex) / flex : 0));
 }
 
+const BANNER_FILL = '#c62828';
+
+/** A red band with the sheet's warning (a cancelled session), on every page above the rest. */
+function drawBanner(f: Frame): void {
+  if (!f.sheet.banner) return;
+  const width = f.right - f.left;
+  const text = fitCell(f, f.sheet.banner, width - 16, 15, 'bold', 1);
+  const height = textHeight(text) + 10;
+  f.doc.rect(f.left, f.y, width, height).fill(BANNER_FILL);
+  drawFitted(f, text, f.left + 8, f.y + 5, width - 16, 'center', '#ffffff');
+  f.y += height + 8;
+}
+
+function bannerHeight(f: Frame): number {
+  if (!f.sheet.banner) return 0;
+  return textHeight(fitCell(f, f.sheet.banner, f.right - f.left - 16, 15, 'bold', 1)) + 18;
+}
+
 /** First page: title, school, subtitle, and the facts in a grid. */
 function drawHeading(f: Frame): void {
   const { doc, sheet } = f;
   const width = f.right - f.left;
+  drawBanner(f);
   const schoolText = fitCell(f, sheet.school.name, width * 0.4, 9, 'regular', 2);
   const titleText = fitCell(f, sheet.title, width * 0.58, 17, 'bold', 2);
   drawFitted(f, titleText, f.left, f.y, width * 0.58, 'left');
@@ -168,6 +187,7 @@ function drawContinuation(f: Frame): void {
 function newPage(f: Frame, withTableHeader: boolean): void {
   f.doc.addPage();
   f.y = f.top;
+  drawBanner(f);
   drawContinuation(f);
   if (withTableHeader) drawTableHeader(f);
 }
@@ -265,7 +285,7 @@ function planRows(f: Frame, heights: number[]): { count: number; breakBefore: nu
   const continuation = textHeight(
     fitCell(f, `${f.sheet.title} · ${f.sheet.subtitle} (continued)`, f.right - f.left, 9.5, 'bold', 2),
   );
-  const pageTop = f.top + continuation + 6 + tableHeaderHeight(f).height;
+  const pageTop = f.top + bannerHeight(f) + continuation + 6 + tableHeaderHeight(f).height;
   const simulate = (count: number, breakBefore: number | null) => {
     let y = f.y;
     let page = 0;

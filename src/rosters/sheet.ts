@@ -19,6 +19,8 @@ export interface RosterData {
   school: RosterSchool;
   team: Team;
   session: Session | null;
+  /** The session's title as the feeds word it ("Cancelled: U15 Football Training"); default its raw title. */
+  sessionLabel?: string | null;
   /** Absences that overlap the session, per student (empty without a session). */
   absences: Map<Id, PreExplainedAbsence[]>;
   customFields: CustomFieldMeta[];
@@ -52,6 +54,8 @@ export interface Sheet {
   title: string;
   /** Team name, and the session's date for session sheets: the second heading line. */
   subtitle: string;
+  /** A warning across the top of every page (a sheet for a cancelled session), or null. */
+  banner: string | null;
   facts: { label: string; value: string }[];
   columns: SheetColumn[];
   rows: SheetRow[];
@@ -180,7 +184,7 @@ function factValue(fact: HeaderFact, data: RosterData, f: DateFormats): string |
     case 'players':
       return String(team.students.length);
     case 'session':
-      return session?.title || null;
+      return (session && (data.sessionLabel ?? session.title)) || null;
     case 'date':
       return session ? f.day.format(new Date(session.start)) : null;
     case 'time':
@@ -398,14 +402,16 @@ export function buildSheet(template: RosterTemplate, data: RosterData): Sheet {
   }
 
   const when = session ? f.day.format(new Date(session.start)) : '';
+  const label = session ? data.sessionLabel || session.title : '';
   const subtitle = session
-    ? `${team.name} · ${session.title || team.activity.name} · ${when}`
+    ? `${label.toLocaleLowerCase().includes(team.name.toLocaleLowerCase()) ? '' : `${team.name} · `}${label || team.activity.name} · ${when}`
     : `${team.name} · ${team.activity.name}`;
   const ours = team.name;
   const theirs = session?.opponent || 'Opponent';
   return {
     title: template.title,
     subtitle,
+    banner: session?.cancelled ? 'CANCELLED: this session has been cancelled' : null,
     facts: facts(template, data, f),
     columns,
     rows,
@@ -416,9 +422,9 @@ export function buildSheet(template: RosterTemplate, data: RosterData): Sheet {
     sides: { ours, theirs },
     locale: template.locale,
     meta: {
-      title: `${template.title}: ${team.name}${session ? ` (${when})` : ''}`,
+      title: `${session?.cancelled ? 'CANCELLED: ' : ''}${template.title}: ${team.name}${session ? ` (${when})` : ''}`,
       author: school.name,
-      subject: [team.activity.name, team.name, session?.title].filter(Boolean).join(' · '),
+      subject: [team.activity.name, team.name, session ? label : null].filter(Boolean).join(' · '),
       keywords: ['roster', template.name].join(', '),
     },
   };

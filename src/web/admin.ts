@@ -74,10 +74,12 @@ export function createAdminRouter(opts: AdminRouterOptions): express.Router {
           from: at.toISOString(),
           to: new Date(at.getTime() + 30 * DAY).toISOString(),
         });
+        // The session an attendance sheet is for: the next one that is not cancelled.
         const nextSession = new Map<number, { id: number; fixture: boolean }>();
         for (const s of upcoming)
           for (const t of s.teams)
-            if (!nextSession.has(t.id)) nextSession.set(t.id, { id: s.id, fixture: s.scored });
+            if (!s.cancelled && !nextSession.has(t.id))
+              nextSession.set(t.id, { id: s.id, fixture: s.scored });
         const nextFixture = new Map<number, number>();
         for (const s of upcoming)
           if (s.scored && !s.cancelled)

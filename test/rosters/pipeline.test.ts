@@ -402,3 +402,98 @@ describe('GET /rosters/teams/:teamId.pdf', () => {
     expect(noTemplate.status).toBe(404);
   });
 });
+
+// Text of one page through pdfjs-dist (no poppler needed).
+async function pageText(pdf: Buffer, page = 1): Promise<string> {
+  const { getDocument } = await import('pdfjs-dist/legacy/build/pdf.mjs');
+  const task = getDocument({ data: new Uint8Array(pdf), useSystemFonts: false });
+  const doc = await task.promise;
+  const content = await (await doc.getPage(page)).getTextContent();
+  await task.destroy();
+  return content.items.map((i) => ('str' in i ? i.str : '')).join(' ');
+}
+
+describe('which session a sheet is for (issue 13: rosters)', () => {
+  // Runs last: it cancels sessions upstream.
+  it('without a session, an attendance sheet prints the next session that is not cancelled; a cancelled one carries a banner', async () => {
+    const now = new Date(NOW);
+    const team = teams.find((t) => t.students.length > 0)!;
+    const upcoming = (await store.listSessions(SCHOOL, { teamIds: [team.id], from: NOW }))
+      .filter((s) => Date.parse(s.end) > now.getTime())
+      .sort((a, b) => a.start.localeCompare(b.start));
+    expect(upcoming.length).toBeGreaterThan(2);
+    // Make the team's next session a cancelled one (as for 10 of 106 teams in the issue).
+    const coach = sb.school.users.find((u) => !u.frozen)!;
+    const first = upcoming.find((s) => !s.cancelled)!;
+    await client.updateSessions({ email: coach.email, sessions: [{ id: first.id, cancelled: true }] });
+    await pull();
+    const expected = upcoming.find((s) => s.id !== first.id && !s.cancelled && s.start >= first.start)!;
+
+    const r = await generateRoster(store, {
+      schoolId: SCHOOL,
+      teamId: team.id,
+      template: 'attendance-sheet',
+      now,
+    });
+    expect(r.data.session?.id).toBe(expected.id);
+    expect(await pageText(r.pdf)).not.toContain('CANCELLED');
+
+    // Asked for by id, the cancelled session's sheet says so on every page, and its title says it too.
+    const c = await generateRoster(store, {
+      schoolId: SCHOOL,
+      teamId: team.id,
+      sessionId: first.id,
+      template: 'attendance-sheet',
+      now,
+    });
+    const text = await pageText(c.pdf);
+    expect(text).toContain('CANCELLED: this session has been cancelled');
+    expect(text).toContain('Cancelled: ');
+    // The same wording as the team's feed: the school's session title.
+    expect(text).toContain(first.title.split(' ')[0]);
+
+    // The CLI does the same without --session, and `rostercal sessions` lists the team's sessions.
+    const out = join(dataDir, 'next.pdf');
+    const cliRun = await cli(['--team', String(team.id), '--template', 'attendance-sheet', '-o', out]);
+    expect(cliRun.code, cliRun.stderr).toBe(0);
+    expect(cliRun.stderr).toMatch(/session \d+ on \d{4}-\d{2}-\d{2}/);
+    expect(cliRun.stderr).not.toContain('CANCELLED');
+  });
+
+  it('`rostercal sessions --team ID` lists upcoming sessions with ids, dates and status', async () => {
+    const team = teams[0]!;
+    const run = (args: string[]) =>
+      new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+        execFile(
+          process.execPath,
+          [MAIN, 'sessions', ...args],
+          { env: { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir } },
+          (err, stdout, stderr) =>
+            resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }),
+        );
+      });
+    const json = await run(['--team', String(team.id), '--days', '3650', '--json']);
+    expect(json.code, json.stderr).toBe(0);
+    const listed = JSON.parse(json.stdout) as {
+      sessions: { id: number; status: string; date: string; next: boolean; title: string }[];
+    };
+    const stored = (await store.listSessions(SCHOOL, { teamIds: [team.id] })).filter(
+      (s) => Date.parse(s.end) > Date.now() && !s.meta.deletedAt,
+    );
+    expect(listed.sessions.map((s) => s.id).sort()).toEqual(stored.map((s) => s.id).sort());
+    for (const s of listed.sessions) {
+      const st = stored.find((x) => x.id === s.id)!;
+      expect(s.status).toBe(st.cancelled ? 'cancelled' : st.status);
+    }
+    expect(listed.sessions.filter((s) => s.next).length).toBeLessThanOrEqual(1);
+    const table = await run(['--team', String(team.id), '--days', '3650']);
+    expect(table.code).toBe(0);
+    expect(table.stdout).toMatch(/^ID\s+DATE\s+TIME\s+STATUS/m);
+    const bad = await run(['--team', 'abc']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--team must be a number');
+    const unknown = await run(['--team', '999999']);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('unknown team 999999');
+  });
+});
