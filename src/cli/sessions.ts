@@ -1,10 +1,8 @@
 // `rostercal sessions --team ID`: a team's upcoming sessions with their ids, dates and status, so a coach can
 // pick the one to print (`rostercal roster --team ID --session ID`). Read from the local store.
-import { parseArgs } from 'node:util';
 import { createProjectionContext, projectSession } from '../calendar/index.ts';
-import { loadConfig } from '../config.ts';
 import { defaultSession, RosterError, resolveSchool, upcomingSessions } from '../rosters/index.ts';
-import { openStore } from '../store/index.ts';
+import { defineCommand, EXIT, numberOption, UsageError, withStore } from './command.ts';
 
 const USAGE = `usage: rostercal sessions --team ID [--school ID] [--days N] [--json]
 
@@ -14,119 +12,94 @@ marked "next" is what an attendance sheet prints when no --session is given (the
   --school ID   the school (needed when the store holds several)
   --days N      how far ahead to look (default 60)
   --json        machine-readable output
-  -h, --help    this help`;
+  -h, --help    this help
 
-class UsageError extends Error {}
+Exit status: 0 done, 1 unknown team or school, 2 bad usage or configuration.`;
 
-export async function run(argv: string[]): Promise<number> {
-  let values: { team?: string; school?: string; days?: string; json?: boolean; help?: boolean };
-  try {
-    ({ values } = parseArgs({
-      args: argv,
-      strict: true,
-      allowPositionals: false,
-      options: {
-        team: { type: 'string' },
-        school: { type: 'string' },
-        days: { type: 'string' },
-        json: { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    }));
-    if (values.help) {
-      console.log(USAGE);
-      return 0;
-    }
-    if (values.team === undefined) throw new UsageError('say which team: --team ID');
-    if (!/^\d+$/.test(values.team))
-      throw new UsageError(`--team must be a number, got ${JSON.stringify(values.team)}`);
-    if (values.days !== undefined && !/^\d{1,4}$/.test(values.days))
-      throw new UsageError(`--days must be a whole number of days, got ${JSON.stringify(values.days)}`);
-  } catch (err) {
-    console.error(`rostercal sessions: ${(err as Error).message}\n\n${USAGE}`);
-    return 2;
-  }
-  const teamId = Number(values.team);
-  const days = values.days === undefined ? 60 : Number(values.days);
-  const config = await loadConfig();
-  const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
-  try {
-    const school = await resolveSchool(
-      store,
-      values.school ?? (config.schools.length === 1 ? config.schools[0]!.id : null),
-    );
-    const team = await store.get(school.id, 'teams', teamId);
-    if (!team || team.meta.deletedAt)
-      throw new RosterError('unknown-team', `unknown team ${teamId} in school "${school.id}"`);
-    const now = new Date();
-    const sessions = await upcomingSessions(store, school.id, teamId, now, days);
-    const next = defaultSession(sessions, { session: 'required' });
-    const ctx = createProjectionContext({
-      school: { id: school.id, name: school.name, timeZone: school.timeZone },
-    });
-    const day = new Intl.DateTimeFormat('en-GB', {
-      timeZone: school.timeZone,
-      weekday: 'short',
-      day: '2-digit',
-      month: 'short',
-      year: 'numeric',
-    });
-    const time = new Intl.DateTimeFormat('en-GB', {
-      timeZone: school.timeZone,
-      hour: '2-digit',
-      minute: '2-digit',
-      hourCycle: 'h23',
-    });
-    const rows = sessions.map((s) => ({
-      id: s.id,
-      start: s.start,
-      end: s.end,
-      date: day.format(new Date(s.start)),
-      time: `${time.format(new Date(s.start))}–${time.format(new Date(s.end))}`,
-      status: s.cancelled ? 'cancelled' : s.status,
-      fixture: s.scored,
-      next: s.id === next?.id,
-      title: projectSession(s, ctx, 'staff', { scope: 'team', id: teamId })?.title ?? s.title,
-    }));
-    if (values.json) {
-      console.log(
-        JSON.stringify(
-          { school: school.id, team: { id: team.id, name: team.name }, sessions: rows },
-          null,
-          2,
-        ),
+export const run = defineCommand({
+  name: 'sessions',
+  usage: USAGE,
+  options: {
+    team: { type: 'string' },
+    school: { type: 'string' },
+    days: { type: 'string' },
+    json: { type: 'boolean' },
+  },
+  async run({ values, config }) {
+    const teamId = numberOption('--team', values.team, { min: 1 });
+    if (teamId === undefined) throw new UsageError('say which team: --team ID');
+    const days = numberOption('--days', values.days, { min: 1, max: 3660 }) ?? 60;
+    const cfg = await config();
+    return withStore(cfg, async (store) => {
+      const school = await resolveSchool(
+        store,
+        values.school ?? (cfg.schools.length === 1 ? cfg.schools[0]!.id : null),
       );
-      return 0;
-    }
-    console.log(
-      `${team.name} (team ${team.id}): ${rows.length} session${rows.length === 1 ? '' : 's'} in the next ${days} days (${school.timeZone})`,
-    );
-    if (!rows.length) return 0;
-    const table = rows.map((r) => [
-      String(r.id),
-      r.date,
-      r.time,
-      r.status.toUpperCase(),
-      r.next ? 'next' : '',
-      r.title,
-    ]);
-    const header = ['ID', 'DATE', 'TIME', 'STATUS', '', 'TITLE'];
-    const widths = header.map((h, i) => Math.max(h.length, ...table.map((r) => r[i]!.length)));
-    for (const r of [header, ...table])
+      const team = await store.get(school.id, 'teams', teamId);
+      if (!team || team.meta.deletedAt)
+        throw new RosterError('unknown-team', `unknown team ${teamId} in school "${school.id}"`);
+      const now = new Date();
+      const sessions = await upcomingSessions(store, school.id, teamId, now, days);
+      const next = defaultSession(sessions, { session: 'required' });
+      const ctx = createProjectionContext({
+        school: { id: school.id, name: school.name, timeZone: school.timeZone },
+      });
+      const day = new Intl.DateTimeFormat('en-GB', {
+        timeZone: school.timeZone,
+        weekday: 'short',
+        day: '2-digit',
+        month: 'short',
+        year: 'numeric',
+      });
+      const time = new Intl.DateTimeFormat('en-GB', {
+        timeZone: school.timeZone,
+        hour: '2-digit',
+        minute: '2-digit',
+        hourCycle: 'h23',
+      });
+      const rows = sessions.map((s) => ({
+        id: s.id,
+        start: s.start,
+        end: s.end,
+        date: day.format(new Date(s.start)),
+        time: `${time.format(new Date(s.start))}–${time.format(new Date(s.end))}`,
+        status: s.cancelled ? 'cancelled' : s.status,
+        fixture: s.scored,
+        next: s.id === next?.id,
+        title: projectSession(s, ctx, 'staff', { scope: 'team', id: teamId })?.title ?? s.title,
+      }));
+      if (values.json) {
+        console.log(
+          JSON.stringify(
+            { school: school.id, team: { id: team.id, name: team.name }, sessions: rows },
+            null,
+            2,
+          ),
+        );
+        return EXIT.ok;
+      }
       console.log(
-        r
-          .map((c, i) => c.padEnd(widths[i]!))
-          .join('  ')
-          .trimEnd(),
+        `${team.name} (team ${team.id}): ${rows.length} session${rows.length === 1 ? '' : 's'} in the next ${days} days (${school.timeZone})`,
       );
-    return 0;
-  } catch (err) {
-    if (err instanceof RosterError) {
-      console.error(`rostercal sessions: ${err.message}`);
-      return 1;
-    }
-    throw err;
-  } finally {
-    await store.close();
-  }
-}
+      if (!rows.length) return EXIT.ok;
+      const table = rows.map((r) => [
+        String(r.id),
+        r.date,
+        r.time,
+        r.status.toUpperCase(),
+        r.next ? 'next' : '',
+        r.title,
+      ]);
+      const header = ['ID', 'DATE', 'TIME', 'STATUS', '', 'TITLE'];
+      const widths = header.map((h, i) => Math.max(h.length, ...table.map((r) => r[i]!.length)));
+      for (const r of [header, ...table])
+        console.log(
+          r
+            .map((c, i) => c.padEnd(widths[i]!))
+            .join('  ')
+            .trimEnd(),
+        );
+      return EXIT.ok;
+    });
+  },
+});

@@ -491,7 +491,7 @@ describe('which session a sheet is for (issue 13: rosters)', () => {
     expect(table.stdout).toMatch(/^ID\s+DATE\s+TIME\s+STATUS/m);
     const bad = await run(['--team', 'abc']);
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toContain('--team must be a number');
+    expect(bad.stderr).toContain('--team must be a whole number');
     const unknown = await run(['--team', '999999']);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain('unknown team 999999');
