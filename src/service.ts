@@ -8,6 +8,7 @@ import { listFeedDefs } from './feeds/catalog.ts';
 import { FeedService } from './feeds/service.ts';
 import { FeedTokens, loadFeedSecret } from './feeds/tokens.ts';
 import { type Logger, silentLogger } from './log.ts';
+import { liveGoogleCalendars } from './push/family-calendars.ts';
 import { pushJobs, pushStep } from './push/hooks.ts';
 import { openStoreFor } from './store/index.ts';
 import type { FeedScope, Store } from './store/types.ts';
@@ -104,6 +105,7 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
       publicUrl: config.publicUrl,
       logger: log,
       demo: config.schools.some((s) => s.demo),
+      liveGoogleCalendar: liveGoogleCalendars(store, config.schools),
       routers: {
         '/': express.Router().use(
           auth.router,

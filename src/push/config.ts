@@ -88,6 +88,13 @@ const googleSchema = z.strictObject({
             }),
         )
         .default([]),
+      /**
+       * Families may add these calendars to their own Google accounts: rostercal makes each one publicly
+       * readable (ACL `reader` for `default`, set through the API on every calendar it keeps, new or existing),
+       * and the feed's landing page offers "Add to Google Calendar — updates within minutes" with it. Only for
+       * team and activity targets that speak to guardians or students.
+       */
+      familiesMayAdd: z.boolean().default(false),
     })
     .prefault({}),
   /** Writes per second per Google account, kept below the per-user quota. */
@@ -178,6 +185,22 @@ export const targetSchema = z
         path: ['scope'],
         message: 'outlook targets push into mailboxes: scope must be "staff" or "student"',
       });
+    if (t.provider === 'google' && t.google.calendars.familiesMayAdd) {
+      // A fresh path per issue: zod prefixes the array index onto the path it is given.
+      const where = () => ['google', 'calendars', 'familiesMayAdd'];
+      if (t.scope !== 'team' && t.scope !== 'activity')
+        ctx.addIssue({
+          code: 'custom',
+          path: where(),
+          message: `makes calendars public: scope must be "team" or "activity", not "${t.scope}"`,
+        });
+      if ((t.audience ?? DEFAULT_AUDIENCE[t.scope]) === 'staff')
+        ctx.addIssue({
+          code: 'custom',
+          path: where(),
+          message: 'makes calendars public: the audience must be "guardian" or "student", not "staff"',
+        });
+    }
     if (t.provider === 'google' && t.google.calendars.mode !== 'created') {
       if (t.scope !== 'staff')
         ctx.addIssue({

@@ -226,6 +226,22 @@ export class GoogleProvider implements PushProvider {
     return p;
   }
 
+  /** Calendars made publicly readable in this process (calendars.familiesMayAdd): once each. */
+  readonly #publicRead = new Set<string>();
+
+  /** The public reader rule that lets families add a calendar (`calendars.familiesMayAdd`); idempotent. */
+  async #familiesMayRead(account: string, calendarId: string): Promise<void> {
+    if (!this.#o.settings.calendars.familiesMayAdd || this.#publicRead.has(calendarId)) return;
+    await this.#call(account, true, (api) =>
+      api.acl.insert({
+        calendarId,
+        sendNotifications: false,
+        requestBody: { role: 'reader', scope: { type: 'default' } },
+      }),
+    );
+    this.#publicRead.add(calendarId);
+  }
+
   async #ensureOne(spec: CalendarSpec, dryRun: boolean): Promise<EnsureResult> {
     const mode = this.#o.settings.calendars.mode;
     const account = this.#account(spec.owner);
@@ -239,9 +255,15 @@ export class GoogleProvider implements PushProvider {
         await this.#call(account, false, (api) => api.calendars.get({ calendarId: 'primary' }));
         return { ok: true, remoteCalendarId: 'primary', created: false };
       }
-      if (spec.remoteCalendarId) return { ok: true, remoteCalendarId: spec.remoteCalendarId, created: false };
+      if (spec.remoteCalendarId) {
+        if (!dryRun) await this.#familiesMayRead(account, spec.remoteCalendarId);
+        return { ok: true, remoteCalendarId: spec.remoteCalendarId, created: false };
+      }
       const found = (await this.#calendarList(account)).find((c) => c.description?.includes(spec.marker));
-      if (found?.id) return { ok: true, remoteCalendarId: found.id, created: false };
+      if (found?.id) {
+        if (!dryRun) await this.#familiesMayRead(account, found.id);
+        return { ok: true, remoteCalendarId: found.id, created: false };
+      }
       if (dryRun) return { ok: true, remoteCalendarId: '', created: true };
       const created = await this.#call(account, true, (api) =>
         api.calendars.insert({
@@ -265,6 +287,7 @@ export class GoogleProvider implements PushProvider {
           }),
         );
       }
+      await this.#familiesMayRead(account, id);
       return { ok: true, remoteCalendarId: id, created: true };
     } catch (err) {
       const f = err instanceof PausedError ? { message: `quota exceeded: ${err.message}` } : failureOf(err);

@@ -1,0 +1,33 @@
+// Which Google calendar a family may add for a feed: the one a Google target with `calendars.familiesMayAdd`
+// keeps for that team or activity (public read ACL). Google refreshes a subscribed feed only every 12–24 hours;
+// a calendar written through the API shows changes within minutes, so the landing page offers it instead.
+import type { Id } from '../domain/types.ts';
+import type { FeedScope, SchoolId, Store } from '../store/types.ts';
+import type { PushTargetConfig } from './config.ts';
+import { decodeCalendarId } from './engine.ts';
+
+export type LiveGoogleCalendarFinder = (
+  schoolId: SchoolId,
+  scope: FeedScope,
+  scopeId: Id,
+) => Promise<string | null>;
+
+export function liveGoogleCalendars(
+  store: Store,
+  schools: readonly { id: SchoolId; targets: readonly PushTargetConfig[] }[],
+): LiveGoogleCalendarFinder {
+  return async (schoolId, scope, scopeId) => {
+    const school = schools.find((s) => s.id === schoolId);
+    for (const t of school?.targets ?? []) {
+      if (t.provider !== 'google' || !t.google.calendars.familiesMayAdd) continue;
+      if (t.scope !== scope || t.audience === 'staff') continue;
+      if (t.ids && !t.ids.includes(scopeId)) continue;
+      const cal = (await store.listPushCalendars(schoolId, t.id)).find(
+        (c) => c.calendarKey === `${scope}:${scopeId}`,
+      );
+      // Created (and made readable) by a push run; until then there is nothing to add.
+      if (cal?.remoteCalendarId) return decodeCalendarId(cal.remoteCalendarId).id;
+    }
+    return null;
+  };
+}
