@@ -1,5 +1,5 @@
 // Rosters from a generated school through the real pipeline: sandbox (HTTP) → client → pull → SQLite store →
-// rosters, read back with pdftotext and qpdf; the CLI as a child process; the web route on a bare Express app.
+// rosters, read back with PDF.js and qpdf (WebAssembly); the CLI as a child process; the web route on a bare Express app.
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
@@ -16,7 +16,7 @@ import { pullSchool } from '../../src/sync/pull.ts';
 import type { UpstreamClient } from '../../src/upstream/api.ts';
 import { createUpstreamClient } from '../../src/upstream/client.ts';
 import { createRostersRouter } from '../../src/web/rosters.ts';
-import { containsText, pagePng, pdfInfo, pdfText, qpdfCheck } from './pdf.ts';
+import { containsText, pagePng, pdfInfo, pdfText, qpdfCheck } from '../support/pdf.ts';
 
 const NOW = '2026-11-20T00:00:00.000Z';
 const SCHOOL = 'demo';
@@ -84,8 +84,8 @@ describe('team roster from the generated school', () => {
         teamId: team.id,
         template: 'team-roster',
       });
-      qpdfCheck(roster.pdf);
-      const text = pdfText(roster.pdf);
+      await qpdfCheck(roster.pdf);
+      const text = await pdfText(roster.pdf);
       expect(text).not.toContain('\ufffd');
       for (const s of team.students) {
         expect(containsText(text, fullName(s)), `${team.name}: ${fullName(s)}`).toBe(true);
@@ -95,7 +95,7 @@ describe('team roster from the generated school', () => {
       expect(containsText(text, team.name)).toBe(true);
       expect(containsText(text, team.activity.name)).toBe(true);
       for (const coach of team.staff) expect(containsText(text, fullName(coach))).toBe(true);
-      expect(pdfInfo(roster.pdf).Title).toBe(`Team roster: ${team.name}`);
+      expect((await pdfInfo(roster.pdf)).Title).toBe(`Team roster: ${team.name}`);
     }
     // The generated names reach the scripts the issue names (the hand-built test covers each one explicitly).
     expect([...scripts].sort()).toEqual([
@@ -163,8 +163,8 @@ describe('attendance sheet', () => {
 
     const roster = await generateRoster(store, { schoolId: SCHOOL, teamId: team.id, sessionId: session.id });
     expect(roster.template.name).toBe('attendance-sheet');
-    qpdfCheck(roster.pdf);
-    const text = pdfText(roster.pdf);
+    await qpdfCheck(roster.pdf);
+    const text = await pdfText(roster.pdf);
     const flat = squash(text);
     for (const x of expected) expect(flat, x.reason).toContain(squash(x.reason).slice(0, 24));
     expect(flat).not.toContain('RCC3');
@@ -174,7 +174,7 @@ describe('attendance sheet', () => {
     for (const s of team.students) expect(containsText(text, fullName(s))).toBe(true);
     expect(containsText(text, session.title)).toBe(true);
     if (session.location) expect(containsText(text, session.location.name)).toBe(true);
-    pagePng(roster.pdf, 'attendance-sheet');
+    await pagePng(roster.pdf, 'attendance-sheet');
   });
 });
 
@@ -197,9 +197,9 @@ describe('match-day sheet', () => {
       sessionId: session.id,
       template: 'match-day-sheet',
     });
-    qpdfCheck(roster.pdf);
-    const text = pdfText(roster.pdf);
-    const layout = pdfText(roster.pdf, { layout: true });
+    await qpdfCheck(roster.pdf);
+    const text = await pdfText(roster.pdf);
+    const layout = await pdfText(roster.pdf, { layout: true });
     expect(containsText(text, session.opponent!)).toBe(true);
     if (session.location?.address) expect(containsText(text, session.location.address)).toBe(true);
     for (const s of team.students) {
@@ -209,7 +209,7 @@ describe('match-day sheet', () => {
       if (position) expect(containsText(text, position.name)).toBe(true);
     }
     const captains = team.students.filter((s) => s.captain);
-    const pages = Number(pdfInfo(roster.pdf).Pages);
+    const pages = Number((await pdfInfo(roster.pdf)).Pages);
     // "Captain" is the column's label on each page, and the mark on each captain's row.
     expect(count(text, 'Captain')).toBe(captains.length + pages);
     for (const cap of captains) {
@@ -222,7 +222,7 @@ describe('match-day sheet', () => {
     for (const coach of session.staff.length > 0 ? session.staff : team.staff) {
       expect(containsText(text, fullName(coach))).toBe(true);
     }
-    pagePng(roster.pdf, 'match-day-sheet');
+    await pagePng(roster.pdf, 'match-day-sheet');
   });
 
   it('refuses a session that is not the team’s, and a template that needs a fixture for a practice', async () => {
@@ -274,8 +274,8 @@ describe('rostercal roster (CLI)', () => {
     const r = await cli(['--team', String(team.id), '-o', out]);
     expect(r.stderr).toContain('wrote');
     expect(r.code).toBe(0);
-    qpdfCheck(out);
-    expect(containsText(pdfText(out), fullName(team.students[0]!))).toBe(true);
+    await qpdfCheck(out);
+    expect(containsText(await pdfText(out), fullName(team.students[0]!))).toBe(true);
     const s = await cli(['--team', String(team.id), '--template', 'team-roster', '-o', '-']);
     expect(s.code).toBe(0);
     expect(s.stdout.subarray(0, 5).toString()).toBe('%PDF-');
@@ -290,7 +290,7 @@ describe('rostercal roster (CLI)', () => {
     const hidden = (await store.list(SCHOOL, 'teams')).filter((t) => t.hidden);
     for (const h of hidden) expect(files.some((f) => f.endsWith(`-${h.id}.pdf`))).toBe(false);
     for (const t of teams) expect(files.some((f) => f.endsWith(`-${t.id}.pdf`))).toBe(true);
-    qpdfCheck(join(dir, files[0]!));
+    await qpdfCheck(join(dir, files[0]!));
   });
 
   it('fails clearly, with a non-zero exit, for an unknown team, template or foreign session', async () => {
@@ -356,8 +356,8 @@ describe('GET /rosters/teams/:teamId.pdf', () => {
     expect(res.headers.get('content-type')).toBe('application/pdf');
     expect(res.headers.get('cache-control')).toBe('no-store');
     const pdf = Buffer.from(await res.arrayBuffer());
-    qpdfCheck(pdf);
-    expect(containsText(pdfText(pdf), fullName(teams[0]!.students[0]!))).toBe(true);
+    await qpdfCheck(pdf);
+    expect(containsText(await pdfText(pdf), fullName(teams[0]!.students[0]!))).toBe(true);
   });
 
   it('signs staff in through the login form with a secure HTTP-only cookie', async () => {

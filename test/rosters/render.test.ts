@@ -7,7 +7,7 @@ import { renderSheet } from '../../src/rosters/render.ts';
 import { buildSheet } from '../../src/rosters/sheet.ts';
 import { loadTemplate } from '../../src/rosters/template.ts';
 import { fitText, lineWidth } from '../../src/rosters/text.ts';
-import { containsText, pagePng, pdfInfo, pdfText, qpdfCheck } from './pdf.ts';
+import { containsText, pagePng, pdfInfo, pdfText, qpdfCheck } from '../support/pdf.ts';
 import { multiScriptNames, sampleData } from './sample-data.ts';
 
 async function render(templateName: string, size: number, withSession: boolean) {
@@ -26,9 +26,9 @@ describe('roster rendering (hand-built data)', () => {
       ['medical-and-guardian-contacts', true],
     ] as const) {
       const { pdf, data } = await render(name, 24, session);
-      qpdfCheck(pdf);
-      pagePng(pdf, `hand-built-${name}`);
-      const text = pdfText(pdf);
+      await qpdfCheck(pdf);
+      await pagePng(pdf, `hand-built-${name}`);
+      const text = await pdfText(pdf);
       for (const s of data.team.students) {
         expect(
           containsText(text, `${s.firstName} ${s.lastName}`),
@@ -44,22 +44,22 @@ describe('roster rendering (hand-built data)', () => {
 
   it('embeds a font for each script and draws nothing with the missing glyph', async () => {
     const { pdf } = await render('team-roster', 20, false);
-    const text = pdfText(pdf);
-    // A missing glyph comes back from pdftotext as U+FFFD or as nothing at all; neither may happen.
+    const text = await pdfText(pdf);
+    // A missing glyph comes back from text extraction as U+FFFD or as nothing at all; neither may happen.
     expect(text).not.toContain('\ufffd');
     for (const n of multiScriptNames) {
       for (const ch of n.first.normalize('NFC')) {
         expect(unicodeFonts.canDraw(ch.codePointAt(0)!, 'regular'), `${n.script} ${ch}`).toBe(true);
       }
     }
-    const png = pagePng(pdf, 'multi-script');
+    const png = await pagePng(pdf, 'multi-script');
     expect(statSync(png).size).toBeGreaterThan(10_000);
   });
 
   it('keeps right-to-left names in reading order and shaped', async () => {
     const { pdf } = await render('team-roster', 12, false);
-    const raw = pdfText(pdf, { layout: true });
-    // poppler reorders right-to-left runs back to logical order (in presentation forms, folded by NFKC).
+    const raw = await pdfText(pdf, { layout: true });
+    // PDF.js reorders right-to-left runs back to logical order (in presentation forms, folded by NFKC).
     const logical = raw.normalize('NFKC').replace(/[\u202a-\u202e]/g, '');
     expect(logical).toContain('فاطمة الزهراء');
     expect(logical).toContain('محمد العلي');
@@ -67,11 +67,11 @@ describe('roster rendering (hand-built data)', () => {
 
   it('flows 150 students over several pages with the table header and "Page x of y" on each', async () => {
     const { pdf, data } = await render('team-roster', 150, false);
-    qpdfCheck(pdf);
-    const pages = Number(pdfInfo(pdf).Pages);
+    await qpdfCheck(pdf);
+    const pages = Number((await pdfInfo(pdf)).Pages);
     expect(pages).toBeGreaterThanOrEqual(3);
     for (let p = 1; p <= pages; p++) {
-      const text = pdfText(pdf, { page: p });
+      const text = await pdfText(pdf, { page: p });
       expect(text).toContain(`Page ${p} of ${pages}`);
       expect(text).toContain('Legal name');
       expect(text).toContain('Position');
@@ -79,7 +79,7 @@ describe('roster rendering (hand-built data)', () => {
       expect(text).toContain('Generated 23 Nov 2026, 09:30 (Australia/Sydney)');
       if (p > 1) expect(text).toContain('(continued)');
     }
-    const all = pdfText(pdf);
+    const all = await pdfText(pdf);
     for (const s of data.team.students) expect(containsText(all, `${s.firstName} ${s.lastName}`)).toBe(true);
     // Row numbers run 1..150 without a gap across the page breaks.
     for (let i = 1; i <= 150; i++) expect(all).toMatch(new RegExp(`(^|\\n)${i}\\n`));
@@ -105,7 +105,7 @@ describe('roster rendering (hand-built data)', () => {
 
   it('sets the PDF title and author', async () => {
     const { pdf } = await render('match-day-sheet', 10, true);
-    const info = pdfInfo(pdf);
+    const info = await pdfInfo(pdf);
     expect(info.Title).toBe('Match-day team sheet: Senior Girls Football A (Thu, 26 Nov 2026)');
     expect(info.Author).toBe('St Aidan’s College');
   });
