@@ -11,6 +11,7 @@ import type { CalendarEvent } from '../calendar/types.ts';
 import type { Id } from '../domain/types.ts';
 import type { FeedScope, SchoolId, Store, Stored } from '../store/types.ts';
 import { type FeedDef, getFeedDef, listFeedDefs, sessionQuery } from './catalog.ts';
+import { versionFeedEvents } from './event-versions.ts';
 import { DEFAULT_MAX_BYTES, renderIcs } from './ics.ts';
 
 const gzipAsync = promisify(gzip);
@@ -186,7 +187,13 @@ export class FeedService {
       .digest('base64url');
     const previous = this.#cache.get(feedKey(def.schoolId, def.scope, def.scopeId));
     if (previous && previous.inputs === inputs) return { ...previous, dataVersion };
-    const events = await this.events(def, ctx, sessions);
+    // SEQUENCE/LAST-MODIFIED as this feed last published them, unless what its audience sees changed.
+    const events = await versionFeedEvents(
+      this.store,
+      def,
+      await this.events(def, ctx, sessions),
+      this.#now(),
+    );
     const ics = renderIcs(
       {
         name: def.calendarName,

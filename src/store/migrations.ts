@@ -265,7 +265,26 @@ const familyLinks: Migration = {
   },
 };
 
-export const MIGRATIONS: readonly Migration[] = [initial, staffSessionsAndAudit, familyLinks];
+const feedEventVersions: Migration = {
+  name: '0014_i13a_feed_event_versions',
+  async up(db) {
+    await db.schema
+      .createTable('feed_event_versions')
+      .addColumn('school_id', 'text', (c) => c.notNull())
+      .addColumn('scope', 'text', (c) => c.notNull())
+      .addColumn('scope_id', 'bigint', (c) => c.notNull())
+      .addColumn('versions', 'text', (c) => c.notNull())
+      .addPrimaryKeyConstraint('feed_event_versions_pk', ['school_id', 'scope', 'scope_id'])
+      .execute();
+  },
+};
+
+export const MIGRATIONS: readonly Migration[] = [
+  initial,
+  staffSessionsAndAudit,
+  familyLinks,
+  feedEventVersions,
+];
 
 /** Applies pending migrations; returns the names applied (empty when the schema was current). */
 export async function runMigrations(db: Kysely<DB>, dialect: Dialect): Promise<string[]> {

@@ -190,12 +190,21 @@ export type DB = { [T in SnapshotTableName]: SnapshotTable } & { [T in JoinTable
   job_status: JobStatusTable;
   feed_tokens: FeedTokensTable;
   family_links: FamilyLinksTable;
+  feed_event_versions: FeedEventVersionsTable;
   push_calendars: PushCalendarsTable;
   push_mappings: PushMappingsTable;
   fire_claims: FireClaimsTable;
   staff_sessions: StaffSessionsTable;
   audit_log: AuditLogTable;
 };
+
+export interface FeedEventVersionsTable {
+  school_id: string;
+  scope: string;
+  scope_id: number;
+  /** JSON object: session id → [content hash, SEQUENCE, LAST-MODIFIED] as last published in this feed. */
+  versions: string;
+}
 
 export interface FamilyLinksTable {
   token_hash: string;

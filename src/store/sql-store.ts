@@ -8,6 +8,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { type Expression, type Kysely, type SqlBool, sql, type Transaction } from 'kysely';
 import type { Id, Instant } from '../domain/types.ts';
 import * as familyLinks from './family-links.ts';
+import * as feedEventVersions from './feed-event-versions.ts';
 import { contentHash, type KindSpec, kindSpec, stableStringify } from './kinds.ts';
 import { type Dialect, runMigrations } from './migrations.ts';
 import type { DB, SnapshotTable } from './schema.ts';
@@ -20,6 +21,7 @@ import type {
   FeedScope,
   FeedToken,
   JobStatus,
+  PublishedEvent,
   PushCalendar,
   PushMapping,
   ResourceKind,
@@ -680,6 +682,18 @@ export class SqlStore implements Store {
   }
 
   // --- family links
+
+  getFeedEventVersions(schoolId: SchoolId, scope: FeedScope, scopeId: Id): Promise<Map<Id, PublishedEvent>> {
+    return feedEventVersions.getFeedEventVersions(this.#r, schoolId, scope, scopeId);
+  }
+  saveFeedEventVersions(
+    schoolId: SchoolId,
+    scope: FeedScope,
+    scopeId: Id,
+    versions: ReadonlyMap<Id, PublishedEvent>,
+  ): Promise<void> {
+    return feedEventVersions.saveFeedEventVersions(this.#w, schoolId, scope, scopeId, versions);
+  }
 
   saveFamilyLink(link: FamilyLink): Promise<void> {
     return familyLinks.saveFamilyLink(this.#w, link);

@@ -135,6 +135,13 @@ export interface FeedToken {
   revokedAt: Instant | null;
 }
 
+/** An event as a feed last published it: the hash of what its audience saw, and the SEQUENCE and LAST-MODIFIED. */
+export interface PublishedEvent {
+  hash: string;
+  sequence: number;
+  lastModified: Instant;
+}
+
 /** A feed that is part of a family link, named by its capability's hash (see FamilyLink). */
 export interface FamilyMember {
   scope: FeedScope;
@@ -307,6 +314,16 @@ export interface Store {
   findFeedTokenByHash(tokenHash: string): Promise<FeedToken | null>;
   revokeFeedToken(schoolId: SchoolId, scope: FeedScope, scopeId: Id, at: Instant): Promise<void>;
   listFeedTokens(schoolId?: SchoolId): Promise<FeedToken[]>;
+
+  // --- what each feed last published per session (SEQUENCE/LAST-MODIFIED move only when its audience's view does)
+  getFeedEventVersions(schoolId: SchoolId, scope: FeedScope, scopeId: Id): Promise<Map<Id, PublishedEvent>>;
+  /** Replaces the feed's versions with these (sessions no longer in the feed are forgotten). */
+  saveFeedEventVersions(
+    schoolId: SchoolId,
+    scope: FeedScope,
+    scopeId: Id,
+    versions: ReadonlyMap<Id, PublishedEvent>,
+  ): Promise<void>;
 
   // --- family links (one capability for several feeds)
   saveFamilyLink(link: FamilyLink): Promise<void>;

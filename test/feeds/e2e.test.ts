@@ -256,3 +256,58 @@ describe('upstream changes flow into the feeds', () => {
     expect(staffEvent.description).toContain('PARENTS-7Q');
   });
 });
+
+describe('SEQUENCE and LAST-MODIFIED follow what each audience sees (issue 13 item 5)', () => {
+  it('renaming a staff member changes no guardian or student feed (same bytes, same ETag); the staff feed advances', async () => {
+    // A staff member with sessions in the window, seen in guardian feeds too.
+    const w = h.feeds.currentWindow();
+    const sessions = await h.store.listSessions(SCHOOL, {
+      from: w.from.toISOString(),
+      to: w.to.toISOString(),
+    });
+    const counts = new Map<number, number>();
+    for (const s of sessions) for (const p of s.staff) counts.set(p.id, (counts.get(p.id) ?? 0) + 1);
+    const [staffId] = [...counts].sort((a, b) => b[1] - a[1])[0]!;
+    const user = h.sandbox.school.users.find((u) => u.id === staffId)!;
+    const family = defs.filter((d) => d.audience !== 'staff');
+    const before = new Map<string, string>();
+    for (const d of family) before.set(`${d.scope}:${d.scopeId}`, (await feed(d)).r.etag);
+    const staffBefore = await feed({ scope: 'staff', scopeId: staffId });
+    const versionsBefore = new Map(sessions.map((s) => [s.id, s.meta.version]));
+
+    user.firstName = 'Renamedfirst';
+    user.updatedAt = Date.parse(h.sandbox.now());
+    h.sandbox.setNow(h.sandbox.now()); // the sandbox caches listings per state version: this bumps it
+    await h.pull('full');
+
+    // The session records did change (they list their staff): that is what used to move every SEQUENCE.
+    const after = await h.store.listSessions(SCHOOL, { from: w.from.toISOString(), to: w.to.toISOString() });
+    const bumped = after.filter(
+      (s) => s.staff.some((p) => p.id === staffId) && s.meta.version > (versionsBefore.get(s.id) ?? 0),
+    );
+    expect(bumped.length).toBeGreaterThan(0);
+    let guardianEventsOfBumped = 0;
+    for (const d of family) {
+      const { r, p } = await feed(d);
+      expect(r.etag, `${d.scope} ${d.scopeId}`).toBe(before.get(`${d.scope}:${d.scopeId}`));
+      guardianEventsOfBumped += p.events.filter((e) =>
+        bumped.some((s) => e.uid.startsWith(`session-${s.id}-`)),
+      ).length;
+    }
+    expect(guardianEventsOfBumped).toBeGreaterThan(0);
+
+    // The staff feed shows staff names: its events of those sessions advance.
+    const staffAfter = await feed({ scope: 'staff', scopeId: staffId });
+    expect(staffAfter.r.etag).not.toBe(staffBefore.r.etag);
+    let advanced = 0;
+    for (const e of staffAfter.p.events) {
+      const old = staffBefore.p.events.find((x) => x.uid === e.uid);
+      if (!old) continue;
+      if (e.description.includes('Renamedfirst')) {
+        expect(e.sequence).toBeGreaterThan(old.sequence);
+        advanced++;
+      } else expect(e.sequence).toBe(old.sequence);
+    }
+    expect(advanced).toBeGreaterThan(0);
+  });
+});

@@ -641,6 +641,28 @@ export function describeStoreContract(name: string, createDb: () => Promise<Test
       expect((await store.listFeedTokens()).filter((t) => t.schoolId === s)).toHaveLength(3);
     });
 
+    it('keeps what each feed last published per session, replaced whole, per feed', async () => {
+      const s = school();
+      expect((await store.getFeedEventVersions(s, 'team', 3)).size).toBe(0);
+      const v = new Map([
+        [101, { hash: 'abc', sequence: 2, lastModified: T0 }],
+        [102, { hash: 'def', sequence: 0, lastModified: T1 }],
+      ]);
+      await store.saveFeedEventVersions(s, 'team', 3, v);
+      await store.saveFeedEventVersions(
+        s,
+        'student',
+        3,
+        new Map([[101, { hash: 'x', sequence: 9, lastModified: T2 }]]),
+      );
+      expect(await store.getFeedEventVersions(s, 'team', 3)).toEqual(v);
+      const next = new Map([[102, { hash: 'ghi', sequence: 1, lastModified: T2 }]]);
+      await store.saveFeedEventVersions(s, 'team', 3, next);
+      expect(await store.getFeedEventVersions(s, 'team', 3)).toEqual(next);
+      expect((await store.getFeedEventVersions(s, 'student', 3)).get(101)?.sequence).toBe(9);
+      expect((await store.getFeedEventVersions(school(), 'team', 3)).size).toBe(0);
+    });
+
     it('saves and finds family links by hash, members in order, revocation kept', async () => {
       const s = school();
       const link = {
