@@ -1,12 +1,13 @@
 // The running service behind `rostercal serve` (and `npm start`): store, the sync side (demo sandbox, clients,
 // first pull, scheduler), pre-rendered feeds, rosters, the staff dashboard and the web server, wired together once.
 // Each part stays ignorant of the others; this file is the only place that knows them all.
-import express from 'express';
 import type { Config, SchoolConfig } from './config.ts';
 import { feedsAfterPull } from './feeds/after-pull.ts';
 import { listFeedDefs } from './feeds/catalog.ts';
 import { FeedService } from './feeds/service.ts';
 import { FeedTokens, loadFeedSecret } from './feeds/tokens.ts';
+import { type DemoPerson, pickDemoStaff } from './identity/demo-idp.ts';
+import { DEFAULT_SENSITIVE_ROLES } from './identity/roles.ts';
 import { type Logger, silentLogger } from './log.ts';
 import { liveGoogleCalendars } from './push/family-calendars.ts';
 import { pushJobs, pushStep } from './push/hooks.ts';
@@ -16,12 +17,10 @@ import type { AfterPullStep } from './sync/after-pull.ts';
 import type { PullSummary } from './sync/pull.ts';
 import type { SchedulerHandle } from './sync/scheduler.ts';
 import { startSyncService } from './sync/service.ts';
-import { createAdminRouter } from './web/admin.ts';
-import { createAdminAuth } from './web/admin-auth.ts';
 import { createApp } from './web/app.ts';
 import { createMetrics, type Metrics } from './web/metrics.ts';
-import { createRostersRouter } from './web/rosters.ts';
 import { type RunningServer, startServer } from './web/server.ts';
+import { createStaffWeb, type StaffWebSettings } from './web/staff-web.ts';
 
 export interface ServiceOptions {
   config: Config;
@@ -33,6 +32,8 @@ export interface ServiceOptions {
   initialPull?: boolean;
   /** Staff access to rosters and the admin pages (ADMIN_TOKEN); without one, those routes admit nobody. */
   adminToken?: string | null;
+  /** Staff sign-in settings (identity provider, session lengths, sensitive roles, audit retention). */
+  staff?: Partial<Omit<StaffWebSettings, 'adminToken' | 'demo'>>;
   /** Called for each line worth showing a person at the terminal. */
   say?: (line: string) => void;
 }
@@ -53,6 +54,8 @@ export interface RunningService {
   feeds: FeedService;
   metrics: Metrics;
   scheduler: SchedulerHandle;
+  /** The demo's sign-in choices (demo mode only; empty otherwise). */
+  demoPeople(): Promise<DemoPerson[]>;
   /** Settles when the start-up pulls (demo schools, never-pulled schools) are done. */
   initialPulls: Promise<void>;
   /** One working feed URL per scope kind of the first school (for the demo banner). */
@@ -96,8 +99,25 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
       store,
       loadFeedSecret({ secret: config.feedSecret, dataDir: config.dataDir }),
     );
-    // One staff sign-in for rosters and the dashboard: its login routes are mounted once, with the dashboard.
-    const auth = createAdminAuth({ adminToken: opts.adminToken });
+    const demoMode = config.schools.every((s) => s.demo);
+    const staff = createStaffWeb({
+      store,
+      tokens,
+      log,
+      publicUrl: config.publicUrl,
+      schools: config.schools,
+      config,
+      adminToken: opts.adminToken ?? null,
+      oidc: opts.staff?.oidc ?? null,
+      // The demo signs staff in through its own in-process identity provider (demo mode only).
+      demo: demoMode && !opts.staff?.oidc ? { people: () => demoPeople(store, config.schools[0]!.id) } : null,
+      sessionIdleHours: opts.staff?.sessionIdleHours ?? 8,
+      sessionMaxHours: opts.staff?.sessionMaxHours ?? 24,
+      sensitiveRoles: opts.staff?.sensitiveRoles ?? DEFAULT_SENSITIVE_ROLES,
+      auditRetentionDays: opts.staff?.auditRetentionDays ?? 400,
+      helpContact: opts.staff?.helpContact ?? null,
+      templatesDir: config.rosterTemplatesDir ?? null,
+    });
     const app = createApp({
       store,
       feeds,
@@ -106,25 +126,15 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
       logger: log,
       demo: config.schools.some((s) => s.demo),
       liveGoogleCalendar: liveGoogleCalendars(store, config.schools),
-      routers: {
-        '/': express.Router().use(
-          auth.router,
-          createAdminRouter({ store, config, auth, tokens }),
-          createRostersRouter({
-            store,
-            config,
-            auth,
-            templatesDir: config.rosterTemplatesDir ?? null,
-            onError: (err) => log.error({ err }, 'roster failed'),
-          }),
-        ),
-      },
+      routers: { '/': staff.router },
     });
     const server: RunningServer = await startServer(app, {
       port: opts.port ?? config.port,
       ...(opts.host ? { host: opts.host } : {}),
     });
     cleanup.unshift(() => server.close());
+    staff.start();
+    cleanup.unshift(async () => staff.stop());
 
     const base = config.publicUrl.replace(/\/+$/, '');
     return {
@@ -136,6 +146,7 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
       metrics,
       scheduler: sync.scheduler,
       initialPulls: sync.initialPulls,
+      demoPeople: () => (demoMode ? demoPeople(store, config.schools[0]!.id) : Promise.resolve([])),
       async sampleFeeds() {
         const school = config.schools[0];
         if (!school) return [];
@@ -167,4 +178,9 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
     for (const step of cleanup) await step().catch(() => {});
     throw err;
   }
+}
+
+async function demoPeople(store: Store, schoolId: string): Promise<DemoPerson[]> {
+  const [staff, teams] = await Promise.all([store.list(schoolId, 'staff'), store.list(schoolId, 'teams')]);
+  return pickDemoStaff(staff, teams);
 }

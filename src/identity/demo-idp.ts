@@ -15,6 +15,8 @@ export interface DemoPerson {
   role: StaffRole | 'frozen';
   /** What signing in as this person shows, in a few words. */
   note: string;
+  /** The `email_verified` claim sent; default true. */
+  emailVerified?: boolean;
 }
 
 /** An admin, a manager, two coaches and one deactivated account (to see the refusal). */
@@ -24,7 +26,13 @@ export function pickDemoStaff(staff: readonly StaffUser[], teams: readonly Team[
   const out: DemoPerson[] = [];
   const admin = withEmail.find((s) => s.isAdmin && !s.frozen);
   if (admin)
-    out.push({ id: String(admin.id), email: admin.email!, name: name(admin), role: 'admin', note: 'every team' });
+    out.push({
+      id: String(admin.id),
+      email: admin.email!,
+      name: name(admin),
+      role: 'admin',
+      note: 'every team',
+    });
   const manager = withEmail
     .filter((s) => s.isManager && !s.isAdmin && !s.frozen)
     .map((s) => ({ s, n: staffAccess(s, teams).teamIds.size }))
@@ -61,6 +69,49 @@ export function pickDemoStaff(staff: readonly StaffUser[], teams: readonly Team[
       note: 'deactivated upstream: refused',
     });
   return out;
+}
+
+/** In-memory storage for the provider's artifacts: the demo keeps nothing across restarts, by design. */
+class MemoryAdapter {
+  static readonly all = new Map<string, { payload: Record<string, unknown>; until: number }>();
+  readonly #name: string;
+  constructor(name: string) {
+    this.#name = name;
+  }
+  #key(id: string): string {
+    return `${this.#name}:${id}`;
+  }
+  async upsert(id: string, payload: Record<string, unknown>, expiresIn: number): Promise<void> {
+    MemoryAdapter.all.set(this.#key(id), { payload, until: Date.now() + (expiresIn || 3600) * 1000 });
+  }
+  async find(id: string): Promise<Record<string, unknown> | undefined> {
+    const hit = MemoryAdapter.all.get(this.#key(id));
+    if (!hit) return undefined;
+    if (hit.until < Date.now()) {
+      MemoryAdapter.all.delete(this.#key(id));
+      return undefined;
+    }
+    return hit.payload;
+  }
+  async findByUid(uid: string): Promise<Record<string, unknown> | undefined> {
+    for (const [k, v] of MemoryAdapter.all)
+      if (k.startsWith(`${this.#name}:`) && v.payload.uid === uid)
+        return this.find(k.slice(this.#name.length + 1));
+    return undefined;
+  }
+  async findByUserCode(): Promise<undefined> {
+    return undefined;
+  }
+  async consume(id: string): Promise<void> {
+    const hit = MemoryAdapter.all.get(this.#key(id));
+    if (hit) hit.payload.consumed = Math.floor(Date.now() / 1000);
+  }
+  async destroy(id: string): Promise<void> {
+    MemoryAdapter.all.delete(this.#key(id));
+  }
+  async revokeByGrantId(grantId: string): Promise<void> {
+    for (const [k, v] of MemoryAdapter.all) if (v.payload.grantId === grantId) MemoryAdapter.all.delete(k);
+  }
 }
 
 export interface DemoIdpOptions {
@@ -109,6 +160,15 @@ export function createDemoIdp(opts: DemoIdpOptions): DemoIdp {
     cookies: { keys: [randomBytes(32).toString('base64url')] },
     claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
     features: { devInteractions: { enabled: false } },
+    adapter: MemoryAdapter,
+    ttl: {
+      Interaction: 600,
+      Session: 8 * 3600,
+      Grant: 8 * 3600,
+      AccessToken: 600,
+      IdToken: 600,
+      AuthorizationCode: 60,
+    },
     pkce: { required: () => true },
     interactions: { url: (_ctx, interaction) => `${mount}/interaction/${interaction.uid}` },
     async findAccount(_ctx, id) {
@@ -116,7 +176,12 @@ export function createDemoIdp(opts: DemoIdpOptions): DemoIdp {
       if (!person) return undefined;
       return {
         accountId: id,
-        claims: () => ({ sub: id, email: person.email, email_verified: true, name: person.name }),
+        claims: () => ({
+          sub: id,
+          email: person.email,
+          email_verified: person.emailVerified ?? true,
+          name: person.name,
+        }),
       };
     },
     // First-party demo client: consent is implied.
@@ -157,7 +222,9 @@ export function createDemoIdp(opts: DemoIdpOptions): DemoIdp {
         )
         .join('');
       res.set({ 'Cache-Control': 'no-store', 'Content-Security-Policy': PAGE_CSP });
-      res.type('html').send(`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Demo sign-in</title>
+      res
+        .type('html')
+        .send(`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Demo sign-in</title>
 <style>*{box-sizing:border-box}body{font:16px/1.4 system-ui,sans-serif;margin:0;background:#eef1f5;color:#1c1e21}main{max-width:30rem;margin:0 auto;padding:1rem}
 h1{font-size:1.3rem}ul{list-style:none;padding:0}li{margin:0 0 .6rem}button{width:100%;min-height:56px;text-align:left;display:grid;gap:.1rem;padding:.6rem .9rem;border:1px solid #b8bec6;border-radius:10px;background:#fff;font:inherit;cursor:pointer}
 button span{color:#1f3a5f}small{color:#5f6670;overflow-wrap:anywhere}</style></head>
@@ -171,7 +238,12 @@ button span{color:#1f3a5f}small{color:#5f6670;overflow-wrap:anywhere}</style></h
     try {
       await provider.interactionDetails(req, res);
       const account = String((req.body as Record<string, unknown>)?.account ?? '');
-      await provider.interactionFinished(req, res, { login: { accountId: account } }, { mergeWithLastSubmission: false });
+      await provider.interactionFinished(
+        req,
+        res,
+        { login: { accountId: account } },
+        { mergeWithLastSubmission: false },
+      );
     } catch (err) {
       next(err);
     }

@@ -188,7 +188,10 @@ export class OidcRelyingParty {
         idTokenExpected: true,
       });
     } catch (err) {
-      throw new SignInError('provider', `The sign-in service did not confirm who you are (${describe(err)}).`);
+      throw new SignInError(
+        'provider',
+        `The sign-in service did not confirm who you are (${describe(err)}).`,
+      );
     }
     const claims = tokens.claims();
     if (!claims) throw new SignInError('provider', 'The sign-in service sent no ID token.');

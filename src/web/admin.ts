@@ -2,18 +2,19 @@
 // (each linking to its landing page with the subscribe buttons and QR code), and every team's rosters.
 // Staff only (the shared AdminAuth); student feeds are many and personal, so the page counts them and points to
 // `rostercal feeds list` instead of listing them.
-import express, { type Request, type Response } from 'express';
+import express, { type Request, type RequestHandler, type Response } from 'express';
 import type { Config } from '../config.ts';
 import { listFeedDefs } from '../feeds/catalog.ts';
 import type { FeedTokens } from '../feeds/tokens.ts';
 import type { JobStatus, Store, SyncRun } from '../store/types.ts';
-import type { AdminAuth } from './admin-auth.ts';
 import { escapeHtml } from './landing.ts';
+import { accessIn, csrfOf, type Principal, principalOf } from './staff-auth.ts';
 
 export interface AdminRouterOptions {
   store: Store;
   config: Pick<Config, 'schools' | 'publicUrl'>;
-  auth: AdminAuth;
+  /** Admits administrators only (StaffAuth.requireAdmin). */
+  auth: { requireAdmin: RequestHandler };
   tokens: FeedTokens;
   now?: () => Date;
 }
@@ -59,11 +60,14 @@ export function createAdminRouter(opts: AdminRouterOptions): express.Router {
   const now = opts.now ?? (() => new Date());
   const base = opts.config.publicUrl.replace(/\/+$/, '');
 
-  router.get('/admin', opts.auth.requireStaff, async (_req: Request, res: Response, next) => {
+  router.get('/admin', opts.auth.requireAdmin, async (_req: Request, res: Response, next) => {
     try {
       const at = now();
       const parts: string[] = [];
-      for (const school of opts.config.schools) {
+      const p = principalOf(res) as Principal;
+      const csrf = escapeHtml(csrfOf(p) ?? '');
+      // An administrator of one school sees that school only.
+      for (const school of opts.config.schools.filter((s) => accessIn(p, s.id) === 'all')) {
         const [runs, jobs, defs, teams] = await Promise.all([
           opts.store.listRuns(school.id, { limit: 10 }),
           opts.store.listJobStatus(school.id),
@@ -91,8 +95,9 @@ export function createAdminRouter(opts: AdminRouterOptions): express.Router {
           const link = issued.token
             ? `<a href="${escapeHtml(`${base}/feeds/${issued.token}`)}">subscribe page</a>`
             : '<span class="muted">issued with another secret: rotate it</span>';
+          const rotate = `<form method="post" action="/admin/feeds/rotate"><input type="hidden" name="csrf" value="${csrf}"><input type="hidden" name="school" value="${escapeHtml(school.id)}"><input type="hidden" name="scope" value="${escapeHtml(def.scope)}"><input type="hidden" name="id" value="${def.scopeId}"><button type="submit">rotate</button></form>`;
           feedRows.push(
-            `<tr><td>${escapeHtml(def.scope)}</td><td>${escapeHtml(def.subject)}</td><td>${link}</td></tr>`,
+            `<tr><td>${escapeHtml(def.scope)}</td><td>${escapeHtml(def.subject)}</td><td>${link}</td><td>${rotate}</td></tr>`,
           );
         }
         const students = defs.filter((d) => d.scope === 'student').length;
@@ -112,7 +117,7 @@ export function createAdminRouter(opts: AdminRouterOptions): express.Router {
 <h3>Sync</h3><table><tr><th>job</th><th>last status</th><th>last run</th><th>next run</th><th>last error</th></tr>${jobs.map((j) => jobRow(j, at)).join('') || '<tr><td colspan="5" class="muted">no scheduled jobs have run yet</td></tr>'}</table>
 <table><tr><th>run</th><th>status</th><th>started</th><th>took</th><th>added/changed</th><th>deleted</th><th>skipped</th><th>upstream requests</th><th>note</th></tr>${runs.map((r) => runRow(r, at)).join('') || '<tr><td colspan="9" class="muted">no runs yet</td></tr>'}</table>
 <h3>Feeds</h3><p class="muted">${students} student feeds exist as well; <code>rostercal feeds list</code> prints them. A leaked URL: <code>rostercal feeds rotate SCOPE ID</code>.</p>
-<table><tr><th>scope</th><th>name</th><th></th></tr>${feedRows.join('')}</table>
+<table><tr><th>scope</th><th>name</th><th></th><th>new URL (the old one stops at once)</th></tr>${feedRows.join('')}</table>
 <h3>Rosters</h3><table><tr><th>team</th><th>activity</th><th>students</th><th colspan="3">PDF</th></tr>${rosterRows.join('')}</table></section>`);
       }
       res.set('Cache-Control', 'no-store');
@@ -120,7 +125,7 @@ export function createAdminRouter(opts: AdminRouterOptions): express.Router {
       res
         .type('html')
         .send(
-          `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>rostercal admin</title><style>${STYLE}</style></head><body><h1>rostercal</h1><form method="post" action="/admin/logout"><button type="submit">Sign out</button></form>${parts.join('')}</body></html>`,
+          `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>rostercal admin</title><style>${STYLE}</style></head><body><h1>rostercal</h1><p><a href="/staff">My teams</a> · <a href="/admin/audit">Audit log</a> · <a href="/admin/sessions">Signed-in staff</a></p><form method="post" action="/auth/logout"><input type="hidden" name="csrf" value="${csrf}"><button type="submit">Sign out</button></form>${parts.join('')}</body></html>`,
         );
     } catch (err) {
       next(err);

@@ -1,21 +1,39 @@
 // Staff-only roster routes:
 //   GET /rosters/teams/:teamId.pdf?template=NAME&session=ID&school=ID  the PDF (inline)
 //   GET /rosters/templates                                           the available templates (JSON)
-// plus the staff login form (/admin/login, /admin/logout) unless a shared AdminAuth is passed in.
+// A person gets only the teams their role allows (403 with no byte of the roster otherwise); templates with
+// medical or guardian columns only for the roles the school allows. Every PDF served is audited first.
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Config } from '../config.ts';
-import { generateRoster, loadAllTemplates, RosterError } from '../rosters/index.ts';
+import { StaffDirectory } from '../identity/directory.ts';
+import {
+  canPrintSensitive,
+  canSeeTeam,
+  DEFAULT_SENSITIVE_ROLES,
+  isSensitiveTemplate,
+  type SensitiveRole,
+} from '../identity/roles.ts';
+import { DEFAULT_SESSION_SETTINGS, StaffSessions } from '../identity/sessions.ts';
+import {
+  defaultTemplateName,
+  generateRoster,
+  loadAllTemplates,
+  RosterError,
+  templateFor,
+} from '../rosters/index.ts';
 import type { Store } from '../store/types.ts';
-import { type AdminAuth, createAdminAuth } from './admin-auth.ts';
+import { createStaffAuth, forbidden, type Principal, principalOf, type StaffAuth } from './staff-auth.ts';
 
 export interface RostersRouterOptions {
   store: Store;
   /** The schools: with exactly one, `?school=` may be left out. */
   config: Pick<Config, 'schools'>;
-  /** ADMIN_TOKEN; ignored when `auth` is given. */
+  /** ADMIN_TOKEN; ignored when `auth` is given (then only the bearer token gets in). */
   adminToken?: string | null;
-  /** A shared staff-auth instance (the admin pages' one); its login routes are then mounted by its owner. */
-  auth?: AdminAuth;
+  /** The shared staff auth; its identify middleware must run before this router (createStaffAuth). */
+  auth?: StaffAuth;
+  /** Who may print templates with medical or guardian columns; default admins and the team's assigned staff. */
+  sensitiveRoles?: readonly SensitiveRole[];
   /** The school's own roster templates (configuration: ROSTER_TEMPLATES_DIR). */
   templatesDir?: string | null;
   /** Called for unexpected failures (a logger's error method). */
@@ -39,9 +57,19 @@ function disposition(fileName: string): string {
 }
 
 export function createRostersRouter(opts: RostersRouterOptions): express.Router {
-  const auth = opts.auth ?? createAdminAuth({ adminToken: opts.adminToken });
+  const auth =
+    opts.auth ??
+    createStaffAuth({
+      store: opts.store,
+      sessions: new StaffSessions(opts.store, { ...DEFAULT_SESSION_SETTINGS, secure: true }),
+      directory: new StaffDirectory(opts.store, opts.config.schools),
+      oidc: null,
+      adminToken: opts.adminToken ?? null,
+      publicUrl: 'https://localhost',
+    });
   const router = express.Router();
-  if (!opts.auth) router.use(auth.router);
+  if (!opts.auth) router.use(auth.identify, auth.router);
+  const sensitiveRoles = opts.sensitiveRoles ?? DEFAULT_SENSITIVE_ROLES;
   const templatesDir = opts.templatesDir === undefined ? undefined : opts.templatesDir;
   const defaultSchool = opts.config.schools.length === 1 ? opts.config.schools[0]!.id : null;
 
@@ -52,14 +80,31 @@ export function createRostersRouter(opts: RostersRouterOptions): express.Router 
 
   router.get('/rosters/teams/:teamId.pdf', noStore, auth.requireStaff, async (req, res, next) => {
     try {
-      const teamId = idParam('team', queryString(req.params.teamId) ?? '');
+      const teamId = idParam('team', queryString(req.params.teamId) ?? '')!;
       const sessionId = idParam('session', queryString(req.query.session));
+      const schoolId = queryString(req.query.school) ?? defaultSchool;
+      const school = opts.config.schools.find((s) => s.id === schoolId);
+      if (!school) throw new RosterError('unknown-team', 'name the school with ?school=ID', 400);
+      const templateName = queryString(req.query.template) ?? defaultTemplateName(sessionId);
+      const template = templateFor(templateName, { dir: templatesDir });
+      const p = principalOf(res) as Principal;
+      // Decided before anything is read: a refused request learns nothing about the team, not even its name.
+      const refusal = refuse(p, school.id, teamId, isSensitiveTemplate(template), sensitiveRoles);
+      if (refusal) return forbidden(res, refusal);
       const roster = await generateRoster(opts.store, {
-        schoolId: queryString(req.query.school) ?? defaultSchool,
-        teamId: teamId!,
+        schoolId: school.id,
+        teamId,
         sessionId,
-        template: queryString(req.query.template) ?? null,
+        template: template.name,
         dir: templatesDir,
+      });
+      // Audited before a byte is sent: no record, no roster.
+      await auth.audit(req, res, {
+        action: 'roster',
+        schoolId: school.id,
+        teamId,
+        sessionId: roster.data.session?.id ?? null,
+        template: template.name,
       });
       // A PDF is no HTML page: the app's default CSP (default-src 'none') only stops browsers' PDF viewers.
       res.removeHeader('Content-Security-Policy');
@@ -99,4 +144,23 @@ export function createRostersRouter(opts: RostersRouterOptions): express.Router 
   });
 
   return router;
+}
+
+function refuse(
+  p: Principal,
+  schoolId: string,
+  teamId: number,
+  sensitive: boolean,
+  roles: readonly SensitiveRole[],
+): string | null {
+  if (p.kind === 'admin-token')
+    return !sensitive || roles.includes('admin') || roles.includes('staff')
+      ? null
+      : 'the school does not allow this template for administrators';
+  const m = p.memberships.find((x) => x.school.id === schoolId);
+  if (!m) return 'you are not staff of this school';
+  if (!canSeeTeam(m.access, teamId)) return 'not one of your teams: ask the sports office if it should be';
+  if (sensitive && !canPrintSensitive(m.access, teamId, roles))
+    return 'medical and guardian data of this team is only for the roles the school allows (by default administrators and the team’s assigned staff)';
+  return null;
 }

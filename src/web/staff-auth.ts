@@ -3,7 +3,7 @@
 // break-glass admin-token form (/admin/login), CSRF checks for state-changing forms, and audit records.
 // Failures are throttled per client address, never per account.
 import { createHash, timingSafeEqual } from 'node:crypto';
-import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import express, { type Request, type RequestHandler, type Response } from 'express';
 import { localPath, parseCookies } from '../identity/cookies.ts';
 import type { StaffDirectory, StaffMembership } from '../identity/directory.ts';
 import { type LoginTransaction, type OidcRelyingParty, SignInError } from '../identity/oidc.ts';
@@ -60,7 +60,9 @@ export interface StaffAuth {
   throttle: FailureThrottle;
 }
 
-export type AuditInput = Partial<Omit<AuditRecord, 'id' | 'at' | 'actor' | 'clientAddress' | 'staffSession'>> &
+export type AuditInput = Partial<
+  Omit<AuditRecord, 'id' | 'at' | 'actor' | 'clientAddress' | 'staffSession'>
+> &
   Pick<AuditRecord, 'action'>;
 
 export function principalOf(res: Response): Principal | null {
@@ -294,7 +296,8 @@ export function createStaffAuth(opts: StaffAuthOptions): StaffAuth {
       const tx = decodeTx(parseCookies(req.get('cookie')).get(LOGIN_COOKIE));
       res.clearCookie(LOGIN_COOKIE, { httpOnly: true, secure, sameSite: 'lax', path: '/auth' });
       if (typeof req.query.error === 'string') {
-        const desc = typeof req.query.error_description === 'string' ? ` (${req.query.error_description})` : '';
+        const desc =
+          typeof req.query.error_description === 'string' ? ` (${req.query.error_description})` : '';
         return sendProblem(
           res,
           401,
@@ -406,15 +409,19 @@ export function createStaffAuth(opts: StaffAuthOptions): StaffAuth {
   });
 
   // Break-glass: the admin token typed into a form opens an ordinary (store) session acting as "admin token".
-  router.get('/admin/login', (req, res) => {
-    const next = localPath(req.query.next ?? req.query.returnTo, '/admin');
+  function tokenForm(res: Response, next: string, message: string | null, status = 200): void {
     const signIn = oidc
       ? `<p><a class="btn primary" href="/auth/login?returnTo=${encodeURIComponent(next)}">Sign in with your school account</a></p>`
       : '';
     sendPage(res, {
       title: 'Staff sign-in',
-      body: `<div class="card"><h1>Staff sign-in</h1>${signIn}<form method="post" action="/admin/login"><p class="muted">Administrators only, when the school’s sign-in is unavailable:</p><label for="token">Admin token</label><input id="token" name="token" type="password" autocomplete="current-password" required><input type="hidden" name="next" value="${escapeHtml(next)}"><div class="actions"><button type="submit">Use the admin token</button></div></form></div>`,
+      status,
+      body: `<div class="card"><h1>Staff sign-in</h1>${signIn}${message ? `<p class="warn" role="alert">${escapeHtml(message)}</p>` : ''}<form method="post" action="/admin/login"><p class="muted">Administrators only, when the school’s sign-in is unavailable:</p><label for="token">Admin token</label><input id="token" name="token" type="password" autocomplete="current-password" required><input type="hidden" name="next" value="${escapeHtml(next)}"><div class="actions"><button type="submit">Use the admin token</button></div></form></div>`,
     });
+  }
+
+  router.get('/admin/login', (req, res) => {
+    tokenForm(res, localPath(req.query.next ?? req.query.returnTo, '/admin'), null);
   });
 
   router.post('/admin/login', form, async (req, res, next) => {
@@ -426,11 +433,14 @@ export function createStaffAuth(opts: StaffAuthOptions): StaffAuth {
       const given = typeof body.token === 'string' ? body.token.trim() : '';
       if (!adminToken || !given || !sameSecret(given, adminToken)) {
         throttle.fail(client);
-        return sendProblem(res, 401, 'That token is not right', [
+        return tokenForm(
+          res,
+          localPath(body.next, '/admin'),
           adminToken
-            ? 'The admin token was not accepted. Staff sign in with their school account instead.'
+            ? 'That token is not right. Staff sign in with their school account instead.'
             : 'No admin token is set (ADMIN_TOKEN), so this form lets nobody in.',
-        ], { href: '/admin/login', label: 'Back' });
+          401,
+        );
       }
       const current = await sessions.start(req, res, {
         email: ADMIN_TOKEN_ACTOR,
@@ -455,5 +465,3 @@ export function forbidden(res: Response, what: string): void {
   res.set('Cache-Control', 'no-store');
   res.status(403).type('text').send(`${what}\n`);
 }
-
-export type { NextFunction };

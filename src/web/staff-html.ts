@@ -41,7 +41,9 @@ export interface PageOptions {
 }
 
 export function sendPage(res: Response, opts: PageOptions): void {
-  const nav = (opts.nav ?? []).map((n) => `<a href="${escapeHtml(n.href)}">${escapeHtml(n.label)}</a>`).join(' ');
+  const nav = (opts.nav ?? [])
+    .map((n) => `<a href="${escapeHtml(n.href)}">${escapeHtml(n.label)}</a>`)
+    .join(' ');
   const who = opts.who
     ? `<span class="who">${escapeHtml(opts.who.label)}</span>${
         opts.who.csrf !== null
@@ -69,8 +71,10 @@ export function sendProblem(
   sendPage(res, {
     title,
     status,
-    body: `<div class="card"><h1>${escapeHtml(title)}</h1>${paragraphs.map((p) => `<p>${escapeHtml(p)}</p>`).join('')}${
-      link ? `<p><a class="btn primary" href="${escapeHtml(link.href)}">${escapeHtml(link.label)}</a></p>` : ''
+    body: `<div class="card" role="alert"><h1>${escapeHtml(title)}</h1>${paragraphs.map((p) => `<p>${escapeHtml(p)}</p>`).join('')}${
+      link
+        ? `<p><a class="btn primary" href="${escapeHtml(link.href)}">${escapeHtml(link.label)}</a></p>`
+        : ''
     }</div>`,
   });
 }

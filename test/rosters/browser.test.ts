@@ -83,7 +83,7 @@ describe('staff sign-in in Chromium', () => {
     const cookies = await context.cookies();
     expect(cookies).toHaveLength(1);
     expect(cookies[0]).toMatchObject({
-      name: 'rostercal_admin',
+      name: '__Host-rostercal_session',
       httpOnly: true,
       secure: true,
       sameSite: 'Lax',

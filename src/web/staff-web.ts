@@ -1,0 +1,137 @@
+// Everything staff reach on the web, wired once: who is asking (identify), sign-in (OIDC or, in the demo, the
+// in-process demo identity provider), "My teams", the admins' pages and the rosters. Also prunes the audit log
+// and ended sessions once a day.
+import express, { type Router } from 'express';
+import type { FeedTokens } from '../feeds/tokens.ts';
+import { createDemoIdp, type DemoPerson } from '../identity/demo-idp.ts';
+import { StaffDirectory } from '../identity/directory.ts';
+import { OidcRelyingParty, type OidcSettings } from '../identity/oidc.ts';
+import type { SensitiveRole } from '../identity/roles.ts';
+import { StaffSessions } from '../identity/sessions.ts';
+import { FailureThrottle } from '../identity/throttle.ts';
+import type { Logger } from '../log.ts';
+import type { SchoolId, Store } from '../store/types.ts';
+import { createAdminRouter } from './admin.ts';
+import { createAdminStaffRouter } from './admin-staff.ts';
+import { createRostersRouter } from './rosters.ts';
+import { createStaffAuth, type StaffAuth } from './staff-auth.ts';
+import { createStaffPageRouter } from './staff-page.ts';
+
+export interface StaffWebSettings {
+  /** null: no identity provider (only ADMIN_TOKEN gets in), unless `demo` is set. */
+  oidc: OidcSettings | null;
+  /** Demo mode: an in-process identity provider offering these people. */
+  demo: { people: () => Promise<DemoPerson[]> } | null;
+  adminToken: string | null;
+  sessionIdleHours: number;
+  sessionMaxHours: number;
+  sensitiveRoles: readonly SensitiveRole[];
+  auditRetentionDays: number;
+  helpContact?: string | null;
+}
+
+export interface StaffWebOptions extends StaffWebSettings {
+  store: Store;
+  tokens: FeedTokens;
+  publicUrl: string;
+  schools: readonly { id: SchoolId; name: string; timeZone: string }[];
+  /** The admin dashboard's config view (schools, publicUrl). */
+  config: Parameters<typeof createAdminRouter>[0]['config'];
+  log: Logger;
+  templatesDir?: string | null;
+  throttle?: FailureThrottle;
+}
+
+export interface StaffWeb {
+  router: Router;
+  auth: StaffAuth;
+  oidc: OidcRelyingParty | null;
+  /** Starts identity-provider discovery (call once the web server listens: the demo provider is on it). */
+  start(): void;
+  stop(): void;
+  /** Deletes audit records past retention and sessions that ended over a day ago. */
+  prune(): Promise<{ audit: number; sessions: number }>;
+}
+
+export function createStaffWeb(opts: StaffWebOptions): StaffWeb {
+  const base = opts.publicUrl.replace(/\/+$/, '');
+  const redirectUri = `${base}/auth/callback`;
+  const router = express.Router();
+  let oidcSettings = opts.oidc;
+  if (opts.demo) {
+    const demo = createDemoIdp({ issuer: `${base}/demo-idp`, redirectUri, people: opts.demo.people });
+    router.use('/demo-idp', demo.router);
+    oidcSettings = {
+      issuer: demo.issuer,
+      clientId: demo.clientId,
+      clientSecret: demo.clientSecret,
+      scopes: [],
+      allowedDomains: [],
+    };
+  }
+  const oidc = oidcSettings ? new OidcRelyingParty(oidcSettings, { redirectUri, log: opts.log }) : null;
+  const sessions = new StaffSessions(opts.store, {
+    idleMs: opts.sessionIdleHours * 3_600_000,
+    maxMs: opts.sessionMaxHours * 3_600_000,
+    secure: base.startsWith('https://'),
+  });
+  const directory = new StaffDirectory(opts.store, opts.schools);
+  const auth = createStaffAuth({
+    store: opts.store,
+    sessions,
+    directory,
+    oidc,
+    adminToken: opts.adminToken,
+    publicUrl: base,
+    throttle: opts.throttle ?? new FailureThrottle(),
+    helpContact: opts.helpContact ?? null,
+    onError: (err) => opts.log.error({ err }, 'sign-in failed'),
+  });
+  router.use(auth.identify, auth.router);
+  router.use(
+    createStaffPageRouter({
+      store: opts.store,
+      auth,
+      tokens: opts.tokens,
+      schools: opts.schools,
+      sensitiveRoles: opts.sensitiveRoles,
+    }),
+    createAdminRouter({ store: opts.store, config: opts.config, auth, tokens: opts.tokens }),
+    createAdminStaffRouter({ store: opts.store, auth, tokens: opts.tokens, schools: opts.schools }),
+    createRostersRouter({
+      store: opts.store,
+      config: { schools: opts.schools } as Parameters<typeof createRostersRouter>[0]['config'],
+      auth,
+      sensitiveRoles: opts.sensitiveRoles,
+      ...(opts.templatesDir !== undefined ? { templatesDir: opts.templatesDir } : {}),
+      onError: (err) => opts.log.error({ err }, 'roster failed'),
+    }),
+  );
+
+  let timer: NodeJS.Timeout | null = null;
+  const prune = async () => {
+    const at = Date.now();
+    const audit = await opts.store.pruneAudit(
+      new Date(at - opts.auditRetentionDays * 86_400_000).toISOString(),
+    );
+    const ended = await opts.store.pruneStaffSessions(new Date(at - 86_400_000).toISOString());
+    return { audit, sessions: ended };
+  };
+  return {
+    router,
+    auth,
+    oidc,
+    start() {
+      oidc?.start();
+      const run = () => prune().catch((err) => opts.log.error({ err }, 'pruning the audit log failed'));
+      void run();
+      timer = setInterval(run, 86_400_000);
+      timer.unref();
+    },
+    stop() {
+      oidc?.stop();
+      if (timer) clearInterval(timer);
+    },
+    prune,
+  };
+}

@@ -1,0 +1,194 @@
+// Staff sign-in end to end: sandbox → pull → store → rostercal's web app (createStaffWeb) on one port, and a
+// real OpenID provider (oidc-provider, in-process) on another, both on loopback http. `signIn` walks the
+// authorization-code + PKCE flow over HTTP with a cookie jar per browser, exactly as a browser would.
+import { type AddressInfo, createServer } from 'node:net';
+import express from 'express';
+import pino from 'pino';
+import { createDemoIdp, type DemoPerson } from '../../src/identity/demo-idp.ts';
+import type { SensitiveRole } from '../../src/identity/roles.ts';
+import type { Logger } from '../../src/log.ts';
+import type { Store } from '../../src/store/types.ts';
+import { createApp } from '../../src/web/app.ts';
+import { type RunningServer, startServer } from '../../src/web/server.ts';
+import { createStaffWeb, type StaffWeb } from '../../src/web/staff-web.ts';
+import type { Harness } from '../feeds/harness.ts';
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export interface TestIdp {
+  url: string;
+  issuer: string;
+  clientId: string;
+  clientSecret: string;
+  close(): Promise<void>;
+}
+
+/** A real OpenID provider offering `people` (the demo provider's picker stands in for a password page). */
+export async function startTestIdp(people: DemoPerson[], redirectUri: string): Promise<TestIdp> {
+  const port = await freePort();
+  const issuer = `http://127.0.0.1:${port}/idp`;
+  const idp = createDemoIdp({ issuer, redirectUri, people: async () => people });
+  const app = express();
+  app.use('/idp', idp.router);
+  const server = await startServer(app, { port, host: '127.0.0.1' });
+  return {
+    url: server.url,
+    issuer,
+    clientId: idp.clientId,
+    clientSecret: idp.clientSecret,
+    close: () => server.close(500),
+  };
+}
+
+export interface StaffSite {
+  url: string;
+  staff: StaffWeb;
+  server: RunningServer;
+  close(): Promise<void>;
+}
+
+export async function startStaffSite(
+  h: Pick<Harness, 'feeds' | 'metrics' | 'tokens' | 'school'> & { store: Store },
+  opts: {
+    port: number;
+    idp: TestIdp | { issuer: string; clientId: string; clientSecret: string } | null;
+    adminToken?: string | null;
+    sensitiveRoles?: SensitiveRole[];
+    log?: Logger;
+    sessionIdleHours?: number;
+  },
+): Promise<StaffSite> {
+  const publicUrl = `http://127.0.0.1:${opts.port}`;
+  const schools = [{ id: h.school.id, name: h.school.name, timeZone: h.school.timeZone }];
+  const log = opts.log ?? pino({ level: 'silent' });
+  const staff = createStaffWeb({
+    store: h.store,
+    tokens: h.tokens,
+    log,
+    publicUrl,
+    schools,
+    config: { schools: [h.school], publicUrl },
+    adminToken: opts.adminToken ?? null,
+    oidc: opts.idp
+      ? {
+          issuer: opts.idp.issuer,
+          clientId: opts.idp.clientId,
+          clientSecret: opts.idp.clientSecret,
+          scopes: [],
+          allowedDomains: [],
+        }
+      : null,
+    demo: null,
+    sessionIdleHours: opts.sessionIdleHours ?? 8,
+    sessionMaxHours: 24,
+    sensitiveRoles: opts.sensitiveRoles ?? ['admin', 'assigned'],
+    auditRetentionDays: 400,
+  });
+  const app = createApp({
+    store: h.store,
+    feeds: h.feeds,
+    metrics: h.metrics,
+    publicUrl,
+    logger: log,
+    feedRateLimit: false,
+    routers: { '/': staff.router },
+  });
+  const server = await startServer(app, { port: opts.port, host: '127.0.0.1' });
+  staff.start();
+  return {
+    url: server.url,
+    staff,
+    server,
+    async close() {
+      staff.stop();
+      await server.close(500);
+    },
+  };
+}
+
+/** A browser's cookies, per host:port (enough for loopback tests: no domains, paths or expiry). */
+export class CookieJar {
+  readonly #jar = new Map<string, Map<string, string>>();
+  header(url: string): string {
+    const m = this.#jar.get(new URL(url).host);
+    return m ? [...m].map(([k, v]) => `${k}=${v}`).join('; ') : '';
+  }
+  store(url: string, res: Response): void {
+    const host = new URL(url).host;
+    const m = this.#jar.get(host) ?? new Map<string, string>();
+    for (const line of res.headers.getSetCookie()) {
+      const [pair] = line.split(';');
+      const i = pair!.indexOf('=');
+      const name = pair!.slice(0, i).trim();
+      const value = pair!.slice(i + 1).trim();
+      if (/expires=Thu, 01 Jan 1970/i.test(line) || value === '') m.delete(name);
+      else m.set(name, value);
+    }
+    this.#jar.set(host, m);
+  }
+  get(url: string, name: string): string | undefined {
+    return this.#jar.get(new URL(url).host)?.get(name);
+  }
+  set(url: string, name: string, value: string): void {
+    const host = new URL(url).host;
+    const m = this.#jar.get(host) ?? new Map<string, string>();
+    m.set(name, value);
+    this.#jar.set(host, m);
+  }
+}
+
+/** fetch with the jar's cookies, following redirects by hand (so cookies of every hop are kept). */
+export async function browse(
+  jar: CookieJar,
+  url: string,
+  init: { method?: string; body?: URLSearchParams; headers?: Record<string, string> } = {},
+): Promise<{ res: Response; url: string; body: string }> {
+  let current = url;
+  let method = init.method ?? 'GET';
+  let body: URLSearchParams | undefined = init.body;
+  for (let hop = 0; hop < 20; hop++) {
+    const res = await fetch(current, {
+      method,
+      redirect: 'manual',
+      headers: { cookie: jar.header(current), accept: 'text/html', ...(init.headers ?? {}) },
+      ...(body ? { body } : {}),
+    });
+    jar.store(current, res);
+    const location = res.headers.get('location');
+    if (res.status >= 300 && res.status < 400 && location) {
+      current = new URL(location, current).href;
+      method = 'GET';
+      body = undefined;
+      await res.arrayBuffer();
+      continue;
+    }
+    return { res, url: current, body: await res.text() };
+  }
+  throw new Error(`too many redirects from ${url}`);
+}
+
+/** Walks the whole sign-in: rostercal → provider's picker → pick `personId` → callback → where rostercal sends. */
+export async function signIn(
+  jar: CookieJar,
+  siteUrl: string,
+  personId: string,
+  returnTo = '/staff',
+): Promise<{ res: Response; url: string; body: string }> {
+  const picker = await browse(jar, `${siteUrl}/auth/login?returnTo=${encodeURIComponent(returnTo)}`);
+  if (picker.res.status !== 200) throw new Error(`picker: ${picker.res.status} ${picker.body.slice(0, 300)}`);
+  const action = /action="([^"]*\/interaction\/[^"]+\/login)"/.exec(picker.body)?.[1];
+  if (!action) throw new Error(`no picker form at ${picker.url}: ${picker.body.slice(0, 300)}`);
+  return browse(jar, new URL(action, picker.url).href, {
+    method: 'POST',
+    body: new URLSearchParams({ account: personId }),
+  });
+}

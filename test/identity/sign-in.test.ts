@@ -1,0 +1,291 @@
+// Staff sign-in through a real OpenID provider (oidc-provider in-process), authorization code + PKCE, and what
+// each role then reaches: own teams, 403 with no PDF bytes elsewhere, the medical sheet audited, refusals,
+// sign-out ending the session, and throttling of failing clients only.
+import http from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { StaffUser } from '../../src/domain/types.ts';
+import type { DemoPerson } from '../../src/identity/demo-idp.ts';
+import { staffAccess } from '../../src/identity/roles.ts';
+import { type Harness, startHarness } from '../feeds/harness.ts';
+import {
+  browse,
+  CookieJar,
+  freePort,
+  type StaffSite,
+  signIn,
+  startStaffSite,
+  startTestIdp,
+  type TestIdp,
+} from './harness.ts';
+
+const ADMIN_TOKEN = 'break-glass-admin-token-0123456789abcdef';
+
+let h: Harness;
+let idp: TestIdp;
+let site: StaffSite;
+let people: Record<'coach' | 'manager' | 'admin' | 'frozen' | 'stranger' | 'unverified', DemoPerson>;
+let coachUser: StaffUser;
+let managerUser: StaffUser;
+
+const person = (u: StaffUser, role: DemoPerson['role'], over: Partial<DemoPerson> = {}): DemoPerson => ({
+  id: String(u.id),
+  email: u.email!,
+  name: `${u.firstName} ${u.lastName}`,
+  role,
+  note: '',
+  ...over,
+});
+
+/** Team ids on the "My teams" page, in order. */
+const teamIdsOn = (html: string) => [...html.matchAll(/id="team-(\d+)"/g)].map((m) => Number(m[1]));
+
+beforeAll(async () => {
+  h = await startHarness();
+  // Deactivate one coach upstream (PATCH /users activated:false), then pull: rostercal must refuse them.
+  const before = await h.store.list('hill', 'staff');
+  const teams = await h.store.list('hill', 'teams');
+  const toFreeze = before.filter((s) => !s.isAdmin && !s.isManager && s.email).at(-1)!;
+  const patched = await fetch(`${h.sandbox.url}/users`, {
+    method: 'PATCH',
+    headers: { authorization: `Bearer ${h.sandbox.token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ users: [{ id: toFreeze.id, activated: false }] }),
+  });
+  expect(patched.status).toBe(200);
+  await h.pull('full');
+  const staff = await h.store.list('hill', 'staff');
+  const live = staff.filter((s) => s.email && !s.frozen);
+  coachUser = live.find((s) => !s.isAdmin && !s.isManager && staffAccess(s, teams).assignedTeamIds.size > 0)!;
+  managerUser = live.find((s) => s.isManager && !s.isAdmin && s.activityIds.length > 0)!;
+  const adminUser = live.find((s) => s.isAdmin)!;
+  const frozenUser = staff.find((s) => s.frozen && s.email)!;
+  expect([coachUser, managerUser, adminUser, frozenUser].every(Boolean)).toBe(true);
+  people = {
+    // The provider sends the address in another case: matching is case-insensitive.
+    coach: person(coachUser, 'staff', { email: coachUser.email!.toUpperCase() }),
+    manager: person(managerUser, 'manager'),
+    admin: person(adminUser, 'admin'),
+    frozen: person(frozenUser, 'frozen'),
+    stranger: { id: 'x1', email: 'someone@elsewhere.example', name: 'Some One', role: 'staff', note: '' },
+    unverified: person(coachUser, 'staff', { id: 'x2', emailVerified: false }),
+  };
+  const port = await freePort();
+  idp = await startTestIdp(Object.values(people), `http://127.0.0.1:${port}/auth/callback`);
+  site = await startStaffSite(h, { port, idp, adminToken: ADMIN_TOKEN });
+}, 120_000);
+
+afterAll(async () => {
+  await site?.close();
+  await idp?.close();
+  await h?.close();
+});
+
+describe('sign-in with the school’s identity provider (code + PKCE)', () => {
+  it('a coach signs in and sees exactly their teams, with sheets for upcoming sessions', async () => {
+    const jar = new CookieJar();
+    const page = await signIn(jar, site.url, people.coach.id);
+    expect(page.res.status).toBe(200);
+    expect(page.url).toBe(`${site.url}/staff`);
+    // PKCE and state were used: the provider saw a code_challenge (openid-client always sends S256 here).
+    const teams = await h.store.list('hill', 'teams');
+    const access = staffAccess(coachUser, teams);
+    const expected = teams
+      .filter((t) => access.teamIds.has(t.id) && (!t.hidden || access.assignedTeamIds.has(t.id)))
+      .map((t) => t.id)
+      .sort((a, b) => a - b);
+    expect(teamIdsOn(page.body).sort((a, b) => a - b)).toEqual(expected);
+    expect(page.body).toContain('Signed in as coach');
+    expect(page.body).toMatch(/Attendance sheet · /);
+    expect(page.body).not.toContain('Admin pages');
+
+    const cookie = jar.get(site.url, 'rostercal_session');
+    expect(cookie).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    // Only the hash is stored.
+    const stored = await h.store.listStaffSessions(new Date().toISOString());
+    expect(stored.some((s) => s.email === coachUser.email!.toLowerCase())).toBe(true);
+    expect(JSON.stringify(stored)).not.toContain(cookie);
+
+    const audit = await h.store.listAudit({ actor: coachUser.email!, action: 'sign-in' });
+    expect(audit[0]).toMatchObject({ schoolId: 'hill', detail: 'staff', clientAddress: expect.any(String) });
+  });
+
+  it('another team’s roster is 403 with no PDF bytes; an own team’s medical sheet is 200 and audited', async () => {
+    const jar = new CookieJar();
+    await signIn(jar, site.url, people.coach.id);
+    const teams = await h.store.list('hill', 'teams');
+    const access = staffAccess(coachUser, teams);
+    const other = teams.find((t) => !access.teamIds.has(t.id))!;
+    const refused = await browse(jar, `${site.url}/rosters/teams/${other.id}.pdf?template=team-roster`);
+    expect(refused.res.status).toBe(403);
+    expect(refused.body).not.toContain('%PDF');
+    expect(refused.body).not.toContain(other.name);
+    expect(refused.body).not.toContain(other.students[0]?.lastName ?? '@@');
+
+    const own = [...access.assignedTeamIds][0]!;
+    const res = await fetch(`${site.url}/rosters/teams/${own}.pdf?template=medical-and-guardian-contacts`, {
+      headers: { cookie: jar.header(site.url) },
+    });
+    expect(res.status).toBe(200);
+    expect(
+      Buffer.from(await res.arrayBuffer())
+        .subarray(0, 5)
+        .toString(),
+    ).toBe('%PDF-');
+    const [record] = await h.store.listAudit({ actor: coachUser.email!, teamId: own });
+    expect(record).toMatchObject({
+      action: 'roster',
+      actor: coachUser.email!.toLowerCase(),
+      schoolId: 'hill',
+      teamId: own,
+      template: 'medical-and-guardian-contacts',
+    });
+    expect(record!.staffSession).toMatch(/^[0-9a-f]{12}$/);
+
+    // A team visible only through an activity permission: rosters yes, medical no (default roles).
+    const viaActivity = [...access.teamIds].find((id) => !access.assignedTeamIds.has(id));
+    if (viaActivity !== undefined) {
+      const medical = await fetch(
+        `${site.url}/rosters/teams/${viaActivity}.pdf?template=medical-and-guardian-contacts`,
+        { headers: { cookie: jar.header(site.url) } },
+      );
+      expect(medical.status).toBe(403);
+      expect(Buffer.from(await medical.arrayBuffer()).includes('%PDF')).toBe(false);
+    }
+  });
+
+  it('a manager sees the teams of their activities; an admin finds every team', async () => {
+    const jar = new CookieJar();
+    const page = await signIn(jar, site.url, people.manager.id);
+    const teams = await h.store.list('hill', 'teams');
+    const access = staffAccess(managerUser, teams);
+    expect(teamIdsOn(page.body).length).toBeGreaterThan(0);
+    for (const id of teamIdsOn(page.body)) expect(access.teamIds.has(id)).toBe(true);
+    const ofActivity = teams.filter((t) => managerUser.activityIds.includes(t.activity.id) && !t.hidden);
+    for (const t of ofActivity) expect(teamIdsOn(page.body)).toContain(t.id);
+    expect(page.body).toContain('Signed in as manager');
+    // Not the admin pages.
+    expect((await browse(jar, `${site.url}/admin`)).res.status).toBe(403);
+
+    const admin = new CookieJar();
+    const home = await signIn(admin, site.url, people.admin.id);
+    expect(home.body).toContain(`Find a team (${teams.length} teams)`);
+    const target = teams.find((t) => !t.hidden)!;
+    const found = await browse(admin, `${site.url}/staff?q=${encodeURIComponent(target.name)}`);
+    expect(teamIdsOn(found.body)).toContain(target.id);
+    expect((await browse(admin, `${site.url}/admin`)).res.status).toBe(200);
+    const pdf = await fetch(`${site.url}/rosters/teams/${target.id}.pdf?template=team-roster`, {
+      headers: { cookie: admin.header(site.url) },
+    });
+    expect(pdf.status).toBe(200);
+  });
+
+  it('refuses a frozen upstream user, an unknown address and an unverified one, saying why and whom to ask', async () => {
+    const frozen = await signIn(new CookieJar(), site.url, people.frozen.id);
+    expect(frozen.res.status).toBe(403);
+    expect(frozen.body).toContain('deactivated');
+    expect(frozen.body).toMatch(/ask/i);
+    const stranger = await signIn(new CookieJar(), site.url, people.stranger.id);
+    expect(stranger.res.status).toBe(403);
+    expect(stranger.body).toContain('someone@elsewhere.example');
+    expect(stranger.body).toContain('no member of staff');
+    const unverified = await signIn(new CookieJar(), site.url, people.unverified.id);
+    expect(unverified.res.status).toBe(401);
+    expect(unverified.body).toContain('not verified');
+    const refusals = await h.store.listAudit({ action: 'sign-in-refused' });
+    expect(refusals.map((r) => r.detail)).toEqual(expect.arrayContaining(['frozen', 'unknown']));
+  });
+
+  it('after sign-out the old cookie opens nothing; sign-out needs the CSRF token', async () => {
+    const jar = new CookieJar();
+    const page = await signIn(jar, site.url, people.coach.id);
+    const csrf = /name="csrf" value="([^"]+)"/.exec(page.body)![1]!;
+    const oldCookie = jar.header(site.url);
+    const forged = await browse(jar, `${site.url}/auth/logout`, {
+      method: 'POST',
+      body: new URLSearchParams({}),
+    });
+    expect(forged.res.status).toBe(403);
+    expect((await browse(jar, `${site.url}/staff`)).res.status).toBe(200);
+
+    const out = await browse(jar, `${site.url}/auth/logout`, {
+      method: 'POST',
+      body: new URLSearchParams({ csrf }),
+    });
+    expect(out.url).toBe(`${site.url}/auth/signed-out`);
+    const again = await fetch(`${site.url}/staff`, {
+      headers: { cookie: oldCookie, accept: 'text/html' },
+      redirect: 'manual',
+    });
+    expect(again.status).toBe(303);
+    expect(again.headers.get('location')).toBe('/auth/login?returnTo=%2Fstaff');
+    const pdf = await fetch(`${site.url}/rosters/teams/1.pdf`, { headers: { cookie: oldCookie } });
+    expect(pdf.status).toBe(401);
+  });
+
+  it('returnTo may only be a local path', async () => {
+    for (const bad of [
+      'https://evil.example/x',
+      '//evil.example/x',
+      '/\\evil.example',
+      'javascript:alert(1)',
+    ]) {
+      const page = await signIn(new CookieJar(), site.url, people.coach.id, bad);
+      expect(page.url).toBe(`${site.url}/staff`);
+    }
+    const page = await signIn(new CookieJar(), site.url, people.coach.id, '/staff?q=x');
+    expect(page.url).toBe(`${site.url}/staff?q=x`);
+  });
+
+  it('an admin ends every session of a person; the person is refused at once', async () => {
+    const coach = new CookieJar();
+    await signIn(coach, site.url, people.coach.id);
+    const admin = new CookieJar();
+    const page = await signIn(admin, site.url, people.admin.id, '/admin/sessions');
+    expect(page.body).toContain(coachUser.email!.toLowerCase());
+    const csrf = /name="csrf" value="([^"]+)"/.exec(page.body)![1]!;
+    const ended = await browse(admin, `${site.url}/admin/sessions/end`, {
+      method: 'POST',
+      body: new URLSearchParams({ csrf, email: coachUser.email! }),
+    });
+    expect(ended.body).toMatch(/\d+ sessions? of/);
+    const after = await fetch(`${site.url}/rosters/teams/1.pdf`, {
+      headers: { cookie: coach.header(site.url) },
+    });
+    expect(after.status).toBe(401);
+    const audit = await browse(
+      admin,
+      `${site.url}/admin/audit?person=${encodeURIComponent(people.admin.email)}`,
+    );
+    expect(audit.body).toContain('sessions-ended');
+  });
+});
+
+/** A request from a given loopback source address (the server sees it as the client address). */
+function requestFrom(localAddress: string, url: string, headers: Record<string, string>): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = http.get(url, { localAddress, headers }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', reject);
+  });
+}
+
+describe('ADMIN_TOKEN as a bearer token', () => {
+  it('50 wrong tokens from one address are throttled; the right token from another address still works', async () => {
+    const team = (await h.store.list('hill', 'teams'))[0]!;
+    const url = `${site.url}/rosters/teams/${team.id}.pdf?template=team-roster`;
+    const statuses: number[] = [];
+    for (let i = 0; i < 50; i++)
+      statuses.push(
+        await requestFrom('127.0.0.2', url, { authorization: `Bearer wrong-${i}-${'x'.repeat(30)}` }),
+      );
+    expect(statuses.slice(0, 5)).toEqual([401, 401, 401, 401, 401]);
+    expect(statuses.filter((s) => s === 429).length).toBeGreaterThanOrEqual(35);
+    // The attacker's address is throttled even with the right token now…
+    expect(await requestFrom('127.0.0.2', url, { authorization: `Bearer ${ADMIN_TOKEN}` })).toBe(429);
+    // …but nobody else is.
+    expect(await requestFrom('127.0.0.3', url, { authorization: `Bearer ${ADMIN_TOKEN}` })).toBe(200);
+    const [rec] = await h.store.listAudit({ actor: 'admin token', teamId: team.id });
+    expect(rec).toMatchObject({ action: 'roster', template: 'team-roster', clientAddress: '127.0.0.3' });
+  });
+});
