@@ -5,10 +5,10 @@ import { createLogger } from '../log.ts';
 import { pushStep } from '../push/hooks.ts';
 import type { Store } from '../store/types.ts';
 import type { AfterPullStep } from '../sync/after-pull.ts';
-import { type PullSummary, pullSchool } from '../sync/pull.ts';
+import { PullBusyError, type PullSummary, pullSchool } from '../sync/pull.ts';
 import { formatSummary, progressWriter } from '../sync/report.ts';
 import { clientForSchool, startDemoUpstream } from '../sync/upstream.ts';
-import { defineCommand, EXIT, UsageError, withStore } from './command.ts';
+import { defineCommand, EXIT, numberOption, UsageError, withStore } from './command.ts';
 
 /** What runs after each pull here, in order. (`rostercal serve` also re-renders feeds: see src/service.ts.) */
 const STEPS: readonly AfterPullStep[] = [pushStep];
@@ -18,7 +18,7 @@ function usage(): string {
     Object.entries(s.options ?? {}).map(([name, o]) => `  --${name.padEnd(15)} ${o.help}`),
   );
   return [
-    'usage: rostercal sync [--school ID] [--full] [--json]',
+    'usage: rostercal sync [--school ID] [--full] [--json] [--wait SECONDS]',
     '',
     'Pulls each configured school (or the one named) from its upstream service into the store now.',
     'Without a configuration it pulls the demo school from an in-process sandbox into DATA_DIR.',
@@ -28,6 +28,8 @@ function usage(): string {
     '  --full            a full pull: everything in the sync window, deletions detected (default: changes only;',
     "                    a school's first pull is always full)",
     '  --json            print the run summaries as JSON on stdout (progress still goes to stderr)',
+    '  --wait SECONDS    when another process is pulling the school, wait up to this long for it to end',
+    '                    (default: say so and exit 1 at once)',
     ...extra,
     '  -h, --help        this help',
     '',
@@ -49,10 +51,12 @@ export const run = defineCommand({
     school: { type: 'string' },
     full: { type: 'boolean' },
     json: { type: 'boolean' },
+    wait: { type: 'string' },
     ...stepOptions,
   },
   async run({ values, config: loadConfig }) {
     const flags = values as Flags;
+    const wait = numberOption('--wait', values.wait, { integer: false });
     const config = await loadConfig();
     const wanted = typeof flags.school === 'string' ? flags.school : undefined;
     const selected = wanted ? config.schools.filter((s) => s.id === wanted) : config.schools;
@@ -60,13 +64,18 @@ export const run = defineCommand({
       const known = config.schools.map((s) => s.id).join(', ');
       throw new UsageError(`no school "${wanted}" in the configuration (known: ${known})`);
     }
-    return withStore(config, (store) => syncSchools(store, { ...config, schools: selected }, flags));
+    return withStore(config, (store) => syncSchools(store, { ...config, schools: selected }, flags, wait));
   },
 });
 
 // Ctrl-C is not intercepted: dying mid-resource rolls that resource back, which is what an interrupted pull
 // should do; the run record is closed as interrupted by a later pull.
-async function syncSchools(store: Store, config: Config, flags: Flags): Promise<number> {
+async function syncSchools(
+  store: Store,
+  config: Config,
+  flags: Flags,
+  waitSeconds: number | undefined,
+): Promise<number> {
   const log = createLogger({ name: 'sync', level: config.logLevel ?? 'warn', destination: 2 });
   log.debug({ config: describeConfig(config) }, 'configuration');
   const print = (line: string) => (flags.json ? process.stderr : process.stdout).write(`${line}\n`);
@@ -77,14 +86,33 @@ async function syncSchools(store: Store, config: Config, flags: Flags): Promise<
     for (const school of demo.config.schools) {
       if (school.demo && !flags.json) process.stderr.write(`${school.id}: demo sandbox at ${demo.url}\n`);
       const progress = progressWriter(process.stderr, school.id);
-      const summary = await pullSchool({
-        store,
-        client: clientForSchool(school, log),
-        school,
-        kind: flags.full ? 'full' : 'incremental',
-        onProgress: progress,
-        log,
-      });
+      let summary: PullSummary;
+      try {
+        summary = await pullSchool({
+          store,
+          client: clientForSchool(school, log),
+          school,
+          kind: flags.full ? 'full' : 'incremental',
+          onProgress: progress,
+          log,
+          ...(waitSeconds === undefined ? {} : { whenBusy: waitSeconds * 1000 }),
+          onWait: (holder) =>
+            process.stderr.write(
+              `${school.id}: waiting for the pull already running (${holder.owner}, since ${holder.since})…\n`,
+            ),
+        });
+      } catch (err) {
+        if (!(err instanceof PullBusyError)) throw err;
+        progress.clear();
+        console.error(
+          `rostercal sync: ${school.id}: ${err.message}; nothing was pulled. ` +
+            (waitSeconds === undefined
+              ? 'Try again when it ends, or use --wait SECONDS.'
+              : `It did not end within ${waitSeconds} s.`),
+        );
+        ok = false;
+        continue;
+      }
       progress.clear();
       summaries.push(summary);
       if (summary.status === 'failed') ok = false;

@@ -27,6 +27,7 @@ import type {
   Store,
   Stored,
 } from '../store/types.ts';
+import { keepAlive, processOwner } from '../sync/owner.ts';
 import type { PushTargetConfig } from './config.ts';
 import { calendarMarker, type EventIdentity } from './identity.ts';
 import type {
@@ -311,6 +312,16 @@ export async function planTarget(opts: Omit<PushOptions, 'dryRun'>): Promise<Pus
 }
 
 async function run(opts: PushOptions & { dryRun: boolean }): Promise<PushSummary> {
+  // A recorded run belongs to this process, which beats while it goes (see sync/owner.ts).
+  const stopBeating = opts.dryRun ? null : await keepAlive(opts.store, opts.log);
+  try {
+    return await runPush(opts);
+  } finally {
+    stopBeating?.();
+  }
+}
+
+async function runPush(opts: PushOptions & { dryRun: boolean }): Promise<PushSummary> {
   const { store, school, target, dryRun } = opts;
   const log = (opts.log ?? silentLogger).child({ school: school.id, target: target.id, dryRun });
   const clock = opts.now ?? (() => new Date());
@@ -328,7 +339,13 @@ async function run(opts: PushOptions & { dryRun: boolean }): Promise<PushSummary
   };
   const runId = dryRun
     ? null
-    : await store.startRun({ schoolId: school.id, kind: 'push', target: target.id, at: startedAt });
+    : await store.startRun({
+        schoolId: school.id,
+        kind: 'push',
+        target: target.id,
+        at: startedAt,
+        owner: processOwner().id,
+      });
   const works: CalendarWork[] = [];
   let fatal: unknown = null;
 

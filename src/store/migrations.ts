@@ -279,11 +279,39 @@ const feedEventVersions: Migration = {
   },
 };
 
+/**
+ * Who runs what: every process that runs pulls or pushes beats in `run_owners`; a run names its owner, so a run
+ * whose owner stopped beating is known to be interrupted. `pull_leases` holds at most one pull per school across
+ * every process and replica sharing the database.
+ */
+const runOwnersAndPullLeases: Migration = {
+  name: '0012_i12_run_owners_and_pull_leases',
+  async up(db) {
+    await db.schema.alterTable('sync_runs').addColumn('owner', 'text').execute();
+    await db.schema
+      .createTable('run_owners')
+      .addColumn('owner', 'text', (c) => c.primaryKey())
+      .addColumn('host', 'text', (c) => c.notNull())
+      .addColumn('pid', 'integer', (c) => c.notNull())
+      .addColumn('started_at', 'text', (c) => c.notNull())
+      .addColumn('heartbeat_at', 'text', (c) => c.notNull())
+      .execute();
+    await db.schema
+      .createTable('pull_leases')
+      .addColumn('school_id', 'text', (c) => c.primaryKey())
+      .addColumn('owner', 'text', (c) => c.notNull())
+      .addColumn('token', 'text', (c) => c.notNull())
+      .addColumn('acquired_at', 'text', (c) => c.notNull())
+      .execute();
+  },
+};
+
 export const MIGRATIONS: readonly Migration[] = [
   initial,
   staffSessionsAndAudit,
   familyLinks,
   feedEventVersions,
+  runOwnersAndPullLeases,
 ];
 
 /** Applies pending migrations; returns the names applied (empty when the schema was current). */

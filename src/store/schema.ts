@@ -96,6 +96,24 @@ export interface SyncRunsTable {
   /** JSON: string[]. */
   errors: string;
   warning: string | null;
+  /** The process running it (run_owners.owner); null for runs recorded before owners were. */
+  owner: string | null;
+}
+
+export interface RunOwnersTable {
+  owner: string;
+  host: string;
+  pid: number;
+  started_at: string;
+  heartbeat_at: string;
+}
+
+export interface PullLeasesTable {
+  school_id: string;
+  owner: string;
+  /** One per acquisition: a release only ever frees its own lease. */
+  token: string;
+  acquired_at: string;
 }
 
 export interface SyncCursorsTable {
@@ -194,6 +212,8 @@ export type DB = { [T in SnapshotTableName]: SnapshotTable } & { [T in JoinTable
   push_calendars: PushCalendarsTable;
   push_mappings: PushMappingsTable;
   fire_claims: FireClaimsTable;
+  run_owners: RunOwnersTable;
+  pull_leases: PullLeasesTable;
   staff_sessions: StaffSessionsTable;
   audit_log: AuditLogTable;
 };

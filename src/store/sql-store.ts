@@ -5,11 +5,13 @@
 // store — through the `tx` argument or the store itself — joins the open transaction, so nested calls never
 // deadlock on SQLite's single writer connection and behave the same on PostgreSQL.
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { randomUUID } from 'node:crypto';
 import { type Expression, type Kysely, type SqlBool, sql, type Transaction } from 'kysely';
 import type { Id, Instant } from '../domain/types.ts';
 import * as familyLinks from './family-links.ts';
 import * as feedEventVersions from './feed-event-versions.ts';
 import { contentHash, type KindSpec, kindSpec, stableStringify } from './kinds.ts';
+import { ownerAlive } from './liveness.ts';
 import { type Dialect, runMigrations } from './migrations.ts';
 import type { DB, SnapshotTable } from './schema.ts';
 import * as staffAccess from './staff-access.ts';
@@ -22,12 +24,14 @@ import type {
   FeedToken,
   JobStatus,
   PublishedEvent,
+  PullLease,
   PushCalendar,
   PushMapping,
   ResourceKind,
   ResourceMap,
   RunCounts,
   RunKind,
+  RunOwner,
   RunStatus,
   SchoolId,
   SessionQuery,
@@ -239,7 +243,11 @@ export class SqlStore implements Store {
             rows.push({ school_id: schoolId, [join.owner]: id as Id, [join.member]: member });
           }
         }
-        await this.#insertRows(join.table, rows, null);
+        // Another writer may have inserted the same membership meanwhile (two pulls overlapping): same fact.
+        await this.#insertRows(join.table, rows, {
+          columns: ['school_id', join.member, join.owner],
+          update: [],
+        });
       }
 
       await this.#bumpDataVersion(schoolId);
@@ -283,11 +291,13 @@ export class SqlStore implements Store {
       conflict
         ? // biome-ignore lint/suspicious/noExplicitAny: see above.
           (q as any).onConflict((oc: any) =>
-            oc.columns(conflict.columns).doUpdateSet((eb: { ref(c: string): Expression<unknown> }) => {
-              const set: Record<string, Expression<unknown>> = {};
-              for (const c of conflict.update) set[c] = eb.ref(`excluded.${c}`);
-              return set;
-            }),
+            conflict.update.length === 0
+              ? oc.columns(conflict.columns).doNothing()
+              : oc.columns(conflict.columns).doUpdateSet((eb: { ref(c: string): Expression<unknown> }) => {
+                  const set: Record<string, Expression<unknown>> = {};
+                  for (const c of conflict.update) set[c] = eb.ref(`excluded.${c}`);
+                  return set;
+                }),
           )
         : q;
     if (this.dialect === 'postgres') {
@@ -492,6 +502,7 @@ export class SqlStore implements Store {
     kind: RunKind;
     target?: string | null;
     at: Instant;
+    owner?: string | null;
   }): Promise<number> {
     const row = await this.#w
       .insertInto('sync_runs')
@@ -508,6 +519,7 @@ export class SqlStore implements Store {
         throttled: 0,
         errors: '[]',
         warning: null,
+        owner: run.owner ?? null,
       })
       .returning('id')
       .executeTakeFirstOrThrow();
@@ -536,18 +548,24 @@ export class SqlStore implements Store {
   }
 
   async listRuns(schoolId: SchoolId, opts?: { kind?: RunKind; limit?: number }): Promise<SyncRun[]> {
-    let q = this.#r.selectFrom('sync_runs').selectAll().where('school_id', '=', schoolId);
+    let q = this.#r
+      .selectFrom('sync_runs')
+      .leftJoin('run_owners', 'run_owners.owner', 'sync_runs.owner')
+      .selectAll('sync_runs')
+      .select(['run_owners.host', 'run_owners.pid', 'run_owners.heartbeat_at'])
+      .where('school_id', '=', schoolId);
     if (opts?.kind) q = q.where('kind', '=', opts.kind);
     const rows = await q
       .orderBy('id', 'desc')
       .limit(opts?.limit ?? 50)
       .execute();
+    const now = new Date();
     return rows.map((r) => ({
       id: Number(r.id),
       schoolId: r.school_id,
       kind: r.kind as RunKind,
       target: r.target,
-      status: r.status as RunStatus,
+      status: effectiveStatus(r, now),
       startedAt: r.started_at,
       finishedAt: r.finished_at,
       counts: JSON.parse(r.counts) as Record<string, RunCounts>,
@@ -556,6 +574,7 @@ export class SqlStore implements Store {
       throttled: Number(r.throttled),
       errors: JSON.parse(r.errors) as string[],
       warning: r.warning,
+      owner: r.owner,
     }));
   }
 
@@ -851,6 +870,91 @@ export class SqlStore implements Store {
     }
     return won;
   }
+
+  // --- run owners and pull leases
+
+  async beat(owner: RunOwner, at: Instant): Promise<void> {
+    const heartbeat_at = instant(at, 'beat');
+    await this.#w
+      .insertInto('run_owners')
+      .values({
+        owner: owner.id,
+        host: owner.host,
+        pid: owner.pid,
+        started_at: instant(owner.startedAt, 'owner start'),
+        heartbeat_at,
+      })
+      .onConflict((oc) => oc.column('owner').doUpdateSet({ heartbeat_at }))
+      .execute();
+  }
+
+  async forgetOwner(ownerId: string): Promise<void> {
+    await this.#w.deleteFrom('run_owners').where('owner', '=', ownerId).execute();
+    await this.#w.deleteFrom('pull_leases').where('owner', '=', ownerId).execute();
+    // Owners silent for a day are long gone: keep the table small.
+    const horizon = new Date(Date.now() - 86_400_000).toISOString();
+    await this.#w.deleteFrom('run_owners').where('heartbeat_at', '<', horizon).execute();
+  }
+
+  async acquirePullLease(schoolId: SchoolId, ownerId: string, at: Instant): Promise<PullLease> {
+    const acquired_at = instant(at, 'lease');
+    const token = randomUUID();
+    const inserted = await this.#w
+      .insertInto('pull_leases')
+      .values({ school_id: schoolId, owner: ownerId, token, acquired_at })
+      .onConflict((oc) => oc.column('school_id').doNothing())
+      .executeTakeFirst();
+    if (Number(inserted.numInsertedOrUpdatedRows ?? 0) > 0) return { acquired: true, token };
+    const held = await this.#w
+      .selectFrom('pull_leases')
+      .leftJoin('run_owners', 'run_owners.owner', 'pull_leases.owner')
+      .select(['pull_leases.owner', 'pull_leases.token', 'pull_leases.acquired_at'])
+      .select(['run_owners.host', 'run_owners.pid', 'run_owners.heartbeat_at'])
+      .where('school_id', '=', schoolId)
+      .executeTakeFirst();
+    // Released between the two statements: try once more from the start.
+    if (!held) return this.acquirePullLease(schoolId, ownerId, at);
+    const beat = held.heartbeat_at
+      ? { host: held.host ?? '', pid: Number(held.pid), heartbeatAt: held.heartbeat_at }
+      : null;
+    if (ownerAlive(beat, new Date())) {
+      return { acquired: false, holder: { owner: held.owner, since: held.acquired_at } };
+    }
+    // Its owner is gone: take it over, unless another caller just did (compare-and-swap on the token).
+    const taken = await this.#w
+      .updateTable('pull_leases')
+      .set({ owner: ownerId, token, acquired_at })
+      .where('school_id', '=', schoolId)
+      .where('token', '=', held.token)
+      .executeTakeFirst();
+    if (Number(taken.numUpdatedRows) > 0) return { acquired: true, token };
+    return this.acquirePullLease(schoolId, ownerId, at);
+  }
+
+  async releasePullLease(schoolId: SchoolId, token: string): Promise<void> {
+    await this.#w
+      .deleteFrom('pull_leases')
+      .where('school_id', '=', schoolId)
+      .where('token', '=', token)
+      .execute();
+  }
+}
+
+/** A run recorded as running whose owner is gone is interrupted, whatever the row still says. */
+function effectiveStatus(
+  r: { status: string; owner: string | null; started_at: string } & {
+    host: string | null;
+    pid: number | null;
+    heartbeat_at: string | null;
+  },
+  now: Date,
+): RunStatus {
+  if (r.status !== 'running') return r.status as RunStatus;
+  // Recorded before runs had owners: nothing to tell by (the next pull closes it once it is old).
+  if (r.owner === null) return 'running';
+  const beat =
+    r.heartbeat_at === null ? null : { host: r.host ?? '', pid: Number(r.pid), heartbeatAt: r.heartbeat_at };
+  return ownerAlive(beat, now) ? 'running' : 'interrupted';
 }
 
 function toFeedToken(r: {

@@ -77,7 +77,8 @@ export interface AbsenceQuery {
 }
 
 export type RunKind = 'incremental' | 'full' | 'push';
-export type RunStatus = 'running' | 'succeeded' | 'failed' | 'suspicious';
+/** `interrupted`: the process running it stopped (killed, crashed, or stopped before the run could end). */
+export type RunStatus = 'running' | 'succeeded' | 'failed' | 'suspicious' | 'interrupted';
 
 export interface RunCounts {
   added: number;
@@ -109,7 +110,22 @@ export interface SyncRun {
   errors: string[];
   /** Why the run was marked suspicious, if it was. */
   warning: string | null;
+  /** The process that ran (or runs) it, `host:pid:random`; null for runs recorded before owners were. */
+  owner?: string | null;
 }
+
+/** A process that runs pulls or pushes; it proves it is alive by beating (`Store.beat`). */
+export interface RunOwner {
+  /** `host:pid:random`. */
+  id: string;
+  host: string;
+  pid: number;
+  startedAt: Instant;
+}
+
+export type PullLease =
+  | { acquired: true; token: string }
+  | { acquired: false; holder: { owner: string; since: Instant } };
 
 export interface JobStatus {
   schoolId: SchoolId;
@@ -295,7 +311,14 @@ export interface Store {
   listAbsences(schoolId: SchoolId, query: AbsenceQuery): Promise<Stored<'absences'>[]>;
 
   // --- sync runs and job status
-  startRun(run: { schoolId: SchoolId; kind: RunKind; target?: string | null; at: Instant }): Promise<number>;
+  startRun(run: {
+    schoolId: SchoolId;
+    kind: RunKind;
+    target?: string | null;
+    at: Instant;
+    /** The process running it (see beat): once it stops beating, the run reads as interrupted. */
+    owner?: string | null;
+  }): Promise<number>;
   finishRun(
     id: number,
     result: Omit<SyncRun, 'id' | 'schoolId' | 'kind' | 'target' | 'startedAt'> & { finishedAt: Instant },
@@ -362,4 +385,14 @@ export interface Store {
   // --- cross-replica coordination (PostgreSQL; SQLite is single-process)
   /** Claims one scheduled fire: true for exactly one caller per (job, fireTime). */
   claimFire(job: string, fireTime: Instant, owner: string): Promise<boolean>;
+
+  // --- run owners and pull leases (every process and replica sharing the database)
+  /** Records that the owner is alive now. Runs of an owner silent for OWNER_SILENT_MS read as interrupted. */
+  beat(owner: RunOwner, at: Instant): Promise<void>;
+  /** The owner stopped cleanly: its runs still marked running read as interrupted at once. */
+  forgetOwner(ownerId: string): Promise<void>;
+  /** Takes the school's pull lease unless a live owner holds it. */
+  acquirePullLease(schoolId: SchoolId, ownerId: string, at: Instant): Promise<PullLease>;
+  /** Frees the lease taken with this token (a no-op when it was taken over since). */
+  releasePullLease(schoolId: SchoolId, token: string): Promise<void>;
 }

@@ -12,6 +12,7 @@ import type { ResourceKind, ResourceMap, RunCounts, RunStatus, Store, SyncRun } 
 import type { EndpointStats, MalformedRecord, UpstreamClient } from '../upstream/api.ts';
 import { mapLimit, prefetch } from './concurrency.ts';
 import { deletionGuard } from './guard.ts';
+import { keepAlive, processOwner } from './owner.ts';
 import { RESOURCES, type ResourceSpec, recordId } from './resources.ts';
 import { type SyncWindow, syncWindow } from './window.ts';
 
@@ -67,9 +68,29 @@ export interface PullOptions {
   now?: () => Date;
   onProgress?: (event: PullProgress) => void;
   log?: Logger;
-  /** A `running` run older than this was cut short (the process died): it is closed as failed. Default 2 h. */
-  staleRunMs?: number;
+  /**
+   * When another process (or replica) is pulling this school: `fail` (default) throws PullBusyError at once;
+   * a number waits up to that many milliseconds for it to finish, then throws.
+   */
+  whenBusy?: 'fail' | number;
+  /** Called once while waiting for another pull of the school to end. */
+  onWait?: (holder: { owner: string; since: Instant }) => void;
 }
+
+/** Another process holds the school's pull lease: at most one pull of a school runs at a time. */
+export class PullBusyError extends Error {
+  readonly schoolId: string;
+  readonly holder: { owner: string; since: Instant };
+  constructor(schoolId: string, holder: { owner: string; since: Instant }) {
+    super(`a pull of ${schoolId} is already running (${holder.owner}, since ${holder.since})`);
+    this.name = 'PullBusyError';
+    this.schoolId = schoolId;
+    this.holder = holder;
+  }
+}
+
+const LEASE_POLL_MS = 1_000;
+const LEGACY_RUN_MS = 2 * 3_600_000;
 
 /** Error lines kept per resource in the run record; the rest are summarised. */
 const MAX_ERROR_LINES = 50;
@@ -138,22 +159,50 @@ export function listingGap(label: string, t: ListingTally): string | null {
   );
 }
 
-async function closeStaleRuns(store: Store, schoolId: string, now: Date, staleMs: number, log: Logger) {
+/** Runs of the school whose process died (they read as interrupted) are closed as such, for good. */
+async function closeInterruptedRuns(store: Store, schoolId: string, now: Date, log: Logger) {
   const runs = await store.listRuns(schoolId, { limit: 20 });
   for (const run of runs) {
-    if (run.status !== 'running' || run.kind === 'push') continue;
-    if (now.getTime() - Date.parse(run.startedAt) < staleMs) continue;
+    // Runs recorded before runs had owners can only be judged by their age.
+    const legacy =
+      run.status === 'running' && !run.owner && now.getTime() - Date.parse(run.startedAt) > LEGACY_RUN_MS;
+    if (!legacy && (run.status !== 'interrupted' || run.finishedAt !== null)) continue;
     await store.finishRun(run.id, {
-      status: 'failed',
+      status: 'interrupted',
       finishedAt: now.toISOString(),
       counts: run.counts,
       upstreamRequests: run.upstreamRequests,
       retries: run.retries,
       throttled: run.throttled,
-      errors: [...run.errors, 'interrupted: the process ended before the run finished'],
+      errors: [...run.errors, `interrupted: the process running it (${run.owner ?? 'unknown'}) stopped`],
       warning: run.warning,
     });
-    log.warn({ runId: run.id, schoolId }, 'closed an interrupted sync run');
+    log.warn({ runId: run.id, schoolId, owner: run.owner }, 'closed a run whose process stopped');
+  }
+}
+
+/** Whether `serve` should pull the school at start-up: never completed a full pull, or the last pull died. */
+export async function needsStartupPull(store: Store, schoolId: string): Promise<boolean> {
+  if (!(await hadCompleteFullRun(store, schoolId))) return true;
+  const last = (await store.listRuns(schoolId, { limit: 10 })).find((r) => r.kind !== 'push');
+  return last?.status === 'interrupted';
+}
+
+async function takeLease(
+  store: Store,
+  schoolId: string,
+  opts: Pick<PullOptions, 'whenBusy' | 'onWait'>,
+): Promise<string> {
+  const owner = processOwner().id;
+  const deadline = typeof opts.whenBusy === 'number' ? Date.now() + opts.whenBusy : 0;
+  let told = false;
+  for (;;) {
+    const lease = await store.acquirePullLease(schoolId, owner, new Date().toISOString());
+    if (lease.acquired) return lease.token;
+    if (Date.now() >= deadline) throw new PullBusyError(schoolId, lease.holder);
+    if (!told) opts.onWait?.(lease.holder);
+    told = true;
+    await new Promise((r) => setTimeout(r, LEASE_POLL_MS));
   }
 }
 
@@ -438,21 +487,77 @@ async function pullResource(
 
 /** Pulls one school into the store and records the run. Never throws for upstream trouble: see the summary. */
 export async function pullSchool(opts: PullOptions): Promise<PullSummary> {
-  const { store, client, school } = opts;
-  const now = opts.now ?? (() => new Date());
+  const { store, school } = opts;
   const log = (opts.log ?? silentLogger).child({ schoolId: school.id });
+  // Alive before anything is recorded, so no other process takes this pull's lease or run for an orphan.
+  const stopBeating = await keepAlive(store, log);
+  try {
+    await store.upsertSchool({ id: school.id, name: school.name, timeZone: school.timeZone });
+    const token = await takeLease(store, school.id, opts);
+    try {
+      return await pullLeased(opts, log);
+    } finally {
+      await store
+        .releasePullLease(school.id, token)
+        .catch((err: unknown) => log.error({ err }, 'could not release the pull lease'));
+    }
+  } finally {
+    stopBeating();
+  }
+}
+
+async function pullLeased(opts: PullOptions, log: Logger): Promise<PullSummary> {
+  const { store, school } = opts;
+  const now = opts.now ?? (() => new Date());
   const onProgress = opts.onProgress ?? (() => {});
 
   const startedAt = now();
-  await store.upsertSchool({ id: school.id, name: school.name, timeZone: school.timeZone });
-  await closeStaleRuns(store, school.id, startedAt, opts.staleRunMs ?? 2 * 3_600_000, log);
+  await closeInterruptedRuns(store, school.id, startedAt, log);
 
   let kind = opts.kind;
   if (kind === 'incremental' && !(await hadCompleteFullRun(store, school.id))) {
     kind = 'full';
     log.info('no complete full run yet: running a full pull');
   }
-  const runId = await store.startRun({ schoolId: school.id, kind, at: startedAt.toISOString() });
+  const runId = await store.startRun({
+    schoolId: school.id,
+    kind,
+    at: startedAt.toISOString(),
+    owner: processOwner().id,
+  });
+  try {
+    return await runResources(opts, { runId, kind, startedAt, now, onProgress, log });
+  } catch (err) {
+    // Not upstream trouble (that is in the summary) but the store or a bug: the run must not stay "running".
+    await store
+      .finishRun(runId, {
+        status: 'failed',
+        finishedAt: now().toISOString(),
+        counts: {},
+        upstreamRequests: 0,
+        retries: 0,
+        throttled: 0,
+        errors: [`failed: ${message(err)}`],
+        warning: null,
+      })
+      .catch((e: unknown) => log.error({ err: e, runId }, 'could not record the failed run'));
+    throw err;
+  }
+}
+
+async function runResources(
+  opts: PullOptions,
+  run: {
+    runId: number;
+    kind: PullKind;
+    startedAt: Date;
+    now: () => Date;
+    onProgress: (event: PullProgress) => void;
+    log: Logger;
+  },
+): Promise<PullSummary> {
+  const { store, client, school } = opts;
+  const { runId, kind, startedAt, now, onProgress, log } = run;
   const before = client.totals();
   const window = syncWindow(startedAt, school.syncWindow);
   log.info({ runId, kind, window }, 'pull started');

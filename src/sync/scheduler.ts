@@ -9,7 +9,7 @@ import type { Config, SchoolConfig } from '../config.ts';
 import { type Logger, silentLogger } from '../log.ts';
 import type { JobStatus, RunStatus, Store } from '../store/types.ts';
 import type { UpstreamClient } from '../upstream/api.ts';
-import { type PullKind, type PullSummary, pullSchool } from './pull.ts';
+import { PullBusyError, type PullKind, type PullSummary, pullSchool } from './pull.ts';
 
 export interface JobOutcome {
   status: RunStatus;
@@ -107,14 +107,22 @@ function pullJob(
     skipReason: () => (kind === 'incremental' && lock.busy ? 'another pull of this school is running' : null),
     run: async ({ log }) => {
       return lock.run(async () => {
-        const summary = await pullSchool({
-          store: opts.store,
-          client: client(),
-          school,
-          kind,
-          log,
-          ...(opts.now ? { now: opts.now } : {}),
-        });
+        let summary: PullSummary;
+        try {
+          summary = await pullSchool({
+            store: opts.store,
+            client: client(),
+            school,
+            kind,
+            log,
+            ...(opts.now ? { now: opts.now } : {}),
+          });
+        } catch (err) {
+          // Another replica (or a `rostercal sync`) is pulling this school: this fire would only repeat it.
+          if (!(err instanceof PullBusyError)) throw err;
+          log.info({ holder: err.holder }, `fire skipped: ${err.message}`);
+          return { status: 'succeeded', error: `skipped: ${err.message}` };
+        }
         await opts.onPull?.(school, summary);
         const error = summary.status === 'failed' ? (summary.errors.at(-1) ?? 'failed') : summary.warning;
         return { status: summary.status, error };

@@ -4,7 +4,7 @@ import type { Config } from '../config.ts';
 import { type Logger, silentLogger } from '../log.ts';
 import type { Store } from '../store/types.ts';
 import type { UpstreamClient } from '../upstream/api.ts';
-import type { PullSummary } from './pull.ts';
+import { needsStartupPull, type PullSummary } from './pull.ts';
 import { type FireEvent, type JobDefinition, type SchedulerHandle, startScheduler } from './scheduler.ts';
 import { clientForSchool, startDemoUpstream } from './upstream.ts';
 
@@ -72,8 +72,8 @@ export async function startSyncService(opts: SyncServiceOptions): Promise<SyncSe
   const initial = async () => {
     if (opts.initialPull === 'none') return;
     for (const school of config.schools) {
-      const never = (await opts.store.listRuns(school.id, { limit: 1 })).length === 0;
-      if (!school.demo && !never) continue;
+      // A school never pulled completely, or whose last pull died with its process, is pulled again now.
+      if (!school.demo && !(await needsStartupPull(opts.store, school.id))) continue;
       try {
         const outcome = await scheduler.runNow(school.id, 'full');
         log.info({ schoolId: school.id, status: outcome.status }, 'start-up pull finished');

@@ -522,6 +522,7 @@ export function describeStoreContract(name: string, createDb: () => Promise<Test
             throttled: 0,
             errors: [],
             warning: null,
+            owner: null,
           },
         ]);
         const counts = { sessions: { added: 5, changed: 1, deleted: 0, unchanged: 2, skipped: 1 } };

@@ -1,0 +1,126 @@
+// At most one pull of a school at a time, across every process and replica sharing the database: two
+// `rostercal sync` processes, two schedulers' fires of different kinds; and the store's writes stay safe even
+// when two writers overlap (the `session_teams` duplicate key seen with two replicas on an empty database).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
+import type { Store } from '../../src/store/types.ts';
+import { startScheduler } from '../../src/sync/scheduler.ts';
+import { clientForSchool } from '../../src/sync/upstream.ts';
+import { session, sessionTeam } from '../store/fixtures.ts';
+import { openTestStore, type TestStore, testSchool } from '../sync/helpers.ts';
+import { rostercal, schoolEnv } from './cli.ts';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('one pull of a school at a time (PostgreSQL, two processes)', () => {
+  let sandbox: Sandbox;
+  let ts: TestStore;
+  beforeAll(async () => {
+    // Latency stretches a pull to seconds, so two started together overlap.
+    sandbox = await startSandbox({ seed: 11, scale: 'small', latencyMs: 120 });
+    ts = await openTestStore('postgres');
+  });
+  afterAll(async () => {
+    await ts?.cleanup();
+    await sandbox?.close();
+  });
+
+  it('two `rostercal sync --full` on an empty database: one pulls, the other says a pull is running, exit 1', async () => {
+    const env = schoolEnv(sandbox, ts.env);
+    const a = rostercal(['sync', '--full'], env);
+    const b = rostercal(['sync', '--full'], env);
+    const codes = [await a.exit, await b.exit].sort();
+    const outputs = `${a.output()}\n----\n${b.output()}`;
+    expect(codes, outputs).toEqual([0, 1]);
+    const loser = (await a.exit) === 1 ? a : b;
+    expect(loser.output()).toMatch(
+      /rostercal sync: hillcrest: a pull of hillcrest is already running \(.+:\d+:\w+, since \d{4}-.+\); nothing was pulled\. Try again when it ends, or use --wait SECONDS\./,
+    );
+    expect(outputs).not.toMatch(/duplicate key/);
+    const runs = await ts.store.listRuns('hillcrest');
+    expect(runs.map((r) => r.status)).toEqual(['succeeded']);
+  });
+
+  it('with --wait the second waits for the first and then pulls; the runs never overlap', async () => {
+    const env = schoolEnv(sandbox, ts.env);
+    const a = rostercal(['sync', '--full'], env);
+    await a.waitFor(/hillcrest: full pull of/);
+    const b = rostercal(['sync', '--full', '--wait', '120'], env);
+    expect(await a.exit, a.output()).toBe(0);
+    expect(await b.exit, b.output()).toBe(0);
+    expect(b.output()).toMatch(/hillcrest: waiting for the pull already running/);
+    const [second, first] = await ts.store.listRuns('hillcrest', { limit: 2 });
+    expect(first!.finishedAt! <= second!.startedAt).toBe(true);
+  });
+
+  it('scheduled full and incremental fires on two replicas at once: one pulls, the other is skipped', async () => {
+    const school = testSchool(sandbox, {
+      upstream: {
+        url: sandbox.url,
+        token: sandbox.token,
+        rateLimit: { requestsPerSecond: 500, concurrency: 4 },
+      },
+    });
+    const other = await ts.reopen();
+    const replicas = await Promise.all(
+      [ts.store, other].map((store, i) =>
+        startScheduler({
+          store,
+          config: { schools: [school] },
+          clientFor: (s) => clientForSchool(s),
+          owner: `replica-${i}`,
+        }),
+      ),
+    );
+    try {
+      const outcomes = await Promise.all([
+        replicas[0]!.runNow('hillcrest', 'full'),
+        replicas[1]!.runNow('hillcrest', 'incremental'),
+      ]);
+      const skipped = outcomes.filter((o) =>
+        o.error?.startsWith('skipped: a pull of hillcrest is already running'),
+      );
+      expect(skipped, JSON.stringify(outcomes)).toHaveLength(1);
+      expect(outcomes.filter((o) => o.status === 'succeeded' && !o.error)).toHaveLength(1);
+    } finally {
+      for (const r of replicas) await r.stop();
+      await other.close();
+    }
+  });
+});
+
+describe('overlapping writers (PostgreSQL)', () => {
+  let ts: TestStore;
+  let other: Store;
+  beforeAll(async () => {
+    ts = await openTestStore('postgres');
+    other = await ts.reopen();
+    await ts.store.upsertSchool({ id: 'hillcrest', name: 'Hillcrest', timeZone: 'Australia/Sydney' });
+  });
+  afterAll(async () => {
+    await other?.close();
+    await ts?.cleanup();
+  });
+
+  it('the same new sessions written by two transactions at once: both succeed, one set of memberships', async () => {
+    const sessions = [1, 2, 3].map((id) => session(id, { teams: [sessionTeam(10), sessionTeam(11)] }));
+    const at = '2026-11-23T08:00:00.000Z';
+    let commitFirst!: () => void;
+    const held = new Promise<void>((r) => {
+      commitFirst = r;
+    });
+    const first = ts.store.transaction(async (tx) => {
+      await tx.upsert('hillcrest', 'sessions', sessions, at);
+      await held;
+    });
+    await sleep(200);
+    // Waits on the first transaction's rows, then finds them there: before, its membership insert failed.
+    const second = other.upsert('hillcrest', 'sessions', sessions, at);
+    await sleep(300);
+    commitFirst();
+    await first;
+    await expect(second).resolves.toBeDefined();
+    const stored = await other.listSessions('hillcrest', { teamIds: [10] });
+    expect(stored.map((s) => s.id)).toEqual([1, 2, 3]);
+  });
+});
