@@ -41,16 +41,36 @@ describe('one pull of a school at a time (PostgreSQL, two processes)', () => {
     expect(runs.map((r) => r.status)).toEqual(['succeeded']);
   });
 
-  it('with --wait the second waits for the first and then pulls; the runs never overlap', async () => {
+  it('with --wait it waits for the running pull to end, then pulls', async () => {
     const env = schoolEnv(sandbox, ts.env);
-    const a = rostercal(['sync', '--full'], env);
-    await a.waitFor(/hillcrest: full pull of/);
-    const b = rostercal(['sync', '--full', '--wait', '120'], env);
-    expect(await a.exit, a.output()).toBe(0);
+    // Another replica pulling: a live owner holding the lease (a real second process is in the test above).
+    const owner = {
+      id: 'replica-b:41:abc123',
+      host: 'replica-b',
+      pid: 41,
+      startedAt: new Date().toISOString(),
+    };
+    await ts.store.beat(owner, new Date().toISOString());
+    const lease = await ts.store.acquirePullLease('hillcrest', owner.id, new Date().toISOString());
+    if (!lease.acquired) throw new Error('lease not acquired');
+    const before = (await ts.store.listRuns('hillcrest')).length;
+    const b = rostercal(['sync', '--wait', '120'], env);
+    await b.waitFor(/hillcrest: waiting for the pull already running \(replica-b:41:abc123, since /);
+    await sleep(1500);
+    expect((await ts.store.listRuns('hillcrest')).length).toBe(before);
+    await ts.store.releasePullLease('hillcrest', lease.token);
     expect(await b.exit, b.output()).toBe(0);
-    expect(b.output()).toMatch(/hillcrest: waiting for the pull already running/);
-    const [second, first] = await ts.store.listRuns('hillcrest', { limit: 2 });
-    expect(first!.finishedAt! <= second!.startedAt).toBe(true);
+    expect((await ts.store.listRuns('hillcrest')).length).toBe(before + 1);
+
+    // Waiting has its limit: then it says so, exit 1.
+    const again = await ts.store.acquirePullLease('hillcrest', owner.id, new Date().toISOString());
+    if (!again.acquired) throw new Error('lease not acquired');
+    const c = rostercal(['sync', '--wait', '2'], env);
+    expect(await c.exit).toBe(1);
+    expect(c.output()).toMatch(
+      /a pull of hillcrest is already running .*; nothing was pulled\. It did not end within 2 s\./,
+    );
+    await ts.store.releasePullLease('hillcrest', again.token);
   });
 
   it('scheduled full and incremental fires on two replicas at once: one pulls, the other is skipped', async () => {
