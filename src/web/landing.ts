@@ -210,6 +210,23 @@ function upcomingHtml(events: CalendarEvent[], locale: string): string {
   return `<ul class="days">${out.join('')}</ul>`;
 }
 
+/** One line above the fold: the next event that takes place. */
+function nextHtml(events: CalendarEvent[], locale: string): string {
+  const e = events.find((x) => x.status !== 'cancelled');
+  if (!e) return '';
+  const when = new Intl.DateTimeFormat(locale, {
+    timeZone: e.timeZone,
+    weekday: 'short',
+    day: 'numeric',
+    month: 'short',
+    hour: '2-digit',
+    minute: '2-digit',
+  }).format(new Date(e.start));
+  return `<p class="next">Next: <strong>${escapeHtml(when)}</strong> \u00b7 ${escapeHtml(e.title)}${
+    e.location ? ` \u00b7 ${escapeHtml(e.location.name)}` : ''
+  } <a href="#upcoming-h" class="more">All coming up</a></p>`;
+}
+
 function zoneLabel(timeZone: string, at: Date, locale: string): string {
   const part = new Intl.DateTimeFormat(locale, { timeZone, timeZoneName: 'short' })
     .formatToParts(at)
@@ -294,6 +311,8 @@ h1{font-size:1.45rem;margin:.2rem 0 .4rem;line-height:1.25}
 p{margin:.35rem 0}
 p.lead{color:#374151}
 p.fresh{color:#166534;font-weight:600}
+p.next{background:#fff;border-radius:10px;padding:.5rem .7rem;border:1px solid #e5e7eb}
+a.more{display:inline-flex;align-items:center;min-height:44px;color:#1f5fbf;font-weight:600;white-space:nowrap}
 section{background:#fff;border-radius:12px;padding:1rem;margin:0 0 1rem;box-shadow:0 1px 3px rgba(0,0,0,.08)}
 h2{font-size:1.1rem;margin:0 0 .7rem}
 .btn{display:flex;align-items:center;justify-content:center;min-height:48px;padding:.6rem .9rem;border-radius:10px;text-decoration:none;font-weight:600;text-align:center}
@@ -333,6 +352,7 @@ textarea{width:100%;min-height:5.5rem;padding:.5rem;border:1px solid #9aa4b2;bor
 <h1>${h(input.name)}</h1>
 <p class="lead">${h(input.description)} ${h(words.lead)}</p>
 ${members}
+${nextHtml(input.upcoming, locale)}
 <p class="fresh" data-updated="${input.updatedAt ? h(input.updatedAt.toISOString()) : ''}">${h(fresh)}</p>
 <section class="subscribe" aria-labelledby="subscribe-h">
 <h2 id="subscribe-h">Add to your calendar</h2>

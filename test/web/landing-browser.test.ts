@@ -1,0 +1,267 @@
+// The family landing page in a real Chromium at 390 px (a phone) and at desktop width: the device's button
+// first and above the fold, what is coming up (a cancellation unmistakable), no horizontal scrolling, tap
+// targets of at least 44 px, the live-Google button where a Google target keeps a public team calendar, the
+// family-link flow (paste another child's link, get one calendar) and a reminder variant.
+import { createServer } from 'node:net';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseTargets } from '../../src/push/config.ts';
+import { pushTarget } from '../../src/push/engine.ts';
+import { liveGoogleCalendars } from '../../src/push/family-calendars.ts';
+import { createApp } from '../../src/web/app.ts';
+import { type RunningServer, startServer } from '../../src/web/server.ts';
+import { type FakeGoogle, startFakeGoogle } from '../fakes/google-calendar.ts';
+import { type Harness, startHarness } from '../feeds/harness.ts';
+import { type Browser, launchBrowser, type Page } from '../support/browser.ts';
+
+const IPHONE =
+  'Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1';
+const ANDROID =
+  'Mozilla/5.0 (Linux; Android 15; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Mobile Safari/537.36';
+const SHOTS = process.env.SCREENSHOT_DIR ?? '/tmp';
+
+let h: Harness;
+let fake: FakeGoogle;
+let server: RunningServer;
+let browser: Browser;
+let base: string;
+let liveTeam: number;
+let cancelledTeam: number;
+
+/** The server must know its own public URL before it listens (the forms post to it): take a free port first. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+beforeAll(async () => {
+  [h, fake] = await Promise.all([startHarness(), startFakeGoogle()]);
+  const teams = h.sandbox.school.teams;
+  liveTeam = teams[0]!.id;
+  const target = parseTargets(
+    [
+      {
+        id: 'families',
+        provider: 'google',
+        scope: 'team',
+        ids: [liveTeam],
+        google: {
+          rootUrl: fake.url,
+          auth: { accessToken: fake.token },
+          writesPerSecond: 2000,
+          backoff: { baseMs: 2, capMs: 20, maxRetries: 12 },
+          calendars: { familiesMayAdd: true },
+        },
+      },
+    ],
+    'schools[0].targets',
+  )[0]!;
+  expect((await pushTarget({ store: h.store, school: h.school, target })).status).toBe('succeeded');
+
+  // A team whose second upcoming session is cancelled upstream (and pulled).
+  for (const t of teams.slice(1)) {
+    const next = (await h.feeds.get('hill', 'team', t.id))?.upcoming[1];
+    if (!next) continue;
+    const actor = h.sandbox.school.users.find((u) => !u.frozen && u.isAdmin)!.email;
+    await h.client.updateSessions({ email: actor, sessions: [{ id: next.sessionId, cancelled: true }] });
+    await h.pull('incremental');
+    cancelledTeam = t.id;
+    break;
+  }
+
+  const port = await freePort();
+  base = `http://127.0.0.1:${port}`;
+  const app = createApp({
+    store: h.store,
+    feeds: h.feeds,
+    metrics: h.metrics,
+    publicUrl: base,
+    demo: true,
+    logger: pino({ level: 'silent' }),
+    feedRateLimit: false,
+    tokenCacheMs: 0,
+    liveGoogleCalendar: liveGoogleCalendars(h.store, [{ id: 'hill', targets: [target] }]),
+  });
+  server = await startServer(app, { port, host: '127.0.0.1' });
+  browser = await launchBrowser();
+});
+afterAll(async () => {
+  await browser?.close();
+  await server?.close(1000);
+  await fake?.close();
+  await h?.close();
+});
+
+async function phone(ua = IPHONE): Promise<{ page: Page; errors: string[] }> {
+  const ctx = await browser.newContext({
+    viewport: { width: 390, height: 844 },
+    userAgent: ua,
+    isMobile: true,
+    hasTouch: true,
+    deviceScaleFactor: 2,
+  });
+  const page = await ctx.newPage();
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  page.on('console', (m) => {
+    if (m.type() === 'error') errors.push(m.text());
+  });
+  return { page, errors };
+}
+
+/** No horizontal scrolling, and every visible control at least 44 × 44 CSS px. */
+async function expectPhoneFriendly(page: Page): Promise<void> {
+  const widths = await page.evaluate(() => ({
+    scroll: document.documentElement.scrollWidth,
+    client: document.documentElement.clientWidth,
+  }));
+  expect(widths.scroll, 'horizontal scrolling').toBeLessThanOrEqual(widths.client);
+  const small = await page.evaluate(() =>
+    [...document.querySelectorAll('a, button, select, input:not([type=hidden]), textarea')]
+      .map((el) => {
+        const r = el.getBoundingClientRect();
+        return { what: `${el.tagName} ${el.textContent?.trim().slice(0, 40)}`, w: r.width, h: r.height };
+      })
+      .filter((x) => x.w > 0 && x.h > 0 && (x.w < 44 || x.h < 44)),
+  );
+  expect(small, 'tap targets under 44 px').toEqual([]);
+}
+
+/** A full-page screenshot; with SCREENSHOT_PARTS=1 also one image per screenful, to look at closely. */
+async function shoot(page: Page, name: string): Promise<void> {
+  await page.screenshot({ path: `${SHOTS}/${name}.png`, fullPage: true });
+  if (!process.env.SCREENSHOT_PARTS) return;
+  const { width, height } = page.viewportSize()!;
+  const total = await page.evaluate(() => document.documentElement.scrollHeight);
+  for (let i = 0; i * height < total; i++) {
+    const clip = { x: 0, y: i * height, width, height: Math.min(height, total - i * height) };
+    await page.screenshot({ path: `${SHOTS}/${name}-${i}.png`, fullPage: true, clip });
+  }
+}
+
+async function tokenOf(scope: 'team' | 'student', id: number) {
+  return (await h.tokens.ensure('hill', scope, id)).token!;
+}
+
+describe('landing page in Chromium at 390 px', () => {
+  it('iPhone: the Apple button first and above the fold, coming up with a cancellation, no sideways scrolling', async () => {
+    const { page, errors } = await phone();
+    const res = await page.goto(`${base}/feeds/${await tokenOf('team', cancelledTeam)}`);
+    expect(res?.status()).toBe(200);
+    const primary = page.locator('a[data-recommended="true"]');
+    expect(await primary.getAttribute('data-kind')).toBe('webcal');
+    const box = (await primary.boundingBox())!;
+    expect(box.y + box.height).toBeLessThanOrEqual(844);
+    expect(box.width).toBeGreaterThan(300);
+    for (const kind of ['google', 'outlook-com', 'office365'])
+      expect(await page.locator(`a[data-kind="${kind}"]`).isVisible(), kind).toBe(true);
+    // What comes next is on the first screen too.
+    const next = (await page.locator('p.next').boundingBox())!;
+    expect(next.y + next.height).toBeLessThanOrEqual(844);
+    await expect(page.locator('p.next').textContent()).resolves.toMatch(
+      /^Next: \w{3} \d{1,2} \w{3}, \d\d:\d\d · /,
+    );
+    await expect(page.locator('p.fresh').textContent()).resolves.toMatch(
+      /^Updated (just now|\d+ minutes? ago) from the school's system\.$/,
+    );
+    const cancelled = page.locator('li.event.cancelled').first();
+    expect(await cancelled.locator('.badge').textContent()).toBe('Cancelled');
+    expect(await cancelled.evaluate((el) => getComputedStyle(el).borderLeftColor)).toBe('rgb(185, 28, 28)');
+    expect(await page.locator('li.event').count()).toBeGreaterThan(1);
+    expect(await page.locator('li.event .where').first().textContent()).toMatch(/^Where /);
+    expect(await page.locator('section.qr svg').isVisible()).toBe(true);
+    await expectPhoneFriendly(page);
+    await shoot(page, 'i13b-landing-390');
+    expect(errors).toEqual([]);
+    await page.context().close();
+  });
+
+  it('Android with a live Google calendar: "Add to Google Calendar — updates within minutes" first', async () => {
+    const { page, errors } = await phone(ANDROID);
+    await page.goto(`${base}/feeds/${await tokenOf('team', liveTeam)}`);
+    const primary = page.locator('a[data-recommended="true"]');
+    expect(await primary.getAttribute('data-kind')).toBe('google-live');
+    expect((await primary.textContent())?.trim()).toBe('Add to Google Calendar — updates within minutes');
+    const href = new URL((await primary.getAttribute('href'))!);
+    expect(href.origin + href.pathname).toBe('https://calendar.google.com/calendar/render');
+    expect(fake.calendars().map((c) => c.id)).toContain(href.searchParams.get('cid'));
+    const box = (await primary.boundingBox())!;
+    expect(box.y + box.height).toBeLessThanOrEqual(844);
+    expect(await page.locator('a[data-kind="webcal"]').isVisible()).toBe(true);
+    await expectPhoneFriendly(page);
+    await shoot(page, 'i13b-landing-390-android-live');
+    expect(errors).toEqual([]);
+    await page.context().close();
+  });
+
+  it('a reminder chosen on the page goes into the subscribe links, and that calendar carries VALARM', async () => {
+    const { page, errors } = await phone();
+    const token = await tokenOf('team', cancelledTeam);
+    await page.goto(`${base}/feeds/${token}`);
+    await Promise.all([page.waitForURL(/reminder=1h/), page.selectOption('#reminder', '1h')]);
+    const webcal = await page.locator('a[data-kind="webcal"]').getAttribute('href');
+    expect(webcal).toBe(`${base.replace('http://', 'webcal://')}/feeds/${token}.ics?reminder=1h`);
+    expect(await page.locator('#feed-url').inputValue()).toBe(`${base}/feeds/${token}.ics?reminder=1h`);
+    await expect(page.locator('p.note').first().textContent()).resolves.toContain(
+      'Reminders work in Apple Calendar and Outlook. Google Calendar ignores them',
+    );
+    const ics = await (await page.request.get(`${base}/feeds/${token}.ics?reminder=1h`)).text();
+    expect(ics).toContain(
+      'BEGIN:VALARM\r\nACTION:DISPLAY\r\nDESCRIPTION:Reminder\r\nTRIGGER:-PT1H\r\nEND:VALARM',
+    );
+    await expectPhoneFriendly(page);
+    expect(errors).toEqual([]);
+    await page.context().close();
+  });
+
+  it('family link: paste another child\u2019s link on a child\u2019s page, land on one calendar for both', async () => {
+    const team = await h.store.get('hill', 'teams', cancelledTeam);
+    const students = new Map((await h.store.list('hill', 'students')).map((s) => [s.id, s]));
+    const [a, b] = team!.students
+      .map((m) => students.get(m.studentId)!)
+      .filter((s, i, all) => s?.current && all.findIndex((x) => x.firstName === s.firstName) === i);
+    const ta = await tokenOf('student', a!.id);
+    const tb = await tokenOf('student', b!.id);
+    const { page, errors } = await phone();
+    await page.goto(`${base}/feeds/${ta}`);
+    await page.locator('#family-links').fill(`${base}/feeds/${tb}`);
+    await Promise.all([
+      page.waitForURL(/\/family\/[A-Za-z0-9_-]{32}$/),
+      page.locator('section.family button').click(),
+    ]);
+    const members = await page.locator('.member').allTextContents();
+    expect(members).toEqual([a!.firstName, b!.firstName]);
+    await expect(page.locator('h1').textContent()).resolves.toContain(`${a!.firstName} and ${b!.firstName}`);
+    // The team's sessions are both children's: each appears once, naming both.
+    const titles = await page.locator('li.event h3.what').allTextContents();
+    expect(titles.length).toBeGreaterThan(0);
+    expect(titles.filter((t) => t.endsWith(`(${a!.firstName}, ${b!.firstName})`)).length).toBeGreaterThan(0);
+    const ids = await page
+      .locator('li.event')
+      .evaluateAll((els) => els.map((e) => e.getAttribute('data-session')));
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(await page.locator('a[data-kind="webcal"]').getAttribute('href')).toMatch(
+      /^webcal:\/\/127\.0\.0\.1:\d+\/family\/[A-Za-z0-9_-]{32}\.ics$/,
+    );
+    await expectPhoneFriendly(page);
+    await shoot(page, 'i13b-family-390');
+    expect(errors).toEqual([]);
+    await page.context().close();
+  });
+
+  it('desktop: Google first, every other app offered, the layout within its column', async () => {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    await page.goto(`${base}/feeds/${await tokenOf('team', cancelledTeam)}`);
+    expect(await page.locator('a[data-recommended="true"]').getAttribute('data-kind')).toBe('google');
+    const widths = await page.evaluate(() => document.documentElement.scrollWidth);
+    expect(widths).toBeLessThanOrEqual(1280);
+    await shoot(page, 'i13b-landing-desktop');
+    await page.close();
+  });
+});
