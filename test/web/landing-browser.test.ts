@@ -117,19 +117,18 @@ async function phone(ua = IPHONE): Promise<{ page: Page; errors: string[] }> {
 
 /** No horizontal scrolling, and every visible control at least 44 × 44 CSS px. */
 async function expectPhoneFriendly(page: Page): Promise<void> {
-  const widths = await page.evaluate(() => ({
-    scroll: document.documentElement.scrollWidth,
-    client: document.documentElement.clientWidth,
-  }));
+  // Expressions as strings: they run in the page (the project's TypeScript has no DOM library).
+  const widths = await page.evaluate<{ scroll: number; client: number }>(
+    '({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth })',
+  );
   expect(widths.scroll, 'horizontal scrolling').toBeLessThanOrEqual(widths.client);
-  const small = await page.evaluate(() =>
+  const small = await page.evaluate<{ what: string; w: number; h: number }[]>(`
     [...document.querySelectorAll('a, button, select, input:not([type=hidden]), textarea')]
       .map((el) => {
         const r = el.getBoundingClientRect();
-        return { what: `${el.tagName} ${el.textContent?.trim().slice(0, 40)}`, w: r.width, h: r.height };
+        return { what: el.tagName + ' ' + (el.textContent || '').trim().slice(0, 40), w: r.width, h: r.height };
       })
-      .filter((x) => x.w > 0 && x.h > 0 && (x.w < 44 || x.h < 44)),
-  );
+      .filter((x) => x.w > 0 && x.h > 0 && (x.w < 44 || x.h < 44))`);
   expect(small, 'tap targets under 44 px').toEqual([]);
 }
 
@@ -138,7 +137,7 @@ async function shoot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: `${SHOTS}/${name}.png`, fullPage: true });
   if (!process.env.SCREENSHOT_PARTS) return;
   const { width, height } = page.viewportSize()!;
-  const total = await page.evaluate(() => document.documentElement.scrollHeight);
+  const total = await page.evaluate<number>('document.documentElement.scrollHeight');
   for (let i = 0; i * height < total; i++) {
     const clip = { x: 0, y: i * height, width, height: Math.min(height, total - i * height) };
     await page.screenshot({ path: `${SHOTS}/${name}-${i}.png`, fullPage: true, clip });
@@ -172,7 +171,11 @@ describe('landing page in Chromium at 390 px', () => {
     );
     const cancelled = page.locator('li.event.cancelled').first();
     expect(await cancelled.locator('.badge').textContent()).toBe('Cancelled');
-    expect(await cancelled.evaluate((el) => getComputedStyle(el).borderLeftColor)).toBe('rgb(185, 28, 28)');
+    const style = (el: unknown) =>
+      (
+        globalThis as unknown as { getComputedStyle(e: unknown): { borderLeftColor: string } }
+      ).getComputedStyle(el).borderLeftColor;
+    expect(await cancelled.evaluate(style)).toBe('rgb(185, 28, 28)');
     expect(await page.locator('li.event').count()).toBeGreaterThan(1);
     expect(await page.locator('li.event .where').first().textContent()).toMatch(/^Where /);
     expect(await page.locator('section.qr svg').isVisible()).toBe(true);
@@ -259,7 +262,7 @@ describe('landing page in Chromium at 390 px', () => {
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     await page.goto(`${base}/feeds/${await tokenOf('team', cancelledTeam)}`);
     expect(await page.locator('a[data-recommended="true"]').getAttribute('data-kind')).toBe('google');
-    const widths = await page.evaluate(() => document.documentElement.scrollWidth);
+    const widths = await page.evaluate<number>('document.documentElement.scrollWidth');
     expect(widths).toBeLessThanOrEqual(1280);
     await shoot(page, 'i13b-landing-desktop');
     await page.close();
