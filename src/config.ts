@@ -96,8 +96,18 @@ export const schoolSchema = z.strictObject({
       referenceRefreshMinutes: z.number().positive().default(60),
       /** `updatedAfter` is the previous run's start minus this, for clock skew between us and upstream. */
       overlapSeconds: z.number().nonnegative().default(120),
-      /** Single-team reads in flight at once (full runs read every team for medical and guardian data). */
+      /** Single-team reads in flight at once (with sensitive rosters: every listed team is read singly). */
       teamConcurrency: positiveInt.default(4),
+    })
+    .prefault({}),
+  rosters: z
+    .strictObject({
+      /**
+       * Medical conditions and guardian contacts (only single-team reads carry them, one request per team): read
+       * and kept only when the school prints them (the medical-and-guardian-contacts roster). Off: none are
+       * fetched and what an earlier pull stored is deleted.
+       */
+      sensitive: z.boolean().default(false),
     })
     .prefault({}),
   /** Push targets: their shape is the push module's (src/push/config.ts). */
@@ -340,6 +350,8 @@ export async function loadConfig(env: NodeJS.ProcessEnv = process.env): Promise<
           },
           // The sandbox's generated school (Hillcrest College) is in Sydney.
           timeZone: DEMO_SANDBOX.timeZone,
+          // The demo shows every roster, the medical one included (the sandbox's people are invented).
+          rosters: { sensitive: true },
         },
       ],
       ...deploymentOverrides(env),
@@ -369,6 +381,7 @@ export function describeConfig(cfg: Config): Record<string, unknown> {
       syncWindow: s.syncWindow,
       schedules: s.schedules,
       deletionGuard: s.deletionGuard,
+      rosters: s.rosters,
       targets: s.targets.length,
     })),
   };

@@ -84,6 +84,7 @@ export const run = defineCommand({
     const teamId = numberOption('--team', values.team);
     const sessionId = numberOption('--session', values.session);
     const school = values.school ?? (config.schools.length === 1 ? config.schools[0]!.id : null);
+    const sensitiveRosters = (id: string) => config.schools.some((s) => s.id === id && s.rosters.sensitive);
     if (values.all) {
       if (teamId !== undefined || sessionId !== undefined)
         throw new UsageError('--all prints every team: leave out --team and --session');
@@ -94,13 +95,16 @@ export const run = defineCommand({
         throw new UsageError(
           `the "${template.name}" template is for one session; --all prints team templates`,
         );
-      return withStore(config, (store) => printAll(store, values.output!, template, school, source));
+      return withStore(config, (store) =>
+        printAll(store, values.output!, template, school, { ...source, sensitiveRosters }),
+      );
     }
     if (teamId === undefined) throw new UsageError('say which team: --team ID (or --all)');
     const output = values.output;
     return withStore(config, async (store) => {
       const roster = await generateRoster(store, {
         schoolId: school,
+        sensitiveRosters,
         teamId,
         sessionId: sessionId ?? null,
         template: values.template ?? null,
@@ -128,7 +132,7 @@ async function printAll(
   dir: string,
   template: RosterTemplate,
   school: string | null,
-  source: { dir: string | null },
+  source: { dir: string | null; sensitiveRosters: (schoolId: string) => boolean },
 ): Promise<number> {
   const outDir = resolve(dir);
   await mkdir(outDir, { recursive: true });

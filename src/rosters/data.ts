@@ -14,6 +14,7 @@ export type RosterErrorCode =
   | 'session-not-for-team'
   | 'session-required'
   | 'session-not-allowed'
+  | 'sensitive-off'
   | 'not-a-fixture'
   | 'unknown-template'
   | 'invalid-template';

@@ -26,6 +26,11 @@ export interface RosterOptions extends TemplateSource {
   template?: string | null;
   now?: Date;
   fonts?: FontSet;
+  /**
+   * Whether the school keeps medical and guardian data (config `schools[].rosters.sensitive`). A template that
+   * prints them is refused for a school that does not: its columns would be empty, which reads as "none".
+   */
+  sensitiveRosters?: (schoolId: SchoolId) => boolean;
 }
 
 export interface Roster {
@@ -90,6 +95,15 @@ export async function generateRoster(store: Store, opts: RosterOptions): Promise
     sessionId: opts.sessionId ?? null,
     now: opts.now,
   });
+  const sensitive = template.columns.some((c) => c.field === 'medical' || c.field === 'guardianContact');
+  if (sensitive && opts.sensitiveRosters && !opts.sensitiveRosters(data.school.id)) {
+    throw new RosterError(
+      'sensitive-off',
+      `${template.name}: this school does not keep medical conditions or guardian contacts ` +
+        `(turn on schools[].rosters.sensitive in the configuration; the next sync reads them)`,
+      409,
+    );
+  }
   const pdf = await renderSheet(buildSheet(template, data), template, { fonts: opts.fonts });
   return { pdf, fileName: rosterFileName(template, data), template, data };
 }

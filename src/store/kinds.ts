@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto';
 import type { Id } from '../domain/types.ts';
 import type { JoinTableName, SnapshotExtras, SnapshotTableName } from './schema.ts';
-import type { ResourceKind, ResourceMap } from './types.ts';
+import type { PreparedRecord, ResourceKind, ResourceMap } from './types.ts';
 
 export interface JoinSpec<R> {
   table: JoinTableName;
@@ -183,4 +183,17 @@ export function stableStringify(value: unknown): string {
 
 export function contentHash(text: string): string {
   return createHash('sha256').update(text).digest('base64url');
+}
+
+/** Makes a record ready for the store (see PreparedRecord in types.ts). */
+export function prepareRecord<K extends ResourceKind>(kind: K, record: ResourceMap[K]): PreparedRecord {
+  const spec = kindSpec(kind);
+  const data = stableStringify(record);
+  return {
+    key: spec.key(record),
+    data,
+    hash: contentHash(data),
+    extras: spec.extras(record),
+    members: spec.joins.map((j) => [...new Set(j.members(record))]),
+  };
 }

@@ -10,7 +10,7 @@ import { type Expression, type Kysely, type SqlBool, sql, type Transaction } fro
 import type { Id, Instant } from '../domain/types.ts';
 import * as familyLinks from './family-links.ts';
 import * as feedEventVersions from './feed-event-versions.ts';
-import { contentHash, type KindSpec, kindSpec, stableStringify } from './kinds.ts';
+import { type KindSpec, kindSpec, prepareRecord } from './kinds.ts';
 import { ownerAlive } from './liveness.ts';
 import { type Dialect, runMigrations } from './migrations.ts';
 import type { DB, SnapshotTable } from './schema.ts';
@@ -23,6 +23,7 @@ import type {
   FeedScope,
   FeedToken,
   JobStatus,
+  PreparedRecord,
   PublishedEvent,
   PullLease,
   PushCalendar,
@@ -176,17 +177,28 @@ export class SqlStore implements Store {
     records: ResourceMap[K][],
     at: Instant,
   ): Promise<UpsertStats> {
+    return this.upsertPrepared(
+      schoolId,
+      kind,
+      records.map((r) => prepareRecord(kind, r)),
+      at,
+    );
+  }
+
+  async upsertPrepared(
+    schoolId: SchoolId,
+    kind: ResourceKind,
+    records: readonly PreparedRecord[],
+    at: Instant,
+  ): Promise<UpsertStats> {
     const stats: UpsertStats = { added: 0, changed: 0, unchanged: 0, restored: 0 };
     if (records.length === 0) return stats;
     const spec = kindSpec(kind);
     const now = instant(at, 'upsert');
 
     // Last occurrence of an id wins: a listing that repeats a record must not write it twice.
-    const incoming = new Map<Id | string, { record: ResourceMap[K]; data: string; hash: string }>();
-    for (const record of records) {
-      const data = stableStringify(record);
-      incoming.set(spec.key(record), { record, data, hash: contentHash(data) });
-    }
+    const incoming = new Map<Id | string, PreparedRecord>();
+    for (const record of records) incoming.set(record.key, record);
 
     return this.transaction(async () => {
       const db = this.#w;
@@ -203,12 +215,12 @@ export class SqlStore implements Store {
       }
 
       const writes: SnapshotTable[] = [];
-      const written: { id: Id | string; record: ResourceMap[K]; existed: boolean }[] = [];
-      for (const [id, { record, data, hash }] of incoming) {
+      const written: { record: PreparedRecord; existed: boolean }[] = [];
+      for (const [id, record] of incoming) {
         const old = existing.get(id);
         let version = 0;
         if (old) {
-          const sameContent = old.hash === hash;
+          const sameContent = old.hash === record.hash;
           if (old.deleted_at !== null) stats.restored++;
           else if (sameContent) {
             stats.unchanged++;
@@ -216,8 +228,8 @@ export class SqlStore implements Store {
           } else stats.changed++;
           version = sameContent ? Number(old.version) : Number(old.version) + 1;
         } else stats.added++;
-        writes.push(snapshotRow(spec, schoolId, id, record, data, hash, version, now));
-        written.push({ id, record, existed: old !== undefined });
+        writes.push(snapshotRow(spec, schoolId, record, version, now));
+        written.push({ record, existed: old !== undefined });
       }
       if (writes.length === 0) return stats;
 
@@ -227,9 +239,9 @@ export class SqlStore implements Store {
         update: columns.filter((c) => c !== 'school_id' && c !== 'id' && c !== 'created_at'),
       });
 
-      for (const join of spec.joins) {
+      for (const [j, join] of spec.joins.entries()) {
         // New records own no membership rows yet: only rewritten ones need theirs cleared.
-        const ownerIds = written.filter((w) => w.existed).map((w) => w.id as Id);
+        const ownerIds = written.filter((w) => w.existed).map((w) => w.record.key as Id);
         for (const ids of chunks(ownerIds, this.#inChunk)) {
           await db
             .deleteFrom(join.table)
@@ -238,9 +250,9 @@ export class SqlStore implements Store {
             .execute();
         }
         const rows: Row[] = [];
-        for (const { id, record } of written) {
-          for (const member of new Set(join.members(record))) {
-            rows.push({ school_id: schoolId, [join.owner]: id as Id, [join.member]: member });
+        for (const { record } of written) {
+          for (const member of record.members[j] ?? []) {
+            rows.push({ school_id: schoolId, [join.owner]: record.key as Id, [join.member]: member });
           }
         }
         // Another writer may have inserted the same membership meanwhile (two pulls overlapping): same fact.
@@ -253,6 +265,46 @@ export class SqlStore implements Store {
       await this.#bumpDataVersion(schoolId);
       return stats;
     });
+  }
+
+  async rewriteRecords<K extends ResourceKind>(
+    schoolId: SchoolId,
+    kind: K,
+    fn: (record: ResourceMap[K]) => ResourceMap[K],
+  ): Promise<number> {
+    const spec = kindSpec(kind);
+    return this.transaction(async () => {
+      const rows = await this.#w
+        .selectFrom(spec.table)
+        .select(['id', 'data', 'hash'])
+        .where('school_id', '=', schoolId)
+        .execute();
+      let changed = 0;
+      for (const row of rows) {
+        const next = prepareRecord(kind, fn(JSON.parse(row.data) as ResourceMap[K]));
+        if (next.hash === row.hash) continue;
+        await this.#w
+          .updateTable(spec.table)
+          .set({ data: next.data, hash: next.hash })
+          .where('school_id', '=', schoolId)
+          .where('id', '=', row.id)
+          .execute();
+        changed++;
+      }
+      if (changed > 0) await this.#bumpDataVersion(schoolId);
+      return changed;
+    });
+  }
+
+  async liveHashes(schoolId: SchoolId, kind: ResourceKind): Promise<Map<Id | string, string>> {
+    const spec = kindSpec(kind);
+    const rows = await this.#r
+      .selectFrom(spec.table)
+      .select(['id', 'hash'])
+      .where('school_id', '=', schoolId)
+      .where('deleted_at', 'is', null)
+      .execute();
+    return new Map(rows.map((r) => [normaliseId(r.id, kind), r.hash]));
   }
 
   /** Ids per IN-list: PostgreSQL takes one array parameter, SQLite one parameter per id. */
@@ -985,26 +1037,22 @@ function normaliseId(id: number | string, kind: ResourceKind): Id | string {
 function snapshotRow<R>(
   spec: KindSpec<R>,
   schoolId: SchoolId,
-  id: Id | string,
-  record: R,
-  data: string,
-  hash: string,
+  record: PreparedRecord,
   version: number,
   now: string,
 ): SnapshotTable {
-  const extras = spec.extras(record);
   const row: Record<string, unknown> = {
     school_id: schoolId,
-    id,
-    data,
-    hash,
+    id: record.key,
+    data: record.data,
+    hash: record.hash,
     version,
     created_at: now,
     updated_at: now,
     deleted_at: null,
   };
   for (const c of spec.extraColumns) {
-    const v = extras[c];
+    const v = record.extras[c];
     row[c] =
       v === undefined
         ? null

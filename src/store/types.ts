@@ -35,6 +35,21 @@ export interface ResourceMap {
 }
 export type ResourceKind = keyof ResourceMap;
 
+/**
+ * A record made ready for the store (prepareRecord in kinds.ts): its key, stable JSON, hash, indexed columns and
+ * membership rows. Made while the pull still waits on the network, so the write transaction only compares
+ * hashes and runs bulk statements; and it is all the pull holds of a record (strings, not the parsed object).
+ */
+export interface PreparedRecord {
+  key: Id | string;
+  data: string;
+  hash: string;
+  /** Indexed columns (start_at, team_id, …) by column name. */
+  extras: Readonly<Record<string, string | number | null>>;
+  /** Member ids per join table of the kind, in the order of its spec's joins (deduplicated). */
+  members: Id[][];
+}
+
 /** Bookkeeping the store adds to every snapshot record. */
 export interface RecordMeta {
   /** When the store first saw the record. */
@@ -288,6 +303,24 @@ export interface Store {
     records: ResourceMap[K][],
     at: Instant,
   ): Promise<UpsertStats>;
+  /** upsert of records already made ready (see prepareRecord in kinds.ts): the pull prepares while it downloads. */
+  upsertPrepared(
+    schoolId: SchoolId,
+    kind: ResourceKind,
+    records: readonly PreparedRecord[],
+    at: Instant,
+  ): Promise<UpsertStats>;
+  /**
+   * Rewrites the stored content of every record of a kind, deleted ones included, through fn (to strip data the
+   * school no longer keeps). Versions and deletion marks stay. Returns how many records changed.
+   */
+  rewriteRecords<K extends ResourceKind>(
+    schoolId: SchoolId,
+    kind: K,
+    fn: (record: ResourceMap[K]) => ResourceMap[K],
+  ): Promise<number>;
+  /** Content hash of every live record of a kind, by id: lets the pull drop unchanged records as they arrive. */
+  liveHashes(schoolId: SchoolId, kind: ResourceKind): Promise<Map<Id | string, string>>;
   /** Live (not deleted) ids of a kind; for sessions and absences optionally only those intersecting a window. */
   liveIds(schoolId: SchoolId, kind: ResourceKind, window?: { from: Instant; to: Instant }): Promise<Id[]>;
   markDeleted(schoolId: SchoolId, kind: ResourceKind, ids: Id[], at: Instant): Promise<number>;

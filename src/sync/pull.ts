@@ -1,19 +1,30 @@
 // The pull: upstream → store snapshot for one school, recorded as a sync run.
 //
-// Each resource is read and written inside its own store transaction, page by page (memory stays bounded by a
-// page), so a run that fails half-way leaves every resource either fully updated or exactly as it was.
+// Each resource is first downloaded whole (no store transaction is open while the upstream answers, so readers
+// and other writers never wait on the network), then written in one short transaction of bulk statements, so a
+// run that fails half-way leaves every resource either fully updated or exactly as it was. What the download
+// holds is only what will be written: records the store already holds unchanged are dropped as they arrive.
 // Full runs read everything in the window and mark what is gone as deleted, unless the deletion guard objects;
 // incremental runs ask only for what changed since the resource's cursor and re-read reference data when due.
 
 import type { SchoolConfig } from '../config.ts';
 import type { Id, Instant, Team } from '../domain/types.ts';
 import { type Logger, silentLogger } from '../log.ts';
-import type { ResourceKind, ResourceMap, RunCounts, RunStatus, Store, SyncRun } from '../store/types.ts';
+import { prepareRecord } from '../store/kinds.ts';
+import type {
+  PreparedRecord,
+  ResourceKind,
+  ResourceMap,
+  RunCounts,
+  RunStatus,
+  Store,
+  SyncRun,
+} from '../store/types.ts';
 import type { EndpointStats, MalformedRecord, UpstreamClient } from '../upstream/api.ts';
 import { mapLimit, prefetch } from './concurrency.ts';
 import { deletionGuard } from './guard.ts';
 import { keepAlive, processOwner } from './owner.ts';
-import { RESOURCES, type ResourceSpec, recordId } from './resources.ts';
+import { RESOURCES, type ResourceSpec } from './resources.ts';
 import { type SyncWindow, syncWindow } from './window.ts';
 
 export type PullKind = 'incremental' | 'full';
@@ -98,6 +109,8 @@ const MAX_ERROR_LINES = 50;
 const zeroCounts = (): RunCounts => ({ added: 0, changed: 0, deleted: 0, unchanged: 0, skipped: 0 });
 
 const cursorKey = (kind: ResourceKind) => `updatedAfter:${kind}`;
+/** Whether the stored teams carry medical and guardian data ('on') or not ('off'): see school.rosters.sensitive. */
+const SENSITIVE_KEY = 'rosters:sensitive';
 const refreshKey = (kind: ResourceKind) => `refreshedAt:${kind}`;
 
 /** 401/403 will not get better by trying the next resource. */
@@ -240,6 +253,8 @@ async function decideMode(
   now: Date,
 ): Promise<{ mode: ResourceMode; updatedAfter?: string }> {
   if (runKind === 'full') return { mode: 'full' };
+  // Sensitive rosters turned on or off since the teams were stored: every team is read (and rewritten) again.
+  if (spec.kind === 'teams' && (await sensitiveChanged(store, school))) return { mode: 'full' };
   if (spec.incremental) {
     const cursor = await store.getCursor(school.id, cursorKey(spec.kind));
     // No cursor: this resource never completed a listing; read it whole.
@@ -249,6 +264,22 @@ async function decideMode(
   const due =
     !refreshed || now.getTime() - Date.parse(refreshed) >= school.pull.referenceRefreshMinutes * 60_000;
   return { mode: due ? 'full' : 'skipped' };
+}
+
+async function sensitiveChanged(store: Store, school: SchoolConfig): Promise<boolean> {
+  return (await store.getCursor(school.id, SENSITIVE_KEY)) !== (school.rosters.sensitive ? 'on' : 'off');
+}
+
+/** A team as a school without sensitive rosters keeps it: no medical conditions, guardians or absence marks. */
+export function withoutSensitive(team: Team): Team {
+  return {
+    ...team,
+    students: team.students.map(({ absentToday: _a, absentReason: _r, ...m }) => ({
+      ...m,
+      medicalConditions: [],
+      guardians: [],
+    })),
+  };
 }
 
 /** Single-team reads carry what listings leave out (medical conditions, guardians, sort order). */
@@ -273,13 +304,110 @@ async function withTeamDetails(
   return detailed;
 }
 
+/** What a resource's download gathered: everything its write needs, and nothing the store already holds. */
+interface Download {
+  /** New or changed records, made ready for the store (unchanged ones are only counted and remembered). */
+  records: PreparedRecord[];
+  /** Ids the listing returned (including malformed records whose id is known). */
+  seen: Set<Id>;
+  /** Records whose hash matched the store's when they arrived. */
+  unchanged: number;
+  /** Malformed records without a usable id: the listing cannot prove anything is gone. */
+  unknownSkipped: number;
+  customFields: Map<string, ResourceMap['customFields']>;
+  /** Per listing: what it announced against what it delivered (see listingGap). */
+  tallies: { label: string; tally: ListingTally }[];
+}
+
+/**
+ * Reads every page of a resource (and, for teams of a school with sensitive rosters, each team singly) without
+ * touching the store's write side: no transaction is open while the upstream answers. Each record is made
+ * ready for the store as it arrives (stable JSON and hash, computed while the next page is in flight) and
+ * dropped at once when the store already holds it unchanged, so memory holds only what will be written.
+ */
+async function downloadResource(
+  ctx: ResourceRunContext,
+  spec: ResourceSpec,
+  updatedAfter: string | undefined,
+  counts: RunCounts,
+  noteError: (line: string) => void,
+  onPage: () => void,
+): Promise<Download> {
+  const stored = await ctx.store.liveHashes(ctx.school.id, spec.kind);
+  const out: Download = {
+    records: [],
+    seen: new Set<Id>(),
+    unchanged: 0,
+    unknownSkipped: 0,
+    customFields: new Map(),
+    tallies: [],
+  };
+  const detailProgress = { done: 0, total: 0 };
+  for (const listing of spec.listings) {
+    const source = listing.pages({
+      client: ctx.client,
+      window: ctx.window,
+      ...(updatedAfter ? { updatedAfter } : {}),
+    });
+    const tally = { announced: null as number | null, received: 0, ids: new Set<Id>(), repeated: 0 };
+    out.tallies.push({ label: listing.label, tally });
+    const tallyId = (id: Id) => {
+      if (tally.ids.has(id)) tally.repeated++;
+      else tally.ids.add(id);
+    };
+    for await (const page of prefetch(source)) {
+      onPage();
+      // The last page's word stands: a listing that changed while we read it is judged by what it says now.
+      tally.announced = page.numRecords;
+      tally.received += page.received;
+      ctx.onProgress({
+        type: 'page',
+        kind: spec.kind,
+        listing: listing.label,
+        page: page.currentPage,
+        lastPage: Math.max(page.lastPage, page.currentPage),
+        records: page.records.length,
+      });
+      for (const bad of page.skipped) {
+        counts.skipped++;
+        const id = skippedId(bad);
+        if (id === null) out.unknownSkipped++;
+        else {
+          out.seen.add(id);
+          tallyId(id);
+        }
+        noteError(`${spec.kind}: skipped malformed record ${bad.id ?? '(no id)'}: ${bad.reason}`);
+      }
+      let records = listing.adjust ? page.records.map(listing.adjust) : page.records;
+      if (spec.kind === 'teams' && records.length > 0) {
+        if (ctx.school.rosters.sensitive) {
+          detailProgress.total += records.length;
+          records = await withTeamDetails(ctx, records as Team[], detailProgress);
+        } else {
+          // Whatever an upstream's listing carries, a school without sensitive rosters keeps none of it.
+          records = (records as Team[]).map(withoutSensitive);
+        }
+      }
+      for (const meta of page.customFieldsMetadata ?? []) out.customFields.set(meta.key, meta);
+      for (const r of records) {
+        const prepared = prepareRecord(spec.kind, r);
+        out.seen.add(prepared.key as Id);
+        tallyId(prepared.key as Id);
+        if (stored.get(prepared.key) === prepared.hash) out.unchanged++;
+        else out.records.push(prepared);
+      }
+    }
+  }
+  return out;
+}
+
 async function pullResource(
   ctx: ResourceRunContext,
   spec: ResourceSpec,
   mode: ResourceMode,
   updatedAfter: string | undefined,
 ): Promise<ResourceResult> {
-  const { store, school, client, log } = ctx;
+  const { store, school, log } = ctx;
   const began = Date.now();
   const counts = zeroCounts();
   const errors: string[] = [];
@@ -307,92 +435,23 @@ async function pullResource(
   }
 
   const full = mode === 'full';
-  const seen = new Set<Id>();
-  const tallies: { label: string; tally: ListingTally }[] = [];
-  let unknownSkipped = 0;
-  const customFields = new Map<string, ResourceMap['customFields']>();
 
   try {
-    await store.transaction(async (tx) => {
-      const detailProgress = { done: 0, total: 0 };
-      // One page is written while the next is read: the database (a separate server, for PostgreSQL) and the
-      // upstream work at the same time. At most one write is in flight, in page order.
-      let writing: Promise<void> = Promise.resolve();
-      const write = (records: ResourceMap[ResourceKind][]) =>
-        tx.upsert(school.id, spec.kind, records, ctx.now().toISOString()).then((stats) => {
-          counts.added += stats.added + stats.restored;
-          counts.changed += stats.changed;
-          counts.unchanged += stats.unchanged;
-        });
-      try {
-        for (const listing of spec.listings) {
-          const source = listing.pages({
-            client,
-            window: ctx.window,
-            ...(updatedAfter ? { updatedAfter } : {}),
-          });
-          const tally = { announced: null as number | null, received: 0, ids: new Set<Id>(), repeated: 0 };
-          tallies.push({ label: listing.label, tally });
-          const tallyId = (id: Id) => {
-            if (tally.ids.has(id)) tally.repeated++;
-            else tally.ids.add(id);
-          };
-          for await (const page of prefetch(source)) {
-            pages++;
-            // The last page's word stands: a listing that changed while we read it is judged by what it says now.
-            tally.announced = page.numRecords;
-            tally.received += page.received;
-            ctx.onProgress({
-              type: 'page',
-              kind: spec.kind,
-              listing: listing.label,
-              page: page.currentPage,
-              lastPage: Math.max(page.lastPage, page.currentPage),
-              records: page.records.length,
-            });
-            for (const bad of page.skipped) {
-              counts.skipped++;
-              const id = skippedId(bad);
-              if (id === null) unknownSkipped++;
-              else {
-                seen.add(id);
-                tallyId(id);
-              }
-              noteError(`${spec.kind}: skipped malformed record ${bad.id ?? '(no id)'}: ${bad.reason}`);
-            }
-            let records = listing.adjust ? page.records.map(listing.adjust) : page.records;
-            if (spec.kind === 'teams' && records.length > 0) {
-              detailProgress.total += records.length;
-              records = await withTeamDetails(ctx, records as Team[], detailProgress);
-            }
-            for (const meta of page.customFieldsMetadata ?? []) customFields.set(meta.key, meta);
-            await writing;
-            if (records.length > 0) {
-              writing = write(records);
-              // Its failure surfaces at the next await of it; until then it must not count as unhandled.
-              writing.catch(() => {});
-            }
-            for (const r of records) {
-              const id = recordId(spec.kind, r) as Id;
-              seen.add(id);
-              tallyId(id);
-            }
-          }
-        }
-        await writing;
-      } finally {
-        // A failed read must not roll back under a write still running on the transaction's connection.
-        await writing.catch(() => {});
-      }
+    // 1. The network: every page, nothing written.
+    const got = await downloadResource(ctx, spec, updatedAfter, counts, noteError, () => pages++);
+    counts.unchanged += got.unchanged;
 
-      if (customFields.size > 0) {
+    // 2. The store: one short transaction of bulk statements, with no network wait inside it.
+    await store.transaction(async (tx) => {
+      const at = ctx.now().toISOString();
+      const stats = await tx.upsertPrepared(school.id, spec.kind, got.records, at);
+      counts.added += stats.added + stats.restored;
+      counts.changed += stats.changed;
+      counts.unchanged += stats.unchanged;
+
+      if (got.customFields.size > 0) {
         const cf = zeroCounts();
-        const stats = await tx.upsert(
-          school.id,
-          'customFields',
-          [...customFields.values()],
-          ctx.now().toISOString(),
-        );
+        const stats = await tx.upsert(school.id, 'customFields', [...got.customFields.values()], at);
         cf.added = stats.added + stats.restored;
         cf.changed = stats.changed;
         cf.unchanged = stats.unchanged;
@@ -400,14 +459,14 @@ async function pullResource(
       }
 
       const problems: string[] = [];
-      for (const { label, tally } of tallies) {
+      for (const { label, tally } of got.tallies) {
         const gap = listingGap(label, tally);
         if (gap) problems.push(gap);
       }
       const incomplete = problems.length > 0;
-      if (unknownSkipped > 0) {
+      if (got.unknownSkipped > 0) {
         problems.push(
-          `${unknownSkipped} malformed record${unknownSkipped === 1 ? '' : 's'} without a usable id skipped` +
+          `${got.unknownSkipped} malformed record${got.unknownSkipped === 1 ? '' : 's'} without a usable id skipped` +
             (full ? ' (no deletions of it until upstream fixes them)' : ''),
         );
       }
@@ -415,8 +474,8 @@ async function pullResource(
       if (full) {
         const window = spec.windowed ? ctx.window : undefined;
         const live = await tx.liveIds(school.id, spec.kind, window);
-        const missing = live.filter((id) => !seen.has(id));
-        if (incomplete || unknownSkipped > 0) {
+        const missing = live.filter((id) => !got.seen.has(id));
+        if (incomplete || got.unknownSkipped > 0) {
           // Ids we could not see may be any of the "missing" ones: the listing is no evidence of deletion.
           guarded = missing.length > 0;
           warning = `${spec.kind}: ${problems.join('; ')}; deleted nothing`;
@@ -424,13 +483,12 @@ async function pullResource(
           const verdict = deletionGuard({
             resource: spec.kind,
             storedCount: live.length,
-            listedCount: seen.size,
+            listedCount: got.seen.size,
             missingCount: missing.length,
             maxShrinkFraction: school.deletionGuard.maxShrinkFraction,
           });
           if (verdict.allowed) {
-            if (missing.length > 0)
-              counts.deleted = await tx.markDeleted(school.id, spec.kind, missing, ctx.now().toISOString());
+            if (missing.length > 0) counts.deleted = await tx.markDeleted(school.id, spec.kind, missing, at);
           } else {
             guarded = true;
             warning = verdict.reason;
@@ -448,12 +506,18 @@ async function pullResource(
         await tx.setCursor(school.id, cursorKey(spec.kind), cursor);
       }
       if (full) await tx.setCursor(school.id, refreshKey(spec.kind), ctx.startedAt.toISOString());
+      if (spec.kind === 'teams' && full && (await sensitiveChanged(tx, school))) {
+        // Turned off: the listing rewrote every live team; teams deleted upstream keep their last record here,
+        // so strip those as well.
+        if (!school.rosters.sensitive) await tx.rewriteRecords(school.id, 'teams', withoutSensitive);
+        await tx.setCursor(school.id, SENSITIVE_KEY, school.rosters.sensitive ? 'on' : 'off');
+      }
     });
   } catch (err) {
     const why = message(err);
     log.error(
       { err, schoolId: school.id, resource: spec.kind },
-      `pull of ${spec.kind} failed; its changes were rolled back`,
+      `pull of ${spec.kind} failed; nothing of it was written`,
     );
     const outcome: ResourceOutcome = {
       kind: spec.kind,

@@ -1,6 +1,6 @@
 // What the pull reads for each resource kind: the listings that make up the whole set, whether upstream can
 // filter them by `updatedAfter`, and whether their ids are counted within the sync window.
-import type { Id, Team } from '../domain/types.ts';
+import type { Team } from '../domain/types.ts';
 import type { ResourceKind, ResourceMap } from '../store/types.ts';
 import type { Page, TeamListParams, UpstreamClient } from '../upstream/api.ts';
 import type { SyncWindow } from './window.ts';
@@ -142,7 +142,3 @@ export const RESOURCES: ResourceSpec[] = [
     ],
   },
 ];
-
-export function recordId(kind: ResourceKind, record: AnyRecord): Id | string {
-  return kind === 'customFields' ? (record as ResourceMap['customFields']).key : (record as { id: Id }).id;
-}

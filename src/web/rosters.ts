@@ -97,6 +97,7 @@ export function createRostersRouter(opts: RostersRouterOptions): express.Router 
         sessionId,
         template: template.name,
         dir: templatesDir,
+        sensitiveRosters: (id) => opts.config.schools.some((s) => s.id === id && s.rosters.sensitive),
       });
       // Audited before a byte is sent: no record, no roster.
       await auth.audit(req, res, {

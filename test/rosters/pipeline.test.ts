@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseSchool, type SchoolConfig } from '../../src/config.ts';
 import type { PreExplainedAbsence, Session, Team } from '../../src/domain/types.ts';
 import { generateRoster } from '../../src/rosters/index.ts';
+import { buildSheet } from '../../src/rosters/sheet.ts';
 import { type Sandbox, SCHOOL_TIME_ZONE, startSandbox } from '../../src/sandbox/index.ts';
 import { openStore, type Store } from '../../src/store/index.ts';
 import { pullSchool } from '../../src/sync/pull.ts';
@@ -495,5 +496,48 @@ describe('which session a sheet is for (issue 13: rosters)', () => {
     const unknown = await run(['--team', '999999']);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain('unknown team 999999');
+  });
+});
+
+describe('medical and guardian contacts', () => {
+  it('prints what the school keeps with sensitive rosters on, and is refused while they are off', async () => {
+    const on = { ...school, rosters: { sensitive: true } };
+    const summary = await pullSchool({ store, client, school: on, kind: 'full', now: () => new Date(NOW) });
+    expect(summary.status).toBe('succeeded');
+    const withMedical = (await store.list(SCHOOL, 'teams')).find(
+      (t) => !t.hidden && t.students.some((m) => m.medicalConditions.length > 0),
+    )!;
+    expect(withMedical).toBeDefined();
+    const roster = await generateRoster(store, {
+      schoolId: SCHOOL,
+      teamId: withMedical.id,
+      template: 'medical-and-guardian-contacts',
+      sensitiveRosters: () => true,
+    });
+    const condition = withMedical.students.find((m) => m.medicalConditions.length > 0)!.medicalConditions[0]!;
+    expect(roster.pdf.length).toBeGreaterThan(1000);
+    expect(JSON.stringify(buildSheet(roster.template, roster.data))).toContain(
+      JSON.stringify(condition).slice(1, -1),
+    );
+
+    await expect(
+      generateRoster(store, {
+        schoolId: SCHOOL,
+        teamId: withMedical.id,
+        template: 'medical-and-guardian-contacts',
+        sensitiveRosters: () => false,
+      }),
+    ).rejects.toMatchObject({ code: 'sensitive-off', status: 409 });
+    // Other templates print as before.
+    await generateRoster(store, {
+      schoolId: SCHOOL,
+      teamId: withMedical.id,
+      template: 'team-roster',
+      sensitiveRosters: () => false,
+    });
+    // Back to the default (off): the next pull deletes what was kept.
+    await pull();
+    const kept = (await store.list(SCHOOL, 'teams', { includeDeleted: true })).flatMap((t) => t.students);
+    expect(kept.filter((m) => m.medicalConditions.length > 0 || m.guardians.length > 0)).toEqual([]);
   });
 });

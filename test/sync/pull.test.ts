@@ -96,14 +96,13 @@ describe.each(DIALECTS)('pull into %s', (dialect) => {
         .sort((a, b) => a - b);
       expect(got.students.map((s) => s.studentId).sort((a, b) => a - b)).toEqual(members);
     }
-    // Medical and guardian data come only from single-team reads: the full run made them.
-    const withMedical = sandbox.school.students.find(
-      (s) =>
-        s.medicalConditions.length > 0 && teams.some((t) => t.students.some((m) => m.studentId === s.id)),
-    )!;
-    const member = teams.flatMap((t) => t.students).find((m) => m.studentId === withMedical.id)!;
-    expect(member.medicalConditions.length).toBe(withMedical.medicalConditions.length);
-    expect(member.guardians.length).toBe(withMedical.guardians.length);
+    // Sensitive rosters are off by default: no single-team reads, no medical or guardian data kept.
+    expect((await sandboxStats(sandbox.url)).routes['GET /teams/{id}']?.total ?? 0).toBe(0);
+    for (const m of teams.flatMap((t) => t.students)) {
+      expect(m.medicalConditions).toEqual([]);
+      expect(m.guardians).toEqual([]);
+    }
+    expect(sandbox.school.students.some((s) => s.medicalConditions.length > 0)).toBe(true);
 
     const students = await store.list(school.id, 'students');
     expect(students.length).toBe(sandbox.school.students.length);
@@ -140,9 +139,12 @@ describe.each(DIALECTS)('pull into %s', (dialect) => {
       ...(await listAll(client.locations({ archived: true }))),
     ];
     expect(byId((await store.list(school.id, 'locations')).map(strip))).toEqual(byId(locations));
-    const team = sandbox.school.teams[0]!;
+    const team = sandbox.school.teams.find((t) => !t.hidden)!;
+    const listedTeam = (
+      await listAll(client.teams({ includeStudents: true, includeStaff: true, includePositions: true }))
+    ).find((t) => t.id === team.id)!;
     expect(strip((await store.get(school.id, 'teams', team.id))!)).toEqual({
-      ...(await client.team(team.id)),
+      ...listedTeam,
       hidden: team.hidden,
     } satisfies Team);
 
@@ -273,5 +275,69 @@ describe.each(DIALECTS)('pull into %s', (dialect) => {
     // Empty stays refused whatever the fraction.
     expect(released.status).toBe('suspicious');
     expect(released.warning).toMatch(/absences: the full listing came back empty/);
+  });
+});
+
+describe.each(DIALECTS)('sensitive rosters into %s', (dialect) => {
+  let sandbox: Sandbox;
+  let ts: TestStore;
+  beforeAll(async () => {
+    sandbox = await startSandbox({ seed: 7, scale: 'small' });
+    ts = await openTestStore(dialect);
+  });
+  afterAll(async () => {
+    await ts?.cleanup();
+    await sandbox?.close();
+  });
+
+  const sensitiveData = async (store: Store, schoolId: string, includeDeleted = false) =>
+    (await store.list(schoolId, 'teams', { includeDeleted }))
+      .flatMap((t) => t.students)
+      .filter(
+        (m) => m.medicalConditions.length > 0 || m.guardians.length > 0 || m.absentReason !== undefined,
+      );
+
+  it('reads medical and guardian data only while turned on, and deletes it when turned off', async () => {
+    const { store } = ts;
+    const client = testClient(sandbox);
+    const on = testSchool(sandbox, { rosters: { sensitive: true } });
+    const off = testSchool(sandbox);
+
+    await resetSandboxStats(sandbox.url);
+    const first = await pullSchool({ store, client, school: on, kind: 'full' });
+    expect(first.status).toBe('succeeded');
+    const teamCount = sandbox.school.teams.length;
+    expect((await sandboxStats(sandbox.url)).routes['GET /teams/{id}']?.total).toBe(teamCount);
+    const withMedical = sandbox.school.students.find((s) => s.current && s.medicalConditions.length > 0)!;
+    const member = (await store.list(on.id, 'teams'))
+      .flatMap((t) => t.students)
+      .find((m) => m.studentId === withMedical.id);
+    if (member) expect(member.medicalConditions.length).toBe(withMedical.medicalConditions.length);
+    expect((await sensitiveData(store, on.id)).length).toBeGreaterThan(0);
+
+    // A team deleted upstream since keeps its last record here (a tombstone): it must be stripped too.
+    const tombstone = (await store.list(on.id, 'teams')).find((t) => t.students.length > 0)!;
+    await store.markDeleted(on.id, 'teams', [tombstone.id], new Date().toISOString());
+
+    // Turned off: the next run (even an incremental one) rereads the teams listing and keeps none of it.
+    await resetSandboxStats(sandbox.url);
+    const stripped = await pullSchool({ store, client, school: off, kind: 'incremental' });
+    expect(stripped.status).toBe('succeeded');
+    expect(stripped.resources.find((r) => r.kind === 'teams')!.mode).toBe('full');
+    expect((await sandboxStats(sandbox.url)).routes['GET /teams/{id}']?.total ?? 0).toBe(0);
+    expect(await sensitiveData(store, off.id, true)).toEqual([]);
+    expect((await store.get(off.id, 'teams', tombstone.id, { includeDeleted: true }))!.students.length).toBe(
+      tombstone.students.length,
+    );
+
+    // Off and unchanged: a later run reads no team singly and rewrites nothing.
+    await resetSandboxStats(sandbox.url);
+    const again = await pullSchool({ store, client, school: off, kind: 'full' });
+    expect(again.counts.teams).toMatchObject({ added: 0, changed: 0 });
+    expect((await sandboxStats(sandbox.url)).routes['GET /teams/{id}']?.total ?? 0).toBe(0);
+
+    // On again: read back.
+    await pullSchool({ store, client, school: on, kind: 'incremental' });
+    expect((await sensitiveData(store, on.id)).length).toBeGreaterThan(0);
   });
 });
