@@ -48,8 +48,8 @@ describe('readers during a pull from a slow upstream', () => {
   let ts: TestStore;
   let env: Record<string, string>;
   beforeAll(async () => {
-    // 1 s per request: the full pull spends its time waiting on the network, resource after resource.
-    sandbox = await startSandbox({ seed: 11, scale: 'small', latencyMs: 1000 });
+    // 1.5 s per request: the full pull spends its time waiting on the network, resource after resource.
+    sandbox = await startSandbox({ seed: 11, scale: 'small', latencyMs: 1500 });
     ts = await openTestStore('sqlite');
     env = {
       UPSTREAM_URL: sandbox.url,
@@ -84,22 +84,21 @@ describe('readers during a pull from a slow upstream', () => {
 
     const sync = rostercal(['sync', '--full'], env);
     const t0 = performance.now();
-    // Mid-pull: students, student teams, teams, absences and sessions still to come, a second a page.
-    await sync.waitFor(/students: page 1 of \d+/);
-    const status = await timed(['status'], env);
-    const list = await timed(['feeds', 'list'], env);
+    // Early in the pull: a dozen slow requests (15 s and more) still to come.
+    await sync.waitFor(/activities: page 1 of \d+/);
+    const [status, list] = await Promise.all([timed(['status'], env), timed(['feeds', 'list'], env)]);
     const stillRunning = sync.proc.exitCode === null;
     expect(await sync.exit).toBe(0);
     const syncMs = performance.now() - t0;
 
-    // The readers finished while the pull was still downloading, in about their idle time (generous for load).
+    // The readers finished while the pull was still downloading, in about their idle time (twice that and more: both run at once on a shared machine).
     console.log(
       `idle: status ${idleStatus.ms.toFixed(0)} ms, feeds list ${idleList.ms.toFixed(0)} ms; during the pull: ${status.ms.toFixed(0)} ms, ${list.ms.toFixed(0)} ms; pull ${syncMs.toFixed(0)} ms`,
     );
     expect(stillRunning).toBe(true);
-    expect(status.ms).toBeLessThan(idleStatus.ms + 2000);
-    expect(list.ms).toBeLessThan(idleList.ms + 2000);
-    expect(syncMs).toBeGreaterThan(status.ms + list.ms);
+    expect(status.ms).toBeLessThan(2 * idleStatus.ms + 3000);
+    expect(list.ms).toBeLessThan(2 * idleList.ms + 3000);
+    expect(syncMs).toBeGreaterThan(Math.max(status.ms, list.ms));
     expect(status.code).toBe(0);
     expect(status.output).toMatch(/running/);
     expect(list.code).toBe(0);
