@@ -397,8 +397,15 @@ describe('GET /rosters/teams/:teamId.pdf', () => {
     const unknown = await fetch(`${base}/rosters/teams/999999.pdf`, { headers: auth });
     expect(unknown.status).toBe(404);
     expect(await unknown.text()).toContain('unknown team 999999');
-    const needsSession = await fetch(`${base}${path()}?template=attendance-sheet`, { headers: auth });
-    expect(needsSession.status).toBe(400);
+    // Without ?session= an attendance sheet is the next session that is not cancelled (issue 13), so a malformed
+    // session id is what a client gets wrong now.
+    const nextSession = await fetch(`${base}${path()}?template=attendance-sheet`, { headers: auth });
+    expect(nextSession.status).toBe(200);
+    expect(nextSession.headers.get('content-type')).toBe('application/pdf');
+    const badSession = await fetch(`${base}${path()}?template=attendance-sheet&session=abc`, {
+      headers: auth,
+    });
+    expect(badSession.status).toBe(400);
     const noTemplate = await fetch(`${base}${path()}?template=nope`, { headers: auth });
     expect(noTemplate.status).toBe(404);
   });
