@@ -5,9 +5,9 @@ import type { Config, SchoolConfig } from './config.ts';
 import { feedsAfterPull } from './feeds/after-pull.ts';
 import { listFeedDefs } from './feeds/catalog.ts';
 import { FeedService } from './feeds/service.ts';
-import { FeedTokens, loadFeedSecret } from './feeds/tokens.ts';
 import { type DemoPerson, pickDemoStaff } from './identity/demo-idp.ts';
 import { DEFAULT_SENSITIVE_ROLES } from './identity/roles.ts';
+import { feedTokensAfterPull, prepareFeedTokens } from './feeds/trust.ts';
 import { type Logger, silentLogger } from './log.ts';
 import { liveGoogleCalendars } from './push/family-calendars.ts';
 import { pushJobs, pushStep } from './push/hooks.ts';
@@ -72,10 +72,27 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
     for (const s of opts.config.schools)
       await store.upsertSchool({ id: s.id, name: s.name, timeZone: s.timeZone });
 
+    // Refuses to start with a feed secret that did not make the store's feeds; repairs rotations the store lost.
+    const { tokens, guard, notes, journal } = await prepareFeedTokens({
+      store,
+      dataDir: opts.config.dataDir,
+      secret: opts.config.feedSecret,
+      schools: opts.config.schools.map((s) => s.id),
+    });
+    for (const line of notes) say(line);
+    for (const [school, why] of guard.unsure) {
+      say(`${school}: ${why} [${journal.file}]`);
+      log.error({ school }, why);
+    }
     const metrics = createMetrics();
     const feeds = new FeedService({ store, onRender: (info) => metrics.observeFeedRender(info) });
-    // After every pull, in order: metrics and feed re-rendering (so a request costs a lookup), then pushing.
-    const steps: AfterPullStep[] = [feedsAfterPull({ feeds, metrics }), pushStep];
+    // After every pull, in order: feed tokens a lost database forgot, metrics and feed re-rendering (so a request
+    // costs a lookup), then pushing.
+    const steps: AfterPullStep[] = [
+      feedTokensAfterPull({ tokens, guard }),
+      feedsAfterPull({ feeds, metrics }),
+      pushStep,
+    ];
     const afterPull = async (school: SchoolConfig, summary: PullSummary) => {
       for (const step of steps) {
         await step.run({ store, school, summary, log, flags: {}, print: (line) => log.info(line) });
@@ -95,10 +112,6 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
     const config = sync.config;
     if (sync.demoUrl) say(`demo sandbox school served at ${sync.demoUrl}`);
 
-    const tokens = new FeedTokens(
-      store,
-      loadFeedSecret({ secret: config.feedSecret, dataDir: config.dataDir }),
-    );
     const demoMode = config.schools.every((s) => s.demo);
     const staff = createStaffWeb({
       store,
@@ -126,6 +139,7 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
       logger: log,
       demo: config.schools.some((s) => s.demo),
       liveGoogleCalendar: liveGoogleCalendars(store, config.schools),
+      feedGuard: guard,
       routers: { '/': staff.router },
     });
     const server: RunningServer = await startServer(app, {

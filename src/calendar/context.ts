@@ -3,6 +3,7 @@
 import { createHash } from 'node:crypto';
 import type { CustomFieldMeta, Id, Instant, Session } from '../domain/types.ts';
 import type { FeedScope, SchoolId, Store } from '../store/types.ts';
+import { compileNameMatcher, type NameMatcher } from './names.ts';
 import { type EventTemplates, loadEventTemplates } from './templates.ts';
 
 export interface SchoolInfo {
@@ -23,8 +24,8 @@ export interface ProjectionContext {
   staffNames: ReadonlyMap<Id, string>;
   studentNames: ReadonlyMap<Id, string>;
   templates: EventTemplates;
-  /** Every spelling of every student's full name (first and legal first name with last name). */
-  studentNameVariants?: ReadonlyMap<Id, string[]>;
+  /** Every known student's names, compiled once per context (one school, one pull): see names.ts. */
+  names: NameMatcher;
   /** Changes whenever anything above changes (set by loadProjectionContext; lets outputs skip re-renders). */
   fingerprint?: string;
 }
@@ -48,17 +49,7 @@ export function createProjectionContext(input: {
 }): ProjectionContext {
   const students = [...(input.students ?? [])];
   return {
-    studentNameVariants: new Map(
-      students.map((s) => [
-        s.id,
-        [
-          ...new Set([
-            personName(s),
-            ...(s.legalFirstName ? [`${s.legalFirstName} ${s.lastName}`.trim()] : []),
-          ]),
-        ],
-      ]),
-    ),
+    names: compileNameMatcher(students),
     school: input.school,
     customFields: new Map([...(input.customFields ?? [])].map((f) => [f.key, f])),
     staffNames: new Map([...(input.staff ?? [])].map((s) => [s.id, personName(s)])),

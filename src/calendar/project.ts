@@ -10,9 +10,10 @@
 // - `staff`-type fields resolve to staff names for any audience the metadata allows: staff names are what a
 //   parent sees on the team sheet anyway.
 // - The student list of a session is never printed; staff get a count.
-// - Free text written upstream (session titles, parent notes) may name a child ("Piano – Ana Lima"). For
-//   guardians and students every known student's full name in such text is replaced (template
-//   description.nameRemoved), except the feed's own student's name in their student feed.
+// - Free text written upstream (session titles, parent notes, custom fields) may name a child ("Piano – Ana
+//   Lima", "MacDonald, Olivia's lift"). For guardians and students every spelling of every known student's
+//   name (names.ts) is replaced (template description.nameRemoved), except the feed's own student's in their
+//   student feed. A location that names a student becomes description.locationRemoved, without address or GEO.
 import type { CustomFieldMeta, CustomFieldValue, Id, Session, UserType } from '../domain/types.ts';
 import type { RecordMeta } from '../store/types.ts';
 import type { FeedScopeRef, ProjectionContext, SchoolInfo } from './context.ts';
@@ -50,7 +51,10 @@ export function projectSession(
 
   const t = ctx.templates;
   const resultText = formatResult(session, ctx);
-  const scrub = isStaff ? (x: string) => x : nameScrubber(ctx, scope);
+  const keep = scope?.scope === 'student' ? scope.id : null;
+  const scrub = isStaff
+    ? (x: string) => x
+    : (x: string) => ctx.names.scrub(x, t.description.nameRemoved, keep);
   const title = scrub(buildTitle(session, ctx, scope, resultText));
 
   const status: CalendarEvent['status'] = session.cancelled
@@ -95,7 +99,7 @@ export function projectSession(
   }
 
   const loc = session.location;
-  const location =
+  let location: CalendarEvent['location'] =
     loc?.name.trim() || loc?.address?.trim()
       ? {
           name: loc.name.trim() || (loc.address ?? '').trim(),
@@ -104,6 +108,11 @@ export function projectSession(
           longitude: validCoordinate(loc.longitude, 180),
         }
       : null;
+  // A venue that names a child is usually their home ("Olivia MacDonald's house, 12 Smith St"): the address
+  // and coordinates would point at it even with the name scrubbed, so the whole location becomes neutral.
+  if (!isStaff && location && ctx.names.mentions(`${location.name}\n${location.address ?? ''}`, keep)) {
+    location = { name: t.description.locationRemoved, address: null, latitude: null, longitude: null };
+  }
 
   return {
     sessionId: session.id,
@@ -321,59 +330,6 @@ function idsOf(value: CustomFieldValue): Id[] {
 function formatTime(value: string): string {
   const m = /^(\d{1,2}):(\d{2})(?::\d{2})?$/.exec(value.trim());
   return m ? `${m[1]!.padStart(2, '0')}:${m[2]}` : value.trim();
-}
-
-const WORD = /[\p{L}\p{M}\p{N}'’-]+/gu;
-const scrubbers = new WeakMap<ProjectionContext, { owner: Map<string, Id>; maxWords: number }>();
-
-/**
- * Replaces every known student's full name (as whole words, any case, any spacing) except the scope's own
- * student's. Word n-grams are looked up in a set, so the cost does not grow with the number of students.
- */
-function nameScrubber(ctx: ProjectionContext, scope: FeedScopeRef | undefined): (text: string) => string {
-  let compiled = scrubbers.get(ctx);
-  if (!compiled) {
-    const owner = new Map<string, Id>();
-    let maxWords = 0;
-    for (const [id, names] of ctx.studentNameVariants ?? new Map<Id, string[]>()) {
-      for (const n of names) {
-        const words = n.match(WORD);
-        if (!words || n.length < 3) continue;
-        owner.set(words.join(' ').toLocaleLowerCase(), id);
-        maxWords = Math.max(maxWords, words.length);
-      }
-    }
-    compiled = { owner, maxWords };
-    scrubbers.set(ctx, compiled);
-  }
-  const { owner, maxWords } = compiled;
-  if (owner.size === 0) return (text) => text;
-  const own = scope?.scope === 'student' ? scope.id : null;
-  const replacement = ctx.templates.description.nameRemoved;
-  return (text) => {
-    const words = [...text.matchAll(WORD)];
-    if (words.length === 0) return text;
-    let out = '';
-    let at = 0;
-    for (let i = 0; i < words.length; i++) {
-      for (let n = Math.min(maxWords, words.length - i); n >= 1; n--) {
-        const key = words
-          .slice(i, i + n)
-          .map((w) => w[0])
-          .join(' ')
-          .toLocaleLowerCase();
-        const id = owner.get(key);
-        if (id === undefined || id === own) continue;
-        const first = words[i]!;
-        const last = words[i + n - 1]!;
-        out += text.slice(at, first.index) + replacement;
-        at = last.index + last[0].length;
-        i += n - 1;
-        break;
-      }
-    }
-    return out + text.slice(at);
-  };
 }
 
 const orderedCache = new WeakMap<ReadonlyMap<string, CustomFieldMeta>, CustomFieldMeta[]>();

@@ -53,6 +53,7 @@ const PLACEHOLDERS = {
     teams: ['names'],
     studentCount: ['count'],
     nameRemoved: [],
+    locationRemoved: [],
     separator: [],
   },
 } as const;

@@ -1,16 +1,24 @@
 // rostercal feeds list [--json] [--school ID]
 // rostercal feeds rotate SCOPE ID [--school ID]
+// rostercal feeds accept-store
+import type { Config } from '../config.ts';
 import { listFeedDefs } from '../feeds/catalog.ts';
-import { FEED_SCOPES, FeedTokens, isFeedScope, loadFeedSecret } from '../feeds/tokens.ts';
+import { ROTATIONS_CURSOR, type Rotation, RotationJournal } from '../feeds/rotations.ts';
+import { FEED_SCOPES, type FeedTokens, isFeedScope, loadFeedSecret } from '../feeds/tokens.ts';
+import { prepareFeedTokens } from '../feeds/trust.ts';
 import type { Store } from '../store/types.ts';
+import { terminalSafe } from '../terminal.ts';
 import { defineCommand, EXIT, numberOption, UsageError, withStore } from './command.ts';
 
 const USAGE = `usage:
   rostercal feeds list [--json] [--school ID]     every feed: scope, id, name, URL (issues missing tokens)
   rostercal feeds rotate SCOPE ID [--school ID]   new URL for one feed; the old one stops working
+  rostercal feeds accept-store                    the rotation record is lost: trust the database's feed
+                                                  versions as current and start a new record from them
 
 SCOPE is one of ${FEED_SCOPES.join(', ')}. The store and PUBLIC_URL come from the usual configuration
-(ROSTERCAL_CONFIG / DATA_DIR / DATABASE_URL / PUBLIC_URL); tokens derive from FEED_SECRET or DATA_DIR/feed-secret.`;
+(ROSTERCAL_CONFIG / DATA_DIR / DATABASE_URL / PUBLIC_URL); tokens derive from FEED_SECRET or DATA_DIR/feed-secret,
+and every rotation is recorded in DATA_DIR/feed-rotations.jsonl (back both up).`;
 
 export interface FeedListing {
   school: string;
@@ -57,13 +65,11 @@ export async function listFeeds(
 
 function table(rows: FeedListing[]): string {
   const head = ['SCHOOL', 'SCOPE', 'ID', 'NAME', 'URL'];
-  const cells = rows.map((r) => [
-    r.school,
-    r.scope,
-    String(r.id),
-    r.name,
-    r.url ?? '(issued under another secret: rotate)',
-  ]);
+  const cells = rows.map((r) =>
+    [r.school, r.scope, String(r.id), r.name, r.url ?? '(issued under another secret: rotate)'].map(
+      terminalSafe,
+    ),
+  );
   const widths = head.map((h, i) =>
     Math.min(40, Math.max(h.length, ...cells.map((c) => [...(c[i] ?? '')].length))),
   );
@@ -95,16 +101,34 @@ export const run = defineCommand({
   positionals: true,
   async run({ values, positionals, config: loadConfig }) {
     const [sub, ...rest] = positionals;
-    if (sub === undefined) throw new UsageError('say what to do: list or rotate');
-    if (sub !== 'list' && sub !== 'rotate') throw new UsageError(`unknown subcommand ${sub}`);
+    if (sub === undefined) throw new UsageError('say what to do: list, rotate or accept-store');
+    if (sub !== 'list' && sub !== 'rotate' && sub !== 'accept-store')
+      throw new UsageError(`unknown subcommand ${sub}`);
     const config = await loadConfig();
-    const tokens = (store: Store) =>
-      new FeedTokens(store, loadFeedSecret({ secret: config.feedSecret, dataDir: config.dataDir }));
+    if (sub === 'accept-store') {
+      if (rest.length) throw new UsageError(`accept-store: unexpected ${rest.join(' ')}`);
+      return withStore(config, (store) => acceptStore(config, store));
+    }
+    /** Tokens with the secret checked and the rotation record reconciled; null (after saying why) when unsure. */
+    const prepare = async (store: Store, schoolIds: string[]): Promise<FeedTokens | null> => {
+      const p = await prepareFeedTokens({
+        store,
+        dataDir: config.dataDir,
+        secret: config.feedSecret,
+        schools: schoolIds,
+      });
+      for (const line of p.notes) console.error(`rostercal feeds: ${terminalSafe(line)}`);
+      const unsure = schoolIds.filter((s) => p.guard.unsure.has(s));
+      for (const s of unsure) console.error(`rostercal feeds: ${s}: ${p.guard.unsure.get(s)}`);
+      return unsure.length ? null : p.tokens;
+    };
     if (sub === 'list') {
       if (rest.length) throw new UsageError(`list: unexpected ${rest.join(' ')}`);
       return withStore(config, async (store) => {
         const schoolIds = values.school ? [await pickSchool(store, values.school)] : undefined;
-        const rows = await listFeeds(store, tokens(store), config.publicUrl, schoolIds);
+        const tokens = await prepare(store, schoolIds ?? (await store.listSchools()).map((s) => s.id));
+        if (!tokens) return EXIT.failure;
+        const rows = await listFeeds(store, tokens, config.publicUrl, schoolIds);
         if (values.json) console.log(JSON.stringify(rows, null, 2));
         else if (rows.length === 0) console.log('No feeds yet: run `rostercal sync` first.');
         else console.log(table(rows));
@@ -122,7 +146,9 @@ export const run = defineCommand({
         console.error(`rostercal feeds rotate: school ${schoolId} has no ${scope} feed with id ${id}`);
         return EXIT.failure;
       }
-      const issued = await tokens(store).rotate(schoolId, scope, id);
+      const tokens = await prepare(store, [schoolId]);
+      if (!tokens) return EXIT.failure;
+      const issued = await tokens.rotate(schoolId, scope, id);
       printRotated(config.publicUrl, { schoolId, scope, id, def, issued }, Boolean(values.json));
       return EXIT.ok;
     });
@@ -155,8 +181,36 @@ function printRotated(
     return;
   }
   console.log(
-    `${r.def.calendarName}: new URL (version ${r.issued.record.version}); the previous URL no longer works.`,
+    `${terminalSafe(r.def.calendarName)}: new URL (version ${r.issued.record.version}); the previous URL no longer works.`,
   );
   console.log(links.url);
   console.log(`page: ${links.page}`);
+}
+
+/** The rotation record is lost and the operator vouches for the database: start a new record from it. */
+async function acceptStore(config: Config, store: Store): Promise<number> {
+  const journal = new RotationJournal(config.dataDir);
+  if (journal.exists()) {
+    console.error(
+      `rostercal feeds accept-store: ${journal.file} exists; rostercal reconciles it with the database at start, nothing to accept`,
+    );
+    return EXIT.failure;
+  }
+  // The secret must still be the one the URLs were made with.
+  loadFeedSecret({ secret: config.feedSecret, dataDir: config.dataDir, create: false });
+  const id = journal.create();
+  const at = new Date().toISOString();
+  const latest = new Map<string, Rotation>();
+  for (const t of await store.listFeedTokens()) {
+    const k = `${t.schoolId}|${t.scope}|${t.scopeId}`;
+    if (t.version > (latest.get(k)?.version ?? 1))
+      latest.set(k, { school: t.schoolId, scope: t.scope, id: t.scopeId, version: t.version, at });
+  }
+  journal.append([...latest.values()]);
+  const schools = (await store.listSchools()).map((s) => s.id);
+  for (const s of schools) await store.setCursor(s, ROTATIONS_CURSOR, id);
+  console.log(
+    `Accepted the database's feed versions as current for ${schools.length} school(s) (${latest.size} rotated feed(s)); new rotation record ${journal.file}. Back it up with the feed secret. A running server serves the feeds again within seconds.`,
+  );
+  return EXIT.ok;
 }

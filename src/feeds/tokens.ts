@@ -9,10 +9,12 @@
 // mode 0600. Deployments with several replicas must share FEED_SECRET so that any of them can print URLs;
 // serving needs no secret at all (lookup is by hash).
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Id } from '../domain/types.ts';
+import { ensurePrivateDir, ensurePrivateFile } from '../private-files.ts';
 import type { FeedScope, FeedToken, SchoolId, Store } from '../store/types.ts';
+import type { RotationJournal } from './rotations.ts';
 
 export const FEED_SCOPES: readonly FeedScope[] = ['team', 'student', 'staff', 'activity'];
 const TOKEN_RE = /^[A-Za-z0-9_-]{32}$/;
@@ -21,8 +23,19 @@ export function isFeedScope(v: string): v is FeedScope {
   return (FEED_SCOPES as readonly string[]).includes(v);
 }
 
-/** The configured secret (FEED_SECRET), or the data directory's secret file (created on first use, 0600). */
-export function loadFeedSecret(opts: { secret?: string | null; dataDir?: string } = {}): Buffer {
+/** Where the feed secret comes from, as an operator would name it. */
+export function feedSecretSource(opts: { secret?: string | null; dataDir?: string } = {}): string {
+  if (opts.secret) return 'FEED_SECRET';
+  return path.resolve(opts.dataDir ?? 'data', 'feed-secret');
+}
+
+/**
+ * The configured secret (FEED_SECRET), or the data directory's secret file (created on first use, 0600 in a
+ * 0700 directory, unless `create` is false: a store that already holds feeds needs the secret they were made with).
+ */
+export function loadFeedSecret(
+  opts: { secret?: string | null; dataDir?: string; create?: boolean } = {},
+): Buffer {
   const given = opts.secret;
   if (given !== undefined && given !== null && given !== '') {
     if (given.length < 32) throw new Error('FEED_SECRET: must be at least 32 characters');
@@ -32,13 +45,15 @@ export function loadFeedSecret(opts: { secret?: string | null; dataDir?: string 
   const file = path.join(dir, 'feed-secret');
   try {
     const text = readFileSync(file, 'utf8').trim();
-    if ((statSync(file).mode & 0o077) !== 0) chmodSync(file, 0o600);
+    ensurePrivateFile(file);
     if (text.length < 32) throw new Error(`${file}: feed secret too short`);
     return Buffer.from(text, 'utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
-  mkdirSync(dir, { recursive: true });
+  if (opts.create === false)
+    throw new FeedSecretError(`it is not set and ${path.resolve(file)} is missing`, path.resolve(file));
+  ensurePrivateDir(dir);
   const secret = randomBytes(32).toString('base64url');
   try {
     writeFileSync(file, `${secret}\n`, { mode: 0o600, flag: 'wx' });
@@ -48,6 +63,16 @@ export function loadFeedSecret(opts: { secret?: string | null; dataDir?: string 
     throw err;
   }
   return Buffer.from(secret, 'utf8');
+}
+
+/** The feed secret is not the one the store's feeds were made with: starting would break every URL. */
+export class FeedSecretError extends Error {
+  constructor(problem: string, file: string) {
+    super(
+      `FEED_SECRET: ${problem}. The database holds feed URLs made with another feed secret: starting would silently break every family's calendar URL. Restore ${file} from your backup, or set FEED_SECRET to the secret those URLs were made with.`,
+    );
+    this.name = 'FeedSecretError';
+  }
 }
 
 export function deriveToken(
@@ -93,11 +118,13 @@ export class FeedTokens {
   readonly #store: Store;
   readonly #secret: Buffer;
   readonly #now: () => Date;
+  readonly #journal: RotationJournal | null;
 
-  constructor(store: Store, secret: Buffer, opts: { now?: () => Date } = {}) {
+  constructor(store: Store, secret: Buffer, opts: { now?: () => Date; journal?: RotationJournal } = {}) {
     this.#store = store;
     this.#secret = secret;
     this.#now = opts.now ?? (() => new Date());
+    this.#journal = opts.journal ?? null;
   }
 
   #tokenOf(record: FeedToken): string | null {
@@ -105,10 +132,14 @@ export class FeedTokens {
     return sameHash(hashToken(token), record.tokenHash) ? token : null;
   }
 
+  /** The next version to issue: past every version the store or the rotation record has seen. */
   async #nextVersion(schoolId: SchoolId, scope: FeedScope, scopeId: Id): Promise<number> {
     const all = await this.#store.listFeedTokens(schoolId);
     const versions = all.filter((t) => t.scope === scope && t.scopeId === scopeId).map((t) => t.version);
-    return versions.length ? Math.max(...versions) + 1 : 1;
+    return Math.max(
+      versions.length ? Math.max(...versions) + 1 : 1,
+      this.#journal?.version(schoolId, scope, scopeId) ?? 0,
+    );
   }
 
   async #issue(schoolId: SchoolId, scope: FeedScope, scopeId: Id, version: number): Promise<IssuedFeed> {
@@ -133,14 +164,37 @@ export class FeedTokens {
     return this.#issue(schoolId, scope, scopeId, await this.#nextVersion(schoolId, scope, scopeId));
   }
 
-  /** Revokes the current token (its URL starts answering 404) and issues the next version. */
+  /**
+   * Revokes the current token (its URL starts answering 404) and issues the next version. The rotation record
+   * beside the secret is written first, so no later loss of the database can bring the old URL back.
+   */
   async rotate(schoolId: SchoolId, scope: FeedScope, scopeId: Id): Promise<IssuedFeed> {
     return this.#store.transaction(async (tx) => {
-      const inner = new FeedTokens(tx, this.#secret, { now: this.#now });
+      const inner = new FeedTokens(tx, this.#secret, {
+        now: this.#now,
+        ...(this.#journal ? { journal: this.#journal } : {}),
+      });
       const version = await inner.#nextVersion(schoolId, scope, scopeId);
+      this.#journal?.append([
+        { school: schoolId, scope, id: scopeId, version, at: this.#now().toISOString() },
+      ]);
       await tx.revokeFeedToken(schoolId, scope, scopeId, this.#now().toISOString());
       return inner.#issue(schoolId, scope, scopeId, version);
     });
+  }
+
+  /** Makes `version` the live token of a scope (older ones revoked): the rotation record's repair. */
+  async issueVersion(schoolId: SchoolId, scope: FeedScope, scopeId: Id, version: number): Promise<void> {
+    await this.#store.transaction(async (tx) => {
+      await tx.revokeFeedToken(schoolId, scope, scopeId, this.#now().toISOString());
+      await new FeedTokens(tx, this.#secret, { now: this.#now }).#issue(schoolId, scope, scopeId, version);
+    });
+  }
+
+  /** Live tokens of the store that this secret did not make (0 of 0 for an empty store). */
+  async foreignTokens(): Promise<{ foreign: number; live: number }> {
+    const live = (await this.#store.listFeedTokens()).filter((t) => t.revokedAt === null);
+    return { foreign: live.filter((t) => this.#tokenOf(t) === null).length, live: live.length };
   }
 
   async resolve(token: string): Promise<FeedToken | null> {
@@ -168,9 +222,19 @@ export class FeedTokenResolver {
   readonly #ttlMs: number;
   readonly #maxEntries: number;
   readonly #live = new Map<string, { record: FeedToken; at: number }>();
+  readonly #serves: ((record: FeedToken) => Promise<boolean>) | null;
 
-  constructor(store: Store, opts: { ttlMs?: number; maxEntries?: number } = {}) {
+  constructor(
+    store: Store,
+    opts: {
+      ttlMs?: number;
+      maxEntries?: number;
+      /** Whether a live token may be answered (false while its school's current URLs are unknown). */
+      serves?: (record: FeedToken) => Promise<boolean>;
+    } = {},
+  ) {
     this.#store = store;
+    this.#serves = opts.serves ?? null;
     this.#ttlMs = opts.ttlMs ?? 2000;
     this.#maxEntries = opts.maxEntries ?? 100_000;
   }
@@ -180,7 +244,8 @@ export class FeedTokenResolver {
     const now = performance.now();
     const hit = this.#live.get(token);
     if (hit && now - hit.at < this.#ttlMs) return hit.record;
-    const record = await resolveFeedToken(this.#store, token);
+    let record = await resolveFeedToken(this.#store, token);
+    if (record && this.#serves && !(await this.#serves(record))) record = null;
     if (record && this.#ttlMs > 0) {
       if (this.#live.size >= this.#maxEntries) this.#live.clear();
       this.#live.set(token, { record, at: now });

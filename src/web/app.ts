@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import pino from 'pino';
 import { FamilyLinks } from '../feeds/family.ts';
 import type { FeedService } from '../feeds/service.ts';
-import type { Store } from '../store/types.ts';
+import type { FeedToken, Store } from '../store/types.ts';
 import { familyRouter } from './family-router.ts';
 import { type FeedRouterOptions, feedsRouter, notFound } from './feeds-router.ts';
 import { healthRoutes, type ReadinessOptions } from './health.ts';
@@ -39,6 +39,11 @@ export interface AppOptions {
   demo?: boolean;
   /** The clock of landing pages ("updated 5 minutes ago"). */
   now?: () => Date;
+  /** Feed rotations: which schools' tokens may be answered, and why not (for /readyz). */
+  feedGuard?: {
+    serves(record: FeedToken): Promise<boolean>;
+    problems(): Promise<ReadonlyMap<string, string>>;
+  };
 }
 
 /** The path as it may be logged: a feed token keeps only its first 6 characters. */
@@ -98,6 +103,7 @@ export function createApp(opts: AppOptions): express.Express {
     ...(opts.liveGoogleCalendar ? { liveGoogleCalendar: opts.liveGoogleCalendar } : {}),
     ...(opts.demo ? { demo: true } : {}),
     ...(opts.now ? { now: opts.now } : {}),
+    ...(opts.feedGuard ? { serves: (r: FeedToken) => opts.feedGuard!.serves(r) } : {}),
   });
   const family = familyRouter({
     store: opts.store,
@@ -136,7 +142,14 @@ export function createApp(opts: AppOptions): express.Express {
 
   // Everything after the feed routes (which write their own, in one go) gets the security headers here.
   app.use(securityHeaders({ hsts }));
-  app.use(healthRoutes({ store: opts.store, metrics: opts.metrics, ...(opts.readiness ?? {}) }));
+  app.use(
+    healthRoutes({
+      store: opts.store,
+      metrics: opts.metrics,
+      ...(opts.feedGuard ? { feedProblems: () => opts.feedGuard!.problems() } : {}),
+      ...(opts.readiness ?? {}),
+    }),
+  );
 
   for (const [path, router] of Object.entries(opts.routers ?? {})) app.use(path, router);
 

@@ -13,7 +13,7 @@ import {
 } from '../feeds/reminders.ts';
 import type { FeedService, RenderedFeed } from '../feeds/service.ts';
 import { FeedTokenResolver, tokenForLog } from '../feeds/tokens.ts';
-import type { FeedScope, SchoolId, Store } from '../store/types.ts';
+import type { FeedScope, FeedToken, SchoolId, Store } from '../store/types.ts';
 import { deviceOf } from './device.ts';
 import { lastPulledAt } from './freshness.ts';
 import { LANDING_CSP, landingPage } from './landing.ts';
@@ -38,6 +38,8 @@ export interface FeedRouterOptions {
   /** The demo: a QR code of a localhost address is still shown (elsewhere a phone could not open it). */
   demo?: boolean;
   now?: () => Date;
+  /** Whether a live token may be answered (false while its school's current URLs are unknown). */
+  serves?: (record: FeedToken) => Promise<boolean>;
 }
 
 /** A phone that scans a QR code of one of these cannot reach this server. */
@@ -168,7 +170,10 @@ function fixedOf(feed: RenderedFeed) {
 export function feedsRouter(opts: FeedRouterOptions): Router {
   const router = Router();
   const cacheControl = opts.cacheControl ?? 'private, max-age=300';
-  const tokens = new FeedTokenResolver(opts.store, { ttlMs: opts.tokenCacheMs ?? 2000 });
+  const tokens = new FeedTokenResolver(opts.store, {
+    ttlMs: opts.tokenCacheMs ?? 2000,
+    ...(opts.serves ? { serves: opts.serves } : {}),
+  });
   const securityFlat = opts.securityHeaders.flat();
   const now = opts.now ?? (() => new Date());
 

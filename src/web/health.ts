@@ -25,7 +25,14 @@ export function syncProblem(runs: SyncRun[], now: Date, maxFailureMs: number): s
   return ms > maxFailureMs ? `sync failing since ${failingSince}` : null;
 }
 
-export function healthRoutes(opts: { store: Store; metrics: Metrics } & ReadinessOptions): Router {
+export function healthRoutes(
+  opts: {
+    store: Store;
+    metrics: Metrics;
+    /** Schools whose feeds are not served because their current URLs cannot be told (rotations.ts). */
+    feedProblems?: () => Promise<ReadonlyMap<string, string>>;
+  } & ReadinessOptions,
+): Router {
   const router = Router();
   const maxFailureMs = opts.maxSyncFailureMs ?? 6 * 3_600_000;
   const now = opts.now ?? (() => new Date());
@@ -40,7 +47,9 @@ export function healthRoutes(opts: { store: Store; metrics: Metrics } & Readines
     res.locals.route = '/readyz';
     res.setHeader('Cache-Control', 'no-store');
     const problems: Record<string, string> = {};
+    let feeds: Record<string, string> = {};
     try {
+      feeds = Object.fromEntries((await opts.feedProblems?.()) ?? []);
       await opts.store.ping();
       for (const school of await opts.store.listSchools()) {
         const problem = syncProblem(await opts.store.listRuns(school.id, { limit: 50 }), now(), maxFailureMs);
@@ -51,8 +60,16 @@ export function healthRoutes(opts: { store: Store; metrics: Metrics } & Readines
       res.status(503).json({ status: 'unavailable', store: 'unreachable' });
       return;
     }
-    const ok = Object.keys(problems).length === 0;
-    res.status(ok ? 200 : 503).json(ok ? { status: 'ready' } : { status: 'degraded', sync: problems });
+    const ok = Object.keys(problems).length === 0 && Object.keys(feeds).length === 0;
+    res.status(ok ? 200 : 503).json(
+      ok
+        ? { status: 'ready' }
+        : {
+            status: 'degraded',
+            ...(Object.keys(problems).length ? { sync: problems } : {}),
+            ...(Object.keys(feeds).length ? { feeds } : {}),
+          },
+    );
   });
 
   router.get('/metrics', async (_req, res) => {
