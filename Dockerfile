@@ -13,7 +13,8 @@ COPY src ./src
 COPY templates ./templates
 
 # The embedded store lives in /data: mount a volume there to keep it across restarts.
-RUN mkdir -p /data && chown node:node /data
+# 0700: the store holds children's medical conditions and guardian contacts (files are created 0600).
+RUN mkdir -p /data && chown node:node /data && chmod 700 /data
 USER node
 VOLUME ["/data"]
 

@@ -43,11 +43,21 @@ export const REDACT_PATHS: string[] = [
 
 const CENSOR = '[redacted]';
 
-/** Masks secrets inside free text: `Bearer abc…`, `token=abc…`, feed URLs `/feeds/<token>`. */
+/**
+ * Masks secrets inside free text: `Bearer …`/`Basic …` credentials (as providers echo an Authorization header
+ * back in their error text), `token=…` query values, `"access_token": "…"`-style fields, Google access tokens
+ * (`ya29.…`), JWTs, and feed URLs `/feeds/<token>`. Used on every log line and on every error a run records.
+ */
 export function scrubSecrets(text: string): string {
   return text
-    .replace(/(bearer\s+)[A-Za-z0-9._~+/=-]+/gi, `$1${CENSOR}`)
-    .replace(/([?&](?:token|access_token|key|secret)=)[^&\s"']+/gi, `$1${CENSOR}`)
+    .replace(/\b(bearer|basic)(\s+|%20|\+)[A-Za-z0-9._~+/=-]+/gi, `$1$2${CENSOR}`)
+    .replace(/([?&](?:token|access_token|key|secret|code|sig|signature)=)[^&\s"']+/gi, `$1${CENSOR}`)
+    .replace(
+      /(["']?\b(?:access_token|refresh_token|id_token|client_secret|api_key|apikey|password|private_key)["']?\s*[:=]\s*["']?)[^"'\s,&}]+/gi,
+      `$1${CENSOR}`,
+    )
+    .replace(/\bya29\.[\w.-]+/g, CENSOR)
+    .replace(/\beyJ[\w-]{8,}\.[\w-]{8,}\.[\w-]*/g, CENSOR)
     .replace(/(\/feeds?\/)([A-Za-z0-9_-]{16,})/g, (_m, p: string, t: string) => `${p}${maskToken(t)}`);
 }
 

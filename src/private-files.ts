@@ -1,14 +1,22 @@
 // Files that hold children's data or secrets (the SQLite database and its -wal/-shm, the feed secret, the
 // rotation record) are readable by the service's user alone: 0600 files in a 0700 directory.
 import { chmodSync, mkdirSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 
 export const PRIVATE_FILE_MODE = 0o600;
 export const PRIVATE_DIR_MODE = 0o700;
 
-/** Creates the directory 0700, or narrows an existing one that others can read. */
+/**
+ * Creates the directory 0700, or narrows an existing one that others can read, unless it is a shared directory
+ * (sticky, like /tmp, or the filesystem root), which is left alone: the files in it are still 0600.
+ */
 export function ensurePrivateDir(dir: string): void {
-  mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
-  narrow(dir, PRIVATE_DIR_MODE);
+  const abs = path.resolve(dir);
+  mkdirSync(abs, { recursive: true, mode: PRIVATE_DIR_MODE });
+  const st = statSync(abs);
+  if ((st.mode & 0o1000) !== 0 || abs === path.parse(abs).root || abs === path.resolve(tmpdir())) return;
+  narrow(abs, PRIVATE_DIR_MODE);
 }
 
 /** Narrows a file (if it exists) to 0600. */
@@ -20,6 +28,8 @@ function narrow(p: string, mode: number): void {
   try {
     if ((statSync(p).mode & 0o077) !== 0) chmodSync(p, mode);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    // Gone, or not ours to change (the files inside are still created 0600).
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== 'ENOENT' && code !== 'EPERM') throw err;
   }
 }

@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { type Config, withPort } from '../config.ts';
 import { createLogger } from '../log.ts';
 import { startService } from '../service.ts';
+import { terminalSafe } from '../terminal.ts';
 import { defineCommand, numberOption } from './command.ts';
 
 const USAGE = `usage: rostercal serve [--port N]
@@ -35,7 +36,7 @@ export const run = defineCommand({
 
 async function serve(config: Config): Promise<number> {
   const log = createLogger({ name: 'serve', level: config.logLevel ?? 'warn' });
-  const say = (line: string) => console.log(`rostercal: ${line}`);
+  const say = (line: string) => console.log(`rostercal: ${terminalSafe(line)}`);
   let adminToken = config.adminToken ?? null;
   const demoOnly = config.schools.every((s) => s.demo);
   // The demo has no secrets to protect: give it a sign-in so the rosters and dashboard can be tried at once.
@@ -45,7 +46,8 @@ async function serve(config: Config): Promise<number> {
   await service.initialPulls;
   for (const school of service.config.schools) {
     const last = (await service.store.listRuns(school.id, { limit: 1 }))[0];
-    if (last) say(`${school.id}: last pull ${last.status} (${last.kind}, started ${last.startedAt})`);
+    if (last)
+      say(terminalSafe(`${school.id}: last pull ${last.status} (${last.kind}, started ${last.startedAt})`));
   }
 
   const base = service.config.publicUrl.replace(/\/+$/, '');
@@ -58,13 +60,16 @@ async function serve(config: Config): Promise<number> {
     );
   else console.log(`  admin:   ${base}/admin  (sign in with ADMIN_TOKEN)`);
   console.log(`  health:  ${base}/healthz   metrics: ${base}/metrics`);
-  const samples = await service.sampleFeeds();
+  // Feed URLs are capabilities to a child's calendar: outside the demo they never reach the terminal (and so
+  // the container's logs). The admin page and `rostercal feeds list` hand them out.
+  const samples = demoOnly ? await service.sampleFeeds() : [];
   if (samples.length) {
     console.log(
       '  sample feeds (open in a browser for subscribe buttons; add .ics for the calendar itself):',
     );
-    for (const f of samples) console.log(`    ${f.scope.padEnd(8)} ${f.name}\n             ${f.url}`);
-  }
+    for (const f of samples)
+      console.log(`    ${f.scope.padEnd(8)} ${terminalSafe(f.name)}\n             ${f.url}`);
+  } else if (!demoOnly) console.log(`  feeds:   URLs on ${base}/admin or from \`rostercal feeds list\``);
   console.log('Stop with Ctrl-C.');
   let stopping = false;
   const stop = (signal: string) => {

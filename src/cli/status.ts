@@ -1,6 +1,8 @@
 // `rostercal status`: the last sync runs of each school and the state of its scheduled jobs, from the store.
+import { scrubSecrets } from '../log.ts';
 import type { JobStatus, RunCounts, SyncRun } from '../store/types.ts';
 import { seconds } from '../sync/report.ts';
+import { terminalSafe } from '../terminal.ts';
 import { defineCommand, EXIT, numberOption, UsageError, withStore } from './command.ts';
 
 const USAGE = `usage: rostercal status [--school ID] [--runs N] [--json]
@@ -97,7 +99,7 @@ export const run = defineCommand({
         });
       }
       if (values.json) {
-        console.log(JSON.stringify(report.length === 1 ? report[0] : report, null, 2));
+        console.log(scrubSecrets(JSON.stringify(report.length === 1 ? report[0] : report, null, 2)));
         return EXIT.ok;
       }
       const out: string[] = [];
@@ -120,7 +122,13 @@ export const run = defineCommand({
         for (const r of s.runs) if (r.warning) out.push(`  #${r.id} warning: ${r.warning}`);
         out.push('');
       }
-      console.log(out.join('\n').trimEnd());
+      // Run errors quote upstream and provider text: no credential and no control character reaches the terminal.
+      console.log(
+        out
+          .map((l) => terminalSafe(scrubSecrets(l)))
+          .join('\n')
+          .trimEnd(),
+      );
       return EXIT.ok;
     });
   },

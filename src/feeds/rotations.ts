@@ -15,7 +15,7 @@ import { randomUUID } from 'node:crypto';
 import { appendFileSync, closeSync, existsSync, fsyncSync, openSync, readFileSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import type { Id } from '../domain/types.ts';
-import { ensurePrivateDir, PRIVATE_FILE_MODE } from '../private-files.ts';
+import { ensurePrivateDir, ensurePrivateFile, PRIVATE_FILE_MODE } from '../private-files.ts';
 import type { FeedScope, FeedToken, SchoolId, Store } from '../store/types.ts';
 
 export const ROTATIONS_FILE = 'feed-rotations.jsonl';
@@ -46,6 +46,7 @@ export class RotationJournal {
 
   /** The file's id and the current version of every feed ever rotated. Throws naming the file when damaged. */
   read(): { id: string; versions: Map<string, number> } {
+    ensurePrivateFile(this.file);
     const lines = readFileSync(this.file, 'utf8').split('\n');
     let id: string | null = null;
     const versions = new Map<string, number>();

@@ -7,9 +7,11 @@
 // - Writes are paced per Google account, calendars are worked on in parallel up to `concurrency`.
 // - Ownership: private extended properties `rostercal` = school:target (the ONE key listings filter on),
 //   `rostercalSession` = calendar/session and `rostercalHash` = content hash.
+
 import { type Auth, type calendar_v3, google } from 'googleapis';
 import type { CalendarEvent } from '../calendar/types.ts';
 import type { Instant } from '../domain/types.ts';
+import { scrubSecrets } from '../log.ts';
 import { mapLimit } from '../sync/concurrency.ts';
 import type { GoogleSettings } from './config.ts';
 import { GoogleAuthError, googleAuthClient } from './google-auth.ts';
@@ -58,7 +60,8 @@ function failureOf(err: unknown): Failure {
   };
   const status = e.response?.status ?? null;
   const reason = e.response?.data?.error?.errors?.[0]?.reason ?? null;
-  const message = e.response?.data?.error?.message ?? e.message ?? String(err);
+  // Google's front end may quote the request's Authorization header back: redact before anyone sees it.
+  const message = scrubSecrets(e.response?.data?.error?.message ?? e.message ?? String(err));
   return {
     status,
     reason,

@@ -8,6 +8,7 @@
 // - A mailbox that does not exist or has no Exchange licence is reported and skipped; the others go on.
 // - Ownership: single-value extended properties under one GUID: `rostercal` = school:target (filtered on),
 //   `rostercalSession` = calendar/session, `rostercalHash` = content hash.
+
 import { ClientSecretCredential } from '@azure/identity';
 import {
   AuthenticationHandler,
@@ -22,6 +23,7 @@ import {
 import { TokenCredentialAuthenticationProvider } from '@microsoft/microsoft-graph-client/authProviders/azureTokenCredentials/index.js';
 import type { CalendarEvent } from '../calendar/types.ts';
 import type { Instant } from '../domain/types.ts';
+import { scrubSecrets } from '../log.ts';
 import type { OutlookSettings } from './config.ts';
 import { GraphBatcher, PREFER_IMMUTABLE_ID, type SubRequest, type SubResponse } from './graph-batcher.ts';
 import {
@@ -77,7 +79,11 @@ function fromGraphTime(t: { dateTime?: string; timeZone?: string } | undefined):
 
 function errorOf(r: SubResponse): { code: string; message: string } {
   const e = r.body?.error;
-  return { code: String(e?.code ?? r.status), message: String(e?.message ?? `HTTP ${r.status}`) };
+  // Graph's error text may quote credentials back: redact before it is stored, logged or shown.
+  return {
+    code: String(e?.code ?? r.status),
+    message: scrubSecrets(String(e?.message ?? `HTTP ${r.status}`)),
+  };
 }
 
 function describe(r: SubResponse): string {

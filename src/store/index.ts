@@ -1,10 +1,11 @@
 // openStore: PostgreSQL when a database URL is given, else an SQLite file through node:sqlite.
 import { randomUUID } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { closeSync, openSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
+import { ensurePrivateDir, ensurePrivateFile, PRIVATE_FILE_MODE } from '../private-files.ts';
 import type { DB } from './schema.ts';
 import { SqlStore } from './sql-store.ts';
 import { NodeSqliteDialect } from './sqlite-dialect.ts';
@@ -62,7 +63,11 @@ export function sqlitePath(opts: { dataDir?: string; file?: string }): string {
 
 function openSqlite(opts: { dataDir?: string; file?: string }): SqlStore {
   const file = sqlitePath(opts);
-  mkdirSync(dirname(file), { recursive: true });
+  // Children's medical conditions and guardians' contacts: readable by the service's user alone. SQLite gives
+  // the -wal and -shm files the mode of the database file, so creating that one 0600 covers all three.
+  ensurePrivateDir(dirname(file));
+  for (const f of [file, `${file}-wal`, `${file}-shm`]) ensurePrivateFile(f);
+  closeSync(openSync(file, 'a', PRIVATE_FILE_MODE));
   // The reader is an ordinary connection that is only ever given SELECTs (a read-only one cannot open a fresh
   // file or create the WAL index).
   const connect = (writer: boolean) => () => {

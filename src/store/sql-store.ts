@@ -4,10 +4,12 @@
 // Transactions follow the async call chain (AsyncLocalStorage): inside `transaction(fn)` every call on this
 // store — through the `tx` argument or the store itself — joins the open transaction, so nested calls never
 // deadlock on SQLite's single writer connection and behave the same on PostgreSQL.
+
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import { type Expression, type Kysely, type SqlBool, sql, type Transaction } from 'kysely';
 import type { Id, Instant } from '../domain/types.ts';
+import { scrubSecrets } from '../log.ts';
 import * as familyLinks from './family-links.ts';
 import * as feedEventVersions from './feed-event-versions.ts';
 import { type KindSpec, kindSpec, prepareRecord } from './kinds.ts';
@@ -591,8 +593,9 @@ export class SqlStore implements Store {
         upstream_requests: result.upstreamRequests,
         retries: result.retries,
         throttled: result.throttled,
-        errors: JSON.stringify(result.errors),
-        warning: result.warning,
+        // Provider and upstream error text can echo credentials: none is ever stored.
+        errors: JSON.stringify(result.errors.map(scrubSecrets)),
+        warning: result.warning === null ? null : scrubSecrets(result.warning),
       })
       .where('id', '=', id)
       .executeTakeFirst();
@@ -654,7 +657,7 @@ export class SqlStore implements Store {
       last_started_at: maybeInstant(status.lastStartedAt, 'lastStartedAt'),
       last_finished_at: maybeInstant(status.lastFinishedAt, 'lastFinishedAt'),
       last_status: status.lastStatus,
-      last_error: status.lastError,
+      last_error: status.lastError === null ? null : scrubSecrets(status.lastError),
       next_run_at: maybeInstant(status.nextRunAt, 'nextRunAt'),
     };
     await this.#w
