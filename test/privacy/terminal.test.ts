@@ -59,6 +59,7 @@ describe('terminal output', () => {
       (await run(process.execPath, [MAIN, 'feeds', 'list', '--json'], { env, encoding: 'utf8' })).stdout,
     ) as FeedListing[];
     const { stdout } = await run(process.execPath, [MAIN, 'feeds', 'list'], { env, encoding: 'utf8' });
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: looking for control characters is the point.
     expect(stdout).not.toMatch(/[\r\u202A-\u202E\u2066-\u2069\u0000-\u0008\u001b]/);
     expect(stdout.trimEnd().split('\n')).toHaveLength(json.length + 1);
     expect(stdout.split('\n').filter((l) => l.startsWith('hill    team    9999'))).toHaveLength(0);
