@@ -34,7 +34,8 @@ describe('PostgreSQL for tests', () => {
       "select current_setting('server_version_num')::int as v",
     );
     await client.end();
-    expect(rows[0]!.v).toBeGreaterThanOrEqual(160000);
+    // Ours is PostgreSQL 18; a server named by TEST_DATABASE_URL may be older.
+    expect(rows[0]!.v).toBeGreaterThanOrEqual(saved ? 120000 : 180000);
     await db.drop();
     await expect(
       (async () => {
