@@ -21,6 +21,7 @@ import type {
   SyncRun,
 } from '../store/types.ts';
 import type { EndpointStats, MalformedRecord, UpstreamClient } from '../upstream/api.ts';
+import { UnreachableError } from '../upstream/errors.ts';
 import { mapLimit, prefetch } from './concurrency.ts';
 import { deletionGuard } from './guard.ts';
 import { keepAlive, processOwner } from './owner.ts';
@@ -113,8 +114,9 @@ const cursorKey = (kind: ResourceKind) => `updatedAfter:${kind}`;
 const SENSITIVE_KEY = 'rosters:sensitive';
 const refreshKey = (kind: ResourceKind) => `refreshedAt:${kind}`;
 
-/** 401/403 will not get better by trying the next resource. */
+/** 401/403 and an unreachable service will not get better by trying the next resource. */
 function isFatal(err: unknown): boolean {
+  if (err instanceof UnreachableError) return true;
   const status = (err as { status?: unknown } | null)?.status;
   return status === 401 || status === 403;
 }

@@ -61,6 +61,19 @@ export class NetworkError extends UpstreamError {
   }
 }
 
+/**
+ * The service cannot be reached at all: connection refused, no such host, no route, a TLS certificate that does
+ * not verify. Unlike a 5xx or a timeout this does not pass in seconds, so it is retried briefly and then ends
+ * the run, saying where and why in one line.
+ */
+export class UnreachableError extends NetworkError {
+  readonly url: string;
+  constructor(endpoint: string, url: string, cause: string) {
+    super(endpoint, `cannot reach the upstream service at ${url}: ${cause}`);
+    this.url = url;
+  }
+}
+
 /** No complete response within the client's timeout. */
 export class TimeoutError extends UpstreamError {
   constructor(endpoint: string, timeoutMs: number) {

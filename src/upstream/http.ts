@@ -10,6 +10,7 @@ import {
   NetworkError,
   RateLimitedError,
   TimeoutError,
+  UnreachableError,
   type UpstreamError,
 } from './errors.ts';
 import type { RateLimiter } from './rate-limiter.ts';
@@ -57,9 +58,46 @@ type Attempt =
   | { ok: false; error: UpstreamError; retryAfterMs: number | null; counts: 'throttled' | 'errors' };
 
 const REASON_MAX = 200;
+/** Retries (1 s, 2 s with the default backoff) before an unreachable service ends the request. */
+const UNREACHABLE_RETRIES = 2;
+
+const UNREACHABLE_CODES: Record<string, string> = {
+  ECONNREFUSED: 'connection refused',
+  ENOTFOUND: 'no such host (DNS)',
+  EAI_AGAIN: 'the host name could not be resolved (DNS)',
+  EHOSTUNREACH: 'no route to the host',
+  ENETUNREACH: 'the network is unreachable',
+};
+
+/** Why nobody can be reached (refused, DNS, TLS), or null for other network failures (resets, timeouts). */
+function unreachableCause(err: unknown): string | null {
+  const cause =
+    err instanceof Error ? (err.cause as { code?: unknown; message?: unknown } | undefined) : undefined;
+  const code = typeof cause?.code === 'string' ? cause.code : null;
+  if (!code) return null;
+  const known = UNREACHABLE_CODES[code];
+  if (known) return `${known} (${code})`;
+  if (/CERT|SSL|TLS|SELF_SIGNED|UNABLE_TO_VERIFY/.test(code)) {
+    return `TLS: ${typeof cause?.message === 'string' ? cause.message : code} (${code})`;
+  }
+  return null;
+}
+
+function withoutCredentials(url: string): string {
+  try {
+    const u = new URL(url);
+    u.username = '';
+    u.password = '';
+    return u.toString().replace(/\/+$/, '');
+  } catch {
+    return url;
+  }
+}
 
 export function createTransport(opts: TransportOptions): Transport {
   const prefix = opts.baseUrl.replace(/\/+$/, '');
+  // For messages: the service's address without any credentials in it.
+  const publicUrl = withoutCredentials(prefix);
   const token = opts.token;
   // The header object is built once and never handed to anything that could print it.
   const baseHeaders: Record<string, string> = {
@@ -127,9 +165,12 @@ export function createTransport(opts: TransportOptions): Transport {
           counts: 'errors',
         };
       }
+      const unreachable = unreachableCause(err);
       return {
         ok: false,
-        error: new NetworkError(label, redact(networkReason(err))),
+        error: unreachable
+          ? new UnreachableError(label, publicUrl, unreachable)
+          : new NetworkError(label, redact(networkReason(err))),
         retryAfterMs: null,
         counts: 'errors',
       };
@@ -150,7 +191,12 @@ export function createTransport(opts: TransportOptions): Transport {
       stats[result.counts]++;
       const { error } = result;
       const retryable = error.status === 429 || (req.read && error.retryable);
-      if (!retryable || retry >= opts.backoff.maxRetries) throw error;
+      // Nobody answering at all: a couple of quick tries (a restarting service), not the whole backoff.
+      const maxRetries =
+        error instanceof UnreachableError
+          ? Math.min(UNREACHABLE_RETRIES, opts.backoff.maxRetries)
+          : opts.backoff.maxRetries;
+      if (!retryable || retry >= maxRetries) throw error;
       // Retry-After is a floor: never sooner than the server asks, never faster than the 1-2-4-8 schedule (a
       // server that keeps answering "retry in 1 s" is still backed off from).
       let waitMs = backoffDelay(opts.backoff, retry);

@@ -1,0 +1,79 @@
+// An unreachable upstream (connection refused, no such host, a certificate that does not verify) ends the real
+// `rostercal sync` within about 15 s with one line naming the URL and the cause; later resources are not tried.
+// 5xx keep their backoff (test/upstream/transport.test.ts, test/sync/chaos.test.ts).
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer as createHttpsServer, type Server } from 'node:https';
+import { type AddressInfo, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSelfSignedCert, type SelfSignedCert } from '../fakes/tls.ts';
+import { rostercal } from './cli.ts';
+
+function closedPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+describe('an unreachable upstream (rostercal sync)', () => {
+  let dir: string;
+  let cert: SelfSignedCert;
+  let https: Server;
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'rostercal-unreachable-'));
+    cert = createSelfSignedCert();
+    https = createHttpsServer({ key: cert.key, cert: cert.cert }, (_req, res) => res.end('{}'));
+    await new Promise<void>((r) => https.listen(0, '127.0.0.1', r));
+  });
+  afterAll(async () => {
+    https?.close();
+    cert?.dispose();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const sync = (url: string) =>
+    rostercal(['sync', '--full'], {
+      UPSTREAM_URL: url,
+      UPSTREAM_TOKEN: 'secret-token-abc123',
+      SCHOOL_TZ: 'Europe/London',
+      SCHOOL_ID: 'hillcrest',
+      SCHOOL_NAME: 'Hillcrest College',
+      PUBLIC_URL: 'https://calendars.hillcrest.example',
+      DATA_DIR: dir,
+    });
+
+  async function expectFastFailure(url: string, cause: RegExp) {
+    const began = Date.now();
+    const child = sync(url);
+    expect(await child.exit, child.output()).toBe(1);
+    const seconds = (Date.now() - began) / 1000;
+    expect(seconds, child.output()).toBeLessThan(15);
+    const out = child.output();
+    const escaped = url.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+    expect(out).toMatch(new RegExp(`cannot reach the upstream service at ${escaped}: ${cause.source}`));
+    expect(out).toMatch(/sessions\s+not attempted/);
+    expect(out).not.toContain('secret-token-abc123');
+  }
+
+  it('connection refused: fails in seconds, naming the URL and the cause', async () => {
+    await expectFastFailure(`http://127.0.0.1:${await closedPort()}`, /connection refused \(ECONNREFUSED\)/);
+  });
+
+  it('no such host', async () => {
+    await expectFastFailure(
+      'http://rostercal-no-such-host.invalid',
+      /(no such host \(DNS\) \(ENOTFOUND\)|the host name could not be resolved \(DNS\) \(EAI_AGAIN\))/,
+    );
+  });
+
+  it('a TLS certificate that does not verify', async () => {
+    const { port } = https.address() as AddressInfo;
+    await expectFastFailure(`https://127.0.0.1:${port}`, /TLS: .+ \(\w+\)/);
+  });
+});
