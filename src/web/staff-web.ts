@@ -100,7 +100,7 @@ export function createStaffWeb(opts: StaffWebOptions): StaffWeb {
     createAdminStaffRouter({ store: opts.store, auth, tokens: opts.tokens, schools: opts.schools }),
     createRostersRouter({
       store: opts.store,
-      config: { schools: opts.schools } as Parameters<typeof createRostersRouter>[0]['config'],
+      config: opts.config,
       auth,
       sensitiveRoles: opts.sensitiveRoles,
       ...(opts.templatesDir !== undefined ? { templatesDir: opts.templatesDir } : {}),

@@ -76,7 +76,8 @@ export async function startStaffSite(
     log,
     publicUrl,
     schools,
-    config: { schools: [h.school], publicUrl },
+    // The school keeps medical and guardian data, so its medical sheet can be printed by those allowed to.
+    config: { schools: [{ ...h.school, rosters: { ...h.school.rosters, sensitive: true } }], publicUrl },
     adminToken: opts.adminToken ?? null,
     oidc: opts.idp
       ? {
