@@ -14,7 +14,7 @@ import express from 'express';
 import pino from 'pino';
 import { parseConfig } from '../src/config.ts';
 import { listFeedDefs } from '../src/feeds/catalog.ts';
-import { FeedService } from '../src/feeds/service.ts';
+import { FeedService } from '../src/feeds/feed-cache.ts';
 import { FeedTokens } from '../src/feeds/tokens.ts';
 import { startSandbox } from '../src/sandbox/index.ts';
 import { openStore } from '../src/store/index.ts';

@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { type Config, withPort } from '../config.ts';
 import { createLogger } from '../log.ts';
-import { startService } from '../service.ts';
+import { startService } from '../running-service.ts';
 import { terminalSafe } from '../terminal.ts';
 import { defineCommand, numberOption } from './command.ts';
 

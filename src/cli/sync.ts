@@ -7,10 +7,10 @@ import type { Store } from '../store/types.ts';
 import type { AfterPullStep } from '../sync/after-pull.ts';
 import { PullBusyError, type PullSummary, pullSchool } from '../sync/pull.ts';
 import { formatSummary, progressWriter } from '../sync/report.ts';
-import { clientForSchool, startDemoUpstream } from '../sync/upstream.ts';
+import { clientForSchool, startDemoUpstream } from '../sync/school-upstream.ts';
 import { defineCommand, EXIT, numberOption, UsageError, withStore } from './command.ts';
 
-/** What runs after each pull here, in order. (`rostercal serve` also re-renders feeds: see src/service.ts.) */
+/** What runs after each pull here, in order. (`rostercal serve` also re-renders feeds: see src/running-service.ts.) */
 const STEPS: readonly AfterPullStep[] = [pushStep];
 
 function usage(): string {

@@ -1,10 +1,10 @@
-// The step `rostercal serve` runs first after each pull (src/service.ts lists its steps):
+// The step `rostercal serve` runs first after each pull (src/running-service.ts lists its steps):
 // count the run in the metrics and re-render the school's issued feeds for the new data version, so the next
 // request is a lookup. A separate `rostercal sync` process needs no such step: the server notices the new
 // data version on the next request and renders then.
 import type { AfterPullStep } from '../sync/after-pull.ts';
 import type { Metrics } from '../web/metrics.ts';
-import type { FeedService } from './service.ts';
+import type { FeedService } from './feed-cache.ts';
 
 export function feedsAfterPull(opts: { feeds: FeedService; metrics?: Metrics }): AfterPullStep {
   return {

@@ -9,8 +9,8 @@ import { type FamilyMemberEvents, familyEvents, joinNames } from '../calendar/fa
 import type { CalendarEvent } from '../calendar/types.ts';
 import type { FamilyLink, FamilyMember, FeedScope, SchoolId, Store } from '../store/types.ts';
 import { type FeedDef, getFeedDef } from './catalog.ts';
+import type { FeedService, RenderedFeed } from './feed-cache.ts';
 import { DEFAULT_MAX_BYTES, renderIcs } from './ics.ts';
-import type { FeedService, RenderedFeed } from './service.ts';
 import { hashToken, looksLikeToken, resolveFeedToken } from './tokens.ts';
 
 const gzipAsync = promisify(gzip);

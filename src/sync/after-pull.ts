@@ -1,5 +1,5 @@
 // Work that follows a pull: re-rendering feeds, pushing to calendars. The pull knows nothing about them; each
-// composition root (`rostercal serve` in src/service.ts, `rostercal sync` in src/cli/sync.ts) lists the steps it
+// composition root (`rostercal serve` in src/running-service.ts, `rostercal sync` in src/cli/sync.ts) lists the steps it
 // runs, in order.
 import type { SchoolConfig } from '../config.ts';
 import type { Logger } from '../log.ts';

@@ -23,7 +23,7 @@ import type {
 import type { EndpointStats, MalformedRecord, UpstreamClient } from '../upstream/api.ts';
 import { UnreachableError } from '../upstream/errors.ts';
 import { mapLimit, prefetch } from './concurrency.ts';
-import { deletionGuard } from './guard.ts';
+import { deletionGuard } from './deletion-guard.ts';
 import { keepAlive, processOwner } from './owner.ts';
 import { RESOURCES, type ResourceSpec } from './resources.ts';
 import { type SyncWindow, syncWindow } from './window.ts';

@@ -4,6 +4,7 @@
 
 import { type Request, type Response, Router } from 'express';
 import type { Id } from '../domain/types.ts';
+import type { FeedService, RenderedFeed } from '../feeds/feed-cache.ts';
 import {
   isReminderKey,
   REMINDER_KEYS,
@@ -11,7 +12,6 @@ import {
   reminderEtag,
   reminderVariant,
 } from '../feeds/reminders.ts';
-import type { FeedService, RenderedFeed } from '../feeds/service.ts';
 import { FeedTokenResolver, tokenForLog } from '../feeds/tokens.ts';
 import type { FeedScope, FeedToken, SchoolId, Store } from '../store/types.ts';
 import { deviceOf } from './device.ts';

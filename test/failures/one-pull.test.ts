@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
 import type { Store } from '../../src/store/types.ts';
 import { startScheduler } from '../../src/sync/scheduler.ts';
-import { clientForSchool } from '../../src/sync/upstream.ts';
+import { clientForSchool } from '../../src/sync/school-upstream.ts';
 import { session, sessionTeam } from '../store/fixtures.ts';
 import { openTestStore, type TestStore, testSchool } from '../sync/helpers.ts';
 import { rostercal, schoolEnv } from './cli.ts';

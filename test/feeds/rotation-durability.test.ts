@@ -9,8 +9,8 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FeedListing } from '../../src/cli/feeds.ts';
 import { loadConfig } from '../../src/config.ts';
+import { type RunningService, startService } from '../../src/running-service.ts';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
-import { type RunningService, startService } from '../../src/service.ts';
 
 const run = promisify(execFile);
 const PUBLIC = 'https://cal.example.org';

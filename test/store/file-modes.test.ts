@@ -8,8 +8,8 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
+import { startService } from '../../src/running-service.ts';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
-import { startService } from '../../src/service.ts';
 
 const run = promisify(execFile);
 const mode = (p: string) => (statSync(p).mode & 0o777).toString(8);

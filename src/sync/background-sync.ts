@@ -6,7 +6,7 @@ import type { Store } from '../store/types.ts';
 import type { UpstreamClient } from '../upstream/api.ts';
 import { needsStartupPull, type PullSummary } from './pull.ts';
 import { type FireEvent, type JobDefinition, type SchedulerHandle, startScheduler } from './scheduler.ts';
-import { clientForSchool, startDemoUpstream } from './upstream.ts';
+import { clientForSchool, startDemoUpstream } from './school-upstream.ts';
 
 export interface SyncServiceOptions {
   config: Config;

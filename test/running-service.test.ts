@@ -6,8 +6,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../src/config.ts';
+import { type RunningService, startService } from '../src/running-service.ts';
 import { type Sandbox, startSandbox } from '../src/sandbox/index.ts';
-import { type RunningService, startService } from '../src/service.ts';
 import { launchBrowser } from './support/browser.ts';
 
 function freePort(): Promise<number> {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { deletionGuard } from '../../src/sync/guard.ts';
+import { deletionGuard } from '../../src/sync/deletion-guard.ts';
 
 const base = { resource: 'sessions', maxShrinkFraction: 0.3 };
 

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
-import { startSyncService } from '../../src/sync/service.ts';
+import { startSyncService } from '../../src/sync/background-sync.ts';
 import { openTestStore, type TestStore } from './helpers.ts';
 
 describe('startSyncService', () => {
