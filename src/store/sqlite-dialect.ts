@@ -104,6 +104,11 @@ class NodeSqliteConnection implements DatabaseConnection {
   exec(sql: string): Promise<void> {
     return whileBusy(() => this.#db.exec(sql));
   }
+
+  /** Whether a transaction is open: SQLite ends one itself on some errors (a full disk, an I/O error). */
+  get inTransaction(): boolean {
+    return this.#db.isTransaction;
+  }
 }
 
 /** node:sqlite binds only null, numbers, bigints, strings and bytes. */
@@ -204,7 +209,11 @@ class NodeSqliteDriver implements Driver {
   }
 
   async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
-    await (connection as NodeSqliteConnection).exec('ROLLBACK');
+    const conn = connection as NodeSqliteConnection;
+    // On a full disk or an I/O error SQLite has already rolled the transaction back; a ROLLBACK now would fail
+    // ("cannot rollback - no transaction is active") and that error would replace the one that says why.
+    if (!conn.inTransaction) return;
+    await conn.exec('ROLLBACK');
   }
 
   async releaseConnection(connection: DatabaseConnection): Promise<void> {

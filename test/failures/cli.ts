@@ -16,8 +16,18 @@ export interface Child {
   ended: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-export function rostercal(args: string[], env: Record<string, string | undefined>): Child {
-  const proc = spawn(process.execPath, ['src/main.ts', ...args], {
+export interface RunOptions {
+  /** A command the CLI runs under (e.g. `unshare … sh -c …`), given the node command line as its arguments. */
+  under?: string[];
+}
+
+export function rostercal(
+  args: string[],
+  env: Record<string, string | undefined>,
+  opts: RunOptions = {},
+): Child {
+  const command = [...(opts.under ?? []), process.execPath, 'src/main.ts', ...args];
+  const proc = spawn(command[0]!, command.slice(1), {
     env: { ...process.env, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
