@@ -18,11 +18,13 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseConfig } from '../src/config.ts';
-import { type PushTargetConfig, parseTargets } from '../src/push/config.ts';
-import { type PushSummary, pushTarget, pushWindow } from '../src/push/engine.ts';
+import { pushTarget } from '../src/push/run.ts';
+import type { PushSummary } from '../src/push/summary.ts';
+import { type PushTargetConfig, parseTargets } from '../src/push/targets.ts';
 import { SCHOOL_TIME_ZONE, startSandbox } from '../src/sandbox/index.ts';
 import { openStore } from '../src/store/index.ts';
 import { pullSchool } from '../src/sync/pull.ts';
+import { syncWindow } from '../src/sync/window.ts';
 import { createUpstreamClient } from '../src/upstream/client.ts';
 import { trustCertificate } from '../test/fakes/tls.ts';
 
@@ -179,7 +181,7 @@ async function main(): Promise<void> {
     }
 
     // --- 1 % of the sessions in the window change upstream (parent notes: every audience sees them)
-    const w = pushWindow(new Date(), targets[0]!.window);
+    const w = syncWindow(new Date(), targets[0]!.window);
     const inWindow = sandbox.school.sessions.filter(
       (s) => s.end > Date.parse(w.from) && s.start < Date.parse(w.to),
     );

@@ -7,7 +7,7 @@ import path from 'node:path';
 import cron from 'node-cron';
 import { z } from 'zod';
 import { LOG_LEVELS, type LogLevel } from './log.ts';
-import { type PushTargetConfig, resolveTargets, targetsSchema } from './push/config.ts';
+import { type PushTargetConfig, resolveTargets, targetsSchema } from './push/targets.ts';
 import {
   ConfigError,
   configError,
@@ -110,7 +110,7 @@ export const schoolSchema = z.strictObject({
       sensitive: z.boolean().default(false),
     })
     .prefault({}),
-  /** Push targets: their shape is the push module's (src/push/config.ts). */
+  /** Push targets: their shape is the push module's (src/push/targets.ts). */
   targets: targetsSchema.default([]),
 });
 

@@ -10,7 +10,7 @@ import { type DemoPerson, pickDemoStaff } from './identity/demo-idp.ts';
 import { DEFAULT_SENSITIVE_ROLES } from './identity/roles.ts';
 import { type Logger, silentLogger } from './log.ts';
 import { liveGoogleCalendars } from './push/family-calendars.ts';
-import { pushJobs, pushStep } from './push/hooks.ts';
+import { pushJobs, pushStep } from './push/triggers.ts';
 import { openStoreFor } from './store/index.ts';
 import type { FeedScope, Store } from './store/types.ts';
 import type { AfterPullStep } from './sync/after-pull.ts';

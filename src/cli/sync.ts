@@ -2,7 +2,7 @@
 // listed in STEPS (pushing, with its --dry-run & co.).
 import { type Config, describeConfig } from '../config.ts';
 import { createLogger } from '../log.ts';
-import { pushStep } from '../push/hooks.ts';
+import { pushStep } from '../push/triggers.ts';
 import type { Store } from '../store/types.ts';
 import type { AfterPullStep } from '../sync/after-pull.ts';
 import { PullBusyError, type PullSummary, pullSchool } from '../sync/pull.ts';

@@ -3,8 +3,8 @@
 // a calendar written through the API shows changes within minutes, so the landing page offers it instead.
 import type { Id } from '../domain/types.ts';
 import type { FeedScope, SchoolId, Store } from '../store/types.ts';
-import type { PushTargetConfig } from './config.ts';
-import { decodeCalendarId } from './engine.ts';
+import { decodeCalendarId } from './calendar-id.ts';
+import type { PushTargetConfig } from './targets.ts';
 
 export type LiveGoogleCalendarFinder = (
   schoolId: SchoolId,

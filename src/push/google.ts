@@ -13,7 +13,6 @@ import type { CalendarEvent } from '../calendar/types.ts';
 import type { Instant } from '../domain/types.ts';
 import { scrubSecrets } from '../log.ts';
 import { mapLimit } from '../sync/concurrency.ts';
-import type { GoogleSettings } from './config.ts';
 import { GoogleAuthError, googleAuthClient } from './google-auth.ts';
 import {
   contentHash,
@@ -36,6 +35,7 @@ import type {
   WriteOp,
   WriteResult,
 } from './provider.ts';
+import type { GoogleSettings } from './targets.ts';
 
 const OWNER_KEY = 'rostercal';
 const SESSION_KEY = 'rostercalSession';

@@ -24,7 +24,6 @@ import { TokenCredentialAuthenticationProvider } from '@microsoft/microsoft-grap
 import type { CalendarEvent } from '../calendar/types.ts';
 import type { Instant } from '../domain/types.ts';
 import { scrubSecrets } from '../log.ts';
-import type { OutlookSettings } from './config.ts';
 import { GraphBatcher, PREFER_IMMUTABLE_ID, type SubRequest, type SubResponse } from './graph-batcher.ts';
 import {
   contentHash,
@@ -46,6 +45,7 @@ import type {
   WriteOp,
   WriteResult,
 } from './provider.ts';
+import type { OutlookSettings } from './targets.ts';
 
 const PROPERTY_SET = '{8d6a2c4e-31b7-4f0a-9e25-6c1d7b3f0a94}';
 export const OWNER_PROP = `String ${PROPERTY_SET} Name rostercal`;

@@ -7,12 +7,12 @@ import { expect } from 'vitest';
 import { loadProjectionContext, projectSession } from '../../src/calendar/index.ts';
 import { parseConfig, type SchoolConfig } from '../../src/config.ts';
 import { sessionQuery } from '../../src/feeds/catalog.ts';
-import type { PushTargetConfig } from '../../src/push/config.ts';
-import { pushWindow } from '../../src/push/engine.ts';
+import type { PushTargetConfig } from '../../src/push/targets.ts';
 import { type Sandbox, SCHOOL_TIME_ZONE, startSandbox } from '../../src/sandbox/index.ts';
 import { openStore } from '../../src/store/index.ts';
 import type { Store } from '../../src/store/types.ts';
 import { pullSchool } from '../../src/sync/pull.ts';
+import { syncWindow } from '../../src/sync/window.ts';
 import type { UpstreamClient } from '../../src/upstream/api.ts';
 import { createUpstreamClient } from '../../src/upstream/client.ts';
 
@@ -94,7 +94,7 @@ export async function expectedCalendars(
   ids: number[],
 ): Promise<Map<string, Map<number, string>>> {
   const ctx = await loadProjectionContext(store, schoolId);
-  const w = pushWindow(new Date(), target.window);
+  const w = syncWindow(new Date(), target.window);
   const out = new Map<string, Map<number, string>>();
   for (const id of ids) {
     const sessions = await store.listSessions(schoolId, sessionQuery(target.scope, id, w.from, w.to));

@@ -2,8 +2,9 @@
 // the store's own per-scope query, which the feeds use, for every team, activity, staff member and student.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sessionQuery } from '../../src/feeds/catalog.ts';
-import { pushWindow, sessionsByMember } from '../../src/push/engine.ts';
+import { sessionsByMember } from '../../src/push/run.ts';
 import type { FeedScope } from '../../src/store/types.ts';
+import { syncWindow } from '../../src/sync/window.ts';
 import { type Bench, startBench } from './harness.ts';
 
 describe('sessions per calendar', () => {
@@ -19,7 +20,7 @@ describe('sessions per calendar', () => {
     ['staff', 'staff'],
     ['student', 'students'],
   ])('%s scope matches store.listSessions', async (scope, kind) => {
-    const w = pushWindow(new Date(), { daysBack: 30, daysAhead: 365 });
+    const w = syncWindow(new Date(), { daysBack: 30, daysAhead: 365 });
     const ids = (await bench.store.list('hill', kind)).map((x) => x.id);
     const grouped = await sessionsByMember(bench.store, 'hill', scope, ids, w);
     let nonEmpty = 0;

@@ -5,9 +5,9 @@
 import { createServer } from 'node:net';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseTargets } from '../../src/push/config.ts';
-import { pushTarget } from '../../src/push/engine.ts';
 import { liveGoogleCalendars } from '../../src/push/family-calendars.ts';
+import { pushTarget } from '../../src/push/run.ts';
+import { parseTargets } from '../../src/push/targets.ts';
 import { createApp } from '../../src/web/app.ts';
 import { type RunningServer, startServer } from '../../src/web/server.ts';
 import { type FakeGoogle, startFakeGoogle } from '../fakes/google-calendar.ts';

@@ -28,7 +28,8 @@ import type {
   Stored,
 } from '../store/types.ts';
 import { keepAlive, processOwner } from '../sync/owner.ts';
-import type { PushTargetConfig } from './config.ts';
+import { syncWindow } from '../sync/window.ts';
+import { decodeCalendarId, encodeCalendarId } from './calendar-id.ts';
 import { calendarMarker, type EventIdentity } from './identity.ts';
 import type {
   CalendarRef,
@@ -41,6 +42,8 @@ import type {
   WriteResult,
 } from './provider.ts';
 import { createProvider } from './providers.ts';
+import type { CalendarOutcome, PushSummary } from './summary.ts';
+import type { PushTargetConfig } from './targets.ts';
 
 export type ProjectFn = (
   session: Stored<'sessions'>,
@@ -71,50 +74,6 @@ export interface PushOptions {
   chunkSize?: number;
 }
 
-export type PlannedOp = {
-  kind: 'create' | 'update' | 'delete';
-  sessionId: Id;
-  title: string | null;
-  start: Instant | null;
-  /** Why (for deletes: orphan, duplicate, gone from scope, …). */
-  reason: string;
-};
-
-export interface CalendarOutcome {
-  key: string;
-  name: string;
-  remoteCalendarId: string | null;
-  /** What happened to the calendar itself. */
-  state: 'ok' | 'created' | 'skipped' | 'paused' | 'failed' | 'retired';
-  reconciled: boolean;
-  /** The remote listing was not trusted (see warning). */
-  untrusted: boolean;
-  counts: { created: number; updated: number; deleted: number; unchanged: number; failed: number };
-  /** Planned operations (dry runs only). */
-  ops?: PlannedOp[];
-  note?: string;
-}
-
-export interface PushSummary {
-  runId: number | null;
-  schoolId: SchoolId;
-  target: string;
-  provider: 'google' | 'outlook';
-  dryRun: boolean;
-  status: RunStatus;
-  startedAt: Instant;
-  finishedAt: Instant;
-  durationMs: number;
-  window: { from: Instant; to: Instant };
-  totals: { created: number; updated: number; deleted: number; unchanged: number; failed: number };
-  calendars: CalendarOutcome[];
-  requests: number;
-  retries: number;
-  throttled: number;
-  errors: string[];
-  warning: string | null;
-}
-
 interface Desired {
   sessionId: Id;
   event: CalendarEvent;
@@ -140,20 +99,8 @@ interface CalendarWork {
   gone: boolean;
 }
 
-const DAY_MS = 86_400_000;
 const PENDING = '';
 const MAX_ERRORS = 100;
-
-export function pushWindow(
-  now: Date,
-  w: { daysBack: number; daysAhead: number },
-): { from: Instant; to: Instant } {
-  const t = Math.floor(now.getTime() / 60_000) * 60_000;
-  return {
-    from: new Date(t - w.daysBack * DAY_MS).toISOString(),
-    to: new Date(t + w.daysAhead * DAY_MS).toISOString(),
-  };
-}
 
 function fillTemplate(
   template: string,
@@ -328,7 +275,7 @@ async function runPush(opts: PushOptions & { dryRun: boolean }): Promise<PushSum
   const started = clock();
   const startedAt = started.toISOString();
   const t0 = performance.now();
-  const window = pushWindow(started, target.window);
+  const window = syncWindow(started, target.window);
   const provider = opts.provider ?? (await createProvider(school.id, target));
   const project = opts.project ?? projectSession;
   const errors: string[] = [];
@@ -925,19 +872,6 @@ async function runPush(opts: PushOptions & { dryRun: boolean }): Promise<PushSum
   return summary;
 }
 
-/**
- * The stored remote calendar id carries its owner (mailbox or delegated account) as `owner|id`, so a calendar
- * can still be reached after its member left the scope. Neither emails nor provider ids contain `|`.
- */
-export function encodeCalendarId(owner: string | null, id: string): string {
-  return owner ? `${owner}|${id}` : id;
-}
-
-export function decodeCalendarId(stored: string): { owner: string | null; id: string } {
-  const bar = stored.indexOf('|');
-  return bar < 0 ? { owner: null, id: stored } : { owner: stored.slice(0, bar), id: stored.slice(bar + 1) };
-}
-
 function mappingOf(
   schoolId: SchoolId,
   target: string,
@@ -1042,39 +976,4 @@ async function applyOps(
   const failed = works.reduce((n, w) => n + w.outcome.counts.failed, 0);
   for (const w of works) if (w.outcome.counts.failed && w.outcome.state === 'ok') w.outcome.state = 'failed';
   if (failed) log.warn({ failed }, 'some push writes failed');
-}
-
-/** Human-readable plan (dry run) or result: one line per calendar with work, then the operations. */
-export function formatPlan(s: PushSummary, opts: { verbose?: boolean } = {}): string {
-  const lines: string[] = [];
-  const t = s.totals;
-  const what = s.dryRun
-    ? `${t.created} to create, ${t.updated} to update, ${t.deleted} to delete`
-    : `${t.created} created, ${t.updated} updated, ${t.deleted} deleted`;
-  const tail = `${t.unchanged} unchanged${t.failed ? `, ${t.failed} failed` : ''} — ${s.calendars.length} calendars, ${s.requests} requests, ${s.status}`;
-  lines.push(`${s.dryRun ? 'plan' : 'push'} ${s.schoolId}/${s.target} (${s.provider}): ${what}, ${tail}`);
-  if (s.warning) lines.push(`  warning: ${s.warning}`);
-  for (const c of s.calendars) {
-    const k = c.counts;
-    const busy = k.created + k.updated + k.deleted + k.failed > 0 || c.state !== 'ok' || c.untrusted;
-    if (!busy && !opts.verbose) continue;
-    const flags = [
-      c.state !== 'ok' ? c.state : '',
-      c.reconciled ? 'reconciled' : '',
-      c.untrusted ? 'listing not trusted' : '',
-    ]
-      .filter(Boolean)
-      .join(', ');
-    lines.push(
-      `  ${c.key} ${c.name}: +${k.created} ~${k.updated} -${k.deleted} =${k.unchanged}${flags ? ` [${flags}]` : ''}${c.note ? ` — ${c.note}` : ''}`,
-    );
-    for (const op of c.ops ?? []) {
-      const sign = op.kind === 'create' ? '+' : op.kind === 'update' ? '~' : '-';
-      lines.push(
-        `      ${sign} session ${op.sessionId}${op.start ? ` ${op.start}` : ''}${op.title ? ` ${op.title}` : ''} (${op.reason})`,
-      );
-    }
-  }
-  for (const e of s.errors) lines.push(`  problem: ${e}`);
-  return lines.join('\n');
 }

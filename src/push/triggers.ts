@@ -6,7 +6,8 @@ import { type Logger, silentLogger } from '../log.ts';
 import type { Store } from '../store/types.ts';
 import type { AfterPullStep } from '../sync/after-pull.ts';
 import type { JobDefinition, JobOutcome } from '../sync/scheduler.ts';
-import { formatPlan, type PushSummary, planTarget, pushTarget } from './engine.ts';
+import { planTarget, pushTarget } from './run.ts';
+import { formatPlan, type PushSummary } from './summary.ts';
 
 const running = new Map<string, Promise<unknown>>();
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.ts';
-import { parseTargets } from '../../src/push/config.ts';
+import { parseTargets } from '../../src/push/targets.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'rostercal-push-config-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -1,0 +1,83 @@
+// What a push run reports: per calendar and in total, with the planned operations of a dry run; and the text
+// `rostercal sync` prints for it.
+import type { Id, Instant } from '../domain/types.ts';
+import type { RunStatus, SchoolId } from '../store/types.ts';
+
+export type PlannedOp = {
+  kind: 'create' | 'update' | 'delete';
+  sessionId: Id;
+  title: string | null;
+  start: Instant | null;
+  /** Why (for deletes: orphan, duplicate, gone from scope, …). */
+  reason: string;
+};
+
+export interface CalendarOutcome {
+  key: string;
+  name: string;
+  remoteCalendarId: string | null;
+  /** What happened to the calendar itself. */
+  state: 'ok' | 'created' | 'skipped' | 'paused' | 'failed' | 'retired';
+  reconciled: boolean;
+  /** The remote listing was not trusted (see warning). */
+  untrusted: boolean;
+  counts: { created: number; updated: number; deleted: number; unchanged: number; failed: number };
+  /** Planned operations (dry runs only). */
+  ops?: PlannedOp[];
+  note?: string;
+}
+
+export interface PushSummary {
+  runId: number | null;
+  schoolId: SchoolId;
+  target: string;
+  provider: 'google' | 'outlook';
+  dryRun: boolean;
+  status: RunStatus;
+  startedAt: Instant;
+  finishedAt: Instant;
+  durationMs: number;
+  window: { from: Instant; to: Instant };
+  totals: { created: number; updated: number; deleted: number; unchanged: number; failed: number };
+  calendars: CalendarOutcome[];
+  requests: number;
+  retries: number;
+  throttled: number;
+  errors: string[];
+  warning: string | null;
+}
+
+/** Human-readable plan (dry run) or result: one line per calendar with work, then the operations. */
+export function formatPlan(s: PushSummary, opts: { verbose?: boolean } = {}): string {
+  const lines: string[] = [];
+  const t = s.totals;
+  const what = s.dryRun
+    ? `${t.created} to create, ${t.updated} to update, ${t.deleted} to delete`
+    : `${t.created} created, ${t.updated} updated, ${t.deleted} deleted`;
+  const tail = `${t.unchanged} unchanged${t.failed ? `, ${t.failed} failed` : ''} — ${s.calendars.length} calendars, ${s.requests} requests, ${s.status}`;
+  lines.push(`${s.dryRun ? 'plan' : 'push'} ${s.schoolId}/${s.target} (${s.provider}): ${what}, ${tail}`);
+  if (s.warning) lines.push(`  warning: ${s.warning}`);
+  for (const c of s.calendars) {
+    const k = c.counts;
+    const busy = k.created + k.updated + k.deleted + k.failed > 0 || c.state !== 'ok' || c.untrusted;
+    if (!busy && !opts.verbose) continue;
+    const flags = [
+      c.state !== 'ok' ? c.state : '',
+      c.reconciled ? 'reconciled' : '',
+      c.untrusted ? 'listing not trusted' : '',
+    ]
+      .filter(Boolean)
+      .join(', ');
+    lines.push(
+      `  ${c.key} ${c.name}: +${k.created} ~${k.updated} -${k.deleted} =${k.unchanged}${flags ? ` [${flags}]` : ''}${c.note ? ` — ${c.note}` : ''}`,
+    );
+    for (const op of c.ops ?? []) {
+      const sign = op.kind === 'create' ? '+' : op.kind === 'update' ? '~' : '-';
+      lines.push(
+        `      ${sign} session ${op.sessionId}${op.start ? ` ${op.start}` : ''}${op.title ? ` ${op.title}` : ''} (${op.reason})`,
+      );
+    }
+  }
+  for (const e of s.errors) lines.push(`  problem: ${e}`);
+  return lines.join('\n');
+}
