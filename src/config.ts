@@ -6,6 +6,13 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import cron from 'node-cron';
 import { z } from 'zod';
+import {
+  type AuthSettings,
+  authSchema,
+  oidcEnvName,
+  resolveAuth,
+  withOidcFromEnv,
+} from './identity/settings.ts';
 import { LOG_LEVELS, type LogLevel } from './log.ts';
 import { type PushTargetConfig, resolveTargets, targetsSchema } from './push/targets.ts';
 import {
@@ -124,6 +131,8 @@ export const configSchema = z
       .string()
       .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
       .optional(),
+    /** Staff sign-in, sensitive sheets, sessions and the audit log: src/identity/settings.ts. */
+    auth: authSchema,
   })
   .superRefine((cfg, ctx) => {
     const seen = new Set<string>();
@@ -138,7 +147,10 @@ export type ConfigInput = z.input<typeof configSchema>;
 type SchemaOutput = z.output<typeof configSchema>;
 /** A school as configured, its push targets typed and its secrets resolved. */
 export type SchoolConfig = Omit<SchemaOutput['schools'][number], 'targets'> & { targets: PushTargetConfig[] };
-export type ParsedConfig = Omit<SchemaOutput, 'schools'> & { schools: SchoolConfig[] };
+export type ParsedConfig = Omit<SchemaOutput, 'schools' | 'auth'> & {
+  schools: SchoolConfig[];
+  auth: AuthSettings;
+};
 export type UpstreamConfig = SchoolConfig['upstream'];
 
 /** Settings only the environment gives (no file field): read here so no other module reads the environment. */
@@ -186,8 +198,9 @@ export function parseConfig(
   const env = opts.env ?? {};
   const problems: Problem[] = [];
   const schools = result.data.schools.map((s, i) => resolveSchool(s, ['schools', i], env, problems));
+  const auth = resolveAuth(result.data.auth, env, problems);
   if (problems.length) throw configError(rename(problems), opts.where);
-  return { ...result.data, schools };
+  return { ...result.data, schools, auth };
 }
 
 /** `env:NAME` secrets resolved and push targets typed; what cannot be resolved is added to `problems`. */
@@ -244,14 +257,31 @@ function deploymentOverrides(env: NodeJS.ProcessEnv): Record<string, unknown> {
   return o;
 }
 
+/** OIDC_ISSUER, OIDC_CLIENT_ID and OIDC_CLIENT_SECRET over the raw `auth.oidc`; a partial set stops here. */
+function oidcFromEnv(raw: Record<string, unknown>, env: NodeJS.ProcessEnv, where?: string): void {
+  const problems = withOidcFromEnv(raw, env);
+  if (problems?.length) throw configError(problems, where);
+}
+
+/** Shorter than this, an ADMIN_TOKEN could be guessed; it opens every roster. */
+export const ADMIN_TOKEN_MIN_LENGTH = 32;
+
 /** LOG_LEVEL, ADMIN_TOKEN, FEED_SECRET, ROSTER_TEMPLATES_DIR. */
 function runtimeSettings(env: NodeJS.ProcessEnv): RuntimeSettings {
   const level = env.LOG_LEVEL || undefined;
   if (level !== undefined && !(LOG_LEVELS as readonly string[]).includes(level))
     throw configError([{ path: 'LOG_LEVEL', message: `must be one of ${LOG_LEVELS.join(', ')}` }]);
+  const adminToken = env.ADMIN_TOKEN?.trim() || null;
+  if (adminToken !== null && adminToken.length < ADMIN_TOKEN_MIN_LENGTH)
+    throw configError([
+      {
+        path: 'ADMIN_TOKEN',
+        message: `is ${adminToken.length} characters long; it opens every roster, so it must have at least ${ADMIN_TOKEN_MIN_LENGTH} (make one with: openssl rand -base64 33)`,
+      },
+    ]);
   return {
     logLevel: level as LogLevel | undefined,
-    adminToken: env.ADMIN_TOKEN?.trim() || null,
+    adminToken,
     feedSecret: env.FEED_SECRET || null,
     rosterTemplatesDir: env.ROSTER_TEMPLATES_DIR || null,
   };
@@ -298,10 +328,13 @@ export async function loadConfig(env: NodeJS.ProcessEnv = process.env): Promise<
       throw new ConfigError(`config: ${abs} must hold a JSON object with a "schools" array`);
     }
     const merged = { ...(raw as Record<string, unknown>), ...deploymentOverrides(env) };
+    oidcFromEnv(merged, env, abs);
     const parsed = parseConfig(merged, {
       where: abs,
       env,
       rename: (p) => {
+        const byEnv = oidcEnvName(p, env);
+        if (byEnv) return byEnv;
         const overridden = Object.entries(ENV_NAMES).find(
           ([k, v]) => p === k && !k.startsWith('schools') && env[v],
         );
@@ -323,10 +356,11 @@ export async function loadConfig(env: NodeJS.ProcessEnv = process.env): Promise<
       ],
       ...deploymentOverrides(env),
     };
+    oidcFromEnv(raw, env);
     const parsed = parseConfig(raw, {
       env,
       rename: (p) => {
-        const name = ENV_NAMES[p];
+        const name = oidcEnvName(p, env) ?? ENV_NAMES[p];
         if (name === 'SCHOOL_TZ') return 'SCHOOL_TZ (the school’s IANA time zone, e.g. Europe/London)';
         return name ?? p;
       },
@@ -334,30 +368,29 @@ export async function loadConfig(env: NodeJS.ProcessEnv = process.env): Promise<
     return finish(parsed, { kind: 'env' }, env);
   }
 
-  const parsed = parseConfig(
-    {
-      schools: [
-        {
-          id: DEMO_SCHOOL_ID,
-          name: 'Demo School (sandbox)',
-          demo: true,
-          // The URL is filled in when the sandbox has started and knows its port. It runs in-process, so the
-          // client may pace itself far faster than against a real service.
-          upstream: {
-            url: 'http://127.0.0.1/',
-            token: DEMO_SANDBOX.token,
-            rateLimit: { requestsPerSecond: 200, concurrency: 4 },
-          },
-          // The sandbox's generated school (Hillcrest College) is in Sydney.
-          timeZone: DEMO_SANDBOX.timeZone,
-          // The demo shows every roster, the medical one included (the sandbox's people are invented).
-          rosters: { sensitive: true },
+  const raw: Record<string, unknown> = {
+    schools: [
+      {
+        id: DEMO_SCHOOL_ID,
+        name: 'Demo School (sandbox)',
+        demo: true,
+        // The URL is filled in when the sandbox has started and knows its port. It runs in-process, so the
+        // client may pace itself far faster than against a real service.
+        upstream: {
+          url: 'http://127.0.0.1/',
+          token: DEMO_SANDBOX.token,
+          rateLimit: { requestsPerSecond: 200, concurrency: 4 },
         },
-      ],
-      ...deploymentOverrides(env),
-    },
-    { rename: (p) => ENV_NAMES[p] ?? p },
-  );
+        // The sandbox's generated school (Hillcrest College) is in Sydney.
+        timeZone: DEMO_SANDBOX.timeZone,
+        // The demo shows every roster, the medical one included (the sandbox's people are invented).
+        rosters: { sensitive: true },
+      },
+    ],
+    ...deploymentOverrides(env),
+  };
+  oidcFromEnv(raw, env);
+  const parsed = parseConfig(raw, { env, rename: (p) => oidcEnvName(p, env) ?? ENV_NAMES[p] ?? p });
   return finish(parsed, { kind: 'demo' }, env);
 }
 
@@ -384,6 +417,10 @@ export function describeConfig(cfg: Config): Record<string, unknown> {
       rosters: s.rosters,
       targets: s.targets.length,
     })),
+    auth: {
+      ...cfg.auth,
+      oidc: cfg.auth.oidc ? { ...cfg.auth.oidc, clientSecret: '[redacted]' } : null,
+    },
   };
 }
 

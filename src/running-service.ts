@@ -7,7 +7,6 @@ import { listFeedDefs } from './feeds/catalog.ts';
 import { FeedService } from './feeds/feed-cache.ts';
 import { feedTokensAfterPull, prepareFeedTokens } from './feeds/trust.ts';
 import { type DemoPerson, pickDemoStaff } from './identity/demo-idp.ts';
-import { DEFAULT_SENSITIVE_ROLES } from './identity/roles.ts';
 import { type Logger, silentLogger } from './log.ts';
 import { liveGoogleCalendars } from './push/family-calendars.ts';
 import { pushJobs, pushStep } from './push/triggers.ts';
@@ -32,7 +31,7 @@ export interface ServiceOptions {
   initialPull?: boolean;
   /** Staff access to rosters and the admin pages (ADMIN_TOKEN); without one, those routes admit nobody. */
   adminToken?: string | null;
-  /** Staff sign-in settings (identity provider, session lengths, sensitive roles, audit retention). */
+  /** Overrides config.auth (identity provider, session lengths, sensitive roles, audit retention): tests. */
   staff?: Partial<Omit<StaffWebSettings, 'adminToken' | 'demo'>>;
   /** Called for each line worth showing a person at the terminal. */
   say?: (line: string) => void;
@@ -113,6 +112,7 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
     if (sync.demoUrl) say(`demo sandbox school served at ${sync.demoUrl}`);
 
     const demoMode = config.schools.every((s) => s.demo);
+    const auth = { ...config.auth, ...opts.staff };
     const staff = createStaffWeb({
       store,
       tokens,
@@ -121,14 +121,14 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
       schools: config.schools,
       config,
       adminToken: opts.adminToken ?? null,
-      oidc: opts.staff?.oidc ?? null,
+      oidc: auth.oidc ?? null,
       // The demo signs staff in through its own in-process identity provider (demo mode only).
-      demo: demoMode && !opts.staff?.oidc ? { people: () => demoPeople(store, config.schools[0]!.id) } : null,
-      sessionIdleHours: opts.staff?.sessionIdleHours ?? 8,
-      sessionMaxHours: opts.staff?.sessionMaxHours ?? 24,
-      sensitiveRoles: opts.staff?.sensitiveRoles ?? DEFAULT_SENSITIVE_ROLES,
-      auditRetentionDays: opts.staff?.auditRetentionDays ?? 400,
-      helpContact: opts.staff?.helpContact ?? null,
+      demo: demoMode && !auth.oidc ? { people: () => demoPeople(store, config.schools[0]!.id) } : null,
+      sessionIdleHours: auth.sessionIdleHours,
+      sessionMaxHours: auth.sessionMaxHours,
+      sensitiveRoles: auth.sensitiveRoles,
+      auditRetentionDays: auth.auditRetentionDays,
+      helpContact: auth.helpContact ?? null,
       templatesDir: config.rosterTemplatesDir ?? null,
     });
     const app = createApp({

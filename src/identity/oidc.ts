@@ -3,17 +3,9 @@
 // is reported in one clear line, never a crash, and sign-in answers "not available yet" until it succeeds.
 import * as client from 'openid-client';
 import type { Logger } from '../log.ts';
+import type { OidcSettings } from './settings.ts';
 
-export interface OidcSettings {
-  issuer: string;
-  clientId: string;
-  /** null: a public client (PKCE alone). */
-  clientSecret: string | null;
-  /** Extra scopes besides `openid email profile`. */
-  scopes: string[];
-  /** Lower-case e-mail domains allowed to sign in; empty: any (the upstream staff list still decides). */
-  allowedDomains: string[];
-}
+export type { OidcSettings };
 
 /** What the browser carries between /auth/login and /auth/callback (in a short-lived HttpOnly cookie). */
 export interface LoginTransaction {
@@ -40,21 +32,6 @@ export class SignInError extends Error {
     super(message);
     this.reason = reason;
   }
-}
-
-const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
-
-/** Issuers are https; plain http only on loopback (tests, the demo). Returns a problem or null. */
-export function issuerProblem(issuer: string): string | null {
-  let u: URL;
-  try {
-    u = new URL(issuer);
-  } catch {
-    return 'is not a URL';
-  }
-  if (u.protocol === 'https:') return null;
-  if (u.protocol === 'http:' && LOOPBACK.has(u.hostname)) return null;
-  return 'must be an https URL (plain http only on localhost)';
 }
 
 export interface RelyingPartyOptions {

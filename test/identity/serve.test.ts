@@ -1,0 +1,98 @@
+// The real `rostercal serve` as a child process: a short ADMIN_TOKEN or a wrong identity-provider setting stops
+// start-up (exit 2, the field named, nothing secret printed); OIDC_* from the environment reach the running
+// server, and a member of staff signs in through that provider (code + PKCE) and lands on "My teams".
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
+import { rostercal, schoolEnv } from '../failures/cli.ts';
+import { CookieJar, freePort, signIn, startTestIdp, type TestIdp } from './harness.ts';
+
+let sandbox: Sandbox;
+let dir: string;
+beforeAll(async () => {
+  sandbox = await startSandbox({ seed: 5, scale: 'small' });
+  dir = await mkdtemp(path.join(tmpdir(), 'rostercal-serve-auth-'));
+});
+afterAll(async () => {
+  await sandbox?.close();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+describe('rostercal serve: start-up checks of staff access', () => {
+  it('an ADMIN_TOKEN of 10 characters is refused at start-up (exit 2), naming the variable, not its value', async () => {
+    const child = rostercal(['serve'], {
+      ...schoolEnv(sandbox, { DATA_DIR: dir }),
+      PORT: String(await freePort()),
+      ADMIN_TOKEN: 'tenchars10',
+    });
+    expect(await child.exit, child.output()).toBe(2);
+    expect(child.output()).toMatch(/config: ADMIN_TOKEN: is 10 characters long; .*at least 32/);
+    expect(child.output()).not.toContain('tenchars10');
+  });
+
+  it('an http issuer on a LAN name, or half the OIDC_* set, is refused at start-up naming the variable', async () => {
+    const base = { ...schoolEnv(sandbox, { DATA_DIR: dir }), PORT: String(await freePort()) };
+    const lan = rostercal(['serve'], {
+      ...base,
+      OIDC_ISSUER: 'http://idp.school.lan',
+      OIDC_CLIENT_ID: 'rostercal',
+      OIDC_CLIENT_SECRET: 'client-secret-value',
+    });
+    expect(await lan.exit, lan.output()).toBe(2);
+    expect(lan.output()).toMatch(/config: OIDC_ISSUER: must be an https URL/);
+    expect(lan.output()).not.toContain('client-secret-value');
+    const partial = rostercal(['serve'], { ...base, OIDC_ISSUER: 'https://accounts.google.com' });
+    expect(await partial.exit, partial.output()).toBe(2);
+    expect(partial.output()).toMatch(/config: OIDC_CLIENT_ID: is not set, but OIDC_ISSUER is/);
+    expect(partial.output()).toMatch(/config: OIDC_CLIENT_SECRET: is not set/);
+  });
+});
+
+describe('rostercal serve with OIDC_* in the environment', () => {
+  let idp: TestIdp | undefined;
+  afterAll(async () => {
+    await idp?.close();
+  });
+
+  it('signs a member of staff in through that provider and lands on My teams', async () => {
+    const port = await freePort();
+    const site = `http://127.0.0.1:${port}`;
+    const admin = sandbox.school.users.find((u) => u.isAdmin && !u.frozen && u.email)!;
+    idp = await startTestIdp(
+      [
+        {
+          id: String(admin.id),
+          email: admin.email,
+          name: `${admin.firstName} ${admin.lastName}`,
+          role: 'admin',
+          note: '',
+        },
+      ],
+      `${site}/auth/callback`,
+    );
+    const child = rostercal(['serve'], {
+      ...schoolEnv(sandbox, { DATA_DIR: dir }),
+      PORT: String(port),
+      PUBLIC_URL: site,
+      OIDC_ISSUER: idp.issuer,
+      OIDC_CLIENT_ID: idp.clientId,
+      OIDC_CLIENT_SECRET: idp.clientSecret,
+    });
+    try {
+      await child.waitFor(/Stop with Ctrl-C/, 90_000);
+      expect(child.output()).not.toContain(idp.clientSecret);
+      const jar = new CookieJar();
+      const landed = await signIn(jar, site, String(admin.id));
+      expect(landed.url).toBe(`${site}/staff`);
+      expect(landed.res.status).toBe(200);
+      expect(landed.body).toContain(`${admin.firstName} ${admin.lastName}`);
+      expect(landed.body).toContain('Signed in as administrator');
+      expect(jar.get(site, 'rostercal_session')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    } finally {
+      child.proc.kill('SIGTERM');
+      await child.exit;
+    }
+  }, 120_000);
+});
