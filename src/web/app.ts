@@ -6,12 +6,13 @@ import pino from 'pino';
 import { FamilyLinks } from '../feeds/family.ts';
 import type { FeedService } from '../feeds/feed-cache.ts';
 import type { FeedToken, Store } from '../store/types.ts';
+import { errorHandler, formBodiesOnly, redactPath } from './errors.ts';
 import { familyRouter } from './family-router.ts';
 import { type FeedRouterOptions, feedsRouter, notFound } from './feeds-router.ts';
 import { healthRoutes, type ReadinessOptions } from './health.ts';
 import type { Metrics } from './metrics.ts';
 import { type RateLimitOptions, rateLimit } from './rate-limit.ts';
-import { securityHeaderPairs, securityHeaders, setSecurityHeaders } from './security.ts';
+import { securityHeaderPairs, securityHeaders } from './security.ts';
 
 export interface AppOptions {
   store: Store;
@@ -46,14 +47,6 @@ export interface AppOptions {
   };
 }
 
-/** The path as it may be logged: a feed token keeps only its first 6 characters. */
-export function redactPath(path: string): string {
-  return path.replace(
-    /^(\/(?:feeds|family)\/)([^/?#]{0,6})[^/?#]*/,
-    (_m, prefix: string, head: string) => `${prefix}${head}…`,
-  );
-}
-
 function requestObserver(metrics: Metrics, logger: Logger) {
   return function observe(req: Request, res: Response, next: NextFunction) {
     const started = process.hrtime.bigint();
@@ -68,7 +61,7 @@ function requestObserver(metrics: Metrics, logger: Logger) {
         logger.info(
           {
             method,
-            path: res.locals.logPath ?? redactPath(req.originalUrl.split('?')[0] ?? ''),
+            path: res.locals.logPath ?? redactPath(req.originalUrl),
             route,
             status: res.statusCode,
             ms: Math.round(seconds * 10_000) / 10,
@@ -91,6 +84,7 @@ export function createApp(opts: AppOptions): express.Express {
   const hsts = opts.publicUrl.startsWith('https://');
   const security = securityHeaderPairs({ hsts });
   app.use(requestObserver(opts.metrics, logger));
+  app.use(formBodiesOnly(security));
 
   const limit = opts.feedRateLimit === undefined ? { perSecond: 20, burst: 200 } : opts.feedRateLimit;
   const feeds = feedsRouter({
@@ -157,21 +151,6 @@ export function createApp(opts: AppOptions): express.Express {
     res.locals.route ??= 'unmatched';
     notFound(res);
   });
-  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
-    logger.error(
-      {
-        err: err instanceof Error ? { message: err.message, stack: err.stack } : String(err),
-        path: redactPath(req.path),
-      },
-      'request failed',
-    );
-    if (res.headersSent) {
-      res.destroy();
-      return;
-    }
-    setSecurityHeaders(res, security);
-    res.status(500).setHeader('Cache-Control', 'no-store');
-    res.type('text/plain').end('Internal error\n');
-  });
+  app.use(errorHandler({ logger, securityHeaders: security }));
   return app;
 }

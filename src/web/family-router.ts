@@ -1,7 +1,7 @@
 // One link for a family: POST /family (from a landing page's "add another child's link" form) makes a family
 // link and sends the parent to its page; GET /family/<token> is that page and /family/<token>.ics its calendar
 // (with the same reminder variants as a feed). Unknown, revoked and emptied links all answer 404.
-import express, { type NextFunction, type Request, type Response, Router } from 'express';
+import express, { type Request, type Response, Router } from 'express';
 import type { FamilyLinks } from '../feeds/family.ts';
 import { tokensIn } from '../feeds/family.ts';
 import { reminderEtag, reminderVariant } from '../feeds/reminders.ts';
@@ -136,13 +136,5 @@ export function familyRouter(opts: FamilyRouterOptions): Router {
     res.status(200).end(body);
   });
 
-  // A body too large or malformed is the client's mistake: say so, never 500.
-  router.use((err: unknown, _req: Request, res: Response, next: NextFunction) => {
-    const status = (err as { status?: unknown })?.status;
-    if (typeof status !== 'number' || status < 400 || status >= 500) return next(err);
-    setSecurityHeaders(res, opts.securityHeaders);
-    res.status(status).setHeader('Cache-Control', 'no-store');
-    res.type('text/plain').end(status === 413 ? 'Too much text\n' : 'Bad request\n');
-  });
   return router;
 }

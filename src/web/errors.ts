@@ -1,0 +1,111 @@
+// What the app answers when a request goes wrong, in one place: a client's mistake (a malformed escape in the
+// path, a body too large, a charset or content type we do not read) is a 4xx with the usual security headers,
+// never a 500; and no log line of it carries a capability token. Express's own messages for these errors quote
+// the raw path parameter (`Failed to decode param '<token>%E0%A4.ics'`), so they are never logged as they are.
+import type { NextFunction, Request, Response } from 'express';
+import type { Logger } from 'pino';
+import { scrubSecrets } from '../log.ts';
+import { setSecurityHeaders } from './security.ts';
+
+/** A path segment this long may be a capability (feed and family tokens are 32 characters); logs keep 6. */
+const LONG_SEGMENT = 16;
+
+/**
+ * The path as it may be logged: every segment long enough to be a token (whatever route it came in on, in any
+ * case, percent-encoded or not) keeps only its first 6 characters. The query string is dropped.
+ */
+export function redactPath(path: string): string {
+  const bare = path.split(/[?#]/, 1)[0] ?? '';
+  return bare
+    .split('/')
+    .map((s) => (s.length >= LONG_SEGMENT ? `${s.slice(0, 6)}…` : s))
+    .join('/');
+}
+
+const CLIENT_MESSAGES: Record<number, string> = {
+  400: 'Bad request\n',
+  413: 'Too much text: the request body is larger than this form accepts\n',
+  415: 'Unsupported request body: send a form (application/x-www-form-urlencoded, UTF-8)\n',
+};
+
+/** The status of an error that is the client's mistake (body-parser, Express's param decoding), or null. */
+export function clientErrorStatus(err: unknown): number | null {
+  if (err instanceof URIError) return 400;
+  const e = err as { status?: unknown; statusCode?: unknown; expose?: unknown } | null;
+  const status = typeof e?.status === 'number' ? e.status : e?.statusCode;
+  return typeof status === 'number' && status >= 400 && status < 500 ? status : null;
+}
+
+/**
+ * Every POST this app takes is an HTML form. A body of another type is refused with 415 before any route reads
+ * it (a route would otherwise see an empty form and answer as if fields were missing).
+ */
+export function formBodiesOnly(securityHeaders: readonly [string, string][]) {
+  return function formBodiesOnlyMiddleware(req: Request, res: Response, next: NextFunction) {
+    if (req.method !== 'POST' && req.method !== 'PUT' && req.method !== 'PATCH') return next();
+    const length = req.headers['content-length'];
+    const hasBody =
+      req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+    if (!hasBody) return next();
+    const type = (req.headers['content-type'] ?? '').split(';', 1)[0]!.trim().toLowerCase();
+    if (type === 'application/x-www-form-urlencoded') return next();
+    res.locals.route ??= 'unsupported-body';
+    // The body is not read: close the connection rather than leave it to be drained.
+    res.setHeader('Connection', 'close');
+    answer(res, 415, securityHeaders);
+  };
+}
+
+function answer(res: Response, status: number, pairs?: readonly [string, string][]): void {
+  if (pairs) setSecurityHeaders(res, pairs);
+  res.status(status);
+  res.setHeader('Cache-Control', 'no-store');
+  res.setHeader('Content-Type', 'text/plain; charset=utf-8');
+  res.end(CLIENT_MESSAGES[status] ?? 'Request refused\n');
+}
+
+/**
+ * The app's last error handler. A client's mistake answers its 4xx and logs at info without the error's text
+ * (which may quote the path); anything else is a 500 logged with the message scrubbed of secrets.
+ */
+export function errorHandler(opts: { logger: Logger; securityHeaders: readonly [string, string][] }) {
+  return function handleError(err: unknown, req: Request, res: Response, _next: NextFunction) {
+    const path = redactPath(req.originalUrl);
+    const status = clientErrorStatus(err);
+    if (status !== null) {
+      const type = (err as { type?: unknown }).type;
+      opts.logger.info(
+        {
+          status,
+          reason: typeof type === 'string' ? type : err instanceof URIError ? 'uri' : 'client',
+          path,
+        },
+        'request refused',
+      );
+      if (res.headersSent) {
+        res.destroy();
+        return;
+      }
+      res.locals.route ??= 'refused';
+      answer(res, status, opts.securityHeaders);
+      return;
+    }
+    opts.logger.error(
+      {
+        err:
+          err instanceof Error
+            ? { message: scrubSecrets(err.message), stack: scrubSecrets(err.stack ?? '') }
+            : scrubSecrets(String(err)),
+        path,
+      },
+      'request failed',
+    );
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    setSecurityHeaders(res, opts.securityHeaders);
+    res.status(500).setHeader('Cache-Control', 'no-store');
+    res.type('text/plain').end('Internal error\n');
+  };
+}
