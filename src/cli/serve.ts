@@ -1,9 +1,8 @@
 // `rostercal serve`: the web server and the scheduler (what `npm start` runs). With no configuration it serves
 // the demo: an in-process sandbox school, an embedded SQLite store, one pull, then the web on :8080.
-import { randomBytes } from 'node:crypto';
 import { type Config, withPort } from '../config.ts';
 import { createLogger } from '../log.ts';
-import { startService } from '../running-service.ts';
+import { type RunningService, startService } from '../running-service.ts';
 import { terminalSafe } from '../terminal.ts';
 import { defineCommand, numberOption } from './command.ts';
 
@@ -37,10 +36,10 @@ export const run = defineCommand({
 async function serve(config: Config): Promise<number> {
   const log = createLogger({ name: 'serve', level: config.logLevel ?? 'warn' });
   const say = (line: string) => console.log(`rostercal: ${terminalSafe(line)}`);
-  let adminToken = config.adminToken ?? null;
+  // ADMIN_TOKEN is for automation and break-glass; the demo signs people in through its own identity
+  // provider, so it never invents a token (one printed here would be a capability in the logs).
+  const adminToken = config.adminToken ?? null;
   const demoOnly = config.schools.every((s) => s.demo);
-  // The demo has no secrets to protect: give it a sign-in so the rosters and dashboard can be tried at once.
-  if (!adminToken && demoOnly) adminToken = randomBytes(12).toString('base64url');
   const service = await startService({ config, log, say, adminToken });
   if (service.sandboxUrl) say('first pull of the demo school (about half a minute)…');
   await service.initialPulls;
@@ -53,12 +52,7 @@ async function serve(config: Config): Promise<number> {
   const base = service.config.publicUrl.replace(/\/+$/, '');
   console.log('');
   console.log(`rostercal is serving ${service.config.schools.length} school(s) on ${service.url}`);
-  if (!adminToken) console.log(`  admin:   ${base}/admin  (set ADMIN_TOKEN to enable staff sign-in)`);
-  else if (demoOnly && !config.adminToken)
-    console.log(
-      `  admin:   ${base}/admin  (demo sign-in token: ${adminToken}; set ADMIN_TOKEN to choose one)`,
-    );
-  else console.log(`  admin:   ${base}/admin  (sign in with ADMIN_TOKEN)`);
+  for (const line of await signInLines(service, base, adminToken !== null)) console.log(line);
   console.log(`  health:  ${base}/healthz   metrics: ${base}/metrics`);
   // Feed URLs are capabilities to a child's calendar: outside the demo they never reach the terminal (and so
   // the container's logs). The admin page and `rostercal feeds list` hand them out.
@@ -84,4 +78,34 @@ async function serve(config: Config): Promise<number> {
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));
   return new Promise<number>(() => {});
+}
+
+const ROLE_LABEL = { admin: 'admin', manager: 'manager', staff: 'coach', frozen: 'deactivated' } as const;
+
+/** How staff sign in, for the banner. Names and roles are the demo's invented people; nothing secret. */
+async function signInLines(service: RunningService, base: string, hasAdminToken: boolean): Promise<string[]> {
+  const { oidc } = service.config.auth;
+  // With an identity provider configured, even the demo school signs in through it (no demo provider then).
+  const people = oidc ? [] : await service.demoPeople();
+  const out: string[] = [];
+  if (people.length) {
+    out.push(`  staff:   ${base}/staff  (sign-in: ${base}/auth/login)`);
+    out.push(
+      "           The demo's own sign-in page lets you pick who you are; each sees what their role allows:",
+    );
+    for (const p of people)
+      out.push(terminalSafe(`             ${ROLE_LABEL[p.role].padEnd(12)} ${p.name.padEnd(26)} ${p.note}`));
+  } else if (oidc) {
+    out.push(
+      `  staff:   ${base}/auth/login  (or ${base}/staff), through ${terminalSafe(new URL(oidc.issuer).host)}`,
+    );
+  } else {
+    out.push(
+      `  staff:   sign-in not set up: auth.oidc in the config file, or OIDC_ISSUER, OIDC_CLIENT_ID, OIDC_CLIENT_SECRET`,
+    );
+  }
+  out.push(
+    `  admin:   ${base}/admin  (admins only${hasAdminToken ? '; ADMIN_TOKEN works as a bearer token and at /admin/login' : ''})`,
+  );
+  return out;
 }

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
 import { rostercal, schoolEnv } from '../failures/cli.ts';
-import { CookieJar, freePort, signIn, startTestIdp, type TestIdp } from './harness.ts';
+import { browse, CookieJar, freePort, signIn, startTestIdp, type TestIdp } from './harness.ts';
 
 let sandbox: Sandbox;
 let dir: string;
@@ -90,9 +90,61 @@ describe('rostercal serve with OIDC_* in the environment', () => {
       expect(landed.body).toContain(`${admin.firstName} ${admin.lastName}`);
       expect(landed.body).toContain('Signed in as administrator');
       expect(jar.get(site, 'rostercal_session')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      expect(child.output()).toContain(`staff:   ${site}/auth/login  (or ${site}/staff), through 127.0.0.1:`);
+      // The demo's identity provider exists only in demo mode.
+      expect((await fetch(`${site}/demo-idp/.well-known/openid-configuration`)).status).toBe(404);
     } finally {
       child.proc.kill('SIGTERM');
       await child.exit;
     }
   }, 120_000);
 });
+
+describe('npm start (rostercal serve --demo)', () => {
+  it('names the demo staff and how to sign in, prints no admin token, and a demo coach signs in', async () => {
+    const demoDir = await mkdtemp(path.join(tmpdir(), 'rostercal-demo-'));
+    const port = await freePort();
+    const site = `http://localhost:${port}`;
+    const child = rostercal(['serve', '--demo'], { DATA_DIR: demoDir, PORT: String(port) });
+    try {
+      await child.waitFor(/Stop with Ctrl-C/, 110_000);
+      const out = child.stdout();
+      expect(out).toContain(`staff:   ${site}/staff  (sign-in: ${site}/auth/login)`);
+      const roles = [...out.matchAll(/^ {13}(admin|manager|coach|deactivated) +(\S.*?) {2,}/gm)];
+      expect(roles.map((m) => m[1])).toEqual(['admin', 'manager', 'coach', 'coach', 'deactivated']);
+      expect(out).toContain(`admin:   ${site}/admin  (admins only)`);
+      expect(out).not.toMatch(/token:/i);
+      // The first coach of the banner, picked at the demo's provider, lands on their teams.
+      const coach = roles[2]![2]!;
+      const jar = new CookieJar();
+      const picker = await fetch(`${site}/auth/login`, { redirect: 'manual' });
+      expect(picker.status).toBe(303);
+      expect(picker.headers.get('location')).toMatch(new RegExp(`^${site}/demo-idp/`));
+      const pickerPage = await signInAs(jar, site, coach);
+      expect(pickerPage.url).toBe(`${site}/staff`);
+      expect(pickerPage.body).toContain(coach);
+      expect(pickerPage.body).not.toContain('Signed in as administrator');
+    } finally {
+      child.proc.kill('SIGTERM');
+      await child.exit;
+      await rm(demoDir, { recursive: true, force: true });
+    }
+  }, 150_000);
+});
+
+/** Signs in at the demo provider by the name shown on its picker (as a newcomer would, reading the banner). */
+async function signInAs(jar: CookieJar, site: string, name: string) {
+  const picker = await browse(jar, `${site}/auth/login`);
+  const forms = [
+    ...picker.body.matchAll(
+      /<form method="post" action="([^"]+)"><input type="hidden" name="account" value="([^"]+)"><button type="submit"><strong>([^<]+)<\/strong>/g,
+    ),
+  ];
+  const unescape = (t: string) => t.replace(/&#(\d+);/g, (_, c: string) => String.fromCharCode(Number(c)));
+  const form = forms.find((f) => unescape(f[3]!) === name);
+  if (!form) throw new Error(`no ${name} on the demo picker: ${picker.body.slice(0, 500)}`);
+  return browse(jar, new URL(form[1]!, picker.url).href, {
+    method: 'POST',
+    body: new URLSearchParams({ account: form[2]! }),
+  });
+}
