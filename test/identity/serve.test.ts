@@ -140,8 +140,8 @@ async function signInAs(jar: CookieJar, site: string, name: string) {
       /<form method="post" action="([^"]+)"><input type="hidden" name="account" value="([^"]+)"><button type="submit"><strong>([^<]+)<\/strong>/g,
     ),
   ];
-  const unescape = (t: string) => t.replace(/&#(\d+);/g, (_, c: string) => String.fromCharCode(Number(c)));
-  const form = forms.find((f) => unescape(f[3]!) === name);
+  const fromHtml = (t: string) => t.replace(/&#(\d+);/g, (_, c: string) => String.fromCharCode(Number(c)));
+  const form = forms.find((f) => fromHtml(f[3]!) === name);
   if (!form) throw new Error(`no ${name} on the demo picker: ${picker.body.slice(0, 500)}`);
   return browse(jar, new URL(form[1]!, picker.url).href, {
     method: 'POST',
