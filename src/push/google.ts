@@ -76,6 +76,11 @@ function isThrottle(f: Failure): boolean {
   );
 }
 
+/** A 4xx that no retry can change (not throttling, not a timeout). */
+function isRefusal(f: Failure): boolean {
+  return f.status !== null && f.status >= 400 && f.status < 500 && f.status !== 408 && !isThrottle(f);
+}
+
 function isQuota(f: Failure): boolean {
   return f.status === 403 && (f.reason === 'quotaExceeded' || f.reason === 'dailyLimitExceeded');
 }
@@ -573,6 +578,11 @@ export class GoogleProvider implements PushProvider {
         if (isQuota(f)) {
           for (const p of items)
             results[p.i] = { ok: false, paused: true, reason: `quota exceeded: ${f.message}` };
+          return [];
+        }
+        if (isRefusal(f)) {
+          // 401, 403 forbidden…: the whole batch was refused; asking again cannot help.
+          for (const p of items) results[p.i] = { ok: false, reason: f.message };
           return [];
         }
         for (const p of items) retry(p, f.message, isThrottle(f));

@@ -38,6 +38,7 @@ interface Item {
   req: SubRequest;
   resolve: (r: SubResponse) => void;
   attempts: number;
+  throttledAttempts: number;
   notBefore: number;
 }
 
@@ -56,12 +57,36 @@ export interface BatcherStats {
 }
 
 const THROTTLED = new Set([429, 503, 504]);
+/** How often one item may be throttled before it is handed back as failed (it waits each Retry-After). */
+const THROTTLED_RETRIES = 24;
 export const PREFER_IMMUTABLE_ID = 'IdType="ImmutableId"';
 
 function header(headers: Record<string, string> | undefined, name: string): string | undefined {
   if (!headers) return undefined;
   const key = Object.keys(headers).find((k) => k.toLowerCase() === name.toLowerCase());
   return key ? headers[key] : undefined;
+}
+
+/**
+ * The answer every item of a `$batch` gets when Graph refused the round trip with a 4xx other than 408/429
+ * (the SDK throws a GraphError carrying statusCode and code); null for what may pass on a later try
+ * (throttling, 5xx, a broken connection).
+ */
+function refusal(failure: unknown): SubResponse | null {
+  const r = lastFailure(failure);
+  return r.status >= 400 && r.status < 500 && r.status !== 408 && r.status !== 429 ? r : null;
+}
+
+/** What an item gets when its `$batch` round trips kept failing: the last HTTP status and Graph's words. */
+function lastFailure(failure: unknown): SubResponse {
+  const e = failure as { statusCode?: unknown; code?: unknown; message?: unknown } | null;
+  const status = typeof e?.statusCode === 'number' && e.statusCode > 0 ? e.statusCode : 0;
+  const code = typeof e?.code === 'string' && e.code ? e.code : 'BatchFailed';
+  return {
+    status,
+    headers: {},
+    body: { error: { code, message: String(e?.message ?? failure ?? 'no response') } },
+  };
 }
 
 export class GraphBatcher {
@@ -82,7 +107,7 @@ export class GraphBatcher {
 
   submit(mailbox: string, req: SubRequest): Promise<SubResponse> {
     return new Promise((resolve) => {
-      this.#enqueue({ mailbox, req, resolve, attempts: 0, notBefore: 0 }, false);
+      this.#enqueue({ mailbox, req, resolve, attempts: 0, throttledAttempts: 0, notBefore: 0 }, false);
     });
   }
 
@@ -117,18 +142,26 @@ export class GraphBatcher {
     this.#armTimer();
   }
 
-  /** Wakes up for items waiting out a Retry-After when nothing else will. */
+  /**
+   * Wakes up for items waiting out a Retry-After or a backoff. Items that are ready but whose mailbox is busy
+   * need no timer: the batch in flight schedules the next pump when it ends. The timer keeps the process alive
+   * on purpose: a `rostercal sync` whose items all wait must not end (Node would exit 13, "unsettled top-level
+   * await") with the push half done.
+   */
   #armTimer() {
     if (this.#timer) return;
+    const now = Date.now();
     let earliest = Number.POSITIVE_INFINITY;
-    for (const q of this.#queues.values()) for (const it of q) earliest = Math.min(earliest, it.notBefore);
+    for (const q of this.#queues.values())
+      for (const it of q) if (it.notBefore > now) earliest = Math.min(earliest, it.notBefore);
     if (!Number.isFinite(earliest)) return;
-    const wait = Math.max(1, earliest - Date.now());
-    this.#timer = setTimeout(() => {
-      this.#timer = null;
-      this.#pump();
-    }, wait);
-    this.#timer.unref?.();
+    this.#timer = setTimeout(
+      () => {
+        this.#timer = null;
+        this.#pump();
+      },
+      Math.max(1, earliest - now),
+    );
   }
 
   #build(): { items: Item[]; chains: Map<string, number>; json: BatchRequestItem[] } | null {
@@ -202,9 +235,16 @@ export class GraphBatcher {
     return { items, chains: perMailbox, json };
   }
 
-  #retry(it: Item, delayMs: number) {
-    it.attempts++;
-    if (it.attempts > this.#s.backoff.maxRetries) return false;
+  #retry(it: Item, delayMs: number, throttled = false) {
+    if (throttled) {
+      // Graph said when to come back: that is not a failure of the request, so it does not use up the backoff's
+      // retries (at 30 % throttling, 8 retries would still lose about one write in 50,000) — but it is bounded.
+      it.throttledAttempts++;
+      if (it.throttledAttempts > THROTTLED_RETRIES) return false;
+    } else {
+      it.attempts++;
+      if (it.attempts > this.#s.backoff.maxRetries) return false;
+    }
     this.stats.retriedItems++;
     it.notBefore = Date.now() + delayMs;
     this.#enqueue(it, true);
@@ -223,22 +263,18 @@ export class GraphBatcher {
         failure = err;
       }
       const byId = new Map(responses.map((r) => [String(r.id), r]));
+      const refused = refusal(failure);
       batch.items.forEach((it, i) => {
         const r = byId.get(String(i + 1));
+        if (!r && refused) {
+          // Graph refused the round trip itself (401, 403, 400…): asking again cannot help.
+          it.resolve(refused);
+          return;
+        }
         if (!r) {
           // The whole batch failed (or the server left this one out): try again later.
           const delay = backoffDelay(it.attempts, this.#s.backoff);
-          if (!this.#retry(it, delay))
-            it.resolve({
-              status: 0,
-              headers: {},
-              body: {
-                error: {
-                  code: 'BatchFailed',
-                  message: failure instanceof Error ? failure.message : String(failure ?? 'no response'),
-                },
-              },
-            });
+          if (!this.#retry(it, delay)) it.resolve(lastFailure(failure));
           return;
         }
         if (r.status === 424) {
@@ -251,8 +287,10 @@ export class GraphBatcher {
           this.stats.throttledItems++;
           const after = Number(header(r.headers, 'Retry-After'));
           const delay =
-            Number.isFinite(after) && after >= 0 ? after * 1000 : backoffDelay(it.attempts, this.#s.backoff);
-          if (this.#retry(it, delay)) return;
+            Number.isFinite(after) && after >= 0
+              ? after * 1000
+              : backoffDelay(it.throttledAttempts, this.#s.backoff);
+          if (this.#retry(it, delay, true)) return;
         }
         it.resolve({ status: r.status, headers: r.headers ?? {}, body: r.body });
       });

@@ -57,6 +57,40 @@ export interface ChaosKnobs {
   failMode: 'error' | 'reset';
   /** Event listings come back empty (as a flaky backend sometimes does). */
   emptyListings: boolean;
+  /** Injected HTTP errors, checked in order before a request is served (see FaultRule). */
+  faults: FaultRule[];
+}
+
+/**
+ * One injected fault: requests whose `METHOD /path` matches get `status` (with the provider's own error body)
+ * instead of being served. Checked for every top-level request (batch endpoints and token grants included,
+ * e.g. `POST /v1.0/$batch`, `POST /batch/calendar/v3`, `POST /tenant/oauth2/v2.0/token`) and for every batch
+ * part (`POST /users/a@b/calendars`, `GET /calendars/x/events`).
+ */
+export interface FaultRule {
+  /** Which requests; every one when absent. */
+  match?: RegExp;
+  status: 401 | 403 | 429 | 500 | 503;
+  /** Fraction (0..1) of matching requests that fail; 1 when absent. Drawn from the fake's seeded PRNG. */
+  rate?: number;
+  /** Fail at most this many, then serve normally (a fault that clears); no limit when absent. */
+  limit?: number;
+  /** Retry-After header in seconds (fractions allowed), for 429/503. */
+  retryAfterSeconds?: number;
+  /** How many requests this rule has failed so far (kept up to date by the fake). */
+  hits?: number;
+}
+
+/** The first rule that fires for `request` (`METHOD /path`), counting the hit; null when none does. */
+export function injectedFault(rules: FaultRule[], request: string, random: () => number): FaultRule | null {
+  for (const rule of rules) {
+    if (rule.match && !rule.match.test(request)) continue;
+    if (rule.limit !== undefined && (rule.hits ?? 0) >= rule.limit) continue;
+    if (rule.rate !== undefined && random() >= rule.rate) continue;
+    rule.hits = (rule.hits ?? 0) + 1;
+    return rule;
+  }
+  return null;
 }
 
 export function defaultKnobs(partial: Partial<ChaosKnobs> = {}): ChaosKnobs {
@@ -66,6 +100,7 @@ export function defaultKnobs(partial: Partial<ChaosKnobs> = {}): ChaosKnobs {
     failAfter: null,
     failMode: 'error',
     emptyListings: false,
+    faults: [],
     ...partial,
   };
 }

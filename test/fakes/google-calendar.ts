@@ -19,7 +19,17 @@ import {
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
-import { type ChaosKnobs, defaultKnobs, newId, readBody, seededRandom, sendJson, sleep } from './common.ts';
+import {
+  type ChaosKnobs,
+  defaultKnobs,
+  type FaultRule,
+  injectedFault,
+  newId,
+  readBody,
+  seededRandom,
+  sendJson,
+  sleep,
+} from './common.ts';
 
 export interface GoogleEventTime {
   dateTime?: string;
@@ -137,6 +147,33 @@ class HttpError extends Error {
 
 function errorBody(status: number, reason: string, message: string, domain: string) {
   return { error: { code: status, message, errors: [{ domain, reason, message }] } };
+}
+
+/** An injected fault as Google words it: [status, body, headers]. */
+function faultReply(rule: FaultRule): [number, unknown, Record<string, string>] {
+  const retry: Record<string, string> =
+    rule.retryAfterSeconds !== undefined ? { 'Retry-After': String(rule.retryAfterSeconds) } : {};
+  switch (rule.status) {
+    case 401:
+      return [401, errorBody(401, 'authError', 'Invalid Credentials', 'global'), {}];
+    case 403:
+      return [
+        403,
+        errorBody(
+          403,
+          'insufficientPermissions',
+          'Request had insufficient authentication scopes.',
+          'global',
+        ),
+        {},
+      ];
+    case 429:
+      return [429, errorBody(429, 'rateLimitExceeded', 'Too Many Requests', 'usageLimits'), retry];
+    case 503:
+      return [503, errorBody(503, 'backendError', 'Backend Error', 'global'), retry];
+    default:
+      return [500, errorBody(500, 'backendError', 'Backend Error', 'global'), {}];
+  }
 }
 
 function instantOf(t: GoogleEventTime | undefined): number {
@@ -535,6 +572,12 @@ export async function startFakeGoogle(opts: FakeGoogleOptions = {}): Promise<Fak
   /** One API request (top level or a batch part): throttling knobs, then the route, errors as Google words them. */
   async function serve(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
     try {
+      const fault = faultFor(req, url);
+      if (fault) {
+        await readBody(req);
+        sendJson(res, ...fault);
+        return;
+      }
       if (knobs.throttleRate > 0 && random() < knobs.throttleRate) {
         stats.throttled++;
         const kind = knobs.throttleKinds[Math.floor(random() * knobs.throttleKinds.length)] ?? '429';
@@ -635,6 +678,14 @@ export async function startFakeGoogle(opts: FakeGoogleOptions = {}): Promise<Fak
     res.end(payload);
   }
 
+  /** The injected fault's reply when one fires for this request. */
+  function faultFor(req: IncomingMessage, url: URL): [number, unknown, Record<string, string>] | null {
+    const rule = injectedFault(knobs.faults, `${req.method ?? 'GET'} ${url.pathname}`, random);
+    if (!rule) return null;
+    stats.failed++;
+    return faultReply(rule);
+  }
+
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://fake');
     stats.requests++;
@@ -650,6 +701,16 @@ export async function startFakeGoogle(opts: FakeGoogleOptions = {}): Promise<Fak
         }
         sendJson(res, 503, errorBody(503, 'backendError', 'Backend Error', 'global'));
         return;
+      }
+      // Faults of the token grant and of the batch endpoint itself here; every API request's (top level or
+      // batch part) in serve().
+      if ((url.pathname === '/token' || url.pathname === '/batch/calendar/v3') && req.method === 'POST') {
+        const fault = faultFor(req, url);
+        if (fault) {
+          await readBody(req);
+          sendJson(res, ...fault);
+          return;
+        }
       }
       if (url.pathname === '/token' && req.method === 'POST') {
         await tokenGrant(req, res);

@@ -16,7 +16,17 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { type ChaosKnobs, defaultKnobs, newId, readBody, seededRandom, sendJson, sleep } from './common.ts';
+import {
+  type ChaosKnobs,
+  defaultKnobs,
+  type FaultRule,
+  injectedFault,
+  newId,
+  readBody,
+  seededRandom,
+  sendJson,
+  sleep,
+} from './common.ts';
 import { createSelfSignedCert } from './tls.ts';
 
 export interface GraphDateTime {
@@ -167,6 +177,37 @@ const EVENT_PROPS = new Set([
 ]);
 const EXT_PROP_ID = /^String \{[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\} Name \S+$/i;
 const ID_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+
+/** An injected fault as Graph words it. */
+function faultError(rule: FaultRule): GraphHttpError {
+  const retry: Record<string, string> =
+    rule.retryAfterSeconds !== undefined ? { 'Retry-After': String(rule.retryAfterSeconds) } : {};
+  switch (rule.status) {
+    case 401:
+      return new GraphHttpError(
+        401,
+        'InvalidAuthenticationToken',
+        'Access token has expired or is not yet valid.',
+      );
+    case 403:
+      return new GraphHttpError(
+        403,
+        'ErrorAccessDenied',
+        'Access is denied. Check credentials and try again.',
+      );
+    case 429:
+      return new GraphHttpError(
+        429,
+        'TooManyRequests',
+        'Too many requests. Please retry after some time.',
+        retry,
+      );
+    case 503:
+      return new GraphHttpError(503, 'ServiceUnavailable', 'Service unavailable.', retry);
+    default:
+      return new GraphHttpError(500, 'InternalServerError', 'An internal server error occurred.');
+  }
+}
 
 function graphTime(iso: string): string {
   return iso.replace(/\.\d{3}Z$|Z$/, '').concat('.0000000');
@@ -573,6 +614,11 @@ export async function startFakeGraph(opts: FakeGraphOptions = {}): Promise<FakeG
     const u = new URL(ctx.url, 'https://fake');
     const path = decodeURIComponent(u.pathname);
     const seg = path.split('/').slice(1);
+    const fault = injectedFault(knobs.faults, `${ctx.method} ${path}`, random);
+    if (fault) {
+      stats.failed++;
+      throw faultError(fault);
+    }
     if (knobs.throttleRate > 0 && random() < knobs.throttleRate) {
       stats.throttled++;
       const status = knobs.throttleStatuses[Math.floor(random() * knobs.throttleStatuses.length)] ?? 429;
@@ -796,6 +842,21 @@ export async function startFakeGraph(opts: FakeGraphOptions = {}): Promise<FakeG
           return;
         }
         throw new GraphHttpError(500, 'InternalServerError', 'Simulated failure.');
+      }
+      // Faults of the token grant and of `$batch` itself here; every operation's (top level or batch item) in
+      // execute().
+      if (!url.pathname.startsWith('/v1.0/') || url.pathname === '/v1.0/$batch') {
+        const fault = injectedFault(knobs.faults, `${req.method} ${url.pathname}`, random);
+        if (fault) {
+          stats.failed++;
+          if (url.pathname.startsWith('/v1.0/')) throw faultError(fault);
+          if (!req.readableEnded) await readBody(req).catch(() => undefined);
+          sendJson(res, fault.status, {
+            error: fault.status === 401 ? 'invalid_client' : 'temporarily_unavailable',
+            error_description: `AADSTS90000: injected ${fault.status}.`,
+          });
+          return;
+        }
       }
       if (await tokenEndpoints(req, res, url)) return;
       if (!url.pathname.startsWith('/v1.0/')) throw new GraphHttpError(400, 'BadRequest', 'Invalid version.');

@@ -1,0 +1,164 @@
+// Pushes that end mid-way: the real `rostercal sync` (a child process) pushing to the Graph and Google fakes
+// (served from this process over HTTP) while they answer with injected faults. Every run either completes or
+// exits non-zero with a line naming the target and the cause; none may end with Node's "unsettled top-level
+// await" (exit 13) or hang.
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { type Sandbox, SCHOOL_TIME_ZONE, startSandbox } from '../../src/sandbox/index.ts';
+import type { FaultRule } from '../fakes/common.ts';
+import { type FakeGoogle, startFakeGoogle } from '../fakes/google-calendar.ts';
+import { type FakeGraph, startFakeGraph } from '../fakes/graph.ts';
+import { rostercal } from './cli.ts';
+
+const backoff = { baseMs: 20, capMs: 100, maxRetries: 10 };
+
+describe('pushes that end mid-way (rostercal sync against faulty providers)', () => {
+  let sandbox: Sandbox;
+  let graph: FakeGraph;
+  let google: FakeGoogle;
+  let root: string;
+  /** A data directory holding a pulled school, copied for each run so every run starts from the same store. */
+  let pulled: string;
+  let n = 0;
+
+  function config(dataDir: string, target: 'outlook' | 'google'): string {
+    const file = join(root, `config-${n++}.json`);
+    const targets =
+      target === 'outlook'
+        ? [
+            {
+              id: 'staff',
+              provider: 'outlook',
+              scope: 'staff',
+              outlook: { baseUrl: graph.url, accessToken: 'env:GRAPH_TOKEN', backoff },
+            },
+          ]
+        : [
+            {
+              id: 'teams',
+              provider: 'google',
+              scope: 'team',
+              google: {
+                rootUrl: google.url,
+                auth: { accessToken: 'env:GOOGLE_TOKEN' },
+                backoff,
+                writesPerSecond: 200,
+              },
+            },
+          ];
+    writeFileSync(
+      file,
+      JSON.stringify({
+        dataDir,
+        publicUrl: 'https://calendars.hill.example',
+        schools: [
+          {
+            id: 'hill',
+            name: 'Hill School',
+            upstream: { url: sandbox.url, token: 'env:HILL_TOKEN' },
+            timeZone: SCHOOL_TIME_ZONE,
+            targets,
+          },
+        ],
+      }),
+    );
+    return file;
+  }
+
+  function env(configFile: string): Record<string, string> {
+    return {
+      ROSTERCAL_CONFIG: configFile,
+      HILL_TOKEN: sandbox.token,
+      GRAPH_TOKEN: graph.token,
+      GOOGLE_TOKEN: google.token,
+      NODE_EXTRA_CA_CERTS: graph.caFile,
+    };
+  }
+
+  /** `rostercal sync` of a copy of the pulled store, pushing to `target`. */
+  async function sync(target: 'outlook' | 'google') {
+    const dataDir = join(root, `data-${n++}`);
+    cpSync(pulled, dataDir, { recursive: true });
+    const child = rostercal(['sync'], env(config(dataDir, target)));
+    const { code, signal } = await child.ended;
+    return { code, signal, output: child.output() };
+  }
+
+  beforeAll(async () => {
+    [sandbox, graph, google] = await Promise.all([
+      startSandbox({ seed: 12, scale: 'small' }),
+      startFakeGraph({ knobs: { retryAfterSeconds: 0.05 } }),
+      startFakeGoogle(),
+    ]);
+    root = mkdtempSync(join(tmpdir(), 'rostercal-push-faults-'));
+    pulled = join(root, 'pulled');
+    const child = rostercal(['sync', '--no-push'], env(config(pulled, 'outlook')));
+    expect(await child.exit, child.output()).toBe(0);
+  }, 120_000);
+  afterEach(() => {
+    graph.knobs.faults = [];
+    graph.knobs.throttleRate = 0;
+    google.knobs.faults = [];
+    google.knobs.throttleRate = 0;
+  });
+  afterAll(async () => {
+    await Promise.all([graph?.close(), google?.close(), sandbox?.close()]);
+    if (root) rmSync(root, { recursive: true, force: true });
+  });
+
+  /** Every kind of request each provider gets: the batch round trip, calendar creation, listings, writes. */
+  const kinds = {
+    outlook: [
+      /^POST \/v1\.0\/\$batch$/,
+      /^POST \/users\/[^/]+\/calendars$/,
+      /^GET \/users\/[^/]+\/calendars\?|^GET \/users\/[^/]+\/calendars$/,
+      /^GET .*\/events$/,
+      /^POST .*\/events$/,
+    ],
+    google: [
+      /^POST \/batch\/calendar\/v3$/,
+      /^POST \/calendar\/v3\/calendars$/,
+      /^GET \/calendar\/v3\/calendars\/[^/]+\/events$/,
+      /^(POST|PUT|PATCH) \/calendar\/v3\/calendars\/[^/]+\/events/,
+    ],
+  };
+  const fake = (target: 'outlook' | 'google') => (target === 'outlook' ? graph : google);
+  const label = { outlook: 'hill/staff \\(outlook\\)', google: 'hill/teams \\(google\\)' };
+
+  for (const target of ['outlook', 'google'] as const) {
+    it(`${target}: 30 % of every kind of request answered 429 with Retry-After: the push completes`, async () => {
+      // The first request of each kind for certain, then 30 %.
+      const rules: FaultRule[] = kinds[target].flatMap((match) => [
+        { match, status: 429, limit: 1, retryAfterSeconds: 0.05 },
+        { match, status: 429, rate: 0.3, retryAfterSeconds: 0.05 },
+      ]);
+      fake(target).knobs.faults = rules;
+      const first = await sync(target);
+      expect(first.output).not.toMatch(/unsettled top-level await/);
+      expect(first.code, first.output).toBe(0);
+      const created = Number(new RegExp(`push ${label[target]}: (\\d+) created`).exec(first.output)?.[1]);
+      expect(created, first.output).toBeGreaterThan(0);
+      expect(first.output).toMatch(new RegExp(`push ${label[target]}: .*, 0 deleted, .* succeeded`));
+      // A second push from a store that knows nothing of the first finds the calendars and lists them.
+      const second = await sync(target);
+      expect(second.code, second.output).toBe(0);
+      expect(second.output).toMatch(new RegExp(`push ${label[target]}: 0 created, .* succeeded`));
+      for (const rule of rules.filter((r) => r.limit))
+        expect(rule.hits ?? 0, `no 429 for ${rule.match}`).toBe(1);
+    }, 180_000);
+
+    for (const status of [401, 403, 500] as const) {
+      it(`${target}: every request answered ${status}: exit 1 naming the target and the cause`, async () => {
+        fake(target).knobs.faults = [{ status }];
+        const r = await sync(target);
+        expect(r.output).not.toMatch(/unsettled top-level await/);
+        expect(r.code, r.output).toBe(1);
+        expect(r.output).toMatch(
+          new RegExp(`push ${label[target]}: .*failed\\n(.*\\n)*  problem: .*\\b${status}\\b`),
+        );
+      }, 120_000);
+    }
+  }
+});
