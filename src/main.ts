@@ -15,6 +15,10 @@ const commands: Record<
   status: { summary: 'sync runs and scheduled jobs', load: () => import('./cli/status.ts') },
   feeds: { summary: 'list or rotate feed URLs', load: () => import('./cli/feeds.ts') },
   roster: { summary: 'print a PDF roster', load: () => import('./cli/roster.ts') },
+  audit: {
+    summary: 'the audit log: roster downloads, sign-ins, feed rotations (newest first)',
+    load: () => import('./cli/audit.ts'),
+  },
   sessions: {
     summary: "a team's upcoming sessions (ids, dates, status)",
     load: () => import('./cli/sessions.ts'),

@@ -1,0 +1,136 @@
+// `rostercal audit`: the audit log (roster downloads, feed rotations, sign-ins and refusals, sign-outs, sessions
+// ended), newest first, read from the store. Times in the school's zone; every text field made terminal-safe
+// (e-mail addresses come from identity providers, names from upstream).
+import { localClock, offsetMinutes } from '../feeds/timezone.ts';
+import type { AuditRecord } from '../store/types.ts';
+import { terminalSafe } from '../terminal.ts';
+import { defineCommand, EXIT, numberOption, UsageError, withStore } from './command.ts';
+
+const USAGE = `usage: rostercal audit [--since ISO] [--person EMAIL] [--team ID] [--template NAME] [--school ID]
+                      [--limit N] [--json]
+
+The audit log, newest first: when (school time), what, who (an e-mail address, or "admin token"), school,
+team, session, template, client address. Kept for auth.auditRetentionDays (default 400 days).
+  --since ISO        only records at or after this instant (2026-11-01, or 2026-11-01T08:00+11:00;
+                     a date or time without an offset is UTC)
+  --person EMAIL     only this person (case-insensitive), or "admin token"
+  --team ID          only this team
+  --template NAME    only downloads of this roster template
+  --school ID        only this school
+  --limit N          at most N records (default: all)
+  --json             machine-readable output (one array; "at" in UTC, "local" in the school's zone)
+  -h, --help         this help
+
+Exit status: 0 done, 2 bad usage or configuration.`;
+
+const PAGE = 5_000;
+
+export const run = defineCommand({
+  name: 'audit',
+  usage: USAGE,
+  options: {
+    since: { type: 'string' },
+    person: { type: 'string' },
+    team: { type: 'string' },
+    template: { type: 'string' },
+    school: { type: 'string' },
+    limit: { type: 'string' },
+    json: { type: 'boolean' },
+  },
+  async run({ values, config }) {
+    const since = values.since === undefined ? undefined : parseSince(values.since);
+    const teamId = numberOption('--team', values.team, { min: 1 });
+    const limit = numberOption('--limit', values.limit, { min: 1 });
+    const cfg = await config();
+    if (values.school !== undefined && !cfg.schools.some((s) => s.id === values.school))
+      throw new UsageError(
+        `--school: no school "${terminalSafe(values.school)}" is configured (${cfg.schools.map((s) => s.id).join(', ')})`,
+      );
+    const zones = new Map(cfg.schools.map((s) => [s.id, s.timeZone]));
+    // Records of no school (a refused sign-in, the admin token's form) read in the only school's zone, else UTC.
+    const fallbackZone = cfg.schools.length === 1 ? cfg.schools[0]!.timeZone : 'UTC';
+    const records = await withStore(cfg, async (store) => {
+      const out: AuditRecord[] = [];
+      let beforeId: number | undefined;
+      for (;;) {
+        const want = Math.min(PAGE, limit === undefined ? PAGE : limit - out.length);
+        if (want <= 0) break;
+        const page = await store.listAudit({
+          ...(since !== undefined ? { since } : {}),
+          ...(values.person !== undefined ? { actor: values.person } : {}),
+          ...(teamId !== undefined ? { teamId } : {}),
+          ...(values.template !== undefined ? { template: values.template } : {}),
+          ...(values.school !== undefined ? { schoolId: values.school } : {}),
+          ...(beforeId !== undefined ? { beforeId } : {}),
+          limit: want,
+        });
+        out.push(...page);
+        if (page.length < want) break;
+        beforeId = page.at(-1)!.id;
+      }
+      return out;
+    });
+    const zoneOf = (r: AuditRecord) => (r.schoolId ? zones.get(r.schoolId) : undefined) ?? fallbackZone;
+
+    if (values.json) {
+      const rows = records.map((r) => ({ ...r, local: localTime(r.at, zoneOf(r)), timeZone: zoneOf(r) }));
+      console.log(JSON.stringify(rows, null, 2));
+      return EXIT.ok;
+    }
+    if (!records.length) {
+      console.log(`no audit records${since ? ` since ${since}` : ''}`);
+      return EXIT.ok;
+    }
+    const header = ['when', 'what', 'who', 'school', 'team', 'session', 'template', 'client', 'detail'];
+    const rows = records.map((r) =>
+      [
+        localTime(r.at, zoneOf(r)),
+        r.action,
+        r.actor,
+        r.schoolId ?? '-',
+        r.teamId ?? '-',
+        r.sessionId ?? '-',
+        r.template ?? '-',
+        r.clientAddress ?? '-',
+        r.detail ?? '',
+      ].map((v) => terminalSafe(String(v))),
+    );
+    const widths = header.map((h, i) =>
+      Math.min(40, Math.max(h.length, ...rows.map((row) => row[i]!.length))),
+    );
+    const line = (cells: string[]) =>
+      cells
+        .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!)))
+        .join('  ')
+        .trimEnd();
+    console.log(line(header));
+    for (const row of rows) console.log(line(row));
+    return EXIT.ok;
+  },
+});
+
+/** An ISO date or date-time; one without an offset is UTC. */
+function parseSince(text: string): string {
+  const iso = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/.exec(text.trim());
+  if (!iso)
+    throw new UsageError(
+      `--since must be an ISO date or date-time (2026-11-01, 2026-11-01T08:00Z), got ${JSON.stringify(terminalSafe(text))}`,
+    );
+  const withZone =
+    iso[1] === undefined ? `${text.trim()}T00:00Z` : iso[4] === undefined ? `${text.trim()}Z` : text.trim();
+  const ms = Date.parse(withZone);
+  if (!Number.isFinite(ms))
+    throw new UsageError(`--since is not a real date: ${JSON.stringify(terminalSafe(text))}`);
+  return new Date(ms).toISOString();
+}
+
+const pad = (n: number) => String(n).padStart(2, '0');
+
+/** `2026-11-23 22:40:05 +11:00` in the zone. */
+function localTime(at: string, timeZone: string): string {
+  const ms = Date.parse(at);
+  const w = localClock(ms, timeZone);
+  const off = offsetMinutes(ms, timeZone);
+  const a = Math.abs(off);
+  return `${w.year}-${pad(w.month)}-${pad(w.day)} ${pad(w.hour)}:${pad(w.minute)}:${pad(w.second)} ${off < 0 ? '-' : '+'}${pad(Math.floor(a / 60))}:${pad(a % 60)}`;
+}

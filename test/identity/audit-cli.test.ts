@@ -1,0 +1,123 @@
+// `rostercal audit` as a child process over a real SQLite store: newest first, times in the school's zone,
+// --since and the filters, --json, terminal-safe output (an e-mail address from an identity provider can carry
+// control or bidi characters), and a bad --since is a usage error (exit 2).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AuditRecord } from '../../src/store/types.ts';
+import { rostercal, schoolEnv } from '../failures/cli.ts';
+import { openTestStore, type TestStore } from '../sync/helpers.ts';
+
+let ts: TestStore;
+let env: Record<string, string>;
+
+const record = (over: Partial<Omit<AuditRecord, 'id'>>): Omit<AuditRecord, 'id'> => ({
+  at: '2026-11-01T00:00:00.000Z',
+  action: 'roster',
+  actor: 'coach@hillcrest.example.edu',
+  schoolId: 'hillcrest',
+  teamId: 3004,
+  sessionId: 100175,
+  template: 'attendance-sheet',
+  clientAddress: '192.0.2.7',
+  staffSession: 'abcdef012345',
+  detail: null,
+  ...over,
+});
+
+beforeAll(async () => {
+  ts = await openTestStore('sqlite');
+  // The command reads the store only: the upstream is never contacted.
+  env = schoolEnv({ url: 'http://127.0.0.1:9/', token: 'unused-token' }, ts.env);
+  await ts.store.upsertSchool({ id: 'hillcrest', name: 'Hillcrest College', timeZone: 'Australia/Sydney' });
+  await ts.store.appendAudit(
+    record({
+      at: '2026-10-01T22:15:00.000Z',
+      action: 'sign-in',
+      template: null,
+      teamId: null,
+      sessionId: null,
+      detail: 'staff',
+    }),
+  );
+  await ts.store.appendAudit(
+    record({ at: '2026-11-20T05:30:00.000Z', template: 'medical-and-guardian-contacts' }),
+  );
+  await ts.store.appendAudit(
+    record({ at: '2026-11-21T01:00:00.000Z', actor: 'admin token', teamId: 3010, template: 'team-roster' }),
+  );
+  await ts.store.appendAudit(
+    record({
+      at: '2026-11-22T03:00:00.000Z',
+      action: 'sign-in-refused',
+      actor: 'evil\u001b[2J\u202Eliam@x.example\r\nforged line',
+      schoolId: null,
+      teamId: null,
+      sessionId: null,
+      template: null,
+      detail: 'unknown',
+    }),
+  );
+});
+afterAll(async () => {
+  await ts?.cleanup();
+});
+
+describe('rostercal audit', () => {
+  it('prints every record newest first, in the school’s time zone, terminal-safe', async () => {
+    const child = rostercal(['audit'], env);
+    expect(await child.exit, child.output()).toBe(0);
+    const lines = child.stdout().trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^when\s+what\s+who\s+school\s+team\s+session\s+template\s+client\s+detail$/);
+    expect(lines).toHaveLength(5);
+    // Sydney is UTC+11 in summer (October on), +10 before the first Sunday of October.
+    expect(lines[1]).toMatch(/^2026-11-22 14:00:00 \+11:00\s+sign-in-refused\s+evil/);
+    expect(lines[2]).toMatch(/^2026-11-21 12:00:00 \+11:00\s+roster\s+admin token\s+hillcrest\s+3010/);
+    expect(lines[3]).toMatch(
+      /^2026-11-20 16:30:00 \+11:00\s+roster\s+coach@hillcrest\.example\.edu\s+hillcrest\s+3004\s+100175\s+medical-and-guardian-contacts\s+192\.0\.2\.7/,
+    );
+    expect(lines[4]).toMatch(/^2026-10-02 08:15:00 \+10:00\s+sign-in\s+coach@/);
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: looking for control characters is the point.
+    expect(child.stdout()).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u202A-\u202E]/);
+    expect(child.stdout()).not.toMatch(/^forged line/m);
+  });
+
+  it('--since, --person, --template and --json', async () => {
+    const since = rostercal(['audit', '--since', '2026-11-20T16:00+11:00'], env);
+    expect(await since.exit, since.output()).toBe(0);
+    expect(since.stdout().trimEnd().split('\n')).toHaveLength(4);
+
+    const person = rostercal(
+      ['audit', '--person', 'COACH@hillcrest.example.edu', '--template', 'medical-and-guardian-contacts'],
+      env,
+    );
+    expect(await person.exit, person.output()).toBe(0);
+    expect(person.stdout().trimEnd().split('\n')).toHaveLength(2);
+
+    const json = rostercal(['audit', '--json', '--since', '2026-11-01'], env);
+    expect(await json.exit, json.output()).toBe(0);
+    const rows = JSON.parse(json.stdout()) as (AuditRecord & { local: string; timeZone: string })[];
+    expect(rows.map((r) => r.at)).toEqual([
+      '2026-11-22T03:00:00.000Z',
+      '2026-11-21T01:00:00.000Z',
+      '2026-11-20T05:30:00.000Z',
+    ]);
+    expect(rows[2]).toMatchObject({
+      actor: 'coach@hillcrest.example.edu',
+      template: 'medical-and-guardian-contacts',
+      local: '2026-11-20 16:30:00 +11:00',
+      timeZone: 'Australia/Sydney',
+    });
+
+    const none = rostercal(['audit', '--since', '2027-01-01'], env);
+    expect(await none.exit).toBe(0);
+    expect(none.stdout()).toBe('no audit records since 2027-01-01T00:00:00.000Z\n');
+  });
+
+  it('a bad --since or --school is a usage error (exit 2)', async () => {
+    const bad = rostercal(['audit', '--since', 'yesterday'], env);
+    expect(await bad.exit).toBe(2);
+    expect(bad.output()).toMatch(/rostercal audit: --since must be an ISO date or date-time/);
+    const school = rostercal(['audit', '--school', 'nowhere'], env);
+    expect(await school.exit).toBe(2);
+    expect(school.output()).toMatch(/--school: no school "nowhere" is configured \(hillcrest\)/);
+  });
+});
