@@ -134,8 +134,14 @@ function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
-const PAGE_CSP =
-  "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+/**
+ * The picker's policy. Chromium applies form-action to every redirect that follows a form post, and picking a
+ * person ends with a redirect to rostercal's callback: its origin must be allowed too, or the browser stops
+ * there (the demo serves both on one origin; a provider of its own, as in the tests, does not).
+ */
+function pageCsp(redirectUri: string): string {
+  return `default-src 'none'; style-src 'unsafe-inline'; form-action 'self' ${new URL(redirectUri).origin}; frame-ancestors 'none'; base-uri 'none'`;
+}
 
 export function createDemoIdp(opts: DemoIdpOptions): DemoIdp {
   const clientId = 'rostercal-demo';
@@ -221,7 +227,7 @@ export function createDemoIdp(opts: DemoIdpOptions): DemoIdp {
             `<li><form method="post" action="${mount}/interaction/${escapeHtml(details.uid)}/login"><input type="hidden" name="account" value="${escapeHtml(p.id)}"><button type="submit"><strong>${escapeHtml(p.name)}</strong><span>${label[p.role]} · ${escapeHtml(p.note)}</span><small>${escapeHtml(p.email)}</small></button></form></li>`,
         )
         .join('');
-      res.set({ 'Cache-Control': 'no-store', 'Content-Security-Policy': PAGE_CSP });
+      res.set({ 'Cache-Control': 'no-store', 'Content-Security-Policy': pageCsp(opts.redirectUri) });
       res
         .type('html')
         .send(`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Demo sign-in</title>

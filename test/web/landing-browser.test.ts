@@ -13,6 +13,7 @@ import { type RunningServer, startServer } from '../../src/web/server.ts';
 import { type FakeGoogle, startFakeGoogle } from '../fakes/google-calendar.ts';
 import { type Harness, startHarness } from '../feeds/harness.ts';
 import { type Browser, launchBrowser, type Page } from '../support/browser.ts';
+import { expectPhoneFriendly } from '../support/phone.ts';
 
 const IPHONE =
   'Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1';
@@ -113,23 +114,6 @@ async function phone(ua = IPHONE): Promise<{ page: Page; errors: string[] }> {
     if (m.type() === 'error') errors.push(m.text());
   });
   return { page, errors };
-}
-
-/** No horizontal scrolling, and every visible control at least 44 × 44 CSS px. */
-async function expectPhoneFriendly(page: Page): Promise<void> {
-  // Expressions as strings: they run in the page (the project's TypeScript has no DOM library).
-  const widths = await page.evaluate<{ scroll: number; client: number }>(
-    '({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth })',
-  );
-  expect(widths.scroll, 'horizontal scrolling').toBeLessThanOrEqual(widths.client);
-  const small = await page.evaluate<{ what: string; w: number; h: number }[]>(`
-    [...document.querySelectorAll('a, button, select, input:not([type=hidden]), textarea')]
-      .map((el) => {
-        const r = el.getBoundingClientRect();
-        return { what: el.tagName + ' ' + (el.textContent || '').trim().slice(0, 40), w: r.width, h: r.height };
-      })
-      .filter((x) => x.w > 0 && x.h > 0 && (x.w < 44 || x.h < 44))`);
-  expect(small, 'tap targets under 44 px').toEqual([]);
 }
 
 /** A full-page screenshot; with SCREENSHOT_PARTS=1 also one image per screenful, to look at closely. */
