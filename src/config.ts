@@ -24,6 +24,12 @@ import {
   type Problem,
   resolveSecret,
 } from './validation.ts';
+import {
+  feedRateLimitFromEnv,
+  feedRateLimitSchema,
+  trustProxyFromEnv,
+  trustProxySchema,
+} from './web/edge-settings.ts';
 
 export { ConfigError, formatPath };
 
@@ -133,6 +139,10 @@ export const configSchema = z
       .optional(),
     /** Staff sign-in, sensitive sheets, sessions and the audit log: src/identity/settings.ts. */
     auth: authSchema,
+    /** Reverse proxies trusted to name the client (TRUST_PROXY): src/web/edge-settings.ts. */
+    trustProxy: trustProxySchema.optional(),
+    /** A per-client limit on feed requests (FEED_RATE_LIMIT); unset: only failed lookups are throttled. */
+    feedRateLimit: feedRateLimitSchema.optional(),
   })
   .superRefine((cfg, ctx) => {
     const seen = new Set<string>();
@@ -238,6 +248,8 @@ const ENV_NAMES: Record<string, string> = {
   dataDir: 'DATA_DIR',
   databaseUrl: 'DATABASE_URL',
   publicUrl: 'PUBLIC_URL',
+  trustProxy: 'TRUST_PROXY',
+  feedRateLimit: 'FEED_RATE_LIMIT',
 };
 
 function parsePort(value: string | undefined, name: string): number | string | undefined {
@@ -254,6 +266,10 @@ function deploymentOverrides(env: NodeJS.ProcessEnv): Record<string, unknown> {
   const port = parsePort(env.PORT, 'PORT');
   if (port !== undefined) o.port = port;
   if (env.PUBLIC_URL) o.publicUrl = env.PUBLIC_URL;
+  const trustProxy = trustProxyFromEnv(env.TRUST_PROXY);
+  if (trustProxy !== undefined) o.trustProxy = trustProxy;
+  const feedRateLimit = feedRateLimitFromEnv(env.FEED_RATE_LIMIT);
+  if (feedRateLimit !== undefined) o.feedRateLimit = feedRateLimit;
   return o;
 }
 

@@ -140,6 +140,8 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
       demo: config.schools.some((s) => s.demo),
       liveGoogleCalendar: liveGoogleCalendars(store, config.schools),
       feedGuard: guard,
+      ...(config.trustProxy !== undefined ? { trustProxy: config.trustProxy } : {}),
+      ...(config.feedRateLimit ? { feedRateLimit: config.feedRateLimit } : {}),
       routers: { '/': staff.router },
     });
     const server: RunningServer = await startServer(app, {

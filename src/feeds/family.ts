@@ -30,7 +30,8 @@ export function tokensIn(text: string): string[] {
 
 export type CreateResult =
   | { ok: true; token: string; link: FamilyLink }
-  | { ok: false; status: 400; message: string };
+  /** `unknown`: how many of the tokens named nothing live (each counts against the client, rate-limit.ts). */
+  | { ok: false; status: 400; message: string; unknown?: number };
 
 interface LiveMember extends FamilyMember {
   def: FeedDef;
@@ -69,7 +70,12 @@ export class FamilyLinks {
    * not: unknown or replaced links, a staff calendar, two schools, too many members.
    */
   async create(tokens: string[]): Promise<CreateResult> {
-    const bad = (message: string): CreateResult => ({ ok: false, status: 400, message });
+    const bad = (message: string, unknown?: number): CreateResult => ({
+      ok: false,
+      status: 400,
+      message,
+      ...(unknown ? { unknown } : {}),
+    });
     const members: FamilyMember[] = [];
     let schoolId: SchoolId | null = null;
     let unknown = 0;
@@ -102,6 +108,7 @@ export class FamilyLinks {
     if (unknown)
       return bad(
         `${unknown === 1 ? 'One link was' : `${unknown} links were`} not recognised. Copy it from the child\u2019s calendar page (it may have been replaced by a newer link).`,
+        unknown,
       );
     if (members.length < 2)
       return bad('Paste at least one more calendar link (another child\u2019s or another team\u2019s).');

@@ -12,7 +12,7 @@ import { accessIn, csrfOf, type Principal, principalOf } from './staff-auth.ts';
 
 export interface AdminRouterOptions {
   store: Store;
-  config: Pick<Config, 'schools' | 'publicUrl'>;
+  config: Pick<Config, 'schools' | 'publicUrl' | 'trustProxy'>;
   /** Admits administrators only (StaffAuth.requireAdmin). */
   auth: { requireAdmin: RequestHandler };
   tokens: FeedTokens;
@@ -55,12 +55,23 @@ h1{font-size:1.5rem}h2{margin-top:2rem;border-bottom:1px solid #ddd}table{border
 td,th{text-align:left;padding:.25rem .5rem;border-bottom:1px solid #eee;vertical-align:top}tr.failed td{color:#a00}
 tr.suspicious td{color:#a60}a{color:#0b57d0}.muted{color:#666}form{display:inline}`;
 
+/**
+ * The client address this service sees for the admin's own request, beside the connection's: behind a reverse
+ * proxy they differ only when TRUST_PROXY is right, which is what an operator checks here.
+ */
+function clientAddressLine(req: Request, trustProxy: number | string | undefined): string {
+  const seen = req.ip ?? req.socket.remoteAddress ?? 'unknown';
+  const socket = req.socket.remoteAddress ?? 'unknown';
+  const setting = trustProxy === undefined ? 'TRUST_PROXY unset' : `TRUST_PROXY=${trustProxy}`;
+  return `<p id="client-address">Your address as this service sees it: <code>${escapeHtml(seen)}</code> <span class="muted">(connection from ${escapeHtml(socket)}; ${escapeHtml(setting)}). Behind a reverse proxy this must be your own address, not the proxy's: see TRUST_PROXY in the README.</span></p>`;
+}
+
 export function createAdminRouter(opts: AdminRouterOptions): express.Router {
   const router = express.Router();
   const now = opts.now ?? (() => new Date());
   const base = opts.config.publicUrl.replace(/\/+$/, '');
 
-  router.get('/admin', opts.auth.requireAdmin, async (_req: Request, res: Response, next) => {
+  router.get('/admin', opts.auth.requireAdmin, async (req: Request, res: Response, next) => {
     try {
       const at = now();
       const parts: string[] = [];
@@ -125,7 +136,7 @@ export function createAdminRouter(opts: AdminRouterOptions): express.Router {
       res
         .type('html')
         .send(
-          `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>rostercal admin</title><style>${STYLE}</style></head><body><h1>rostercal</h1><p><a href="/staff">My teams</a> · <a href="/admin/audit">Audit log</a> · <a href="/admin/sessions">Signed-in staff</a></p><form method="post" action="/auth/logout"><input type="hidden" name="csrf" value="${csrf}"><button type="submit">Sign out</button></form>${parts.join('')}</body></html>`,
+          `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>rostercal admin</title><style>${STYLE}</style></head><body><h1>rostercal</h1><p><a href="/staff">My teams</a> · <a href="/admin/audit">Audit log</a> · <a href="/admin/sessions">Signed-in staff</a></p>${clientAddressLine(req, opts.config.trustProxy)}<form method="post" action="/auth/logout"><input type="hidden" name="csrf" value="${csrf}"><button type="submit">Sign out</button></form>${parts.join('')}</body></html>`,
         );
     } catch (err) {
       next(err);

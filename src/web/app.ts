@@ -11,7 +11,7 @@ import { familyRouter } from './family-router.ts';
 import { type FeedRouterOptions, feedsRouter, notFound } from './feeds-router.ts';
 import { healthRoutes, type ReadinessOptions } from './health.ts';
 import type { Metrics } from './metrics.ts';
-import { type RateLimitOptions, rateLimit } from './rate-limit.ts';
+import { FailedLookups, type RateLimitOptions, rateLimit } from './rate-limit.ts';
 import { securityHeaderPairs, securityHeaders } from './security.ts';
 
 export interface AppOptions {
@@ -21,11 +21,16 @@ export interface AppOptions {
   /** Absolute base URL for links (PUBLIC_URL), e.g. `https://calendars.school.org`. */
   publicUrl: string;
   logger?: Logger;
-  /** Per-IP limit on /feeds; false turns it off (benchmarks). Default 20/s sustained, bursts of 200. */
+  /**
+   * A per-client limit on every /feeds and /family request (feedRateLimit / FEED_RATE_LIMIT). Default none:
+   * valid feed requests are not throttled (rate-limit.ts says why).
+   */
   feedRateLimit?: Pick<RateLimitOptions, 'perSecond' | 'burst'> | false;
+  /** Lookups of unknown, malformed or revoked tokens per client before they answer 429. Default 60, 1/s. */
+  failedLookupLimit?: Pick<RateLimitOptions, 'perSecond' | 'burst'> | false;
   readiness?: ReadinessOptions;
-  /** Express `trust proxy` (set when behind a reverse proxy so req.ip is the client's). */
-  trustProxy?: boolean | number | string;
+  /** Express `trust proxy` (TRUST_PROXY: set behind a reverse proxy so req.ip is the client's). */
+  trustProxy?: number | string;
   /** Extra routers by mount path, e.g. `{ '/rosters': rostersRouter, '/admin': adminRouter }`. */
   routers?: Record<string, Router>;
   /** Cache-Control of calendar responses. Default `private, max-age=300`. */
@@ -86,7 +91,15 @@ export function createApp(opts: AppOptions): express.Express {
   app.use(requestObserver(opts.metrics, logger));
   app.use(formBodiesOnly(security));
 
-  const limit = opts.feedRateLimit === undefined ? { perSecond: 20, burst: 200 } : opts.feedRateLimit;
+  const limit = opts.feedRateLimit ?? false;
+  const lookups = opts.failedLookupLimit ?? { perSecond: 1, burst: 60 };
+  const failedLookups = lookups
+    ? new FailedLookups({
+        ...lookups,
+        securityHeaders: security,
+        onLimited: (req) => opts.metrics.rateLimited.inc({ route: req.baseUrl || 'unmatched' }),
+      })
+    : undefined;
   const feeds = feedsRouter({
     store: opts.store,
     feeds: opts.feeds,
@@ -98,6 +111,7 @@ export function createApp(opts: AppOptions): express.Express {
     ...(opts.demo ? { demo: true } : {}),
     ...(opts.now ? { now: opts.now } : {}),
     ...(opts.feedGuard ? { serves: (r: FeedToken) => opts.feedGuard!.serves(r) } : {}),
+    ...(failedLookups ? { failedLookups } : {}),
   });
   const family = familyRouter({
     store: opts.store,
@@ -108,6 +122,7 @@ export function createApp(opts: AppOptions): express.Express {
     }),
     publicUrl: opts.publicUrl.replace(/\/+$/, ''),
     securityHeaders: security,
+    ...(failedLookups ? { failedLookups } : {}),
     ...(opts.feedCacheControl ? { cacheControl: opts.feedCacheControl } : {}),
     ...(opts.demo ? { demo: true } : {}),
     ...(opts.now ? { now: opts.now } : {}),
@@ -117,6 +132,7 @@ export function createApp(opts: AppOptions): express.Express {
       '/feeds',
       rateLimit({
         ...limit,
+        securityHeaders: security,
         onLimited: () => opts.metrics.rateLimited.inc({ route: '/feeds' }),
       }),
       feeds,
@@ -125,6 +141,7 @@ export function createApp(opts: AppOptions): express.Express {
       '/family',
       rateLimit({
         ...limit,
+        securityHeaders: security,
         onLimited: () => opts.metrics.rateLimited.inc({ route: '/family' }),
       }),
       family,

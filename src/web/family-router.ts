@@ -19,6 +19,7 @@ import {
 } from './feeds-router.ts';
 import { lastPulledAt } from './freshness.ts';
 import { escapeHtml, LANDING_CSP, landingPage } from './landing.ts';
+import type { FailedLookups } from './rate-limit.ts';
 import { setSecurityHeaders } from './security.ts';
 
 export interface FamilyRouterOptions {
@@ -27,6 +28,8 @@ export interface FamilyRouterOptions {
   publicUrl: string;
   securityHeaders: readonly [string, string][];
   cacheControl?: string;
+  /** Counts each client's unknown links and answers 429 past its allowance (rate-limit.ts). */
+  failedLookups?: FailedLookups;
   demo?: boolean;
   now?: () => Date;
 }
@@ -58,7 +61,11 @@ export function familyRouter(opts: FamilyRouterOptions): Router {
     const from = typeof body.from === 'string' && looksLikeToken(body.from) ? body.from : null;
     const links = typeof body.links === 'string' ? body.links : '';
     const tokens = [...(from ? [from] : []), ...tokensIn(links).filter((t) => t !== from)];
+    // A client past its allowance of unknown links learns nothing more from this form until it refills.
+    const wait = opts.failedLookups?.retryAfter(req) ?? 0;
+    if (wait > 0) return opts.failedLookups!.tooMany(req, res, wait);
     const made = await opts.families.create(tokens);
+    if (!made.ok && made.unknown) opts.failedLookups?.fail(req, made.unknown);
     setSecurityHeaders(res, opts.securityHeaders);
     res.setHeader('Cache-Control', 'no-store');
     if (!made.ok) {
@@ -84,7 +91,10 @@ export function familyRouter(opts: FamilyRouterOptions): Router {
     const token = isIcs ? name.slice(0, -4) : name;
     res.locals.logPath = `/family/${tokenForLog(token)}${isIcs ? '.ics' : ''}`;
     const feed = await opts.families.get(token);
-    if (!feed) return notFound(res, opts.securityHeaders);
+    if (!feed) {
+      if (opts.failedLookups?.refuse(req, res)) return;
+      return notFound(res, opts.securityHeaders);
+    }
     const reminder = reminderOf(req.query.reminder);
     if (reminder === null) return badReminder(res, opts.securityHeaders);
     setSecurityHeaders(res, opts.securityHeaders);

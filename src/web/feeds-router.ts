@@ -17,6 +17,7 @@ import type { FeedScope, FeedToken, SchoolId, Store } from '../store/types.ts';
 import { deviceOf } from './device.ts';
 import { lastPulledAt } from './freshness.ts';
 import { LANDING_CSP, landingPage } from './landing.ts';
+import type { FailedLookups } from './rate-limit.ts';
 import { setSecurityHeaders } from './security.ts';
 
 export interface FeedRouterOptions {
@@ -40,6 +41,8 @@ export interface FeedRouterOptions {
   now?: () => Date;
   /** Whether a live token may be answered (false while its school's current URLs are unknown). */
   serves?: (record: FeedToken) => Promise<boolean>;
+  /** Counts each client's lookups of unknown tokens and answers 429 past its allowance (rate-limit.ts). */
+  failedLookups?: FailedLookups;
 }
 
 /** A phone that scans a QR code of one of these cannot reach this server. */
@@ -184,9 +187,11 @@ export function feedsRouter(opts: FeedRouterOptions): Router {
     const token = isIcs ? name.slice(0, -4) : name;
     res.locals.logPath = `/feeds/${tokenForLog(token)}${isIcs ? '.ics' : ''}`;
     const record = await tokens.resolve(token);
-    if (!record) return notFound(res, opts.securityHeaders);
-    const feed = await opts.feeds.get(record.schoolId, record.scope, record.scopeId);
-    if (!feed) return notFound(res, opts.securityHeaders);
+    const feed = record && (await opts.feeds.get(record.schoolId, record.scope, record.scopeId));
+    if (!record || !feed) {
+      if (opts.failedLookups?.refuse(req, res)) return;
+      return notFound(res, opts.securityHeaders);
+    }
 
     const reminder = reminderOf(req.query.reminder);
     if (reminder === null) return badReminder(res, opts.securityHeaders);

@@ -1,0 +1,95 @@
+// The configuration of the web app's edge: which reverse proxies are trusted to name the client
+// (`trustProxy` / TRUST_PROXY) and an optional per-client limit on feed requests (`feedRateLimit` /
+// FEED_RATE_LIMIT). src/config.ts validates both with these schemas and reads the variables with these parsers;
+// the web app gets the typed values.
+import { isIP } from 'node:net';
+import { z } from 'zod';
+import { ConfigError } from '../validation.ts';
+
+/** Express's names for address ranges (proxy-addr). */
+const RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal'] as const;
+
+const TRUST_PROXY_FORMS =
+  'a hop count (1 = the one proxy in front), "loopback", "linklocal", "uniquelocal", or a comma-separated list of addresses and CIDR ranges (e.g. "10.0.0.0/8, 172.16.0.0/12")';
+
+/** Why one entry of a trust-proxy list is not one Express accepts, or null. */
+function entryProblem(entry: string): string | null {
+  if ((RANGE_NAMES as readonly string[]).includes(entry)) return null;
+  const [addr, bits, ...rest] = entry.split('/');
+  const family = isIP(addr ?? '');
+  if (!family || rest.length) return `"${entry}" is not an address, a CIDR range or a range name`;
+  if (bits === undefined) return null;
+  const max = family === 4 ? 32 : 128;
+  if (!/^\d{1,3}$/.test(bits) || Number(bits) > max) return `"${entry}": the prefix length must be 0-${max}`;
+  return null;
+}
+
+/**
+ * Express `trust proxy`, restricted to what names the proxy: a hop count or a list of addresses, CIDR ranges and
+ * range names. `true` (trust any X-Forwarded-For) is refused: any client could then choose its own address.
+ */
+export const trustProxySchema = z
+  .union([z.number(), z.string(), z.array(z.string())])
+  .superRefine((value, ctx) => {
+    if (typeof value === 'number') {
+      if (!Number.isInteger(value) || value < 0)
+        ctx.addIssue({ code: 'custom', message: `must be ${TRUST_PROXY_FORMS}` });
+      return;
+    }
+    const entries = (Array.isArray(value) ? value : value.split(',')).map((e) => e.trim());
+    if (!entries.length || entries.some((e) => e === '')) {
+      ctx.addIssue({ code: 'custom', message: `must be ${TRUST_PROXY_FORMS}` });
+      return;
+    }
+    for (const e of entries) {
+      const problem = entryProblem(e);
+      if (problem) ctx.addIssue({ code: 'custom', message: `${problem}; it must be ${TRUST_PROXY_FORMS}` });
+    }
+  })
+  .transform((value): TrustProxy => {
+    if (typeof value === 'number') return value;
+    return (Array.isArray(value) ? value : value.split(',')).map((e) => e.trim()).join(', ');
+  });
+
+/** A hop count, or addresses/ranges as Express reads them ("loopback, 10.0.0.0/8"). */
+export type TrustProxy = number | string;
+
+/** TRUST_PROXY as the schema takes it: digits are a hop count. */
+export function trustProxyFromEnv(value: string | undefined): number | string | undefined {
+  if (value === undefined || value.trim() === '') return undefined;
+  return /^\s*\d+\s*$/.test(value) ? Number(value) : value;
+}
+
+export interface FeedRateLimit {
+  /** Sustained feed requests per second per client. */
+  perSecond: number;
+  /** Requests a client may make at once. */
+  burst: number;
+}
+
+/** Off unless set: Google and Microsoft fetch every family's feed from a handful of addresses. */
+export const feedRateLimitSchema = z
+  .strictObject({
+    perSecond: z.number().positive(),
+    /** Default: ten seconds' worth. */
+    burst: z.number().int().positive().optional(),
+  })
+  .transform(
+    (v): FeedRateLimit => ({
+      perSecond: v.perSecond,
+      burst: v.burst ?? Math.max(1, Math.ceil(v.perSecond * 10)),
+    }),
+  );
+
+/** FEED_RATE_LIMIT: `PER_SECOND` or `PER_SECOND,BURST` (e.g. `20,200`); a bad value names the variable. */
+export function feedRateLimitFromEnv(
+  value: string | undefined,
+): { perSecond: number; burst?: number } | undefined {
+  if (value === undefined || value.trim() === '') return undefined;
+  const m = /^\s*(\d+(?:\.\d+)?)\s*(?:,\s*(\d+)\s*)?$/.exec(value);
+  if (!m || Number(m[1]) <= 0 || (m[2] !== undefined && Number(m[2]) < 1))
+    throw new ConfigError(
+      'config: FEED_RATE_LIMIT: must be requests per second per client, optionally with a burst: e.g. "20" or "20,200" (unset: valid feed requests are not limited)',
+    );
+  return { perSecond: Number(m[1]), ...(m[2] !== undefined ? { burst: Number(m[2]) } : {}) };
+}
