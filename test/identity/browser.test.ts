@@ -15,6 +15,7 @@ let h: Harness;
 let idp: TestIdp;
 let site: StaffSite;
 let browser: Browser;
+const LAN_HOST = 'rostercal.school.lan';
 let coach: StaffUser;
 let other: StaffUser;
 
@@ -39,7 +40,8 @@ beforeAll(async () => {
     `http://127.0.0.1:${port}/auth/callback`,
   );
   site = await startStaffSite(h, { port, idp });
-  browser = await launchBrowser();
+  // A school's LAN name, resolved by Chromium alone (no DNS, no /etc/hosts): for sign-in over plain http.
+  browser = await launchBrowser({ args: [`--host-resolver-rules=MAP ${LAN_HOST} 127.0.0.1`] });
 }, 120_000);
 
 afterAll(async () => {
@@ -116,6 +118,73 @@ describe('a coach on a phone (Chromium, 390 px)', () => {
 
     const [record] = await h.store.listAudit({ actor: coach.email!, action: 'roster' });
     expect(record).toMatchObject({ teamId, sessionId, template: 'attendance-sheet', schoolId: 'hill' });
+    await context.close();
+  });
+});
+
+describe('plain http on a LAN name (PUBLIC_URL http://rostercal.school.lan:PORT)', () => {
+  let lanIdp: TestIdp;
+  let lanSite: StaffSite;
+  let lan: string;
+  beforeAll(async () => {
+    const port = await freePort();
+    lan = `http://${LAN_HOST}:${port}`;
+    lanIdp = await startTestIdp(
+      [
+        {
+          id: String(coach.id),
+          email: coach.email!,
+          name: `${coach.firstName} ${coach.lastName}`,
+          role: 'staff',
+          note: '',
+        },
+      ],
+      `${lan}/auth/callback`,
+    );
+    lanSite = await startStaffSite(h, { port, idp: lanIdp, publicUrl: lan });
+  });
+  afterAll(async () => {
+    await lanSite?.close();
+    await lanIdp?.close();
+  });
+
+  it('sign-in works: the session cookie is not Secure, so the browser keeps it over http', async () => {
+    const context = await browser.newContext({
+      viewport: { width: 390, height: 844 },
+      isMobile: true,
+      hasTouch: true,
+    });
+    const page = await context.newPage();
+    await page.goto(`${lan}/staff`);
+    await Promise.all([
+      page.waitForURL(`${lan}/staff`),
+      page.locator('button', { hasText: `${coach.firstName} ${coach.lastName}` }).tap(),
+    ]);
+    expect(await page.locator('section[id^="team-"]').count()).toBeGreaterThan(0);
+    const [cookie] = (await context.cookies(lan)).filter((c) => c.name === 'rostercal_session');
+    expect(cookie).toMatchObject({ secure: false, httpOnly: true, sameSite: 'Lax' });
+    await context.close();
+  });
+
+  it('opened at another address than PUBLIC_URL, sign-in says exactly why it cannot work there (no loop)', async () => {
+    const context = await browser.newContext({
+      viewport: { width: 390, height: 844 },
+      isMobile: true,
+      hasTouch: true,
+    });
+    const page = await context.newPage();
+    const other = lanSite.url; // http://127.0.0.1:PORT: the same server under another name
+    const res = await page.goto(`${other}/staff`);
+    expect(res?.status()).toBe(400);
+    const text = await page.locator('main').innerText();
+    expect(text).toContain(
+      `You opened rostercal at ${other}, but it is set up to be used at ${lan} (PUBLIC_URL)`,
+    );
+    expect(text).toContain(`${lan}/auth/callback`);
+    await expectPhoneFriendly(page);
+    // Its button continues at the right address, and sign-in then works.
+    await page.locator('a', { hasText: `Continue at ${LAN_HOST}` }).tap();
+    await page.waitForURL(new RegExp(`^${lanIdp.issuer}/interaction/`));
     await context.close();
   });
 });

@@ -65,9 +65,11 @@ export async function startStaffSite(
     sensitiveRoles?: SensitiveRole[];
     log?: Logger;
     sessionIdleHours?: number;
+    /** Where people reach the site (default http://127.0.0.1:PORT); it still listens on 127.0.0.1. */
+    publicUrl?: string;
   },
 ): Promise<StaffSite> {
-  const publicUrl = `http://127.0.0.1:${opts.port}`;
+  const publicUrl = opts.publicUrl ?? `http://127.0.0.1:${opts.port}`;
   const schools = [{ id: h.school.id, name: h.school.name, timeZone: h.school.timeZone }];
   const log = opts.log ?? pino({ level: 'silent' });
   const staff = createStaffWeb({
