@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import { type FamilyMemberEvents, familyEvents, joinNames } from '../calendar/family.ts';
 import type { CalendarEvent } from '../calendar/types.ts';
-import type { FamilyLink, FamilyMember, FeedScope, SchoolId, Store } from '../store/types.ts';
+import type { FamilyLink, FamilyMember, FeedScope, FeedToken, SchoolId, Store } from '../store/types.ts';
 import { type FeedDef, getFeedDef } from './catalog.ts';
 import type { FeedService, RenderedFeed } from './feed-cache.ts';
 import { DEFAULT_MAX_BYTES, renderIcs } from './ics.ts';
@@ -56,13 +56,30 @@ export class FamilyLinks {
   readonly #store: Store;
   readonly #feeds: FeedService;
   readonly #now: () => Date;
+  readonly #serves: ((record: FeedToken) => Promise<boolean>) | null;
   readonly #cache = new Map<string, { key: string; feed: FamilyFeed }>();
   readonly #firstSeen = new Map<string, { etag: string; at: Date }>();
 
-  constructor(opts: { store: Store; feeds: FeedService; now?: () => Date }) {
+  constructor(opts: {
+    store: Store;
+    feeds: FeedService;
+    now?: () => Date;
+    /**
+     * Whether a member's live feed token may be answered (the rotation guard, trust.ts): while its school's
+     * current URLs cannot be told, a family link serves no more than its feeds would.
+     */
+    serves?: (record: FeedToken) => Promise<boolean>;
+  }) {
     this.#store = opts.store;
     this.#feeds = opts.feeds;
     this.#now = opts.now ?? (() => new Date());
+    this.#serves = opts.serves ?? null;
+  }
+
+  /** A live feed token that may be answered now, or null. */
+  async #servedFeed(token: string): Promise<FeedToken | null> {
+    const feed = await resolveFeedToken(this.#store, token);
+    return feed && (!this.#serves || (await this.#serves(feed))) ? feed : null;
   }
 
   /**
@@ -86,7 +103,7 @@ export class FamilyLinks {
       return true;
     };
     for (const token of tokens) {
-      const feed = await resolveFeedToken(this.#store, token);
+      const feed = await this.#servedFeed(token);
       if (feed) {
         if (feed.scope === 'staff')
           return bad(
@@ -135,6 +152,7 @@ export class FamilyLinks {
     for (const m of link.members) {
       const feed = await this.#store.findFeedTokenByHash(m.feedTokenHash);
       if (!feed || feed.revokedAt !== null) continue;
+      if (this.#serves && !(await this.#serves(feed))) continue;
       const def = await getFeedDef(this.#store, link.schoolId, m.scope, m.scopeId);
       if (!def) continue;
       members.push({ ...m, def, label: await this.#label(def) });

@@ -119,6 +119,7 @@ export function createApp(opts: AppOptions): express.Express {
       store: opts.store,
       feeds: opts.feeds,
       ...(opts.now ? { now: opts.now } : {}),
+      ...(opts.feedGuard ? { serves: (r: FeedToken) => opts.feedGuard!.serves(r) } : {}),
     }),
     publicUrl: opts.publicUrl.replace(/\/+$/, ''),
     securityHeaders: security,

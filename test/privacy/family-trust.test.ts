@@ -1,0 +1,91 @@
+// Family links follow their children's own URLs, through the real `rostercal serve` and `rostercal feeds`: a child
+// whose URL was rotated drops out of the family's calendar, and while the rotation record is lost (the store not
+// trusted) a family link answers no more than the feeds it is made of, until `rostercal feeds accept-store`.
+import { rmSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rostercal } from '../failures/cli.ts';
+import { type PrivacySchool, privacySchool, serve, tokenOf } from './served.ts';
+
+let school: PrivacySchool;
+let children: PrivacySchool['feeds'];
+
+beforeAll(async () => {
+  school = await privacySchool(41);
+  children = school.feeds.filter((f) => f.scope === 'student').slice(0, 2);
+}, 120_000);
+afterAll(async () => {
+  await school?.close();
+});
+
+async function makeFamilyLink(base: string): Promise<string> {
+  const res = await fetch(`${base}/family`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ from: tokenOf(children[0]!.url), links: children[1]!.page }).toString(),
+    redirect: 'manual',
+  });
+  expect(res.status, await res.text()).toBe(303);
+  return /\/family\/([A-Za-z0-9_-]{32})$/.exec(res.headers.get('location') ?? '')![1]!;
+}
+
+async function calendarName(base: string, family: string): Promise<{ status: number; name: string | null }> {
+  const res = await fetch(`${base}/family/${family}.ics`);
+  const text = await res.text();
+  return { status: res.status, name: /^X-WR-CALNAME:(.*)$/m.exec(text)?.[1]?.trim() ?? null };
+}
+
+async function cli(args: string[]): Promise<string> {
+  const child = rostercal(args, school.env);
+  const code = await child.exit;
+  expect(code, child.output()).toBe(0);
+  return child.output();
+}
+
+describe('family links and the rotation record', () => {
+  let family: string;
+
+  it('a child whose own URL is rotated drops out of the family link at once', async () => {
+    const s = await serve(school);
+    try {
+      family = await makeFamilyLink(s.url);
+      const before = await calendarName(s.url, family);
+      expect(before.status).toBe(200);
+      await cli(['feeds', 'rotate', 'student', String(children[1]!.id)]);
+      const after = await calendarName(s.url, family);
+      expect(after.status).toBe(200);
+      expect(after.name).not.toBe(before.name);
+      expect(before.name).toContain(after.name!.split(' \u00b7 ')[0]!);
+    } finally {
+      await s.stop();
+    }
+  }, 60_000);
+
+  it('while the store is not trusted the family link is not served; after accept-store it is', async () => {
+    rmSync(path.join(school.dataDir, 'feed-rotations.jsonl'));
+    let s = await serve(school);
+    try {
+      expect(s.child.output()).toMatch(/cannot tell which feed URLs are current/);
+      expect((await fetch(children[0]!.url.replace(/^https:\/\/[^/]+/, s.url))).status).toBe(404);
+      expect((await calendarName(s.url, family)).status).toBe(404);
+      expect((await fetch(`${s.url}/family/${family}`)).status).toBe(404);
+      // Nor can a new family link be made from the feeds' URLs meanwhile.
+      const made = await fetch(`${s.url}/family`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ from: tokenOf(children[0]!.url), links: children[0]!.page }).toString(),
+        redirect: 'manual',
+      });
+      expect(made.status).toBe(400);
+    } finally {
+      await s.stop();
+    }
+    await cli(['feeds', 'accept-store']);
+    s = await serve(school);
+    try {
+      expect((await calendarName(s.url, family)).status).toBe(200);
+    } finally {
+      await s.stop();
+    }
+  }, 90_000);
+});
