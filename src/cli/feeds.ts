@@ -6,6 +6,7 @@ import { listFeedDefs } from '../feeds/catalog.ts';
 import { ROTATIONS_CURSOR, type Rotation, RotationJournal } from '../feeds/rotations.ts';
 import { FEED_SCOPES, type FeedTokens, isFeedScope, loadFeedSecret } from '../feeds/tokens.ts';
 import { prepareFeedTokens } from '../feeds/trust.ts';
+import { auditCommandLine } from '../identity/command-line-audit.ts';
 import type { Store } from '../store/types.ts';
 import { terminalSafe } from '../terminal.ts';
 import { defineCommand, EXIT, numberOption, UsageError, withStore } from './command.ts';
@@ -149,6 +150,12 @@ export const run = defineCommand({
       const tokens = await prepare(store, [schoolId]);
       if (!tokens) return EXIT.failure;
       const issued = await tokens.rotate(schoolId, scope, id);
+      await auditCommandLine(store, {
+        action: 'feed-rotate',
+        schoolId,
+        teamId: scope === 'team' ? id : null,
+        detail: `${scope} ${id} → version ${issued.record.version}`,
+      });
       printRotated(config.publicUrl, { schoolId, scope, id, def, issued }, Boolean(values.json));
       return EXIT.ok;
     });

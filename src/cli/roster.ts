@@ -2,6 +2,7 @@
 // from the local store (run `rostercal sync` first), or every visible team's roster into a directory.
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { auditCommandLine } from '../identity/command-line-audit.ts';
 import {
   fontSources,
   generateRoster,
@@ -110,6 +111,14 @@ export const run = defineCommand({
         template: values.template ?? null,
         ...source,
       });
+      await auditCommandLine(store, {
+        action: 'roster',
+        schoolId: roster.data.school.id,
+        teamId: roster.data.team.id,
+        sessionId: roster.data.session?.id ?? null,
+        template: roster.template.name,
+        detail: 'rostercal roster',
+      });
       if (output === '-') {
         await writeStdout(roster.pdf);
       } else {
@@ -151,6 +160,13 @@ async function printAll(
         ...source,
       });
       await writeAtomically(join(outDir, roster.fileName), roster.pdf);
+      await auditCommandLine(store, {
+        action: 'roster',
+        schoolId: s.id,
+        teamId: team.id,
+        template: roster.template.name,
+        detail: 'rostercal roster --all',
+      });
     } catch (err) {
       failed++;
       console.error(`\nteam ${team.id} (${team.name}): ${(err as Error).message}`);

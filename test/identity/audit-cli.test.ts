@@ -1,7 +1,10 @@
 // `rostercal audit` as a child process over a real SQLite store: newest first, times in the school's zone,
 // --since and the filters, --json, terminal-safe output (an e-mail address from an identity provider can carry
 // control or bidi characters), and a bad --since is a usage error (exit 2).
+import { userInfo } from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSandbox } from '../../src/sandbox/index.ts';
 import type { AuditRecord } from '../../src/store/types.ts';
 import { rostercal, schoolEnv } from '../failures/cli.ts';
 import { openTestStore, type TestStore } from '../sync/helpers.ts';
@@ -119,5 +122,37 @@ describe('rostercal audit', () => {
     const school = rostercal(['audit', '--school', 'nowhere'], env);
     expect(await school.exit).toBe(2);
     expect(school.output()).toMatch(/--school: no school "nowhere" is configured \(hillcrest\)/);
+  });
+});
+
+describe('what is done at the command line is audited too', () => {
+  it('rostercal roster and rostercal feeds rotate write records naming the account that ran them', async () => {
+    const sandbox = await startSandbox({ seed: 4, scale: 'small' });
+    const pulled = await openTestStore('sqlite');
+    try {
+      const cliEnv = schoolEnv(sandbox, pulled.env);
+      const sync = rostercal(['sync', '--full'], cliEnv);
+      expect(await sync.exit, sync.output()).toBe(0);
+      const team = (await pulled.store.list('hillcrest', 'teams'))[0]!;
+      const file = path.join(pulled.env.DATA_DIR!, 'roster.pdf');
+      const roster = rostercal(
+        ['roster', '--team', String(team.id), '--template', 'team-roster', '-o', file],
+        cliEnv,
+      );
+      expect(await roster.exit, roster.output()).toBe(0);
+      const rotate = rostercal(['feeds', 'rotate', 'team', String(team.id)], cliEnv);
+      expect(await rotate.exit, rotate.output()).toBe(0);
+
+      const audit = rostercal(['audit', '--json'], cliEnv);
+      expect(await audit.exit, audit.output()).toBe(0);
+      const rows = JSON.parse(audit.stdout()) as AuditRecord[];
+      const actor = `command line (${userInfo().username})`;
+      expect(rows).toHaveLength(2);
+      expect(rows[0]).toMatchObject({ action: 'feed-rotate', actor, schoolId: 'hillcrest', teamId: team.id });
+      expect(rows[1]).toMatchObject({ action: 'roster', actor, teamId: team.id, template: 'team-roster' });
+    } finally {
+      await pulled.cleanup();
+      await sandbox.close();
+    }
   });
 });
