@@ -1,6 +1,8 @@
 // Behind a reverse proxy and under load, through the real `rostercal serve`: TRUST_PROXY decides whether the
 // families behind a proxy are one client or each themselves; failed lookups (unknown tokens) are throttled per
 // client while valid feeds are not (unless FEED_RATE_LIMIT says so); every 429 carries the security headers.
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rostercal } from '../failures/cli.ts';
 import { ADMIN_TOKEN, type PrivacySchool, privacySchool, serve, tokenOf } from './served.ts';
@@ -113,6 +115,13 @@ describe('TRUST_PROXY=loopback: each family is itself', () => {
     } finally {
       await s.stop();
     }
+    // The audit log records the admin's own address too, not the proxy's.
+    const audit = rostercal(['audit', '--json'], school.env);
+    expect(await audit.exit, audit.output()).toBe(0);
+    const signIns = (JSON.parse(audit.stdout()) as { action: string; clientAddress: string | null }[]).filter(
+      (r) => r.action === 'sign-in',
+    );
+    expect(signIns.map((r) => r.clientAddress)).toContain(FAMILY_B);
   }, 60_000);
 });
 
@@ -194,5 +203,28 @@ describe('TRUST_PROXY and FEED_RATE_LIMIT are validated; the error names the var
     const child = rostercal(['feeds', 'list'], { ...school.env, [name]: value });
     expect(await child.exit).toBe(2);
     expect(child.output()).toMatch(message);
+  });
+
+  it('in a config file: trustProxy and feedRateLimit are named by their field', async () => {
+    const file = path.join(school.dataDir, 'bad-edge.json');
+    await writeFile(
+      file,
+      JSON.stringify({
+        schools: [
+          {
+            id: 'hillcrest',
+            name: 'Hillcrest College',
+            upstream: { url: school.sandbox.url, token: school.sandbox.token },
+            timeZone: 'Australia/Sydney',
+          },
+        ],
+        trustProxy: ['loopback', '10.0.0.0/8', 'everyone'],
+        feedRateLimit: { perSecond: 0 },
+      }),
+    );
+    const child = rostercal(['feeds', 'list'], { DATA_DIR: school.dataDir, ROSTERCAL_CONFIG: file });
+    expect(await child.exit).toBe(2);
+    expect(child.output()).toMatch(/config: trustProxy: "everyone" is not an address/);
+    expect(child.output()).toMatch(/config: feedRateLimit\.perSecond: /);
   });
 });
