@@ -187,6 +187,28 @@ describe('429 answers carry the same security headers as every other answer', ()
       expect(securityHeaders(limited)).toEqual(expected);
       expect(securityHeaders(feed)).toEqual(expected);
       expect(securityHeaders(health)).toEqual(expected);
+      // The sign-in throttle's 429 too (wrong admin tokens from one address).
+      let signIn: Response | null = null;
+      for (let i = 0; i < 30; i++) {
+        const r = await fetch(`${s.url}/admin/login`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: 'token=wrong',
+          redirect: 'manual',
+        });
+        await r.arrayBuffer();
+        if (r.status === 429) {
+          signIn = r;
+          break;
+        }
+      }
+      expect(signIn?.status).toBe(429);
+      const { 'content-security-policy': csp, ...rest } = securityHeaders(signIn!);
+      const { 'content-security-policy': expectedCsp, ...expectedRest } = expected;
+      expect(rest).toEqual(expectedRest);
+      // An HTML page has its own CSP, as strict: nothing runs, nothing frames it.
+      expect(csp).toMatch(/default-src 'none'/);
+      expect(csp).toMatch(/frame-ancestors 'none'/);
     } finally {
       await s.stop();
     }
