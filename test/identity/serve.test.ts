@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
+import { openStore } from '../../src/store/index.ts';
 import { rostercal, schoolEnv } from '../failures/cli.ts';
 import { browse, CookieJar, freePort, signIn, startTestIdp, type TestIdp } from './harness.ts';
 
@@ -50,6 +51,40 @@ describe('rostercal serve: start-up checks of staff access', () => {
   });
 });
 
+describe('rostercal serve with an identity provider that cannot be reached', () => {
+  it('starts anyway, says so in one line, retries, and sign-in answers 503 saying why', async () => {
+    const port = await freePort();
+    const nobody = `http://127.0.0.1:${await freePort()}/`;
+    const child = rostercal(['serve'], {
+      ...schoolEnv(sandbox, { DATA_DIR: dir }),
+      PORT: String(port),
+      PUBLIC_URL: `http://127.0.0.1:${port}`,
+      OIDC_ISSUER: nobody,
+      OIDC_CLIENT_ID: 'rostercal',
+      OIDC_CLIENT_SECRET: 'client-secret-value',
+    });
+    try {
+      await child.waitFor(/Stop with Ctrl-C/, 90_000);
+      await child.waitFor(/cannot reach the identity provider/, 30_000);
+      const lines = child
+        .output()
+        .split('\n')
+        .filter((l) => l.includes('cannot reach the identity provider'));
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toContain(`${nobody} (`);
+      expect(lines[0]).toMatch(/retrying every \d+ s at most/);
+      const login = await fetch(`http://127.0.0.1:${port}/auth/login`, { redirect: 'manual' });
+      expect(login.status).toBe(503);
+      expect(await login.text()).toContain('cannot be reached right now');
+      expect(child.proc.exitCode).toBeNull();
+      expect(child.output()).not.toContain('client-secret-value');
+    } finally {
+      child.proc.kill('SIGTERM');
+      await child.exit;
+    }
+  }, 120_000);
+});
+
 describe('rostercal serve with OIDC_* in the environment', () => {
   let idp: TestIdp | undefined;
   afterAll(async () => {
@@ -72,6 +107,26 @@ describe('rostercal serve with OIDC_* in the environment', () => {
       ],
       `${site}/auth/callback`,
     );
+    // Audit records either side of the retention (default 400 days): serve prunes at start, then daily.
+    const day = 86_400_000;
+    const before = await openStore({ dataDir: dir });
+    for (const [days, detail] of [
+      [401, 'past retention'],
+      [399, 'within retention'],
+    ] as const)
+      await before.appendAudit({
+        at: new Date(Date.now() - days * day).toISOString(),
+        action: 'sign-in-refused',
+        actor: 'someone@example.org',
+        schoolId: null,
+        teamId: null,
+        sessionId: null,
+        template: null,
+        clientAddress: null,
+        staffSession: null,
+        detail,
+      });
+    await before.close();
     const child = rostercal(['serve'], {
       ...schoolEnv(sandbox, { DATA_DIR: dir }),
       PORT: String(port),
@@ -91,6 +146,10 @@ describe('rostercal serve with OIDC_* in the environment', () => {
       expect(landed.body).toContain('Signed in as administrator');
       expect(jar.get(site, 'rostercal_session')).toMatch(/^[A-Za-z0-9_-]{43}$/);
       expect(child.output()).toContain(`staff:   ${site}/auth/login  (or ${site}/staff), through 127.0.0.1:`);
+      const after = await openStore({ dataDir: dir });
+      const kept = (await after.listAudit({ actor: 'someone@example.org' })).map((r) => r.detail);
+      await after.close();
+      expect(kept).toEqual(['within retention']);
       // The demo's identity provider exists only in demo mode.
       expect((await fetch(`${site}/demo-idp/.well-known/openid-configuration`)).status).toBe(404);
     } finally {
