@@ -56,6 +56,19 @@ export const httpUrl = z.string().superRefine((value, ctx) => {
   if (!ok) ctx.addIssue({ code: 'custom', message: 'is not an http(s) URL' });
 });
 
+/** An https URL: for services whose client libraries send credentials only over https (Microsoft's). */
+export const httpsUrl = z.string().superRefine((value, ctx) => {
+  let protocol = '';
+  try {
+    protocol = new URL(value).protocol;
+  } catch {}
+  if (protocol !== 'https:')
+    ctx.addIssue({
+      code: 'custom',
+      message: 'must be an https:// URL (Microsoft’s libraries send credentials over https only)',
+    });
+});
+
 /** A secret given literally or as `env:NAME`. */
 export const secret = z.string().min(1, 'must not be empty');
 

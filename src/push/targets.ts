@@ -11,6 +11,7 @@ import type { FeedScope } from '../store/types.ts';
 import {
   configError,
   formatPath,
+  httpsUrl,
   httpUrl,
   issueProblem,
   type Problem,
@@ -111,9 +112,9 @@ const googleSchema = z.strictObject({
 const outlookSchema = z
   .strictObject({
     /** Graph root (without /v1.0): a proxy or an emulator instead of https://graph.microsoft.com. */
-    baseUrl: httpUrl.default('https://graph.microsoft.com'),
+    baseUrl: httpsUrl.default('https://graph.microsoft.com'),
     /** Entra authority host for the client-credentials grant. */
-    authorityHost: httpUrl.default('https://login.microsoftonline.com'),
+    authorityHost: httpsUrl.default('https://login.microsoftonline.com'),
     tenantId: z.string().min(1).optional(),
     clientId: z.string().min(1).optional(),
     clientSecret: secret.optional(),
