@@ -37,12 +37,14 @@ function configFile(outlook: Record<string, unknown>): string {
 
 describe('Outlook URLs that cannot work', () => {
   const app = { tenantId: 't', clientId: 'c', clientSecret: 's' };
-  for (const [field, outlook] of [
-    ['authorityHost', { ...app, authorityHost: 'http://login.example.com' }],
-    ['authorityHost', { ...app, authorityHost: 'http://127.0.0.1:8443' }],
-    ['baseUrl', { accessToken: 't', baseUrl: 'http://graph.example.com' }],
-  ] as const) {
-    it(`${field} ${outlook[field as keyof typeof outlook]}: sync exits 2 naming the field`, async () => {
+  const cases: [field: string, url: string, outlook: Record<string, string>][] = [
+    ['authorityHost', 'http://login.example.com', app],
+    ['authorityHost', 'http://127.0.0.1:8443', app],
+    ['baseUrl', 'http://graph.example.com', { accessToken: 't' }],
+  ];
+  for (const [field, url, rest] of cases) {
+    const outlook = { ...rest, [field]: url };
+    it(`${field} ${url}: sync exits 2 naming the field`, async () => {
       const child = rostercal(['sync'], { ROSTERCAL_CONFIG: configFile(outlook) });
       onTestFinished(() => void child.proc.kill());
       expect(await child.exit, child.output()).toBe(2);
