@@ -1,7 +1,6 @@
 // The whole service as `rostercal serve` runs it: sandbox upstream → first pull → store → feeds, rosters and the
 // staff dashboard on one web server; a person signs in with the admin token in a real browser.
 import { mkdtempSync, rmSync } from 'node:fs';
-import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,17 +8,7 @@ import { parseConfig } from '../src/config.ts';
 import { type RunningService, startService } from '../src/running-service.ts';
 import { type Sandbox, startSandbox } from '../src/sandbox/index.ts';
 import { launchBrowser } from './support/browser.ts';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
+import { freePort } from './support/ports.ts';
 
 const ADMIN_TOKEN = 'test-admin-token-4f9c2b7e1a';
 

