@@ -1,10 +1,11 @@
 // The real `rostercal serve` as a child process: a short ADMIN_TOKEN or a wrong identity-provider setting stops
 // start-up (exit 2, the field named, nothing secret printed); OIDC_* from the environment reach the running
 // server, and a member of staff signs in through that provider (code + PKCE) and lands on "My teams".
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { staffAccess } from '../../src/identity/roles.ts';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
 import { openStore } from '../../src/store/index.ts';
 import { rostercal, schoolEnv } from '../failures/cli.ts';
@@ -208,3 +209,101 @@ async function signInAs(jar: CookieJar, site: string, name: string) {
     body: new URLSearchParams({ account: form[2]! }),
   });
 }
+
+describe('rostercal serve with auth in the config file', () => {
+  it('sensitiveRoles ["admin"]: a coach gets their team roster but not its medical sheet; helpContact is named', async () => {
+    const fileDir = await mkdtemp(path.join(tmpdir(), 'rostercal-auth-file-'));
+    const port = await freePort();
+    const site = `http://127.0.0.1:${port}`;
+    const coaches = sandbox.school.users.filter((u) => !u.isAdmin && !u.isManager && !u.frozen && u.email);
+    const fileIdp = await startTestIdp(
+      [
+        ...coaches.map((u) => ({
+          id: String(u.id),
+          email: u.email,
+          name: `${u.firstName} ${u.lastName}`,
+          role: 'staff' as const,
+          note: '',
+        })),
+        { id: 'stranger', email: 'someone@elsewhere.example', name: 'Some One', role: 'staff', note: '' },
+      ],
+      `${site}/auth/callback`,
+    );
+    const config = path.join(fileDir, 'rostercal.json');
+    await writeFile(
+      config,
+      JSON.stringify({
+        publicUrl: site,
+        port,
+        dataDir: fileDir,
+        schools: [
+          {
+            id: 'hillcrest',
+            name: 'Hillcrest College',
+            upstream: { url: sandbox.url, token: 'env:SANDBOX_TOKEN' },
+            timeZone: 'Australia/Sydney',
+            rosters: { sensitive: true },
+          },
+        ],
+        auth: {
+          oidc: { issuer: fileIdp.issuer, clientId: fileIdp.clientId, clientSecret: 'env:IDP_SECRET' },
+          sensitiveRoles: ['admin'],
+          helpContact: 'the IT office (it@hillcrest.example.edu)',
+        },
+      }),
+    );
+    const child = rostercal(['serve'], {
+      ROSTERCAL_CONFIG: config,
+      SANDBOX_TOKEN: sandbox.token,
+      IDP_SECRET: fileIdp.clientSecret,
+    });
+    try {
+      await child.waitFor(/Stop with Ctrl-C/, 90_000);
+      const store = await openStore({ dataDir: fileDir });
+      const teams = await store.list('hillcrest', 'teams');
+      const staff = await store.list('hillcrest', 'staff');
+      await store.close();
+      const coach = staff.find(
+        (u) =>
+          !u.isAdmin &&
+          !u.isManager &&
+          !u.frozen &&
+          u.email &&
+          staffAccess(u, teams).assignedTeamIds.size > 0,
+      )!;
+      const own = [...staffAccess(coach, teams).assignedTeamIds][0]!;
+
+      const jar = new CookieJar();
+      const landed = await signIn(jar, site, String(coach.id));
+      expect(landed.url).toBe(`${site}/staff`);
+      // Not offered on "My teams", and refused when asked for anyway.
+      expect(landed.body).not.toContain('template=medical-and-guardian-contacts');
+      const cookie = { cookie: `rostercal_session=${jar.get(site, 'rostercal_session')}` };
+      const medical = await fetch(
+        `${site}/rosters/teams/${own}.pdf?template=medical-and-guardian-contacts&school=hillcrest`,
+        { headers: cookie },
+      );
+      expect(medical.status).toBe(403);
+      const refusal = Buffer.from(await medical.arrayBuffer());
+      expect(refusal.includes('%PDF')).toBe(false);
+      const roster = await fetch(`${site}/rosters/teams/${own}.pdf?template=team-roster&school=hillcrest`, {
+        headers: cookie,
+      });
+      expect(roster.status).toBe(200);
+      expect(
+        Buffer.from(await roster.arrayBuffer())
+          .subarray(0, 5)
+          .toString(),
+      ).toBe('%PDF-');
+
+      const stranger = await signIn(new CookieJar(), site, 'stranger');
+      expect(stranger.res.status).toBe(403);
+      expect(stranger.body).toContain('Ask the IT office (it@hillcrest.example.edu).');
+    } finally {
+      child.proc.kill('SIGTERM');
+      await child.exit;
+      await fileIdp.close();
+      await rm(fileDir, { recursive: true, force: true });
+    }
+  }, 150_000);
+});
