@@ -307,3 +307,78 @@ describe('rostercal serve with auth in the config file', () => {
     }
   }, 150_000);
 });
+
+describe('rostercal serve with several schools', () => {
+  it('a person sees the schools where they are staff, and nothing of the others', async () => {
+    const other = await startSandbox({ seed: 6, scale: 'small' });
+    const multiDir = await mkdtemp(path.join(tmpdir(), 'rostercal-multi-'));
+    const port = await freePort();
+    const site = `http://127.0.0.1:${port}`;
+    const elsewhere = new Set(other.school.users.map((u) => u.email.toLowerCase()));
+    const coach = sandbox.school.users.find(
+      (u) => !u.isAdmin && !u.isManager && !u.frozen && u.email && !elsewhere.has(u.email.toLowerCase()),
+    )!;
+    const multiIdp = await startTestIdp(
+      [
+        {
+          id: String(coach.id),
+          email: coach.email,
+          name: `${coach.firstName} ${coach.lastName}`,
+          role: 'staff',
+          note: '',
+        },
+      ],
+      `${site}/auth/callback`,
+    );
+    const school = (id: string, name: string, box: Sandbox) => ({
+      id,
+      name,
+      upstream: { url: box.url, token: box.token },
+      timeZone: 'Australia/Sydney',
+    });
+    const config = path.join(multiDir, 'rostercal.json');
+    await writeFile(
+      config,
+      JSON.stringify({
+        publicUrl: site,
+        port,
+        dataDir: multiDir,
+        // North and South read the same upstream (the coach is staff of both); East is another school.
+        schools: [
+          school('north', 'North Campus', sandbox),
+          school('south', 'South Campus', sandbox),
+          school('east', 'East College', other),
+        ],
+        auth: {
+          oidc: { issuer: multiIdp.issuer, clientId: multiIdp.clientId, clientSecret: multiIdp.clientSecret },
+        },
+      }),
+    );
+    const child = rostercal(['serve'], { ROSTERCAL_CONFIG: config });
+    try {
+      await child.waitFor(/Stop with Ctrl-C/, 120_000);
+      const jar = new CookieJar();
+      const landed = await signIn(jar, site, String(coach.id));
+      expect(landed.url).toBe(`${site}/staff`);
+      expect([...landed.body.matchAll(/<h1>([^<]+)<\/h1>/g)].map((m) => m[1])).toEqual([
+        'North Campus',
+        'South Campus',
+      ]);
+      const eastTeam = other.school.teams[0]!;
+      const refused = await fetch(
+        `${site}/rosters/teams/${eastTeam.id}.pdf?template=team-roster&school=east`,
+        {
+          headers: { cookie: `rostercal_session=${jar.get(site, 'rostercal_session')}` },
+        },
+      );
+      expect(refused.status).toBe(403);
+      expect(await refused.text()).not.toContain('%PDF');
+    } finally {
+      child.proc.kill('SIGTERM');
+      await child.exit;
+      await multiIdp.close();
+      await other.close();
+      await rm(multiDir, { recursive: true, force: true });
+    }
+  }, 180_000);
+});
