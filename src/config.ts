@@ -180,6 +180,8 @@ export interface Config extends Omit<ParsedConfig, 'publicUrl'>, RuntimeSettings
   publicUrl: string;
   /** publicUrl was configured (file or PUBLIC_URL), rather than derived from the port. */
   publicUrlGiven?: boolean;
+  /** What is allowed but probably wrong (a missing PUBLIC_URL): the CLI prints these on stderr. */
+  warnings?: string[];
   /** Where the configuration came from: for `describeConfig` and the admin pages. */
   source: { kind: 'file'; path: string } | { kind: 'env' } | { kind: 'demo' };
 }
@@ -303,12 +305,22 @@ function runtimeSettings(env: NodeJS.ProcessEnv): RuntimeSettings {
   };
 }
 
+/** The variables of a school described by environment (with UPSTREAM_URL). */
+const SCHOOL_ENV = ['UPSTREAM_TOKEN', 'SCHOOL_TZ', 'SCHOOL_ID', 'SCHOOL_NAME'] as const;
+
 function finish(parsed: ParsedConfig, source: Config['source'], env: NodeJS.ProcessEnv): Config {
   const publicUrl = (parsed.publicUrl ?? `http://localhost:${parsed.port}`).replace(/\/+$/, '');
+  const warnings: string[] = [];
+  // A default is defensible for trying rostercal on one machine, so this warns rather than refuses.
+  if (parsed.publicUrl === undefined && source.kind !== 'demo')
+    warnings.push(
+      `PUBLIC_URL is not set${source.kind === 'file' ? ' (nor publicUrl in the config file)' : ''}: every link rostercal hands out (feed URLs, subscribe pages, links in pushed events) points at ${publicUrl}, which only this machine can reach. Set it to the address families and staff use, e.g. https://calendars.example.org`,
+    );
   return {
     ...parsed,
     publicUrl,
     publicUrlGiven: parsed.publicUrl !== undefined,
+    warnings,
     source,
     ...runtimeSettings(env),
   };
@@ -360,12 +372,24 @@ export async function loadConfig(env: NodeJS.ProcessEnv = process.env): Promise<
     return finish(parsed, { kind: 'file', path: abs }, env);
   }
 
+  // Variables that describe a school by environment, without UPSTREAM_URL, are a mistake (a forgotten or
+  // misspelt variable), not a request for the demo school: starting the demo then hides it.
+  const partial = SCHOOL_ENV.filter((name) => env[name]);
+  if (!env.UPSTREAM_URL && partial.length)
+    throw configError([
+      {
+        path: 'UPSTREAM_URL',
+        message: `is required: ${partial.join(', ')} ${partial.length === 1 ? 'describes' : 'describe'} a school by environment (unset ${partial.length === 1 ? 'it' : 'them'} to run the demo school)`,
+      },
+    ]);
+
   if (env.UPSTREAM_URL) {
     const raw = {
       schools: [
         {
           id: env.SCHOOL_ID || 'school',
-          name: env.SCHOOL_NAME || 'School',
+          // No default: a made-up name ("School") would title every calendar families see.
+          name: env.SCHOOL_NAME || undefined,
           upstream: { url: env.UPSTREAM_URL, token: env.UPSTREAM_TOKEN },
           timeZone: env.SCHOOL_TZ || env.TZ,
         },
@@ -378,6 +402,7 @@ export async function loadConfig(env: NodeJS.ProcessEnv = process.env): Promise<
       rename: (p) => {
         const name = oidcEnvName(p, env) ?? ENV_NAMES[p];
         if (name === 'SCHOOL_TZ') return 'SCHOOL_TZ (the school’s IANA time zone, e.g. Europe/London)';
+        if (name === 'SCHOOL_NAME') return 'SCHOOL_NAME (the school’s name, on every calendar and page)';
         return name ?? p;
       },
     });

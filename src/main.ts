@@ -41,9 +41,10 @@ function usage(): string {
 const [name, ...rest] = process.argv.slice(2);
 const command = name ? commands[name] : undefined;
 if (!command) {
-  const asked = name === undefined || name === '--help' || name === 'help';
+  // No command is a usage error (exit 2, like an unknown one): a script that forgot it must not succeed.
+  const asked = name === '--help' || name === '-h' || name === 'help';
   if (asked) console.log(usage());
-  else console.error(`unknown command: ${name}\n\n${usage()}`);
+  else console.error(name === undefined ? usage() : `unknown command: ${name}\n\n${usage()}`);
   process.exitCode = asked ? 0 : 2;
 } else {
   try {

@@ -67,7 +67,10 @@ export function defineCommand<O extends ParseArgsOptionsConfig>(spec: CommandSpe
         values: parsed.values,
         positionals: parsed.positionals,
         config: () => {
-          config ??= env ? loadConfig(env) : loadConfig();
+          config ??= (env ? loadConfig(env) : loadConfig()).then((c) => {
+            for (const w of c.warnings ?? []) console.error(`rostercal: warning: ${w}`);
+            return c;
+          });
           return config;
         },
       });

@@ -44,6 +44,7 @@ const ONE_SCHOOL_ENV = {
   UPSTREAM_URL: 'https://api.example.org/v1',
   UPSTREAM_TOKEN: 'upstream-token',
   SCHOOL_TZ: 'Europe/London',
+  SCHOOL_NAME: 'Hill School',
 };
 
 describe('auth settings', () => {

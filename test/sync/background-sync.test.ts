@@ -24,6 +24,7 @@ describe('startSyncService', () => {
       UPSTREAM_TOKEN: sandbox.token,
       SCHOOL_TZ: 'Australia/Sydney',
       SCHOOL_ID: 'hillcrest',
+      SCHOOL_NAME: 'Hillcrest College',
       ...ts.env,
     });
     const svc = await startSyncService({ config, store: ts.store });
