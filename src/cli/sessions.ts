@@ -1,6 +1,7 @@
 // `rostercal sessions --team ID`: a team's upcoming sessions with their ids, dates and status, so a coach can
 // pick the one to print (`rostercal roster --team ID --session ID`). Read from the local store.
 import { createProjectionContext, projectSession } from '../calendar/index.ts';
+import { zoneAbbreviation } from '../feeds/timezone.ts';
 import { defaultSession, RosterError, resolveSchool, upcomingSessions } from '../rosters/index.ts';
 import { defineCommand, EXIT, numberOption, UsageError, withStore } from './command.ts';
 
@@ -62,7 +63,7 @@ export const run = defineCommand({
         start: s.start,
         end: s.end,
         date: day.format(new Date(s.start)),
-        time: `${time.format(new Date(s.start))}–${time.format(new Date(s.end))}`,
+        time: `${time.format(new Date(s.start))}–${time.format(new Date(s.end))} ${zoneAbbreviation(Date.parse(s.start), school.timeZone)}`,
         status: s.cancelled ? 'cancelled' : s.status,
         fixture: s.scored,
         next: s.id === next?.id,

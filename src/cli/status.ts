@@ -1,4 +1,5 @@
 // `rostercal status`: the last sync runs of each school and the state of its scheduled jobs, from the store.
+import { localClock, zoneAbbreviation } from '../feeds/timezone.ts';
 import { scrubSecrets } from '../log.ts';
 import type { JobStatus, RunCounts, SyncRun } from '../store/types.ts';
 import { seconds } from '../sync/report.ts';
@@ -15,9 +16,14 @@ Shows, per school, the scheduled jobs (last run, its result, next run, last erro
 
 Exit status: 0 done, 2 bad usage or configuration.`;
 
-function when(iso: string | null): string {
+/** An instant as people at the school read it: `2026-11-23 09:15:02 AEDT` (UTC for a school not configured). */
+function when(iso: string | null, timeZone: string): string {
   if (!iso) return '—';
-  return iso.replace('T', ' ').replace(/\.\d{3}Z$/, 'Z');
+  const ms = Date.parse(iso);
+  if (Number.isNaN(ms)) return iso;
+  const w = localClock(ms, timeZone);
+  const p = (n: number, width = 2) => String(n).padStart(width, '0');
+  return `${p(w.year, 4)}-${p(w.month)}-${p(w.day)} ${p(w.hour)}:${p(w.minute)}:${p(w.second)} ${zoneAbbreviation(ms, timeZone)}`;
 }
 
 function sum(counts: Record<string, RunCounts>): RunCounts {
@@ -38,19 +44,19 @@ function table(header: string[], rows: string[][]): string[] {
   return [fmt(header), ...rows.map(fmt)];
 }
 
-function jobRows(jobs: JobStatus[]): string[][] {
+function jobRows(jobs: JobStatus[], tz: string): string[][] {
   return jobs.map((j) => [
     j.job,
-    when(j.lastStartedAt),
+    when(j.lastStartedAt, tz),
     j.lastStartedAt && (!j.lastFinishedAt || j.lastFinishedAt < j.lastStartedAt)
       ? 'running'
       : (j.lastStatus ?? '—'),
-    when(j.nextRunAt),
+    when(j.nextRunAt, tz),
     j.lastError ? j.lastError.slice(0, 80) : '',
   ]);
 }
 
-function runRows(runs: SyncRun[]): string[][] {
+function runRows(runs: SyncRun[], tz: string): string[][] {
   return runs.map((r) => {
     const t = sum(r.counts);
     const duration = r.finishedAt ? seconds(Date.parse(r.finishedAt) - Date.parse(r.startedAt)) : '';
@@ -59,7 +65,7 @@ function runRows(runs: SyncRun[]): string[][] {
       `#${r.id}`,
       r.kind + (r.target ? `:${r.target}` : ''),
       r.status,
-      when(r.startedAt),
+      when(r.startedAt, tz),
       duration,
       String(r.upstreamRequests),
       `+${t.added} ~${t.changed} -${t.deleted}${t.skipped ? ` skipped ${t.skipped}` : ''}`,
@@ -94,6 +100,7 @@ export const run = defineCommand({
         report.push({
           id,
           name,
+          timeZone: config.schools.find((s) => s.id === id)?.timeZone ?? 'UTC',
           jobs: await store.listJobStatus(id),
           runs: await store.listRuns(id, { limit }),
         });
@@ -104,18 +111,21 @@ export const run = defineCommand({
       }
       const out: string[] = [];
       for (const s of report) {
-        out.push(`${s.name} [${s.id}]`);
+        out.push(`${s.name} [${s.id}] — times in ${s.timeZone}`);
         if (s.jobs.length === 0)
           out.push('  jobs: none recorded yet (the scheduler of `rostercal serve` records them)');
         else
-          for (const l of table(['job', 'last run', 'result', 'next run', 'last error'], jobRows(s.jobs)))
+          for (const l of table(
+            ['job', 'last run', 'result', 'next run', 'last error'],
+            jobRows(s.jobs, s.timeZone),
+          ))
             out.push(`  ${l}`);
         out.push('');
         if (s.runs.length === 0) out.push('  runs: none yet (`rostercal sync` pulls now)');
         else
           for (const l of table(
             ['run', 'kind', 'status', 'started', 'took', 'requests', 'records', 'note'],
-            runRows(s.runs),
+            runRows(s.runs, s.timeZone),
           ))
             out.push(`  ${l}`);
         // The note column is cut to fit; what a run warns about (deletions held back, and why) is said in full.
