@@ -117,6 +117,8 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
       store,
       tokens,
       log,
+      // The terminal when serve gives one; otherwise the provider's troubles go to the log.
+      ...(opts.say ? { say: opts.say } : {}),
       publicUrl: config.publicUrl,
       schools: config.schools,
       config,

@@ -37,6 +37,8 @@ export class SignInError extends Error {
 export interface RelyingPartyOptions {
   redirectUri: string;
   log: Logger;
+  /** Where an operator reads about the provider (serve: the terminal); else the log, at warn. */
+  notify?: (line: string) => void;
   /** First retry delay after a failed discovery; doubles up to maxRetryMs. Defaults 2 s and 60 s. */
   retryMs?: number;
   maxRetryMs?: number;
@@ -75,6 +77,11 @@ export class OidcRelyingParty {
     if (this.#timer) clearTimeout(this.#timer);
   }
 
+  #warn(line: string): void {
+    if (this.#opts.notify) this.#opts.notify(line);
+    else this.#opts.log.warn(line);
+  }
+
   #discover(): Promise<client.Configuration | null> {
     if (this.#config) return Promise.resolve(this.#config);
     this.#discovering ??= (async () => {
@@ -93,8 +100,7 @@ export class OidcRelyingParty {
         );
         this.#config = config;
         this.#lastError = null;
-        if (this.#failures > 0)
-          this.#opts.log.warn({ issuer }, 'sign-in: the identity provider answers again');
+        if (this.#failures > 0) this.#warn(`sign-in: the identity provider ${issuer} answers again`);
         return config;
       } catch (err) {
         this.#failures++;
@@ -105,7 +111,7 @@ export class OidcRelyingParty {
         );
         // One line at the first failure (and a reminder every tenth), not one per retry.
         if (this.#failures === 1 || this.#failures % 10 === 0)
-          this.#opts.log.warn(
+          this.#warn(
             `sign-in: cannot reach the identity provider ${issuer} (${this.#lastError}); retrying every ${Math.round(delay / 1000)} s at most — staff sign-in is unavailable until it answers`,
           );
         if (!this.#stopped) {

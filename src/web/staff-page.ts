@@ -59,6 +59,7 @@ export function createStaffPageRouter(opts: StaffPageOptions): express.Router {
     sessions: Session[],
     membership: StaffMembership | null,
     isTokenAdmin: boolean,
+    anchor: string,
   ): Promise<string> {
     const upcoming = sessions.slice(0, SESSIONS_SHOWN);
     const next = upcoming.find((s) => !s.cancelled);
@@ -89,7 +90,7 @@ export function createStaffPageRouter(opts: StaffPageOptions): express.Router {
         : '',
       feed.token ? `<a class="btn" href="/feeds/${escapeHtml(feed.token)}">Team calendar</a>` : '',
     ].filter(Boolean);
-    return `<section class="card" id="team-${team.id}"><h2>${escapeHtml(team.name)}</h2><div class="muted">${escapeHtml(team.activity.name)} · ${team.students.length} students${team.hidden ? ' · hidden' : ''}</div>
+    return `<section class="card" id="${escapeHtml(anchor)}"><h2>${escapeHtml(team.name)}</h2><div class="muted">${escapeHtml(team.activity.name)} · ${team.students.length} students${team.hidden ? ' · hidden' : ''}</div>
 <ul class="sessions">${rows || `<li class="muted">No sessions in the next 30 days${next ? '' : ''}.</li>`}</ul>
 <div class="actions">${actions.join('')}</div></section>`;
   }
@@ -156,7 +157,16 @@ export function createStaffPageRouter(opts: StaffPageOptions): express.Router {
         const cards: string[] = [];
         for (const t of shown)
           cards.push(
-            await teamCard(school.id, school.timeZone, t, byTeam.get(t.id) ?? [], membership, !membership),
+            await teamCard(
+              school.id,
+              school.timeZone,
+              t,
+              byTeam.get(t.id) ?? [],
+              membership,
+              !membership,
+              // Two schools may number their teams alike: the page's anchors stay unique.
+              schools.length > 1 ? `team-${school.id}-${t.id}` : `team-${t.id}`,
+            ),
           );
         let ownFeed = '';
         if (membership) {

@@ -38,6 +38,8 @@ export interface StaffWebOptions extends StaffWebSettings {
   /** The admin dashboard's config view (schools, publicUrl). */
   config: Parameters<typeof createAdminRouter>[0]['config'];
   log: Logger;
+  /** Lines for the operator's terminal (serve): the identity provider unreachable, then answering again. */
+  say?: (line: string) => void;
   templatesDir?: string | null;
   throttle?: FailureThrottle;
 }
@@ -69,7 +71,13 @@ export function createStaffWeb(opts: StaffWebOptions): StaffWeb {
       allowedDomains: [],
     };
   }
-  const oidc = oidcSettings ? new OidcRelyingParty(oidcSettings, { redirectUri, log: opts.log }) : null;
+  const oidc = oidcSettings
+    ? new OidcRelyingParty(oidcSettings, {
+        redirectUri,
+        log: opts.log,
+        ...(opts.say ? { notify: opts.say } : {}),
+      })
+    : null;
   const sessions = new StaffSessions(opts.store, {
     idleMs: opts.sessionIdleHours * 3_600_000,
     maxMs: opts.sessionMaxHours * 3_600_000,

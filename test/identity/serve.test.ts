@@ -73,6 +73,7 @@ describe('rostercal serve with an identity provider that cannot be reached', () 
         .split('\n')
         .filter((l) => l.includes('cannot reach the identity provider'));
       expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(/^rostercal: sign-in: cannot reach the identity provider /);
       expect(lines[0]).toContain(`${nobody} (`);
       expect(lines[0]).toMatch(/retrying every \d+ s at most/);
       const login = await fetch(`http://127.0.0.1:${port}/auth/login`, { redirect: 'manual' });
@@ -364,6 +365,11 @@ describe('rostercal serve with several schools', () => {
         'North Campus',
         'South Campus',
       ]);
+      // North and South number their teams alike (one upstream): every card's anchor is still unique.
+      const anchors = [...landed.body.matchAll(/<section class="card" id="([^"]+)"/g)].map((m) => m[1]!);
+      expect(anchors.length).toBeGreaterThan(1);
+      expect(new Set(anchors).size).toBe(anchors.length);
+      expect(anchors.filter((a) => a.startsWith('team-north-')).length).toBe(anchors.length / 2);
       const eastTeam = other.school.teams[0]!;
       const refused = await fetch(
         `${site}/rosters/teams/${eastTeam.id}.pdf?template=team-roster&school=east`,
