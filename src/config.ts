@@ -2,10 +2,12 @@
 // describe one school, or — with neither — the demo school served by the in-process sandbox.
 // This is the only module that reads the environment (loadConfig): everything else gets the typed Config.
 // A bad configuration stops start-up with one message naming each offending field; secrets never print.
+import { statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import cron from 'node-cron';
 import { z } from 'zod';
+import { EventTemplateError, type EventTemplates, loadEventTemplates } from './calendar/templates.ts';
 import {
   type AuthSettings,
   authSchema,
@@ -143,6 +145,11 @@ export const configSchema = z
     trustProxy: trustProxySchema.optional(),
     /** A per-client limit on feed requests (FEED_RATE_LIMIT); unset: only failed lookups are throttled. */
     feedRateLimit: feedRateLimitSchema.optional(),
+    /**
+     * The schools' own event wording: a directory holding `default.json` (every school) and/or `<schoolId>.json`
+     * (one school), each any subset of templates/events/default.json's keys. EVENT_TEMPLATES_DIR wins.
+     */
+    eventTemplatesDir: z.string().min(1, 'must not be empty').optional(),
   })
   .superRefine((cfg, ctx) => {
     const seen = new Set<string>();
@@ -156,7 +163,14 @@ export const configSchema = z
 export type ConfigInput = z.input<typeof configSchema>;
 type SchemaOutput = z.output<typeof configSchema>;
 /** A school as configured, its push targets typed and its secrets resolved. */
-export type SchoolConfig = Omit<SchemaOutput['schools'][number], 'targets'> & { targets: PushTargetConfig[] };
+export type SchoolConfig = Omit<SchemaOutput['schools'][number], 'targets'> & {
+  targets: PushTargetConfig[];
+  /**
+   * The school's wording (built-in, then eventTemplatesDir's files), loaded by loadConfig; feeds, pushes, landing
+   * pages and rosters all use it. Absent: the built-in wording.
+   */
+  eventTemplates?: EventTemplates;
+};
 export type ParsedConfig = Omit<SchemaOutput, 'schools' | 'auth'> & {
   schools: SchoolConfig[];
   auth: AuthSettings;
@@ -252,6 +266,7 @@ const ENV_NAMES: Record<string, string> = {
   publicUrl: 'PUBLIC_URL',
   trustProxy: 'TRUST_PROXY',
   feedRateLimit: 'FEED_RATE_LIMIT',
+  eventTemplatesDir: 'EVENT_TEMPLATES_DIR',
 };
 
 function parsePort(value: string | undefined, name: string): number | string | undefined {
@@ -272,6 +287,7 @@ function deploymentOverrides(env: NodeJS.ProcessEnv): Record<string, unknown> {
   if (trustProxy !== undefined) o.trustProxy = trustProxy;
   const feedRateLimit = feedRateLimitFromEnv(env.FEED_RATE_LIMIT);
   if (feedRateLimit !== undefined) o.feedRateLimit = feedRateLimit;
+  if (env.EVENT_TEMPLATES_DIR) o.eventTemplatesDir = env.EVENT_TEMPLATES_DIR;
   return o;
 }
 
@@ -308,7 +324,40 @@ function runtimeSettings(env: NodeJS.ProcessEnv): RuntimeSettings {
 /** The variables of a school described by environment (with UPSTREAM_URL). */
 const SCHOOL_ENV = ['UPSTREAM_TOKEN', 'SCHOOL_TZ', 'SCHOOL_ID', 'SCHOOL_NAME'] as const;
 
-function finish(parsed: ParsedConfig, source: Config['source'], env: NodeJS.ProcessEnv): Config {
+/**
+ * Each school's wording, read now so that a bad template stops start-up (naming the file and key) rather than the
+ * first feed render. A relative directory is taken from the working directory, like dataDir.
+ */
+function withEventTemplates(parsed: ParsedConfig, env: NodeJS.ProcessEnv, where?: string): ParsedConfig {
+  const field = env.EVENT_TEMPLATES_DIR ? 'EVENT_TEMPLATES_DIR' : 'eventTemplatesDir';
+  let dir: string | undefined;
+  if (parsed.eventTemplatesDir !== undefined) {
+    dir = path.resolve(parsed.eventTemplatesDir);
+    let isDir = false;
+    try {
+      isDir = statSync(dir).isDirectory();
+    } catch {}
+    if (!isDir)
+      throw configError(
+        [{ path: field, message: `${dir} is not a directory (the school's event wording)` }],
+        where,
+      );
+  }
+  try {
+    const schools = parsed.schools.map((s) => ({
+      ...s,
+      eventTemplates: loadEventTemplates({ dir: dir ?? null, schoolId: s.id }),
+    }));
+    return { ...parsed, schools, ...(dir ? { eventTemplatesDir: dir } : {}) };
+  } catch (err) {
+    if (err instanceof EventTemplateError) throw configError([{ path: field, message: err.message }], where);
+    throw err;
+  }
+}
+
+function finish(raw: ParsedConfig, source: Config['source'], env: NodeJS.ProcessEnv): Config {
+  const where = source.kind === 'file' ? source.path : undefined;
+  const parsed = withEventTemplates(raw, env, where);
   const publicUrl = (parsed.publicUrl ?? `http://localhost:${parsed.port}`).replace(/\/+$/, '');
   const warnings: string[] = [];
   // A default is defensible for trying rostercal on one machine, so this warns rather than refuses.
@@ -442,6 +491,7 @@ export function describeConfig(cfg: Config): Record<string, unknown> {
     publicUrl: cfg.publicUrl,
     port: cfg.port,
     store: cfg.databaseUrl ? `postgres ${redactUrl(cfg.databaseUrl)}` : `sqlite in ${cfg.dataDir}`,
+    eventTemplatesDir: cfg.eventTemplatesDir ?? 'built-in wording only',
     schools: cfg.schools.map((s) => ({
       id: s.id,
       name: s.name,

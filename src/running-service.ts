@@ -84,7 +84,12 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
       log.error({ school }, why);
     }
     const metrics = createMetrics();
-    const feeds = new FeedService({ store, onRender: (info) => metrics.observeFeedRender(info) });
+    const feeds = new FeedService({
+      store,
+      onRender: (info) => metrics.observeFeedRender(info),
+      // The school's wording: the same for feeds, landing pages (which read the feeds), pushes and rosters.
+      templates: (schoolId) => opts.config.schools.find((s) => s.id === schoolId)?.eventTemplates,
+    });
     // After every pull, in order: feed tokens a lost database forgot, metrics and feed re-rendering (so a request
     // costs a lookup), then pushing.
     const steps: AfterPullStep[] = [

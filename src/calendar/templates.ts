@@ -1,4 +1,5 @@
-// Event wording lives in templates/events/*.json so a school can change it without code. Each template is a
+// Event wording lives in templates/events/default.json; a school changes it without code in a directory of its own
+// (config `eventTemplatesDir`, EVENT_TEMPLATES_DIR). Each template is a
 // string with {placeholders}; the set of placeholders a template may use is fixed here, so a typo in a school's
 // file is caught when it loads (naming the key), not rendered as literal braces in a parent's calendar.
 import { existsSync, readFileSync } from 'node:fs';
@@ -91,42 +92,60 @@ function templatesSchema(partial: boolean) {
   return partial ? obj.partial() : obj;
 }
 
+/** The built-in wording, shipped with rostercal (templates/events/default.json). */
 export const DEFAULT_TEMPLATE_DIR = fileURLToPath(new URL('../../templates/events/', import.meta.url));
+
+/** A template file that cannot be used: names the file and, when the content is the problem, the key. */
+export class EventTemplateError extends Error {
+  readonly file: string;
+  constructor(file: string, message: string) {
+    super(`event templates ${file}: ${message}`);
+    this.name = 'EventTemplateError';
+    this.file = file;
+  }
+}
 
 function readJson(file: string): unknown {
   try {
     return JSON.parse(readFileSync(file, 'utf8'));
   } catch (err) {
-    throw new Error(`event templates ${file}: ${err instanceof Error ? err.message : String(err)}`);
+    throw new EventTemplateError(file, err instanceof Error ? err.message : String(err));
   }
 }
 
 function describe(file: string, error: z.ZodError): Error {
   const first = error.issues[0];
   const where = first?.path.join('.') || '(root)';
-  return new Error(`event templates ${file}: ${where}: ${first?.message ?? 'invalid'}`);
+  return new EventTemplateError(file, `${where}: ${first?.message ?? 'invalid'}`);
+}
+
+type Merged = Record<string, Record<string, string>>;
+
+function overlay(merged: Merged, file: string): void {
+  if (!existsSync(file)) return;
+  const over = templatesSchema(true).safeParse(readJson(file));
+  if (!over.success) throw describe(file, over.error);
+  for (const [section, values] of Object.entries(over.data)) {
+    if (section === '$comment' || typeof values !== 'object' || values === null) continue;
+    Object.assign(merged[section] ?? {}, values);
+  }
 }
 
 /**
- * Loads `default.json` from dir and, when present, `<schoolId>.json` over it (any subset of keys).
- * Throws with the file and key when a template is malformed.
+ * The wording for one school: the built-in `default.json`, then from the school's own directory `dir` (config
+ * `eventTemplatesDir`, EVENT_TEMPLATES_DIR), when given, `default.json` (every school) and `<schoolId>.json` (that
+ * school) over it. Each file there holds any subset of keys; a missing file changes nothing.
+ * Throws EventTemplateError naming the file and key when a template is malformed.
  */
-export function loadEventTemplates(opts: { dir?: string; schoolId?: string } = {}): EventTemplates {
-  const dir = opts.dir ?? DEFAULT_TEMPLATE_DIR;
-  const baseFile = path.join(dir, 'default.json');
+export function loadEventTemplates(opts: { dir?: string | null; schoolId?: string } = {}): EventTemplates {
+  const baseFile = path.join(DEFAULT_TEMPLATE_DIR, 'default.json');
   const base = templatesSchema(false).safeParse(readJson(baseFile));
   if (!base.success) throw describe(baseFile, base.error);
-  const merged = structuredClone(base.data) as unknown as Record<string, Record<string, string>>;
-  if (opts.schoolId !== undefined && /^[\w.-]+$/.test(opts.schoolId)) {
-    const schoolFile = path.join(dir, `${opts.schoolId}.json`);
-    if (existsSync(schoolFile)) {
-      const over = templatesSchema(true).safeParse(readJson(schoolFile));
-      if (!over.success) throw describe(schoolFile, over.error);
-      for (const [section, values] of Object.entries(over.data)) {
-        if (section === '$comment' || typeof values !== 'object' || values === null) continue;
-        Object.assign(merged[section] ?? {}, values);
-      }
-    }
+  const merged = structuredClone(base.data) as unknown as Merged;
+  if (opts.dir) {
+    overlay(merged, path.join(opts.dir, 'default.json'));
+    if (opts.schoolId !== undefined && /^[\w.-]+$/.test(opts.schoolId))
+      overlay(merged, path.join(opts.dir, `${opts.schoolId}.json`));
   }
   delete merged.$comment;
   return merged as unknown as EventTemplates;

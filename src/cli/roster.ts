@@ -8,6 +8,7 @@ import {
   generateRoster,
   loadAllTemplates,
   preloadFonts,
+  type RosterOptions,
   templateFor,
   visibleTeams,
 } from '../rosters/index.ts';
@@ -86,6 +87,7 @@ export const run = defineCommand({
     const sessionId = numberOption('--session', values.session);
     const school = values.school ?? (config.schools.length === 1 ? config.schools[0]!.id : null);
     const sensitiveRosters = (id: string) => config.schools.some((s) => s.id === id && s.rosters.sensitive);
+    const eventTemplates = (id: string) => config.schools.find((s) => s.id === id)?.eventTemplates;
     if (values.all) {
       if (teamId !== undefined || sessionId !== undefined)
         throw new UsageError('--all prints every team: leave out --team and --session');
@@ -97,7 +99,7 @@ export const run = defineCommand({
           `the "${template.name}" template is for one session; --all prints team templates`,
         );
       return withStore(config, (store) =>
-        printAll(store, values.output!, template, school, { ...source, sensitiveRosters }),
+        printAll(store, values.output!, template, school, { ...source, sensitiveRosters, eventTemplates }),
       );
     }
     if (teamId === undefined) throw new UsageError('say which team: --team ID (or --all)');
@@ -106,6 +108,7 @@ export const run = defineCommand({
       const roster = await generateRoster(store, {
         schoolId: school,
         sensitiveRosters,
+        eventTemplates,
         teamId,
         sessionId: sessionId ?? null,
         template: values.template ?? null,
@@ -141,7 +144,7 @@ async function printAll(
   dir: string,
   template: RosterTemplate,
   school: string | null,
-  source: { dir: string | null; sensitiveRosters: (schoolId: string) => boolean },
+  source: Pick<RosterOptions, 'dir' | 'sensitiveRosters' | 'eventTemplates'>,
 ): Promise<number> {
   const outDir = resolve(dir);
   await mkdir(outDir, { recursive: true });

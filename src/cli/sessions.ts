@@ -42,8 +42,10 @@ export const run = defineCommand({
       const now = new Date();
       const sessions = await upcomingSessions(store, school.id, teamId, now, days);
       const next = defaultSession(sessions, { session: 'required' });
+      const templates = cfg.schools.find((s) => s.id === school.id)?.eventTemplates;
       const ctx = createProjectionContext({
         school: { id: school.id, name: school.name, timeZone: school.timeZone },
+        ...(templates ? { templates } : {}),
       });
       const day = new Intl.DateTimeFormat('en-GB', {
         timeZone: school.timeZone,

@@ -58,7 +58,7 @@ export interface FeedServiceOptions {
   window?: Partial<FeedWindow>;
   maxBytes?: number;
   now?: () => Date;
-  /** Per-school wording; default templates/events (with `<schoolId>.json` overrides). */
+  /** Per-school wording (config eventTemplatesDir, loaded by loadConfig); default the built-in wording. */
   templates?: (schoolId: SchoolId) => EventTemplates | undefined;
   /** Per-school location owner ids that count as "home". */
   locationOwnerIds?: (schoolId: SchoolId) => Id[] | undefined;

@@ -14,7 +14,12 @@
 // Identity is recomputable (Google event id, Graph transactionId), so retries and re-runs never duplicate.
 
 import type { FeedScopeRef } from '../calendar/context.ts';
-import { loadProjectionContext, type ProjectionContext, projectSession } from '../calendar/index.ts';
+import {
+  type EventTemplates,
+  loadProjectionContext,
+  type ProjectionContext,
+  projectSession,
+} from '../calendar/index.ts';
 import type { Audience, CalendarEvent } from '../calendar/types.ts';
 import type { Id, Instant } from '../domain/types.ts';
 import { type Logger, silentLogger } from '../log.ts';
@@ -54,7 +59,8 @@ export type ProjectFn = (
 
 export interface PushOptions {
   store: Store;
-  school: { id: SchoolId; name: string; timeZone: string };
+  /** The school; its wording (config eventTemplatesDir) when it has its own. */
+  school: { id: SchoolId; name: string; timeZone: string; eventTemplates?: EventTemplates | undefined };
   target: PushTargetConfig;
   /** The projection (default projectSession): the only thing that decides what an event says. */
   project?: ProjectFn;
@@ -297,7 +303,13 @@ async function runPush(opts: PushOptions & { dryRun: boolean }): Promise<PushSum
   let fatal: unknown = null;
 
   try {
-    const ctx = opts.context ?? (await loadProjectionContext(store, school.id));
+    const ctx =
+      opts.context ??
+      (await loadProjectionContext(
+        store,
+        school.id,
+        school.eventTemplates ? { templates: school.eventTemplates } : {},
+      ));
     const [storedCalendars, allMappings, people] = await Promise.all([
       store.listPushCalendars(school.id, target.id),
       store.listPushMappings(school.id, target.id),

@@ -65,11 +65,13 @@ export interface RosterRequest {
   sessionId?: Id | null;
   /** Generation time; default now. */
   now?: Date;
-  /** The school's event wording (session titles say the same as in the feeds); default templates/events. */
-  templates?: EventTemplates;
+  /** Each school's event wording (session titles say the same as in the feeds); default the built-in wording. */
+  templates?: (schoolId: SchoolId) => EventTemplates | undefined;
 }
 
 const DAY = 86_400_000;
+
+const withTemplates = (templates: EventTemplates | undefined) => (templates ? { templates } : {});
 
 /**
  * A team's sessions that have not ended yet, in start order, looking a year ahead (cancelled ones included:
@@ -182,7 +184,7 @@ export async function loadRosterData(
         session,
         createProjectionContext({
           school: { id: school.id, name: school.name, timeZone: school.timeZone },
-          ...(req.templates ? { templates: req.templates } : {}),
+          ...withTemplates(req.templates?.(school.id)),
         }),
         'staff',
         { scope: 'team', id: team.id },

@@ -1,4 +1,5 @@
 // Printable PDF rosters: the one entry point the CLI and the web route use.
+import type { EventTemplates } from '../calendar/index.ts';
 import type { Id } from '../domain/types.ts';
 import type { SchoolId, Store } from '../store/types.ts';
 import { loadRosterData, RosterError, resolveSchool } from './data.ts';
@@ -31,6 +32,8 @@ export interface RosterOptions extends TemplateSource {
    * prints them is refused for a school that does not: its columns would be empty, which reads as "none".
    */
   sensitiveRosters?: (schoolId: SchoolId) => boolean;
+  /** Each school's event wording (config eventTemplatesDir), so titles say what the feeds say; default built-in. */
+  eventTemplates?: (schoolId: SchoolId) => EventTemplates | undefined;
 }
 
 export interface Roster {
@@ -94,6 +97,7 @@ export async function generateRoster(store: Store, opts: RosterOptions): Promise
     teamId: opts.teamId,
     sessionId: opts.sessionId ?? null,
     now: opts.now,
+    ...(opts.eventTemplates ? { templates: opts.eventTemplates } : {}),
   });
   const sensitive = template.columns.some((c) => c.field === 'medical' || c.field === 'guardianContact');
   if (sensitive && opts.sensitiveRosters && !opts.sensitiveRosters(data.school.id)) {

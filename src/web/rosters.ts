@@ -97,6 +97,7 @@ export function createRostersRouter(opts: RostersRouterOptions): express.Router 
         sessionId,
         template: template.name,
         dir: templatesDir,
+        eventTemplates: (id) => opts.config.schools.find((s) => s.id === id)?.eventTemplates,
         sensitiveRosters: (id) => opts.config.schools.some((s) => s.id === id && s.rosters.sensitive),
       });
       // Audited before a byte is sent: no record, no roster.
