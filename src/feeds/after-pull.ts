@@ -1,5 +1,6 @@
 // The step `rostercal serve` runs first after each pull (src/running-service.ts lists its steps):
-// count the run in the metrics and re-render the school's issued feeds for the new data version, so the next
+// count the run in the metrics and bring the school's issued feeds to the new data version (rendering only those
+// whose inputs changed; a pull that changed nothing touches none), so the next
 // request is a lookup. A separate `rostercal sync` process needs no such step: the server notices the new
 // data version on the next request and renders then.
 import type { AfterPullStep } from '../sync/after-pull.ts';
@@ -27,7 +28,8 @@ export function feedsAfterPull(opts: { feeds: FeedService; metrics?: Metrics }):
           {
             school: ctx.school.id,
             feeds: r.feeds,
-            events: r.events,
+            rendered: r.rendered,
+            unchanged: r.unchanged,
             ms: Math.round(r.ms),
             dataVersion: r.dataVersion,
           },

@@ -1,21 +1,30 @@
-// Rendered feeds, cached per (feed, store data version, window day) so that a request costs a lookup: the body
-// and its gzip and brotli variants, a strong ETag and a Last-Modified that moves only when the bytes change.
-// renderSchool() re-renders every issued feed of a school after a sync so the first request after it is cheap.
+// Rendered feeds, kept per (feed, store data version, window day) so that a request costs a lookup: the gzip
+// (and, once asked for, brotli) bytes live in the store with a strong ETag, a Last-Modified that moves only when
+// the bytes change (and survives restarts), and a hash of what they were made from; a small LRU keeps the feeds
+// being polled in memory. renderSchool() re-renders, after a sync, only the issued feeds whose inputs changed.
 import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
-import { brotliCompress, gzip, constants as zlib } from 'node:zlib';
+import { brotliCompress, gunzip, gzip, constants as zlib } from 'node:zlib';
 import { loadProjectionContext, type ProjectionContext } from '../calendar/context.ts';
 import { projectSession } from '../calendar/project.ts';
 import type { EventTemplates } from '../calendar/templates.ts';
 import type { CalendarEvent } from '../calendar/types.ts';
 import type { Id } from '../domain/types.ts';
-import type { FeedScope, SchoolId, Store, Stored } from '../store/types.ts';
+import type {
+  FeedScope,
+  RenderedFeedRecord,
+  RenderedFeedState,
+  SchoolId,
+  Store,
+  Stored,
+} from '../store/types.ts';
 import { type FeedDef, getFeedDef, listFeedDefs, sessionQuery } from './catalog.ts';
 import { versionFeedEvents } from './event-versions.ts';
 import { DEFAULT_MAX_BYTES, renderIcs } from './ics.ts';
 
 const gzipAsync = promisify(gzip);
 const brotliAsync = promisify(brotliCompress);
+const gunzipAsync = promisify(gunzip);
 
 export interface FeedWindow {
   /** Days before today (school-independent UTC day) that a feed still shows. Default 30. */
@@ -32,11 +41,11 @@ export interface RenderedFeed {
   windowKey: string;
   body: Buffer;
   gzip: Buffer;
-  /** Brotli is made on the first request that wants it (few calendar clients ask for it), then kept. */
+  /** Brotli is made on the first request that wants it (few calendar clients ask for it), then kept in the store. */
   br(): Promise<Buffer>;
   /** Strong validator of the identity body, without quotes; encoded variants append `-gz` / `-br`. */
   etag: string;
-  /** When these bytes were first rendered in this process (kept across re-renders that change nothing). */
+  /** When these bytes were first rendered (kept across re-renders that change nothing, and across restarts). */
   lastModified: Date;
   eventCount: number;
   trimmed: number;
@@ -46,7 +55,9 @@ export interface RenderedFeed {
 }
 
 export type FeedRenderObserver = (info: {
+  schoolId: SchoolId;
   scope: FeedScope;
+  scopeId: Id;
   ms: number;
   bytes: number;
   events: number;
@@ -66,6 +77,22 @@ export interface FeedServiceOptions {
   dataVersionTtlMs?: number;
   onRender?: FeedRenderObserver;
   refreshSeconds?: number;
+  /** Bytes of rendered feeds kept in memory (least recently requested dropped first). Default 32 MB. */
+  cacheBytes?: number;
+}
+
+export interface RenderSchoolResult {
+  /** Feeds the pass was about (issued ones, or all with `all`). */
+  feeds: number;
+  /** Feeds rendered again because what they are made from changed. */
+  rendered: number;
+  /** Feeds whose stored bytes were confirmed for the new data version without rendering. */
+  unchanged: number;
+  /** Events and bytes of the feeds rendered. */
+  events: number;
+  bytes: number;
+  ms: number;
+  dataVersion: number;
 }
 
 const DAY = 86_400_000;
@@ -74,22 +101,35 @@ function feedKey(schoolId: SchoolId, scope: FeedScope, scopeId: Id): string {
   return `${schoolId}|${scope}|${scopeId}`;
 }
 
+/** HTTP dates have second precision: truncate so If-Modified-Since round-trips exactly. */
+function httpInstant(d: Date): Date {
+  return new Date(Math.floor(d.getTime() / 1000) * 1000);
+}
+
+function sizeOf(f: RenderedFeed): number {
+  return f.body.length + f.gzip.length * 2;
+}
+
 export class FeedService {
   readonly store: Store;
   readonly window: FeedWindow;
   readonly #opts: FeedServiceOptions;
   readonly #now: () => Date;
-  readonly #cache = new Map<string, RenderedFeed>();
+  /** Least recently used first (a Map keeps insertion order; a hit re-inserts). */
+  readonly #lru = new Map<string, RenderedFeed>();
+  #lruBytes = 0;
+  readonly #cacheBytes: number;
   readonly #inflight = new Map<string, Promise<RenderedFeed | null>>();
   readonly #contexts = new Map<SchoolId, { version: number; ctx: Promise<ProjectionContext> }>();
   readonly #versions = new Map<SchoolId, { at: number; version: Promise<number> }>();
-  /** etag → first time seen, so Last-Modified moves only when the bytes do. */
-  readonly #firstSeen = new Map<string, { etag: string; at: Date }>();
+  /** Per school, the (data version, window, selection) a renderSchool pass last left entirely current. */
+  readonly #schoolCurrent = new Map<SchoolId, string>();
 
   constructor(opts: FeedServiceOptions) {
     this.store = opts.store;
     this.#opts = opts;
     this.#now = opts.now ?? (() => new Date());
+    this.#cacheBytes = opts.cacheBytes ?? 32 * 1024 * 1024;
     this.window = { daysBack: opts.window?.daysBack ?? 30, daysAhead: opts.window?.daysAhead ?? 365 };
   }
 
@@ -168,25 +208,109 @@ export class FeedService {
     return this.events(def, ctx);
   }
 
-  async #render(def: FeedDef, dataVersion: number, prefetched?: Stored<'sessions'>[]): Promise<RenderedFeed> {
-    const started = performance.now();
-    const ctx = await this.#context(def.schoolId, dataVersion);
-    const w = this.currentWindow();
-    const sessions =
-      prefetched ??
-      (await this.store.listSessions(
-        def.schoolId,
-        sessionQuery(def.scope, def.scopeId, w.from.toISOString(), w.to.toISOString()),
-      ));
-    // Everything the bytes depend on. A sync that changed nothing this feed shows keeps its render.
-    const inputs = createHash('sha256')
+  // --- the in-memory LRU
+
+  #recall(key: string): RenderedFeed | undefined {
+    const hit = this.#lru.get(key);
+    if (hit) {
+      this.#lru.delete(key);
+      this.#lru.set(key, hit);
+    }
+    return hit;
+  }
+
+  #remember(key: string, feed: RenderedFeed): RenderedFeed {
+    this.#forget(key);
+    this.#lru.set(key, feed);
+    this.#lruBytes += sizeOf(feed);
+    for (const [k, f] of this.#lru) {
+      if (this.#lruBytes <= this.#cacheBytes || this.#lru.size <= 1) break;
+      this.#lru.delete(k);
+      this.#lruBytes -= sizeOf(f);
+    }
+    return feed;
+  }
+
+  #forget(key: string): void {
+    const old = this.#lru.get(key);
+    if (!old) return;
+    this.#lru.delete(key);
+    this.#lruBytes -= sizeOf(old);
+  }
+
+  /** Bytes and feeds held in memory now (for tests and benchmarks). */
+  cacheStats(): { feeds: number; bytes: number } {
+    return { feeds: this.#lru.size, bytes: this.#lruBytes };
+  }
+
+  // --- rendering
+
+  /** Everything the bytes depend on. A sync that changed nothing this feed shows keeps its render. */
+  #inputsOf(
+    def: FeedDef,
+    ctx: ProjectionContext,
+    windowKey: string,
+    sessions: readonly Stored<'sessions'>[],
+  ): string {
+    return createHash('sha256')
       .update(
-        `${ctx.fingerprint ?? Math.random()}|${w.key}|${def.calendarName}|${def.description}|${def.color}|`,
+        `${ctx.fingerprint ?? Math.random()}|${windowKey}|${def.calendarName}|${def.description}|${def.color}|${this.#opts.refreshSeconds ?? ''}|${this.#opts.maxBytes ?? ''}|`,
       )
       .update(sessions.map((s) => `${s.id}:${s.meta.version}`).join(','))
       .digest('base64url');
-    const previous = this.#cache.get(feedKey(def.schoolId, def.scope, def.scopeId));
-    if (previous && previous.inputs === inputs) return { ...previous, dataVersion };
+  }
+
+  /** Brotli of a render, made once and written beside its gzip bytes in the store. */
+  #brotli(def: FeedDef, etag: string, body: Buffer, stored: Buffer | null): () => Promise<Buffer> {
+    let br: Promise<Buffer> | null = stored ? Promise.resolve(stored) : null;
+    return () => {
+      br ??= brotliAsync(body, {
+        params: {
+          [zlib.BROTLI_PARAM_QUALITY]: 5,
+          [zlib.BROTLI_PARAM_MODE]: zlib.BROTLI_MODE_TEXT,
+          [zlib.BROTLI_PARAM_SIZE_HINT]: body.length,
+        },
+      }).then(async (bytes) => {
+        await this.store
+          .saveRenderedFeedBrotli(def.schoolId, def.scope, def.scopeId, etag, bytes)
+          .catch(() => {});
+        return bytes;
+      });
+      return br;
+    };
+  }
+
+  /** A stored render as the request path uses it (the identity bytes unzipped once, here). */
+  async #fromRecord(def: FeedDef, rec: RenderedFeedRecord, dataVersion: number): Promise<RenderedFeed> {
+    const body = await gunzipAsync(rec.gzip);
+    return {
+      def,
+      dataVersion,
+      inputs: rec.inputs,
+      windowKey: rec.windowKey,
+      body,
+      gzip: rec.gzip,
+      br: this.#brotli(def, rec.etag, body, rec.br),
+      etag: rec.etag,
+      lastModified: new Date(rec.lastModified),
+      eventCount: rec.eventCount,
+      trimmed: rec.trimmed,
+      upcoming: JSON.parse(rec.upcoming) as CalendarEvent[],
+      renderMs: 0,
+    };
+  }
+
+  /** Renders a feed's bytes, writes them to the store and tells the observer. */
+  async #renderFresh(
+    def: FeedDef,
+    version: number,
+    ctx: ProjectionContext,
+    w: { from: Date; to: Date; key: string },
+    sessions: Stored<'sessions'>[],
+    inputs: string,
+    previous: { etag: string; lastModified: string } | null,
+  ): Promise<RenderedFeed> {
+    const started = performance.now();
     // SEQUENCE/LAST-MODIFIED as this feed last published them, unless what its audience sees changed.
     const events = await versionFeedEvents(
       this.store,
@@ -209,28 +333,37 @@ export class FeedService {
     const body = Buffer.from(ics.body, 'utf8');
     // Level 6: a third of level 9's time for ~5% more bytes (measured on a 300-event feed).
     const gz = await gzipAsync(body, { level: 6 });
-    let br: Promise<Buffer> | null = null;
-    const brotli = () => {
-      br ??= brotliAsync(body, {
-        params: {
-          [zlib.BROTLI_PARAM_QUALITY]: 5,
-          [zlib.BROTLI_PARAM_MODE]: zlib.BROTLI_MODE_TEXT,
-          [zlib.BROTLI_PARAM_SIZE_HINT]: body.length,
-        },
-      });
-      return br;
-    };
     const etag = createHash('sha256').update(body).digest('base64url').slice(0, 27);
-    const key = feedKey(def.schoolId, def.scope, def.scopeId);
-    const seen = this.#firstSeen.get(key);
-    // HTTP dates have second precision: truncate so If-Modified-Since round-trips exactly.
+    // Last-Modified moves only when the bytes do; the stored one survives restarts.
     const lastModified =
-      seen && seen.etag === etag ? seen.at : new Date(Math.floor(this.#now().getTime() / 1000) * 1000);
-    this.#firstSeen.set(key, { etag, at: lastModified });
+      previous && previous.etag === etag ? new Date(previous.lastModified) : httpInstant(this.#now());
     const nowIso = this.#now().toISOString();
+    const upcoming = events
+      .filter((e) => e.end >= nowIso)
+      .sort((a, b) => a.start.localeCompare(b.start))
+      .slice(0, 8);
+    await this.store.saveRenderedFeed({
+      schoolId: def.schoolId,
+      scope: def.scope,
+      scopeId: def.scopeId,
+      dataVersion: version,
+      windowKey: w.key,
+      inputs,
+      etag,
+      lastModified: lastModified.toISOString(),
+      gzip: gz,
+      br: null,
+      eventCount: ics.eventCount,
+      trimmed: ics.trimmed,
+      upcoming: JSON.stringify(upcoming),
+      def: JSON.stringify(def),
+      renderedAt: nowIso,
+    });
     const renderMs = performance.now() - started;
     this.#opts.onRender?.({
+      schoolId: def.schoolId,
       scope: def.scope,
+      scopeId: def.scopeId,
       ms: renderMs,
       bytes: body.length,
       events: ics.eventCount,
@@ -238,73 +371,97 @@ export class FeedService {
     });
     return {
       def,
-      dataVersion,
+      dataVersion: version,
       inputs,
       windowKey: w.key,
       body,
       gzip: gz,
-      br: brotli,
+      br: this.#brotli(def, etag, body, null),
       etag,
       lastModified,
       eventCount: ics.eventCount,
       trimmed: ics.trimmed,
-      upcoming: events
-        .filter((e) => e.end >= nowIso)
-        .sort((a, b) => a.start.localeCompare(b.start))
-        .slice(0, 8),
+      upcoming,
       renderMs,
     };
   }
 
+  /** One job per (feed, data version) however many requests and passes want it meanwhile. */
+  #once(key: string, version: number, job: () => Promise<RenderedFeed | null>): Promise<RenderedFeed | null> {
+    const flightKey = `${key}|${version}`;
+    const running = this.#inflight.get(flightKey);
+    if (running) return running;
+    const p = job().finally(() => this.#inflight.delete(flightKey));
+    this.#inflight.set(flightKey, p);
+    return p;
+  }
+
   /**
-   * The rendered feed, from the cache when the data version and window still match; rendered (once, however
-   * many requests arrive meanwhile) otherwise. null when the feed's subject no longer exists.
+   * The rendered feed: from memory, else from the store when its bytes are current for the data version and
+   * window, else rendered (once, however many requests arrive meanwhile) unless what it is made from did not
+   * change. null when the feed's subject no longer exists.
    */
   async get(schoolId: SchoolId, scope: FeedScope, scopeId: Id): Promise<RenderedFeed | null> {
     const key = feedKey(schoolId, scope, scopeId);
     const version = await this.#dataVersion(schoolId);
     const windowKey = this.#windowKey();
-    const hit = this.#cache.get(key);
+    const hit = this.#recall(key);
     if (hit && hit.dataVersion === version && hit.windowKey === windowKey) return hit;
-    return this.#renderOnce(key, schoolId, scope, scopeId, version);
-  }
-
-  #renderOnce(
-    key: string,
-    schoolId: SchoolId,
-    scope: FeedScope,
-    scopeId: Id,
-    version: number,
-    knownDef?: FeedDef,
-    sessions?: Stored<'sessions'>[],
-  ): Promise<RenderedFeed | null> {
-    const flightKey = `${key}|${version}`;
-    const running = this.#inflight.get(flightKey);
-    if (running) return running;
-    const job = (async () => {
-      const def = knownDef ?? (await getFeedDef(this.store, schoolId, scope, scopeId));
+    return this.#once(key, version, async () => {
+      const stored = await this.store.getRenderedFeed(schoolId, scope, scopeId);
+      if (stored && stored.dataVersion === version && stored.windowKey === windowKey) {
+        const def = JSON.parse(stored.def) as FeedDef;
+        return this.#remember(key, await this.#fromRecord(def, stored, version));
+      }
+      const def = await getFeedDef(this.store, schoolId, scope, scopeId);
       if (!def) {
-        this.#cache.delete(key);
+        this.#forget(key);
         return null;
       }
-      const rendered = await this.#render(def, version, sessions);
-      this.#cache.set(key, rendered);
-      return rendered;
-    })().finally(() => this.#inflight.delete(flightKey));
-    this.#inflight.set(flightKey, job);
-    return job;
+      const ctx = await this.#context(schoolId, version);
+      const w = this.currentWindow();
+      const sessions = await this.store.listSessions(
+        schoolId,
+        sessionQuery(scope, scopeId, w.from.toISOString(), w.to.toISOString()),
+      );
+      const inputs = this.#inputsOf(def, ctx, w.key, sessions);
+      if (stored && stored.inputs === inputs) {
+        await this.store.markRenderedFeedsCurrent(schoolId, [{ scope, scopeId, inputs }], version);
+        // Still in memory from an earlier version: the same bytes, nothing to unzip.
+        if (hit && hit.inputs === inputs) return this.#remember(key, { ...hit, dataVersion: version });
+        return this.#remember(key, await this.#fromRecord(def, stored, version));
+      }
+      return this.#remember(key, await this.#renderFresh(def, version, ctx, w, sessions, inputs, stored));
+    });
   }
 
   /**
-   * Re-renders the school's feeds for its current data version: every feed that has a live token, or every
-   * feed of the school with `all`. Call after each sync. Yields to the event loop between feeds.
+   * Brings the school's feeds up to its current data version: every feed that has a live token, or every feed
+   * of the school with `all`. Only feeds whose inputs changed are rendered; the others' stored bytes are
+   * confirmed in one write. A data version this pass already left current costs one read. `force` renders
+   * every selected feed (benchmarks: the worst case). Call after each sync; yields between renders.
    */
   async renderSchool(
     schoolId: SchoolId,
-    opts: { all?: boolean } = {},
-  ): Promise<{ feeds: number; events: number; bytes: number; ms: number; dataVersion: number }> {
+    opts: { all?: boolean; force?: boolean } = {},
+  ): Promise<RenderSchoolResult> {
     const started = performance.now();
     const version = await this.#dataVersion(schoolId, true);
+    const w = this.currentWindow();
+    const mark = `${version}|${w.key}|${opts.all ? 'all' : 'live'}`;
+    const result: RenderSchoolResult = {
+      feeds: 0,
+      rendered: 0,
+      unchanged: 0,
+      events: 0,
+      bytes: 0,
+      ms: 0,
+      dataVersion: version,
+    };
+    if (!opts.force && this.#schoolCurrent.get(schoolId) === mark) {
+      result.ms = performance.now() - started;
+      return result;
+    }
     const defs = await listFeedDefs(this.store, schoolId);
     let wanted = defs;
     if (!opts.all) {
@@ -315,46 +472,67 @@ export class FeedService {
       );
       wanted = defs.filter((d) => live.has(feedKey(d.schoolId, d.scope, d.scopeId)));
     }
+    result.feeds = wanted.length;
+    const states = new Map<string, RenderedFeedState>();
+    for (const s of await this.store.listRenderedFeedStates(schoolId))
+      states.set(feedKey(schoolId, s.scope, s.scopeId), s);
+    // Feeds whose subject is gone lose their stored bytes.
     const liveKeys = new Set(defs.map((d) => feedKey(d.schoolId, d.scope, d.scopeId)));
-    for (const key of this.#cache.keys()) {
-      if (key.startsWith(`${schoolId}|`) && !liveKeys.has(key)) this.#cache.delete(key);
-    }
-    let events = 0;
-    let bytes = 0;
-    const w = this.currentWindow();
-    const windowKey = w.key;
-    // One read of the window's sessions, indexed by scope, instead of one query per feed.
-    const index = await indexSessions(this.store, schoolId, w.from.toISOString(), w.to.toISOString());
-    for (const def of wanted) {
-      const key = feedKey(def.schoolId, def.scope, def.scopeId);
-      const hit = this.#cache.get(key);
-      if (hit && hit.dataVersion === version && hit.windowKey === windowKey) {
-        events += hit.eventCount;
-        bytes += hit.body.length;
-        continue;
+    const gone = [...states.entries()].filter(([k]) => !liveKeys.has(k)).map(([, s]) => s);
+    await this.store.deleteRenderedFeeds(schoolId, gone);
+    for (const [key] of this.#lru)
+      if (key.startsWith(`${schoolId}|`) && !liveKeys.has(key)) this.#forget(key);
+
+    const stale = wanted.filter((d) => {
+      const s = states.get(feedKey(d.schoolId, d.scope, d.scopeId));
+      return opts.force || !s || s.dataVersion !== version || s.windowKey !== w.key;
+    });
+    if (stale.length) {
+      const ctx = await this.#context(schoolId, version);
+      // One read of the window's sessions, indexed by scope, instead of one query per feed.
+      const index = await indexSessions(this.store, schoolId, w.from.toISOString(), w.to.toISOString());
+      const confirmed: { scope: FeedScope; scopeId: Id; inputs: string }[] = [];
+      for (const def of stale) {
+        const key = feedKey(def.schoolId, def.scope, def.scopeId);
+        const sessions = index.of(def);
+        const inputs = this.#inputsOf(def, ctx, w.key, sessions);
+        const state = states.get(key);
+        if (!opts.force && state && state.inputs === inputs) {
+          confirmed.push({ scope: def.scope, scopeId: def.scopeId, inputs });
+          // A feed being polled stays in memory, now current for this version.
+          const hot = this.#lru.get(key);
+          if (hot && hot.inputs === inputs) this.#lru.set(key, { ...hot, dataVersion: version });
+          continue;
+        }
+        const r = await this.#once(key, version, async () => {
+          const fresh = await this.#renderFresh(def, version, ctx, w, sessions, inputs, state ?? null);
+          if (this.#lru.has(key)) this.#remember(key, fresh);
+          return fresh;
+        });
+        result.rendered++;
+        result.events += r?.eventCount ?? 0;
+        result.bytes += r?.body.length ?? 0;
+        await new Promise((resolve) => setImmediate(resolve));
       }
-      const r = await this.#renderOnce(
-        key,
-        def.schoolId,
-        def.scope,
-        def.scopeId,
-        version,
-        def,
-        index.of(def),
-      );
-      events += r?.eventCount ?? 0;
-      bytes += r?.body.length ?? 0;
-      await new Promise((resolve) => setImmediate(resolve));
+      await this.store.markRenderedFeedsCurrent(schoolId, confirmed, version);
+      result.unchanged = confirmed.length;
     }
-    return { feeds: wanted.length, events, bytes, ms: performance.now() - started, dataVersion: version };
+    this.#schoolCurrent.set(schoolId, mark);
+    result.ms = performance.now() - started;
+    return result;
   }
 
-  /** Drops cached renders (all, or one school's). */
+  /** Drops what this process holds in memory (all, or one school's); the store's renders stay. */
   invalidate(schoolId?: SchoolId): void {
-    for (const key of this.#cache.keys())
-      if (!schoolId || key.startsWith(`${schoolId}|`)) this.#cache.delete(key);
-    if (schoolId) this.#versions.delete(schoolId);
-    else this.#versions.clear();
+    for (const key of [...this.#lru.keys()])
+      if (!schoolId || key.startsWith(`${schoolId}|`)) this.#forget(key);
+    if (schoolId) {
+      this.#versions.delete(schoolId);
+      this.#schoolCurrent.delete(schoolId);
+    } else {
+      this.#versions.clear();
+      this.#schoolCurrent.clear();
+    }
   }
 }
 

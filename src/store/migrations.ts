@@ -306,12 +306,43 @@ const runOwnersAndPullLeases: Migration = {
   },
 };
 
+/**
+ * Rendered feeds in the store (compressed), so a server's memory does not grow with the number of feeds and a
+ * feed's Last-Modified survives a restart while its ETag holds.
+ */
+const renderedFeeds: Migration = {
+  name: '0015_i16_rendered_feeds',
+  async up(db, dialect) {
+    const bytes = dialect === 'postgres' ? 'bytea' : 'blob';
+    await db.schema
+      .createTable('rendered_feeds')
+      .addColumn('school_id', 'text', (c) => c.notNull())
+      .addColumn('scope', 'text', (c) => c.notNull())
+      .addColumn('scope_id', 'bigint', (c) => c.notNull())
+      .addColumn('data_version', 'bigint', (c) => c.notNull())
+      .addColumn('window_key', 'text', (c) => c.notNull())
+      .addColumn('inputs', 'text', (c) => c.notNull())
+      .addColumn('etag', 'text', (c) => c.notNull())
+      .addColumn('last_modified', 'text', (c) => c.notNull())
+      .addColumn('gzip', bytes, (c) => c.notNull())
+      .addColumn('br', bytes)
+      .addColumn('event_count', 'integer', (c) => c.notNull())
+      .addColumn('trimmed', 'integer', (c) => c.notNull())
+      .addColumn('upcoming', 'text', (c) => c.notNull())
+      .addColumn('def', 'text', (c) => c.notNull())
+      .addColumn('rendered_at', 'text', (c) => c.notNull())
+      .addPrimaryKeyConstraint('rendered_feeds_pk', ['school_id', 'scope', 'scope_id'])
+      .execute();
+  },
+};
+
 export const MIGRATIONS: readonly Migration[] = [
   initial,
   staffSessionsAndAudit,
   familyLinks,
   feedEventVersions,
   runOwnersAndPullLeases,
+  renderedFeeds,
 ];
 
 /** Applies pending migrations; returns the names applied (empty when the schema was current). */

@@ -209,6 +209,7 @@ export type DB = { [T in SnapshotTableName]: SnapshotTable } & { [T in JoinTable
   feed_tokens: FeedTokensTable;
   family_links: FamilyLinksTable;
   feed_event_versions: FeedEventVersionsTable;
+  rendered_feeds: RenderedFeedsTable;
   push_calendars: PushCalendarsTable;
   push_mappings: PushMappingsTable;
   fire_claims: FireClaimsTable;
@@ -224,6 +225,29 @@ export interface FeedEventVersionsTable {
   scope_id: number;
   /** JSON object: session id → [content hash, SEQUENCE, LAST-MODIFIED] as last published in this feed. */
   versions: string;
+}
+
+export interface RenderedFeedsTable {
+  school_id: string;
+  scope: string;
+  scope_id: number;
+  /** The school's data version these bytes were last confirmed right for. */
+  data_version: number;
+  /** The window's day (UTC date) they were made for. */
+  window_key: string;
+  /** Hash of everything the bytes were made from. */
+  inputs: string;
+  etag: string;
+  last_modified: string;
+  gzip: Uint8Array;
+  br: Uint8Array | null;
+  event_count: number;
+  trimmed: number;
+  /** JSON array of the next few CalendarEvents (the landing page's "coming up"). */
+  upcoming: string;
+  /** JSON of the FeedDef. */
+  def: string;
+  rendered_at: string;
 }
 
 export interface FamilyLinksTable {

@@ -15,6 +15,7 @@ import * as feedEventVersions from './feed-event-versions.ts';
 import { type KindSpec, kindSpec, prepareRecord } from './kinds.ts';
 import { ownerAlive } from './liveness.ts';
 import { type Dialect, runMigrations } from './migrations.ts';
+import * as renderedFeeds from './rendered-feeds.ts';
 import type { DB, SnapshotTable } from './schema.ts';
 import * as staffAccess from './staff-access.ts';
 import type {
@@ -30,6 +31,8 @@ import type {
   PullLease,
   PushCalendar,
   PushMapping,
+  RenderedFeedRecord,
+  RenderedFeedState,
   ResourceKind,
   ResourceMap,
   RunCounts,
@@ -767,6 +770,42 @@ export class SqlStore implements Store {
     versions: ReadonlyMap<Id, PublishedEvent>,
   ): Promise<void> {
     return feedEventVersions.saveFeedEventVersions(this.#w, schoolId, scope, scopeId, versions);
+  }
+
+  getRenderedFeed(schoolId: SchoolId, scope: FeedScope, scopeId: Id): Promise<RenderedFeedRecord | null> {
+    return renderedFeeds.getRenderedFeed(this.#r, schoolId, scope, scopeId);
+  }
+  listRenderedFeedStates(schoolId: SchoolId): Promise<RenderedFeedState[]> {
+    return renderedFeeds.listRenderedFeedStates(this.#r, schoolId);
+  }
+  saveRenderedFeed(record: RenderedFeedRecord): Promise<void> {
+    return renderedFeeds.saveRenderedFeed(this.#w, record);
+  }
+  saveRenderedFeedBrotli(
+    schoolId: SchoolId,
+    scope: FeedScope,
+    scopeId: Id,
+    etag: string,
+    br: Buffer,
+  ): Promise<void> {
+    return renderedFeeds.saveRenderedFeedBrotli(this.#w, schoolId, scope, scopeId, etag, br);
+  }
+  markRenderedFeedsCurrent(
+    schoolId: SchoolId,
+    feeds: readonly { scope: FeedScope; scopeId: Id; inputs: string }[],
+    dataVersion: number,
+  ): Promise<void> {
+    if (feeds.length === 0) return Promise.resolve();
+    return this.transaction(() =>
+      renderedFeeds.markRenderedFeedsCurrent(this.#w, schoolId, feeds, dataVersion),
+    );
+  }
+  deleteRenderedFeeds(
+    schoolId: SchoolId,
+    feeds: readonly { scope: FeedScope; scopeId: Id }[],
+  ): Promise<void> {
+    if (feeds.length === 0) return Promise.resolve();
+    return this.transaction(() => renderedFeeds.deleteRenderedFeeds(this.#w, schoolId, feeds));
   }
 
   saveFamilyLink(link: FamilyLink): Promise<void> {

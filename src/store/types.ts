@@ -173,6 +173,33 @@ export interface PublishedEvent {
   lastModified: Instant;
 }
 
+/** A feed as last rendered: compressed bytes, validators, and what it was made from. */
+export interface RenderedFeedRecord {
+  schoolId: SchoolId;
+  scope: FeedScope;
+  scopeId: Id;
+  dataVersion: number;
+  windowKey: string;
+  inputs: string;
+  etag: string;
+  /** When these bytes (this ETag) were first served: kept across re-renders and restarts while the ETag holds. */
+  lastModified: Instant;
+  gzip: Buffer;
+  br: Buffer | null;
+  eventCount: number;
+  trimmed: number;
+  /** JSON array of CalendarEvent. */
+  upcoming: string;
+  /** JSON of the FeedDef the bytes were made for (a current render is served without reading the subject). */
+  def: string;
+  renderedAt: Instant;
+}
+
+export type RenderedFeedState = Pick<
+  RenderedFeedRecord,
+  'scope' | 'scopeId' | 'dataVersion' | 'windowKey' | 'inputs' | 'etag' | 'lastModified' | 'renderedAt'
+>;
+
 /** A feed that is part of a family link, named by its capability's hash (see FamilyLink). */
 export interface FamilyMember {
   scope: FeedScope;
@@ -380,6 +407,25 @@ export interface Store {
     scopeId: Id,
     versions: ReadonlyMap<Id, PublishedEvent>,
   ): Promise<void>;
+
+  // --- rendered feeds (compressed bytes kept in the store, so serve's memory does not grow with the feeds)
+  getRenderedFeed(schoolId: SchoolId, scope: FeedScope, scopeId: Id): Promise<RenderedFeedRecord | null>;
+  listRenderedFeedStates(schoolId: SchoolId): Promise<RenderedFeedState[]>;
+  saveRenderedFeed(record: RenderedFeedRecord): Promise<void>;
+  saveRenderedFeedBrotli(
+    schoolId: SchoolId,
+    scope: FeedScope,
+    scopeId: Id,
+    etag: string,
+    br: Buffer,
+  ): Promise<void>;
+  /** Confirms these feeds (when still made from `inputs`) as right for `dataVersion`, in one transaction. */
+  markRenderedFeedsCurrent(
+    schoolId: SchoolId,
+    feeds: readonly { scope: FeedScope; scopeId: Id; inputs: string }[],
+    dataVersion: number,
+  ): Promise<void>;
+  deleteRenderedFeeds(schoolId: SchoolId, feeds: readonly { scope: FeedScope; scopeId: Id }[]): Promise<void>;
 
   // --- family links (one capability for several feeds)
   saveFamilyLink(link: FamilyLink): Promise<void>;

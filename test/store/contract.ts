@@ -664,6 +664,55 @@ export function describeStoreContract(name: string, createDb: () => Promise<Test
       expect((await store.getFeedEventVersions(school(), 'team', 3)).size).toBe(0);
     });
 
+    it('keeps rendered feeds: compressed bytes round-trip, brotli added by ETag, confirmed and deleted per feed', async () => {
+      const s = school();
+      expect(await store.getRenderedFeed(s, 'team', 3)).toBeNull();
+      const gzip = Buffer.from([0x1f, 0x8b, 0, 1, 2, 255, 254]);
+      const rec = {
+        schoolId: s,
+        scope: 'team' as const,
+        scopeId: 3,
+        dataVersion: 4,
+        windowKey: '2026-11-23',
+        inputs: 'in-1',
+        etag: 'e1',
+        lastModified: T0,
+        gzip,
+        br: null,
+        eventCount: 12,
+        trimmed: 0,
+        upcoming: '[]',
+        def: '{"scope":"team"}',
+        renderedAt: T1,
+      };
+      await store.saveRenderedFeed(rec);
+      await store.saveRenderedFeed({ ...rec, scope: 'student', inputs: 'in-2', etag: 'e2' });
+      const got = await store.getRenderedFeed(s, 'team', 3);
+      expect(got).toEqual(rec);
+      expect(Buffer.isBuffer(got!.gzip)).toBe(true);
+      await store.saveRenderedFeedBrotli(s, 'team', 3, 'stale-etag', Buffer.from([9]));
+      expect((await store.getRenderedFeed(s, 'team', 3))!.br).toBeNull();
+      await store.saveRenderedFeedBrotli(s, 'team', 3, 'e1', Buffer.from([7, 8]));
+      expect([...(await store.getRenderedFeed(s, 'team', 3))!.br!]).toEqual([7, 8]);
+      // Confirmed only where the inputs still match.
+      await store.markRenderedFeedsCurrent(
+        s,
+        [
+          { scope: 'team', scopeId: 3, inputs: 'in-1' },
+          { scope: 'student', scopeId: 3, inputs: 'other' },
+        ],
+        5,
+      );
+      const states = await store.listRenderedFeedStates(s);
+      expect(states.map((x) => [x.scope, x.dataVersion, x.lastModified]).sort()).toEqual([
+        ['student', 4, T0],
+        ['team', 5, T0],
+      ]);
+      await store.deleteRenderedFeeds(s, [{ scope: 'student', scopeId: 3 }]);
+      expect(await store.getRenderedFeed(s, 'student', 3)).toBeNull();
+      expect(await store.listRenderedFeedStates(school())).toEqual([]);
+    });
+
     it('saves and finds family links by hash, members in order, revocation kept', async () => {
       const s = school();
       const link = {

@@ -1,0 +1,160 @@
+// SQL for rendered feeds (the SqlStore delegates here): one row per feed with its compressed bytes (gzip always,
+// brotli once a client asked for it), the validators it was served with, and what it was made from. The bytes
+// carry children's data, so they live in the same store with the same protections as the snapshot.
+import type { Kysely, Transaction } from 'kysely';
+import type { Id } from '../domain/types.ts';
+import type { DB, RenderedFeedsTable } from './schema.ts';
+import type { FeedScope, RenderedFeedRecord, RenderedFeedState, SchoolId } from './types.ts';
+
+type Executor = Kysely<DB> | Transaction<DB>;
+
+/** node:sqlite returns BLOBs as Uint8Array, pg as Buffer: callers get a Buffer either way, without a copy. */
+function buffer(v: Uint8Array): Buffer {
+  return Buffer.isBuffer(v) ? v : Buffer.from(v.buffer, v.byteOffset, v.byteLength);
+}
+
+function toRecord(r: RenderedFeedsTable): RenderedFeedRecord {
+  return {
+    schoolId: r.school_id,
+    scope: r.scope as FeedScope,
+    scopeId: Number(r.scope_id),
+    dataVersion: Number(r.data_version),
+    windowKey: r.window_key,
+    inputs: r.inputs,
+    etag: r.etag,
+    lastModified: r.last_modified,
+    gzip: buffer(r.gzip),
+    br: r.br ? buffer(r.br) : null,
+    eventCount: Number(r.event_count),
+    trimmed: Number(r.trimmed),
+    upcoming: r.upcoming,
+    def: r.def,
+    renderedAt: r.rendered_at,
+  };
+}
+
+export async function getRenderedFeed(
+  r: Executor,
+  schoolId: SchoolId,
+  scope: FeedScope,
+  scopeId: Id,
+): Promise<RenderedFeedRecord | null> {
+  const row = await r
+    .selectFrom('rendered_feeds')
+    .selectAll()
+    .where('school_id', '=', schoolId)
+    .where('scope', '=', scope)
+    .where('scope_id', '=', scopeId)
+    .executeTakeFirst();
+  return row ? toRecord(row) : null;
+}
+
+/** Every rendered feed of a school without its bytes: what a re-render decides with. */
+export async function listRenderedFeedStates(r: Executor, schoolId: SchoolId): Promise<RenderedFeedState[]> {
+  const rows = await r
+    .selectFrom('rendered_feeds')
+    .select([
+      'scope',
+      'scope_id',
+      'data_version',
+      'window_key',
+      'inputs',
+      'etag',
+      'last_modified',
+      'rendered_at',
+    ])
+    .where('school_id', '=', schoolId)
+    .execute();
+  return rows.map((row) => ({
+    scope: row.scope as FeedScope,
+    scopeId: Number(row.scope_id),
+    dataVersion: Number(row.data_version),
+    windowKey: row.window_key,
+    inputs: row.inputs,
+    etag: row.etag,
+    lastModified: row.last_modified,
+    renderedAt: row.rendered_at,
+  }));
+}
+
+export async function saveRenderedFeed(w: Executor, rec: RenderedFeedRecord): Promise<void> {
+  const row: RenderedFeedsTable = {
+    school_id: rec.schoolId,
+    scope: rec.scope,
+    scope_id: rec.scopeId,
+    data_version: rec.dataVersion,
+    window_key: rec.windowKey,
+    inputs: rec.inputs,
+    etag: rec.etag,
+    last_modified: rec.lastModified,
+    gzip: rec.gzip,
+    br: rec.br,
+    event_count: rec.eventCount,
+    trimmed: rec.trimmed,
+    upcoming: rec.upcoming,
+    def: rec.def,
+    rendered_at: rec.renderedAt,
+  };
+  const { school_id: _s, scope: _c, scope_id: _i, ...update } = row;
+  await w
+    .insertInto('rendered_feeds')
+    .values(row)
+    .onConflict((oc) => oc.columns(['school_id', 'scope', 'scope_id']).doUpdateSet(update))
+    .execute();
+}
+
+/** The brotli bytes of the render with this ETag (a no-op when the feed was re-rendered meanwhile). */
+export async function saveRenderedFeedBrotli(
+  w: Executor,
+  schoolId: SchoolId,
+  scope: FeedScope,
+  scopeId: Id,
+  etag: string,
+  br: Buffer,
+): Promise<void> {
+  await w
+    .updateTable('rendered_feeds')
+    .set({ br })
+    .where('school_id', '=', schoolId)
+    .where('scope', '=', scope)
+    .where('scope_id', '=', scopeId)
+    .where('etag', '=', etag)
+    .execute();
+}
+
+/**
+ * Records that these feeds' stored bytes are still right for `dataVersion` (what they were made from did not
+ * change), without touching the bytes. Only rows made from `inputs` qualify, so a concurrent re-render wins.
+ */
+export async function markRenderedFeedsCurrent(
+  w: Executor,
+  schoolId: SchoolId,
+  feeds: readonly { scope: FeedScope; scopeId: Id; inputs: string }[],
+  dataVersion: number,
+): Promise<void> {
+  for (const f of feeds) {
+    await w
+      .updateTable('rendered_feeds')
+      .set({ data_version: dataVersion })
+      .where('school_id', '=', schoolId)
+      .where('scope', '=', f.scope)
+      .where('scope_id', '=', f.scopeId)
+      .where('inputs', '=', f.inputs)
+      .execute();
+  }
+}
+
+export async function deleteRenderedFeeds(
+  w: Executor,
+  schoolId: SchoolId,
+  feeds: readonly { scope: FeedScope; scopeId: Id }[],
+): Promise<void> {
+  for (const f of feeds) {
+    await w
+      .deleteFrom('rendered_feeds')
+      .where('school_id', '=', schoolId)
+      .where('scope', '=', f.scope)
+      .where('scope_id', '=', f.scopeId)
+      .execute();
+  }
+}
