@@ -17,6 +17,7 @@ import {
 } from './identity/settings.ts';
 import { LOG_LEVELS, type LogLevel } from './log.ts';
 import { type PushTargetConfig, resolveTargets, targetsSchema } from './push/targets.ts';
+import { isKnownTimeZone } from './util/time-zone.ts';
 import {
   ConfigError,
   configError,
@@ -34,15 +35,6 @@ import {
 } from './web/edge-settings.ts';
 
 export { ConfigError, formatPath };
-
-export function isKnownTimeZone(tz: string): boolean {
-  try {
-    new Intl.DateTimeFormat('en', { timeZone: tz });
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 const timeZone = z.string().superRefine((tz, ctx) => {
   if (!isKnownTimeZone(tz)) ctx.addIssue({ code: 'custom', message: `"${tz}" is not a known time zone` });

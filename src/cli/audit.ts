@@ -1,9 +1,10 @@
 // `rostercal audit`: the audit log (roster downloads, feed rotations, sign-ins and refusals, sign-outs, sessions
 // ended), newest first, read from the store. Times in the school's zone; every text field made terminal-safe
 // (e-mail addresses come from identity providers, names from upstream).
-import { localClock, offsetMinutes } from '../feeds/timezone.ts';
+
 import type { AuditRecord } from '../store/types.ts';
 import { terminalSafe } from '../terminal.ts';
+import { localClock, offsetMinutes } from '../util/time-zone.ts';
 import { defineCommand, EXIT, numberOption, UsageError, withStore } from './command.ts';
 
 const USAGE = `usage: rostercal audit [--since ISO] [--person EMAIL] [--team ID] [--template NAME] [--school ID]

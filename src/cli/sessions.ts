@@ -1,8 +1,8 @@
 // `rostercal sessions --team ID`: a team's upcoming sessions with their ids, dates and status, so a coach can
 // pick the one to print (`rostercal roster --team ID --session ID`). Read from the local store.
 import { createProjectionContext, projectSession } from '../calendar/index.ts';
-import { zoneAbbreviation } from '../feeds/timezone.ts';
 import { defaultSession, RosterError, resolveSchool, upcomingSessions } from '../rosters/index.ts';
+import { zoneAbbreviation } from '../util/time-zone.ts';
 import { defineCommand, EXIT, numberOption, UsageError, withStore } from './command.ts';
 
 const USAGE = `usage: rostercal sessions --team ID [--school ID] [--days N] [--json]

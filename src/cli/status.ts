@@ -1,9 +1,10 @@
 // `rostercal status`: the last sync runs of each school and the state of its scheduled jobs, from the store.
-import { localClock, zoneAbbreviation } from '../feeds/timezone.ts';
+
 import { scrubSecrets } from '../log.ts';
 import type { JobStatus, RunCounts, SyncRun } from '../store/types.ts';
 import { seconds } from '../sync/report.ts';
 import { terminalSafe } from '../terminal.ts';
+import { localClock, zoneAbbreviation } from '../util/time-zone.ts';
 import { defineCommand, EXIT, numberOption, UsageError, withStore } from './command.ts';
 
 const USAGE = `usage: rostercal status [--school ID] [--runs N] [--json]

@@ -9,7 +9,8 @@
 // repeated hour when clocks go back names two instants; such events are written in UTC form.
 import ical, { escape as escapeText, ICalEventStatus } from 'ical-generator';
 import type { CalendarEvent } from '../calendar/types.ts';
-import { isUnambiguousLocal, vtimezone, wallClock, zonedDate } from './timezone.ts';
+import { wallClock } from '../util/time-zone.ts';
+import { isUnambiguousLocal, vtimezone, zonedDate } from './timezone.ts';
 
 export interface IcsCalendarInfo {
   /** X-WR-CALNAME / NAME. */

@@ -1,5 +1,5 @@
-// Time zone facts from the runtime's own tz database (Intl), so VTIMEZONE blocks and local times follow the
-// ICU data that ships with Node instead of a second, separately updated copy in a package.
+// Time zones as iCalendar writes them: VTIMEZONE blocks and the zoned date objects ical-generator formats as
+// TZID-local times. The arithmetic underneath is src/util/time-zone.ts (Intl's own tz database).
 //
 // Why not a package: the maintained VTIMEZONE packages ship static text per zone generated at publish time
 // (with RRULEs for the current rules only) and need updating whenever a government changes its clocks; Node's
@@ -7,105 +7,18 @@
 // explicit observances (one DTSTART each), which every parser understands and which stay right even when the
 // rules changed within the window.
 import type { ICalTemporalZonedDateTimeStub } from 'ical-generator';
-
-const formatters = new Map<string, Intl.DateTimeFormat>();
-
-function formatter(timeZone: string): Intl.DateTimeFormat {
-  let f = formatters.get(timeZone);
-  if (!f) {
-    f = new Intl.DateTimeFormat('en-US', {
-      timeZone,
-      hourCycle: 'h23',
-      year: 'numeric',
-      month: 'numeric',
-      day: 'numeric',
-      hour: 'numeric',
-      minute: 'numeric',
-      second: 'numeric',
-    });
-    formatters.set(timeZone, f);
-  }
-  return f;
-}
-
-/** Throws a clear error for a zone name the runtime does not know. */
-export function assertTimeZone(timeZone: string): void {
-  try {
-    formatter(timeZone);
-  } catch {
-    throw new Error(`unknown IANA time zone: ${timeZone}`);
-  }
-}
-
-export interface WallClock {
-  year: number;
-  month: number;
-  day: number;
-  hour: number;
-  minute: number;
-  second: number;
-}
-
-export function wallClock(epochMs: number, timeZone: string): WallClock {
-  const out: Record<string, number> = {};
-  for (const p of formatter(timeZone).formatToParts(epochMs)) {
-    if (p.type !== 'literal') out[p.type] = Number(p.value);
-  }
-  return {
-    year: out.year ?? 1970,
-    month: out.month ?? 1,
-    day: out.day ?? 1,
-    hour: out.hour ?? 0,
-    minute: out.minute ?? 0,
-    second: out.second ?? 0,
-  };
-}
-
-/** UTC offset in minutes (east positive) at an instant, straight from Intl. */
-function intlOffsetMinutes(epochMs: number, timeZone: string): number {
-  const w = wallClock(epochMs, timeZone);
-  const asUtc = Date.UTC(w.year, w.month - 1, w.day, w.hour, w.minute, w.second);
-  return Math.round((asUtc - Math.floor(epochMs / 1000) * 1000) / 60_000);
-}
-
-// Intl.formatToParts costs microseconds per call; a feed render needs two local times per event. Offsets are
-// therefore looked up in a per-zone, per-year table of transitions computed once from Intl.
-const yearTables = new Map<string, Map<number, { startOffset: number; changes: Transition[] }>>();
-
-function yearTable(timeZone: string, year: number) {
-  let zone = yearTables.get(timeZone);
-  if (!zone) {
-    zone = new Map();
-    yearTables.set(timeZone, zone);
-  }
-  let t = zone.get(year);
-  if (!t) {
-    const from = Date.UTC(year, 0, 1);
-    const to = Date.UTC(year + 1, 0, 1);
-    t = {
-      startOffset: intlOffsetMinutes(from, timeZone),
-      changes: transitions(timeZone, from, to, intlOffsetMinutes),
-    };
-    zone.set(year, t);
-  }
-  return t;
-}
-
-/** UTC offset in minutes (east positive) at an instant. */
-export function offsetMinutes(epochMs: number, timeZone: string): number {
-  const table = yearTable(timeZone, new Date(epochMs).getUTCFullYear());
-  let offset = table.startOffset;
-  for (const c of table.changes) {
-    if (c.atMs > epochMs) break;
-    offset = c.toMin;
-  }
-  return offset;
-}
-
-/** The school-local wall clock at an instant (whole seconds). */
-export function localClock(epochMs: number, timeZone: string): WallClock {
-  return utcClock(epochMs + offsetMinutes(epochMs, timeZone) * 60_000);
-}
+import {
+  DAY,
+  intlOffsetMinutes,
+  localClock,
+  offsetMinutes,
+  type Transition,
+  transitions,
+  utcClock,
+  type WallClock,
+  yearTable,
+  zoneAbbreviation,
+} from '../util/time-zone.ts';
 
 const pad = (n: number, w = 2) => String(n).padStart(w, '0');
 
@@ -191,56 +104,7 @@ class ZonedStub {
   }
 }
 
-function utcClock(epochMs: number): WallClock {
-  const d = new Date(epochMs);
-  return {
-    year: d.getUTCFullYear(),
-    month: d.getUTCMonth() + 1,
-    day: d.getUTCDate(),
-    hour: d.getUTCHours(),
-    minute: d.getUTCMinutes(),
-    second: d.getUTCSeconds(),
-  };
-}
-
 // --- VTIMEZONE --------------------------------------------------------------------------------------------
-
-export interface Transition {
-  /** The instant the new offset starts. */
-  atMs: number;
-  fromMin: number;
-  toMin: number;
-}
-
-const DAY = 86_400_000;
-
-/** Offset changes in [fromMs, toMs), found by daily sampling and bisection to the minute. */
-export function transitions(
-  timeZone: string,
-  fromMs: number,
-  toMs: number,
-  offsetAt: (ms: number, tz: string) => number = offsetMinutes,
-): Transition[] {
-  const out: Transition[] = [];
-  let prevMs = fromMs;
-  let prevOff = offsetAt(prevMs, timeZone);
-  for (let t = fromMs + DAY; t <= toMs + DAY; t += DAY) {
-    const off = offsetAt(t, timeZone);
-    if (off !== prevOff) {
-      let lo = prevMs;
-      let hi = t;
-      while (hi - lo > 60_000) {
-        const mid = lo + Math.floor((hi - lo) / 120_000) * 60_000;
-        if (offsetAt(mid, timeZone) === prevOff) lo = mid;
-        else hi = mid;
-      }
-      if (hi < toMs) out.push({ atMs: hi, fromMin: prevOff, toMin: off });
-      prevOff = off;
-    }
-    prevMs = t;
-  }
-  return out;
-}
 
 /**
  * True when the school-local wall clock of this instant names only this instant. Inside the repeated hour
@@ -257,29 +121,6 @@ export function isUnambiguousLocal(epochMs: number, timeZone: string): boolean {
     if (other !== off && offsetMinutes(wall - other * 60_000, timeZone) === other) return false;
   }
   return true;
-}
-
-// TZNAME: the zone's own abbreviation (AEST, BST, EDT, LHDT…). ICU gives real abbreviations only in locales
-// where they are in common use (en-AU knows AEST, en-GB knows BST, en-US knows EDT), and "GMT+11" elsewhere;
-// so several English locales are asked and the first real abbreviation wins. Zones that have none (most of
-// Asia, South America) get the tz database's own convention, the numeric offset: "+07", "+0530".
-const NAME_LOCALES = ['en-GB', 'en-US', 'en-AU', 'en-NZ', 'en-CA', 'en-IN', 'en-IE', 'en-ZA'];
-const shortNames = new Map<string, Intl.DateTimeFormat>();
-
-export function zoneAbbreviation(epochMs: number, timeZone: string): string {
-  for (const locale of NAME_LOCALES) {
-    const key = `${locale}|${timeZone}`;
-    let f = shortNames.get(key);
-    if (!f) {
-      f = new Intl.DateTimeFormat(locale, { timeZone, timeZoneName: 'short' });
-      shortNames.set(key, f);
-    }
-    const name = f.formatToParts(epochMs).find((p) => p.type === 'timeZoneName')?.value ?? '';
-    if (/^[A-Z]{2,6}$/.test(name)) return name;
-  }
-  const off = intlOffsetMinutes(epochMs, timeZone);
-  const a = Math.abs(off);
-  return `${off < 0 ? '-' : '+'}${pad(Math.floor(a / 60))}${a % 60 ? pad(a % 60) : ''}`;
 }
 
 const vtimezoneCache = new Map<string, string>();

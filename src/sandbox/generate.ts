@@ -1,5 +1,7 @@
 // Generates a deterministic, realistic school for a (seed, scale, now): the same inputs give the same school.
 // Everything random comes from the seeded Rng; nothing reads the real clock.
+
+import { hourMinute, wallToUtc } from '../util/time-zone.ts';
 import {
   ABSENCE_REASONS,
   ACTIVITIES,
@@ -34,7 +36,7 @@ import type {
 } from './model.ts';
 import { asciiSlug, GUARDIAN_RELATIONSHIPS, MEDICAL_CONDITIONS, personName } from './names.ts';
 import { Rng } from './prng.ts';
-import { DAY, HOUR, MINUTE, wallClock, wallToUtc } from './time.ts';
+import { DAY, HOUR, MINUTE } from './time.ts';
 
 export const SCHOOL_TIME_ZONE = 'Australia/Sydney';
 
@@ -720,13 +722,13 @@ export function generateSchool(
   }): SSession {
     const extra = p.extraStudentIds ?? [];
     const rosterIds = rosterAt(p.teamIds, p.start, extra);
-    const meet = wallClock(p.start - 30 * MINUTE, tz);
+    const meet = hourMinute(p.start - 30 * MINUTE, tz);
     const away = p.locationId !== null && p.locationId >= 501;
     const teamCustomFieldsData: Record<number, Record<string, CustomFieldValue>> = {};
     for (const t of p.teamIds) {
       const data: Record<string, CustomFieldValue> = { meet_time: meet, uniform: sesRng.pick(UNIFORMS) };
       if (away) {
-        data.transport = `Bus from Gate ${sesRng.int(1, 4)} at ${wallClock(p.start - 60 * MINUTE, tz)}`;
+        data.transport = `Bus from Gate ${sesRng.int(1, 4)} at ${hourMinute(p.start - 60 * MINUTE, tz)}`;
         data.bus_list = sesRng.sample(rosterIds, Math.min(rosterIds.length, 12));
       }
       if (sesRng.chance(0.2)) data.coach_note = 'Rotate the bench; two players returning from injury.';
@@ -892,7 +894,7 @@ export function generateSchool(
               fieldType: 'text',
             },
             'Body part': { value: concussionStatus === 'none' ? part : 'Head', fieldType: 'dropdown' },
-            'Time of injury': { value: wallClock(at, tz), fieldType: 'time' },
+            'Time of injury': { value: hourMinute(at, tz), fieldType: 'time' },
           },
       dateTime: at,
       concussionStatus,

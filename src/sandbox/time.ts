@@ -1,71 +1,9 @@
-// Time helpers: wall-clock times in the school's zone to UTC instants, and the wire's timestamp forms.
+// The wire's timestamp forms and the sandbox's calendar arithmetic. Zone arithmetic: src/util/time-zone.ts.
 
 const DAY = 86_400_000;
 export const HOUR = 3_600_000;
 export const MINUTE = 60_000;
 export { DAY };
-
-const formatters = new Map<string, Intl.DateTimeFormat>();
-const offsetCache = new Map<string, number>();
-
-function formatter(timeZone: string): Intl.DateTimeFormat {
-  let f = formatters.get(timeZone);
-  if (!f) {
-    f = new Intl.DateTimeFormat('en-US', {
-      timeZone,
-      hourCycle: 'h23',
-      year: 'numeric',
-      month: 'numeric',
-      day: 'numeric',
-      hour: 'numeric',
-      minute: 'numeric',
-      second: 'numeric',
-    });
-    formatters.set(timeZone, f);
-  }
-  return f;
-}
-
-/** Offset (ms) of the zone from UTC at an instant: local = utc + offset. */
-export function zoneOffset(instant: number, timeZone: string): number {
-  // Offsets change at most at hour boundaries; cache per zone and hour.
-  const key = `${timeZone}|${Math.floor(instant / HOUR)}`;
-  const cached = offsetCache.get(key);
-  if (cached !== undefined) return cached;
-  const parts: Record<string, number> = {};
-  for (const p of formatter(timeZone).formatToParts(new Date(instant))) {
-    if (p.type !== 'literal') parts[p.type] = Number(p.value);
-  }
-  const asUtc = Date.UTC(
-    parts.year ?? 1970,
-    (parts.month ?? 1) - 1,
-    parts.day ?? 1,
-    parts.hour ?? 0,
-    parts.minute ?? 0,
-    parts.second ?? 0,
-  );
-  const offset = asUtc - Math.floor(instant / 1000) * 1000;
-  offsetCache.set(key, offset);
-  return offset;
-}
-
-/** The UTC instant of a wall-clock time in a zone (the day is given as a UTC-midnight instant of that date). */
-export function wallToUtc(dayUtcMidnight: number, hour: number, minute: number, timeZone: string): number {
-  const naive = dayUtcMidnight + hour * HOUR + minute * MINUTE;
-  let utc = naive - zoneOffset(naive, timeZone);
-  utc = naive - zoneOffset(utc, timeZone);
-  return utc;
-}
-
-/** `HH:mm` of an instant in a zone. */
-export function wallClock(instant: number, timeZone: string): string {
-  const local = new Date(instant + zoneOffset(instant, timeZone));
-  return `${pad(local.getUTCHours())}:${pad(local.getUTCMinutes())}`;
-}
-
-function pad(n: number): string {
-  return n < 10 ? `0${n}` : String(n);
-}
 
 export function iso(ms: number): string {
   return new Date(ms).toISOString();
