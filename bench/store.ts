@@ -6,8 +6,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Session, Student, Team } from '../src/domain/types.ts';
 import { openStore } from '../src/store/index.ts';
-import { contentHash, stableStringify } from '../src/store/kinds.ts';
+import { contentHash } from '../src/store/kinds.ts';
 import type { Store } from '../src/store/types.ts';
+import { stableStringify } from '../src/util/stable-json.ts';
 import {
   member,
   session,
