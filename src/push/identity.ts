@@ -4,6 +4,7 @@
 import { createHash } from 'node:crypto';
 import type { Id } from '../domain/types.ts';
 import type { SchoolId } from '../store/types.ts';
+import { sha256, stableStringify } from '../util/stable-json.ts';
 
 export interface EventIdentity {
   schoolId: SchoolId;
@@ -80,19 +81,9 @@ export function parseSessionTag(
   return { calendarKey: value.slice(0, slash), sessionId };
 }
 
-/** Stable JSON (sorted keys) so equal content always hashes equal. */
-function stable(value: unknown): string {
-  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
-  if (Array.isArray(value)) return `[${value.map(stable).join(',')}]`;
-  const entries = Object.entries(value as Record<string, unknown>)
-    .filter(([, v]) => v !== undefined)
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${stable(v)}`).join(',')}}`;
-}
-
 /** Content hash of what we write (without identity and tags): equal hash, nothing to update. */
 export function contentHash(content: unknown): string {
-  return createHash('sha256').update(stable(content)).digest('hex').slice(0, 32);
+  return sha256(stableStringify(content), 'hex').slice(0, 32);
 }
 
 /** Marker put in the description of calendars rostercal creates, to find them again after a lost database. */
