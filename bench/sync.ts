@@ -1,221 +1,325 @@
-// npm run bench:sync — the pull at `school` scale: a first full sync into SQLite and into PostgreSQL, and an
-// unchanged incremental run after each, against the baseline of paging the very same endpoints (same listings,
-// same parameters, same single-team reads, same client and pacing) and throwing the data away, in the same run.
+// npm run bench:sync — the real `rostercal sync` against its floor, as whole processes, in one run:
 //
-// The sandbox runs in its own child process (its CPU would otherwise sit on the event loop under test), and
-// every measured phase runs in a fresh child process of its own, so each phase's peak memory (maxRSS) is its
-// own and no phase inherits another's warm heap or caches.
+// - full: `rostercal sync --full` into a fresh store (SQLite, then PostgreSQL), against the floor: a bare loop
+//   (fetch and JSON.parse, nothing else) of the very requests that sync made, in the same order (pages one after
+//   another, single-team reads as many at once as the pull makes them). Floor and sync alternate, and every ratio
+//   is of runs measured next to each other.
+// - unchanged incremental: `rostercal sync` right after the full one (time and upstream requests).
+// - peak RSS of every sync process, at school and district scale.
 //
-// Goals (issue 3): full sync ≤ 1.5× the baseline; peak memory ≤ 250 MB; unchanged incremental < 1 s.
-// Options (environment): BENCH_SCALE (default school), BENCH_PG_ADMIN_URL (default the local test server),
-// BENCH_NODE_FLAGS (default --max-semi-space-size=16; empty for V8's defaults).
+// The sandbox runs in a child process of its own (its CPU would otherwise sit on the event loop under test); it
+// records the request lines of the warm-up sync, which the floor replays. Every measured phase is a fresh node
+// process with the same flags (startup and module loading count on both sides); its peak RSS is its own
+// (bench/support/max-rss.ts reports it at exit).
+//
+// Goals (issue 16): full sync ≤ 1.5× the floor on both stores; peak RSS ≤ 250 MB at school scale and ≤ 1.3× that
+// at district scale; an unchanged incremental sync < 1 s with ≤ 12 upstream requests.
+// Environment: BENCH_QUICK=1 (school scale only, one round: for repeated measurement), BENCH_SCALES (default
+// `school,district`), BENCH_ROUNDS (default 2 at school scale, 1 at district), BENCH_SENSITIVE=1 (the school
+// turns sensitive rosters on: every team read singly), BENCH_NODE_FLAGS (default --max-semi-space-size=16, what
+// rostercal is meant to run with; empty for V8's defaults), TEST_DATABASE_URL (a PostgreSQL server to use instead
+// of an embedded one of its own).
 import { type ChildProcess, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import pg from 'pg';
-import { parseSchool } from '../src/config.ts';
-import type { Team } from '../src/domain/types.ts';
-import { openStore } from '../src/store/index.ts';
-import { mapLimit } from '../src/sync/concurrency.ts';
-import { pullSchool } from '../src/sync/pull.ts';
-import { RESOURCES } from '../src/sync/resources.ts';
-import { syncWindow } from '../src/sync/window.ts';
-import { createUpstreamClient } from '../src/upstream/client.ts';
+import { createTestDatabase, useTestPostgres } from '../test/support/pg.ts';
+import { startPostgresServer } from '../test/support/postgres-server.ts';
 
-const NOW = '2026-03-02T00:00:00.000Z';
+const ROOT = path.join(import.meta.dirname, '..');
 const SEED = 7;
 const RATE = { requestsPerSecond: 1000, concurrency: 4 };
-// V8's young generation grows to tens of MB per semi-space by default: with pages of 1,000 sessions that slack,
-// not live data, is what pushes RSS past 250 MB (the live heap stays near 100 MB). rostercal is meant to run with
-// NODE_OPTIONS=--max-semi-space-size=16; every phase, baseline included, runs with the same flags.
 const NODE_FLAGS = (process.env.BENCH_NODE_FLAGS ?? '--max-semi-space-size=16').split(' ').filter(Boolean);
+const QUICK = process.env.BENCH_QUICK === '1';
+const SENSITIVE = process.env.BENCH_SENSITIVE === '1';
+const GOAL = {
+  ratio: 1.5,
+  schoolRssMb: 250,
+  districtGrowth: 1.3,
+  incrementalMs: 1000,
+  incrementalRequests: 12,
+};
 
-interface PhaseResult {
+interface Measured {
+  /** The whole process, start to exit. */
   ms: number;
+  /** The pull alone, as its run summary tells (no process start, no module loading). */
+  pullMs?: number;
   maxRssMb: number;
-  /** Peak of the JavaScript heap in use, sampled every 20 ms: the live data, where RSS also counts V8's slack. */
-  peakHeapMb: number;
   requests: number;
-  records: number;
-  status?: string;
 }
 
-const [, , mode, ...args] = process.argv;
-if (mode === '--serve-sandbox') await serveSandbox(args[0] ?? 'school');
-else if (mode === '--phase') await phase(args[0]!, JSON.parse(args[1]!) as PhaseArgs);
-else await main();
+// ---- the sandbox child: serves the school and records request lines while asked to -------------------------
 
 async function serveSandbox(scale: string): Promise<void> {
+  let recording: string[] | null = null;
+  // The sandbox keeps its server to itself: every http server in this process is the sandbox's.
+  const emit = http.Server.prototype.emit;
+  http.Server.prototype.emit = function (this: http.Server, event: string, ...rest: unknown[]) {
+    if (event === 'request' && recording) recording.push((rest[0] as http.IncomingMessage).url ?? '');
+    return Reflect.apply(emit, this, [event, ...rest]) as boolean;
+  } as typeof emit;
   const { startSandbox } = await import('../src/sandbox/index.ts');
-  const sb = await startSandbox({ port: 0, seed: SEED, scale: scale as 'school', now: NOW });
+  const sb = await startSandbox({ port: 0, seed: SEED, scale: scale as 'school' });
   process.stdout.write(`${JSON.stringify({ url: sb.url, token: sb.token })}\n`);
-  process.stdin.resume();
-  await once(process.stdin, 'end');
+  for await (const line of createInterface({ input: process.stdin })) {
+    if (line === 'record') recording = [];
+    else if (line === 'dump') {
+      process.stdout.write(`${JSON.stringify(recording ?? [])}\n`);
+      recording = null;
+    }
+  }
   await sb.close();
 }
 
-interface PhaseArgs {
+interface SandboxChild {
+  child: ChildProcess;
   url: string;
   token: string;
-  databaseUrl?: string;
-  dataDir?: string;
+  record(): void;
+  dump(): Promise<string[]>;
 }
 
-function school(a: PhaseArgs) {
-  return parseSchool({
-    id: 'bench',
-    name: 'Bench School',
-    upstream: { url: a.url, token: a.token, rateLimit: RATE },
-    timeZone: 'Australia/Sydney',
-  });
-}
-
-/** One measured phase, alone in this process: prints its result as JSON. */
-async function phase(name: string, a: PhaseArgs): Promise<void> {
-  const client = createUpstreamClient({ baseUrl: a.url, token: a.token, rateLimit: RATE });
-  const now = () => new Date(NOW);
-  let peakHeap = 0;
-  const sampler = setInterval(() => {
-    peakHeap = Math.max(peakHeap, process.memoryUsage().heapUsed);
-  }, 20);
-  let result: PhaseResult;
-  if (name === 'baseline') {
-    const cfg = school(a);
-    const window = syncWindow(now(), cfg.syncWindow);
-    const t0 = performance.now();
-    let records = 0;
-    for (const spec of RESOURCES) {
-      for (const listing of spec.listings) {
-        for await (const page of listing.pages({ client, window })) {
-          records += page.records.length;
-          // The pull reads every listed team singly (medical and guardian data): so does the baseline.
-          if (spec.kind === 'teams') {
-            const teams = page.records as Team[];
-            await mapLimit(teams, cfg.pull.teamConcurrency, (t) => client.team(t.id));
-          }
-        }
-      }
-    }
-    const ms = performance.now() - t0;
-    result = { ms, maxRssMb: 0, peakHeapMb: 0, requests: client.totals().requests, records };
-  } else {
-    const store = await openStore(a.databaseUrl ? { databaseUrl: a.databaseUrl } : { dataDir: a.dataDir! });
-    const t0 = performance.now();
-    const summary = await pullSchool({
-      store,
-      client,
-      school: school(a),
-      kind: name.startsWith('full') ? 'full' : 'incremental',
-      now,
-    });
-    const ms = performance.now() - t0;
-    await store.close();
-    const records = Object.values(summary.counts).reduce((n, c) => n + c.added + c.changed + c.unchanged, 0);
-    result = {
-      ms,
-      maxRssMb: 0,
-      peakHeapMb: 0,
-      requests: summary.upstream.requests,
-      records,
-      status: summary.status,
-    };
-    if (summary.status !== 'succeeded')
-      throw new Error(`${name}: ${summary.status}: ${summary.errors.join('; ')}`);
-  }
-  clearInterval(sampler);
-  result.maxRssMb = process.resourceUsage().maxRSS / 1024;
-  result.peakHeapMb = peakHeap / 1024 / 1024;
-  process.stdout.write(`${JSON.stringify(result)}\n`);
-}
-
-async function runPhase(name: string, a: PhaseArgs): Promise<PhaseResult> {
-  const child = spawn(
-    process.execPath,
-    [...NODE_FLAGS, import.meta.filename, '--phase', name, JSON.stringify(a)],
-    {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
-  );
-  let out = '';
-  child.stdout!.on('data', (d: Buffer) => {
-    out += d.toString();
-  });
-  const [code] = await once(child, 'exit');
-  if (code !== 0) throw new Error(`phase ${name} exited ${code}`);
-  return JSON.parse(out.trim().split('\n').at(-1)!) as PhaseResult;
-}
-
-async function startSandboxChild(
-  scale: string,
-): Promise<{ child: ChildProcess; url: string; token: string }> {
+async function startSandboxChild(scale: string): Promise<SandboxChild> {
   const child = spawn(process.execPath, [import.meta.filename, '--serve-sandbox', scale], {
     stdio: ['pipe', 'pipe', 'inherit'],
   });
   const lines = createInterface({ input: child.stdout! });
-  const [first] = (await once(lines, 'line')) as [string];
-  const { url, token } = JSON.parse(first) as { url: string; token: string };
-  return { child, url, token };
+  const it = lines[Symbol.asyncIterator]();
+  const next = async () => {
+    const r = await it.next();
+    if (r.done) throw new Error('the sandbox child ended');
+    return r.value;
+  };
+  const { url, token } = JSON.parse(await next()) as { url: string; token: string };
+  return {
+    child,
+    url,
+    token,
+    record: () => child.stdin!.write('record\n'),
+    async dump() {
+      child.stdin!.write('dump\n');
+      return JSON.parse(await next()) as string[];
+    },
+  };
 }
 
-async function main(): Promise<void> {
-  const scale = process.env.BENCH_SCALE ?? 'school';
-  const adminUrl = process.env.BENCH_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-  const { child, url, token } = await startSandboxChild(scale);
-  const dataDir = await mkdtemp(path.join(tmpdir(), 'rostercal-bench-sync-'));
-  const dbName = `rostercal_bench_${randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${dbName}`);
-  const dbUrl = new URL(adminUrl);
-  dbUrl.pathname = `/${dbName}`;
-  try {
-    console.log(`sandbox: scale ${scale}, seed ${SEED}, now ${NOW}, child process ${child.pid}`);
-    console.log(`phases: one child process each, node ${NODE_FLAGS.join(' ') || '(no flags)'}`);
-    const base = { url, token };
-    // A warm-up read so the sandbox's first-request costs (JIT, list caches) land on neither side.
-    await runPhase('baseline', base);
-    const rows: [string, PhaseResult][] = [];
-    rows.push(['baseline: page the same endpoints, discard', await runPhase('baseline', base)]);
-    rows.push(['full sync → SQLite', await runPhase('full', { ...base, dataDir })]);
-    rows.push(['unchanged incremental → SQLite', await runPhase('incremental', { ...base, dataDir })]);
-    rows.push(['full sync → PostgreSQL', await runPhase('full', { ...base, databaseUrl: dbUrl.toString() })]);
-    rows.push([
-      'unchanged incremental → PostgreSQL',
-      await runPhase('incremental', { ...base, databaseUrl: dbUrl.toString() }),
-    ]);
+// ---- the floor: the same requests, fetched and parsed, nothing else ------------------------------------------
 
-    const baseline = rows[0]![1];
-    const w = Math.max(...rows.map(([n]) => n.length));
-    console.log(
-      `\n${'phase'.padEnd(w)}  ${'wall'.padStart(9)}  ${'× base'.padStart(7)}  ${'peak RSS'.padStart(9)}  ${'peak heap'.padStart(9)}  ${'requests'.padStart(8)}  records`,
-    );
-    for (const [name, r] of rows) {
-      const ratio = name.startsWith('full') ? `${(r.ms / baseline.ms).toFixed(2)}×` : '';
-      console.log(
-        `${name.padEnd(w)}  ${`${(r.ms / 1000).toFixed(2)} s`.padStart(9)}  ${ratio.padStart(7)}  ${`${r.maxRssMb.toFixed(0)} MB`.padStart(9)}  ${`${r.peakHeapMb.toFixed(0)} MB`.padStart(9)}  ${String(r.requests).padStart(8)}  ${r.records}`,
-      );
+// ---- whole processes, timed -----------------------------------------------------------------------------------
+
+async function timed(
+  argv: string[],
+  env: Record<string, string>,
+): Promise<{ ms: number; maxRssMb: number; stdout: string }> {
+  const rssFile = path.join(
+    tmpdir(),
+    `rostercal-bench-rss-${process.pid}-${Math.random().toString(36).slice(2)}`,
+  );
+  const t0 = performance.now();
+  const child = spawn(
+    process.execPath,
+    [...NODE_FLAGS, '--import', path.join(ROOT, 'bench/support/max-rss.ts'), ...argv],
+    {
+      cwd: ROOT,
+      env: { ...process.env, LOG_LEVEL: 'warn', ...env, BENCH_RSS_FILE: rssFile },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (d: Buffer) => {
+    stdout += d.toString();
+  });
+  child.stderr!.on('data', (d: Buffer) => {
+    stderr += d.toString();
+  });
+  const [code] = (await once(child, 'exit')) as [number | null];
+  const ms = performance.now() - t0;
+  if (code !== 0) throw new Error(`${argv.join(' ')} exited ${code}:\n${stderr.slice(-2000)}`);
+  const maxRssMb = Number(await readFile(rssFile, 'utf8')) / 1024;
+  await rm(rssFile, { force: true });
+  return { ms, maxRssMb, stdout };
+}
+
+interface Target {
+  name: 'SQLite' | 'PostgreSQL';
+  /** A fresh, empty store: the environment `rostercal` needs to reach it. */
+  fresh(): Promise<{ env: Record<string, string>; drop(): Promise<void> }>;
+}
+
+async function writeConfig(dir: string, sb: SandboxChild): Promise<string> {
+  const file = path.join(dir, 'rostercal.json');
+  const config = {
+    schools: [
+      {
+        id: 'bench',
+        name: 'Bench School',
+        upstream: { url: sb.url, token: sb.token, rateLimit: RATE },
+        timeZone: 'Australia/Sydney',
+        rosters: { sensitive: SENSITIVE },
+      },
+    ],
+  };
+  await writeFile(file, JSON.stringify(config), { mode: 0o600 });
+  return file;
+}
+
+async function sync(configFile: string, env: Record<string, string>, full: boolean): Promise<Measured> {
+  const r = await timed(['src/main.ts', 'sync', '--json', ...(full ? ['--full'] : [])], {
+    ROSTERCAL_CONFIG: configFile,
+    ...env,
+  });
+  const summary = JSON.parse(r.stdout) as {
+    status: string;
+    durationMs: number;
+    upstream: { requests: number };
+    errors: string[];
+  };
+  if (summary.status !== 'succeeded') throw new Error(`sync ${summary.status}: ${summary.errors.join('; ')}`);
+  return { ms: r.ms, pullMs: summary.durationMs, maxRssMb: r.maxRssMb, requests: summary.upstream.requests };
+}
+
+async function runFloor(sb: SandboxChild, requests: string[]): Promise<Measured> {
+  const r = await timed(
+    [path.join(ROOT, 'bench/support/floor.ts'), JSON.stringify({ url: sb.url, token: sb.token, requests })],
+    {},
+  );
+  return { ms: r.ms, maxRssMb: r.maxRssMb, requests: requests.length };
+}
+
+interface ScaleResult {
+  scale: string;
+  rows: { target: string; floor: Measured; full: Measured; incremental: Measured }[];
+}
+
+async function measureScale(
+  scale: string,
+  rounds: number,
+  targets: Target[],
+  work: string,
+): Promise<ScaleResult> {
+  const sb = await startSandboxChild(scale);
+  try {
+    const configFile = await writeConfig(work, sb);
+    // Warm-up (the sandbox's first listings, the OS's file cache), recording the requests the floor replays.
+    const warm = await targets[0]!.fresh();
+    sb.record();
+    await sync(configFile, warm.env, true);
+    const requests = await sb.dump();
+    await warm.drop();
+    console.log(`${scale}: ${requests.length} requests in a full sync; ${rounds} round(s), alternating`);
+    const rows: ScaleResult['rows'] = [];
+    for (let round = 0; round < rounds; round++) {
+      for (const target of targets) {
+        const store = await target.fresh();
+        const floorRun = await runFloor(sb, requests);
+        const full = await sync(configFile, store.env, true);
+        const incremental = await sync(configFile, store.env, false);
+        await store.drop();
+        rows.push({ target: target.name, floor: floorRun, full, incremental });
+        console.log(
+          `  ${target.name.padEnd(10)} floor ${s(floorRun.ms)}  full ${s(full.ms)} (pull ${s(full.pullMs!)}) = ${(full.ms / floorRun.ms).toFixed(2)}×  ` +
+            `peak ${mb(full.maxRssMb)}  unchanged incremental ${s(incremental.ms)} (pull ${s(incremental.pullMs!)}), ${incremental.requests} requests`,
+        );
+      }
     }
-    const fulls = rows.filter(([n]) => n.startsWith('full'));
-    const incs = rows.filter(([n]) => n.startsWith('unchanged'));
-    const peak = Math.max(...rows.slice(1).map(([, r]) => r.maxRssMb));
-    console.log('\ngoals:');
-    for (const [n, r] of fulls) {
-      const ratio = r.ms / baseline.ms;
-      console.log(`  ${n}: ${ratio.toFixed(2)}× baseline (goal ≤ 1.5×) ${ratio <= 1.5 ? 'met' : 'NOT met'}`);
-    }
-    console.log(`  peak memory: ${peak.toFixed(0)} MB (goal ≤ 250 MB) ${peak <= 250 ? 'met' : 'NOT met'}`);
-    for (const [n, r] of incs) {
-      console.log(`  ${n}: ${(r.ms / 1000).toFixed(2)} s (goal < 1 s) ${r.ms < 1000 ? 'met' : 'NOT met'}`);
-    }
+    return { scale, rows };
   } finally {
-    child.stdin!.end();
-    await once(child, 'exit');
-    await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
-    await admin.end();
-    await rm(dataDir, { recursive: true, force: true });
+    sb.child.stdin!.end();
+    await once(sb.child, 'exit');
   }
 }
+
+const s = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
+const mb = (m: number) => `${m.toFixed(0)} MB`;
+const median = (xs: number[]) => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
+const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
+
+async function main(): Promise<void> {
+  const scales = QUICK ? ['school'] : (process.env.BENCH_SCALES ?? 'school,district').split(',');
+  const work = await mkdtemp(path.join(tmpdir(), 'rostercal-bench-sync-'));
+  const pgServer = await startPostgresServer({ durable: true });
+  useTestPostgres(pgServer.adminUrl);
+  let n = 0;
+  const targets: Target[] = [
+    {
+      name: 'SQLite',
+      async fresh() {
+        const dir = path.join(work, `data-${n++}`);
+        return { env: { DATA_DIR: dir }, drop: () => rm(dir, { recursive: true, force: true }) };
+      },
+    },
+    {
+      name: 'PostgreSQL',
+      async fresh() {
+        const db = await createTestDatabase();
+        return { env: { DATABASE_URL: db.url }, drop: () => db.drop() };
+      },
+    },
+  ];
+  console.log(
+    `bench:sync: node ${NODE_FLAGS.join(' ') || '(no flags)'}, PostgreSQL from ${pgServer.source}, ` +
+      `sensitive rosters ${SENSITIVE ? 'on' : 'off'}, seed ${SEED}${QUICK ? ', quick' : ''}`,
+  );
+  const results: ScaleResult[] = [];
+  try {
+    for (const scale of scales) {
+      const rounds = Number(process.env.BENCH_ROUNDS ?? (QUICK || scale !== 'school' ? 1 : 2));
+      results.push(await measureScale(scale, rounds, targets, work));
+    }
+  } finally {
+    await pgServer.stop();
+    await rm(work, { recursive: true, force: true });
+  }
+
+  console.log('\ngoals (medians of the rounds; each ratio is of a floor and a sync run next to each other):');
+  const peakOf = (r: ScaleResult) => Math.max(...r.rows.map((x) => x.full.maxRssMb));
+  for (const r of results) {
+    for (const target of targets) {
+      const rows = r.rows.filter((x) => x.target === target.name);
+      const ratio = median(rows.map((x) => x.full.ms / x.floor.ms));
+      const inc = rows.map((x) => x.incremental);
+      const incMs = median(inc.map((x) => x.ms));
+      const incPullMs = median(inc.map((x) => x.pullMs!));
+      const incReq = Math.max(...inc.map((x) => x.requests));
+      console.log(
+        `  ${r.scale} ${target.name}: full sync ${s(median(rows.map((x) => x.full.ms)))} = ${ratio.toFixed(2)}× the floor ` +
+          `(${s(median(rows.map((x) => x.floor.ms)))}; goal ≤ ${GOAL.ratio}×) ${verdict(ratio <= GOAL.ratio)}; ` +
+          `peak RSS ${mb(Math.max(...rows.map((x) => x.full.maxRssMb)))}`,
+      );
+      console.log(
+        `  ${r.scale} ${target.name}: unchanged incremental: the pull ${s(incPullMs)}, ${incReq} requests ` +
+          `(goal < ${s(GOAL.incrementalMs)}, ≤ ${GOAL.incrementalRequests}) ` +
+          verdict(incPullMs < GOAL.incrementalMs && incReq <= GOAL.incrementalRequests) +
+          `; the whole process ${s(incMs)}`,
+      );
+    }
+  }
+  const school = results.find((r) => r.scale === 'school');
+  const district = results.find((r) => r.scale === 'district');
+  if (school) {
+    const p = peakOf(school);
+    console.log(
+      `  school peak RSS ${mb(p)} (goal ≤ ${GOAL.schoolRssMb} MB) ${verdict(p <= GOAL.schoolRssMb)}`,
+    );
+  }
+  if (school && district) {
+    const g = peakOf(district) / peakOf(school);
+    console.log(
+      `  district peak RSS ${mb(peakOf(district))} = ${g.toFixed(2)}× school (goal ≤ ${GOAL.districtGrowth}×) ${verdict(g <= GOAL.districtGrowth)}`,
+    );
+  }
+}
+
+// Last, so every constant above is initialised before any of it runs.
+const [, , mode, ...args] = process.argv;
+if (mode === '--serve-sandbox') await serveSandbox(args[0] ?? 'school');
+else await main();
