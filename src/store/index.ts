@@ -77,6 +77,7 @@ function openSqlite(opts: { dataDir?: string; file?: string }): SqlStore {
         db.exec('PRAGMA journal_mode = WAL');
         // WAL + NORMAL: durable across application crashes; a power cut may lose the last commit, never corrupt.
         db.exec('PRAGMA synchronous = NORMAL');
+        db.exec('PRAGMA cache_size = -32000');
       }
       db.exec('PRAGMA foreign_keys = ON');
       return db;

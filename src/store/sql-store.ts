@@ -260,6 +260,13 @@ export class SqlStore implements Store {
             rows.push({ school_id: schoolId, [join.owner]: record.key as Id, [join.member]: member });
           }
         }
+        // In key order (member first, as the primary key): the index grows at its end instead of splitting pages
+        // all over it, several times faster for the tens of thousands of rows of session_students.
+        rows.sort(
+          (a, b) =>
+            (a[join.member] as number) - (b[join.member] as number) ||
+            (a[join.owner] as number) - (b[join.owner] as number),
+        );
         // Another writer may have inserted the same membership meanwhile (two pulls overlapping): same fact.
         await this.#insertRows(join.table, rows, {
           columns: ['school_id', join.member, join.owner],
