@@ -74,8 +74,13 @@ function header(headers: Record<string, string> | undefined, name: string): stri
  */
 function refusal(failure: unknown): SubResponse | null {
   const r = lastFailure(failure);
+  // @azure/identity's verdict on the app's credentials (the token endpoint said invalid_client & co.) reaches
+  // us with no HTTP status, only its name as the code: as final as a 401.
+  if (CREDENTIAL_REFUSALS.has(r.body.error.code)) return r;
   return r.status >= 400 && r.status < 500 && r.status !== 408 && r.status !== 429 ? r : null;
 }
+
+const CREDENTIAL_REFUSALS = new Set(['AuthenticationRequiredError', 'CredentialUnavailableError']);
 
 /** What an item gets when its `$batch` round trips kept failing: the last HTTP status and Graph's words. */
 function lastFailure(failure: unknown): SubResponse {

@@ -24,17 +24,26 @@ describe('pushes that end mid-way (rostercal sync against faulty providers)', ()
   let n = 0;
 
   /** `defaults`: the targets' own backoff (1 s doubling to 32 s, 8 retries) instead of the test's quick one. */
-  function config(dataDir: string, target: 'outlook' | 'google', defaults = false): string {
+  function config(dataDir: string, target: 'outlook' | 'google' | 'outlook-app', defaults = false): string {
     const backoffs = defaults ? {} : { backoff };
+    const auth =
+      target === 'outlook-app'
+        ? {
+            authorityHost: graph.authorityHost,
+            tenantId: 'hill-tenant',
+            clientId: 'app',
+            clientSecret: 'wrong',
+          }
+        : { accessToken: 'env:GRAPH_TOKEN' };
     const file = join(root, `config-${n++}.json`);
     const targets =
-      target === 'outlook'
+      target !== 'google'
         ? [
             {
               id: 'staff',
               provider: 'outlook',
               scope: 'staff',
-              outlook: { baseUrl: graph.url, accessToken: 'env:GRAPH_TOKEN', ...backoffs },
+              outlook: { baseUrl: graph.url, ...auth, ...backoffs },
             },
           ]
         : [
@@ -80,7 +89,7 @@ describe('pushes that end mid-way (rostercal sync against faulty providers)', ()
   }
 
   /** `rostercal sync` of a copy of the pulled store, pushing to `target`. */
-  async function sync(target: 'outlook' | 'google', defaults = false) {
+  async function sync(target: 'outlook' | 'google' | 'outlook-app', defaults = false) {
     const dataDir = join(root, `data-${n++}`);
     cpSync(pulled, dataDir, { recursive: true });
     const child = rostercal(['sync'], env(config(dataDir, target, defaults)));
@@ -168,4 +177,15 @@ describe('pushes that end mid-way (rostercal sync against faulty providers)', ()
       }, 120_000);
     }
   }
+
+  it('outlook: the token endpoint refuses the app secret: exit 1 within seconds, naming the cause', async () => {
+    const t0 = performance.now();
+    const r = await sync('outlook-app', true);
+    expect(r.code, r.output).toBe(1);
+    expect(performance.now() - t0, r.output).toBeLessThan(20_000);
+    expect(r.output).toMatch(
+      /push hill\/staff \(outlook\): .*failed\n(.*\n)* {2}problem: .*invalid_client|AADSTS7000215/,
+    );
+    expect(r.output).not.toContain('wrong');
+  }, 120_000);
 });
