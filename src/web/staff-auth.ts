@@ -225,7 +225,9 @@ export function createStaffAuth(opts: StaffAuthOptions): StaffAuth {
     const p = principalOf(res);
     const origin = req.get('origin');
     const own = `${req.protocol}://${req.get('host')}`;
-    if (origin && origin !== publicUrl.origin && origin !== own) return false;
+    // Browsers send `Origin: null` for forms on our own pages (Referrer-Policy: no-referrer): no evidence either
+    // way, so the session's CSRF token below decides.
+    if (origin && origin !== 'null' && origin !== publicUrl.origin && origin !== own) return false;
     const given = (req.body as Record<string, unknown> | undefined)?.csrf;
     if (!p) return false;
     // The admin-token bearer is not a browser: no cookie, no CSRF.

@@ -123,6 +123,33 @@ describe('a coach on a phone (Chromium, 390 px)', () => {
   });
 });
 
+describe('signing out in Chromium (desktop, 1280 px)', () => {
+  // Chromium sends `Origin: null` with a form posted from a page whose Referrer-Policy is no-referrer (ours):
+  // the Sign out button must still end the session, and the old cookie must be refused afterwards.
+  it('the Sign out button ends the session and the old cookie no longer opens My teams', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    await page.goto(`${site.url}/staff`);
+    await Promise.all([
+      page.waitForURL(`${site.url}/staff`),
+      page.locator('button', { hasText: `${coach.firstName} ${coach.lastName}` }).click(),
+    ]);
+    const [old] = (await context.cookies(site.url)).filter((c) => c.name === 'rostercal_session');
+    expect(old, 'a session cookie after sign-in').toBeDefined();
+    const cookie = `${old!.name}=${old!.value}`;
+    expect((await fetch(`${site.url}/staff`, { headers: { cookie }, redirect: 'manual' })).status).toBe(200);
+
+    await Promise.all([
+      page.waitForURL(`${site.url}/auth/signed-out`, { timeout: 10_000 }),
+      page.locator('button', { hasText: 'Sign out' }).click(),
+    ]);
+    expect(await page.locator('main').innerText()).toContain('You are signed out');
+    const after = await fetch(`${site.url}/staff`, { headers: { cookie }, redirect: 'manual' });
+    expect(after.status).not.toBe(200);
+    await context.close();
+  });
+});
+
 describe('plain http on a LAN name (PUBLIC_URL http://rostercal.school.lan:PORT)', () => {
   let lanIdp: TestIdp;
   let lanSite: StaffSite;
