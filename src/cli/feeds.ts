@@ -47,8 +47,10 @@ export async function listFeeds(
   const schools = schoolIds ?? (await store.listSchools()).map((s) => s.id);
   const out: FeedListing[] = [];
   for (const schoolId of schools) {
-    for (const def of await listFeedDefs(store, schoolId)) {
-      const issued = await tokens.ensure(schoolId, def.scope, def.scopeId);
+    const defs = await listFeedDefs(store, schoolId);
+    const issuedAll = await tokens.ensureAll(schoolId, defs);
+    for (const [i, def] of defs.entries()) {
+      const issued = issuedAll[i]!;
       const links = issued.token ? feedUrls(publicUrl, issued.token) : null;
       out.push({
         school: schoolId,

@@ -2,8 +2,7 @@
 // 1. The secret must be the one the store's feeds were made with (else every family's URL would die quietly).
 // 2. The rotation record beside it is reconciled with the store (rotations.ts); schools whose current URLs
 //    cannot be told are not served until an operator decides (`rostercal feeds accept-store`).
-import type { Id } from '../domain/types.ts';
-import type { FeedScope, FeedToken, SchoolId, Store } from '../store/types.ts';
+import type { FeedToken, SchoolId, Store } from '../store/types.ts';
 import type { AfterPullStep } from '../sync/after-pull.ts';
 import { listFeedDefs } from './catalog.ts';
 import { ROTATIONS_CURSOR, RotationJournal, type RotationState, reconcileRotations } from './rotations.ts';
@@ -99,7 +98,7 @@ export function feedTokensAfterPull(opts: { tokens: FeedTokens; guard: RotationG
     async run(ctx) {
       if (ctx.summary.status === 'failed' || !opts.guard.takeReissue(ctx.school.id)) return true;
       const defs = await listFeedDefs(ctx.store, ctx.school.id);
-      for (const d of defs) await opts.tokens.ensure(ctx.school.id, d.scope as FeedScope, d.scopeId as Id);
+      await opts.tokens.ensureAll(ctx.school.id, defs);
       ctx.log.info(
         { school: ctx.school.id, feeds: defs.length },
         'feed tokens issued again after a lost database',

@@ -101,8 +101,10 @@ export function createAdminRouter(opts: AdminRouterOptions): express.Router {
             for (const t of s.teams) if (!nextFixture.has(t.id)) nextFixture.set(t.id, s.id);
 
         const feedRows: string[] = [];
-        for (const def of defs.filter((d) => d.scope !== 'student')) {
-          const issued = await opts.tokens.ensure(school.id, def.scope, def.scopeId);
+        const listed = defs.filter((d) => d.scope !== 'student');
+        const issuedAll = await opts.tokens.ensureAll(school.id, listed);
+        for (const [i, def] of listed.entries()) {
+          const issued = issuedAll[i]!;
           const link = issued.token
             ? `<a href="${escapeHtml(`${base}/feeds/${issued.token}`)}">subscribe page</a>`
             : '<span class="muted">issued with another secret: rotate it</span>';
