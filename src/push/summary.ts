@@ -1,7 +1,7 @@
 // What a push run reports: per calendar and in total, with the planned operations of a dry run; and the text
 // `rostercal sync` prints for it.
 import type { Id, Instant } from '../domain/types.ts';
-import type { RunStatus, SchoolId } from '../store/types.ts';
+import type { RunCounts, RunStatus, SchoolId } from '../store/types.ts';
 
 export type PlannedOp = {
   kind: 'create' | 'update' | 'delete';
@@ -45,6 +45,41 @@ export interface PushSummary {
   throttled: number;
   errors: string[];
   warning: string | null;
+}
+
+/** Totals, the per-calendar counts a run record keeps, and the run's status. */
+export function tally(
+  outcomes: CalendarOutcome[],
+  failed: boolean,
+  warning: string | null,
+): { totals: PushSummary['totals']; counts: Record<string, RunCounts>; status: RunStatus } {
+  const totals = { created: 0, updated: 0, deleted: 0, unchanged: 0, failed: 0 };
+  const counts: Record<string, RunCounts> = {};
+  for (const o of outcomes) {
+    const c = o.counts;
+    totals.created += c.created;
+    totals.updated += c.updated;
+    totals.deleted += c.deleted;
+    totals.unchanged += c.unchanged;
+    totals.failed += c.failed;
+    counts[o.key] = {
+      added: c.created,
+      changed: c.updated,
+      deleted: c.deleted,
+      unchanged: c.unchanged,
+      skipped: o.state === 'skipped' || o.state === 'paused' ? 1 : 0,
+      created: c.created,
+      updated: c.updated,
+      failed: c.failed,
+    };
+  }
+  const status: RunStatus =
+    failed || totals.failed > 0 || outcomes.some((o) => o.state === 'failed')
+      ? 'failed'
+      : warning
+        ? 'suspicious'
+        : 'succeeded';
+  return { totals, counts, status };
 }
 
 /** Human-readable plan (dry run) or result: one line per calendar with work, then the operations. */

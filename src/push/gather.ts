@@ -1,0 +1,247 @@
+// Gathering, the first step of a push: from the store, every calendar the target keeps (one per member in scope,
+// plus those whose member left the scope but still hold our events) with its desired events — the projection of
+// its sessions in the window, rendered and content-hashed — and its mappings.
+import type { FeedScopeRef } from '../calendar/context.ts';
+import type { ProjectionContext } from '../calendar/index.ts';
+import type { Audience, CalendarEvent } from '../calendar/types.ts';
+import type { Id, Instant } from '../domain/types.ts';
+import type { PushCalendar, PushMapping, SchoolId, Store, Stored } from '../store/types.ts';
+import { decodeCalendarId } from './calendar-id.ts';
+import { calendarMarker, type EventIdentity } from './identity.ts';
+import { calendarName, type Member, members, ownerOf, sessionsByMember } from './members.ts';
+import type { CalendarInput, Departed, Desired } from './plan.ts';
+import type { CalendarRef, CalendarSpec, PushProvider, RemoteEvent, WriteOp } from './provider.ts';
+import type { CalendarOutcome } from './summary.ts';
+import type { PushTargetConfig } from './targets.ts';
+
+export type ProjectFn = (
+  session: Stored<'sessions'>,
+  ctx: ProjectionContext,
+  audience: Audience,
+  scope: FeedScopeRef,
+) => CalendarEvent | null;
+
+/** One calendar through a run: what the store says, what the remote said, what was planned and what happened. */
+export interface CalendarWork {
+  spec: CalendarSpec;
+  stored: PushCalendar | null;
+  outcome: CalendarOutcome;
+  desired: Map<Id, Desired>;
+  mappings: Map<Id, PushMapping>;
+  ref: CalendarRef | null;
+  /** Created this run: nothing to list. */
+  fresh: boolean;
+  listing: RemoteEvent[] | null;
+  departed: Map<Id, Departed>;
+  ops: WriteOp[];
+  adopt: PushMapping[];
+  forget: Id[];
+  /** The remote calendar was deleted by hand: forget it (and its mappings) so the next run creates it again. */
+  gone: boolean;
+}
+
+export interface GatherInput {
+  store: Store;
+  school: { id: SchoolId; name: string; timeZone: string };
+  target: PushTargetConfig;
+  window: { from: Instant; to: Instant };
+  now: Instant;
+  context: ProjectionContext;
+  project: ProjectFn;
+  provider: PushProvider;
+  dryRun: boolean;
+  /** Problems worth a line in the run's record. */
+  note: (msg: string) => void;
+}
+
+export function emptyCounts(): CalendarOutcome['counts'] {
+  return { created: 0, updated: 0, deleted: 0, unchanged: 0, failed: 0 };
+}
+
+export async function gather(g: GatherInput): Promise<CalendarWork[]> {
+  const { store, school, target } = g;
+  const [storedCalendars, allMappings, people] = await Promise.all([
+    store.listPushCalendars(school.id, target.id),
+    store.listPushMappings(school.id, target.id),
+    members(store, school.id, target),
+  ]);
+  const calByKey = new Map(storedCalendars.map((c) => [c.calendarKey, c]));
+  const mapsByKey = new Map<string, Map<Id, PushMapping>>();
+  for (const m of allMappings) {
+    const group = mapsByKey.get(m.calendarKey) ?? new Map<Id, PushMapping>();
+    group.set(m.sessionId, m);
+    mapsByKey.set(m.calendarKey, group);
+  }
+  if (target.ids) {
+    const found = new Set(people.map((p) => p.id));
+    for (const id of target.ids)
+      if (!found.has(id)) g.note(`${target.scope} ${id} is not in the store (or no longer active)`);
+  }
+  const ids = people.map((p) => p.id);
+  const sessionsOf = await sessionsByMember(store, school.id, target.scope, ids, g.window);
+  const works: CalendarWork[] = [];
+  for (const m of people) {
+    const key = `${target.scope}:${m.id}`;
+    const work = memberCalendar(g, m, calByKey.get(key) ?? null, mapsByKey.get(key) ?? new Map());
+    mapsByKey.delete(key);
+    works.push(work);
+    if (work.outcome.state === 'ok') addDesired(g, work, m, sessionsOf.get(m.id) ?? []);
+  }
+  // Calendars we wrote into before whose member left the scope: their events go (guarded by the planner).
+  for (const [key, mappings] of mapsByKey) {
+    const stored = calByKey.get(key) ?? null;
+    if (!stored?.remoteCalendarId || mappings.size === 0) continue;
+    works.push(retiredCalendar(g, stored, stored.remoteCalendarId, mappings));
+  }
+  return works;
+}
+
+function newWork(
+  spec: CalendarSpec,
+  stored: PushCalendar | null,
+  outcome: CalendarOutcome,
+  mappings: Map<Id, PushMapping>,
+): CalendarWork {
+  return {
+    spec,
+    stored,
+    outcome,
+    desired: new Map(),
+    mappings,
+    ref: null,
+    fresh: false,
+    listing: null,
+    departed: new Map(),
+    ops: [],
+    adopt: [],
+    forget: [],
+    gone: false,
+  };
+}
+
+function outcomeOf(
+  key: string,
+  name: string,
+  remoteCalendarId: string | null,
+  dryRun: boolean,
+): CalendarOutcome {
+  return {
+    key,
+    name,
+    remoteCalendarId,
+    state: 'ok',
+    reconciled: false,
+    untrusted: false,
+    counts: emptyCounts(),
+    ...(dryRun ? { ops: [] } : {}),
+  };
+}
+
+function memberCalendar(
+  g: GatherInput,
+  m: Member,
+  stored: PushCalendar | null,
+  mappings: Map<Id, PushMapping>,
+): CalendarWork {
+  const { school, target } = g;
+  const key = `${target.scope}:${m.id}`;
+  const owner = ownerOf(target, m);
+  const known = stored?.remoteCalendarId ? decodeCalendarId(stored.remoteCalendarId) : null;
+  const marker = calendarMarker(school.id, target.id, key);
+  const spec: CalendarSpec = {
+    key,
+    name: calendarName(target, school, m),
+    description: `${target.scope === 'staff' ? 'Sessions' : 'Sessions and fixtures'} of ${m.name} at ${school.name}, kept up to date by rostercal: changes made here are overwritten.\n${marker}`,
+    marker,
+    timeZone: school.timeZone,
+    owner,
+    memberEmail: m.email,
+    // A calendar known under another owner (the member's address changed) is looked up again.
+    remoteCalendarId: known && known.owner === owner ? known.id : null,
+  };
+  const name = target.provider === 'outlook' ? `${spec.name} (${owner ?? 'no mailbox'})` : spec.name;
+  const work = newWork(spec, stored, outcomeOf(key, name, spec.remoteCalendarId, g.dryRun), mappings);
+  if (target.provider === 'outlook' && !owner) {
+    work.outcome.state = 'skipped';
+    work.outcome.note = 'no mailbox address';
+    g.note(`${key} (${m.name}): no mailbox address (template ${target.outlook.mailbox})`);
+  } else if (stored?.pausedUntil && stored.pausedUntil > g.now) {
+    work.outcome.state = 'paused';
+    work.outcome.note = `paused until ${stored.pausedUntil}`;
+  }
+  return work;
+}
+
+function addDesired(g: GatherInput, work: CalendarWork, m: Member, sessions: Stored<'sessions'>[]): void {
+  const scopeRef: FeedScopeRef = { scope: g.target.scope, id: m.id };
+  for (const s of sessions) {
+    const event = g.project(s, g.context, g.target.audience, scopeRef);
+    if (!event) continue;
+    if (event.status === 'cancelled' && g.target.cancelled === 'remove') continue;
+    const identity: EventIdentity = {
+      schoolId: g.school.id,
+      target: g.target.id,
+      calendarKey: work.spec.key,
+      sessionId: s.id,
+    };
+    work.desired.set(s.id, {
+      sessionId: s.id,
+      event,
+      rendered: g.provider.render(event, identity),
+      identity,
+    });
+  }
+}
+
+function retiredCalendar(
+  g: GatherInput,
+  stored: PushCalendar,
+  remoteCalendarId: string,
+  mappings: Map<Id, PushMapping>,
+): CalendarWork {
+  const key = stored.calendarKey;
+  const where = decodeCalendarId(remoteCalendarId);
+  const spec: CalendarSpec = {
+    key,
+    name: key,
+    description: '',
+    marker: calendarMarker(g.school.id, g.target.id, key),
+    timeZone: g.school.timeZone,
+    owner: where.owner,
+    memberEmail: null,
+    remoteCalendarId: where.id,
+  };
+  const work = newWork(spec, stored, outcomeOf(key, key, remoteCalendarId, g.dryRun), mappings);
+  work.outcome.state = 'retired';
+  work.ref = { key, remoteCalendarId: where.id, owner: where.owner };
+  return work;
+}
+
+/** The planner's view of a calendar. */
+export function planInput(w: CalendarWork): CalendarInput {
+  return {
+    key: w.spec.key,
+    state: w.outcome.state,
+    ref: w.ref,
+    gone: w.gone,
+    desired: w.desired,
+    mappings: w.mappings,
+    listing: w.listing,
+    departed: w.departed,
+  };
+}
+
+/**
+ * Where the sessions of mappings no longer desired stand now (moved out of the window, deleted, gone), for the
+ * calendars the planner will diff.
+ */
+export async function lookUpDeparted(store: Store, schoolId: SchoolId, works: CalendarWork[]): Promise<void> {
+  for (const w of works) {
+    if (!w.ref || w.gone || !['ok', 'created', 'retired'].includes(w.outcome.state)) continue;
+    for (const m of w.mappings.values()) {
+      if (w.desired.has(m.sessionId)) continue;
+      const s = await store.get(schoolId, 'sessions', m.sessionId, { includeDeleted: true });
+      if (s) w.departed.set(m.sessionId, { start: s.start, end: s.end, deleted: Boolean(s.meta.deletedAt) });
+    }
+  }
+}

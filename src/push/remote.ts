@@ -1,0 +1,124 @@
+// What the remote holds, the steps between gathering and planning: each calendar found or created (and its id
+// remembered), then — where a reconciliation is due — our events in it listed.
+import type { Instant } from '../domain/types.ts';
+import type { PushCalendar, SchoolId, Store } from '../store/types.ts';
+import { encodeCalendarId } from './calendar-id.ts';
+import type { CalendarWork } from './gather.ts';
+import { PENDING } from './plan.ts';
+import type { ListResult, PushProvider } from './provider.ts';
+
+export interface RemoteStep {
+  store: Store;
+  schoolId: SchoolId;
+  targetId: string;
+  provider: PushProvider;
+  dryRun: boolean;
+  startedAt: Instant;
+  note: (msg: string) => void;
+  /** Rests a calendar whose provider said quota exceeded (see apply.ts). */
+  pause: (w: CalendarWork) => Promise<void>;
+}
+
+/** Finds or creates every calendar still to be written (none created in a dry run). */
+export async function ensureCalendars(step: RemoteStep, works: CalendarWork[]): Promise<void> {
+  const toEnsure = works.filter((w) => w.outcome.state === 'ok');
+  const ensured = await step.provider.ensureCalendars(
+    toEnsure.map((w) => w.spec),
+    { dryRun: step.dryRun },
+  );
+  for (const w of toEnsure) {
+    const r = ensured.get(w.spec.key);
+    if (!r?.ok) {
+      w.outcome.state = r?.skip ? 'skipped' : 'failed';
+      w.outcome.note = r?.reason ?? 'not ensured';
+      step.note(r?.reason ?? `${w.spec.key}: calendar not available`);
+      continue;
+    }
+    w.ref = { key: w.spec.key, remoteCalendarId: r.remoteCalendarId, owner: w.spec.owner };
+    w.outcome.remoteCalendarId = r.remoteCalendarId || null;
+    if (r.created) {
+      w.outcome.state = 'created';
+      w.fresh = true;
+    }
+    const encoded = encodeCalendarId(w.spec.owner, r.remoteCalendarId);
+    if (!step.dryRun && encoded !== (w.stored?.remoteCalendarId ?? null)) {
+      const saved: PushCalendar = {
+        schoolId: step.schoolId,
+        target: step.targetId,
+        calendarKey: w.spec.key,
+        remoteCalendarId: encoded,
+        pausedUntil: null,
+        // A calendar we just created holds nothing: as good as reconciled.
+        lastReconciledAt: r.created ? step.startedAt : (w.stored?.lastReconciledAt ?? null),
+      };
+      await step.store.savePushCalendar(saved);
+      w.stored = saved;
+    }
+  }
+}
+
+/**
+ * The calendars to compare with the remote this run: all of them when asked, else those whose mappings are
+ * missing or pending (a lost database, a crash mid-push) and those not reconciled for reconcileEveryHours.
+ */
+export function dueForListing(
+  works: CalendarWork[],
+  reconcileAll: boolean,
+  dueBefore: Instant,
+): CalendarWork[] {
+  return works.filter((w) => {
+    if (!w.ref || w.fresh || !w.ref.remoteCalendarId) return false;
+    if (w.outcome.state !== 'ok' && w.outcome.state !== 'retired') return false;
+    if (reconcileAll) return true;
+    if (w.mappings.size === 0 && w.desired.size > 0) return true;
+    if ([...w.mappings.values()].some((m) => m.contentHash === PENDING)) return true;
+    return !w.stored?.lastReconciledAt || w.stored.lastReconciledAt < dueBefore;
+  });
+}
+
+/** Lists our events in each calendar (into work.listing); a failed listing pauses, skips or forgets it. */
+export async function listCalendars(
+  step: RemoteStep,
+  toList: CalendarWork[],
+  window: { from: Instant; to: Instant },
+): Promise<void> {
+  const listings = toList.length
+    ? await step.provider.listOwned(
+        toList.map((w) => w.ref!),
+        window,
+      )
+    : new Map<string, ListResult>();
+  // An empty answer where we hold no mapping (a lost database, or a calendar found rather than created) is
+  // asked for a second time before it is believed: a flaky empty listing would otherwise mean re-creating
+  // every event (harmless on Google, whose ids are ours; on Graph only transactionId would stand in the way).
+  const doubtful = toList.filter((w) => {
+    const r = listings.get(w.spec.key);
+    return r?.ok && r.events.length === 0 && w.mappings.size === 0 && w.desired.size > 0;
+  });
+  if (doubtful.length) {
+    const second = await step.provider.listOwned(
+      doubtful.map((w) => w.ref!),
+      window,
+    );
+    for (const [key, r] of second) listings.set(key, r);
+  }
+  for (const w of toList) {
+    const r = listings.get(w.spec.key);
+    if (!r) continue;
+    if (r.ok) {
+      w.listing = r.events;
+      continue;
+    }
+    if (r.paused) {
+      w.outcome.state = 'paused';
+      await step.pause(w);
+    } else if (r.skip) {
+      w.outcome.state = 'skipped';
+    } else if (r.gone) {
+      w.outcome.state = 'failed';
+      w.gone = true;
+    }
+    w.outcome.note = r.reason;
+    step.note(`${w.spec.key}: remote listing failed: ${r.reason}`);
+  }
+}
