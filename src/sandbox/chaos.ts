@@ -1,32 +1,6 @@
-// The chaos knobs: a token-bucket rate limit (rate + burst → 429 with Retry-After), a 5xx error rate,
-// latency, and deterministic malformed records.
+// The chaos knobs: a 5xx error rate and deterministic malformed records. (The rate limit is a token bucket,
+// src/util/token-bucket.ts; latency is a wait in server.ts.)
 import { Rng, unitHash } from './prng.ts';
-
-export class TokenBucket {
-  private tokens: number;
-  private last: number;
-  private readonly rate: number;
-  private readonly capacity: number;
-
-  constructor(rate: number, burst: number) {
-    this.rate = rate;
-    this.capacity = Math.max(1, burst);
-    this.tokens = this.capacity;
-    this.last = performance.now();
-  }
-
-  /** Takes a token; returns 0 when allowed, else the seconds to wait before one is available. */
-  take(): number {
-    const t = performance.now();
-    this.tokens = Math.min(this.capacity, this.tokens + ((t - this.last) / 1000) * this.rate);
-    this.last = t;
-    if (this.tokens >= 1) {
-      this.tokens -= 1;
-      return 0;
-    }
-    return Math.max(1, Math.ceil((1 - this.tokens) / this.rate));
-  }
-}
 
 /** Decides, in request order, which requests fail with a 5xx: the same seed gives the same sequence. */
 export class FaultInjector {

@@ -2,7 +2,8 @@
 // Order per request: /_sandbox/ routes (no auth, no limits) | latency → rate limit (429) → auth (401/403)
 // → injected 5xx → route. Errors are JSON: { "error": { "status": 400, "message": "…" } }.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { FaultInjector, isMalformed, malform, TokenBucket } from './chaos.ts';
+import { TokenBucket } from '../util/token-bucket.ts';
+import { FaultInjector, isMalformed, malform } from './chaos.ts';
 import { renderIcs } from './ics.ts';
 import { LIST_ENDPOINTS, type ListEndpoint, type Listing, querySessions } from './lists.ts';
 import { HttpError, paging, Query } from './query.ts';
@@ -89,9 +90,12 @@ export class SandboxServer {
     this.options = options;
     this.bucket =
       options.rateLimit && options.rateLimit > 0
-        ? new TokenBucket(options.rateLimit, options.burst ?? Math.max(1, Math.ceil(options.rateLimit)))
+        ? new TokenBucket({
+            capacity: Math.max(1, options.burst ?? Math.ceil(options.rateLimit)),
+            refillPerSecond: options.rateLimit,
+          })
         : options.burst && options.burst > 0
-          ? new TokenBucket(options.burst, options.burst)
+          ? new TokenBucket({ capacity: Math.max(1, options.burst), refillPerSecond: options.burst })
           : undefined;
     this.faults = new FaultInjector(options.seed, options.errorRate ?? 0);
     this.listingFaults = { ...options.listingFaults };

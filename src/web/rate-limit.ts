@@ -10,6 +10,7 @@
 // Every 429 carries the same security headers as every other answer.
 import type { NextFunction, Request, Response } from 'express';
 import { FailureThrottle } from '../identity/throttle.ts';
+import { TokenBuckets } from '../util/token-bucket.ts';
 import { setSecurityHeaders } from './security.ts';
 
 export interface RateLimitOptions {
@@ -41,36 +42,21 @@ function tooMany(res: Response, retryAfter: number, securityHeaders: readonly [s
 
 /** The operator's per-client limit on every request of a route (off by default for feeds). */
 export function rateLimit(opts: RateLimitOptions) {
-  const buckets = new Map<string, { tokens: number; at: number }>();
-  const now = opts.now ?? (() => performance.now());
-  const maxClients = opts.maxClients ?? 50_000;
-  const refillPerMs = opts.perSecond / 1000;
-
-  function prune(t: number) {
-    for (const [ip, b] of buckets) {
-      if (b.tokens + (t - b.at) * refillPerMs >= opts.burst) buckets.delete(ip);
-    }
-  }
+  const buckets = new TokenBuckets({
+    capacity: opts.burst,
+    refillPerSecond: opts.perSecond,
+    ...(opts.maxClients !== undefined ? { maxKeys: opts.maxClients } : {}),
+    ...(opts.now ? { now: opts.now } : {}),
+  });
 
   return function rateLimitMiddleware(req: Request, res: Response, next: NextFunction) {
-    const ip = clientOf(req);
-    const t = now();
-    let b = buckets.get(ip);
-    if (!b) {
-      if (buckets.size >= maxClients) prune(t);
-      b = { tokens: opts.burst, at: t };
-      buckets.set(ip, b);
-    } else {
-      b.tokens = Math.min(opts.burst, b.tokens + (t - b.at) * refillPerMs);
-      b.at = t;
-    }
-    if (b.tokens >= 1) {
-      b.tokens -= 1;
+    const wait = buckets.take(clientOf(req));
+    if (wait === 0) {
       next();
       return;
     }
     opts.onLimited?.(req);
-    tooMany(res, Math.max(1, Math.ceil((1 - b.tokens) / refillPerMs / 1000)), opts.securityHeaders ?? []);
+    tooMany(res, wait, opts.securityHeaders ?? []);
   };
 }
 
