@@ -3,6 +3,7 @@
 // is reported in one clear line, never a crash, and sign-in answers "not available yet" until it succeeds.
 import * as client from 'openid-client';
 import type { Logger } from '../log.ts';
+import { backoffDelay } from '../util/backoff.ts';
 import type { OidcSettings } from './settings.ts';
 
 export type { OidcSettings };
@@ -105,9 +106,9 @@ export class OidcRelyingParty {
       } catch (err) {
         this.#failures++;
         this.#lastError = describe(err);
-        const delay = Math.min(
-          (this.#opts.retryMs ?? 2000) * 2 ** Math.min(this.#failures - 1, 10),
-          this.#opts.maxRetryMs ?? 60_000,
+        const delay = backoffDelay(
+          { baseMs: this.#opts.retryMs ?? 2000, capMs: this.#opts.maxRetryMs ?? 60_000 },
+          Math.min(this.#failures - 1, 10),
         );
         // One line at the first failure (and a reminder every tenth), not one per retry.
         if (this.#failures === 1 || this.#failures % 10 === 0)

@@ -2,8 +2,10 @@
 // 1-2-4-8 backoff, per-endpoint stats and typed errors. Reads are retried after 429, 5xx, network failures and
 // timeouts; writes only after 429 (the service did nothing), because a 5xx or a timeout on a write may have been
 // applied and repeating it could create a record twice.
+
+import { backoffDelay, parseRetryAfter } from '../util/backoff.ts';
 import type { RetryInfo } from './api.ts';
-import { type BackoffPolicy, backoffDelay, parseRetryAfter } from './backoff.ts';
+import type { BackoffPolicy } from './backoff.ts';
 import {
   errorForStatus,
   InvalidResponseError,
