@@ -341,26 +341,167 @@ export const OPPONENT_SCHOOLS = [
   ['Ravenswood School for Girls', 'RSG', 'Ravenswood'],
 ] as const;
 
-export const PRACTICE_NOTES_STAFF = [
-  'Cones and bibs in the PE store.',
-  'Check medical forms before the session.',
-  'Two coaches needed — swap with Thursday group if short.',
-  'Collect permission slips for the away trip.',
-  'First-aid kit restocked; ice packs in freezer.',
-  '',
-  '',
-];
+// What a session's notes, uniform and venue say depends on the kind of activity (a choir is never told to bring
+// mouthguards; basketball is not played in concert blacks at the pool). Each list is drawn from with one pick.
+// Empty strings: sessions with no note.
+const STAFF_NOTES: Record<ActivityKind, readonly string[]> = {
+  sport: [
+    'Cones and bibs in the PE store.',
+    'Check medical forms before the session.',
+    'Two coaches needed — swap with Thursday group if short.',
+    'First-aid kit restocked; ice packs in freezer.',
+    '',
+    '',
+  ],
+  music: [
+    'Stands and folders in the Ensemble Room store.',
+    'Tune up before the start.',
+    'Check the piano is unlocked.',
+    '',
+    '',
+  ],
+  drama: [
+    'Scripts in the green room.',
+    'Lighting desk booked from 4 pm.',
+    'Check the stage is clear of set pieces.',
+    '',
+    '',
+  ],
+  club: [
+    'Laptops charged in the trolley.',
+    'Room booked until 5 pm.',
+    'Collect permission slips for the competition.',
+    '',
+    '',
+  ],
+  outdoor: [
+    'Check medical forms before the session.',
+    'First-aid kit and radios from the office.',
+    'Collect permission slips for the trip.',
+    '',
+    '',
+  ],
+  service: [
+    'Sign-in sheet at the front desk.',
+    'Collect permission slips for the outing.',
+    'Gloves and tools in the garden shed.',
+    '',
+    '',
+  ],
+};
 
-export const PRACTICE_NOTES_PARENTS = [
-  'Bring a water bottle, hat and sunscreen.',
-  'Mouthguards compulsory.',
-  'Please arrive 10 minutes early.',
-  'Full uniform required.',
-  'Pick-up from the College Road gate.',
-  '',
-  '',
-  '',
-];
+const PARENT_NOTES: Record<ActivityKind, readonly string[]> = {
+  sport: [
+    'Bring a water bottle, hat and sunscreen.',
+    'Please arrive 10 minutes early.',
+    'Full training kit, boots and shin pads where your sport uses them.',
+    'Pick-up from the College Road gate.',
+    '',
+    '',
+    '',
+  ],
+  music: [
+    'Bring your instrument and music folder.',
+    'Please arrive 10 minutes early to set up.',
+    'Practise the new pieces at home this week.',
+    'Pick-up from the College Road gate.',
+    '',
+    '',
+  ],
+  drama: [
+    'Bring your script and a water bottle.',
+    'Wear clothes you can move in.',
+    'Lines for Act 1 learnt by this session, please.',
+    'Pick-up from the College Road gate.',
+    '',
+    '',
+  ],
+  club: [
+    'Bring your laptop, charged.',
+    'Bring a pencil case and calculator.',
+    'Pick-up from the College Road gate.',
+    '',
+    '',
+  ],
+  outdoor: [
+    'Bring a water bottle, hat and sunscreen.',
+    'Closed-toe shoes required.',
+    'Pack a rain jacket.',
+    'Pick-up from the College Road gate.',
+    '',
+    '',
+  ],
+  service: [
+    'Wear a hat and closed shoes.',
+    'Bring gardening gloves if you have them.',
+    'Pick-up from the College Road gate.',
+    '',
+    '',
+  ],
+};
+
+/** Sports played in contact where mouthguards are compulsory (their parents' notes say so). */
+const CONTACT_SPORTS = new Set(['Rugby Union', 'Hockey']);
+
+export function staffNotesFor(activity: ActivitySpec): readonly string[] {
+  return STAFF_NOTES[activity.kind];
+}
+
+export function parentNotesFor(activity: ActivitySpec): readonly string[] {
+  const notes = PARENT_NOTES[activity.kind];
+  return CONTACT_SPORTS.has(activity.name) ? ['Mouthguards compulsory.', ...notes.slice(1)] : notes;
+}
+
+/** What to wear: for sport, training kit at training and the team's home or away kit at fixtures. */
+export function uniformsFor(
+  activity: ActivitySpec,
+  occasion: 'regular' | 'home' | 'away',
+): readonly string[] {
+  switch (activity.kind) {
+    case 'sport':
+      return occasion === 'home'
+        ? ['Home kit']
+        : occasion === 'away'
+          ? ['Away kit']
+          : ['Training kit', 'Sports uniform'];
+    case 'music':
+      return ['Full school uniform', 'Full school uniform', 'Concert blacks'];
+    case 'drama':
+      return ['Rehearsal blacks', 'Comfortable clothes you can move in'];
+    case 'outdoor':
+      return ['Sports uniform', 'Long pants, closed-toe shoes and a hat'];
+    default:
+      return ['Full school uniform'];
+  }
+}
+
+/** Where an activity meets at home; by kind where the activity has no venue of its own. */
+const VENUES_BY_ACTIVITY: Record<string, readonly string[]> = {
+  Football: ['Main Oval'],
+  'Rugby Union': ['Main Oval'],
+  Cricket: ['Main Oval'],
+  Hockey: ['Main Oval'],
+  Netball: ['Sports Centre — Court 1', 'Sports Centre — Court 2'],
+  Basketball: ['Sports Centre — Court 1', 'Sports Centre — Court 2'],
+  Volleyball: ['Sports Centre — Court 1', 'Sports Centre — Court 2', 'Old Gymnasium'],
+  Tennis: ['Tennis Courts'],
+  'Water Polo': ['Aquatic Centre'],
+  Rowing: ['Boatshed'],
+  Robotics: ['Science Block — Lab 4'],
+  'Rock Climbing': ['Old Gymnasium'],
+};
+const VENUES_BY_KIND: Record<ActivityKind, readonly string[]> = {
+  sport: ['Main Oval'],
+  music: ['Music School — Ensemble Room', 'Great Hall'],
+  drama: ['Great Hall', 'Old Gymnasium'],
+  club: ['Library Seminar Room'],
+  outdoor: ['Old Gymnasium', 'Main Oval'],
+  service: ['Hillcrest Community Garden', 'Library Seminar Room'],
+};
+
+export function venuesFor(activity: ActivitySpec): readonly string[] {
+  return VENUES_BY_ACTIVITY[activity.name] ?? VENUES_BY_KIND[activity.kind];
+}
 
 export const ABSENCE_REASONS = [
   'Orthodontist appointment',
@@ -373,5 +514,3 @@ export const ABSENCE_REASONS = [
   'Music examination (AMEB)',
   'Bereavement',
 ];
-
-export const UNIFORMS = ['Home kit', 'Away kit', 'Training kit', 'Concert blacks', 'Full school uniform'];

@@ -1,7 +1,7 @@
 // Generates a deterministic, realistic school for a (seed, scale, now): the same inputs give the same school.
 // Everything random comes from the seeded Rng; nothing reads the real clock.
 
-import { hourMinute, wallToUtc } from '../util/time-zone.ts';
+import { hourMinute, offsetMinutes, wallToUtc } from '../util/time-zone.ts';
 import {
   ABSENCE_REASONS,
   ACTIVITIES,
@@ -9,9 +9,10 @@ import {
   DEPARTMENTS,
   HOME_VENUES,
   OPPONENT_SCHOOLS,
-  PRACTICE_NOTES_PARENTS,
-  PRACTICE_NOTES_STAFF,
-  UNIFORMS,
+  parentNotesFor,
+  staffNotesFor,
+  uniformsFor,
+  venuesFor,
 } from './catalogue.ts';
 import type {
   CustomFieldValue,
@@ -34,8 +35,16 @@ import type {
   SUser,
   SYearGroup,
 } from './model.ts';
-import { asciiSlug, GUARDIAN_RELATIONSHIPS, MEDICAL_CONDITIONS, personName } from './names.ts';
+import {
+  asciiSlug,
+  GUARDIAN_RELATIONSHIPS,
+  givenNameFor,
+  givenNameGender,
+  MEDICAL_CONDITIONS,
+  personName,
+} from './names.ts';
 import { Rng } from './prng.ts';
+import { dayOff } from './school-calendar.ts';
 import { DAY, HOUR, MINUTE } from './time.ts';
 
 export const SCHOOL_TIME_ZONE = 'Australia/Sydney';
@@ -196,22 +205,8 @@ export function generateSchool(
     locations.push(loc);
     awayVenue.set(org.id, loc);
   }
-  const homeFor = (kind: string, r: Rng): SLocation => {
-    const names: Record<string, string[]> = {
-      sport: [
-        'Main Oval',
-        'Sports Centre — Court 1',
-        'Sports Centre — Court 2',
-        'Aquatic Centre',
-        'Tennis Courts',
-      ],
-      music: ['Music School — Ensemble Room', 'Great Hall'],
-      drama: ['Great Hall', 'Old Gymnasium'],
-      club: ['Library Seminar Room', 'Science Block — Lab 4'],
-      outdoor: ['Old Gymnasium', 'Main Oval'],
-      service: ['Hillcrest Community Garden', 'Library Seminar Room'],
-    };
-    const name = r.pick(names[kind] ?? ['Great Hall']);
+  const homeFor = (activity: ActivitySpec, r: Rng): SLocation => {
+    const name = r.pick(venuesFor(activity));
     return locations.find((l) => l.name === name)!;
   };
 
@@ -297,22 +292,29 @@ export function generateSchool(
       }
     }
     const sisId = `S${String(100000 + i * 7 + stuRng.int(0, 6))}`;
+    // Drawn in the order they always were, so the rest of the school stays the same.
+    const secondarySisId = stuRng.chance(0.3) ? `BOS${String(stuRng.int(10000000, 99999999))}` : null;
+    const yearGroupId = (yearGroups[stuRng.int(0, YEAR_GROUPS.length - 1)] as SYearGroup).id;
+    const current = !stuRng.chance(0.05);
+    const gender = stuRng.weighted([
+      ['Male', 48],
+      ['Female', 48],
+      ['Non-binary', 2],
+      [null, 2],
+    ] as const);
+    // A boy or a girl gets a name that is a boy's or a girl's (or either) from the same culture.
+    const [legal, preferred] = givenNameFor(n.culture, gender, [n.legalFirstName, n.firstName], id);
     students.push({
       id,
-      firstName: n.firstName,
-      legalFirstName,
+      firstName: preferred,
+      legalFirstName: legalFirstName === null ? null : legal,
       lastName: n.lastName,
       sisId,
-      secondarySisId: stuRng.chance(0.3) ? `BOS${String(stuRng.int(10000000, 99999999))}` : null,
-      yearGroupId: (yearGroups[stuRng.int(0, YEAR_GROUPS.length - 1)] as SYearGroup).id,
-      current: !stuRng.chance(0.05),
+      secondarySisId,
+      yearGroupId,
+      current,
       email: `${sisId.toLowerCase()}@students.hillcrest.example.edu`,
-      gender: stuRng.weighted([
-        ['Male', 48],
-        ['Female', 48],
-        ['Non-binary', 2],
-        [null, 2],
-      ] as const),
+      gender,
       boarder: stuRng.chance(0.12),
       culture: n.culture,
       guardians,
@@ -406,8 +408,10 @@ export function generateSchool(
     const pool: SStudent[] = [];
     for (let y = fromYear; y <= toYear; y++) {
       for (const s of byYear.get((yearGroups[y] as SYearGroup).id) ?? []) {
-        if (sub === 'Boys' && s.gender === 'Female') continue;
-        if (sub === 'Girls' && s.gender === 'Male') continue;
+        // A single-sex team lists no one recorded as, or named as, the other sex.
+        const named = givenNameGender(s.firstName);
+        if (sub === 'Boys' && (s.gender === 'Female' || named === 'female')) continue;
+        if (sub === 'Girls' && (s.gender === 'Male' || named === 'male')) continue;
         pool.push(s);
       }
     }
@@ -512,7 +516,6 @@ export function generateSchool(
   const sessions: SSession[] = [];
   let sessionId = 100001;
   let seriesId = 70001;
-  const holidayWeek = (w: number) => w % 13 === 11 || w % 13 === 12 || w === 51;
   const rosterAt = (teamIds: number[], at: number, extra: number[]): number[] => {
     const ids = new Set<number>();
     for (const t of teamIds) {
@@ -534,14 +537,13 @@ export function generateSchool(
     const season = teamSeason.get(team.id)!;
     const sport = aspec.kind === 'sport';
     const staffIds = team.staff.filter((s) => s.end === null).map((s) => s.userId);
-    const home = homeFor(aspec.kind, sesRng);
+    const home = homeFor(aspec, sesRng);
     const regularDays = sesRng.sample([0, 1, 2, 3, 4], spec.regularPerWeek + (sesRng.chance(0.3) ? 1 : 0));
     const morning = sesRng.chance(0.2);
     const regularSeries = regularDays.map(() => seriesId++);
     const fixtureDay = sesRng.chance(0.8) ? 5 : 2; // Saturday or Wednesday afternoon
     let round = 0;
     for (let w = season.firstWeek; w <= season.lastWeek && w < 52; w++) {
-      if (holidayWeek(w)) continue;
       const weekStart = yearStart + w * 7 * DAY;
       regularDays.forEach((dow, k) => {
         const day = weekStart + dow * DAY;
@@ -555,10 +557,8 @@ export function generateSchool(
             title: `${team.name} ${aspec.regular}${optional ? ' (optional)' : ''}`,
             notes: cancelled
               ? 'Cancelled: wet weather / venue unavailable.'
-              : sesRng.pick(PRACTICE_NOTES_STAFF),
-            studentParentNotes: cancelled
-              ? 'This session is cancelled.'
-              : sesRng.pick(PRACTICE_NOTES_PARENTS),
+              : sesRng.pick(staffNotesFor(aspec)),
+            studentParentNotes: cancelled ? 'This session is cancelled.' : sesRng.pick(parentNotesFor(aspec)),
             activity,
             start,
             end,
@@ -638,6 +638,7 @@ export function generateSchool(
           cancelled,
           optional: false,
           locationId: bye ? null : homeGame ? home.id : awayVenue.get(opponentOrg.id)!.id,
+          occasion: bye ? 'regular' : homeGame ? 'home' : 'away',
           teamIds: [team.id],
           staffIds,
           seriesId: seriesId++,
@@ -686,14 +687,14 @@ export function generateSchool(
       makeSession({
         id: sessionId++,
         title,
-        notes: sesRng.pick(PRACTICE_NOTES_STAFF),
-        studentParentNotes: sesRng.pick(PRACTICE_NOTES_PARENTS),
+        notes: sesRng.pick(staffNotesFor(aspec)),
+        studentParentNotes: sesRng.pick(parentNotesFor(aspec)),
         activity,
         start,
         end,
         cancelled: sesRng.chance(0.03),
         optional: sesRng.chance(0.3),
-        locationId: sesRng.chance(0.9) ? homeFor(aspec.kind, sesRng).id : null,
+        locationId: sesRng.chance(0.9) ? homeFor(aspec, sesRng).id : null,
         teamIds: [],
         extraStudentIds: extra,
         staffIds: sesRng.sample(activeStaff, sesRng.int(0, 2)).map((u) => u.id),
@@ -719,14 +720,20 @@ export function generateSchool(
     staffIds: number[];
     seriesId: number;
     creatorUserId: number;
+    /** What the team wears depends on it (training kit, home or away kit). */
+    occasion?: 'regular' | 'home' | 'away';
   }): SSession {
+    const aspec = specOf.get(p.activity.id)!;
     const extra = p.extraStudentIds ?? [];
     const rosterIds = rosterAt(p.teamIds, p.start, extra);
     const meet = hourMinute(p.start - 30 * MINUTE, tz);
     const away = p.locationId !== null && p.locationId >= 501;
     const teamCustomFieldsData: Record<number, Record<string, CustomFieldValue>> = {};
     for (const t of p.teamIds) {
-      const data: Record<string, CustomFieldValue> = { meet_time: meet, uniform: sesRng.pick(UNIFORMS) };
+      const data: Record<string, CustomFieldValue> = {
+        meet_time: meet,
+        uniform: sesRng.pick(uniformsFor(aspec, p.occasion ?? 'regular')),
+      };
       if (away) {
         data.transport = `Bus from Gate ${sesRng.int(1, 4)} at ${hourMinute(p.start - 60 * MINUTE, tz)}`;
         data.bus_list = sesRng.sample(rosterIds, Math.min(rosterIds.length, 12));
@@ -776,6 +783,11 @@ export function generateSchool(
     };
   }
 
+  // No activities on public holidays or in school holidays (school-calendar.ts). Dropped once every session is
+  // made, so a day off costs only its own sessions (their ids stay unused), not the draws of the rest.
+  const localDate = (ms: number) => new Date(ms + offsetMinutes(ms, tz) * MINUTE).toISOString().slice(0, 10);
+  for (let i = sessions.length - 1; i >= 0; i--)
+    if (dayOff(localDate((sessions[i] as SSession).start)) !== null) sessions.splice(i, 1);
   sessions.sort((a, b) => a.start - b.start || a.id - b.id);
 
   // Attendance: rolls marked for most past team sessions of the last 90 days.

@@ -257,6 +257,94 @@ export function personName(rng: Rng, cultureKey?: string): PersonName {
   };
 }
 
+// Which given names are girls' and which are used for either: the rest are boys'. A student whose recorded gender
+// is male or female gets a name that suits it, so a girls' team never lists a boy's name (see generate.ts).
+const FEMININE = new Set([
+  'Olivia',
+  'Charlotte',
+  'Amelia',
+  'Isla',
+  'Matilda',
+  'Grace',
+  'Elizabeth',
+  'Ruby',
+  'Zoë',
+  'Renée',
+  'Inês',
+  'Maëlys',
+  'Siobhán',
+  'Þórunn',
+  'Ñusta',
+  'Dóra',
+  'Thị Ánh',
+  'Thu Hương',
+  'Ngọc Trâm',
+  'Phương Linh',
+  '欣怡',
+  '雨桐',
+  '思琪',
+  '嘉怡',
+  'فاطمة',
+  'ليلى',
+  'مريم',
+  'Анастасия',
+  'Екатерина',
+  'Ольга',
+  'Αικατερίνη',
+  'Ελένη',
+  'Σοφία',
+  'अनन्या',
+  'Priyanka',
+  'Saanvi',
+  '結衣',
+  'さくら',
+  '서연',
+  '하은',
+  'נועה',
+  'תמר',
+  'Mereana',
+  'Aroha',
+  "Mele'ana",
+  'กัญญา',
+]);
+const EITHER = new Set(['Çağrı', '梓涵', 'نور', '蓮', '지호', 'אורי']);
+
+export type NameGender = 'male' | 'female' | 'either';
+
+const genderOfLegal = (legal: string): NameGender =>
+  FEMININE.has(legal) ? 'female' : EITHER.has(legal) ? 'either' : 'male';
+
+const byName = new Map<string, NameGender>();
+for (const c of CULTURES)
+  for (const [legal, preferred] of c.given) {
+    byName.set(legal, genderOfLegal(legal));
+    byName.set(preferred, genderOfLegal(legal));
+  }
+
+/** Whose name a given name (legal or preferred) from the pools is; undefined for a name not in them. */
+export function givenNameGender(name: string): NameGender | undefined {
+  return byName.get(name);
+}
+
+/**
+ * A given name of the culture that suits a recorded gender: `current` when it does, else one chosen by `index`
+ * among those that do (no random draw, so every other draw of the generator stays where it was).
+ */
+export function givenNameFor(
+  cultureKey: string,
+  gender: string | null,
+  current: readonly [legal: string, preferred: string],
+  index: number,
+): readonly [legal: string, preferred: string] {
+  const want = gender === 'Male' ? 'male' : gender === 'Female' ? 'female' : null;
+  if (want === null || genderOfLegal(current[0]) !== (want === 'male' ? 'female' : 'male')) return current;
+  const culture = CULTURES.find((c) => c.key === cultureKey);
+  const fits = (culture?.given ?? []).filter(
+    ([legal]) => genderOfLegal(legal) !== (want === 'male' ? 'female' : 'male'),
+  );
+  return fits.length ? (fits[index % fits.length] as readonly [string, string]) : current;
+}
+
 /** ASCII slug for e-mail local parts; empty when the name has no Latin letters at all. */
 export function asciiSlug(text: string): string {
   return text
