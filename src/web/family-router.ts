@@ -1,6 +1,10 @@
 // One link for a family: POST /family (from a landing page's "add another child's link" form) makes a family
 // link and sends the parent to its page; GET /family/<token> is that page and /family/<token>.ics its calendar
 // (with the same reminder variants as a feed). Unknown, revoked and emptied links all answer 404.
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { gzipSync } from 'node:zlib';
 import express, { type Request, type Response, Router } from 'express';
 import type { FamilyLinks } from '../feeds/family.ts';
 import { tokensIn } from '../feeds/family.ts';
@@ -18,7 +22,7 @@ import {
   reminderOf,
 } from './feeds-router.ts';
 import { lastPulledAt } from './freshness.ts';
-import { escapeHtml, LANDING_CSP, landingPage } from './landing.ts';
+import { escapeHtml, LANDING_CSP, LANDING_PERMISSIONS, landingPage } from './landing.ts';
 import type { FailedLookups } from './rate-limit.ts';
 import { setSecurityHeaders } from './security.ts';
 
@@ -32,6 +36,24 @@ export interface FamilyRouterOptions {
   failedLookups?: FailedLookups;
   demo?: boolean;
   now?: () => Date;
+}
+
+/**
+ * jsQR (Apache-2.0, no dependencies) as npm installed it: a small, long-stable QR decoder in plain JavaScript, so
+ * "scan their QR code" works in browsers without BarcodeDetector (Firefox, desktop Chrome on Linux and Windows,
+ * older Safari). Read and compressed once, on first request.
+ */
+let decoderCache: { body: Buffer; gzip: Buffer; etag: string } | undefined;
+function qrDecoder(): { body: Buffer; gzip: Buffer; etag: string } {
+  if (!decoderCache) {
+    const body = readFileSync(createRequire(import.meta.url).resolve('jsqr'));
+    decoderCache = {
+      body,
+      gzip: gzipSync(body, { level: 9 }),
+      etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`,
+    };
+  }
+  return decoderCache;
 }
 
 const PAGE_CSP =
@@ -84,6 +106,26 @@ export function familyRouter(opts: FamilyRouterOptions): Router {
     res.redirect(303, `${opts.publicUrl}/family/${made.token}`);
   });
 
+  // The QR decoder the landing pages' scanner loads where the browser has no BarcodeDetector for QR codes.
+  router.get('/qr-decoder.js', (req: Request, res: Response) => {
+    res.locals.route = '/family/qr-decoder.js';
+    const decoder = qrDecoder();
+    setSecurityHeaders(res, opts.securityHeaders);
+    res.setHeader('Content-Type', 'text/javascript; charset=utf-8');
+    res.setHeader('Cache-Control', 'public, max-age=86400');
+    res.setHeader('Vary', 'Accept-Encoding');
+    res.setHeader('ETag', decoder.etag);
+    if (req.headers['if-none-match'] === decoder.etag) {
+      res.status(304).end();
+      return;
+    }
+    const gzip = chooseEncoding(req.headers['accept-encoding']?.replace(/\bbr\b/g, 'x-none')) === 'gzip';
+    const body = gzip ? decoder.gzip : decoder.body;
+    if (gzip) res.setHeader('Content-Encoding', 'gzip');
+    res.setHeader('Content-Length', String(body.length));
+    res.status(200).end(body);
+  });
+
   router.get('/:name', async (req: Request<{ name: string }>, res: Response) => {
     const name = String(req.params.name ?? '');
     const isIcs = name.endsWith('.ics');
@@ -122,6 +164,7 @@ export function familyRouter(opts: FamilyRouterOptions): Router {
       res.setHeader('Content-Type', 'text/html; charset=utf-8');
       res.setHeader('Cache-Control', 'private, no-cache');
       res.setHeader('Content-Security-Policy', LANDING_CSP);
+      res.setHeader('Permissions-Policy', LANDING_PERMISSIONS);
       res.end(html);
       return;
     }

@@ -16,7 +16,7 @@ import { FeedTokenResolver, tokenForLog } from '../feeds/tokens.ts';
 import type { FeedScope, FeedToken, SchoolId, Store } from '../store/types.ts';
 import { deviceOf } from './device.ts';
 import { lastPulledAt } from './freshness.ts';
-import { LANDING_CSP, landingPage } from './landing.ts';
+import { LANDING_CSP, LANDING_PERMISSIONS, landingPage } from './landing.ts';
 import type { FailedLookups } from './rate-limit.ts';
 import { setSecurityHeaders } from './security.ts';
 
@@ -225,6 +225,7 @@ export function feedsRouter(opts: FeedRouterOptions): Router {
       res.setHeader('Content-Type', 'text/html; charset=utf-8');
       res.setHeader('Cache-Control', 'private, no-cache');
       res.setHeader('Content-Security-Policy', LANDING_CSP);
+      res.setHeader('Permissions-Policy', LANDING_PERMISSIONS);
       res.end(html);
       return;
     }

@@ -44,20 +44,43 @@ export function escapeHtml(s: string): string {
 }
 
 // Copy buttons; the reminder choice applies itself as soon as it changes (the Apply button stays for pages
-// without scripts).
-const SCRIPT = `document.querySelectorAll('[data-copy]').forEach(function(b){b.addEventListener('click',function(){var i=document.getElementById(b.getAttribute('data-copy'));i.select();(navigator.clipboard?navigator.clipboard.writeText(i.value):Promise.reject()).then(function(){b.textContent='Copied';},function(){document.execCommand('copy');b.textContent='Copied';});});});var r=document.getElementById('reminder');if(r){r.addEventListener('change',function(){r.form.submit();});}`;
+// without scripts). The family section's scanner reads another child's QR code, from the camera or from a photo,
+// and adds the link it holds to the list: with the browser's own BarcodeDetector where it reads QR codes (Chrome
+// on Android, Safari on recent iPhones), otherwise with jsQR (served from our own origin, loaded only when needed).
+const SCRIPT = `document.querySelectorAll('[data-copy]').forEach(function(b){b.addEventListener('click',function(){var i=document.getElementById(b.getAttribute('data-copy'));i.select();(navigator.clipboard?navigator.clipboard.writeText(i.value):Promise.reject()).then(function(){b.textContent='Copied';},function(){document.execCommand('copy');b.textContent='Copied';});});});var r=document.getElementById('reminder');if(r){r.addEventListener('change',function(){r.form.submit();});}
+var fam=document.getElementById('family-links');if(fam){(function(){
+var st=document.getElementById('scan-status'),cam=document.getElementById('scan-camera'),photo=document.getElementById('scan-photo'),video=document.getElementById('scan-video'),stream=null,lib=null;
+function say(m){st.textContent=m;}
+function add(text){var u=String(text||'').trim();if(!/^https?:[/][/][^\\s]+[/](feeds|family)[/][A-Za-z0-9_-]{20,}[^\\s]*$/.test(u)){say('That QR code is not a calendar link from a child\\'s page.');return;}
+var lines=fam.value.split(/\\n/).map(function(l){return l.trim();}).filter(Boolean);if(lines.indexOf(u)<0)lines.push(u);fam.value=lines.join('\\n');say('Link added. Scan another, or make the family link.');}
+function jsqr(){if(!lib)lib=new Promise(function(ok,no){var el=document.createElement('script');el.src=fam.getAttribute('data-decoder');el.onload=function(){ok(window.jsQR);};el.onerror=function(){lib=null;no(new Error('the QR decoder did not load'));};document.head.appendChild(el);});return lib;}
+function viaJsqr(src,w,h){return jsqr().then(function(read){var k=Math.min(1,1280/Math.max(w,h)),c=document.createElement('canvas');c.width=Math.max(1,Math.round(w*k));c.height=Math.max(1,Math.round(h*k));var x=c.getContext('2d',{willReadFrequently:true});x.drawImage(src,0,0,c.width,c.height);var d=x.getImageData(0,0,c.width,c.height),q=read(d.data,c.width,c.height);return q?q.data:null;});}
+var native=('BarcodeDetector' in window)?window.BarcodeDetector.getSupportedFormats().then(function(f){return f.indexOf('qr_code')>=0?new window.BarcodeDetector({formats:['qr_code']}):null;}).catch(function(){return null;}):Promise.resolve(null);
+function decode(src,w,h){return native.then(function(d){return d?d.detect(src).then(function(c){return c.length?c[0].rawValue:null;}):viaJsqr(src,w,h);});}
+function stop(){if(stream){stream.getTracks().forEach(function(t){t.stop();});stream=null;}video.hidden=true;cam.textContent='Scan a QR code';}
+photo.parentNode.hidden=false;
+photo.addEventListener('change',function(){var f=photo.files&&photo.files[0];if(!f)return;say('Reading the photo\\u2026');createImageBitmap(f).then(function(b){return decode(b,b.width,b.height);}).then(function(t){if(t===null)say('No QR code found in that photo: try again, closer and in focus.');else add(t);},function(e){say('Could not read that photo ('+e.message+').');}).then(function(){photo.value='';});});
+if(navigator.mediaDevices&&navigator.mediaDevices.getUserMedia){cam.hidden=false;cam.addEventListener('click',function(){if(stream){stop();return;}
+navigator.mediaDevices.getUserMedia({video:{facingMode:'environment'},audio:false}).then(function(s){stream=s;video.srcObject=s;video.hidden=false;cam.textContent='Stop scanning';say('Point the camera at the QR code on the other child\\'s page.');return video.play();}).then(function tick(){if(!stream)return;(video.videoWidth?decode(video,video.videoWidth,video.videoHeight):Promise.resolve(null)).then(function(t){if(t!==null){stop();add(t);}else if(stream)setTimeout(tick,250);},function(){if(stream)setTimeout(tick,250);});}).catch(function(){stop();say('The camera is not available: use \u201cScan from a photo\u201d, or paste the link.');});});}
+})();}`;
 const SCRIPT_HASH = createHash('sha256').update(SCRIPT).digest('base64');
 
 export const LANDING_CSP = [
   "default-src 'none'",
   "style-src 'unsafe-inline'",
-  `script-src 'sha256-${SCRIPT_HASH}'`,
+  // 'self': the QR decoder (jsQR), fetched only where the browser has no BarcodeDetector for QR codes.
+  `script-src 'self' 'sha256-${SCRIPT_HASH}'`,
   "img-src 'self' data:",
   "frame-ancestors 'none'",
   "base-uri 'none'",
   // The reminder choice (GET, same page) and the family-link form (POST /family).
   "form-action 'self'",
+  // The camera preview of the QR scanner.
+  "media-src 'self' blob: mediastream:",
 ].join('; ');
+
+/** Landing pages may use the camera themselves (the QR scanner); no one else, and nothing else. */
+export const LANDING_PERMISSIONS = 'camera=(self), microphone=(), geolocation=(), interest-cohort=()';
 
 const qrCache = new Map<string, Promise<string>>();
 
@@ -345,6 +368,12 @@ li.event.cancelled h3.what{color:#991b1b}
 li.event.tentative{border-left-color:#b45309}
 textarea{width:100%;min-height:5.5rem;padding:.5rem;border:1px solid #9aa4b2;border-radius:8px}
 .member{font-weight:600}
+.scan{display:flex;flex-wrap:wrap;gap:.5rem;margin:.5rem 0}
+.scan-photo{display:inline-flex;align-items:center;min-height:44px;padding:.5rem .9rem;border-radius:8px;border:2px solid #1f5fbf;color:#1f5fbf;font-weight:600;cursor:pointer;position:relative}
+.scan-photo input{position:absolute;width:0;height:0;opacity:0}
+.scan-photo:focus-within{outline:2px solid #1f5fbf;outline-offset:2px}
+#scan-video{width:100%;max-height:50vh;border-radius:8px;background:#000}
+[hidden]{display:none!important}
 </style>
 </head>
 <body>
@@ -390,11 +419,17 @@ ${
   input.familyFrom
     ? `<section class="family" id="family" aria-labelledby="family-h">
 <h2 id="family-h">One link for the whole family</h2>
-<p>Several children, or one child in several teams? Add another child's link: paste the links (or the addresses under their QR codes) from their pages, one per line, and get one calendar for all of them.</p>
+<p>Several children, or one child in several teams? Add another child's link: paste the links from their pages, one per line, or scan the QR codes on those pages, and get one calendar for all of them.</p>
 <form method="post" action="${h(input.familyAction ?? '/family')}">
 <input type="hidden" name="from" value="${h(input.familyFrom)}">
 <label for="family-links" class="note">Other links</label>
-<textarea id="family-links" name="links" rows="3" autocomplete="off" spellcheck="false" placeholder="https://\u2026/feeds/\u2026"></textarea>
+<textarea id="family-links" name="links" rows="3" autocomplete="off" spellcheck="false" placeholder="https://\u2026/feeds/\u2026" data-decoder="${h(`${input.familyAction ?? '/family'}/qr-decoder.js`)}"></textarea>
+<div class="scan">
+<button type="button" id="scan-camera" hidden>Scan a QR code</button>
+<label class="scan-photo" hidden>Scan from a photo<input type="file" id="scan-photo" accept="image/*"></label>
+</div>
+<video id="scan-video" playsinline muted hidden></video>
+<p id="scan-status" class="note" role="status" aria-live="polite"></p>
 <p><button type="submit" class="primary">Make one family link</button></p>
 </form>
 </section>`

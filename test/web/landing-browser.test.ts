@@ -208,7 +208,7 @@ describe('landing page in Chromium at 390 px', () => {
     await page.locator('#family-links').fill(`${base}/feeds/${tb}`);
     await Promise.all([
       page.waitForURL(/\/family\/[A-Za-z0-9_-]{32}$/),
-      page.locator('section.family button').click(),
+      page.locator('section.family button[type=submit]').click(),
     ]);
     const members = await page.locator('.member').allTextContents();
     expect(members).toEqual([a!.firstName, b!.firstName]);
@@ -228,6 +228,71 @@ describe('landing page in Chromium at 390 px', () => {
     await shoot(page, 'i13b-family-390');
     expect(errors).toEqual([]);
     await page.context().close();
+  });
+
+  it('family link: scan another child\u2019s QR code from a photo (jsQR where the browser has no BarcodeDetector)', async () => {
+    const team = await h.store.get('hill', 'teams', cancelledTeam);
+    const students = new Map((await h.store.list('hill', 'students')).map((s) => [s.id, s]));
+    const [a, b] = team!.students
+      .map((m) => students.get(m.studentId)!)
+      .filter((s, i, all) => s?.current && all.findIndex((x) => x.firstName === s.firstName) === i);
+    const ta = await tokenOf('student', a!.id);
+    const tb = await tokenOf('student', b!.id);
+
+    // The photo: the QR code as the other child's own page shows it.
+    const other = await phone();
+    await other.page.goto(`${base}/feeds/${tb}`);
+    const photo = await other.page.locator('.qr svg').screenshot();
+    await other.page.context().close();
+
+    const { page, errors } = await phone();
+    const decoderRequests: string[] = [];
+    page.on('request', (r) => {
+      if (r.url().endsWith('/family/qr-decoder.js')) decoderRequests.push(r.url());
+    });
+    await page.goto(`${base}/feeds/${ta}`);
+    // The scanner's controls appear only with the script that runs them; tap targets stay phone-sized.
+    await expect(page.locator('label.scan-photo').isVisible()).resolves.toBe(true);
+    await expect(page.locator('#scan-camera').isVisible()).resolves.toBe(true);
+    await expectPhoneFriendly(page);
+
+    await page.locator('#scan-photo').setInputFiles({ name: 'qr.png', mimeType: 'image/png', buffer: photo });
+    await expect
+      .poll(() => page.locator('#family-links').inputValue(), { timeout: 15_000 })
+      .toBe(`${base}/feeds/${tb}`);
+    await expect(page.locator('#scan-status').textContent()).resolves.toMatch(/Link added/);
+    const native = await page.evaluate<boolean>("'BarcodeDetector' in window");
+    if (!native) expect(decoderRequests).toHaveLength(1);
+
+    // Scanning the same code again adds nothing; a photo with no QR code says so.
+    await page.locator('#scan-photo').setInputFiles({ name: 'qr.png', mimeType: 'image/png', buffer: photo });
+    await expect.poll(() => page.locator('#scan-status').textContent()).toMatch(/Link added/);
+    const blank = await page.locator('h1').screenshot();
+    await page
+      .locator('#scan-photo')
+      .setInputFiles({ name: 'blank.png', mimeType: 'image/png', buffer: blank });
+    await expect.poll(() => page.locator('#scan-status').textContent()).toMatch(/No QR code found/);
+    expect(await page.locator('#family-links').inputValue()).toBe(`${base}/feeds/${tb}`);
+
+    await Promise.all([
+      page.waitForURL(/\/family\/[A-Za-z0-9_-]{32}$/),
+      page.locator('section.family button[type=submit]').click(),
+    ]);
+    expect(await page.locator('.member').allTextContents()).toEqual([a!.firstName, b!.firstName]);
+    await shoot(page, 'i13c-family-scanned-390');
+    expect(errors).toEqual([]);
+    await page.context().close();
+  });
+
+  it('the QR decoder is served from our origin, compressed and cacheable; the page may use the camera', async () => {
+    const res = await fetch(`${base}/family/qr-decoder.js`, { headers: { 'accept-encoding': 'gzip' } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(await res.text()).toContain('jsQR');
+    const page = await fetch(`${base}/feeds/${await tokenOf('team', cancelledTeam)}`);
+    expect(page.headers.get('permissions-policy')).toMatch(/camera=\(self\)/);
+    expect(page.headers.get('content-security-policy')).toMatch(/script-src 'self' 'sha256-/);
   });
 
   it('desktop: Google first, every other app offered, the layout within its column', async () => {
