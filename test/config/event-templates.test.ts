@@ -167,7 +167,8 @@ describe('one wording for feeds, landing pages, pushes and rosters', () => {
     const [team] = (await service.sampleFeeds()).filter((f) => f.scope === 'team');
     expect(team, 'a team feed with events').toBeDefined();
     const local = team!.url.replace(/^https?:\/\/[^/]+/, service.url);
-    const ics = await (await fetch(`${local}.ics`)).text();
+    // Unfolded (RFC 5545 §3.1): a long SUMMARY continues on the next line.
+    const ics = (await (await fetch(`${local}.ics`)).text()).replace(/\r\n[ \t]/g, '');
     const summaries = [...ics.matchAll(/^SUMMARY:(.*)$/gm)].map((m) => m[1]!);
     expect(summaries.length).toBeGreaterThan(0);
     for (const s of summaries) expect(s).toContain(MARK);
