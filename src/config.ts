@@ -179,6 +179,13 @@ export interface RuntimeSettings {
   feedSecret?: string | null;
   /** ROSTER_TEMPLATES_DIR: the school's own roster templates. */
   rosterTemplatesDir?: string | null;
+  /**
+   * READY_MAX_PULL_AGE_MINUTES: /readyz turns 503 once a school's last successful pull is older than this
+   * (default: three of its incremental intervals).
+   */
+  readyMaxPullAgeMinutes?: number | null;
+  /** STOP_TIMEOUT_SECONDS: how long `serve` lets a stop take, running pull included, before exiting (default 20). */
+  stopTimeoutSeconds?: number | null;
 }
 
 export interface Config extends Omit<ParsedConfig, 'publicUrl'>, RuntimeSettings {
@@ -310,7 +317,18 @@ function runtimeSettings(env: NodeJS.ProcessEnv): RuntimeSettings {
     adminToken,
     feedSecret: env.FEED_SECRET || null,
     rosterTemplatesDir: env.ROSTER_TEMPLATES_DIR || null,
+    readyMaxPullAgeMinutes: positiveNumber(env, 'READY_MAX_PULL_AGE_MINUTES'),
+    stopTimeoutSeconds: positiveNumber(env, 'STOP_TIMEOUT_SECONDS'),
   };
+}
+
+function positiveNumber(env: NodeJS.ProcessEnv, name: string): number | null {
+  const text = env[name]?.trim();
+  if (!text) return null;
+  const n = Number(text);
+  if (!Number.isFinite(n) || n <= 0)
+    throw configError([{ path: name, message: `must be a positive number, not ${JSON.stringify(text)}` }]);
+  return n;
 }
 
 /** The variables of a school described by environment (with UPSTREAM_URL). */

@@ -14,6 +14,7 @@ import { openStoreFor } from './store/index.ts';
 import type { FeedScope, Store } from './store/types.ts';
 import type { AfterPullStep } from './sync/after-pull.ts';
 import { startSyncService } from './sync/background-sync.ts';
+import { processOwner } from './sync/owner.ts';
 import type { PullSummary } from './sync/pull.ts';
 import type { SchedulerHandle } from './sync/scheduler.ts';
 import { createApp } from './web/app.ts';
@@ -150,6 +151,17 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
       ...(config.trustProxy !== undefined ? { trustProxy: config.trustProxy } : {}),
       ...(config.feedRateLimit ? { feedRateLimit: config.feedRateLimit } : {}),
       routers: { '/': staff.router },
+      readiness: {
+        // Three incremental intervals unless READY_MAX_PULL_AGE_MINUTES says otherwise.
+        maxPullAgeMs: (schoolId) => {
+          if (config.readyMaxPullAgeMinutes) return config.readyMaxPullAgeMinutes * 60_000;
+          const interval = sync.scheduler.incrementalIntervalMs(schoolId);
+          return interval === null ? null : 3 * interval;
+        },
+        // A real write: this process's heartbeat (what every run of it needs to be written anyway).
+        probeWrite: () => store.beat(processOwner(), new Date().toISOString()),
+        schedulerProblems: () => sync.scheduler.problems(),
+      },
     });
     const server: RunningServer = await startServer(app, {
       port: opts.port ?? config.port,

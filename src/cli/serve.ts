@@ -4,7 +4,7 @@ import { type Config, withPort } from '../config.ts';
 import { createLogger } from '../log.ts';
 import { type RunningService, startService } from '../running-service.ts';
 import { terminalSafe } from '../terminal.ts';
-import { defineCommand, numberOption } from './command.ts';
+import { defineCommand, numberOption, reportError } from './command.ts';
 
 const USAGE = `usage: rostercal serve [--port N]
 
@@ -36,24 +36,77 @@ export const run = defineCommand({
 async function serve(config: Config): Promise<number> {
   const log = createLogger({ name: 'serve', level: config.logLevel ?? 'warn' });
   const say = (line: string) => console.log(`rostercal: ${terminalSafe(line)}`);
+  const stopMs = (config.stopTimeoutSeconds ?? 20) * 1000;
+  let service: RunningService | null = null;
+  let stopping = false;
+  // From the first moment: a stop during start-up (the first pull can take minutes) interrupts it, records the
+  // run as interrupted and exits, within the bound whatever still runs.
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    say(`${signal}: stopping (at most ${stopMs / 1000} s); a running pull is interrupted`);
+    setTimeout(() => {
+      say(`stopping took longer than ${stopMs / 1000} s (STOP_TIMEOUT_SECONDS): exiting now`);
+      process.exit(1);
+    }, stopMs).unref();
+    // Before start-up returns there is nothing to close yet: start-up sees `stopping` and closes what it made.
+    if (service)
+      service.close().then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+  const stoppedDuringStartUp = async (): Promise<never> => {
+    await service?.close();
+    process.exit(0);
+  };
+
   // ADMIN_TOKEN is for automation and break-glass; the demo signs people in through its own identity
   // provider, so it never invents a token (one printed here would be a capability in the logs).
   const adminToken = config.adminToken ?? null;
   const demoOnly = config.schools.every((s) => s.demo);
-  const service = await startService({ config, log, say, adminToken });
+  service = await startService({ config, log, say, adminToken });
+  if (stopping) return stoppedDuringStartUp();
+  try {
+    await banner(service, say, adminToken, demoOnly, () => stopping);
+  } catch (err) {
+    // Start-up either completes or the process exits non-zero: never a half-started server.
+    if (stopping) return stoppedDuringStartUp();
+    const code = reportError('rostercal serve: start-up failed', err);
+    await Promise.race([service.close(), new Promise((r) => setTimeout(r, stopMs).unref())]);
+    return code;
+  }
+  if (stopping) return stoppedDuringStartUp();
+  return new Promise<number>(() => {});
+}
+
+async function banner(
+  service: RunningService,
+  say: (line: string) => void,
+  adminToken: string | null,
+  demoOnly: boolean,
+  stopping: () => boolean,
+): Promise<void> {
   if (service.sandboxUrl) say('first pull of the demo school (about half a minute)…');
   await service.initialPulls;
+  if (stopping()) return;
   for (const school of service.config.schools) {
-    const last = (await service.store.listRuns(school.id, { limit: 1 }))[0];
-    if (last)
-      say(terminalSafe(`${school.id}: last pull ${last.status} (${last.kind}, started ${last.startedAt})`));
+    const last = (await service.store.listRuns(school.id, { limit: 10 })).find((r) => r.kind !== 'push');
+    if (!last) continue;
+    const line = `${school.id}: last pull ${last.status} (${last.kind}, started ${last.startedAt})`;
+    // One line that says why, and that what the store has is still served (feeds, rosters, pages).
+    if (last.status === 'failed' || last.status === 'interrupted')
+      say(`${line}: ${last.errors.at(-1) ?? 'no detail'}; serving what the store has`);
+    else say(line);
   }
 
   const base = service.config.publicUrl.replace(/\/+$/, '');
   console.log('');
   console.log(`rostercal is serving ${service.config.schools.length} school(s) on ${service.url}`);
   for (const line of await signInLines(service, base, adminToken !== null)) console.log(line);
-  console.log(`  health:  ${base}/healthz   metrics: ${base}/metrics`);
+  console.log(`  health:  ${base}/healthz   ready: ${base}/readyz   metrics: ${base}/metrics`);
   // Feed URLs are capabilities to a child's calendar: outside the demo they never reach the terminal (and so
   // the container's logs). The admin page and `rostercal feeds list` hand them out.
   const samples = demoOnly ? await service.sampleFeeds() : [];
@@ -65,19 +118,6 @@ async function serve(config: Config): Promise<number> {
       console.log(`    ${f.scope.padEnd(8)} ${terminalSafe(f.name)}\n             ${f.url}`);
   } else if (!demoOnly) console.log(`  feeds:   URLs on ${base}/admin or from \`rostercal feeds list\``);
   console.log('Stop with Ctrl-C.');
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    say(`${signal}: finishing requests and running jobs, then stopping`);
-    service.close().then(
-      () => process.exit(0),
-      () => process.exit(1),
-    );
-  };
-  process.once('SIGTERM', () => stop('SIGTERM'));
-  process.once('SIGINT', () => stop('SIGINT'));
-  return new Promise<number>(() => {});
 }
 
 const ROLE_LABEL = { admin: 'admin', manager: 'manager', staff: 'coach', frozen: 'deactivated' } as const;

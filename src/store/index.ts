@@ -109,6 +109,9 @@ function openPostgres(url: string, max: number): SqlStore {
   });
   // An idle client losing its server (restart, failover) must not crash the process; the pool replaces it.
   pool.on('error', () => {});
+  // A checked-out client whose session the server ends (restart, pg_terminate_backend) emits 'error' besides
+  // failing its query; unheard, that event would end the process instead of one request.
+  pool.on('connect', (client) => client.on('error', () => {}));
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
   return new SqlStore({ dialect: 'postgres', db });
 }

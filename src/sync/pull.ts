@@ -87,6 +87,35 @@ export interface PullOptions {
   whenBusy?: 'fail' | number;
   /** Called once while waiting for another pull of the school to end. */
   onWait?: (holder: { owner: string; since: Instant }) => void;
+  /**
+   * Aborting it (a stop of the process) ends the pull at once: the run is recorded as interrupted and
+   * pullSchool throws PullInterruptedError. What a resource already committed stays; the rest is read next time.
+   */
+  signal?: AbortSignal;
+}
+
+/** The pull was stopped from outside (a shutdown) and its run recorded as interrupted. */
+export class PullInterruptedError extends Error {
+  constructor(schoolId: string, why: string) {
+    super(`the pull of ${schoolId} was interrupted: ${why}`);
+    this.name = 'PullInterruptedError';
+  }
+}
+
+function abortReason(signal: AbortSignal): string {
+  const r: unknown = signal.reason;
+  return r instanceof Error ? r.message : typeof r === 'string' ? r : 'stopped';
+}
+
+/** Settles with `work`, or rejects as soon as `signal` aborts (the work is left to settle on its own). */
+function unlessAborted<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return work;
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    if (signal.aborted) onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }
 
 /** Another process holds the school's pull lease: at most one pull of a school runs at a time. */
@@ -555,6 +584,8 @@ async function pullResource(
 export async function pullSchool(opts: PullOptions): Promise<PullSummary> {
   const { store, school } = opts;
   const log = (opts.log ?? silentLogger).child({ schoolId: school.id });
+  // Stopped before it began: nothing to record.
+  if (opts.signal?.aborted) throw new PullInterruptedError(school.id, abortReason(opts.signal));
   // Alive before anything is recorded, so no other process takes this pull's lease or run for an orphan.
   const stopBeating = await keepAlive(store, log);
   try {
@@ -592,8 +623,28 @@ async function pullLeased(opts: PullOptions, log: Logger): Promise<PullSummary> 
     owner: processOwner().id,
   });
   try {
-    return await runResources(opts, { runId, kind, startedAt, now, onProgress, log });
+    return await unlessAborted(
+      runResources(opts, { runId, kind, startedAt, now, onProgress, log }),
+      opts.signal,
+    );
   } catch (err) {
+    if (opts.signal?.aborted) {
+      const why = abortReason(opts.signal);
+      await store
+        .finishRun(runId, {
+          status: 'interrupted',
+          finishedAt: now().toISOString(),
+          counts: {},
+          upstreamRequests: 0,
+          retries: 0,
+          throttled: 0,
+          errors: [`interrupted: ${why}`],
+          warning: null,
+        })
+        .catch((e: unknown) => log.error({ err: e, runId }, 'could not record the interrupted run'));
+      log.warn({ runId }, `pull interrupted: ${why}`);
+      throw new PullInterruptedError(school.id, why);
+    }
     // Not upstream trouble (that is in the summary) but the store or a bug: the run must not stay "running".
     await store
       .finishRun(runId, {
@@ -646,6 +697,8 @@ async function runResources(
   let aborted: string | null = null;
 
   for (const step of plan) {
+    // Stopped from outside: pullLeased has recorded the run as interrupted; nothing more may be written.
+    opts.signal?.throwIfAborted();
     if (aborted) {
       const outcome: ResourceOutcome = {
         kind: step.spec.kind,
@@ -675,6 +728,7 @@ async function runResources(
   const upstream = diffStats(client.totals(), before);
   const finishedAt = now();
   const warning = warnings.length > 0 ? warnings.join('; ') : null;
+  opts.signal?.throwIfAborted();
   await store.finishRun(runId, {
     status,
     finishedAt: finishedAt.toISOString(),

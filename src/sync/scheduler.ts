@@ -9,7 +9,7 @@ import type { Config, SchoolConfig } from '../config.ts';
 import { type Logger, silentLogger } from '../log.ts';
 import type { JobStatus, RunStatus, Store } from '../store/types.ts';
 import type { UpstreamClient } from '../upstream/api.ts';
-import { PullBusyError, type PullKind, type PullSummary, pullSchool } from './pull.ts';
+import { PullBusyError, PullInterruptedError, type PullKind, type PullSummary, pullSchool } from './pull.ts';
 
 export interface JobOutcome {
   status: RunStatus;
@@ -61,6 +61,8 @@ export interface SchedulerOptions {
   /** Called with each finished pull (for metrics, push-after-pull, caches). */
   onPull?: (school: SchoolConfig, summary: PullSummary) => void | Promise<void>;
   now?: () => Date;
+  /** How long stop() waits for running jobs after interrupting the pulls (default 15 s). */
+  stopWaitMs?: number;
 }
 
 export interface SchedulerHandle {
@@ -68,7 +70,14 @@ export interface SchedulerHandle {
   runNow(schoolId: string, job: string): Promise<JobOutcome>;
   /** Next fire per job, for the admin pages. */
   nextRuns(): { schoolId: string; job: string; nextRunAt: string | null }[];
-  /** Stops firing and waits for running jobs to finish. */
+  /**
+   * Fires that could not run and left no run behind (the store failed while electing a runner), by school:
+   * cleared by the school's next fire that is elected.
+   */
+  problems(): Record<string, string>;
+  /** The longest gap between a school's next few incremental fires (readiness allows three of them). */
+  incrementalIntervalMs(schoolId: string): number | null;
+  /** Stops firing, interrupts running pulls (recorded as interrupted), and waits a bounded time for jobs. */
   stop(): Promise<void>;
 }
 
@@ -99,6 +108,7 @@ function pullJob(
   kind: PullKind,
   lock: SchoolLock,
   client: () => UpstreamClient,
+  signal: AbortSignal,
 ): JobDefinition {
   return {
     name: kind,
@@ -115,9 +125,11 @@ function pullJob(
             school,
             kind,
             log,
+            signal,
             ...(opts.now ? { now: opts.now } : {}),
           });
         } catch (err) {
+          if (err instanceof PullInterruptedError) return { status: 'interrupted', error: err.message };
           // Another replica (or a `rostercal sync`) is pulling this school: this fire would only repeat it.
           if (!(err instanceof PullBusyError)) throw err;
           log.info({ holder: err.holder }, `fire skipped: ${err.message}`);
@@ -138,6 +150,8 @@ export async function startScheduler(opts: SchedulerOptions): Promise<SchedulerH
   const now = opts.now ?? (() => new Date());
   const running = new Set<Promise<unknown>>();
   const entries: { school: SchoolConfig; job: JobDefinition; task: ScheduledTask }[] = [];
+  const problems = new Map<string, string>();
+  const stopping = new AbortController();
   let stopped = false;
 
   const saveStatus = async (schoolId: string, job: string, patch: Partial<JobStatus>) => {
@@ -205,8 +219,8 @@ export async function startScheduler(opts: SchedulerOptions): Promise<SchedulerH
       return client;
     };
     const jobs = [
-      pullJob(opts, school, 'incremental', lock, clientOnce),
-      pullJob(opts, school, 'full', lock, clientOnce),
+      pullJob(opts, school, 'incremental', lock, clientOnce, stopping.signal),
+      pullJob(opts, school, 'full', lock, clientOnce, stopping.signal),
       ...(opts.extraJobs?.(school) ?? []),
     ];
     for (const job of jobs) {
@@ -216,7 +230,32 @@ export async function startScheduler(opts: SchedulerOptions): Promise<SchedulerH
       const coordinator: RunCoordinator = {
         shouldRun: async (key: string) => {
           const fireTime = key.slice(name.length + 1);
-          const won = await store.claimFire(name, fireTime, owner);
+          let won: boolean;
+          try {
+            won = await store.claimFire(name, fireTime, owner);
+          } catch (err) {
+            // node-cron would print this to the console and skip the fire: say it through our logger, keep it
+            // for /readyz (no run can record it when the store is what failed), and skip.
+            const why = err instanceof Error ? err.message : String(err);
+            problems.set(
+              school.id,
+              `scheduled ${job.name} fire of ${fireTime} skipped: the store failed (${why})`,
+            );
+            log.error(
+              { err, schoolId: school.id, job: job.name, fireTime },
+              'fire skipped: the store failed',
+            );
+            opts.onFire?.({
+              type: 'skipped',
+              schoolId: school.id,
+              job: job.name,
+              fireTime,
+              owner,
+              reason: `store: ${why}`,
+            });
+            return false;
+          }
+          problems.delete(school.id);
           opts.onFire?.({
             type: won ? 'claimed' : 'not-elected',
             schoolId: school.id,
@@ -271,6 +310,14 @@ export async function startScheduler(opts: SchedulerOptions): Promise<SchedulerH
       if (!entry) return Promise.reject(new Error(`no job ${jobName} for school ${schoolId}`));
       return track(execute(entry.school, entry.job, entry.task, null));
     },
+    problems: () => Object.fromEntries(problems),
+    incrementalIntervalMs: (schoolId) => {
+      const task = entries.find((e) => e.school.id === schoolId && e.job.name === 'incremental')?.task;
+      const runs = task?.getNextRuns(4) ?? [];
+      let gap = 0;
+      for (let i = 1; i < runs.length; i++) gap = Math.max(gap, runs[i]!.getTime() - runs[i - 1]!.getTime());
+      return gap > 0 ? gap : null;
+    },
     nextRuns: () =>
       entries.map(({ school, job, task }) => ({
         schoolId: school.id,
@@ -281,8 +328,19 @@ export async function startScheduler(opts: SchedulerOptions): Promise<SchedulerH
       if (stopped) return;
       stopped = true;
       for (const { task } of entries) await task.destroy();
-      await Promise.allSettled([...running]);
-      log.info('scheduler stopped');
+      stopping.abort(new Error('the service is stopping'));
+      // Pulls end at once when interrupted; a push (or a store that hangs) gets a bounded wait, never an endless one.
+      const waitMs = opts.stopWaitMs ?? 15_000;
+      let timer: NodeJS.Timeout | undefined;
+      const late = await Promise.race([
+        Promise.allSettled([...running]).then(() => false),
+        new Promise<boolean>((r) => {
+          timer = setTimeout(() => r(true), waitMs);
+        }),
+      ]);
+      clearTimeout(timer);
+      if (late) log.warn({ jobs: running.size, waitMs }, 'scheduler stopped with jobs still running');
+      else log.info('scheduler stopped');
     },
   };
 }

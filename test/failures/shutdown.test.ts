@@ -1,0 +1,55 @@
+// Shutdown: `rostercal serve` stops within a bound (STOP_TIMEOUT_SECONDS, default 20 s), even during its
+// start-up pull, which it records as interrupted (not "running", not failed) so `status` tells the truth and the
+// next start pulls again.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
+import { freePort } from '../support/ports.ts';
+import { rostercal, schoolEnv } from './cli.ts';
+
+describe('SIGTERM during the start-up pull (rostercal serve)', () => {
+  let sandbox: Sandbox;
+  let dir: string;
+  beforeAll(async () => {
+    // Slow enough that the start-up pull takes far longer than the stop bound.
+    sandbox = await startSandbox({ seed: 11, scale: 'small', latencyMs: 1_500 });
+    dir = await mkdtemp(path.join(tmpdir(), 'rostercal-stop-'));
+  });
+  afterAll(async () => {
+    await sandbox?.close();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('exits 0 within the bound and the run reads as interrupted', async () => {
+    const env = {
+      ...schoolEnv(sandbox, { DATA_DIR: dir }),
+      PORT: String(await freePort()),
+      LOG_LEVEL: 'info',
+      STOP_TIMEOUT_SECONDS: '8',
+    };
+    const serve = rostercal(['serve'], env);
+    await serve.waitFor(/"msg":"pull started"/);
+    const sent = Date.now();
+    serve.proc.kill('SIGTERM');
+    const ended = await serve.ended;
+    const took = Date.now() - sent;
+    expect(ended, serve.output()).toEqual({ code: 0, signal: null });
+    // Well inside the bound: the pull is interrupted, not waited for.
+    expect(took, serve.output()).toBeLessThan(8_000);
+    expect(serve.output()).toMatch(/SIGTERM: stopping \(at most 8 s\)/);
+
+    const status = rostercal(['status'], env);
+    expect(await status.exit, status.output()).toBe(0);
+    expect(status.output()).toMatch(/#1\s+full\s+interrupted/);
+    expect(status.output()).not.toMatch(/running/);
+  });
+
+  it('a bad STOP_TIMEOUT_SECONDS is a configuration error naming it (exit 2)', async () => {
+    const env = { ...schoolEnv(sandbox, { DATA_DIR: dir }), STOP_TIMEOUT_SECONDS: 'soon' };
+    const serve = rostercal(['serve'], env);
+    expect(await serve.exit).toBe(2);
+    expect(serve.output()).toMatch(/STOP_TIMEOUT_SECONDS/);
+  });
+});
