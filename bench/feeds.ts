@@ -5,13 +5,19 @@
 // 3. autocannon on loopback against the feed server (a child process: app + request logging as in production)
 //    and, in the same child and the same run, express.static serving the very same bytes from a file:
 //    full 200 responses with gzip, and 304 revalidations. Goal: ≥ 0.8× static for both.
+// 4. District scale (#16; BENCH_DISTRICT=0 skips it): `feeds list` (every token issued), a full render, then a
+//    serve child process (rendered feeds in the store, a small LRU in memory): its RSS after every feed has been
+//    requested once (goal < 512 MB), feed latency p50/p99 while it re-renders every feed, and the re-render
+//    after an upstream edit of 5 sessions (only the affected feeds) and after a pull that changed nothing
+//    (goal: no feed touched).
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import express from 'express';
 import pino from 'pino';
+import { listFeeds } from '../src/cli/feeds.ts';
 import { parseConfig } from '../src/config.ts';
 import { listFeedDefs } from '../src/feeds/catalog.ts';
 import { FeedService } from '../src/feeds/feed-cache.ts';
@@ -29,10 +35,22 @@ const TARGET_EVENTS = 300;
 const DURATION_S = Number(process.env.BENCH_DURATION ?? 8);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 
-async function serveMode(dbFile: string, staticDir: string): Promise<void> {
+async function serveMode(dbFile: string, staticDir: string, nowIso?: string): Promise<void> {
   const store = await openStore({ file: dbFile, migrate: false });
   const metrics = createMetrics();
-  const feeds = new FeedService({ store, onRender: metrics.observeFeedRender });
+  // The sandbox's clock, moving with ours, so the child's window is the parent's.
+  const started = Date.now();
+  const now = nowIso ? () => new Date(Date.parse(nowIso) + Date.now() - started) : undefined;
+  const feeds = new FeedService({ store, onRender: metrics.observeFeedRender, ...(now ? { now } : {}) });
+  // `rerender <school>` on stdin: every feed of the school rendered again, in this process (as after a pull).
+  process.stdin.setEncoding('utf8');
+  process.stdin.on('data', (line: string) => {
+    const [cmd, school] = line.trim().split(' ');
+    if (cmd !== 'rerender' || !school) return;
+    feeds
+      .renderSchool(school, { all: true, force: true })
+      .then((r) => process.stdout.write(`${JSON.stringify({ rerendered: r.rendered, ms: r.ms })}\n`));
+  });
   // Request logs on, as in production, written to /dev/null.
   const logger = pino(
     { level: process.env.BENCH_LOG_LEVEL ?? 'info' },
@@ -156,7 +174,7 @@ async function main(): Promise<void> {
     // Issue every feed's token, as `rostercal feeds list` does.
     const tokens = new FeedTokens(store, Buffer.from('bench-feed-secret-0123456789abcdefghijkl'));
     const defs = await listFeedDefs(store, SCHOOL);
-    for (const d of defs) await tokens.ensure(SCHOOL, d.scope, d.scopeId);
+    await tokens.ensureAll(SCHOOL, defs);
     const teamToken = (await tokens.ensure(SCHOOL, 'team', team.id)).token!;
 
     t = performance.now();
@@ -181,10 +199,9 @@ async function main(): Promise<void> {
       `after an upstream edit of 5 sessions: incremental sync ${ms(syncMs)}, re-render pass over all ${warm.feeds} feeds ${ms(rerenderMs)} (${renders} feeds whose inputs changed were rendered; the rest kept their bytes)`,
     );
     // The worst case after a sync: every feed's inputs changed (e.g. a staff rename shown in every event).
-    feeds.invalidate(SCHOOL);
     t = performance.now();
     renders = 0;
-    const full = await feeds.renderSchool(SCHOOL);
+    const full = await feeds.renderSchool(SCHOOL, { force: true });
     const fullMs = performance.now() - t;
     console.log(
       `re-render of every feed (all inputs changed): ${full.feeds} feeds in ${ms(fullMs)} (${(fullMs / full.feeds).toFixed(1)} ms/feed, ${renders} rendered)`,
@@ -199,7 +216,7 @@ async function main(): Promise<void> {
     writeFileSync(path.join(staticDir, 'team.ics'), rendered.gzip);
 
     child = spawn(process.execPath, [process.argv[1]!, '--serve', dbFile, staticDir], {
-      stdio: ['ignore', 'pipe', 'inherit'],
+      stdio: ['pipe', 'pipe', 'inherit'],
     });
     const urls = await new Promise<{ app: string; static: string }>((resolve, reject) => {
       let buf = '';
@@ -254,7 +271,167 @@ async function main(): Promise<void> {
 }
 
 if (process.argv[2] === '--serve') {
-  await serveMode(process.argv[3]!, process.argv[4]!);
+  await serveMode(process.argv[3]!, process.argv[4]!, process.argv[5]);
 } else {
   await main();
+  if (process.env.BENCH_DISTRICT !== '0') await district();
+}
+
+/** Resident and peak resident memory of a process (Linux), in MB. */
+function rssOf(pid: number): { rss: number; peak: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0);
+  return { rss: kb('VmRSS') / 1024, peak: kb('VmHWM') / 1024 };
+}
+
+function quantile(sorted: number[], q: number): number {
+  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]! : 0;
+}
+
+/** GETs every URL once, `concurrency` at a time; the latency of each (ms). */
+async function requestAll(urls: string[], concurrency: number, until?: () => boolean): Promise<number[]> {
+  const times: number[] = [];
+  let next = 0;
+  const worker = async () => {
+    while (until ? !until() : next < urls.length) {
+      const url = urls[next++ % urls.length]!;
+      const t = performance.now();
+      const res = await fetch(url, { headers: { 'accept-encoding': 'gzip' } });
+      await res.arrayBuffer();
+      if (res.status !== 200) throw new Error(`feed answered ${res.status}`);
+      times.push(performance.now() - t);
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  return times.sort((a, b) => a - b);
+}
+
+async function district(): Promise<void> {
+  console.log('\n== district scale (#16) ==');
+  const dir = mkdtempSync(path.join(tmpdir(), 'rostercal-bench-feeds-district-'));
+  const dbFile = path.join(dir, 'rostercal.sqlite');
+  const sandbox = await startSandbox({ seed: 42, scale: 'district' });
+  const store = await openStore({ file: dbFile });
+  let child: ChildProcess | null = null;
+  try {
+    const school = parseConfig({
+      schools: [
+        {
+          id: SCHOOL,
+          name: 'Hillcrest District',
+          upstream: { url: sandbox.url, token: sandbox.token },
+          timeZone: sandbox.school.timeZone,
+        },
+      ],
+    }).schools[0]!;
+    const client = createUpstreamClient({
+      baseUrl: sandbox.url,
+      token: sandbox.token,
+      rateLimit: { requestsPerSecond: 1000, concurrency: 4 },
+    });
+    const now = () => new Date(sandbox.now());
+    let t = performance.now();
+    await pullSchool({ store, client, school, kind: 'full', now });
+    console.log(`full pull: ${ms(performance.now() - t)}`);
+
+    const tokens = new FeedTokens(store, Buffer.from('bench-feed-secret-0123456789abcdefghijkl'));
+    t = performance.now();
+    const listed = await listFeeds(store, tokens, 'http://127.0.0.1', [SCHOOL]);
+    const listMs = performance.now() - t;
+    console.log(
+      `feeds list (every token issued): ${listed.length} feeds in ${ms(listMs)} (baseline 238 s; goal: seconds)`,
+    );
+
+    let renders = 0;
+    const feeds = new FeedService({ store, now, dataVersionTtlMs: 0, onRender: () => renders++ });
+    t = performance.now();
+    const cold = await feeds.renderSchool(SCHOOL);
+    console.log(`render every feed (cold): ${cold.rendered} feeds in ${ms(performance.now() - t)}`);
+
+    child = spawn(process.execPath, [process.argv[1]!, '--serve', dbFile, dir, sandbox.now()], {
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
+    const lines: string[] = [];
+    const waiters: ((line: string) => void)[] = [];
+    let buf = '';
+    child.stdout!.on('data', (c: Buffer) => {
+      buf += c.toString();
+      for (let i = buf.indexOf('\n'); i >= 0; i = buf.indexOf('\n')) {
+        const line = buf.slice(0, i);
+        buf = buf.slice(i + 1);
+        const w = waiters.shift();
+        if (w) w(line);
+        else lines.push(line);
+      }
+    });
+    const nextLine = () =>
+      new Promise<string>((resolve) => {
+        const l = lines.shift();
+        if (l !== undefined) resolve(l);
+        else waiters.push(resolve);
+      });
+    const urls = JSON.parse(await nextLine()) as { app: string };
+    const pid = child.pid!;
+    const atStart = rssOf(pid);
+    const feedUrls = listed.map((r) => r.url!.replace('http://127.0.0.1', urls.app));
+    t = performance.now();
+    const once = await requestAll(feedUrls, 8);
+    const after = rssOf(pid);
+    console.log(
+      `serve: every feed requested once (${once.length} requests in ${ms(performance.now() - t)}; p50 ${once.length ? quantile(once, 0.5).toFixed(1) : '-'} ms, p99 ${quantile(once, 0.99).toFixed(1)} ms)`,
+    );
+    console.log(
+      `serve RSS: ${atStart.rss.toFixed(0)} MB at start, ${after.rss.toFixed(0)} MB after (peak ${after.peak.toFixed(0)} MB); goal < 512 MB (baseline 2.2 GB): ${after.peak < 512 ? 'met' : 'NOT met'}`,
+    );
+
+    // Latency while serve re-renders every feed in its own process.
+    const sample = feedUrls.filter((_, i) => i % 7 === 0);
+    let done = false;
+    child.stdin!.write(`rerender ${SCHOOL}\n`);
+    const rerender = nextLine().then((l) => {
+      done = true;
+      return JSON.parse(l) as { rerendered: number; ms: number };
+    });
+    const during = await requestAll(sample, 4, () => done);
+    const rr = await rerender;
+    const peakAfter = rssOf(pid);
+    console.log(
+      `during a full re-render in serve (${rr.rerendered} feeds in ${ms(rr.ms)}): ${during.length} feed requests, p50 ${quantile(during, 0.5).toFixed(1)} ms, p99 ${quantile(during, 0.99).toFixed(1)} ms, max ${(during.at(-1) ?? 0).toFixed(0)} ms (baseline p99 236 ms, max 4 s); serve peak RSS ${peakAfter.peak.toFixed(0)} MB`,
+    );
+
+    // An upstream edit of 5 sessions, then a pull that changed nothing.
+    const some = (await store.listSessions(SCHOOL, { from: sandbox.now() }))
+      .filter((x) => !x.cancelled)
+      .slice(0, 5);
+    const coach = sandbox.school.users.find((u) => !u.frozen)!;
+    await client.updateSessions({
+      email: coach.email,
+      sessions: some.map((x) => ({
+        id: x.id,
+        studentParentNotes: `${x.studentParentNotes ?? ''} (updated)`,
+      })),
+    });
+    await pullSchool({ store, client, school, kind: 'incremental', now });
+    renders = 0;
+    t = performance.now();
+    const edit = await feeds.renderSchool(SCHOOL);
+    console.log(
+      `after an edit of 5 sessions: ${edit.rendered} of ${edit.feeds} feeds rendered (${renders} renders), ${edit.unchanged} confirmed, in ${ms(performance.now() - t)}`,
+    );
+    await pullSchool({ store, client, school, kind: 'incremental', now });
+    renders = 0;
+    t = performance.now();
+    const same = await feeds.renderSchool(SCHOOL);
+    console.log(
+      `after a pull that changed nothing: ${same.rendered} feeds rendered, ${same.unchanged} confirmed, in ${ms(performance.now() - t)}; goal: no feed touched: ${same.rendered === 0 && same.unchanged === 0 && renders === 0 ? 'met' : 'NOT met'}`,
+    );
+  } finally {
+    if (child && child.exitCode === null) {
+      child.kill('SIGTERM');
+      await new Promise((r) => child!.once('exit', r));
+    }
+    await store.close();
+    await sandbox.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
