@@ -2,6 +2,9 @@
 // first and above the fold, what is coming up (a cancellation unmistakable), no horizontal scrolling, tap
 // targets of at least 44 px, the live-Google button where a Google target keeps a public team calendar, the
 // family-link flow (paste another child's link, get one calendar) and a reminder variant.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { liveGoogleCalendars } from '../../src/push/family-calendars.ts';
@@ -120,6 +123,16 @@ async function tokenOf(scope: 'team' | 'student', id: number) {
   return (await h.tokens.ensure('hill', scope, id)).token!;
 }
 
+/** Two current children of the team with a cancelled session, with different first names, and their tokens. */
+async function twoChildren() {
+  const team = await h.store.get('hill', 'teams', cancelledTeam);
+  const students = new Map((await h.store.list('hill', 'students')).map((s) => [s.id, s]));
+  const [a, b] = team!.students
+    .map((m) => students.get(m.studentId)!)
+    .filter((s, i, all) => s?.current && all.findIndex((x) => x.firstName === s.firstName) === i);
+  return { a: a!, b: b!, ta: await tokenOf('student', a!.id), tb: await tokenOf('student', b!.id) };
+}
+
 describe('landing page in Chromium at 390 px', () => {
   it('iPhone: the Apple button first and above the fold, coming up with a cancellation, no sideways scrolling', async () => {
     const { page, errors } = await phone();
@@ -196,13 +209,7 @@ describe('landing page in Chromium at 390 px', () => {
   });
 
   it('family link: paste another child\u2019s link on a child\u2019s page, land on one calendar for both', async () => {
-    const team = await h.store.get('hill', 'teams', cancelledTeam);
-    const students = new Map((await h.store.list('hill', 'students')).map((s) => [s.id, s]));
-    const [a, b] = team!.students
-      .map((m) => students.get(m.studentId)!)
-      .filter((s, i, all) => s?.current && all.findIndex((x) => x.firstName === s.firstName) === i);
-    const ta = await tokenOf('student', a!.id);
-    const tb = await tokenOf('student', b!.id);
+    const { a, b, ta, tb } = await twoChildren();
     const { page, errors } = await phone();
     await page.goto(`${base}/feeds/${ta}`);
     await page.locator('#family-links').fill(`${base}/feeds/${tb}`);
@@ -211,12 +218,12 @@ describe('landing page in Chromium at 390 px', () => {
       page.locator('section.family button[type=submit]').click(),
     ]);
     const members = await page.locator('.member').allTextContents();
-    expect(members).toEqual([a!.firstName, b!.firstName]);
-    await expect(page.locator('h1').textContent()).resolves.toContain(`${a!.firstName} and ${b!.firstName}`);
+    expect(members).toEqual([a.firstName, b.firstName]);
+    await expect(page.locator('h1').textContent()).resolves.toContain(`${a.firstName} and ${b.firstName}`);
     // The team's sessions are both children's: each appears once, naming both.
     const titles = await page.locator('li.event h3.what').allTextContents();
     expect(titles.length).toBeGreaterThan(0);
-    expect(titles.filter((t) => t.endsWith(`(${a!.firstName}, ${b!.firstName})`)).length).toBeGreaterThan(0);
+    expect(titles.filter((t) => t.endsWith(`(${a.firstName}, ${b.firstName})`)).length).toBeGreaterThan(0);
     const ids = await page
       .locator('li.event')
       .evaluateAll((els) => els.map((e) => e.getAttribute('data-session')));
@@ -231,13 +238,7 @@ describe('landing page in Chromium at 390 px', () => {
   });
 
   it('family link: scan another child\u2019s QR code from a photo (jsQR where the browser has no BarcodeDetector)', async () => {
-    const team = await h.store.get('hill', 'teams', cancelledTeam);
-    const students = new Map((await h.store.list('hill', 'students')).map((s) => [s.id, s]));
-    const [a, b] = team!.students
-      .map((m) => students.get(m.studentId)!)
-      .filter((s, i, all) => s?.current && all.findIndex((x) => x.firstName === s.firstName) === i);
-    const ta = await tokenOf('student', a!.id);
-    const tb = await tokenOf('student', b!.id);
+    const { a, b, ta, tb } = await twoChildren();
 
     // The photo: the QR code as the other child's own page shows it.
     const other = await phone();
@@ -278,10 +279,59 @@ describe('landing page in Chromium at 390 px', () => {
       page.waitForURL(/\/family\/[A-Za-z0-9_-]{32}$/),
       page.locator('section.family button[type=submit]').click(),
     ]);
-    expect(await page.locator('.member').allTextContents()).toEqual([a!.firstName, b!.firstName]);
+    expect(await page.locator('.member').allTextContents()).toEqual([a.firstName, b.firstName]);
     await shoot(page, 'i13c-family-scanned-390');
     expect(errors).toEqual([]);
     await page.context().close();
+  });
+
+  it('family link: scan another child\u2019s QR code with the camera (Chromium\u2019s fake camera films the code)', async () => {
+    const { a, b, ta, tb } = await twoChildren();
+    const other = await phone();
+    await other.page.goto(`${base}/feeds/${tb}`);
+    const frame = await other.page.locator('.qr').screenshot({ type: 'jpeg', quality: 95 });
+    await other.page.context().close();
+    // Chromium plays an .mjpeg file (JPEG frames one after another) as the camera.
+    const dir = mkdtempSync(join(tmpdir(), 'rostercal-camera-'));
+    const film = join(dir, 'qr.mjpeg');
+    writeFileSync(film, Buffer.concat([frame, frame, frame]));
+    const filming = await launchBrowser({
+      args: [
+        '--use-fake-ui-for-media-stream',
+        '--use-fake-device-for-media-stream',
+        `--use-file-for-fake-video-capture=${film}`,
+      ],
+    });
+    try {
+      const ctx = await filming.newContext({
+        viewport: { width: 390, height: 844 },
+        userAgent: IPHONE,
+        isMobile: true,
+        hasTouch: true,
+        deviceScaleFactor: 2,
+      });
+      await ctx.grantPermissions(['camera'], { origin: base });
+      const page = await ctx.newPage();
+      const errors: string[] = [];
+      page.on('pageerror', (e) => errors.push(e.message));
+      await page.goto(`${base}/feeds/${ta}`);
+      await page.locator('#scan-camera').click();
+      await expect
+        .poll(() => page.locator('#family-links').inputValue(), { timeout: 20_000 })
+        .toBe(`${base}/feeds/${tb}`);
+      // The camera is let go once the code is read.
+      await expect(page.locator('#scan-video').isHidden()).resolves.toBe(true);
+      await expect(page.locator('#scan-camera').textContent()).resolves.toBe('Scan a QR code');
+      await Promise.all([
+        page.waitForURL(/\/family\/[A-Za-z0-9_-]{32}$/),
+        page.locator('section.family button[type=submit]').click(),
+      ]);
+      expect(await page.locator('.member').allTextContents()).toEqual([a.firstName, b.firstName]);
+      expect(errors).toEqual([]);
+    } finally {
+      await filming.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('the QR decoder is served from our origin, compressed and cacheable; the page may use the camera', async () => {
