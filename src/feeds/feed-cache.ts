@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import { brotliCompress, gunzip, gzip, constants as zlib } from 'node:zlib';
-import { loadProjectionContext, type ProjectionContext } from '../calendar/context.ts';
+import { inferLocationOwnerIds, loadProjectionContext, type ProjectionContext } from '../calendar/context.ts';
 import { projectSession } from '../calendar/project.ts';
 import type { EventTemplates } from '../calendar/templates.ts';
 import type { CalendarEvent } from '../calendar/types.ts';
@@ -169,11 +169,23 @@ export class FeedService {
     return version;
   }
 
-  async #context(schoolId: SchoolId, version: number): Promise<ProjectionContext> {
+  /**
+   * The projection context of a data version. `windowSessions` (every session of the window, when the caller
+   * holds them) spares the context its own read of them to tell which locations are the school's.
+   */
+  async #context(
+    schoolId: SchoolId,
+    version: number,
+    windowSessions?: readonly Stored<'sessions'>[],
+  ): Promise<ProjectionContext> {
     const hit = this.#contexts.get(schoolId);
     if (hit && hit.version === version) return hit.ctx;
     const templates = this.#opts.templates?.(schoolId);
-    const owners = this.#opts.locationOwnerIds?.(schoolId);
+    let owners = this.#opts.locationOwnerIds?.(schoolId);
+    if (!owners?.length && windowSessions) {
+      const school = (await this.store.listSchools()).find((s) => s.id === schoolId);
+      if (school) owners = inferLocationOwnerIds(windowSessions, school.name);
+    }
     const w = this.currentWindow();
     const ctx = loadProjectionContext(this.store, schoolId, {
       window: { from: w.from.toISOString(), to: w.to.toISOString() },
@@ -488,9 +500,9 @@ export class FeedService {
       return opts.force || !s || s.dataVersion !== version || s.windowKey !== w.key;
     });
     if (stale.length) {
-      const ctx = await this.#context(schoolId, version);
-      // One read of the window's sessions, indexed by scope, instead of one query per feed.
+      // One read of the window's sessions, indexed by scope, instead of one query per feed (and the context's).
       const index = await indexSessions(this.store, schoolId, w.from.toISOString(), w.to.toISOString());
+      const ctx = await this.#context(schoolId, version, index.sessions);
       const confirmed: { scope: FeedScope; scopeId: Id; inputs: string }[] = [];
       for (const def of stale) {
         const key = feedKey(def.schoolId, def.scope, def.scopeId);
@@ -570,6 +582,7 @@ async function indexSessions(store: Store, schoolId: SchoolId, from: string, to:
     }
   }
   return {
+    sessions,
     of(def: FeedDef): Stored<'sessions'>[] {
       switch (def.scope) {
         case 'team':
