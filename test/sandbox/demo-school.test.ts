@@ -137,20 +137,24 @@ describe('the demo school', () => {
   it('the README states what the demo really has', () => {
     const readme = readFileSync('README.md', 'utf8');
     const m =
-      /generated school \(([\d,]+) students, ([\d,]+) of\s+them current; (\d+) teams; about ([\d,]+) sessions/.exec(
+      /generated school \(([\d,]+) students, ([\d,]+) of\s+them current, each with a feed; (\d+) teams; about ([\d,]+) sessions[^)]*reads ([\d,]+) to ([\d,]+)/.exec(
         readme,
       );
     expect(
       m,
-      'README: "generated school (N students, M of them current; T teams; about S sessions"',
+      'README: "generated school (N students, M of them current, …; T teams; about S sessions … reads A to B"',
     ).not.toBeNull();
     const num = (s: string) => Number(s.replace(/,/g, ''));
-    for (const { school } of schools) {
+    for (const { now, school } of schools) {
       expect(num(m![1]!)).toBe(school.students.length);
       expect(num(m![2]!)).toBe(school.students.filter((s) => s.current).length);
-      expect(num(m![3]!)).toBe(school.teams.filter((t) => !t.hidden).length);
+      expect(num(m![3]!)).toBe(school.teams.length);
       // Sessions depend on the date (a year around today): "about" means within 10%.
       expect(Math.abs(school.sessions.length - num(m![4]!))).toBeLessThan(num(m![4]!) * 0.1);
+      // What a pull reads with the default window (syncWindow: 60 days back).
+      const inWindow = school.sessions.filter((s) => s.end >= Date.parse(now) - 60 * 86_400_000).length;
+      expect(inWindow).toBeGreaterThanOrEqual(num(m![5]!) * 0.98);
+      expect(inWindow).toBeLessThanOrEqual(num(m![6]!) * 1.02);
     }
   });
 });
