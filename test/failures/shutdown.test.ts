@@ -2,6 +2,7 @@
 // start-up pull, which it records as interrupted (not "running", not failed) so `status` tells the truth and the
 // next start pulls again.
 import { mkdtemp, rm } from 'node:fs/promises';
+import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -44,6 +45,28 @@ describe('SIGTERM during the start-up pull (rostercal serve)', () => {
     expect(await status.exit, status.output()).toBe(0);
     expect(status.output()).toMatch(/#1\s+full\s+interrupted/);
     expect(status.output()).not.toMatch(/running/);
+  });
+
+  it('a start-up step that fails (the port is taken) exits 1 promptly, not after the start-up pull', async () => {
+    const taken = createServer();
+    await new Promise<void>((r) => taken.listen(0, '127.0.0.1', r));
+    const port = (taken.address() as AddressInfo).port;
+    try {
+      const env = { ...schoolEnv(sandbox, { DATA_DIR: path.join(dir, 'taken') }), PORT: String(port) };
+      const began = Date.now();
+      const serve = rostercal(['serve'], env);
+      const ended = await serve.ended;
+      expect(ended.code, serve.output()).toBe(1);
+      expect(serve.output()).toMatch(/EADDRINUSE/);
+      expect(serve.output()).not.toMatch(/rostercal is serving/);
+      // The pull started before the web server would take over a minute at this latency: it is interrupted.
+      expect(Date.now() - began, serve.output()).toBeLessThan(20_000);
+      const status = rostercal(['status'], env);
+      await status.exit;
+      expect(status.output()).not.toMatch(/\brunning\b/);
+    } finally {
+      taken.close();
+    }
   });
 
   it('a bad STOP_TIMEOUT_SECONDS is a configuration error naming it (exit 2)', async () => {
