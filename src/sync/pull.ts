@@ -96,9 +96,12 @@ export interface PullOptions {
 
 /** The pull was stopped from outside (a shutdown) and its run recorded as interrupted. */
 export class PullInterruptedError extends Error {
-  constructor(schoolId: string, why: string) {
+  /** The run recorded as interrupted, or null when the pull was stopped before it recorded one. */
+  readonly runId: number | null;
+  constructor(schoolId: string, why: string, runId: number | null) {
     super(`the pull of ${schoolId} was interrupted: ${why}`);
     this.name = 'PullInterruptedError';
+    this.runId = runId;
   }
 }
 
@@ -585,7 +588,7 @@ export async function pullSchool(opts: PullOptions): Promise<PullSummary> {
   const { store, school } = opts;
   const log = (opts.log ?? silentLogger).child({ schoolId: school.id });
   // Stopped before it began: nothing to record.
-  if (opts.signal?.aborted) throw new PullInterruptedError(school.id, abortReason(opts.signal));
+  if (opts.signal?.aborted) throw new PullInterruptedError(school.id, abortReason(opts.signal), null);
   // Alive before anything is recorded, so no other process takes this pull's lease or run for an orphan.
   const stopBeating = await keepAlive(store, log);
   try {
@@ -643,7 +646,7 @@ async function pullLeased(opts: PullOptions, log: Logger): Promise<PullSummary> 
         })
         .catch((e: unknown) => log.error({ err: e, runId }, 'could not record the interrupted run'));
       log.warn({ runId }, `pull interrupted: ${why}`);
-      throw new PullInterruptedError(school.id, why);
+      throw new PullInterruptedError(school.id, why, runId);
     }
     // Not upstream trouble (that is in the summary) but the store or a bug: the run must not stay "running".
     await store

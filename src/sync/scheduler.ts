@@ -129,7 +129,11 @@ function pullJob(
             ...(opts.now ? { now: opts.now } : {}),
           });
         } catch (err) {
-          if (err instanceof PullInterruptedError) return { status: 'interrupted', error: err.message };
+          if (err instanceof PullInterruptedError)
+            // Stopped before it recorded a run (queued behind another pull): like a fire let pass.
+            return err.runId === null
+              ? { status: 'succeeded', error: `skipped: ${err.message}` }
+              : { status: 'interrupted', error: err.message };
           // Another replica (or a `rostercal sync`) is pulling this school: this fire would only repeat it.
           if (!(err instanceof PullBusyError)) throw err;
           log.info({ holder: err.holder }, `fire skipped: ${err.message}`);
