@@ -125,7 +125,15 @@ export const configSchema = z
   .strictObject({
     schools: z.array(schoolSchema).min(1, 'needs at least one school'),
     publicUrl: httpUrl.optional(),
-    port: z.number().int().min(0).max(65535).default(8080),
+    port: z
+      .number({
+        error: (issue) =>
+          typeof issue.input === 'string' ? `"${issue.input}" is not a port number (0–65535)` : undefined,
+      })
+      .int()
+      .min(0)
+      .max(65535)
+      .default(8080),
     dataDir: z.string().min(1).default('./data'),
     databaseUrl: z
       .string()
@@ -268,10 +276,10 @@ const ENV_NAMES: Record<string, string> = {
   eventTemplatesDir: 'EVENT_TEMPLATES_DIR',
 };
 
-function parsePort(value: string | undefined, name: string): number | string | undefined {
+function parsePort(value: string | undefined): number | string | undefined {
   if (value === undefined || value === '') return undefined;
   // Leave non-numbers as strings so the schema reports them under the variable's name.
-  return /^\d+$/.test(value) ? Number(value) : `${name}=${value}`;
+  return /^\d+$/.test(value) ? Number(value) : value;
 }
 
 /** Deployment settings from the environment win over the file: the same file serves several environments. */
@@ -279,7 +287,7 @@ function deploymentOverrides(env: NodeJS.ProcessEnv): Record<string, unknown> {
   const o: Record<string, unknown> = {};
   if (env.DATABASE_URL) o.databaseUrl = env.DATABASE_URL;
   if (env.DATA_DIR) o.dataDir = env.DATA_DIR;
-  const port = parsePort(env.PORT, 'PORT');
+  const port = parsePort(env.PORT);
   if (port !== undefined) o.port = port;
   if (env.PUBLIC_URL) o.publicUrl = env.PUBLIC_URL;
   const trustProxy = trustProxyFromEnv(env.TRUST_PROXY);
@@ -365,8 +373,33 @@ function withEventTemplates(parsed: ParsedConfig, env: NodeJS.ProcessEnv, where?
   }
 }
 
+/**
+ * DATA_DIR is created on first use; a path that is (or lies under) a file would only fail later with a bare
+ * ENOTDIR/EEXIST from whichever command touched it first, so it is named here like any other bad setting.
+ */
+function checkDataDir(dataDir: string, env: NodeJS.ProcessEnv, where?: string): void {
+  const field = env.DATA_DIR ? 'DATA_DIR' : 'dataDir';
+  const abs = path.resolve(dataDir);
+  for (let p = abs; ; p = path.dirname(p)) {
+    let isDir: boolean;
+    try {
+      isDir = statSync(p).isDirectory();
+    } catch {
+      if (p === path.dirname(p)) return;
+      continue; // not there yet: mkdir makes it
+    }
+    if (isDir) return;
+    const message =
+      p === abs
+        ? `${abs} is not a directory (the SQLite store and the feed secret live there)`
+        : `${abs} cannot be a directory: ${p} is a file`;
+    throw configError([{ path: field, message }], where);
+  }
+}
+
 function finish(raw: ParsedConfig, source: Config['source'], env: NodeJS.ProcessEnv): Config {
   const where = source.kind === 'file' ? source.path : undefined;
+  checkDataDir(raw.dataDir, env, where);
   const parsed = withEventTemplates(raw, env, where);
   const publicUrl = (parsed.publicUrl ?? `http://localhost:${parsed.port}`).replace(/\/+$/, '');
   const warnings: string[] = [];

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, describeConfig, loadConfig } from '../../src/config.ts';
+import { rostercal } from '../failures/cli.ts';
 
 let dir: string;
 beforeAll(async () => {
@@ -120,7 +121,7 @@ describe('config file', () => {
     [withSchool({ id: 'a b' }), 'config: schools[0].id: must be 1-63 letters, digits'],
     [{ schools: [] }, 'config: schools: needs at least one school'],
     [{ schools: [goodSchool, goodSchool] }, 'config: schools[1].id: "north" is used twice'],
-    [{ schools: [goodSchool], port: 'eighty' }, 'config: port: expected number, received string'],
+    [{ schools: [goodSchool], port: 'eighty' }, 'config: port: "eighty" is not a port number (0–65535)'],
     [
       { schools: [goodSchool], databaseUrl: 'mysql://x' },
       'config: databaseUrl: must be a postgres:// or postgresql:// URL',
@@ -145,7 +146,7 @@ describe('config file', () => {
 
   it('names an environment variable that overrides a file setting', async () => {
     const msg = await configError({ schools: [goodSchool] }, { PORT: 'x80' });
-    expect(msg).toContain('config: PORT: expected number, received string');
+    expect(msg).toContain('config: PORT: "x80" is not a port number (0–65535)');
   });
 
   it('reports unreadable files and bad JSON with the file name', async () => {
@@ -192,6 +193,36 @@ describe('config from the environment', () => {
     ).rejects.toThrow('config: UPSTREAM_URL: is not an http(s) URL');
     await expect(loadConfig({ UPSTREAM_URL: 'https://x', UPSTREAM_TOKEN: 't' })).rejects.toThrow(
       'config: SCHOOL_TZ (the school’s IANA time zone, e.g. Europe/London): is required',
+    );
+  });
+});
+
+describe('deployment settings an operator gets wrong', () => {
+  it('a DATA_DIR that is a file (or lies under one) is a configuration error naming DATA_DIR', async () => {
+    const file = path.join(dir, 'not-a-dir');
+    await writeFile(file, 'x');
+    await expect(loadConfig({ DATA_DIR: file })).rejects.toThrow(
+      `config: DATA_DIR: ${file} is not a directory (the SQLite store and the feed secret live there)`,
+    );
+    await expect(loadConfig({ DATA_DIR: path.join(file, 'sub') })).rejects.toThrow(
+      `config: DATA_DIR: ${path.join(file, 'sub')} cannot be a directory: ${file} is a file`,
+    );
+    // The same from the file, under the file's own name for the field.
+    expect(await configError({ ...withSchool({}), dataDir: file })).toContain('config: dataDir: ');
+  });
+
+  it('the CLI exits 2 with that message rather than 1 with a bare ENOTDIR', async () => {
+    const file = path.join(dir, 'data-file');
+    await writeFile(file, 'x');
+    const child = rostercal(['status'], { DATA_DIR: path.join(file, 'sub') });
+    expect(await child.exit).toBe(2);
+    expect(child.output()).toContain('config: DATA_DIR: ');
+    expect(child.output()).not.toContain('ENOTDIR');
+  });
+
+  it('a PORT that is not a number names the value and what is expected', async () => {
+    await expect(loadConfig({ PORT: 'abc' })).rejects.toThrow(
+      'config: PORT: "abc" is not a port number (0–65535)',
     );
   });
 });
