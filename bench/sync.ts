@@ -48,6 +48,8 @@ interface Measured {
   ms: number;
   /** The pull alone, as its run summary tells (no process start, no module loading). */
   pullMs?: number;
+  /** CPU time of the whole process (user + system). */
+  cpuMs: number;
   maxRssMb: number;
   requests: number;
 }
@@ -114,7 +116,7 @@ async function startSandboxChild(scale: string): Promise<SandboxChild> {
 async function timed(
   argv: string[],
   env: Record<string, string>,
-): Promise<{ ms: number; maxRssMb: number; stdout: string }> {
+): Promise<{ ms: number; maxRssMb: number; cpuMs: number; stdout: string }> {
   const rssFile = path.join(
     tmpdir(),
     `rostercal-bench-rss-${process.pid}-${Math.random().toString(36).slice(2)}`,
@@ -140,9 +142,10 @@ async function timed(
   const [code] = (await once(child, 'exit')) as [number | null];
   const ms = performance.now() - t0;
   if (code !== 0) throw new Error(`${argv.join(' ')} exited ${code}:\n${stderr.slice(-2000)}`);
-  const maxRssMb = Number(await readFile(rssFile, 'utf8')) / 1024;
+  const usage = JSON.parse(await readFile(rssFile, 'utf8')) as { maxRssKb: number; cpuMs: number };
+  const maxRssMb = usage.maxRssKb / 1024;
   await rm(rssFile, { force: true });
-  return { ms, maxRssMb, stdout };
+  return { ms, maxRssMb, cpuMs: usage.cpuMs, stdout };
 }
 
 interface Target {
@@ -180,7 +183,13 @@ async function sync(configFile: string, env: Record<string, string>, full: boole
     errors: string[];
   };
   if (summary.status !== 'succeeded') throw new Error(`sync ${summary.status}: ${summary.errors.join('; ')}`);
-  return { ms: r.ms, pullMs: summary.durationMs, maxRssMb: r.maxRssMb, requests: summary.upstream.requests };
+  return {
+    ms: r.ms,
+    pullMs: summary.durationMs,
+    cpuMs: r.cpuMs,
+    maxRssMb: r.maxRssMb,
+    requests: summary.upstream.requests,
+  };
 }
 
 async function runFloor(sb: SandboxChild, requests: string[]): Promise<Measured> {
@@ -188,7 +197,7 @@ async function runFloor(sb: SandboxChild, requests: string[]): Promise<Measured>
     [path.join(ROOT, 'bench/support/floor.ts'), JSON.stringify({ url: sb.url, token: sb.token, requests })],
     {},
   );
-  return { ms: r.ms, maxRssMb: r.maxRssMb, requests: requests.length };
+  return { ms: r.ms, cpuMs: r.cpuMs, maxRssMb: r.maxRssMb, requests: requests.length };
 }
 
 interface ScaleResult {
@@ -222,7 +231,7 @@ async function measureScale(
         await store.drop();
         rows.push({ target: target.name, floor: floorRun, full, incremental });
         console.log(
-          `  ${target.name.padEnd(10)} floor ${s(floorRun.ms)}  full ${s(full.ms)} (pull ${s(full.pullMs!)}) = ${(full.ms / floorRun.ms).toFixed(2)}×  ` +
+          `  ${target.name.padEnd(10)} floor ${s(floorRun.ms)}  full ${s(full.ms)} (pull ${s(full.pullMs!)}) = ${(full.ms / floorRun.ms).toFixed(2)}×, CPU ${s(full.cpuMs)} vs ${s(floorRun.cpuMs)} = ${(full.cpuMs / floorRun.cpuMs).toFixed(2)}×  ` +
             `peak ${mb(full.maxRssMb)}  unchanged incremental ${s(incremental.ms)} (pull ${s(incremental.pullMs!)}), ${incremental.requests} requests`,
         );
       }
@@ -293,7 +302,8 @@ async function main(): Promise<void> {
       console.log(
         `  ${r.scale} ${target.name}: full sync ${s(median(rows.map((x) => x.full.ms)))} = ${ratio.toFixed(2)}× the floor ` +
           `(${s(median(rows.map((x) => x.floor.ms)))}; goal ≤ ${GOAL.ratio}×) ${verdict(ratio <= GOAL.ratio)}; ` +
-          `peak RSS ${mb(Math.max(...rows.map((x) => x.full.maxRssMb)))}`,
+          `peak RSS ${mb(Math.max(...rows.map((x) => x.full.maxRssMb)))}; CPU time ` +
+          `${median(rows.map((x) => x.full.cpuMs / x.floor.cpuMs)).toFixed(2)}× the floor's (steadier under load)`,
       );
       console.log(
         `  ${r.scale} ${target.name}: unchanged incremental: the pull ${s(incPullMs)}, ${incReq} requests ` +

@@ -1,6 +1,16 @@
 // Preloaded (`node --import`) into every process bench:sync measures: at exit, writes the process's peak
-// resident set size (KiB) to BENCH_RSS_FILE. Node reports no child's rusage, so each process tells its own.
+// resident set size (KiB) and the CPU time it used (user + system, ms) to BENCH_RSS_FILE as JSON. Node reports
+// no child's rusage, so each process tells its own. CPU time is the steadier figure on a shared machine, where a
+// process's wall time depends on who else has the cores.
 import { writeFileSync } from 'node:fs';
 
 const file = process.env.BENCH_RSS_FILE;
-if (file) process.on('exit', () => writeFileSync(file, String(process.resourceUsage().maxRSS)));
+if (file) {
+  process.on('exit', () => {
+    const u = process.resourceUsage();
+    writeFileSync(
+      file,
+      JSON.stringify({ maxRssKb: u.maxRSS, cpuMs: (u.userCPUTime + u.systemCPUTime) / 1000 }),
+    );
+  });
+}
