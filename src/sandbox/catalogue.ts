@@ -475,6 +475,20 @@ export function uniformsFor(
   }
 }
 
+/** One-off sessions with no team (students put on directly): what each kind of activity holds. */
+const ONE_OFFS: Record<ActivityKind, readonly string[]> = {
+  sport: ['Trials', 'Information evening', 'Team photos', 'Carnival', 'Skills clinic', 'Trials'],
+  music: ['Auditions', 'Information evening', 'Showcase', 'Workshop', 'Masterclass', 'Auditions'],
+  drama: ['Auditions', 'Information evening', 'Showcase', 'Workshop', 'Costume fitting', 'Auditions'],
+  club: ['Information evening', 'Workshop', 'Competition', 'Open day'],
+  outdoor: ['Information evening', 'Gear check', 'Skills workshop', 'Parent briefing'],
+  service: ['Information evening', 'Volunteer training', 'Open day', 'Workshop'],
+};
+
+export function oneOffsFor(activity: ActivitySpec): readonly string[] {
+  return ONE_OFFS[activity.kind];
+}
+
 /** Where an activity meets at home; by kind where the activity has no venue of its own. */
 const VENUES_BY_ACTIVITY: Record<string, readonly string[]> = {
   Football: ['Main Oval'],

@@ -9,6 +9,7 @@ import {
   DEPARTMENTS,
   HOME_VENUES,
   OPPONENT_SCHOOLS,
+  oneOffsFor,
   parentNotesFor,
   staffNotesFor,
   uniformsFor,
@@ -666,7 +667,6 @@ export function generateSchool(
   }
 
   // Sessions with no team: trials with students put on directly, whole-school events, meetings.
-  const looseTitles = ['Trials', 'Information evening', 'Team photos', 'Carnival', 'Showcase', 'Workshop'];
   for (let i = 0; i < spec.looseSessions; i++) {
     const activity = sesRng.pick(liveActivities);
     const aspec = specOf.get(activity.id)!;
@@ -674,8 +674,9 @@ export function generateSchool(
     const day = yearStart + w * 7 * DAY + sesRng.int(0, 4) * DAY;
     const start = wallToUtc(day, sesRng.pick([12, 16, 18]), sesRng.pick([0, 30]), tz);
     const end = start + sesRng.pick([45, 60, 120]) * MINUTE;
-    const title = `${activity.name} ${sesRng.pick(looseTitles)}`;
-    const extra = title.endsWith('Trials')
+    const title = `${activity.name} ${sesRng.pick(oneOffsFor(aspec))}`;
+    // Trials and auditions: the students trying out are put on the session directly.
+    const extra = /(Trials|Auditions)$/.test(title)
       ? sesRng
           .sample(
             students.filter((s) => s.current),

@@ -53,6 +53,13 @@ describe('the demo school', () => {
         if (x.kind !== 'sport' && /kit$/i.test(u)) flag('sports kit', x);
         if (x.kind === 'sport' && /concert|blacks/i.test(u)) flag('concert blacks', x);
       }
+      // One-off sessions with no team: trials and carnivals are for sport, auditions and showcases for the arts.
+      if (x.s.teamIds.length === 0) {
+        if (x.kind !== 'sport' && /Trials|Carnival|Team photos/.test(x.s.title)) flag('sport one-off', x);
+        if (x.kind === 'sport' && /Showcase|Auditions/.test(x.s.title)) flag('arts one-off', x);
+        if (!['music', 'drama'].includes(x.kind) && /Auditions|Showcase/.test(x.s.title))
+          flag('arts one-off', x);
+      }
       const v = x.venue;
       if (v === 'Aquatic Centre' && x.activity !== 'Water Polo') flag('pool', x);
       if (v === 'Tennis Courts' && x.activity !== 'Tennis') flag('tennis courts', x);
