@@ -2,7 +2,7 @@
 // in its body until a pull has succeeded, once the last success is older than allowed, and while the store cannot
 // be written; a scheduled fire the store made fail is logged through our logger (not node-cron's console line)
 // and shown by /readyz. Each through the real `rostercal serve` as a child process.
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, open, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -95,6 +95,46 @@ describe('readiness and an unreachable upstream (rostercal serve)', () => {
       } finally {
         await stopped(serve);
       }
+    }
+  });
+});
+
+describe('a corrupt SQLite file under a running serve', () => {
+  let sandbox: Sandbox;
+  let dir: string;
+  beforeAll(async () => {
+    sandbox = await startSandbox({ seed: 11, scale: 'small' });
+    dir = await mkdtemp(path.join(tmpdir(), 'rostercal-corrupt-'));
+  });
+  afterAll(async () => {
+    await sandbox?.close();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it("/readyz 503 names SQLite's own words", async () => {
+    const env = schoolEnv(sandbox, { DATA_DIR: dir });
+    const synced = rostercal(['sync', '--full'], env);
+    expect(await synced.exit, synced.output()).toBe(0);
+    const port = await freePort();
+    const serve = rostercal(['serve'], { ...env, PORT: String(port) });
+    try {
+      await serve.waitFor(/Stop with Ctrl-C/, 40_000);
+      const base = `http://127.0.0.1:${port}`;
+      expect((await readyz(base)).status).toBe(200);
+      // Everything after the first page (the header and schema stay readable) becomes junk.
+      const file = path.join(dir, 'rostercal.sqlite');
+      const { size } = await stat(file);
+      const fh = await open(file, 'r+');
+      await fh.write(Buffer.alloc(size - 4096, 0x5a), 0, size - 4096, 4096);
+      await fh.close();
+      const ready = await readyz(base);
+      expect(ready.status).toBe(503);
+      expect(JSON.parse(ready.body)).toEqual({
+        status: 'unavailable',
+        store: 'cannot be read: database disk image is malformed',
+      });
+    } finally {
+      await stopped(serve);
     }
   });
 });
