@@ -12,7 +12,7 @@ body{font:16px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:
 header{display:flex;flex-wrap:wrap;align-items:center;gap:.5rem;justify-content:space-between;padding:.5rem 1rem;background:#1f3a5f;color:#fff}
 header a,header button{color:#fff}header .who{font-size:.9rem;opacity:.9}
 main{max-width:52rem;margin:0 auto;padding:1rem}
-h1{font-size:1.35rem;margin:.5rem 0 1rem}h2{font-size:1.15rem;margin:0 0 .25rem}h3{font-size:1rem;margin:1rem 0 .5rem}
+h1{font-size:1.35rem;margin:.5rem 0 1rem}h2{font-size:1.15rem;margin:0 0 .25rem}h2.group{margin:1.4rem 0 .6rem}h3{font-size:1rem;margin:1rem 0 .5rem}
 .card{background:#fff;border-radius:10px;box-shadow:0 1px 3px #0002;padding:1rem;margin:0 0 1rem}
 .muted{color:#5f6670;font-size:.9rem}.warn{color:#8a1c1c}
 a.btn,button,.btn{display:inline-flex;align-items:center;justify-content:center;min-height:44px;min-width:44px;padding:.5rem .9rem;border-radius:8px;border:1px solid #1f3a5f;background:#fff;color:#1f3a5f;font:inherit;text-decoration:none;cursor:pointer;text-align:center}

@@ -155,7 +155,18 @@ export function createStaffPageRouter(opts: StaffPageOptions): express.Router {
             byTeam.set(t.id, list);
           }
         const cards: string[] = [];
-        for (const t of shown)
+        // A coach's own teams first, then those their activities (a manager's: and departments) add: with both,
+        // headings say which is which (a demo coach of 7 teams sees 35 cards).
+        const ownCount = membership
+          ? shown.filter((t) => membership.access.assignedTeamIds.has(t.id)).length
+          : 0;
+        const grouped = !isAdmin && ownCount > 0 && ownCount < shown.length;
+        for (const [i, t] of shown.entries()) {
+          if (grouped && i === 0) cards.push(`<h2 class="group">Your teams (${ownCount})</h2>`);
+          if (grouped && i === ownCount)
+            cards.push(
+              `<h2 class="group">Other teams of your ${membership?.access.role === 'manager' ? 'activities and departments' : 'activities'} (${shown.length - ownCount})</h2>`,
+            );
           cards.push(
             await teamCard(
               school.id,
@@ -168,6 +179,7 @@ export function createStaffPageRouter(opts: StaffPageOptions): express.Router {
               schools.length > 1 ? `team-${school.id}-${t.id}` : `team-${t.id}`,
             ),
           );
+        }
         let ownFeed = '';
         if (membership) {
           const issued = await opts.tokens.ensure(school.id, 'staff', membership.user.id);

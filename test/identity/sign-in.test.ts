@@ -23,7 +23,11 @@ const ADMIN_TOKEN = 'break-glass-admin-token-0123456789abcdef';
 let h: Harness;
 let idp: TestIdp;
 let site: StaffSite;
-let people: Record<'coach' | 'manager' | 'admin' | 'frozen' | 'stranger' | 'unverified', DemoPerson>;
+let people: Record<
+  'coach' | 'manager' | 'admin' | 'frozen' | 'stranger' | 'unverified' | 'coachOfActivity',
+  DemoPerson
+>;
+let activityCoach: StaffUser;
 let coachUser: StaffUser;
 let managerUser: StaffUser;
 
@@ -56,9 +60,18 @@ beforeAll(async () => {
   const live = staff.filter((s) => s.email && !s.frozen);
   coachUser = live.find((s) => !s.isAdmin && !s.isManager && staffAccess(s, teams).assignedTeamIds.size > 0)!;
   managerUser = live.find((s) => s.isManager && !s.isAdmin && s.activityIds.length > 0)!;
+  // A coach with teams of their own and activity permissions that add others (the demo's Millie Hughes).
+  activityCoach = live.find((s) => {
+    if (s.isAdmin || s.isManager) return false;
+    const a = staffAccess(s, teams);
+    return (
+      a.assignedTeamIds.size > 0 &&
+      teams.some((t) => a.teamIds.has(t.id) && !a.assignedTeamIds.has(t.id) && !t.hidden)
+    );
+  })!;
   const adminUser = live.find((s) => s.isAdmin)!;
   const frozenUser = staff.find((s) => s.frozen && s.email)!;
-  expect([coachUser, managerUser, adminUser, frozenUser].every(Boolean)).toBe(true);
+  expect([coachUser, managerUser, adminUser, frozenUser, activityCoach].every(Boolean)).toBe(true);
   people = {
     // The provider sends the address in another case: matching is case-insensitive.
     coach: person(coachUser, 'staff', { email: coachUser.email!.toUpperCase() }),
@@ -67,6 +80,7 @@ beforeAll(async () => {
     frozen: person(frozenUser, 'frozen'),
     stranger: { id: 'x1', email: 'someone@elsewhere.example', name: 'Some One', role: 'staff', note: '' },
     unverified: person(coachUser, 'staff', { id: 'x2', emailVerified: false }),
+    coachOfActivity: person(activityCoach, 'staff'),
   };
   const port = await freePort();
   idp = await startTestIdp(Object.values(people), `http://127.0.0.1:${port}/auth/callback`);
@@ -149,6 +163,28 @@ describe('sign-in with the school’s identity provider (code + PKCE)', () => {
       );
       expect(medical.status).toBe(403);
       expect(Buffer.from(await medical.arrayBuffer()).includes('%PDF')).toBe(false);
+    }
+  });
+
+  it('a coach whose activities add teams sees their own teams first, under headings that say which are which', async () => {
+    const jar = new CookieJar();
+    const page = await signIn(jar, site.url, people.coachOfActivity.id);
+    const access = staffAccess(activityCoach, await h.store.list('hill', 'teams'));
+    const ids = teamIdsOn(page.body);
+    const own = ids.filter((id) => access.assignedTeamIds.has(id));
+    expect(own.length).toBe(access.assignedTeamIds.size);
+    const yours = page.body.indexOf(`<h2 class="group">Your teams (${own.length})</h2>`);
+    const others = page.body.indexOf(
+      `<h2 class="group">Other teams of your activities (${ids.length - own.length})</h2>`,
+    );
+    expect(yours, 'heading of own teams').toBeGreaterThan(-1);
+    expect(others, 'heading of the activities’ teams').toBeGreaterThan(yours);
+    for (const id of ids) {
+      const at = page.body.indexOf(`id="team-${id}"`);
+      if (access.assignedTeamIds.has(id)) {
+        expect(at).toBeGreaterThan(yours);
+        expect(at).toBeLessThan(others);
+      } else expect(at).toBeGreaterThan(others);
     }
   });
 
