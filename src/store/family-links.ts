@@ -1,29 +1,24 @@
 // SQL for family links (the SqlStore delegates here). Members are kept as one JSON array: a link is read whole
 // and never queried by member.
 import type { Kysely, Transaction } from 'kysely';
+import { storedInstant } from './instants.ts';
 import type { DB } from './schema.ts';
 import type { FamilyLink, FamilyMember } from './types.ts';
 
 type Executor = Kysely<DB> | Transaction<DB>;
 
-function iso(value: string, what: string): string {
-  const ms = Date.parse(value);
-  if (Number.isNaN(ms)) throw new Error(`invalid instant for ${what}: ${JSON.stringify(value)}`);
-  return new Date(ms).toISOString();
-}
-
 export async function saveFamilyLink(w: Executor, link: FamilyLink): Promise<void> {
   const members = JSON.stringify(
     link.members.map((m) => ({ scope: m.scope, scopeId: m.scopeId, feedTokenHash: m.feedTokenHash })),
   );
-  const revoked = link.revokedAt === null ? null : iso(link.revokedAt, 'revokedAt');
+  const revoked = link.revokedAt === null ? null : storedInstant(link.revokedAt, 'revokedAt');
   await w
     .insertInto('family_links')
     .values({
       token_hash: link.tokenHash,
       school_id: link.schoolId,
       members,
-      created_at: iso(link.createdAt, 'createdAt'),
+      created_at: storedInstant(link.createdAt, 'createdAt'),
       revoked_at: revoked,
     })
     .onConflict((oc) => oc.column('token_hash').doUpdateSet({ members, revoked_at: revoked }))

@@ -12,6 +12,7 @@ import type { Id, Instant } from '../domain/types.ts';
 import { scrubSecrets } from '../log.ts';
 import * as familyLinks from './family-links.ts';
 import * as feedEventVersions from './feed-event-versions.ts';
+import { storedInstant } from './instants.ts';
 import { type KindSpec, kindSpec, prepareRecord } from './kinds.ts';
 import { ownerAlive } from './liveness.ts';
 import { type Dialect, runMigrations } from './migrations.ts';
@@ -75,17 +76,8 @@ function chunks<T>(items: readonly T[], size: number): T[][] {
   return out;
 }
 
-/** Normalises an instant to `YYYY-MM-DDTHH:mm:ss.sssZ` so text comparison is time comparison. */
-const CANONICAL_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-function instant(value: Instant, what: string): string {
-  if (typeof value === 'string' && CANONICAL_INSTANT.test(value)) return value;
-  const ms = Date.parse(value);
-  if (Number.isNaN(ms)) throw new Error(`invalid instant for ${what}: ${JSON.stringify(value)}`);
-  return new Date(ms).toISOString();
-}
-
 function maybeInstant(value: Instant | null, what: string): string | null {
-  return value === null ? null : instant(value, what);
+  return value === null ? null : storedInstant(value, what);
 }
 
 function toStored<K extends ResourceKind>(row: {
@@ -199,7 +191,7 @@ export class SqlStore implements Store {
     const stats: UpsertStats = { added: 0, changed: 0, unchanged: 0, restored: 0 };
     if (records.length === 0) return stats;
     const spec = kindSpec(kind);
-    const now = instant(at, 'upsert');
+    const now = storedInstant(at, 'upsert');
 
     // Last occurrence of an id wins: a listing that repeats a record must not write it twice.
     const incoming = new Map<Id | string, PreparedRecord>();
@@ -413,8 +405,8 @@ export class SqlStore implements Store {
       .where('deleted_at', 'is', null);
     if (window) {
       if (!spec.windowed) throw new Error(`liveIds: ${kind} has no time window`);
-      const from = instant(window.from, 'window.from');
-      const to = instant(window.to, 'window.to');
+      const from = storedInstant(window.from, 'window.from');
+      const to = storedInstant(window.to, 'window.to');
       q = q.where((eb) => intersects(eb, from, to));
     }
     const rows = await q.orderBy('id').execute();
@@ -424,7 +416,7 @@ export class SqlStore implements Store {
   async markDeleted(schoolId: SchoolId, kind: ResourceKind, ids: Id[], at: Instant): Promise<number> {
     if (ids.length === 0) return 0;
     const spec = kindSpec(kind);
-    const now = instant(at, 'markDeleted');
+    const now = storedInstant(at, 'markDeleted');
     return this.transaction(async () => {
       let count = 0;
       for (const batch of chunks([...new Set(ids)], this.#inChunk)) {
@@ -498,8 +490,8 @@ export class SqlStore implements Store {
       .where('s.school_id', '=', schoolId);
     if (!query.includeDeleted) q = q.where('s.deleted_at', 'is', null);
     if (query.from !== undefined || query.to !== undefined) {
-      const from = query.from === undefined ? undefined : instant(query.from, 'from');
-      const to = query.to === undefined ? undefined : instant(query.to, 'to');
+      const from = query.from === undefined ? undefined : storedInstant(query.from, 'from');
+      const to = query.to === undefined ? undefined : storedInstant(query.to, 'to');
       q = q.where((eb) => intersects(eb, from, to, 's.'));
     }
     if (query.activityIds) q = q.where('s.activity_id', 'in', query.activityIds);
@@ -565,8 +557,8 @@ export class SqlStore implements Store {
       .where('deleted_at', 'is', null);
     if (query.studentIds) q = q.where('student_id', 'in', query.studentIds);
     if (query.from !== undefined || query.to !== undefined) {
-      const from = query.from === undefined ? undefined : instant(query.from, 'from');
-      const to = query.to === undefined ? undefined : instant(query.to, 'to');
+      const from = query.from === undefined ? undefined : storedInstant(query.from, 'from');
+      const to = query.to === undefined ? undefined : storedInstant(query.to, 'to');
       q = q.where((eb) => intersects(eb, from, to));
     }
     const rows = await q.orderBy('start_at').orderBy('id').execute();
@@ -589,7 +581,7 @@ export class SqlStore implements Store {
         kind: run.kind,
         target: run.target ?? null,
         status: 'running',
-        started_at: instant(run.at, 'startRun'),
+        started_at: storedInstant(run.at, 'startRun'),
         finished_at: null,
         counts: '{}',
         upstream_requests: 0,
@@ -612,7 +604,7 @@ export class SqlStore implements Store {
       .updateTable('sync_runs')
       .set({
         status: result.status,
-        finished_at: instant(result.finishedAt, 'finishRun'),
+        finished_at: storedInstant(result.finishedAt, 'finishRun'),
         counts: JSON.stringify(result.counts),
         upstream_requests: result.upstreamRequests,
         retries: result.retries,
@@ -721,7 +713,7 @@ export class SqlStore implements Store {
         scope: token.scope,
         scope_id: token.scopeId,
         version: token.version,
-        created_at: instant(token.createdAt, 'createdAt'),
+        created_at: storedInstant(token.createdAt, 'createdAt'),
         revoked_at: maybeInstant(token.revokedAt, 'revokedAt'),
       })
       .onConflict((oc) =>
@@ -759,7 +751,7 @@ export class SqlStore implements Store {
   async revokeFeedToken(schoolId: SchoolId, scope: FeedScope, scopeId: Id, at: Instant): Promise<void> {
     await this.#w
       .updateTable('feed_tokens')
-      .set({ revoked_at: instant(at, 'revokeFeedToken') })
+      .set({ revoked_at: storedInstant(at, 'revokeFeedToken') })
       .where('school_id', '=', schoolId)
       .where('scope', '=', scope)
       .where('scope_id', '=', scopeId)
@@ -882,7 +874,7 @@ export class SqlStore implements Store {
       session_id: m.sessionId,
       remote_event_id: m.remoteEventId,
       content_hash: m.contentHash,
-      updated_at: instant(m.updatedAt, 'updatedAt'),
+      updated_at: storedInstant(m.updatedAt, 'updatedAt'),
     }));
     await this.transaction(() =>
       this.#insertRows('push_mappings', rows, {
@@ -967,7 +959,7 @@ export class SqlStore implements Store {
   // --- coordination
 
   async claimFire(job: string, fireTime: Instant, owner: string): Promise<boolean> {
-    const fire = instant(fireTime, 'fireTime');
+    const fire = storedInstant(fireTime, 'fireTime');
     const result = await this.#w
       .insertInto('fire_claims')
       .values({ job, fire_time: fire, owner, claimed_at: new Date().toISOString() })
@@ -989,14 +981,14 @@ export class SqlStore implements Store {
   // --- run owners and pull leases
 
   async beat(owner: RunOwner, at: Instant): Promise<void> {
-    const heartbeat_at = instant(at, 'beat');
+    const heartbeat_at = storedInstant(at, 'beat');
     await this.#w
       .insertInto('run_owners')
       .values({
         owner: owner.id,
         host: owner.host,
         pid: owner.pid,
-        started_at: instant(owner.startedAt, 'owner start'),
+        started_at: storedInstant(owner.startedAt, 'owner start'),
         heartbeat_at,
       })
       .onConflict((oc) => oc.column('owner').doUpdateSet({ heartbeat_at }))
@@ -1012,7 +1004,7 @@ export class SqlStore implements Store {
   }
 
   async acquirePullLease(schoolId: SchoolId, ownerId: string, at: Instant): Promise<PullLease> {
-    const acquired_at = instant(at, 'lease');
+    const acquired_at = storedInstant(at, 'lease');
     const token = randomUUID();
     const inserted = await this.#w
       .insertInto('pull_leases')

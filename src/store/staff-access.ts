@@ -2,16 +2,11 @@
 // Instants are canonical ISO strings, so text comparison is time comparison in both dialects.
 import type { Kysely, Transaction } from 'kysely';
 import type { Instant } from '../domain/types.ts';
+import { storedInstant } from './instants.ts';
 import type { AuditLogTable, DB, StaffSessionsTable } from './schema.ts';
 import type { AuditAction, AuditQuery, AuditRecord, StaffSession } from './types.ts';
 
 type Executor = Kysely<DB> | Transaction<DB>;
-
-function iso(value: Instant, what: string): string {
-  const ms = Date.parse(value);
-  if (Number.isNaN(ms)) throw new Error(`invalid instant for ${what}: ${JSON.stringify(value)}`);
-  return new Date(ms).toISOString();
-}
 
 function toSession(r: StaffSessionsTable): StaffSession {
   return {
@@ -38,10 +33,10 @@ export async function createStaffSession(w: Executor, s: StaffSession): Promise<
       issuer: s.issuer,
       subject: s.subject,
       display_name: s.displayName,
-      created_at: iso(s.createdAt, 'createdAt'),
-      last_seen_at: iso(s.lastSeenAt, 'lastSeenAt'),
-      expires_at: iso(s.expiresAt, 'expiresAt'),
-      revoked_at: s.revokedAt === null ? null : iso(s.revokedAt, 'revokedAt'),
+      created_at: storedInstant(s.createdAt, 'createdAt'),
+      last_seen_at: storedInstant(s.lastSeenAt, 'lastSeenAt'),
+      expires_at: storedInstant(s.expiresAt, 'expiresAt'),
+      revoked_at: s.revokedAt === null ? null : storedInstant(s.revokedAt, 'revokedAt'),
       // Bounded: these come from the request and are shown on the admin page.
       client_address: s.clientAddress?.slice(0, 100) ?? null,
       user_agent: s.userAgent?.slice(0, 300) ?? null,
@@ -59,7 +54,7 @@ export async function getStaffSession(r: Executor, idHash: string): Promise<Staf
 }
 
 export async function touchStaffSession(w: Executor, idHash: string, at: Instant): Promise<void> {
-  const now = iso(at, 'touch');
+  const now = storedInstant(at, 'touch');
   await w
     .updateTable('staff_sessions')
     .set({ last_seen_at: now })
@@ -71,7 +66,7 @@ export async function touchStaffSession(w: Executor, idHash: string, at: Instant
 export async function revokeStaffSession(w: Executor, idHash: string, at: Instant): Promise<boolean> {
   const res = await w
     .updateTable('staff_sessions')
-    .set({ revoked_at: iso(at, 'revoke') })
+    .set({ revoked_at: storedInstant(at, 'revoke') })
     .where('id_hash', '=', idHash)
     .where('revoked_at', 'is', null)
     .executeTakeFirst();
@@ -81,7 +76,7 @@ export async function revokeStaffSession(w: Executor, idHash: string, at: Instan
 export async function revokeStaffSessionsOf(w: Executor, email: string, at: Instant): Promise<number> {
   const res = await w
     .updateTable('staff_sessions')
-    .set({ revoked_at: iso(at, 'revoke') })
+    .set({ revoked_at: storedInstant(at, 'revoke') })
     .where('email', '=', email.trim().toLowerCase())
     .where('revoked_at', 'is', null)
     .executeTakeFirst();
@@ -93,14 +88,14 @@ export async function listStaffSessions(r: Executor, at: Instant): Promise<Staff
     .selectFrom('staff_sessions')
     .selectAll()
     .where('revoked_at', 'is', null)
-    .where('expires_at', '>', iso(at, 'at'))
+    .where('expires_at', '>', storedInstant(at, 'at'))
     .orderBy('created_at', 'desc')
     .execute();
   return rows.map(toSession);
 }
 
 export async function pruneStaffSessions(w: Executor, before: Instant): Promise<number> {
-  const cut = iso(before, 'before');
+  const cut = storedInstant(before, 'before');
   const res = await w
     .deleteFrom('staff_sessions')
     .where((eb) => eb.or([eb('expires_at', '<', cut), eb('revoked_at', '<', cut)]))
@@ -128,7 +123,7 @@ export async function appendAudit(w: Executor, rec: Omit<AuditRecord, 'id'>): Pr
   const row = await w
     .insertInto('audit_log')
     .values({
-      at: iso(rec.at, 'at'),
+      at: storedInstant(rec.at, 'at'),
       action: rec.action,
       actor: rec.actor,
       actor_key: rec.actor.toLowerCase(),
@@ -147,8 +142,8 @@ export async function appendAudit(w: Executor, rec: Omit<AuditRecord, 'id'>): Pr
 
 export async function listAudit(r: Executor, q: AuditQuery = {}): Promise<AuditRecord[]> {
   let query = r.selectFrom('audit_log').selectAll();
-  if (q.since !== undefined) query = query.where('at', '>=', iso(q.since, 'since'));
-  if (q.until !== undefined) query = query.where('at', '<', iso(q.until, 'until'));
+  if (q.since !== undefined) query = query.where('at', '>=', storedInstant(q.since, 'since'));
+  if (q.until !== undefined) query = query.where('at', '<', storedInstant(q.until, 'until'));
   if (q.actor !== undefined) query = query.where('actor_key', '=', q.actor.trim().toLowerCase());
   if (q.schoolId !== undefined) query = query.where('school_id', '=', q.schoolId);
   if (q.teamId !== undefined) query = query.where('team_id', '=', q.teamId);
@@ -163,6 +158,9 @@ export async function listAudit(r: Executor, q: AuditQuery = {}): Promise<AuditR
 }
 
 export async function pruneAudit(w: Executor, before: Instant): Promise<number> {
-  const res = await w.deleteFrom('audit_log').where('at', '<', iso(before, 'before')).executeTakeFirst();
+  const res = await w
+    .deleteFrom('audit_log')
+    .where('at', '<', storedInstant(before, 'before'))
+    .executeTakeFirst();
   return Number(res.numDeletedRows);
 }

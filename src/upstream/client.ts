@@ -128,6 +128,18 @@ export function createUpstreamClient(opts: UpstreamClientOptions): UpstreamClien
   const pages = <S extends z.ZodType, T>(ep: ListEndpoint<S, T>, params: object | undefined) =>
     paginate(transport, ep, asQuery(params), onMalformed, opts.prefetch ?? true);
 
+  /** A single-record read (`GET /sessions/{id}`, `GET /teams/{id}`): its envelope, checked. */
+  const single = async (endpoint: string, path: string, params: object | undefined) => {
+    const body = await transport.json({
+      method: 'GET',
+      endpoint,
+      path,
+      query: encodeQuery(asQuery(params)),
+      read: true,
+    });
+    return expect(zSingleEnvelope, body, `GET ${path}`);
+  };
+
   /** Write responses that carry records: each parsed on its own, the unreadable reported. */
   const writeRecords = <S extends z.ZodType, T>(
     items: unknown[],
@@ -177,14 +189,7 @@ export function createUpstreamClient(opts: UpstreamClientOptions): UpstreamClien
     async session(id, params) {
       const endpoint = 'GET /sessions/{id}';
       const path = `/sessions/${checkId(id, 'id')}`;
-      const body = await transport.json({
-        method: 'GET',
-        endpoint,
-        path,
-        query: encodeQuery(asQuery(params)),
-        read: true,
-      });
-      const envelope = expect(zSingleEnvelope, body, `GET ${path}`);
+      const envelope = await single(endpoint, path, params);
       const fields = readCustomFieldsMetadata(envelope.customFieldsMetadata, endpoint, onMalformed);
       let reason = 'record cannot be read';
       const session = parseRecord(
@@ -205,14 +210,7 @@ export function createUpstreamClient(opts: UpstreamClientOptions): UpstreamClien
     async team(id, params) {
       const endpoint = 'GET /teams/{id}';
       const path = `/teams/${checkId(id, 'id')}`;
-      const body = await transport.json({
-        method: 'GET',
-        endpoint,
-        path,
-        query: encodeQuery(asQuery(params)),
-        read: true,
-      });
-      const envelope = expect(zSingleEnvelope, body, `GET ${path}`);
+      const envelope = await single(endpoint, path, params);
       let reason = 'record cannot be read';
       const team = parseRecord(envelope.data, zTeam, normaliseTeam, NO_CONTEXT, endpoint, (m) => {
         reason = m.reason;

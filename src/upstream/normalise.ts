@@ -257,14 +257,17 @@ export function normaliseSession(r: RawSession, index: CustomFieldIndex | null):
       yearGroup: ref(s.yearGroup),
     })),
     staff: (r.assignedStaff ?? []).map((s) => ({
-      id: s.id,
-      firstName: s.firstName ?? '',
-      lastName: s.lastName ?? '',
+      ...named(s),
       sisId: textOrNull(s.sisId),
       externalId: textOrNull(s.externalId),
     })),
     customFieldsData: normaliseCustomFields(r.customFieldsData, index),
   };
+}
+
+/** A listed person's id and names (a missing name is empty, never undefined). */
+function named<I>(s: { id: I; firstName?: string | null; lastName?: string | null }) {
+  return { id: s.id, firstName: s.firstName ?? '', lastName: s.lastName ?? '' };
 }
 
 export function normaliseTeam(r: RawTeam): Team {
@@ -285,12 +288,7 @@ export function normaliseTeam(r: RawTeam): Team {
       sisCode: textOrNull(r.activity.sisCode),
       department: ref(r.activity.department),
     },
-    staff: (r.assignedStaff ?? []).map((s) => ({
-      id: s.id,
-      firstName: s.firstName ?? '',
-      lastName: s.lastName ?? '',
-      sisId: textOrNull(s.sisId),
-    })),
+    staff: (r.assignedStaff ?? []).map((s) => ({ ...named(s), sisId: textOrNull(s.sisId) })),
     students: (r.students ?? []).map(
       (s, i): TeamMember => ({
         studentId: memberId(s.studentId ?? s.id, i),

@@ -97,12 +97,16 @@ export function createAdminStaffRouter(opts: AdminStaffOptions): express.Router 
     }
   });
 
+  /** A form is acted on only with the session's CSRF token; otherwise the admin is told why, 403. */
+  const confirmed = (req: Request, res: Response): boolean => {
+    if (opts.auth.checkCsrf(req, res)) return true;
+    sendProblem(res, 403, 'Not confirmed', ['The form was out of date or came from another site.']);
+    return false;
+  };
+
   router.post('/admin/sessions/end', form, opts.auth.requireAdmin, async (req, res, next) => {
     try {
-      if (!opts.auth.checkCsrf(req, res))
-        return sendProblem(res, 403, 'Not confirmed', [
-          'The form was out of date or came from another site.',
-        ]);
+      if (!confirmed(req, res)) return;
       const email = text((req.body as Record<string, unknown>)?.email).toLowerCase();
       if (!email) return sendProblem(res, 400, 'No address', ['Give the e-mail address of the person.']);
       const ended = await opts.store.revokeStaffSessionsOf(email, now().toISOString());
@@ -120,10 +124,7 @@ export function createAdminStaffRouter(opts: AdminStaffOptions): express.Router 
 
   router.post('/admin/feeds/rotate', form, opts.auth.requireAdmin, async (req, res, next) => {
     try {
-      if (!opts.auth.checkCsrf(req, res))
-        return sendProblem(res, 403, 'Not confirmed', [
-          'The form was out of date or came from another site.',
-        ]);
+      if (!confirmed(req, res)) return;
       const body = (req.body ?? {}) as Record<string, unknown>;
       const schoolId = text(body.school, 63);
       const scope = text(body.scope, 20);

@@ -9,17 +9,18 @@ import express, { type Request, type Response, Router } from 'express';
 import type { FamilyLinks } from '../feeds/family.ts';
 import { tokensIn } from '../feeds/family.ts';
 import { reminderEtag, reminderVariant } from '../feeds/reminders.ts';
-import { looksLikeToken, tokenForLog } from '../feeds/tokens.ts';
+import { looksLikeToken } from '../feeds/tokens.ts';
 import type { Store } from '../store/types.ts';
 import { deviceOf } from './device.ts';
 import {
   badReminder,
+  capabilityPath,
   chooseEncoding,
   etagFor,
   isLocalUrl,
-  notFound,
   notModified,
   reminderOf,
+  unknownCapability,
 } from './feeds-router.ts';
 import { lastPulledAt } from './freshness.ts';
 import { escapeHtml, LANDING_CSP, LANDING_PERMISSIONS, landingPage } from './landing.ts';
@@ -128,15 +129,9 @@ export function familyRouter(opts: FamilyRouterOptions): Router {
 
   router.get('/:name', async (req: Request<{ name: string }>, res: Response) => {
     const name = String(req.params.name ?? '');
-    const isIcs = name.endsWith('.ics');
-    res.locals.route = isIcs ? '/family/:token.ics' : '/family/:token';
-    const token = isIcs ? name.slice(0, -4) : name;
-    res.locals.logPath = `/family/${tokenForLog(token)}${isIcs ? '.ics' : ''}`;
+    const { token, isIcs } = capabilityPath(res, '/family', name);
     const feed = await opts.families.get(token);
-    if (!feed) {
-      if (opts.failedLookups?.refuse(req, res)) return;
-      return notFound(res, opts.securityHeaders);
-    }
+    if (!feed) return unknownCapability(req, res, opts.failedLookups, opts.securityHeaders);
     const reminder = reminderOf(req.query.reminder);
     if (reminder === null) return badReminder(res, opts.securityHeaders);
     setSecurityHeaders(res, opts.securityHeaders);

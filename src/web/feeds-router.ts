@@ -86,6 +86,33 @@ export function notFound(res: Response, securityHeaders: readonly [string, strin
   res.end(NOT_FOUND);
 }
 
+/** A token we do not know: 429 once the client has failed too often (FailedLookups), else 404. */
+export function unknownCapability(
+  req: Request,
+  res: Response,
+  failedLookups: FailedLookups | undefined,
+  securityHeaders: readonly [string, string][],
+): void {
+  if (failedLookups?.refuse(req, res)) return;
+  notFound(res, securityHeaders);
+}
+
+/**
+ * The token of a capability path (`<base>/<token>` or `<base>/<token>.ics`); the route and a log path with the
+ * token cut short (tokenForLog) go where the request log reads them.
+ */
+export function capabilityPath(
+  res: Response,
+  base: '/feeds' | '/family',
+  name: string,
+): { token: string; isIcs: boolean } {
+  const isIcs = name.endsWith('.ics');
+  res.locals.route = isIcs ? `${base}/:token.ics` : `${base}/:token`;
+  const token = isIcs ? name.slice(0, -4) : name;
+  res.locals.logPath = `${base}/${tokenForLog(token)}${isIcs ? '.ics' : ''}`;
+  return { token, isIcs };
+}
+
 type Encoding = 'br' | 'gzip' | 'identity';
 
 /** The best encoding the client accepts (q-values honoured); identity unless refused. */
@@ -182,16 +209,10 @@ export function feedsRouter(opts: FeedRouterOptions): Router {
 
   router.get('/:name', async (req, res) => {
     const name = req.params.name ?? '';
-    const isIcs = name.endsWith('.ics');
-    res.locals.route = isIcs ? '/feeds/:token.ics' : '/feeds/:token';
-    const token = isIcs ? name.slice(0, -4) : name;
-    res.locals.logPath = `/feeds/${tokenForLog(token)}${isIcs ? '.ics' : ''}`;
+    const { token, isIcs } = capabilityPath(res, '/feeds', name);
     const record = await tokens.resolve(token);
     const feed = record && (await opts.feeds.get(record.schoolId, record.scope, record.scopeId));
-    if (!record || !feed) {
-      if (opts.failedLookups?.refuse(req, res)) return;
-      return notFound(res, opts.securityHeaders);
-    }
+    if (!record || !feed) return unknownCapability(req, res, opts.failedLookups, opts.securityHeaders);
 
     const reminder = reminderOf(req.query.reminder);
     if (reminder === null) return badReminder(res, opts.securityHeaders);

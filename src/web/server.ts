@@ -47,26 +47,3 @@ export function startServer(
     });
   });
 }
-
-/** SIGTERM/SIGINT → graceful close, then the given cleanup (store, scheduler), then exit. */
-export function closeOnSignals(
-  running: RunningServer,
-  cleanup: () => Promise<void> = async () => {},
-  opts: { graceMs?: number; log?: (msg: string) => void } = {},
-): void {
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    opts.log?.(`${signal}: shutting down`);
-    running
-      .close(opts.graceMs)
-      .then(cleanup)
-      .then(
-        () => process.exit(0),
-        () => process.exit(1),
-      );
-  };
-  process.once('SIGTERM', () => stop('SIGTERM'));
-  process.once('SIGINT', () => stop('SIGINT'));
-}
