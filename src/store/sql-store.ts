@@ -57,6 +57,8 @@ const MAX_ROWS = 500;
 const IN_CHUNK = 900;
 /** Rows per bulk insert on PostgreSQL: bounds one statement's memory. */
 const PG_BULK_ROWS = 5_000;
+/** Characters of JSON per bulk insert on PostgreSQL: bounds it where rows are large (sessions, about 3 KB each). */
+const PG_BULK_CHARS = 2_000_000;
 
 type Row = Record<string, string | number | null>;
 
@@ -358,10 +360,25 @@ export class SqlStore implements Store {
         : q;
     if (this.dialect === 'postgres') {
       const selected = sql.join(columns.map((c) => sql.ref(c)));
-      for (const batch of chunks(rows, PG_BULK_ROWS)) {
-        const select = sql`select ${selected} from json_populate_recordset(null::${sql.table(table)}, ${JSON.stringify(batch)}::json)`;
+      // Batches end at PG_BULK_ROWS rows or PG_BULK_CHARS of JSON, whichever comes first: 5,000 sessions are
+      // 15 MB of text, held three times over (the rows, the joined JSON, the protocol buffer) while it is sent.
+      let parts: string[] = [];
+      let chars = 0;
+      const flush = async () => {
+        if (parts.length === 0) return;
+        const json = `[${parts.join(',')}]`;
+        parts = [];
+        chars = 0;
+        const select = sql`select ${selected} from json_populate_recordset(null::${sql.table(table)}, ${json}::json)`;
         await onConflict(db.insertInto(table).columns(columns).expression(select)).execute();
+      };
+      for (const row of rows) {
+        const text = JSON.stringify(row);
+        parts.push(text);
+        chars += text.length;
+        if (parts.length >= PG_BULK_ROWS || chars >= PG_BULK_CHARS) await flush();
       }
+      await flush();
       return;
     }
     // The statement text straight from the column list, not through Kysely's query builder: for the tens of
