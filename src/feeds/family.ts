@@ -157,6 +157,10 @@ export class FamilyLinks {
       if (!def) continue;
       members.push({ ...m, def, label: await this.#label(def) });
     }
+    // Two children with one first name ("Ánh and Ánh", "(Ánh)") are told apart by their full names.
+    const seen = new Map<string, number>();
+    for (const m of members) seen.set(m.label, (seen.get(m.label) ?? 0) + 1);
+    for (const m of members) if (m.scope === 'student' && seen.get(m.label)! > 1) m.label = m.def.subject;
     return members.length ? { link, members } : null;
   }
 

@@ -170,6 +170,31 @@ describe('one link for the family', () => {
     expect((await call(local(`${familyUrl}.ics`))).status).toBe(404);
   });
 
+  it('two children of the link who share a first name are told apart by their full names', async () => {
+    const students = (await h.store.list('hill', 'students')).filter((s) => s.current);
+    const byFirst = new Map<string, typeof students>();
+    for (const s of students) byFirst.set(s.firstName, [...(byFirst.get(s.firstName) ?? []), s]);
+    const [a, b] = [...byFirst.values()].find((list) => list.length > 1)!;
+    expect(b, 'the sandbox school has two current students with one first name').toBeDefined();
+    const ta = (await h.tokens.ensure('hill', 'student', a!.id)).token!;
+    const tb = (await h.tokens.ensure('hill', 'student', b!.id)).token!;
+    const made = await call(`${server.url}/family`, { form: { from: ta, links: `${PUBLIC}/feeds/${tb}` } });
+    expect(made.status).toBe(303);
+    const familyUrl = local(made.headers.location!);
+    const full = [a!, b!].map((s) => `${s.firstName} ${s.lastName}`);
+
+    const page = await call(familyUrl);
+    for (const name of full) expect(page.text).toContain(`<span class="member">${name}</span>`);
+    const ics = await call(`${familyUrl}.ics`);
+    const parsed = parseBoth(ics.text);
+    expect(ics.text).not.toContain(`${a!.firstName} and ${b!.firstName} \u00b7`);
+    for (const e of parsed.events)
+      expect(
+        full.some((name) => e.summary.includes(name)),
+        `${e.summary} names which child`,
+      ).toBe(true);
+  });
+
   it('explains what went wrong instead of making a link: unknown, staff, nothing added; never a 500', async () => {
     const team = h.sandbox.school.teams[0]!;
     const tt = (await h.tokens.ensure('hill', 'team', team.id)).token!;
