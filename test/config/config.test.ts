@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, describeConfig, loadConfig } from '../../src/config.ts';
-import { rostercal } from '../failures/cli.ts';
+import { rostercal } from '../support/cli.ts';
 
 let dir: string;
 beforeAll(async () => {

@@ -9,8 +9,8 @@ import { loadEventTemplates } from '../../src/calendar/templates.ts';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 import { type RunningService, startService } from '../../src/running-service.ts';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
-import { rostercal } from '../failures/cli.ts';
 import { type FakeGoogle, startFakeGoogle } from '../fakes/google-calendar.ts';
+import { rostercal } from '../support/cli.ts';
 import { pdfText } from '../support/pdf.ts';
 
 const tmp = mkdtempSync(path.join(tmpdir(), 'rostercal-wording-'));

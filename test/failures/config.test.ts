@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { rostercal } from './cli.ts';
+import { rostercal } from '../support/cli.ts';
 
 let dir: string;
 beforeAll(() => {

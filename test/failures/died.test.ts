@@ -8,9 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
 import { openStore } from '../../src/store/index.ts';
 import { OWNER_SILENT_MS } from '../../src/store/liveness.ts';
+import { rostercal, schoolEnv } from '../support/cli.ts';
 import { freePort } from '../support/ports.ts';
 import { DIALECTS, openTestStore, type TestStore } from '../sync/helpers.ts';
-import { rostercal, schoolEnv } from './cli.ts';
 
 describe('a pull killed with SIGKILL (rostercal sync, rostercal status)', () => {
   let sandbox: Sandbox;

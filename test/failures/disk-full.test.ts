@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
-import { rostercal, schoolEnv } from './cli.ts';
+import { rostercal, schoolEnv } from '../support/cli.ts';
 
 /** Runs the command with `dir` replaced by a fresh tmpfs of `size`, seen by that command alone. */
 function onTinyDisk(dir: string, size: string): string[] {

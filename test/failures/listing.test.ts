@@ -3,8 +3,8 @@
 // usable id holds deletions back and says so on every run, in the summary and in `rostercal status`.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
+import { rostercal, schoolEnv } from '../support/cli.ts';
 import { openTestStore, type TestStore } from '../sync/helpers.ts';
-import { rostercal, schoolEnv } from './cli.ts';
 
 describe('a listing cut short (rostercal sync, sandbox listing faults)', () => {
   let sandbox: Sandbox;

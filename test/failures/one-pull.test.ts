@@ -7,8 +7,8 @@ import type { Store } from '../../src/store/types.ts';
 import { startScheduler } from '../../src/sync/scheduler.ts';
 import { clientForSchool } from '../../src/sync/school-upstream.ts';
 import { session, sessionTeam } from '../store/fixtures.ts';
+import { rostercal, schoolEnv } from '../support/cli.ts';
 import { openTestStore, type TestStore, testSchool } from '../sync/helpers.ts';
-import { rostercal, schoolEnv } from './cli.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

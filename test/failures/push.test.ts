@@ -10,7 +10,7 @@ import { type Sandbox, SCHOOL_TIME_ZONE, startSandbox } from '../../src/sandbox/
 import type { FaultRule } from '../fakes/common.ts';
 import { type FakeGoogle, startFakeGoogle } from '../fakes/google-calendar.ts';
 import { type FakeGraph, startFakeGraph } from '../fakes/graph.ts';
-import { rostercal } from './cli.ts';
+import { rostercal } from '../support/cli.ts';
 
 const backoff = { baseMs: 20, capMs: 100, maxRetries: 10 };
 

@@ -8,9 +8,9 @@ import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
+import { type Child, rostercal, schoolEnv } from '../support/cli.ts';
 import { createTestDatabase, type TestDatabase } from '../support/pg.ts';
 import { freePort } from '../support/ports.ts';
-import { type Child, rostercal, schoolEnv } from './cli.ts';
 
 async function readyz(base: string): Promise<{ status: number; body: string }> {
   const res = await fetch(`${base}/readyz`);

@@ -7,8 +7,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
+import { rostercal, schoolEnv } from '../support/cli.ts';
 import { freePort } from '../support/ports.ts';
-import { rostercal, schoolEnv } from './cli.ts';
 
 describe('SIGTERM during the start-up pull (rostercal serve)', () => {
   let sandbox: Sandbox;

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
-import { rostercal, schoolEnv } from './cli.ts';
+import { rostercal, schoolEnv } from '../support/cli.ts';
 
 /** The school-local wall clock as `YYYY-MM-DD HH:MM`, from Intl (not from the code under test). */
 function sydney(iso: string): { clock: string; abbr: string } {

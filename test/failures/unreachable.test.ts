@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSelfSignedCert, type SelfSignedCert } from '../fakes/tls.ts';
-import { rostercal } from './cli.ts';
+import { rostercal } from '../support/cli.ts';
 
 function closedPort(): Promise<number> {
   return new Promise((resolve, reject) => {

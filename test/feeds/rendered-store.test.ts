@@ -11,7 +11,7 @@ import type { FeedListing } from '../../src/cli/feeds.ts';
 import { listFeedDefs } from '../../src/feeds/catalog.ts';
 import { FeedService } from '../../src/feeds/feed-cache.ts';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
-import { type Child, rostercal } from '../failures/cli.ts';
+import { type Child, rostercal } from '../support/cli.ts';
 import { type Harness, startHarness } from './harness.ts';
 
 describe('rostercal serve, restarted', () => {

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox } from '../../src/sandbox/index.ts';
 import type { AuditRecord } from '../../src/store/types.ts';
-import { rostercal, schoolEnv } from '../failures/cli.ts';
+import { rostercal, schoolEnv } from '../support/cli.ts';
 import { openTestStore, type TestStore } from '../sync/helpers.ts';
 
 let ts: TestStore;

@@ -8,7 +8,7 @@ import { staffAccess } from '../../src/identity/roles.ts';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
 import { openStore } from '../../src/store/index.ts';
 import type { Store } from '../../src/store/types.ts';
-import { type Child, rostercal, schoolEnv } from '../failures/cli.ts';
+import { type Child, rostercal, schoolEnv } from '../support/cli.ts';
 import { createTestDatabase, type TestDatabase } from '../support/pg.ts';
 import { freePort } from '../support/ports.ts';
 import { browse, CookieJar, signIn, startTestIdp, type TestIdp } from './harness.ts';

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { staffAccess } from '../../src/identity/roles.ts';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
 import { openStore } from '../../src/store/index.ts';
-import { rostercal, schoolEnv } from '../failures/cli.ts';
+import { rostercal, schoolEnv } from '../support/cli.ts';
 import { freePort } from '../support/ports.ts';
 import { browse, CookieJar, signIn, startTestIdp, type TestIdp } from './harness.ts';
 

@@ -4,7 +4,7 @@
 import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rostercal } from '../failures/cli.ts';
+import { rostercal } from '../support/cli.ts';
 import { type PrivacySchool, privacySchool, serve, tokenOf } from './served.ts';
 
 let school: PrivacySchool;

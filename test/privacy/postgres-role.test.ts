@@ -8,7 +8,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
-import { rostercal, schoolEnv } from '../failures/cli.ts';
+import { rostercal, schoolEnv } from '../support/cli.ts';
 import { createTestDatabase, type TestDatabase } from '../support/pg.ts';
 
 const name = `rc_${randomBytes(4).toString('hex')}`;

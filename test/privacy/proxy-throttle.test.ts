@@ -4,7 +4,7 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rostercal } from '../failures/cli.ts';
+import { rostercal } from '../support/cli.ts';
 import { ADMIN_TOKEN, type PrivacySchool, privacySchool, serve, tokenOf } from './served.ts';
 
 let school: PrivacySchool;

@@ -4,7 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
-import { type Child, rostercal, schoolEnv } from '../failures/cli.ts';
+import { type Child, rostercal, schoolEnv } from '../support/cli.ts';
 
 export const ADMIN_TOKEN = 'admin-token-for-privacy-tests-0123456789';
 

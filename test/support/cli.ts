@@ -1,4 +1,4 @@
-// The real `rostercal` CLI as a child process, for the failure tests: output (stdout and stderr together, and
+// The real `rostercal` CLI as a child process, for the tests: output (stdout and stderr together, and
 // apart), a way to wait for a line, and the exit code.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
