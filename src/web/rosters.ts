@@ -84,7 +84,10 @@ export function createRostersRouter(opts: RostersRouterOptions): express.Router 
       const sessionId = idParam('session', queryString(req.query.session));
       const schoolId = queryString(req.query.school) ?? defaultSchool;
       const school = opts.config.schools.find((s) => s.id === schoolId);
-      if (!school) throw new RosterError('unknown-team', 'name the school with ?school=ID', 400);
+      if (!school)
+        throw schoolId === null
+          ? new RosterError('unknown-team', 'name the school with ?school=ID', 400)
+          : new RosterError('unknown-team', `unknown school "${schoolId.slice(0, 63)}"`, 404);
       const templateName = queryString(req.query.template) ?? defaultTemplateName(sessionId);
       const template = templateFor(templateName, { dir: templatesDir });
       const p = principalOf(res) as Principal;

@@ -307,6 +307,14 @@ function requestFrom(localAddress: string, url: string, headers: Record<string, 
 }
 
 describe('ADMIN_TOKEN as a bearer token', () => {
+  it('a roster of a school that does not exist says so (404), not "name the school"', async () => {
+    const team = (await h.store.list('hill', 'teams'))[0]!;
+    const res = await fetch(`${site.url}/rosters/teams/${team.id}.pdf?template=team-roster&school=nope`, {
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+    });
+    expect(res.status).toBe(404);
+    expect((await res.text()).trim()).toBe('unknown school "nope"');
+  });
   it('50 wrong tokens from one address are throttled; the right token from another address still works', async () => {
     const team = (await h.store.list('hill', 'teams'))[0]!;
     const url = `${site.url}/rosters/teams/${team.id}.pdf?template=team-roster`;
