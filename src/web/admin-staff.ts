@@ -46,7 +46,17 @@ export function createAdminStaffRouter(opts: AdminStaffOptions): express.Router 
       const template = text(req.query.template, 100);
       const query: AuditQuery = { limit: 500 };
       if (person) query.actor = person;
-      if (/^\d+$/.test(teamText)) query.teamId = Number(teamText);
+      if (teamText && !/^\d+$/.test(teamText))
+        return sendProblem(
+          res,
+          400,
+          'Team id must be a number',
+          [
+            `“${teamText}” is not a team id: the ids are on each team’s rows in the log and in rostercal feeds list.`,
+          ],
+          { href: '/admin/audit', label: 'Audit log' },
+        );
+      if (teamText) query.teamId = Number(teamText);
       if (template) query.template = template;
       const mine = new Set(adminSchools(p).map((s) => s.id));
       // Records without a school (refused sign-ins) are shown to every administrator.
