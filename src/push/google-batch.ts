@@ -22,8 +22,13 @@ interface Pending {
   i: number;
   stage: Stage;
   attempts: number;
+  /** Times throttled (counted apart from attempts). */
+  throttled?: number;
   notBefore: number;
 }
+
+/** How often one write may be throttled before it is reported as failed. */
+const THROTTLED_RETRIES = 24;
 
 /** One account's share of an apply call. */
 interface AccountRun {
@@ -83,13 +88,17 @@ async function sendBatch(run: AccountRun, items: Pending[]): Promise<Pending[]> 
   const again: Pending[] = [];
   const retry = (p: Pending, reason: string, throttled: boolean) => {
     if (throttled) c.stats.throttled++;
-    if (p.attempts >= b.maxRetries) {
+    // Throttling is not a failure of the write: it has its own, larger bound, so that at 30 % throttling
+    // (batch and part alike) maxRetries does not lose writes.
+    const tries = throttled ? (p.throttled ?? 0) : p.attempts;
+    if (tries >= (throttled ? THROTTLED_RETRIES : b.maxRetries)) {
       results[p.i] = { ok: false, reason };
       return;
     }
     c.stats.retries++;
-    p.notBefore = Date.now() + backoffDelay(p.attempts, b);
-    p.attempts++;
+    p.notBefore = Date.now() + backoffDelay(Math.min(tries, b.maxRetries), b);
+    if (throttled) p.throttled = tries + 1;
+    else p.attempts++;
     again.push(p);
   };
   let token: string;

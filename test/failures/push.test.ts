@@ -2,6 +2,7 @@
 // (served from this process over HTTP) while they answer with injected faults. Every run either completes or
 // exits non-zero with a line naming the target and the cause; none may end with Node's "unsettled top-level
 // await" (exit 13) or hang.
+import { generateKeyPairSync } from 'node:crypto';
 import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +14,8 @@ import { type FakeGraph, startFakeGraph } from '../fakes/graph.ts';
 import { rostercal } from '../support/cli.ts';
 
 const backoff = { baseMs: 20, capMs: 100, maxRetries: 10 };
+/** outlook-app: client-credentials grant with a secret the fake refuses; google-key: a service account it does not know. */
+type Target = 'outlook' | 'google' | 'outlook-app' | 'google-key';
 
 describe('pushes that end mid-way (rostercal sync against faulty providers)', () => {
   let sandbox: Sandbox;
@@ -22,9 +25,10 @@ describe('pushes that end mid-way (rostercal sync against faulty providers)', ()
   /** A data directory holding a pulled school, copied for each run so every run starts from the same store. */
   let pulled: string;
   let n = 0;
+  let serviceAccountKey: string;
 
   /** `defaults`: the targets' own backoff (1 s doubling to 32 s, 8 retries) instead of the test's quick one. */
-  function config(dataDir: string, target: 'outlook' | 'google' | 'outlook-app', defaults = false): string {
+  function config(dataDir: string, target: Target, defaults = false): string {
     const backoffs = defaults ? {} : { backoff };
     const auth =
       target === 'outlook-app'
@@ -37,7 +41,7 @@ describe('pushes that end mid-way (rostercal sync against faulty providers)', ()
         : { accessToken: 'env:GRAPH_TOKEN' };
     const file = join(root, `config-${n++}.json`);
     const targets =
-      target !== 'google'
+      target === 'outlook' || target === 'outlook-app'
         ? [
             {
               id: 'staff',
@@ -53,7 +57,7 @@ describe('pushes that end mid-way (rostercal sync against faulty providers)', ()
               scope: 'team',
               google: {
                 rootUrl: google.url,
-                auth: { accessToken: 'env:GOOGLE_TOKEN' },
+                auth: target === 'google-key' ? { key: 'env:SA_KEY' } : { accessToken: 'env:GOOGLE_TOKEN' },
                 ...backoffs,
                 writesPerSecond: 200,
               },
@@ -85,11 +89,12 @@ describe('pushes that end mid-way (rostercal sync against faulty providers)', ()
       GRAPH_TOKEN: graph.token,
       GOOGLE_TOKEN: google.token,
       NODE_EXTRA_CA_CERTS: graph.caFile,
+      SA_KEY: serviceAccountKey,
     };
   }
 
   /** `rostercal sync` of a copy of the pulled store, pushing to `target`. */
-  async function sync(target: 'outlook' | 'google' | 'outlook-app', defaults = false) {
+  async function sync(target: Target, defaults = false) {
     const dataDir = join(root, `data-${n++}`);
     cpSync(pulled, dataDir, { recursive: true });
     const child = rostercal(['sync'], env(config(dataDir, target, defaults)));
@@ -105,6 +110,13 @@ describe('pushes that end mid-way (rostercal sync against faulty providers)', ()
       startFakeGoogle(),
     ]);
     root = mkdtempSync(join(tmpdir(), 'rostercal-push-faults-'));
+    const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    serviceAccountKey = JSON.stringify({
+      type: 'service_account',
+      client_email: 'rostercal@unknown-project.iam.gserviceaccount.com',
+      private_key: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+      token_uri: google.tokenUrl,
+    });
     pulled = join(root, 'pulled');
     const child = rostercal(['sync', '--no-push'], env(config(pulled, 'outlook')));
     expect(await child.exit, child.output()).toBe(0);
@@ -187,5 +199,16 @@ describe('pushes that end mid-way (rostercal sync against faulty providers)', ()
       /push hill\/staff \(outlook\): .*failed\n(.*\n)* {2}problem: .*invalid_client|AADSTS7000215/,
     );
     expect(r.output).not.toContain('wrong');
+  }, 120_000);
+
+  it('google: the token endpoint refuses the service account: exit 1 within seconds, naming the cause', async () => {
+    const t0 = performance.now();
+    const r = await sync('google-key', true);
+    expect(r.code, r.output).toBe(1);
+    expect(performance.now() - t0, r.output).toBeLessThan(20_000);
+    expect(r.output).toMatch(
+      /push hill\/teams \(google\): .*failed\n(.*\n)* {2}problem: .*(invalid_grant|401|403)/,
+    );
+    expect(r.output).not.toContain('PRIVATE KEY');
   }, 120_000);
 });
