@@ -3,23 +3,16 @@
 // 5xx keep their backoff (test/upstream/transport.test.ts, test/sync/chaos.test.ts).
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer as createHttpsServer, type Server } from 'node:https';
-import { type AddressInfo, createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSelfSignedCert, type SelfSignedCert } from '../fakes/tls.ts';
 import { rostercal } from '../support/cli.ts';
+import { freePort } from '../support/ports.ts';
 
-function closedPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
+// A port nothing listens on: a free port, closed again.
+const closedPort = freePort;
 
 describe('an unreachable upstream (rostercal sync)', () => {
   let dir: string;
