@@ -3,7 +3,9 @@
 // Each resource is first downloaded whole (no store transaction is open while the upstream answers, so readers
 // and other writers never wait on the network), then written in one short transaction of bulk statements, so a
 // run that fails half-way leaves every resource either fully updated or exactly as it was. What the download
-// holds is only what will be written: records the store already holds unchanged are dropped as they arrive.
+// holds is only what will be written: records the store already holds unchanged are dropped as they arrive, and
+// the rest wait in a spool (spool.ts) that moves to a private temporary file past a few megabytes, so the pull's
+// memory does not grow with the school; the write takes them back in chunks.
 // Full runs read everything in the window and mark what is gone as deleted, unless the deletion guard objects;
 // incremental runs ask only for what changed since the resource's cursor and re-read reference data when due.
 
@@ -11,21 +13,14 @@ import type { SchoolConfig } from '../config.ts';
 import type { Id, Instant, Team } from '../domain/types.ts';
 import { type Logger, silentLogger } from '../log.ts';
 import { prepareRecord } from '../store/kinds.ts';
-import type {
-  PreparedRecord,
-  ResourceKind,
-  ResourceMap,
-  RunCounts,
-  RunStatus,
-  Store,
-  SyncRun,
-} from '../store/types.ts';
+import type { ResourceKind, ResourceMap, RunCounts, RunStatus, Store, SyncRun } from '../store/types.ts';
 import type { EndpointStats, MalformedRecord, UpstreamClient } from '../upstream/api.ts';
 import { UnreachableError } from '../upstream/errors.ts';
 import { mapLimit, prefetch } from './concurrency.ts';
 import { deletionGuard } from './deletion-guard.ts';
 import { keepAlive, processOwner } from './owner.ts';
 import { RESOURCES, type ResourceSpec } from './resources.ts';
+import { RecordSpool } from './spool.ts';
 import { type SyncWindow, syncWindow } from './window.ts';
 
 export type PullKind = 'incremental' | 'full';
@@ -135,6 +130,9 @@ export class PullBusyError extends Error {
 
 const LEASE_POLL_MS = 1_000;
 const LEGACY_RUN_MS = 2 * 3_600_000;
+
+/** Records per bulk write inside a resource's transaction (a school's sessions: ~3 KB each). */
+const WRITE_CHUNK = 2_000;
 
 /** Error lines kept per resource in the run record; the rest are summarised. */
 const MAX_ERROR_LINES = 50;
@@ -341,7 +339,7 @@ async function withTeamDetails(
 /** What a resource's download gathered: everything its write needs, and nothing the store already holds. */
 interface Download {
   /** New or changed records, made ready for the store (unchanged ones are only counted and remembered). */
-  records: PreparedRecord[];
+  records: RecordSpool;
   /** Ids the listing returned (including malformed records whose id is known). */
   seen: Set<Id>;
   /** Records whose hash matched the store's when they arrived. */
@@ -369,13 +367,32 @@ async function downloadResource(
 ): Promise<Download> {
   const stored = await ctx.store.liveHashes(ctx.school.id, spec.kind);
   const out: Download = {
-    records: [],
+    records: new RecordSpool(),
     seen: new Set<Id>(),
     unchanged: 0,
     unknownSkipped: 0,
     customFields: new Map(),
     tallies: [],
   };
+  try {
+    await readListings(ctx, spec, updatedAfter, counts, noteError, onPage, stored, out);
+  } catch (err) {
+    await out.records.close();
+    throw err;
+  }
+  return out;
+}
+
+async function readListings(
+  ctx: ResourceRunContext,
+  spec: ResourceSpec,
+  updatedAfter: string | undefined,
+  counts: RunCounts,
+  noteError: (line: string) => void,
+  onPage: () => void,
+  stored: Map<Id | string, string>,
+  out: Download,
+): Promise<void> {
   const detailProgress = { done: 0, total: 0 };
   for (const listing of spec.listings) {
     const source = listing.pages({
@@ -423,16 +440,17 @@ async function downloadResource(
         }
       }
       for (const meta of page.customFieldsMetadata ?? []) out.customFields.set(meta.key, meta);
+      const fresh = [];
       for (const r of records) {
         const prepared = prepareRecord(spec.kind, r);
         out.seen.add(prepared.key as Id);
         tallyId(prepared.key as Id);
         if (stored.get(prepared.key) === prepared.hash) out.unchanged++;
-        else out.records.push(prepared);
+        else fresh.push(prepared);
       }
+      await out.records.add(fresh);
     }
   }
-  return out;
 }
 
 async function pullResource(
@@ -470,22 +488,26 @@ async function pullResource(
 
   const full = mode === 'full';
 
+  let got: Download | undefined;
   try {
     // 1. The network: every page, nothing written.
-    const got = await downloadResource(ctx, spec, updatedAfter, counts, noteError, () => pages++);
+    got = await downloadResource(ctx, spec, updatedAfter, counts, noteError, () => pages++);
     counts.unchanged += got.unchanged;
+    const download = got;
 
     // 2. The store: one short transaction of bulk statements, with no network wait inside it.
     await store.transaction(async (tx) => {
       const at = ctx.now().toISOString();
-      const stats = await tx.upsertPrepared(school.id, spec.kind, got.records, at);
-      counts.added += stats.added + stats.restored;
-      counts.changed += stats.changed;
-      counts.unchanged += stats.unchanged;
+      for await (const chunk of download.records.chunks(WRITE_CHUNK)) {
+        const stats = await tx.upsertPrepared(school.id, spec.kind, chunk, at);
+        counts.added += stats.added + stats.restored;
+        counts.changed += stats.changed;
+        counts.unchanged += stats.unchanged;
+      }
 
-      if (got.customFields.size > 0) {
+      if (download.customFields.size > 0) {
         const cf = zeroCounts();
-        const stats = await tx.upsert(school.id, 'customFields', [...got.customFields.values()], at);
+        const stats = await tx.upsert(school.id, 'customFields', [...download.customFields.values()], at);
         cf.added = stats.added + stats.restored;
         cf.changed = stats.changed;
         cf.unchanged = stats.unchanged;
@@ -493,14 +515,14 @@ async function pullResource(
       }
 
       const problems: string[] = [];
-      for (const { label, tally } of got.tallies) {
+      for (const { label, tally } of download.tallies) {
         const gap = listingGap(label, tally);
         if (gap) problems.push(gap);
       }
       const incomplete = problems.length > 0;
-      if (got.unknownSkipped > 0) {
+      if (download.unknownSkipped > 0) {
         problems.push(
-          `${got.unknownSkipped} malformed record${got.unknownSkipped === 1 ? '' : 's'} without a usable id skipped` +
+          `${download.unknownSkipped} malformed record${download.unknownSkipped === 1 ? '' : 's'} without a usable id skipped` +
             (full ? ' (no deletions of it until upstream fixes them)' : ''),
         );
       }
@@ -508,8 +530,8 @@ async function pullResource(
       if (full) {
         const window = spec.windowed ? ctx.window : undefined;
         const live = await tx.liveIds(school.id, spec.kind, window);
-        const missing = live.filter((id) => !got.seen.has(id));
-        if (incomplete || got.unknownSkipped > 0) {
+        const missing = live.filter((id) => !download.seen.has(id));
+        if (incomplete || download.unknownSkipped > 0) {
           // Ids we could not see may be any of the "missing" ones: the listing is no evidence of deletion.
           guarded = missing.length > 0;
           warning = `${spec.kind}: ${problems.join('; ')}; deleted nothing`;
@@ -517,7 +539,7 @@ async function pullResource(
           const verdict = deletionGuard({
             resource: spec.kind,
             storedCount: live.length,
-            listedCount: got.seen.size,
+            listedCount: download.seen.size,
             missingCount: missing.length,
             maxShrinkFraction: school.deletionGuard.maxShrinkFraction,
           });
@@ -569,6 +591,8 @@ async function pullResource(
       warning: null,
       fatal: isFatal(err),
     };
+  } finally {
+    await got?.records.close();
   }
 
   if (warning) log.warn({ schoolId: school.id, resource: spec.kind }, `deletion guard: ${warning}`);

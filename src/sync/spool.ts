@@ -1,0 +1,173 @@
+// Where a resource's download waits for its write. A pull must not hold a write transaction across network
+// waits, so a resource is downloaded whole before it is written; held in memory, that made the pull's peak
+// memory grow with the school (a district's sessions: ~100 MB of JSON, several times that as JS strings). The
+// spool keeps up to `memoryBytes` of records in memory and appends the rest to a private temporary file that
+// is unlinked at once (nothing of it outlives the process, whatever ends it), then hands them back in
+// bounded chunks for the write, oldest first, each record's last occurrence only.
+
+import type { FileHandle } from 'node:fs/promises';
+import { mkdtemp, open, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { PRIVATE_FILE_MODE } from '../private-files.ts';
+import type { PreparedRecord } from '../store/types.ts';
+
+export interface SpoolOptions {
+  /** Records kept in memory before the spool moves to disk (default 8 MB of record text). */
+  memoryBytes?: number;
+  /** Directory of the temporary file (default: the OS temp directory). */
+  dir?: string;
+}
+
+const DEFAULT_MEMORY_BYTES = 8 * 1024 * 1024;
+/** Bytes written to or read from the file at a time. */
+const IO_BYTES = 1024 * 1024;
+const NEWLINE = 0x0a;
+
+/** What a record's header line carries; its `data` follows on a line of its own (stable JSON has no newline). */
+interface Header {
+  k: PreparedRecord['key'];
+  h: string;
+  e: PreparedRecord['extras'];
+  m: PreparedRecord['members'];
+}
+
+export class RecordSpool {
+  readonly #memoryBytes: number;
+  readonly #dir: string;
+  #memory: PreparedRecord[] = [];
+  #memoryUsed = 0;
+  #file: FileHandle | null = null;
+  #fileBytes = 0;
+  #pending: string[] = [];
+  #pendingBytes = 0;
+  #count = 0;
+  /** Index of each key's last occurrence: a listing that repeats a record writes it once, as it came last. */
+  readonly #last = new Map<PreparedRecord['key'], number>();
+
+  constructor(opts: SpoolOptions = {}) {
+    this.#memoryBytes = opts.memoryBytes ?? DEFAULT_MEMORY_BYTES;
+    this.#dir = opts.dir ?? tmpdir();
+  }
+
+  /** Records added (repeats included). */
+  get size(): number {
+    return this.#count;
+  }
+
+  /** Whether the spool has moved to disk. */
+  get onDisk(): boolean {
+    return this.#file !== null;
+  }
+
+  async add(records: readonly PreparedRecord[]): Promise<void> {
+    for (const r of records) {
+      this.#last.set(r.key, this.#count++);
+      if (!this.#file && this.#memoryUsed + r.data.length <= this.#memoryBytes) {
+        this.#memory.push(r);
+        this.#memoryUsed += r.data.length;
+        continue;
+      }
+      if (!this.#file) await this.#moveToDisk();
+      this.#append(r);
+      if (this.#pendingBytes >= IO_BYTES) await this.#flush();
+    }
+  }
+
+  /** Every record once (its last occurrence), in the order added, `size` at a time. */
+  async *chunks(size: number): AsyncGenerator<PreparedRecord[]> {
+    let index = 0;
+    let chunk: PreparedRecord[] = [];
+    const take = (r: PreparedRecord) => {
+      if (this.#last.get(r.key) === index++) chunk.push(r);
+    };
+    for (const r of this.#memory) {
+      take(r);
+      if (chunk.length >= size) {
+        yield chunk;
+        chunk = [];
+      }
+    }
+    if (this.#file) {
+      await this.#flush();
+      for await (const r of this.#readBack()) {
+        take(r);
+        if (chunk.length >= size) {
+          yield chunk;
+          chunk = [];
+        }
+      }
+    }
+    if (chunk.length > 0) yield chunk;
+  }
+
+  async close(): Promise<void> {
+    this.#memory = [];
+    this.#pending = [];
+    this.#last.clear();
+    const file = this.#file;
+    this.#file = null;
+    await file?.close();
+  }
+
+  async #moveToDisk(): Promise<void> {
+    // A private directory of our own (0700), the file 0600 inside it, both gone from the file system at once:
+    // children's data never sits where another user could open it, and a killed process leaves nothing behind.
+    const dir = await mkdtemp(path.join(this.#dir, 'rostercal-pull-'));
+    try {
+      this.#file = await open(path.join(dir, 'spool'), 'w+', PRIVATE_FILE_MODE);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+
+  #append(r: PreparedRecord): void {
+    const header: Header = { k: r.key, h: r.hash, e: r.extras, m: r.members };
+    const text = `${JSON.stringify(header)}\n${r.data}\n`;
+    this.#pending.push(text);
+    // Characters, not bytes: only decides when to write, so an estimate serves.
+    this.#pendingBytes += text.length;
+  }
+
+  async #flush(): Promise<void> {
+    if (this.#pending.length === 0 || !this.#file) return;
+    const buf = Buffer.from(this.#pending.join(''), 'utf8');
+    this.#pending = [];
+    this.#pendingBytes = 0;
+    let written = 0;
+    while (written < buf.length) {
+      const { bytesWritten } = await this.#file.write(buf, written, buf.length - written, this.#fileBytes);
+      written += bytesWritten;
+      this.#fileBytes += bytesWritten;
+    }
+  }
+
+  async *#readBack(): AsyncGenerator<PreparedRecord> {
+    const file = this.#file!;
+    let position = 0;
+    let rest: Buffer = Buffer.alloc(0);
+    let header: Header | null = null;
+    while (position < this.#fileBytes) {
+      const block = Buffer.allocUnsafe(Math.min(IO_BYTES, this.#fileBytes - position));
+      const { bytesRead } = await file.read(block, 0, block.length, position);
+      if (bytesRead === 0) break;
+      position += bytesRead;
+      const buf: Buffer =
+        rest.length > 0 ? Buffer.concat([rest, block.subarray(0, bytesRead)]) : block.subarray(0, bytesRead);
+      let start = 0;
+      for (let nl = buf.indexOf(NEWLINE, start); nl !== -1; nl = buf.indexOf(NEWLINE, start)) {
+        const line = buf.toString('utf8', start, nl);
+        start = nl + 1;
+        if (header === null) header = JSON.parse(line) as Header;
+        else {
+          yield { key: header.k, hash: header.h, extras: header.e, members: header.m, data: line };
+          header = null;
+        }
+      }
+      // A copy: a view of the remainder would keep the whole block alive.
+      rest = Buffer.from(buf.subarray(start));
+    }
+    if (rest.length > 0 || header !== null)
+      throw new Error('the pull spool file ended in the middle of a record');
+  }
+}

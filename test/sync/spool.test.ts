@@ -1,0 +1,88 @@
+// The pull's spool: what a resource's download holds until its write. Past its memory budget it moves to a
+// private temporary file that is already unlinked, and gives every record back once, in order.
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { prepareRecord } from '../../src/store/kinds.ts';
+import type { PreparedRecord } from '../../src/store/types.ts';
+import { RecordSpool } from '../../src/sync/spool.ts';
+
+const dirs: string[] = [];
+afterEach(async () => {
+  for (const d of dirs.splice(0)) await rm(d, { recursive: true, force: true });
+});
+
+async function tempDir(): Promise<string> {
+  const d = await mkdtemp(path.join(tmpdir(), 'spool-test-'));
+  dirs.push(d);
+  return d;
+}
+
+function record(id: number, note = ''): PreparedRecord {
+  // Names in several scripts and a newline inside a value: the file's framing must survive both.
+  return prepareRecord('students', {
+    id,
+    firstName: id % 2 ? 'Nguyễn' : '王',
+    legalFirstName: null,
+    lastName: `نور ${note}\nline two`,
+    sisId: `S${id}`,
+    secondarySisId: null,
+    yearGroupId: 7,
+    current: true,
+  });
+}
+
+async function collect(spool: RecordSpool, size: number): Promise<PreparedRecord[][]> {
+  const out: PreparedRecord[][] = [];
+  for await (const chunk of spool.chunks(size)) out.push(chunk);
+  return out;
+}
+
+describe('RecordSpool', () => {
+  it('keeps a small download in memory and gives it back in chunks, in order', async () => {
+    const dir = await tempDir();
+    const spool = new RecordSpool({ dir });
+    const records = Array.from({ length: 25 }, (_, i) => record(i + 1));
+    await spool.add(records.slice(0, 10));
+    await spool.add(records.slice(10));
+    expect(spool.onDisk).toBe(false);
+    const chunks = await collect(spool, 10);
+    expect(chunks.map((c) => c.length)).toEqual([10, 10, 5]);
+    expect(chunks.flat()).toEqual(records);
+    expect(await readdir(dir)).toEqual([]);
+    await spool.close();
+  });
+
+  it('moves to a file past its budget, leaves no file visible, and reads every record back exactly', async () => {
+    const dir = await tempDir();
+    const spool = new RecordSpool({ dir, memoryBytes: 2_000 });
+    const records = Array.from({ length: 3_000 }, (_, i) => record(i + 1, 'x'.repeat(i % 300)));
+    for (let i = 0; i < records.length; i += 100) await spool.add(records.slice(i, i + 100));
+    expect(spool.onDisk).toBe(true);
+    // Children's data: the file was unlinked as soon as it was opened.
+    expect(await readdir(dir)).toEqual([]);
+    const back = (await collect(spool, 700)).flat();
+    expect(back.length).toBe(records.length);
+    expect(back).toEqual(records);
+    await spool.close();
+  });
+
+  it('writes a repeated record once, as it came last', async () => {
+    const spool = new RecordSpool({ dir: await tempDir(), memoryBytes: 500 });
+    const first = record(1, 'first');
+    const other = record(2);
+    const last = record(1, 'last');
+    await spool.add([first, other]);
+    await spool.add([last]);
+    expect(spool.size).toBe(3);
+    expect((await collect(spool, 10)).flat()).toEqual([other, last]);
+    await spool.close();
+  });
+
+  it('gives nothing back when nothing was added', async () => {
+    const spool = new RecordSpool({ dir: await tempDir() });
+    expect(await collect(spool, 10)).toEqual([]);
+    await spool.close();
+  });
+});
