@@ -3,7 +3,8 @@
 import { createHash } from 'node:crypto';
 import type { CustomFieldMeta, Id, Instant, Session } from '../domain/types.ts';
 import type { FeedScope, SchoolId, Store } from '../store/types.ts';
-import { compileNameMatcher, type NameMatcher } from './names.ts';
+import { yieldToEventLoop } from '../util/event-loop.ts';
+import { compileNameMatcher, compileNameMatcherPaced, type NameMatcher } from './names.ts';
 import { type EventTemplates, loadEventTemplates } from './templates.ts';
 
 export interface SchoolInfo {
@@ -46,10 +47,12 @@ export function createProjectionContext(input: {
   staff?: Iterable<{ id: Id; firstName: string; lastName: string }>;
   students?: Iterable<{ id: Id; firstName: string; lastName: string; legalFirstName?: string | null }>;
   templates?: EventTemplates;
+  /** The students' names already compiled (loadProjectionContext compiles them without holding the loop). */
+  names?: NameMatcher;
 }): ProjectionContext {
   const students = [...(input.students ?? [])];
   return {
-    names: compileNameMatcher(students),
+    names: input.names ?? compileNameMatcher(students),
     school: input.school,
     customFields: new Map([...(input.customFields ?? [])].map((f) => [f.key, f])),
     staffNames: new Map([...(input.staff ?? [])].map((s) => [s.id, personName(s)])),
@@ -85,8 +88,15 @@ export function inferLocationOwnerIds(sessions: Iterable<Session>, schoolName: s
 export async function loadProjectionContext(
   store: Store,
   schoolId: SchoolId,
-  opts: { templates?: EventTemplates; locationOwnerIds?: Id[]; window?: { from: Instant; to: Instant } } = {},
+  opts: {
+    templates?: EventTemplates;
+    locationOwnerIds?: Id[];
+    window?: { from: Instant; to: Instant };
+    /** Called between steps of the longer synchronous work (default: a turn of the event loop). */
+    pause?: () => Promise<void>;
+  } = {},
 ): Promise<ProjectionContext> {
+  const pause = opts.pause ?? yieldToEventLoop;
   const school = (await store.listSchools()).find((s) => s.id === schoolId);
   if (!school) throw new Error(`unknown school: ${schoolId}`);
   const [customFields, staff, students, owners] = await Promise.all([
@@ -100,13 +110,16 @@ export async function loadProjectionContext(
           .then((sessions) => inferLocationOwnerIds(sessions, school.name)),
   ]);
   const schoolInfo = { ...school, ...(owners.length ? { locationOwnerIds: owners } : {}) };
+  await pause();
   const ctx = createProjectionContext({
     school: schoolInfo,
     customFields,
     staff,
     students,
+    names: await compileNameMatcherPaced(students, pause),
     ...(opts.templates ? { templates: opts.templates } : {}),
   });
+  await pause();
   const versions = (
     rows: { meta: { version: number; deletedAt: string | null } }[],
     id: (r: never) => unknown,

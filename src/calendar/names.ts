@@ -8,6 +8,7 @@
 // many students the school has. Over-matching (an unrelated "J. Smith") costs a few words of a note; missing a
 // name puts a child's name in another family's calendar, so every doubt goes towards scrubbing.
 import type { Id } from '../domain/types.ts';
+import { runSteps, runStepsPaced } from '../util/event-loop.ts';
 
 export interface StudentNames {
   id: Id;
@@ -109,6 +110,24 @@ interface Span {
 }
 
 export function compileNameMatcher(students: Iterable<StudentNames>): NameMatcher {
+  return runSteps(compileSteps(students));
+}
+
+/** Students compiled between two pauses of compileNameMatcherPaced (a few milliseconds of work). */
+const STUDENTS_PER_STEP = 500;
+
+/**
+ * compileNameMatcher that gives the event loop a turn every few hundred students: a district's 12,000 students
+ * are a third of a second of compiling, which a web server in the same process would otherwise wait out.
+ */
+export async function compileNameMatcherPaced(
+  students: Iterable<StudentNames>,
+  pause: () => Promise<void>,
+): Promise<NameMatcher> {
+  return runStepsPaced(compileSteps(students), pause);
+}
+
+function* compileSteps(students: Iterable<StudentNames>): Generator<void, NameMatcher> {
   const owners = new Map<string, Id[]>();
   const starts = new Set<string>();
   let maxWords = 1;
@@ -118,7 +137,9 @@ export function compileNameMatcher(students: Iterable<StudentNames>): NameMatche
     if (!list) map.set(key, [id]);
     else if (!list.includes(id)) list.push(id);
   };
+  let compiled = 0;
   for (const s of students) {
+    if (++compiled % STUDENTS_PER_STEP === 0) yield;
     for (const spelling of spellings(s)) {
       const key = spelling.join(' ');
       // A lone "Li" or "Jo" is a word, not a name: glued single-word spellings need some length.
@@ -149,8 +170,7 @@ export function compileNameMatcher(students: Iterable<StudentNames>): NameMatche
     }
     return k;
   };
-  const foreign = (ids: Id[] | undefined, keep: Id | null) =>
-    ids !== undefined && ids.some((id) => id !== keep);
+  const foreign = (ids: Id[] | undefined, keep: Id | null) => ids?.some((id) => id !== keep) ?? false;
 
   /** Spans (in the cleaned text) that name a student other than keep, in order, not overlapping. */
   function spans(text: string, keep: Id | null): Span[] {

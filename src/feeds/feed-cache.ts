@@ -18,9 +18,10 @@ import type {
   Store,
   Stored,
 } from '../store/types.ts';
+import { TimeSlice } from '../util/event-loop.ts';
 import { type FeedDef, getFeedDef, listFeedDefs, sessionQuery } from './catalog.ts';
 import { versionFeedEvents } from './event-versions.ts';
-import { DEFAULT_MAX_BYTES, renderIcs } from './ics.ts';
+import { DEFAULT_MAX_BYTES, renderIcsPaced } from './ics.ts';
 
 const gzipAsync = promisify(gzip);
 const brotliAsync = promisify(brotliCompress);
@@ -211,7 +212,15 @@ export class FeedService {
         sessionQuery(def.scope, def.scopeId, w.from.toISOString(), w.to.toISOString()),
       ));
     const scope = { scope: def.scope, id: def.scopeId };
-    return sessions.flatMap((s) => projectSession(s, ctx, def.audience, scope) ?? []);
+    // An activity's feed projects a thousand sessions and more: requests get their turns meanwhile.
+    const slice = new TimeSlice();
+    const out: CalendarEvent[] = [];
+    for (const s of sessions) {
+      const e = projectSession(s, ctx, def.audience, scope);
+      if (e) out.push(e);
+      await slice.pause();
+    }
+    return out;
   }
 
   /** Every event of a feed in the current window, projected for its audience (family links combine these). */
@@ -330,7 +339,7 @@ export class FeedService {
       await this.events(def, ctx, sessions),
       this.#now(),
     );
-    const ics = renderIcs(
+    const ics = await renderIcsPaced(
       {
         name: def.calendarName,
         description: def.description,
@@ -474,7 +483,11 @@ export class FeedService {
       result.ms = performance.now() - started;
       return result;
     }
+    // Each step below is one stretch of synchronous work (node:sqlite reads, JSON, hashing): the web server in
+    // this process gets the event loop between them, and inside the long ones.
+    const slice = new TimeSlice();
     const defs = await listFeedDefs(this.store, schoolId);
+    await slice.yield();
     let wanted = defs;
     if (!opts.all) {
       const live = new Set(
@@ -485,13 +498,15 @@ export class FeedService {
       wanted = defs.filter((d) => live.has(feedKey(d.schoolId, d.scope, d.scopeId)));
     }
     result.feeds = wanted.length;
+    await slice.yield();
     const states = new Map<string, RenderedFeedState>();
     for (const s of await this.store.listRenderedFeedStates(schoolId))
       states.set(feedKey(schoolId, s.scope, s.scopeId), s);
+    await slice.yield();
     // Feeds whose subject is gone lose their stored bytes.
     const liveKeys = new Set(defs.map((d) => feedKey(d.schoolId, d.scope, d.scopeId)));
     const gone = [...states.entries()].filter(([k]) => !liveKeys.has(k)).map(([, s]) => s);
-    await this.store.deleteRenderedFeeds(schoolId, gone);
+    await inBatches(gone, slice, (batch) => this.store.deleteRenderedFeeds(schoolId, batch));
     for (const [key] of this.#lru)
       if (key.startsWith(`${schoolId}|`) && !liveKeys.has(key)) this.#forget(key);
 
@@ -501,10 +516,12 @@ export class FeedService {
     });
     if (stale.length) {
       // One read of the window's sessions, indexed by scope, instead of one query per feed (and the context's).
-      const index = await indexSessions(this.store, schoolId, w.from.toISOString(), w.to.toISOString());
+      const index = await indexSessions(this.store, schoolId, w.from, w.to, slice);
       const ctx = await this.#context(schoolId, version, index.sessions);
+      await slice.yield();
       const confirmed: { scope: FeedScope; scopeId: Id; inputs: string }[] = [];
       for (const def of stale) {
+        await slice.pause();
         const key = feedKey(def.schoolId, def.scope, def.scopeId);
         const sessions = index.of(def);
         const inputs = this.#inputsOf(def, ctx, w.key, sessions);
@@ -524,9 +541,12 @@ export class FeedService {
         result.rendered++;
         result.events += r?.eventCount ?? 0;
         result.bytes += r?.body.length ?? 0;
-        await new Promise((resolve) => setImmediate(resolve));
+        await slice.yield();
       }
-      await this.store.markRenderedFeedsCurrent(schoolId, confirmed, version);
+      // Short transactions: one of thousands of updates would hold the event loop (and the writer) for as long.
+      await inBatches(confirmed, slice, (batch) =>
+        this.store.markRenderedFeedsCurrent(schoolId, batch, version),
+      );
       result.unchanged = confirmed.length;
     }
     this.#schoolCurrent.set(schoolId, mark);
@@ -553,11 +573,10 @@ export class FeedService {
  * gets the sessions listing them plus those of the live teams whose current roster has them). A test checks
  * that both paths render identical bytes.
  */
-async function indexSessions(store: Store, schoolId: SchoolId, from: string, to: string) {
-  const [sessions, teams] = await Promise.all([
-    store.listSessions(schoolId, { from, to }),
-    store.list(schoolId, 'teams'),
-  ]);
+async function indexSessions(store: Store, schoolId: SchoolId, from: Date, to: Date, slice: TimeSlice) {
+  const sessions = await listWindowSessions(store, schoolId, from, to, slice);
+  const teams = await store.list(schoolId, 'teams');
+  await slice.yield();
   const push = (m: Map<Id, Stored<'sessions'>[]>, id: Id, s: Stored<'sessions'>) => {
     const list = m.get(id);
     if (list) list.push(s);
@@ -568,11 +587,13 @@ async function indexSessions(store: Store, schoolId: SchoolId, from: string, to:
   const byActivity = new Map<Id, Stored<'sessions'>[]>();
   const byStudent = new Map<Id, Stored<'sessions'>[]>();
   for (const s of sessions) {
+    await slice.pause();
     for (const t of new Set(s.teams.map((x) => x.id))) push(byTeam, t, s);
     for (const p of new Set(s.staff.map((x) => x.id))) push(byStaff, p, s);
     for (const p of new Set(s.students.map((x) => x.id))) push(byStudent, p, s);
     push(byActivity, s.activity.id, s);
   }
+  await slice.yield();
   const teamsOfStudent = new Map<Id, Id[]>();
   for (const t of teams) {
     for (const m of t.students) {
@@ -602,4 +623,63 @@ async function indexSessions(store: Store, schoolId: SchoolId, from: string, to:
       }
     },
   };
+}
+
+/** Rows per write transaction of a re-render's bookkeeping (confirmations, deletions). */
+const WRITE_BATCH = 250;
+
+async function inBatches<T>(
+  items: readonly T[],
+  slice: TimeSlice,
+  write: (batch: readonly T[]) => Promise<void>,
+): Promise<void> {
+  for (let i = 0; i < items.length; i += WRITE_BATCH) {
+    await write(items.slice(i, i + WRITE_BATCH));
+    await slice.yield();
+  }
+}
+
+/** Sessions per read of the window: about 15 ms of parsing, the longest the event loop waits for one read. */
+const SESSIONS_PER_READ = 250;
+const MIN_SPAN_MS = 15 * 60_000;
+
+/**
+ * store.listSessions(schoolId, { from, to }), read as consecutive sub-windows with the event loop's turn between
+ * them: a district's window is 30,000 sessions, two seconds of synchronous reading in one query. Same result, in
+ * the same order: a session spanning several sub-windows is kept where it first appears, which is the
+ * sub-window of its start (or the first, for one that starts before `from`), and each read is ordered by
+ * (start, id). Each sub-window's length adapts to the density of the last one.
+ */
+async function listWindowSessions(
+  store: Store,
+  schoolId: SchoolId,
+  from: Date,
+  to: Date,
+  slice: TimeSlice,
+): Promise<Stored<'sessions'>[]> {
+  const out: Stored<'sessions'>[] = [];
+  const seen = new Set<Id>();
+  const end = to.getTime();
+  let at = from.getTime();
+  let span = Math.max(MIN_SPAN_MS, (end - at) / 64);
+  while (at < end) {
+    const until = Math.min(end, at + span);
+    const rows = await store.listSessions(schoolId, {
+      from: new Date(at).toISOString(),
+      to: new Date(until).toISOString(),
+    });
+    for (const s of rows) {
+      if (seen.has(s.id)) continue;
+      seen.add(s.id);
+      out.push(s);
+    }
+    await slice.yield();
+    at = until;
+    // Grows slowly: the term after a holiday is many times denser than the holiday.
+    span = Math.max(
+      MIN_SPAN_MS,
+      span * Math.min(2, Math.max(0.25, SESSIONS_PER_READ / Math.max(1, rows.length))),
+    );
+  }
+  return out;
 }

@@ -9,6 +9,7 @@
 // repeated hour when clocks go back names two instants; such events are written in UTC form.
 import ical, { escape as escapeText, ICalEventStatus } from 'ical-generator';
 import type { CalendarEvent } from '../calendar/types.ts';
+import { runSteps, runStepsPaced } from '../util/event-loop.ts';
 import { wallClock } from '../util/time-zone.ts';
 import { isUnambiguousLocal, vtimezone, zonedDate } from './timezone.ts';
 
@@ -56,7 +57,15 @@ function text(value: string): string {
   return escapeText(clean(value), false);
 }
 
-function build(info: IcsCalendarInfo, events: CalendarEvent[], note: string | null): string {
+/** Events added to the calendar between two pauses of a paced render (a few milliseconds of work). */
+const EVENTS_PER_STEP = 200;
+
+/** Builds the calendar text; yields (a pause point for renderIcsPaced) every EVENTS_PER_STEP events. */
+function* build(
+  info: IcsCalendarInfo,
+  events: CalendarEvent[],
+  note: string | null,
+): Generator<void, string> {
   const fromYear = wallClock(info.window.from.getTime(), info.timeZone).year;
   const toYear = wallClock(info.window.to.getTime(), info.timeZone).year;
   const description = [info.description, note].filter(Boolean).join('\n\n');
@@ -70,7 +79,9 @@ function build(info: IcsCalendarInfo, events: CalendarEvent[], note: string | nu
     ...(info.color ? { color: info.color } : {}),
   });
   cal.x('X-WR-TIMEZONE', info.timeZone);
+  let added = 0;
   for (const e of events) {
+    if (++added % EVENTS_PER_STEP === 0) yield;
     const lastModified = new Date(e.lastModified);
     const startMs = Date.parse(e.start);
     const endMs = Date.parse(e.end);
@@ -100,6 +111,7 @@ function build(info: IcsCalendarInfo, events: CalendarEvent[], note: string | nu
       );
     }
   }
+  yield;
   return propertiesFirst(cal.toString());
 }
 
@@ -139,27 +151,47 @@ export function renderIcs(
   input: CalendarEvent[],
   opts: { maxBytes?: number } = {},
 ): RenderedIcs {
+  return runSteps(renderSteps(info, input, opts));
+}
+
+/**
+ * renderIcs that gives the event loop a turn between steps: a calendar of a thousand events (and the several
+ * builds of one trimmed to maxBytes) takes tens to hundreds of milliseconds, which requests would otherwise wait.
+ */
+export async function renderIcsPaced(
+  info: IcsCalendarInfo,
+  input: CalendarEvent[],
+  opts: { maxBytes?: number } = {},
+): Promise<RenderedIcs> {
+  return runStepsPaced(renderSteps(info, input, opts));
+}
+
+function* renderSteps(
+  info: IcsCalendarInfo,
+  input: CalendarEvent[],
+  opts: { maxBytes?: number },
+): Generator<void, RenderedIcs> {
   const maxBytes = opts.maxBytes ?? DEFAULT_MAX_BYTES;
   const events = [...input].sort((a, b) => a.start.localeCompare(b.start) || a.uid.localeCompare(b.uid));
-  const full = build(info, events, null);
+  const full = yield* build(info, events, null);
   const fullBytes = Buffer.byteLength(full);
   if (fullBytes <= maxBytes) {
     return { body: full, bytes: fullBytes, eventCount: events.length, trimmed: 0, completeUntil: null };
   }
   // Largest prefix that fits: estimate from the average event size, then step to the exact boundary.
-  const render = (n: number) => {
+  function* render(n: number): Generator<void, { body: string; bytes: number }> {
     const left = events[n];
-    const body = build(info, events.slice(0, n), left ? trimNote(left, info.timeZone) : null);
+    const body = yield* build(info, events.slice(0, n), left ? trimNote(left, info.timeZone) : null);
     return { body, bytes: Buffer.byteLength(body) };
-  };
+  }
   let lo = 0;
   let hi = events.length - 1;
   while (lo < hi) {
     const mid = Math.ceil((lo + hi) / 2);
-    if (render(mid).bytes <= maxBytes) lo = mid;
+    if ((yield* render(mid)).bytes <= maxBytes) lo = mid;
     else hi = mid - 1;
   }
-  const kept = render(lo);
+  const kept = yield* render(lo);
   if (kept.bytes > maxBytes) throw new Error(`calendar header alone exceeds ${maxBytes} bytes`);
   return {
     body: kept.body,

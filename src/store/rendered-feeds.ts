@@ -3,6 +3,7 @@
 // carry children's data, so they live in the same store with the same protections as the snapshot.
 import type { Kysely, Transaction } from 'kysely';
 import type { Id } from '../domain/types.ts';
+import { yieldToEventLoop } from '../util/event-loop.ts';
 import type { DB, RenderedFeedsTable } from './schema.ts';
 import type { FeedScope, RenderedFeedRecord, RenderedFeedState, SchoolId } from './types.ts';
 
@@ -49,32 +50,55 @@ export async function getRenderedFeed(
   return row ? toRecord(row) : null;
 }
 
-/** Every rendered feed of a school without its bytes: what a re-render decides with. */
+/** Rows per read of listRenderedFeedStates: each row's columns after the bytes cost a walk through them. */
+const STATES_PER_READ = 500;
+
+/**
+ * Every rendered feed of a school without its bytes: what a re-render decides with. Read in pages by key with
+ * the event loop's turn between them: a district's 14,000 rows are half a second of reading in one statement,
+ * which a web server sharing the process would wait out.
+ */
 export async function listRenderedFeedStates(r: Executor, schoolId: SchoolId): Promise<RenderedFeedState[]> {
-  const rows = await r
-    .selectFrom('rendered_feeds')
-    .select([
-      'scope',
-      'scope_id',
-      'data_version',
-      'window_key',
-      'inputs',
-      'etag',
-      'last_modified',
-      'rendered_at',
-    ])
-    .where('school_id', '=', schoolId)
-    .execute();
-  return rows.map((row) => ({
-    scope: row.scope as FeedScope,
-    scopeId: Number(row.scope_id),
-    dataVersion: Number(row.data_version),
-    windowKey: row.window_key,
-    inputs: row.inputs,
-    etag: row.etag,
-    lastModified: row.last_modified,
-    renderedAt: row.rendered_at,
-  }));
+  const out: RenderedFeedState[] = [];
+  let after: { scope: string; scopeId: number } | null = null;
+  for (;;) {
+    let q = r
+      .selectFrom('rendered_feeds')
+      .select([
+        'scope',
+        'scope_id',
+        'data_version',
+        'window_key',
+        'inputs',
+        'etag',
+        'last_modified',
+        'rendered_at',
+      ])
+      .where('school_id', '=', schoolId);
+    if (after) {
+      const { scope, scopeId } = after;
+      q = q.where((eb) =>
+        eb.or([eb('scope', '>', scope), eb.and([eb('scope', '=', scope), eb('scope_id', '>', scopeId)])]),
+      );
+    }
+    const rows = await q.orderBy('scope').orderBy('scope_id').limit(STATES_PER_READ).execute();
+    for (const row of rows) {
+      out.push({
+        scope: row.scope as FeedScope,
+        scopeId: Number(row.scope_id),
+        dataVersion: Number(row.data_version),
+        windowKey: row.window_key,
+        inputs: row.inputs,
+        etag: row.etag,
+        lastModified: row.last_modified,
+        renderedAt: row.rendered_at,
+      });
+    }
+    const last = out.at(-1);
+    if (rows.length < STATES_PER_READ || !last) return out;
+    after = { scope: last.scope, scopeId: last.scopeId };
+    await yieldToEventLoop();
+  }
 }
 
 export async function saveRenderedFeed(w: Executor, rec: RenderedFeedRecord): Promise<void> {
