@@ -88,7 +88,9 @@ function openSqlite(opts: { dataDir?: string; file?: string }): SqlStore {
   };
   // Every store of this process on this file shares one writer (see sqlite-dialect.ts); each has its own
   // reader, which WAL lets read the last commit while a write transaction is open.
-  const db = new Kysely<DB>({ dialect: new NodeSqliteDialect(`w:${file}`, connect(true)) });
+  const db = new Kysely<DB>({
+    dialect: new NodeSqliteDialect(`w:${file}`, connect(true), { checkpointFile: file }),
+  });
   const reader = new Kysely<DB>({
     dialect: new NodeSqliteDialect(`r:${file}:${randomUUID()}`, connect(false)),
   });

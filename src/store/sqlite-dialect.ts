@@ -20,8 +20,17 @@ import {
   SqliteQueryCompiler,
   type TransactionSettings,
 } from 'kysely';
+import { TimeSlice } from '../util/event-loop.ts';
+import { Checkpointer } from './sqlite-checkpoints.ts';
 
 const STATEMENT_CACHE_SIZE = 256;
+/**
+ * Synchronous time a connection may take between two turns of the event loop. Each statement blocks the
+ * thread, and awaiting one resumes as a microtask, so a pull's thousands of bulk statements would otherwise
+ * hold off every request of the same process (seconds for a district's sessions) though readers have a
+ * connection of their own.
+ */
+const STATEMENT_SLICE_MS = 10;
 
 /**
  * How long a statement keeps retrying while another process holds the file's write lock. The wait is
@@ -64,9 +73,13 @@ async function whileBusy<T>(fn: () => T): Promise<T> {
 class NodeSqliteConnection implements DatabaseConnection {
   readonly #db: DatabaseSync;
   readonly #cache = new Map<string, { stmt: StatementSync; reader: boolean }>();
+  readonly #slice = new TimeSlice(STATEMENT_SLICE_MS);
+  readonly #afterCommit: () => void;
 
-  constructor(db: DatabaseSync) {
+  /** `afterCommit`: called when a write has committed (a transaction's COMMIT, or a statement on its own). */
+  constructor(db: DatabaseSync, afterCommit: () => void = () => {}) {
     this.#db = db;
+    this.#afterCommit = afterCommit;
   }
 
   #prepare(sql: string): { stmt: StatementSync; reader: boolean } {
@@ -88,10 +101,12 @@ class NodeSqliteConnection implements DatabaseConnection {
   }
 
   async executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
+    await this.#slice.pause();
     const params = compiled.parameters.map(toSqlite);
     const { stmt, reader } = await whileBusy(() => this.#prepare(compiled.sql));
     if (reader) return { rows: (await whileBusy(() => stmt.all(...params))) as R[] };
     const { changes, lastInsertRowid } = await whileBusy(() => stmt.run(...params));
+    if (!this.#db.isTransaction) this.#afterCommit();
     return { rows: [], numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid) };
   }
 
@@ -101,8 +116,9 @@ class NodeSqliteConnection implements DatabaseConnection {
     for (const row of stmt.iterate(...params)) yield { rows: [row as R] };
   }
 
-  exec(sql: string): Promise<void> {
-    return whileBusy(() => this.#db.exec(sql));
+  async exec(sql: string): Promise<void> {
+    await whileBusy(() => this.#db.exec(sql));
+    if (sql === 'COMMIT') this.#afterCommit();
   }
 
   /** Whether a transaction is open: SQLite ends one itself on some errors (a full disk, an I/O error). */
@@ -143,24 +159,33 @@ class Mutex {
 interface SharedSqlite {
   connection: NodeSqliteConnection;
   db: DatabaseSync;
+  checkpointer: Checkpointer | null;
   mutex: Mutex;
   refs: number;
   closed: boolean;
 }
 const shared = new Map<string, Promise<SharedSqlite>>();
 
-async function acquireShared(key: string, open: () => DatabaseSync): Promise<SharedSqlite> {
+async function acquireShared(
+  key: string,
+  open: () => DatabaseSync,
+  checkpointFile: string | undefined,
+): Promise<SharedSqlite> {
   for (;;) {
     let pending = shared.get(key);
     if (!pending) {
       // Opening runs pragmas (WAL) that can meet another process's lock: retried like any statement.
-      pending = whileBusy(open).then((db) => ({
-        db,
-        connection: new NodeSqliteConnection(db),
-        mutex: new Mutex(),
-        refs: 0,
-        closed: false,
-      }));
+      pending = whileBusy(open).then((db) => {
+        const checkpointer = checkpointFile ? new Checkpointer(db, checkpointFile) : null;
+        return {
+          db,
+          checkpointer,
+          connection: new NodeSqliteConnection(db, () => checkpointer?.request()),
+          mutex: new Mutex(),
+          refs: 0,
+          closed: false,
+        };
+      });
       shared.set(key, pending);
       pending.catch(() => shared.delete(key));
     }
@@ -175,17 +200,19 @@ async function acquireShared(key: string, open: () => DatabaseSync): Promise<Sha
 class NodeSqliteDriver implements Driver {
   readonly #key: string;
   readonly #open: () => DatabaseSync;
+  readonly #checkpointFile: string | undefined;
   #shared: SharedSqlite | undefined;
   #closed = false;
   readonly #releases = new Map<DatabaseConnection, () => void>();
 
-  constructor(key: string, open: () => DatabaseSync) {
+  constructor(key: string, open: () => DatabaseSync, checkpointFile: string | undefined) {
     this.#key = key;
     this.#open = open;
+    this.#checkpointFile = checkpointFile;
   }
 
   async init(): Promise<void> {
-    this.#shared = await acquireShared(this.#key, this.#open);
+    this.#shared = await acquireShared(this.#key, this.#open, this.#checkpointFile);
   }
 
   async acquireConnection(): Promise<DatabaseConnection> {
@@ -232,6 +259,7 @@ class NodeSqliteDriver implements Driver {
     if (entry.refs === 0) {
       entry.closed = true;
       shared.delete(this.#key);
+      await entry.checkpointer?.stop();
       try {
         // Lets SQLite refresh the planner statistics the queries have shown it need; cheap when nothing does.
         entry.db.exec('PRAGMA optimize');
@@ -244,17 +272,24 @@ class NodeSqliteDriver implements Driver {
   }
 }
 
+export interface NodeSqliteDialectOptions {
+  /** The writer's file: its WAL checkpoints run on a worker thread (see sqlite-checkpoints.ts). */
+  checkpointFile?: string;
+}
+
 export class NodeSqliteDialect implements Dialect {
   readonly #key: string;
   readonly #open: () => DatabaseSync;
+  readonly #checkpointFile: string | undefined;
 
   /** `key` identifies the connection to share: stores of one process with the same key share one connection. */
-  constructor(key: string, open: () => DatabaseSync) {
+  constructor(key: string, open: () => DatabaseSync, opts: NodeSqliteDialectOptions = {}) {
     this.#key = key;
     this.#open = open;
+    this.#checkpointFile = opts.checkpointFile;
   }
   createDriver(): Driver {
-    return new NodeSqliteDriver(this.#key, this.#open);
+    return new NodeSqliteDriver(this.#key, this.#open, this.#checkpointFile);
   }
   createQueryCompiler(): QueryCompiler {
     return new SqliteQueryCompiler();

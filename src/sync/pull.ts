@@ -16,7 +16,8 @@ import { prepareRecord } from '../store/kinds.ts';
 import type { ResourceKind, ResourceMap, RunCounts, RunStatus, Store, SyncRun } from '../store/types.ts';
 import type { EndpointStats, MalformedRecord, UpstreamClient } from '../upstream/api.ts';
 import { UnreachableError } from '../upstream/errors.ts';
-import { mapLimit, prefetch } from './concurrency.ts';
+import { TimeSlice } from '../util/event-loop.ts';
+import { mapLimit } from './concurrency.ts';
 import { deletionGuard } from './deletion-guard.ts';
 import { keepAlive, processOwner } from './owner.ts';
 import { RESOURCES, type ResourceSpec } from './resources.ts';
@@ -394,6 +395,8 @@ async function readListings(
   out: Download,
 ): Promise<void> {
   const detailProgress = { done: 0, total: 0 };
+  // Stable JSON and a hash per record: a page of sessions is ~50 ms of it, shared with the web server.
+  const slice = new TimeSlice();
   for (const listing of spec.listings) {
     const source = listing.pages({
       client: ctx.client,
@@ -406,7 +409,7 @@ async function readListings(
       if (tally.ids.has(id)) tally.repeated++;
       else tally.ids.add(id);
     };
-    for await (const page of prefetch(source)) {
+    for await (const page of source) {
       onPage();
       // The last page's word stands: a listing that changed while we read it is judged by what it says now.
       tally.announced = page.numRecords;
@@ -442,6 +445,7 @@ async function readListings(
       for (const meta of page.customFieldsMetadata ?? []) out.customFields.set(meta.key, meta);
       const fresh = [];
       for (const r of records) {
+        await slice.pause();
         const prepared = prepareRecord(spec.kind, r);
         out.seen.add(prepared.key as Id);
         tallyId(prepared.key as Id);
@@ -453,45 +457,101 @@ async function readListings(
   }
 }
 
+/** A resource's download as it ended: its records or why it failed, and what it noted on the way. */
+interface Fetched {
+  began: number;
+  pages: number;
+  /** Malformed records the listing carried. */
+  skipped: number;
+  errors: string[];
+  result: { ok: true; download: Download } | { ok: false; error: unknown };
+}
+
+/** Downloads one resource; never rejects (a failure is in the result, for the resource's turn to write). */
+async function fetchResource(
+  ctx: ResourceRunContext,
+  spec: ResourceSpec,
+  updatedAfter: string | undefined,
+): Promise<Fetched> {
+  const counts = zeroCounts();
+  const fetched = { began: Date.now(), pages: 0, errors: [] as string[] };
+  const noteError = (line: string) => {
+    const { errors } = fetched;
+    if (errors.length < MAX_ERROR_LINES) errors.push(line);
+    else if (errors.length === MAX_ERROR_LINES) errors.push(`${spec.kind}: further problems not listed`);
+  };
+  try {
+    const download = await downloadResource(ctx, spec, updatedAfter, counts, noteError, () => {
+      fetched.pages++;
+    });
+    return { ...fetched, skipped: counts.skipped, result: { ok: true, download } };
+  } catch (error) {
+    return { ...fetched, skipped: counts.skipped, result: { ok: false, error } };
+  }
+}
+
+/**
+ * Downloads run ahead of the writes, in two lanes: the resources marked `downloadEarly` (sessions, by far the
+ * largest) from the start, the others one after another in order. Each lane starts its next download as soon as
+ * the last one has arrived, never waiting for a write, so the upstream's time and the store's overlap; writes
+ * still go one resource at a time, in order, each in its own transaction. A lane stops starting downloads once
+ * `stopped` says so (a fatal failure, a shutdown); a download it did not start resolves to null.
+ */
+function startDownloads(
+  ctx: ResourceRunContext,
+  plan: readonly PlannedResource[],
+  stopped: () => boolean,
+): Map<ResourceKind, Promise<Fetched | null>> {
+  const out = new Map<ResourceKind, Promise<Fetched | null>>();
+  const due = plan.filter((p) => p.mode !== 'skipped');
+  for (const lane of [due.filter((p) => p.spec.downloadEarly), due.filter((p) => !p.spec.downloadEarly)]) {
+    let previous: Promise<unknown> = Promise.resolve();
+    for (const step of lane) {
+      const next = previous.then(() => (stopped() ? null : fetchResource(ctx, step.spec, step.updatedAfter)));
+      out.set(step.spec.kind, next);
+      previous = next;
+    }
+  }
+  return out;
+}
+
 async function pullResource(
   ctx: ResourceRunContext,
   spec: ResourceSpec,
   mode: ResourceMode,
-  updatedAfter: string | undefined,
+  fetching: Promise<Fetched | null> | undefined,
 ): Promise<ResourceResult> {
   const { store, school, log } = ctx;
-  const began = Date.now();
   const counts = zeroCounts();
-  const errors: string[] = [];
   // Assigned inside the transaction callback, which TypeScript's narrowing cannot see.
   let warning = null as string | null;
-  let pages = 0;
   let guarded = false as boolean;
   let extra: ResourceResult['extra'];
-  const noteError = (line: string) => {
-    if (errors.length < MAX_ERROR_LINES) errors.push(line);
-    else if (errors.length === MAX_ERROR_LINES) errors.push(`${spec.kind}: further problems not listed`);
-  };
 
   ctx.onProgress({ type: 'resource', kind: spec.kind, mode });
-  if (mode === 'skipped') {
+  const fetched = mode === 'skipped' ? null : await fetching;
+  if (!fetched) {
     const outcome: ResourceOutcome = {
       kind: spec.kind,
       mode,
       status: 'skipped',
       counts,
-      pages,
+      pages: 0,
       durationMs: 0,
+      ...(mode === 'skipped' ? {} : { error: 'not attempted: the pull was stopped' }),
     };
-    return { outcome, errors, warning };
+    return { outcome, errors: [], warning };
   }
+  const { began, pages, errors } = fetched;
+  counts.skipped = fetched.skipped;
 
   const full = mode === 'full';
 
   let got: Download | undefined;
   try {
-    // 1. The network: every page, nothing written.
-    got = await downloadResource(ctx, spec, updatedAfter, counts, noteError, () => pages++);
+    // 1. The network: every page, nothing written (downloaded ahead: see startDownloads).
+    if (!fetched.result.ok) throw fetched.result.error;
+    got = fetched.result.download;
     counts.unchanged += got.unchanged;
     const download = got;
 
@@ -689,6 +749,12 @@ async function pullLeased(opts: PullOptions, log: Logger): Promise<PullSummary> 
   }
 }
 
+interface PlannedResource {
+  spec: ResourceSpec;
+  mode: ResourceMode;
+  updatedAfter?: string;
+}
+
 async function runResources(
   opts: PullOptions,
   run: {
@@ -706,7 +772,7 @@ async function runResources(
   const window = syncWindow(startedAt, school.syncWindow);
   log.info({ runId, kind, window }, 'pull started');
 
-  const plan: { spec: ResourceSpec; mode: ResourceMode; updatedAfter?: string }[] = [];
+  const plan: PlannedResource[] = [];
   for (const spec of RESOURCES)
     plan.push({ spec, ...(await decideMode(store, school, spec, kind, startedAt)) });
   onProgress({
@@ -722,32 +788,44 @@ async function runResources(
   const errors: string[] = [];
   const warnings: string[] = [];
   let aborted: string | null = null;
-
-  for (const step of plan) {
-    // Stopped from outside: pullLeased has recorded the run as interrupted; nothing more may be written.
-    opts.signal?.throwIfAborted();
-    if (aborted) {
-      const outcome: ResourceOutcome = {
-        kind: step.spec.kind,
-        mode: step.mode,
-        status: 'skipped',
-        counts: zeroCounts(),
-        pages: 0,
-        durationMs: 0,
-        error: `not attempted: ${aborted}`,
-      };
-      resources.push(outcome);
-      onProgress({ type: 'resource-done', kind: step.spec.kind, outcome });
-      continue;
+  const downloads = startDownloads(ctx, plan, () => aborted !== null || opts.signal?.aborted === true);
+  const written = new Set<ResourceKind>();
+  try {
+    for (const step of plan) {
+      // Stopped from outside: pullLeased has recorded the run as interrupted; nothing more may be written.
+      opts.signal?.throwIfAborted();
+      if (aborted) {
+        const outcome: ResourceOutcome = {
+          kind: step.spec.kind,
+          mode: step.mode,
+          status: 'skipped',
+          counts: zeroCounts(),
+          pages: 0,
+          durationMs: 0,
+          error: `not attempted: ${aborted}`,
+        };
+        resources.push(outcome);
+        onProgress({ type: 'resource-done', kind: step.spec.kind, outcome });
+        continue;
+      }
+      written.add(step.spec.kind);
+      const result = await pullResource(ctx, step.spec, step.mode, downloads.get(step.spec.kind));
+      resources.push(result.outcome);
+      if (step.mode !== 'skipped') counts[step.spec.kind] = result.outcome.counts;
+      if (result.extra) counts[result.extra.kind] = result.extra.counts;
+      errors.push(...result.errors);
+      if (result.warning) warnings.push(result.warning);
+      onProgress({ type: 'resource-done', kind: step.spec.kind, outcome: result.outcome });
+      if (result.fatal) aborted = result.outcome.error ?? 'upstream refused access';
     }
-    const result = await pullResource(ctx, step.spec, step.mode, step.updatedAfter);
-    resources.push(result.outcome);
-    if (step.mode !== 'skipped') counts[step.spec.kind] = result.outcome.counts;
-    if (result.extra) counts[result.extra.kind] = result.extra.counts;
-    errors.push(...result.errors);
-    if (result.warning) warnings.push(result.warning);
-    onProgress({ type: 'resource-done', kind: step.spec.kind, outcome: result.outcome });
-    if (result.fatal) aborted = result.outcome.error ?? 'upstream refused access';
+  } finally {
+    // Downloads whose resource was never written (a fatal failure, a shutdown): let go of their spools.
+    for (const [kind, fetching] of downloads) {
+      if (written.has(kind)) continue;
+      void fetching
+        .then((f) => (f?.result.ok ? f.result.download.records.close() : undefined))
+        .catch(() => {});
+    }
   }
 
   const failed = resources.some((r) => r.status === 'failed');
