@@ -66,7 +66,8 @@ export interface RunningService {
 export async function startService(opts: ServiceOptions): Promise<RunningService> {
   const log = opts.log ?? silentLogger;
   const say = opts.say ?? (() => {});
-  const store = await openStoreFor(opts.config);
+  // Its event loop answers feed requests while pulls and re-renders write: SQLite checkpoints go to a worker.
+  const store = await openStoreFor(opts.config, { checkpointsOffThread: true });
   const cleanup: (() => Promise<void>)[] = [() => store.close()];
   try {
     for (const s of opts.config.schools)

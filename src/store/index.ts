@@ -24,6 +24,11 @@ export interface OpenStoreOptions {
   migrate?: boolean;
   /** PostgreSQL pool size (default 10). */
   poolSize?: number;
+  /**
+   * SQLite: WAL checkpoints on a worker thread (sqlite-checkpoints.ts), for a process whose event loop serves
+   * requests (`serve`). Off for one-shot commands: nothing waits on their loop, and the worker costs ~25 MB.
+   */
+  checkpointsOffThread?: boolean;
 }
 
 /**
@@ -33,7 +38,9 @@ export interface OpenStoreOptions {
 const SQLITE_BUSY_TIMEOUT_MS = 20;
 
 export async function openStore(opts: OpenStoreOptions = {}): Promise<Store> {
-  const store = opts.databaseUrl ? openPostgres(opts.databaseUrl, opts.poolSize ?? 10) : openSqlite(opts);
+  const store = opts.databaseUrl
+    ? openPostgres(opts.databaseUrl, opts.poolSize ?? 10)
+    : openSqlite(opts, opts.checkpointsOffThread === true);
   if (opts.migrate !== false) {
     try {
       await store.migrate();
@@ -48,7 +55,7 @@ export async function openStore(opts: OpenStoreOptions = {}): Promise<Store> {
 /** The store a configuration names: PostgreSQL at databaseUrl, else SQLite in dataDir. The one way to open it. */
 export function openStoreFor(
   cfg: { databaseUrl?: string | undefined; dataDir: string },
-  opts: Pick<OpenStoreOptions, 'migrate' | 'poolSize'> = {},
+  opts: Pick<OpenStoreOptions, 'migrate' | 'poolSize' | 'checkpointsOffThread'> = {},
 ): Promise<Store> {
   return openStore({
     ...(cfg.databaseUrl ? { databaseUrl: cfg.databaseUrl } : { dataDir: cfg.dataDir }),
@@ -61,7 +68,7 @@ export function sqlitePath(opts: { dataDir?: string; file?: string }): string {
   return resolve(opts.file ?? join(opts.dataDir ?? './data', 'rostercal.sqlite'));
 }
 
-function openSqlite(opts: { dataDir?: string; file?: string }): SqlStore {
+function openSqlite(opts: { dataDir?: string; file?: string }, checkpointsOffThread: boolean): SqlStore {
   const file = sqlitePath(opts);
   // Children's medical conditions and guardians' contacts: readable by the service's user alone. SQLite gives
   // the -wal and -shm files the mode of the database file, so creating that one 0600 covers all three.
@@ -89,7 +96,11 @@ function openSqlite(opts: { dataDir?: string; file?: string }): SqlStore {
   // Every store of this process on this file shares one writer (see sqlite-dialect.ts); each has its own
   // reader, which WAL lets read the last commit while a write transaction is open.
   const db = new Kysely<DB>({
-    dialect: new NodeSqliteDialect(`w:${file}`, connect(true), { checkpointFile: file }),
+    dialect: new NodeSqliteDialect(
+      `w:${file}`,
+      connect(true),
+      checkpointsOffThread ? { checkpointFile: file } : {},
+    ),
   });
   const reader = new Kysely<DB>({
     dialect: new NodeSqliteDialect(`r:${file}:${randomUUID()}`, connect(false)),

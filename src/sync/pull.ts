@@ -491,11 +491,11 @@ async function fetchResource(
 }
 
 /**
- * Downloads run ahead of the writes, in two lanes: the resources marked `downloadEarly` (sessions, by far the
- * largest) from the start, the others one after another in order. Each lane starts its next download as soon as
- * the last one has arrived, never waiting for a write, so the upstream's time and the store's overlap; writes
- * still go one resource at a time, in order, each in its own transaction. A lane stops starting downloads once
- * `stopped` says so (a fatal failure, a shutdown); a download it did not start resolves to null.
+ * Downloads run one resource ahead of the writes: each starts as soon as the one before it has arrived, never
+ * waiting for a write, so the upstream's time and the store's overlap; writes still go one resource at a time,
+ * in order, each in its own transaction. (Two lanes, sessions from the start beside the rest, measured no faster
+ * on SQLite and ~7 % faster on PostgreSQL at school scale, for ~10 MB more peak memory.) No download starts once
+ * `stopped` says so (a fatal failure, a shutdown); one that did not start resolves to null.
  */
 function startDownloads(
   ctx: ResourceRunContext,
@@ -503,14 +503,12 @@ function startDownloads(
   stopped: () => boolean,
 ): Map<ResourceKind, Promise<Fetched | null>> {
   const out = new Map<ResourceKind, Promise<Fetched | null>>();
-  const due = plan.filter((p) => p.mode !== 'skipped');
-  for (const lane of [due.filter((p) => p.spec.downloadEarly), due.filter((p) => !p.spec.downloadEarly)]) {
-    let previous: Promise<unknown> = Promise.resolve();
-    for (const step of lane) {
-      const next = previous.then(() => (stopped() ? null : fetchResource(ctx, step.spec, step.updatedAfter)));
-      out.set(step.spec.kind, next);
-      previous = next;
-    }
+  let previous: Promise<unknown> = Promise.resolve();
+  for (const step of plan) {
+    if (step.mode === 'skipped') continue;
+    const next = previous.then(() => (stopped() ? null : fetchResource(ctx, step.spec, step.updatedAfter)));
+    out.set(step.spec.kind, next);
+    previous = next;
   }
   return out;
 }

@@ -28,8 +28,6 @@ export interface ResourceSpec {
   incremental: boolean;
   /** Ids counted for deletion within the sync window only. */
   windowed: boolean;
-  /** Downloaded from the start of a run, beside the others (the largest resource: see startDownloads in pull.ts). */
-  downloadEarly?: boolean;
   listings: Listing[];
 }
 
@@ -128,7 +126,6 @@ export const RESOURCES: ResourceSpec[] = [
     kind: 'sessions',
     incremental: true,
     windowed: true,
-    downloadEarly: true,
     listings: [
       {
         label: 'sessions',

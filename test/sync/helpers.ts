@@ -22,7 +22,11 @@ export interface TestStore {
   cleanup(): Promise<void>;
 }
 
-export async function openTestStore(dialect: Dialect): Promise<TestStore> {
+/** `checkpointsOffThread`: SQLite opened as `serve` opens it (see OpenStoreOptions). */
+export async function openTestStore(
+  dialect: Dialect,
+  opts: { checkpointsOffThread?: boolean } = {},
+): Promise<TestStore> {
   if (dialect === 'postgres') {
     const db = await createTestDatabase();
     const open = () => openStore({ databaseUrl: db.url, poolSize: 4 });
@@ -38,7 +42,7 @@ export async function openTestStore(dialect: Dialect): Promise<TestStore> {
     };
   }
   const dir = await mkdtemp(path.join(tmpdir(), 'rostercal-sync-'));
-  const open = () => openStore({ dataDir: dir });
+  const open = () => openStore({ dataDir: dir, ...opts });
   const store = await open();
   return {
     store,

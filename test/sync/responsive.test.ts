@@ -22,7 +22,8 @@ describe('the event loop during a pull', () => {
     sandbox = rostercal(['sandbox', '--port', String(port), '--scale', 'school', '--seed', '7'], {});
     await sandbox.waitFor(/listening on/, 60_000);
     upstream = { url: `http://127.0.0.1:${port}`, token: 'sandbox-token' };
-    ts = await openTestStore('sqlite');
+    // As `serve` opens it: its checkpoints on a worker thread.
+    ts = await openTestStore('sqlite', { checkpointsOffThread: true });
   }, 90_000);
   afterAll(async () => {
     sandbox?.proc.kill('SIGTERM');
