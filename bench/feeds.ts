@@ -38,7 +38,8 @@ const DURATION_S = Number(process.env.BENCH_DURATION ?? 8);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 
 async function serveMode(dbFile: string, staticDir: string, nowIso?: string): Promise<void> {
-  const store = await openStore({ file: dbFile, migrate: false });
+  // As `rostercal serve` opens it: SQLite checkpoints on a worker thread.
+  const store = await openStore({ file: dbFile, migrate: false, checkpointsOffThread: true });
   const metrics = createMetrics();
   // The sandbox's clock, moving with ours, so the child's window is the parent's.
   const started = Date.now();
