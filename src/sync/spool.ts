@@ -68,9 +68,9 @@ export class RecordSpool {
         this.#memoryUsed += r.data.length;
         continue;
       }
-      if (!this.#file) await this.#moveToDisk();
+      if (!this.#file) await this.#onDisk(() => this.#moveToDisk());
       this.#append(r);
-      if (this.#pendingBytes >= IO_BYTES) await this.#flush();
+      if (this.#pendingBytes >= IO_BYTES) await this.#onDisk(() => this.#flush());
     }
   }
 
@@ -89,7 +89,7 @@ export class RecordSpool {
       }
     }
     if (this.#file) {
-      await this.#flush();
+      await this.#onDisk(() => this.#flush());
       for await (const r of this.#readBack()) {
         take(r);
         if (chunk.length >= size) {
@@ -108,6 +108,18 @@ export class RecordSpool {
     const file = this.#file;
     this.#file = null;
     await file?.close();
+  }
+
+  /** File trouble (a full or read-only temp directory) said as what it is, with the place an operator can change. */
+  async #onDisk<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (err) {
+      const why = err instanceof Error ? err.message : String(err);
+      throw new Error(`cannot keep the download in a temporary file under ${this.#dir} (TMPDIR): ${why}`, {
+        cause: err,
+      });
+    }
   }
 
   async #moveToDisk(): Promise<void> {

@@ -5,7 +5,7 @@
 // needs no root; the small school's full pull needs about 2 MB. A file-size limit (EFBIG) is SQLite's
 // "disk I/O error", the other error the issue saw masked.
 import { spawnSync } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -60,4 +60,36 @@ describe('a full disk during a pull (rostercal sync)', () => {
     expect(out).not.toMatch(/cannot rollback/);
     expect(code, out).toBe(1);
   });
+});
+
+describe('a full temporary directory during a pull (rostercal sync)', () => {
+  let sandbox: Sandbox;
+  let dir: string;
+  beforeAll(async () => {
+    // School scale: its sessions (~10 MB) are more than a pull keeps in memory, so they go to a temporary file.
+    sandbox = await startSandbox({ seed: 7, scale: 'school' });
+    dir = await mkdtemp(path.join(tmpdir(), 'rostercal-tmpfull-'));
+  }, 60_000);
+  afterAll(async () => {
+    await sandbox?.close();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('names the temporary directory and TMPDIR, keeps what it wrote before, and exits non-zero', async () => {
+    const tmp = path.join(dir, 'tmp');
+    const data = path.join(dir, 'data');
+    await mkdir(tmp);
+    const env = { ...schoolEnv(sandbox, { DATA_DIR: data }), TMPDIR: tmp };
+    const child = rostercal(['sync', '--full'], env, {
+      under: onTinyDisk(tmp, '512k'),
+    });
+    const code = await child.exit;
+    const out = child.output();
+    expect(out).toMatch(
+      /sessions: failed, nothing of it was kept: cannot keep the download in a temporary file under .*\(TMPDIR\): .*no space left on device/,
+    );
+    // The resources before it were written.
+    expect(out).toMatch(/students\s+\d+ pages?, \+1200/);
+    expect(code, out).toBe(1);
+  }, 120_000);
 });
