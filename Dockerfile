@@ -22,5 +22,5 @@ EXPOSE 8080
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
   CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
 
-ENTRYPOINT ["node", "--max-semi-space-size=8", "src/main.ts"]
+ENTRYPOINT ["node", "--max-semi-space-size=8", "--max-old-space-size=1536", "src/main.ts"]
 CMD ["serve"]

@@ -31,6 +31,7 @@ import { createUpstreamClient } from '../src/upstream/client.ts';
 import { createApp } from '../src/web/app.ts';
 import { createMetrics } from '../src/web/metrics.ts';
 import { startServer } from '../src/web/server.ts';
+import { rostercalNodeFlags } from './support/node-flags.ts';
 
 const SCHOOL = 'bench';
 const TARGET_EVENTS = 300;
@@ -223,9 +224,13 @@ async function main(): Promise<void> {
     mkdirSync(staticDir);
     writeFileSync(path.join(staticDir, 'team.ics'), rendered.gzip);
 
-    child = spawn(process.execPath, [process.argv[1]!, '--serve', dbFile, staticDir], {
-      stdio: ['pipe', 'pipe', 'inherit'],
-    });
+    child = spawn(
+      process.execPath,
+      [...rostercalNodeFlags(), process.argv[1]!, '--serve', dbFile, staticDir],
+      {
+        stdio: ['pipe', 'pipe', 'inherit'],
+      },
+    );
     const urls = await new Promise<{ app: string; static: string }>((resolve, reject) => {
       let buf = '';
       child!.stdout!.on('data', (c: Buffer) => {
@@ -356,9 +361,11 @@ async function district(): Promise<void> {
     const cold = await feeds.renderSchool(SCHOOL);
     console.log(`render every feed (cold): ${cold.rendered} feeds in ${ms(performance.now() - t)}`);
 
-    child = spawn(process.execPath, [process.argv[1]!, '--serve', dbFile, dir, sandbox.now()], {
-      stdio: ['pipe', 'pipe', 'inherit'],
-    });
+    child = spawn(
+      process.execPath,
+      [...rostercalNodeFlags(), process.argv[1]!, '--serve', dbFile, dir, sandbox.now()],
+      { stdio: ['pipe', 'pipe', 'inherit'] },
+    );
     const lines: string[] = [];
     const waiters: ((line: string) => void)[] = [];
     let buf = '';

@@ -16,9 +16,9 @@
 // at district scale; an unchanged incremental sync < 1 s with ≤ 12 upstream requests.
 // Environment: BENCH_QUICK=1 (school scale only, one round: for repeated measurement), BENCH_SCALES (default
 // `school,district`), BENCH_ROUNDS (default 2 at school scale, 1 at district), BENCH_SENSITIVE=1 (the school
-// turns sensitive rosters on: every team read singly), BENCH_NODE_FLAGS (default --max-semi-space-size=8, what
-// rostercal runs with: src/main.ts's first line, `npm start`, the Dockerfile; empty for V8's defaults), TEST_DATABASE_URL (a PostgreSQL server to use instead
-// of an embedded one of its own).
+// turns sensitive rosters on: every team read singly), BENCH_NODE_FLAGS (default: the V8 flags rostercal runs
+// with, from src/main.ts's first line; empty for V8's defaults), TEST_DATABASE_URL (a PostgreSQL server to use
+// instead of an embedded one of its own).
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -28,11 +28,14 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { createTestDatabase, useTestPostgres } from '../test/support/pg.ts';
 import { startPostgresServer } from '../test/support/postgres-server.ts';
+import { rostercalNodeFlags } from './support/node-flags.ts';
 
 const ROOT = path.join(import.meta.dirname, '..');
 const SEED = 7;
 const RATE = { requestsPerSecond: 1000, concurrency: 4 };
-const NODE_FLAGS = (process.env.BENCH_NODE_FLAGS ?? '--max-semi-space-size=8').split(' ').filter(Boolean);
+const NODE_FLAGS = (process.env.BENCH_NODE_FLAGS ?? rostercalNodeFlags().join(' '))
+  .split(' ')
+  .filter(Boolean);
 const QUICK = process.env.BENCH_QUICK === '1';
 const SENSITIVE = process.env.BENCH_SENSITIVE === '1';
 const GOAL = {

@@ -1,8 +1,12 @@
-#!/usr/bin/env -S node --max-semi-space-size=8
+#!/usr/bin/env -S node --max-semi-space-size=8 --max-old-space-size=1536
 // rostercal CLI: one file per command under src/cli/, loaded on demand so a command pays only for what it uses.
-// --max-semi-space-size=8 (here, in `npm start` and in the Dockerfile): V8 sizes the young generation by the
-// machine's memory, up to 3 × 64 MB on a large one, and a pull's per-page garbage then raised a school's sync
-// to ~330 MB; with 8 MB semi-spaces it peaks at ~240 MB in the same time (bench:sync).
+// The V8 flags on the first line (also in `npm start` and the Dockerfile) bound the heap V8 lets garbage fill.
+// V8 sizes the young generation by the machine's memory, and grows the old one by a larger factor the larger
+// the heap limit (4.5 GB by default on a 24 GB machine); a pull's per-page garbage then raised a school's sync to
+// ~330 MB and a district's to ~455 MB. Measured with 8 MB semi-spaces and a 1.5 GB limit: ~235 and ~340 MB, the
+// same time at school, ~10 % more CPU at district (a 2 GB limit changed nothing, 1 GB no more than 1.5 GB).
+// serve's largest footprint measured (a district's full re-render: 743 MB RSS) is under half the limit; one far larger
+// raises it with `node --max-old-space-size=N src/main.ts` (NODE_OPTIONS cannot: this line comes after it).
 // Each command is built with src/cli/command.ts (arguments, usage, exit codes); this file only dispatches.
 import { enableCompileCache } from 'node:module';
 
