@@ -135,7 +135,10 @@ describe('scheduler with two replicas on PostgreSQL', () => {
     const story = JSON.stringify(b.lines.filter((l) => Date.parse(l.at) > killedAt));
     expect(afterKill.filter((l) => l.job === 'incremental').length, story).toBeGreaterThanOrEqual(2);
     expect(afterKill.filter((l) => l.job === 'full').length, story).toBeGreaterThanOrEqual(1);
-    expect(a.lines.some((l) => l.type === 'claimed')).toBe(true);
+    // The dead replica took part in the elections while it lived. Which replica wins a fire is first come, first
+    // served: a replica whose timer fires a millisecond earlier can win every one, now that a pull no longer holds
+    // the winner's event loop (it used to lose the next fires while busy), so winning one is not required.
+    expect(a.lines.some((l) => l.type === 'claimed' || l.type === 'not-elected')).toBe(true);
 
     // Job status is in the store for `rostercal status` and the admin pages.
     const jobs = await ts.store.listJobStatus('hillcrest');
