@@ -376,7 +376,7 @@ async function downloadResource(
     tallies: [],
   };
   try {
-    await readListings(ctx, spec, updatedAfter, counts, noteError, onPage, stored, out);
+    await readListings(ctx, spec, updatedAfter, { counts, noteError, onPage, stored, out });
   } catch (err) {
     await out.records.close();
     throw err;
@@ -384,16 +384,23 @@ async function downloadResource(
   return out;
 }
 
+/** Where readListings puts what it reads: the resource's counts, its problems, and the download. */
+interface ListingSink {
+  counts: RunCounts;
+  noteError: (line: string) => void;
+  onPage: () => void;
+  /** The store's hash of each live record: a record arriving with the same hash is not written again. */
+  stored: Map<Id | string, string>;
+  out: Download;
+}
+
 async function readListings(
   ctx: ResourceRunContext,
   spec: ResourceSpec,
   updatedAfter: string | undefined,
-  counts: RunCounts,
-  noteError: (line: string) => void,
-  onPage: () => void,
-  stored: Map<Id | string, string>,
-  out: Download,
+  sink: ListingSink,
 ): Promise<void> {
+  const { counts, noteError, onPage, stored, out } = sink;
   const detailProgress = { done: 0, total: 0 };
   // Stable JSON and a hash per record: a page of sessions is ~50 ms of it, shared with the web server.
   const slice = new TimeSlice();
