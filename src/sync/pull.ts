@@ -352,38 +352,6 @@ interface Download {
   tallies: { label: string; tally: ListingTally }[];
 }
 
-/**
- * Reads every page of a resource (and, for teams of a school with sensitive rosters, each team singly) without
- * touching the store's write side: no transaction is open while the upstream answers. Each record is made
- * ready for the store as it arrives (stable JSON and hash, computed while the next page is in flight) and
- * dropped at once when the store already holds it unchanged, so memory holds only what will be written.
- */
-async function downloadResource(
-  ctx: ResourceRunContext,
-  spec: ResourceSpec,
-  updatedAfter: string | undefined,
-  counts: RunCounts,
-  noteError: (line: string) => void,
-  onPage: () => void,
-): Promise<Download> {
-  const stored = await ctx.store.liveHashes(ctx.school.id, spec.kind);
-  const out: Download = {
-    records: new RecordSpool(),
-    seen: new Set<Id>(),
-    unchanged: 0,
-    unknownSkipped: 0,
-    customFields: new Map(),
-    tallies: [],
-  };
-  try {
-    await readListings(ctx, spec, updatedAfter, { counts, noteError, onPage, stored, out });
-  } catch (err) {
-    await out.records.close();
-    throw err;
-  }
-  return out;
-}
-
 /** Where readListings puts what it reads: the resource's counts, its problems, and the download. */
 interface ListingSink {
   counts: RunCounts;
@@ -474,7 +442,13 @@ interface Fetched {
   result: { ok: true; download: Download } | { ok: false; error: unknown };
 }
 
-/** Downloads one resource; never rejects (a failure is in the result, for the resource's turn to write). */
+/**
+ * Reads every page of a resource (and, for teams of a school with sensitive rosters, each team singly) without
+ * touching the store's write side: no transaction is open while the upstream answers. Each record is made
+ * ready for the store as it arrives (stable JSON and hash, computed while the next page is in flight) and
+ * dropped at once when the store already holds it unchanged, so memory holds only what will be written.
+ * Never rejects: a failure is in the result, for the resource's turn to write.
+ */
 async function fetchResource(
   ctx: ResourceRunContext,
   spec: ResourceSpec,
@@ -487,12 +461,23 @@ async function fetchResource(
     if (errors.length < MAX_ERROR_LINES) errors.push(line);
     else if (errors.length === MAX_ERROR_LINES) errors.push(`${spec.kind}: further problems not listed`);
   };
+  const onPage = () => {
+    fetched.pages++;
+  };
+  const out: Download = {
+    records: new RecordSpool(),
+    seen: new Set<Id>(),
+    unchanged: 0,
+    unknownSkipped: 0,
+    customFields: new Map(),
+    tallies: [],
+  };
   try {
-    const download = await downloadResource(ctx, spec, updatedAfter, counts, noteError, () => {
-      fetched.pages++;
-    });
-    return { ...fetched, skipped: counts.skipped, result: { ok: true, download } };
+    const stored = await ctx.store.liveHashes(ctx.school.id, spec.kind);
+    await readListings(ctx, spec, updatedAfter, { counts, noteError, onPage, stored, out });
+    return { ...fetched, skipped: counts.skipped, result: { ok: true, download: out } };
   } catch (error) {
+    await out.records.close();
     return { ...fetched, skipped: counts.skipped, result: { ok: false, error } };
   }
 }
@@ -552,27 +537,25 @@ async function pullResource(
 
   const full = mode === 'full';
 
-  let got: Download | undefined;
   try {
     // 1. The network: every page, nothing written (downloaded ahead: see startDownloads).
     if (!fetched.result.ok) throw fetched.result.error;
-    got = fetched.result.download;
+    const got = fetched.result.download;
     counts.unchanged += got.unchanged;
-    const download = got;
 
     // 2. The store: one short transaction of bulk statements, with no network wait inside it.
     await store.transaction(async (tx) => {
       const at = ctx.now().toISOString();
-      for await (const chunk of download.records.chunks(WRITE_CHUNK)) {
+      for await (const chunk of got.records.chunks(WRITE_CHUNK)) {
         const stats = await tx.upsertPrepared(school.id, spec.kind, chunk, at);
         counts.added += stats.added + stats.restored;
         counts.changed += stats.changed;
         counts.unchanged += stats.unchanged;
       }
 
-      if (download.customFields.size > 0) {
+      if (got.customFields.size > 0) {
         const cf = zeroCounts();
-        const stats = await tx.upsert(school.id, 'customFields', [...download.customFields.values()], at);
+        const stats = await tx.upsert(school.id, 'customFields', [...got.customFields.values()], at);
         cf.added = stats.added + stats.restored;
         cf.changed = stats.changed;
         cf.unchanged = stats.unchanged;
@@ -580,14 +563,14 @@ async function pullResource(
       }
 
       const problems: string[] = [];
-      for (const { label, tally } of download.tallies) {
+      for (const { label, tally } of got.tallies) {
         const gap = listingGap(label, tally);
         if (gap) problems.push(gap);
       }
       const incomplete = problems.length > 0;
-      if (download.unknownSkipped > 0) {
+      if (got.unknownSkipped > 0) {
         problems.push(
-          `${download.unknownSkipped} malformed record${download.unknownSkipped === 1 ? '' : 's'} without a usable id skipped` +
+          `${got.unknownSkipped} malformed record${got.unknownSkipped === 1 ? '' : 's'} without a usable id skipped` +
             (full ? ' (no deletions of it until upstream fixes them)' : ''),
         );
       }
@@ -595,8 +578,8 @@ async function pullResource(
       if (full) {
         const window = spec.windowed ? ctx.window : undefined;
         const live = await tx.liveIds(school.id, spec.kind, window);
-        const missing = live.filter((id) => !download.seen.has(id));
-        if (incomplete || download.unknownSkipped > 0) {
+        const missing = live.filter((id) => !got.seen.has(id));
+        if (incomplete || got.unknownSkipped > 0) {
           // Ids we could not see may be any of the "missing" ones: the listing is no evidence of deletion.
           guarded = missing.length > 0;
           warning = `${spec.kind}: ${problems.join('; ')}; deleted nothing`;
@@ -604,7 +587,7 @@ async function pullResource(
           const verdict = deletionGuard({
             resource: spec.kind,
             storedCount: live.length,
-            listedCount: download.seen.size,
+            listedCount: got.seen.size,
             missingCount: missing.length,
             maxShrinkFraction: school.deletionGuard.maxShrinkFraction,
           });
@@ -657,7 +640,7 @@ async function pullResource(
       fatal: isFatal(err),
     };
   } finally {
-    await got?.records.close();
+    if (fetched.result.ok) await fetched.result.download.records.close();
   }
 
   if (warning) log.warn({ schoolId: school.id, resource: spec.kind }, `deletion guard: ${warning}`);
