@@ -33,9 +33,10 @@ import { rostercalNodeFlags } from './support/node-flags.ts';
 const ROOT = path.join(import.meta.dirname, '..');
 const SEED = 7;
 const RATE = { requestsPerSecond: 1000, concurrency: 4 };
-const NODE_FLAGS = (process.env.BENCH_NODE_FLAGS ?? rostercalNodeFlags().join(' '))
-  .split(' ')
-  .filter(Boolean);
+const NODE_FLAGS =
+  process.env.BENCH_NODE_FLAGS === undefined
+    ? rostercalNodeFlags()
+    : process.env.BENCH_NODE_FLAGS.split(' ').filter(Boolean);
 const QUICK = process.env.BENCH_QUICK === '1';
 const SENSITIVE = process.env.BENCH_SENSITIVE === '1';
 const GOAL = {
