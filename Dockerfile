@@ -9,6 +9,7 @@ WORKDIR /app
 COPY package.json package-lock.json .npmrc ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 
+COPY bin ./bin
 COPY src ./src
 COPY templates ./templates
 
@@ -22,5 +23,5 @@ EXPOSE 8080
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
   CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
 
-ENTRYPOINT ["node", "--max-semi-space-size=8", "--max-old-space-size=1536", "src/main.ts"]
+ENTRYPOINT ["node", "--max-semi-space-size=8", "--max-old-space-size=1536", "bin/rostercal.js"]
 CMD ["serve"]

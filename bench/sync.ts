@@ -10,14 +10,14 @@
 // The sandbox runs in a child process of its own (its CPU would otherwise sit on the event loop under test); it
 // records the request lines of the warm-up sync, which the floor replays. Every measured phase is a fresh node
 // process with the same flags (startup and module loading count on both sides); its peak RSS is its own
-// (bench/support/max-rss.ts reports it at exit).
+// (bench/support/max-rss.js reports it at exit).
 //
 // Goals (issue 16): full sync ≤ 1.5× the floor on both stores; peak RSS ≤ 250 MB at school scale and ≤ 1.3× that
 // at district scale; an unchanged incremental sync < 1 s with ≤ 12 upstream requests.
 // Environment: BENCH_QUICK=1 (school scale only, one round: for repeated measurement), BENCH_SCALES (default
 // `school,district`), BENCH_ROUNDS (default 2 at school scale, 1 at district), BENCH_SENSITIVE=1 (the school
 // turns sensitive rosters on: every team read singly), BENCH_NODE_FLAGS (default: the V8 flags rostercal runs
-// with, from src/main.ts's first line; empty for V8's defaults), TEST_DATABASE_URL (a PostgreSQL server to use
+// with, from bin/rostercal.js's first line; empty for V8's defaults), TEST_DATABASE_URL (a PostgreSQL server to use
 // instead of an embedded one of its own).
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -128,7 +128,7 @@ async function timed(
   const t0 = performance.now();
   const child = spawn(
     process.execPath,
-    [...NODE_FLAGS, '--import', path.join(ROOT, 'bench/support/max-rss.ts'), ...argv],
+    [...NODE_FLAGS, '--import', path.join(ROOT, 'bench/support/max-rss.js'), ...argv],
     {
       cwd: ROOT,
       env: { ...process.env, LOG_LEVEL: 'warn', ...env, BENCH_RSS_FILE: rssFile },
@@ -176,7 +176,7 @@ async function writeConfig(dir: string, sb: SandboxChild): Promise<string> {
 }
 
 async function sync(configFile: string, env: Record<string, string>, full: boolean): Promise<Measured> {
-  const r = await timed(['src/main.ts', 'sync', '--json', ...(full ? ['--full'] : [])], {
+  const r = await timed(['bin/rostercal.js', 'sync', '--json', ...(full ? ['--full'] : [])], {
     ROSTERCAL_CONFIG: configFile,
     ...env,
   });
@@ -198,7 +198,7 @@ async function sync(configFile: string, env: Record<string, string>, full: boole
 
 async function runFloor(sb: SandboxChild, requests: string[]): Promise<Measured> {
   const r = await timed(
-    [path.join(ROOT, 'bench/support/floor.ts'), JSON.stringify({ url: sb.url, token: sb.token, requests })],
+    [path.join(ROOT, 'bench/support/floor.js'), JSON.stringify({ url: sb.url, token: sb.token, requests })],
     {},
   );
   return { ms: r.ms, cpuMs: r.cpuMs, maxRssMb: r.maxRssMb, requests: requests.length };

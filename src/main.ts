@@ -1,21 +1,7 @@
-#!/usr/bin/env -S node --max-semi-space-size=8 --max-old-space-size=1536
 // rostercal CLI: one file per command under src/cli/, loaded on demand so a command pays only for what it uses.
-// The V8 flags on the first line (also in `npm start` and the Dockerfile) bound the heap V8 lets garbage fill.
-// V8 sizes the young generation by the machine's memory, and grows the old one by a larger factor the larger
-// the heap limit (4.5 GB by default on a 24 GB machine); a pull's per-page garbage then raised a school's sync to
-// ~330 MB and a district's to ~455 MB. Measured with 8 MB semi-spaces and a 1.5 GB limit: ~235 and ~340 MB, the
-// same time at school, ~10 % more CPU at district (a 2 GB limit changed nothing, 1 GB no more than 1.5 GB).
-// serve's largest footprint measured (a district's full re-render: 743 MB RSS) is under half the limit; one far larger
-// raises it with `node --max-old-space-size=N src/main.ts` (NODE_OPTIONS cannot: this line comes after it).
-// Each command is built with src/cli/command.ts (arguments, usage, exit codes); this file only dispatches.
-import { enableCompileCache } from 'node:module';
-
-// Every start strips the types of and compiles some hundred modules: about 1 s of a `rostercal sync` and 20 MB of
-// its peak memory (the stripper's WebAssembly). Node's compile cache keeps both results on disk, keyed by the
-// source's content, so an edited file is compiled afresh. Default location: the OS temp directory
-// (NODE_COMPILE_CACHE=dir chooses another, NODE_DISABLE_COMPILE_CACHE=1 turns it off); a cache it cannot
-// use costs nothing but the saving.
-enableCompileCache();
+// Started by bin/rostercal.js (the V8 flags and the compile cache: see there); `node src/main.ts` works too, only
+// slower to start. Each command is built with src/cli/command.ts (arguments, usage, exit codes); this file only
+// dispatches.
 const commands: Record<
   string,
   { summary: string; load: () => Promise<{ run(argv: string[]): Promise<number> }> }

@@ -5,6 +5,7 @@ import type { Config, SchoolConfig } from './config.ts';
 import { feedsAfterPull } from './feeds/after-pull.ts';
 import { listFeedDefs } from './feeds/catalog.ts';
 import { FeedService } from './feeds/feed-cache.ts';
+import { workerRenderer } from './feeds/school-renderer.ts';
 import { feedTokensAfterPull, prepareFeedTokens } from './feeds/trust.ts';
 import { type DemoPerson, pickDemoStaff } from './identity/demo-idp.ts';
 import { type Logger, silentLogger } from './log.ts';
@@ -86,17 +87,27 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
       log.error({ school }, why);
     }
     const metrics = createMetrics();
-    const feeds = new FeedService({
-      store,
-      onRender: (info) => metrics.observeFeedRender(info),
-      // The school's wording: the same for feeds, landing pages (which read the feeds), pushes and rosters.
-      templates: (schoolId) => opts.config.schools.find((s) => s.id === schoolId)?.eventTemplates,
+    const onRender = (info: Parameters<typeof metrics.observeFeedRender>[0]) =>
+      metrics.observeFeedRender(info);
+    // The school's wording: the same for feeds, landing pages (which read the feeds), pushes and rosters.
+    const templates = (schoolId: string) =>
+      opts.config.schools.find((s) => s.id === schoolId)?.eventTemplates;
+    const feeds = new FeedService({ store, onRender, templates });
+    // Passes after a pull run on a worker thread: requests never wait on them.
+    const renderer = workerRenderer({
+      feeds,
+      store: opts.config.databaseUrl
+        ? { databaseUrl: opts.config.databaseUrl }
+        : { dataDir: opts.config.dataDir },
+      templates,
+      onRender,
+      onFallback: (reason) => log.warn({ reason }, 'feed re-render ran in-process: its worker could not'),
     });
     // After every pull, in order: feed tokens a lost database forgot, metrics and feed re-rendering (so a request
     // costs a lookup), then pushing.
     const steps: AfterPullStep[] = [
       feedTokensAfterPull({ tokens, guard }),
-      feedsAfterPull({ feeds, metrics }),
+      feedsAfterPull({ feeds: renderer, metrics }),
       pushStep,
     ];
     const afterPull = async (school: SchoolConfig, summary: PullSummary) => {
@@ -115,6 +126,8 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
       extraJobs: (school) => pushJobs(store, school),
     });
     cleanup.unshift(() => sync.stop());
+    // Before the scheduler stops: a re-render under way ends now instead of holding the pull's last step.
+    cleanup.unshift(() => renderer.close());
     const config = sync.config;
     if (sync.demoUrl) say(`demo sandbox school served at ${sync.demoUrl}`);
 

@@ -369,13 +369,7 @@ function renderCustomFields(
       case 'student': {
         if (!isStaff) continue;
         text = idsOf(raw)
-          .map((id) => {
-            const fromSession = session.students.find((s) => s.id === id);
-            return (
-              ctx.studentNames.get(id) ??
-              (fromSession ? `${fromSession.firstName} ${fromSession.lastName}`.trim() : `student #${id}`)
-            );
-          })
+          .map((id) => ctx.studentNames.get(id) ?? `student #${id}`)
           .join(', ');
         break;
       }

@@ -159,12 +159,13 @@ export interface SessionTeam extends Ref {
   customFieldsData: CustomFieldsData;
 }
 
+/**
+ * A student listed on a session: who, and nothing else. Names, SIS ids and year groups are the students table's
+ * (and a roster's team members'); the listing repeats them in each of a school's ~5,000 sessions, which made up
+ * over half of the stored sessions and no output printed them.
+ */
 export interface SessionStudent {
   id: Id;
-  firstName: string;
-  lastName: string;
-  smsId: string | null;
-  yearGroup: Ref | null;
 }
 
 export interface SessionStaff {

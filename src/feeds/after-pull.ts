@@ -5,9 +5,12 @@
 // data version on the next request and renders then.
 import type { AfterPullStep } from '../sync/after-pull.ts';
 import type { Metrics } from '../web/metrics.ts';
-import type { FeedService } from './feed-cache.ts';
+import type { SchoolRenderer } from './school-renderer.ts';
 
-export function feedsAfterPull(opts: { feeds: FeedService; metrics?: Metrics }): AfterPullStep {
+export function feedsAfterPull(opts: {
+  feeds: Pick<SchoolRenderer, 'renderSchool'>;
+  metrics?: Metrics;
+}): AfterPullStep {
   return {
     name: 'feeds',
     async run(ctx) {

@@ -134,6 +134,11 @@ export class FeedService {
     this.window = { daysBack: opts.window?.daysBack ?? 30, daysAhead: opts.window?.daysAhead ?? 365 };
   }
 
+  /** This service's clock (a test's or a benchmark's may differ from the system's). */
+  now(): Date {
+    return this.#now();
+  }
+
   /** The window for "now": whole UTC days, so it moves once a day and cached renders stay valid in between. */
   currentWindow(): { from: Date; to: Date; key: string } {
     const today = Math.floor(this.#now().getTime() / DAY) * DAY;

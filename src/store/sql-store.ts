@@ -57,7 +57,7 @@ const MAX_ROWS = 500;
 const IN_CHUNK = 900;
 /** Rows per bulk insert on PostgreSQL: bounds one statement's memory. */
 const PG_BULK_ROWS = 5_000;
-/** Characters of JSON per bulk insert on PostgreSQL: bounds it where rows are large (sessions, about 3 KB each). */
+/** Characters of JSON per bulk insert on PostgreSQL: bounds it where rows are large (teams with their members). */
 const PG_BULK_CHARS = 2_000_000;
 
 type Row = Record<string, string | number | null>;
@@ -70,6 +70,25 @@ export interface SqlStoreOptions {
   db: Kysely<DB>;
   /** Reads outside transactions; SQLite uses a second connection so reads don't wait behind the pull. */
   reader?: Kysely<DB>;
+}
+
+/**
+ * Rows for multi-row statements: full batches of `size`, then the rest in power-of-two sizes (180 rows: 128, 32,
+ * 16, 4). Each distinct row count is a statement of its own in the connection's cache, holding SQLite's compiled
+ * program; with write chunks cut by text, remainders of every size took a district's sync from 298–310 MB to
+ * 346–363 MB peak. This way a table and column set has at most ~10 shapes.
+ */
+function statementBatches<T>(items: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  let i = 0;
+  for (; i + size <= items.length; i += size) out.push(items.slice(i, i + size));
+  for (let n = 2 ** Math.floor(Math.log2(size)); n >= 1 && i < items.length; n /= 2) {
+    if (i + n <= items.length) {
+      out.push(items.slice(i, i + n));
+      i += n;
+    }
+  }
+  return out;
 }
 
 function chunks<T>(items: readonly T[], size: number): T[][] {
@@ -202,6 +221,13 @@ export class SqlStore implements Store {
     return this.transaction(async () => {
       const db = this.#w;
       const table = spec.table;
+      // One writer of a kind at a time, until commit. SQLite's single write connection already gives this; on
+      // PostgreSQL two overlapping pulls (a lease taken over from a stalled replica) would otherwise both read
+      // "not stored yet" and both insert. Serialised, a record new to this transaction owns no membership rows
+      // (owners are never removed, only marked deleted), so memberships are inserted without a conflict check.
+      if (this.dialect === 'postgres') {
+        await sql`select pg_advisory_xact_lock(hashtext(${schoolId}), hashtext(${table}))`.execute(db);
+      }
       const existing = new Map<Id | string, { hash: string; version: number; deleted_at: string | null }>();
       for (const ids of chunks([...incoming.keys()], this.#inChunk)) {
         const rows = await db
@@ -248,24 +274,14 @@ export class SqlStore implements Store {
             .where((eb) => this.#inList(eb, join.owner, ids, 'int8'))
             .execute();
         }
-        const rows: Row[] = [];
+        const pairs: [owner: number, member: number][] = [];
         for (const { record } of written) {
-          for (const member of record.members[j] ?? []) {
-            rows.push({ school_id: schoolId, [join.owner]: record.key as Id, [join.member]: member });
-          }
+          for (const member of record.members[j] ?? []) pairs.push([record.key as number, member as number]);
         }
         // In key order (member first, as the primary key): the index grows at its end instead of splitting pages
         // all over it, several times faster for the tens of thousands of rows of session_students.
-        rows.sort(
-          (a, b) =>
-            (a[join.member] as number) - (b[join.member] as number) ||
-            (a[join.owner] as number) - (b[join.owner] as number),
-        );
-        // Another writer may have inserted the same membership meanwhile (two pulls overlapping): same fact.
-        await this.#insertRows(join.table, rows, {
-          columns: ['school_id', join.member, join.owner],
-          update: [],
-        });
+        pairs.sort((a, b) => a[1] - b[1] || a[0] - b[0]);
+        await this.#insertMemberships(join, schoolId, pairs);
       }
 
       await this.#bumpDataVersion(schoolId);
@@ -331,6 +347,35 @@ export class SqlStore implements Store {
   }
 
   /**
+   * A kind's membership rows (session → students…), under upsertPrepared's lock. PostgreSQL: two id arrays
+   * unnested, sent as array literals; 52,000 rows of session_students go in ~45 % faster than as JSON rows with
+   * a conflict check (measured 461 → 240 ms). SQLite: multi-row VALUES (dropping its conflict clause measured
+   * no different: 78–85 ms either way). On both, a duplicate is an error: it would mean the lock did not hold.
+   */
+  async #insertMemberships(
+    join: { table: string; owner: string; member: string },
+    schoolId: SchoolId,
+    pairs: readonly [owner: number, member: number][],
+  ): Promise<void> {
+    if (pairs.length === 0) return;
+    if (this.dialect === 'sqlite') {
+      const rows = pairs.map(([owner, member]) => ({
+        school_id: schoolId,
+        [join.member]: member,
+        [join.owner]: owner,
+      }));
+      await this.#insertRows(join.table, rows, null);
+      return;
+    }
+    for (const batch of chunks(pairs, PG_BULK_ROWS * 4)) {
+      const owners = `{${batch.map((p) => p[0]).join(',')}}`;
+      const members = `{${batch.map((p) => p[1]).join(',')}}`;
+      await sql`insert into ${sql.table(join.table)} (school_id, ${sql.ref(join.owner)}, ${sql.ref(join.member)})
+        select ${schoolId}, * from unnest(${owners}::int8[], ${members}::int8[])`.execute(this.#w);
+    }
+  }
+
+  /**
    * Inserts rows sharing one set of columns, optionally upserting on a key. SQLite: multi-row VALUES within
    * its parameter limit. PostgreSQL: the whole batch as one JSON parameter expanded by json_populate_recordset
    * into the table's own row type: several times faster than thousands of scalar parameters, and cheaper to
@@ -393,7 +438,7 @@ export class SqlStore implements Store {
           : `update set ${conflict.update.map((c) => `${q(c)} = "excluded".${q(c)}`).join(', ')}`);
     const tuple = `(${columns.map(() => '?').join(', ')})`;
     const perStatement = Math.min(MAX_ROWS, Math.floor(MAX_PARAMS / columns.length));
-    for (const batch of chunks(rows, perStatement)) {
+    for (const batch of statementBatches(rows, perStatement)) {
       const params: unknown[] = [];
       for (const row of batch) for (const c of columns) params.push(row[c]);
       const text = `insert into ${q(table)} (${columns.map(q).join(', ')}) values ${new Array(batch.length).fill(tuple).join(', ')}${onConflictSql}`;

@@ -132,8 +132,8 @@ export class PullBusyError extends Error {
 const LEASE_POLL_MS = 1_000;
 const LEGACY_RUN_MS = 2 * 3_600_000;
 
-/** Records per bulk write inside a resource's transaction (a school's sessions: ~3 KB each). */
-const WRITE_CHUNK = 2_000;
+/** Records per bulk write inside a resource's transaction, and their text (a session: ~1 KB; a team: several). */
+const WRITE_CHUNK = { records: 2_000, chars: 2_000_000 };
 
 /** Error lines kept per resource in the run record; the rest are summarised. */
 const MAX_ERROR_LINES = 50;
@@ -546,7 +546,7 @@ async function pullResource(
     // 2. The store: one short transaction of bulk statements, with no network wait inside it.
     await store.transaction(async (tx) => {
       const at = ctx.now().toISOString();
-      for await (const chunk of got.records.chunks(WRITE_CHUNK)) {
+      for await (const chunk of got.records.chunks(WRITE_CHUNK.records, WRITE_CHUNK.chars)) {
         const stats = await tx.upsertPrepared(school.id, spec.kind, chunk, at);
         counts.added += stats.added + stats.restored;
         counts.changed += stats.changed;

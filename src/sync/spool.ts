@@ -74,31 +74,34 @@ export class RecordSpool {
     }
   }
 
-  /** Every record once (its last occurrence), in the order added, `size` at a time. */
-  async *chunks(size: number): AsyncGenerator<PreparedRecord[]> {
+  /**
+   * Every record once (its last occurrence), in the order added, in chunks of at most `records` records and at
+   * most `chars` characters of record text (a chunk holds at least one record). Records read back from the file
+   * are new strings, so the text bound is what bounds the write's memory: a district's sessions, all read back,
+   * peaked 10–20 MB higher in chunks of 2,000 (~6 MB of text) than of 500 (326–331 against 309–318 MB).
+   */
+  async *chunks(records: number, chars = Number.POSITIVE_INFINITY): AsyncGenerator<PreparedRecord[]> {
     let index = 0;
     let chunk: PreparedRecord[] = [];
-    const take = (r: PreparedRecord) => {
-      if (this.#last.get(r.key) === index++) chunk.push(r);
+    let chunkChars = 0;
+    const take = (r: PreparedRecord): boolean => {
+      if (this.#last.get(r.key) !== index++) return false;
+      chunk.push(r);
+      chunkChars += r.data.length;
+      return chunk.length >= records || chunkChars >= chars;
     };
-    for (const r of this.#memory) {
-      take(r);
-      if (chunk.length >= size) {
-        yield chunk;
-        chunk = [];
-      }
-    }
+    const cut = (): PreparedRecord[] => {
+      const full = chunk;
+      chunk = [];
+      chunkChars = 0;
+      return full;
+    };
+    for (const r of this.#memory) if (take(r)) yield cut();
     if (this.#file) {
       await this.#onDisk(() => this.#flush());
-      for await (const r of this.#readBack()) {
-        take(r);
-        if (chunk.length >= size) {
-          yield chunk;
-          chunk = [];
-        }
-      }
+      for await (const r of this.#readBack()) if (take(r)) yield cut();
     }
-    if (chunk.length > 0) yield chunk;
+    if (chunk.length > 0) yield cut();
   }
 
   async close(): Promise<void> {

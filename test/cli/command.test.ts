@@ -13,7 +13,7 @@ const exec = promisify(execFile);
 async function rostercal(args: string[], env: NodeJS.ProcessEnv) {
   const { PATH, HOME } = process.env;
   try {
-    const { stdout, stderr } = await exec(process.execPath, ['src/main.ts', ...args], {
+    const { stdout, stderr } = await exec(process.execPath, ['bin/rostercal.js', ...args], {
       env: { PATH, HOME, ...env },
     });
     return { code: 0, stdout, stderr };

@@ -15,7 +15,7 @@ let server: RunningServer;
 const PUBLIC = 'https://cal.example.org';
 
 function cli(args: string[], extraEnv: Record<string, string> = {}) {
-  return run(process.execPath, ['src/main.ts', 'feeds', ...args], {
+  return run(process.execPath, ['bin/rostercal.js', 'feeds', ...args], {
     env: {
       PATH: process.env.PATH ?? '',
       DATA_DIR: h.dir,

@@ -20,7 +20,7 @@ let env: Record<string, string>;
 
 async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const r = await run(process.execPath, ['src/main.ts', ...args], { env, encoding: 'utf8' });
+    const r = await run(process.execPath, ['bin/rostercal.js', ...args], { env, encoding: 'utf8' });
     return { code: 0, stdout: r.stdout, stderr: r.stderr };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };

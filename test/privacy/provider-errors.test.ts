@@ -12,7 +12,7 @@ import { type Sandbox, SCHOOL_TIME_ZONE, startSandbox } from '../../src/sandbox/
 import { openStore } from '../../src/store/index.ts';
 
 const run = promisify(execFile);
-const MAIN = join(import.meta.dirname, '../../src/main.ts');
+const MAIN = join(import.meta.dirname, '../../bin/rostercal.js');
 const SECRET_PART = 'GOOGLE_ACCESS_TOKEN_k3yM4t3r1al9x';
 
 async function cli(args: string[], env: NodeJS.ProcessEnv) {

@@ -11,7 +11,7 @@ import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
 import { createUpstreamClient } from '../../src/upstream/client.ts';
 
 const run = promisify(execFile);
-const MAIN = join(import.meta.dirname, '../../src/main.ts');
+const MAIN = join(import.meta.dirname, '../../bin/rostercal.js');
 const FORGED = 'Smith\r\nhill    team    9999  Forged team         https://evil.example/feeds/x.ics';
 const BIDI = 'Jones\u202Esc.live\u202C';
 

@@ -10,7 +10,7 @@ import { type Sandbox, SCHOOL_TIME_ZONE, startSandbox } from '../../src/sandbox/
 import { type FakeGraph, startFakeGraph } from '../fakes/graph.ts';
 
 const run = promisify(execFile);
-const MAIN = join(import.meta.dirname, '../../src/main.ts');
+const MAIN = join(import.meta.dirname, '../../bin/rostercal.js');
 
 describe('rostercal sync with push targets', () => {
   let sandbox: Sandbox;

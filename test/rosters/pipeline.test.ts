@@ -21,7 +21,7 @@ import { containsText, pagePng, pdfInfo, pdfText, qpdfCheck } from '../support/p
 
 const NOW = '2026-11-20T00:00:00.000Z';
 const SCHOOL = 'demo';
-const MAIN = join(import.meta.dirname, '..', '..', 'src', 'main.ts');
+const MAIN = join(import.meta.dirname, '..', '..', 'bin', 'rostercal.js');
 
 let sb: Sandbox;
 let client: UpstreamClient;

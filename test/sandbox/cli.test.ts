@@ -7,7 +7,7 @@ const run = promisify(execFile);
 
 describe('rostercal sandbox', () => {
   it('--help prints usage with every option', async () => {
-    const { stdout } = await run(process.execPath, ['src/main.ts', 'sandbox', '--help']);
+    const { stdout } = await run(process.execPath, ['bin/rostercal.js', 'sandbox', '--help']);
     for (const o of [
       '--port',
       '--seed',
@@ -26,7 +26,7 @@ describe('rostercal sandbox', () => {
   });
 
   it('rejects a bad option value with exit status 2 naming it', async () => {
-    const err = await run(process.execPath, ['src/main.ts', 'sandbox', '--scale', 'huge']).catch(
+    const err = await run(process.execPath, ['bin/rostercal.js', 'sandbox', '--scale', 'huge']).catch(
       (e: unknown) => e,
     );
     expect(err).toMatchObject({ code: 2, stderr: expect.stringContaining('--scale') });
@@ -36,7 +36,7 @@ describe('rostercal sandbox', () => {
     const child = spawn(
       process.execPath,
       [
-        'src/main.ts',
+        'bin/rostercal.js',
         'sandbox',
         '--port',
         '0',

@@ -142,6 +142,22 @@ export function describeStoreContract(name: string, createDb: () => Promise<Test
         expect((await store.get(s, 'sessions', 1))?.title).toBe('Later');
       });
 
+      it('writes every row of batches of any size, memberships included (full statements, then the rest)', async () => {
+        const s = school();
+        // 1,237 sessions: two full statements of 500 and 237 left (128 + 64 + 32 + 8 + 4 + 1 on SQLite); each
+        // with 3 students, 3,711 membership rows.
+        const many = Array.from({ length: 1_237 }, (_, i) =>
+          session(i + 1, {
+            students: [sessionStudent(1), sessionStudent(2 + (i % 5)), sessionStudent(100 + i)],
+          }),
+        );
+        expect((await store.upsert(s, 'sessions', many, T0)).added).toBe(1_237);
+        expect((await store.liveIds(s, 'sessions')).length).toBe(1_237);
+        expect((await store.listSessions(s, { studentId: 1 })).length).toBe(1_237);
+        expect(ids(await store.listSessions(s, { studentId: 1_336 }))).toEqual([1_237]);
+        expect((await store.listSessions(s, { studentId: 4 })).length).toBe(247);
+      });
+
       it('keeps every kind, keyed by id (custom fields by key), hidden once deleted', async () => {
         const s = school();
         await store.upsert(s, 'teams', [team(10, [1, 2])], T0);
@@ -497,6 +513,36 @@ export function describeStoreContract(name: string, createDb: () => Promise<Test
         expect(seen.every((id) => id === 1)).toBe(true);
         expect(await store.liveIds(s, 'teams')).toEqual([1, 2]);
       });
+    });
+
+    it('two overlapping writers of the same new records both succeed, each membership kept once', async () => {
+      // Two pulls of one school overlapping (a lease taken over from a stalled replica): both read "not stored
+      // yet" unless writers of a kind are serialised; the second then sees the first's rows and rewrites them.
+      const s = school();
+      const first = [
+        session(1, { students: [sessionStudent(3), sessionStudent(4)], teams: [sessionTeam(10)] }),
+      ];
+      const second = [
+        session(1, { title: 'Moved', students: [sessionStudent(3)], teams: [sessionTeam(10)] }),
+      ];
+      const started = deferred();
+      const release = deferred();
+      const tx1 = store.transaction(async (tx) => {
+        await tx.upsert(s, 'sessions', first, T0);
+        started.resolve();
+        await release.promise;
+      });
+      await started.promise;
+      const tx2 = store.transaction((tx) => tx.upsert(s, 'sessions', second, T1));
+      // Let the second writer reach the store before the first commits.
+      await new Promise((r) => setTimeout(r, 50));
+      release.resolve();
+      await tx1;
+      expect(await tx2).toMatchObject({ changed: 1, added: 0 });
+      expect((await store.get(s, 'sessions', 1))?.title).toBe('Moved');
+      expect(ids(await store.listSessions(s, { studentId: 3 }))).toEqual([1]);
+      expect(ids(await store.listSessions(s, { studentId: 4 }))).toEqual([]);
+      expect(ids(await store.listSessions(s, { teamIds: [10] }))).toEqual([1]);
     });
 
     describe('sync runs, cursors and job status', () => {

@@ -62,7 +62,7 @@ describe('files holding children’s data', () => {
     chmodSync(dataDir, 0o755);
     for (const f of ['rostercal.sqlite', 'feed-secret', 'feed-rotations.jsonl'])
       chmodSync(path.join(dataDir, f), 0o644);
-    const { stdout } = await run(process.execPath, ['src/main.ts', 'feeds', 'list', '--json'], {
+    const { stdout } = await run(process.execPath, ['bin/rostercal.js', 'feeds', 'list', '--json'], {
       env,
       encoding: 'utf8',
     });

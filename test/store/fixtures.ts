@@ -51,7 +51,7 @@ export function sessionStaff(id: number) {
 }
 
 export function sessionStudent(id: number) {
-  return { id, firstName: 'Student', lastName: `${id}`, smsId: null, yearGroup: null };
+  return { id };
 }
 
 export function member(studentId: number, over: Partial<TeamMember> = {}): TeamMember {

@@ -26,7 +26,7 @@ export function rostercal(
   env: Record<string, string | undefined>,
   opts: RunOptions = {},
 ): Child {
-  const command = [...(opts.under ?? []), process.execPath, 'src/main.ts', ...args];
+  const command = [...(opts.under ?? []), process.execPath, 'bin/rostercal.js', ...args];
   const proc = spawn(command[0]!, command.slice(1), {
     env: { ...process.env, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -16,7 +16,7 @@ interface Child {
 }
 
 function rostercal(args: string[], env: Record<string, string>): Child {
-  const proc = spawn(process.execPath, ['src/main.ts', ...args], {
+  const proc = spawn(process.execPath, ['bin/rostercal.js', ...args], {
     env: { ...process.env, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

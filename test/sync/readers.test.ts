@@ -9,7 +9,7 @@ import { pullSchool } from '../../src/sync/pull.ts';
 import { openTestStore, type TestStore, testClient, testSchool } from './helpers.ts';
 
 function rostercal(args: string[], env: Record<string, string>) {
-  const proc = spawn(process.execPath, ['src/main.ts', ...args], {
+  const proc = spawn(process.execPath, ['bin/rostercal.js', ...args], {
     env: { ...process.env, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

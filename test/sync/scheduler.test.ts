@@ -102,6 +102,7 @@ describe('scheduler with two replicas on PostgreSQL', () => {
     await a.exit;
     const killedAt = Date.now();
     await sleep(8_000);
+    const stoppedAt = Date.now();
     b.proc.kill('SIGTERM');
     await b.exit;
 
@@ -140,11 +141,19 @@ describe('scheduler with two replicas on PostgreSQL', () => {
     // the winner's event loop (it used to lose the next fires while busy), so winning one is not required.
     expect(a.lines.some((l) => l.type === 'claimed' || l.type === 'not-elected')).toBe(true);
 
-    // Job status is in the store for `rostercal status` and the admin pages.
+    // Job status is in the store for `rostercal status` and the admin pages: each job's is the survivor's last
+    // finished run. That run succeeded, unless the SIGTERM that stopped the survivor cut it short (a fire each
+    // second makes that likely): then it reads as interrupted, which is what `status` should say.
     const jobs = await ts.store.listJobStatus('hillcrest');
     expect(jobs.map((j) => j.job).sort()).toEqual(['full', 'incremental']);
     for (const j of jobs) {
-      expect(j.lastStatus).toBe('succeeded');
+      const last = b.lines.filter((l) => l.type === 'finished' && l.job === j.job).at(-1);
+      expect(last, j.job).toBeDefined();
+      expect(j.lastStatus, j.job).toBe(last!.outcome!.status);
+      if (j.lastStatus !== 'succeeded') {
+        expect(j.lastStatus, j.job).toBe('interrupted');
+        expect(Date.parse(last!.at), j.job).toBeGreaterThanOrEqual(stoppedAt);
+      }
       expect(j.lastFinishedAt).not.toBeNull();
       expect(j.nextRunAt).not.toBeNull();
     }

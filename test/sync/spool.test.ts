@@ -54,6 +54,28 @@ describe('RecordSpool', () => {
     await spool.close();
   });
 
+  it('ends a chunk at its text bound as well as its record count, from memory and from the file alike', async () => {
+    const dir = await tempDir();
+    const spool = new RecordSpool({ dir, memoryBytes: 5_000 });
+    const records = Array.from({ length: 60 }, (_, i) => record(i + 1, 'y'.repeat(i % 7 === 0 ? 2_000 : 10)));
+    await spool.add(records);
+    expect(spool.onDisk).toBe(true);
+    const chars = 1_500;
+    const chunks: PreparedRecord[][] = [];
+    for await (const chunk of spool.chunks(25, chars)) chunks.push(chunk);
+    expect(chunks.flat()).toEqual(records);
+    for (const chunk of chunks) {
+      expect(chunk.length).toBeLessThanOrEqual(25);
+      // Over the bound only by the record that reached it.
+      const text = chunk.reduce((n, r) => n + r.data.length, 0);
+      expect(text - chunk.at(-1)!.data.length).toBeLessThan(chars);
+    }
+    // A record larger than the bound is a chunk of its own: never an empty chunk, never a lost record.
+    expect(chunks.some((c) => c.length === 1 && c[0]!.data.length > chars)).toBe(true);
+    expect(chunks.every((c) => c.length > 0)).toBe(true);
+    await spool.close();
+  });
+
   it('moves to a file past its budget, leaves no file visible, and reads every record back exactly', async () => {
     const dir = await tempDir();
     const spool = new RecordSpool({ dir, memoryBytes: 2_000 });

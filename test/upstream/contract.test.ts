@@ -139,9 +139,11 @@ describe('sessions', () => {
     await checkFilter(sessions, client.sessions({ ...year(), teamId }), (s) =>
       s.teams.some((t) => t.id === teamId),
     );
-    const sis = sessions.find((s) => s.students.length > 0)!.students[0]!.smsId!;
+    // A listed student's SIS id, from the school itself: sessions keep only who is listed, not their SIS ids.
+    const listed = sessions.find((s) => s.students.length > 0)!.students[0]!.id;
+    const sis = sb.school.students.find((p) => p.id === listed)!.sisId;
     await checkFilter(sessions, client.sessions({ ...year(), sisIds: [sis] }), (s) =>
-      s.students.some((p) => p.smsId === sis),
+      s.students.some((p) => p.id === listed),
     );
     // includeSisIds is accepted alongside sisIds.
     await all(client.sessions({ ...year(), sisIds: [sis], includeSisIds: true }));

@@ -152,15 +152,8 @@ describe('sessions with quirks', () => {
           customFieldsData: { coach: [12, 13], meet: '07:45', kit: 'Home' },
         },
       ],
-      students: [
-        {
-          id: 900,
-          firstName: 'Nguyễn',
-          lastName: 'Thị Lan',
-          smsId: '12345',
-          yearGroup: { id: 9, name: 'Year 9' },
-        },
-      ],
+      // Who is listed, nothing more: names and SIS ids are the students listing's (domain/types.ts).
+      students: [{ id: 900 }],
       staff: [{ id: 12, firstName: 'Ana', lastName: 'Kovač', sisId: '9001', externalId: null }],
       customFieldsData: {},
     });
