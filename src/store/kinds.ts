@@ -141,6 +141,11 @@ export function prepareRecord<K extends ResourceKind>(kind: K, record: ResourceM
     data,
     hash: contentHash(data),
     extras: spec.extras(record),
-    members: spec.joins.map((j) => [...new Set(j.members(record))]),
+    members: membersOf(spec, record),
   };
+}
+
+/** The membership rows a record owns, per join of its kind (spec.joins order), each member once. */
+export function membersOf<R>(spec: KindSpec<R>, record: R): Id[][] {
+  return spec.joins.map((j) => [...new Set(j.members(record))]);
 }

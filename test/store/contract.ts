@@ -415,6 +415,47 @@ export function describeStoreContract(name: string, createDb: () => Promise<Test
         expect(withDeleted.map((r) => [r.id, r.meta.deletedAt])).toEqual([[1, T2]]);
       });
 
+      it("replaces exactly a rewritten record's memberships, in bulk and on restore, leaving the rest", async () => {
+        const t = school();
+        // 1,200 sessions of 10 students each (12,000 rows of session_students); then 700 of them rewritten in one
+        // call with other students, staff and teams, the rest untouched.
+        const before = (i: number) =>
+          session(i, {
+            students: Array.from({ length: 10 }, (_, k) => sessionStudent(1 + ((i + k) % 50))),
+            staff: [sessionStaff(500 + (i % 3))],
+            teams: [sessionTeam(900 + (i % 4))],
+          });
+        const after = (i: number) =>
+          session(i, {
+            title: 'Rewritten',
+            students: [sessionStudent(1_000 + i), sessionStudent(1 + (i % 50))],
+            staff: [sessionStaff(600)],
+            teams: [],
+          });
+        const all = Array.from({ length: 1_200 }, (_, i) => i + 1);
+        await store.upsert(t, 'sessions', all.map(before), T0);
+        const moved = all.filter((i) => i % 12 < 7);
+        expect((await store.upsert(t, 'sessions', moved.map(after), T1)).changed).toBe(moved.length);
+        const expected = (i: number) => (moved.includes(i) ? after(i) : before(i));
+        // Every membership as each session now lists it, and nothing else.
+        for (const studentId of [1, 7, 50, 1_001, 1_012, 1_200]) {
+          const want = all.filter((i) => expected(i).students.some((x) => x.id === studentId));
+          expect(ids(await store.listSessions(t, { studentId })), `student ${studentId}`).toEqual(want);
+        }
+        for (const staffId of [500, 502, 600]) {
+          const want = all.filter((i) => expected(i).staff.some((x) => x.id === staffId));
+          expect(ids(await store.listSessions(t, { staffId })), `staff ${staffId}`).toEqual(want);
+        }
+        const teamWant = all.filter((i) => expected(i).teams.some((x) => x.id === 901));
+        expect(ids(await store.listSessions(t, { teamIds: [901] }))).toEqual(teamWant);
+        // Deleted, then restored with other members: only the restored record's own rows count.
+        await store.markDeleted(t, 'sessions', [2], T2);
+        await store.upsert(t, 'sessions', [session(2, { students: [sessionStudent(4_000)] })], T2);
+        expect(ids(await store.listSessions(t, { studentId: 4_000 }))).toEqual([2]);
+        expect(ids(await store.listSessions(t, { studentId: 1_002 }))).toEqual([]);
+        expect(ids(await store.listSessions(t, { staffId: 600 }))).not.toContain(2);
+      });
+
       it('lists absences by student and window', async () => {
         const a = school();
         await store.upsert(
