@@ -24,6 +24,9 @@ const DEFAULT_MEMORY_BYTES = 8 * 1024 * 1024;
 const IO_BYTES = 1024 * 1024;
 const NEWLINE = 0x0a;
 
+/** Put in place of a record the spool has handed out, so that the record can be collected once written. */
+const RELEASED: PreparedRecord = { key: '', data: '', hash: '', extras: {}, members: [] };
+
 /** What a record's header line carries; its `data` follows on a line of its own (stable JSON has no newline). */
 interface Header {
   k: PreparedRecord['key'];
@@ -42,6 +45,7 @@ export class RecordSpool {
   #pending: string[] = [];
   #pendingBytes = 0;
   #count = 0;
+  #drained = false;
   /** Index of each key's last occurrence: a listing that repeats a record writes it once, as it came last. */
   readonly #last = new Map<PreparedRecord['key'], number>();
 
@@ -79,8 +83,16 @@ export class RecordSpool {
    * most `chars` characters of record text (a chunk holds at least one record). Records read back from the file
    * are new strings, so the text bound is what bounds the write's memory: a district's sessions, all read back,
    * peaked 10–20 MB higher in chunks of 2,000 (~6 MB of text) than of 500 (326–331 against 309–318 MB).
+   * A spool is drained once: it lets go of each record kept in memory as it hands it out, so the write's peak
+   * does not hold the whole in-memory part (a district's first 8 MB of sessions are ~17 MB of two-byte strings)
+   * until the last chunk. A second call is an error, never a silently shorter listing.
    */
   async *chunks(records: number, chars = Number.POSITIVE_INFINITY): AsyncGenerator<PreparedRecord[]> {
+    if (this.#drained) throw new Error('a pull spool is drained once: its records were already handed out');
+    this.#drained = true;
+    const memory = this.#memory;
+    this.#memory = [];
+    this.#memoryUsed = 0;
     let index = 0;
     let chunk: PreparedRecord[] = [];
     let chunkChars = 0;
@@ -96,7 +108,11 @@ export class RecordSpool {
       chunkChars = 0;
       return full;
     };
-    for (const r of this.#memory) if (take(r)) yield cut();
+    for (let i = 0; i < memory.length; i++) {
+      const r = memory[i]!;
+      memory[i] = RELEASED;
+      if (take(r)) yield cut();
+    }
     if (this.#file) {
       await this.#onDisk(() => this.#flush());
       for await (const r of this.#readBack()) if (take(r)) yield cut();

@@ -3,6 +3,8 @@
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import v8 from 'node:v8';
+import vm from 'node:vm';
 import { afterEach, describe, expect, it } from 'vitest';
 import { prepareRecord } from '../../src/store/kinds.ts';
 import type { PreparedRecord } from '../../src/store/types.ts';
@@ -99,6 +101,38 @@ describe('RecordSpool', () => {
     await spool.add([last]);
     expect(spool.size).toBe(3);
     expect((await collect(spool, 10)).flat()).toEqual([other, last]);
+    await spool.close();
+  });
+
+  it('is drained once, letting go of each record it kept in memory as it hands it out', async () => {
+    const spool = new RecordSpool({ dir: await tempDir() });
+    let held = Array.from({ length: 30 }, (_, i) => record(i + 1));
+    await spool.add(held);
+    const collected = new Set<number>();
+    const watch = new FinalizationRegistry<number>((id) => collected.add(id));
+    for (const r of held) watch.register(r, r.key as number);
+    held = [];
+    // Nothing but the spool refers to the records: those it has handed out (and the writer let go of) can be
+    // collected while the drain goes on, before close().
+    v8.setFlagsFromString('--expose-gc');
+    const gc = vm.runInNewContext('gc') as () => void;
+    const collectedBefore = async (id: number) => {
+      for (let i = 0; i < 20 && !collected.has(id); i++) {
+        gc();
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      return [...Array(id).keys()].map((i) => i + 1).filter((k) => !collected.has(k));
+    };
+    let seen = 0;
+    for await (const chunk of spool.chunks(10)) {
+      seen += chunk.length;
+      // The chunk in hand is the writer's; every earlier one is gone.
+      if (seen === 30) expect(await collectedBefore(20)).toEqual([]);
+    }
+    expect(seen).toBe(30);
+    await expect(async () => {
+      for await (const _ of spool.chunks(10)) void _;
+    }).rejects.toThrow(/drained once/);
     await spool.close();
   });
 
