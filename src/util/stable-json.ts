@@ -1,6 +1,6 @@
 // Stable JSON: object keys sorted at every level, so equal content always gives equal text (and equal hashes)
 // whatever order the producer built the object in. Used for the store's record hashes and push's content hashes.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 const quotedKeys = new Map<string, string>();
 
@@ -96,5 +96,6 @@ function sortedStringify(value: unknown): string {
 
 /** SHA-256 of a text, in the encoding the caller stores. */
 export function sha256(text: string, encoding: 'hex' | 'base64url'): string {
-  return createHash('sha256').update(text).digest(encoding);
+  // One-shot: no Hash object per record. 40,000 records of ~1 KB: 138–155 → 86–123 ms.
+  return hash('sha256', text, encoding);
 }
