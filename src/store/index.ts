@@ -83,7 +83,10 @@ function openSqlite(opts: { dataDir?: string; file?: string }, checkpointsOffThr
         db.exec('PRAGMA journal_mode = WAL');
         // WAL + NORMAL: durable across application crashes; a power cut may lose the last commit, never corrupt.
         db.exec('PRAGMA synchronous = NORMAL');
-        db.exec('PRAGMA cache_size = -32000');
+        // 8 MB: a pull's dirty pages spill to the WAL mid-transaction beyond it (the 2 MB default cost a school
+        // sync seconds), yet a district's full sync is no slower than with 32 MB (7.06–8.31 s against 7.06–8.18 s)
+        // and peaks 25 MB lower (258–263 against 276–288 MB): the cache stays filled for the process's life.
+        db.exec('PRAGMA cache_size = -8000');
       }
       db.exec('PRAGMA foreign_keys = ON');
       return db;
