@@ -124,8 +124,9 @@ const initial: Migration = {
 
     // Membership tables: keyed member-first (the lookups go "sessions of this team/staff/student"),
     // with an owner index for rewriting one owner's rows.
-    for (const [table, owner, member] of MEMBERSHIP_TABLES) {
-      await membershipTable(db, table, [table, owner, member]).execute();
+    for (const join of MEMBERSHIP_TABLES) {
+      const [table, owner] = join;
+      await membershipTable(db, table, join).execute();
       await index(`${table}_owner`, table, ['school_id', owner]);
     }
 
@@ -469,9 +470,10 @@ const membershipsWithoutRowid: Migration = {
   name: '0020_i16_sqlite_memberships_without_rowid',
   async up(db, dialect) {
     if (dialect !== 'sqlite') return;
-    for (const [table, owner, member] of MEMBERSHIP_TABLES) {
+    for (const join of MEMBERSHIP_TABLES) {
+      const [table, owner, member] = join;
       const rebuilt = `${table}_rebuilt`;
-      await membershipTable(db, rebuilt, [table, owner, member]).modifyEnd(sql`without rowid`).execute();
+      await membershipTable(db, rebuilt, join).modifyEnd(sql`without rowid`).execute();
       await sql`insert into ${sql.table(rebuilt)} (school_id, ${sql.ref(owner)}, ${sql.ref(member)})
         select school_id, ${sql.ref(owner)}, ${sql.ref(member)} from ${sql.table(table)}`.execute(db);
       await db.schema.dropTable(table).execute();

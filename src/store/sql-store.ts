@@ -57,6 +57,8 @@ const MAX_ROWS = 500;
 const IN_CHUNK = 900;
 /** Rows per bulk insert on PostgreSQL: bounds one statement's memory. */
 const PG_BULK_ROWS = 5_000;
+/** Membership rows per insert or delete statement (two id arrays, or one JSON list, as one parameter). */
+const MEMBERSHIP_PAIRS = PG_BULK_ROWS * 4;
 /** Characters of JSON per bulk insert on PostgreSQL: bounds it where rows are large (teams with their members). */
 const PG_BULK_CHARS = 2_000_000;
 
@@ -266,7 +268,7 @@ export class SqlStore implements Store {
       // New records own no membership rows yet: only rewritten ones need theirs cleared, found from the members
       // their stored record lists (the rows were derived from it) before it is overwritten, by primary key.
       const rewritten = written.filter((w) => w.existed).map((w) => w.record.key as Id);
-      const stale = spec.joins.length > 0 ? await this.#storedMemberships(kind, schoolId, rewritten) : [];
+      const stale = spec.joins.length > 0 ? await this.#storedMemberships(spec, schoolId, rewritten) : [];
 
       const columns = Object.keys(writes[0]!);
       await this.#insertRows(table, writes as unknown as Row[], {
@@ -354,12 +356,11 @@ export class SqlStore implements Store {
    * random-order inserts were most of a full pull's membership writes), so a rewritten record's rows are found
    * from its stored record instead. Reads only records about to be rewritten: a pull drops unchanged ones early.
    */
-  async #storedMemberships(
-    kind: ResourceKind,
+  async #storedMemberships<R>(
+    spec: KindSpec<R>,
     schoolId: SchoolId,
     ids: readonly Id[],
   ): Promise<[owner: number, member: number][][]> {
-    const spec = kindSpec(kind);
     const out = spec.joins.map((): [number, number][] => []);
     for (const batch of chunks(ids, this.#inChunk)) {
       const rows = await this.#w
@@ -370,7 +371,7 @@ export class SqlStore implements Store {
         .execute();
       for (const row of rows) {
         const owner = Number(row.id);
-        const members = membersOf(spec, JSON.parse(row.data) as ResourceMap[typeof kind]);
+        const members = membersOf(spec, JSON.parse(row.data) as R);
         for (const [j, list] of members.entries())
           for (const member of list) out[j]!.push([owner, member as number]);
       }
@@ -386,7 +387,7 @@ export class SqlStore implements Store {
   ): Promise<void> {
     const table = sql.table(join.table);
     const key = sql`(${sql.ref(join.member)}, ${sql.ref(join.owner)})`;
-    for (const batch of chunks(pairs, PG_BULK_ROWS * 4)) {
+    for (const batch of chunks(pairs, MEMBERSHIP_PAIRS)) {
       const list =
         this.dialect === 'postgres'
           ? sql`select * from unnest(${int8Array(batch, 1)}::int8[], ${int8Array(batch, 0)}::int8[])`
@@ -420,7 +421,7 @@ export class SqlStore implements Store {
       );
       return;
     }
-    for (const batch of chunks(pairs, PG_BULK_ROWS * 4)) {
+    for (const batch of chunks(pairs, MEMBERSHIP_PAIRS)) {
       await sql`insert into ${sql.table(join.table)} (school_id, ${sql.ref(join.owner)}, ${sql.ref(join.member)})
         select ${schoolId}, * from unnest(${int8Array(batch, 0)}::int8[], ${int8Array(batch, 1)}::int8[])`.execute(
         this.#w,
