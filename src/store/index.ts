@@ -129,6 +129,7 @@ async function openPostgres(url: string, max: number): Promise<SqlStore> {
   // A checked-out client whose session the server ends (restart, pg_terminate_backend) emits 'error' besides
   // failing its query; unheard, that event would end the process instead of one request.
   pool.on('connect', (client) => client.on('error', () => {}));
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  const { copyingPool } = await import('./pg-copy.ts');
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: copyingPool(pool) }) });
   return new SqlStore({ dialect: 'postgres', db });
 }

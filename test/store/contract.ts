@@ -158,6 +158,22 @@ export function describeStoreContract(name: string, createDb: () => Promise<Test
         expect((await store.listSessions(s, { studentId: 4 })).length).toBe(247);
       });
 
+      it('keeps every character of text as written, in new and in rewritten records', async () => {
+        // PostgreSQL writes new records by COPY, whose text format gives backslash, tab, newline, carriage
+        // return and \\N meanings of their own; rewritten ones by INSERT. Both must store exactly what came.
+        const s = school();
+        const awkward = 'a\\b\tc\nd\re \\N \\\\N "q" \\t 🏑 مرحبا\u0007 end\\';
+        const key = 'kit\\\t\\N';
+        await store.upsert(s, 'sessions', [session(1, { title: awkward, notes: '\\N' })], T0);
+        await store.upsert(s, 'customFields', [customField(key, awkward)], T0);
+        expect(await store.get(s, 'sessions', 1)).toMatchObject({ title: awkward, notes: '\\N' });
+        expect((await store.get(s, 'customFields', key))?.label).toBe(awkward);
+        expect(await store.liveIds(s, 'customFields')).toEqual([key]);
+
+        await store.upsert(s, 'sessions', [session(1, { title: `${awkward}!`, notes: '\\N' })], T1);
+        expect((await store.get(s, 'sessions', 1))?.title).toBe(`${awkward}!`);
+      });
+
       it('keeps every kind, keyed by id (custom fields by key), hidden once deleted', async () => {
         const s = school();
         await store.upsert(s, 'teams', [team(10, [1, 2])], T0);
