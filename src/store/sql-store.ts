@@ -15,6 +15,7 @@ import * as feedEventVersions from './feed-event-versions.ts';
 import { storedInstant } from './instants.ts';
 import { type KindSpec, kindSpec, membersOf, prepareRecord } from './kinds.ts';
 import { ownerAlive } from './liveness.ts';
+import { MembershipBuffer, type Pair } from './membership-buffer.ts';
 import { type Dialect, runMigrations } from './migrations.ts';
 import { CopyRows, type CopyValue } from './pg-copy.ts';
 import * as renderedFeeds from './rendered-feeds.ts';
@@ -64,6 +65,9 @@ const MEMBERSHIP_PAIRS = PG_BULK_ROWS * 4;
 const PG_BULK_CHARS = 2_000_000;
 
 type Row = Record<string, string | number | null>;
+
+/** A membership table: which column holds the owner (a session, a team) and which the member. */
+type JoinTable = { table: string; owner: string; member: string };
 
 type Executor = Kysely<DB> | Transaction<DB>;
 
@@ -133,6 +137,11 @@ export class SqlStore implements Store {
   readonly #db: Kysely<DB>;
   readonly #reader: Kysely<DB>;
   readonly #tx = new AsyncLocalStorage<Transaction<DB>>();
+  /** Membership rows upsertPrepared deferred to the end of each open transaction, per join table and school. */
+  readonly #deferred = new WeakMap<
+    Transaction<DB>,
+    Map<string, { join: JoinTable; schoolId: SchoolId; rows: MembershipBuffer }>
+  >();
 
   constructor(opts: SqlStoreOptions) {
     this.dialect = opts.dialect;
@@ -164,7 +173,13 @@ export class SqlStore implements Store {
 
   async transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T> {
     if (this.#tx.getStore()) return fn(this);
-    return this.#db.transaction().execute((trx) => this.#tx.run(trx, () => fn(this)));
+    return this.#db.transaction().execute((trx) =>
+      this.#tx.run(trx, async () => {
+        const result = await fn(this);
+        await this.#flushMemberships();
+        return result;
+      }),
+    );
   }
 
   // --- schools
@@ -269,6 +284,8 @@ export class SqlStore implements Store {
       // New records own no membership rows yet: only rewritten ones need theirs cleared, found from the members
       // their stored record lists (the rows were derived from it) before it is overwritten, by primary key.
       const rewritten = written.filter((w) => w.existed).map((w) => w.record.key as Id);
+      // Rows deferred earlier in this transaction may be among them: in their table first, then found and deleted.
+      if (rewritten.length > 0) await this.#flushMemberships();
       const stale = spec.joins.length > 0 ? await this.#storedMemberships(spec, schoolId, rewritten) : [];
 
       const columns = Object.keys(writes[0]!);
@@ -289,14 +306,19 @@ export class SqlStore implements Store {
 
       for (const [j, join] of spec.joins.entries()) {
         await this.#deleteMemberships(join, schoolId, stale[j] ?? []);
-        const pairs: [owner: number, member: number][] = [];
+        // Deferred to the end of the transaction, to go in with the rest of the resource's rows in key order
+        // (membership-buffer.ts); the rare pair whose ids the buffer cannot hold goes in now.
+        const deferred = this.#deferredMemberships(join, schoolId);
+        const now: Pair[] = [];
         for (const { record } of written) {
-          for (const member of record.members[j] ?? []) pairs.push([record.key as number, member as number]);
+          const owner = record.key as number;
+          for (const member of (record.members[j] ?? []) as number[]) {
+            if (MembershipBuffer.fits(owner, member)) deferred.add(owner, member);
+            else now.push([owner, member]);
+          }
         }
-        // In key order (member first, as the primary key): the index grows at its end instead of splitting pages
-        // all over it, several times faster for the tens of thousands of rows of session_students.
-        pairs.sort((a, b) => a[1] - b[1] || a[0] - b[0]);
-        await this.#insertMemberships(join, schoolId, pairs);
+        now.sort((a, b) => a[1] - b[1] || a[0] - b[0]);
+        await this.#insertMemberships(join, schoolId, now);
       }
 
       await this.#bumpDataVersion(schoolId);
@@ -392,7 +414,7 @@ export class SqlStore implements Store {
 
   /** Deletes the given membership rows by primary key: one statement per batch, whatever its size. */
   async #deleteMemberships(
-    join: { table: string; owner: string; member: string },
+    join: JoinTable,
     schoolId: SchoolId,
     pairs: readonly [owner: number, member: number][],
   ): Promise<void> {
@@ -407,17 +429,42 @@ export class SqlStore implements Store {
     }
   }
 
+  /** The open transaction's deferred membership rows of one join table and school (see upsertPrepared). */
+  #deferredMemberships(join: JoinTable, schoolId: SchoolId): MembershipBuffer {
+    const trx = this.#tx.getStore();
+    if (!trx) throw new Error('membership rows are deferred only inside a transaction');
+    let pending = this.#deferred.get(trx);
+    if (!pending) {
+      pending = new Map();
+      this.#deferred.set(trx, pending);
+    }
+    const key = `${join.table}\u0000${schoolId}`;
+    let entry = pending.get(key);
+    if (!entry) {
+      entry = { join, schoolId, rows: new MembershipBuffer() };
+      pending.set(key, entry);
+    }
+    return entry.rows;
+  }
+
+  /** Inserts the open transaction's deferred membership rows, each table's in primary-key order. */
+  async #flushMemberships(): Promise<void> {
+    const trx = this.#tx.getStore();
+    const pending = trx && this.#deferred.get(trx);
+    if (!pending) return;
+    this.#deferred.delete(trx);
+    for (const { join, schoolId, rows } of pending.values()) {
+      for (const pairs of rows.drain(MEMBERSHIP_PAIRS)) await this.#insertMemberships(join, schoolId, pairs);
+    }
+  }
+
   /**
    * A kind's membership rows (session → students…), under upsertPrepared's lock. PostgreSQL: COPY (a
    * district's 535,580 session_students rows: 0.96–1.02 s by two unnested id arrays, 0.66–0.72 s by COPY).
    * SQLite: multi-row VALUES (dropping its conflict clause measured no different: 78–85 ms either way). On both,
    * a duplicate is an error: it would mean the lock did not hold.
    */
-  async #insertMemberships(
-    join: { table: string; owner: string; member: string },
-    schoolId: SchoolId,
-    pairs: readonly [owner: number, member: number][],
-  ): Promise<void> {
+  async #insertMemberships(join: JoinTable, schoolId: SchoolId, pairs: readonly Pair[]): Promise<void> {
     if (pairs.length === 0) return;
     if (this.dialect === 'sqlite') {
       // Straight from the pairs: an object per row (computed keys make them dictionaries) cost ~0.4 s of CPU and
@@ -644,6 +691,8 @@ export class SqlStore implements Store {
 
   async listSessions(schoolId: SchoolId, query: SessionQuery): Promise<Stored<'sessions'>[]> {
     if (query.teamIds?.length === 0 || query.activityIds?.length === 0) return [];
+    // Inside a transaction, the memberships it wrote must be in their tables before they are asked about.
+    await this.#flushMemberships();
     let q = this.#r
       .selectFrom('sessions as s')
       .select(['s.data', 's.version', 's.created_at', 's.updated_at', 's.deleted_at'])

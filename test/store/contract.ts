@@ -472,6 +472,45 @@ export function describeStoreContract(name: string, createDb: () => Promise<Test
         expect(ids(await store.listSessions(t, { staffId: 600 }))).not.toContain(2);
       });
 
+      it('writes a resource in chunks inside one transaction with every membership exact, seen inside it', async () => {
+        // Membership rows wait for the end of the transaction (membership-buffer.ts); a chunk that rewrites a
+        // record of an earlier chunk, a read inside the transaction and ids too large to wait must all see the
+        // rows as if written at once, and a rollback must leave none.
+        const t = school();
+        const big = 2 ** 33;
+        const first = [1, 2, 3].map((i) =>
+          session(i, { students: [sessionStudent(10 + i), sessionStudent(7)] }),
+        );
+        await store.transaction(async (tx) => {
+          await tx.upsert(t, 'sessions', first, T0);
+          await tx.upsert(
+            t,
+            'sessions',
+            [
+              session(2, { title: 'Moved', students: [sessionStudent(20)] }),
+              session(4, { students: [sessionStudent(7), sessionStudent(2 ** 22)] }),
+              session(big, { students: [sessionStudent(7)], staff: [sessionStaff(3)] }),
+            ],
+            T0,
+          );
+          expect(ids(await tx.listSessions(t, { studentId: 7 }))).toEqual([1, 3, 4, big]);
+          await tx.upsert(t, 'sessions', [session(6, { students: [sessionStudent(7)] })], T0);
+          expect(ids(await tx.listSessions(t, { studentId: 7 }))).toEqual([1, 3, 4, 6, big]);
+        });
+        expect(ids(await store.listSessions(t, { studentId: 7 }))).toEqual([1, 3, 4, 6, big]);
+        expect(ids(await store.listSessions(t, { studentId: 12 }))).toEqual([]);
+        expect(ids(await store.listSessions(t, { studentId: 20 }))).toEqual([2]);
+        expect(ids(await store.listSessions(t, { studentId: 2 ** 22 }))).toEqual([4]);
+        expect(ids(await store.listSessions(t, { staffId: 3 }))).toEqual([big]);
+
+        const failed = store.transaction(async (tx) => {
+          await tx.upsert(t, 'sessions', [session(5, { students: [sessionStudent(7)] })], T1);
+          throw new Error('stop');
+        });
+        await expect(failed).rejects.toThrow('stop');
+        expect(ids(await store.listSessions(t, { studentId: 7 }))).toEqual([1, 3, 4, 6, big]);
+      });
+
       it('lists absences by student and window', async () => {
         const a = school();
         await store.upsert(
