@@ -330,25 +330,33 @@ export class SqlStore implements Store {
     schoolId: SchoolId,
     kind: K,
     fn: (record: ResourceMap[K]) => ResourceMap[K],
+    except: ReadonlySet<Id | string> = new Set(),
   ): Promise<number> {
     const spec = kindSpec(kind);
     return this.transaction(async () => {
-      const rows = await this.#w
-        .selectFrom(spec.table)
-        .select(['id', 'data', 'hash'])
-        .where('school_id', '=', schoolId)
-        .execute();
+      // Ids first: a pull that has just rewritten every live team leaves only the deleted ones to read.
+      const all = await this.#w.selectFrom(spec.table).select('id').where('school_id', '=', schoolId).execute();
+      const wanted = all.map((r) => normaliseId(r.id, kind)).filter((id) => !except.has(id));
+      const pgType = kind === 'customFields' ? 'text' : 'int8';
       let changed = 0;
-      for (const row of rows) {
-        const next = prepareRecord(kind, fn(JSON.parse(row.data) as ResourceMap[K]));
-        if (next.hash === row.hash) continue;
-        await this.#w
-          .updateTable(spec.table)
-          .set({ data: next.data, hash: next.hash })
+      for (const batch of chunks(wanted, this.#inChunk)) {
+        const rows = await this.#w
+          .selectFrom(spec.table)
+          .select(['id', 'data', 'hash'])
           .where('school_id', '=', schoolId)
-          .where('id', '=', row.id)
+          .where((eb) => this.#inList(eb, 'id', batch, pgType))
           .execute();
-        changed++;
+        for (const row of rows) {
+          const next = prepareRecord(kind, fn(JSON.parse(row.data) as ResourceMap[K]));
+          if (next.hash === row.hash) continue;
+          await this.#w
+            .updateTable(spec.table)
+            .set({ data: next.data, hash: next.hash })
+            .where('school_id', '=', schoolId)
+            .where('id', '=', row.id)
+            .execute();
+          changed++;
+        }
       }
       if (changed > 0) await this.#bumpDataVersion(schoolId);
       return changed;

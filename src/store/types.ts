@@ -339,12 +339,14 @@ export interface Store {
   ): Promise<UpsertStats>;
   /**
    * Rewrites the stored content of every record of a kind, deleted ones included, through fn (to strip data the
-   * school no longer keeps). Versions and deletion marks stay. Returns how many records changed.
+   * school no longer keeps), but those in `except` (just written through fn: not even read). Versions and
+   * deletion marks stay. Returns how many records changed.
    */
   rewriteRecords<K extends ResourceKind>(
     schoolId: SchoolId,
     kind: K,
     fn: (record: ResourceMap[K]) => ResourceMap[K],
+    except?: ReadonlySet<Id | string>,
   ): Promise<number>;
   /** Content hash of every live record of a kind, by id: lets the pull drop unchanged records as they arrive. */
   liveHashes(schoolId: SchoolId, kind: ResourceKind): Promise<Map<Id | string, string>>;

@@ -347,6 +347,8 @@ interface Download {
   unchanged: number;
   /** Malformed records without a usable id: the listing cannot prove anything is gone. */
   unknownSkipped: number;
+  /** Ids of malformed records: seen, but their stored records were left as they were. */
+  malformed: Set<Id>;
   customFields: Map<string, ResourceMap['customFields']>;
   /** Per listing: what it announced against what it delivered (see listingGap). */
   tallies: { label: string; tally: ListingTally }[];
@@ -403,6 +405,7 @@ async function readListings(
         if (id === null) out.unknownSkipped++;
         else {
           out.seen.add(id);
+          out.malformed.add(id);
           tallyId(id);
         }
         noteError(`${spec.kind}: skipped malformed record ${bad.id ?? '(no id)'}: ${bad.reason}`);
@@ -469,6 +472,7 @@ async function fetchResource(
     seen: new Set<Id>(),
     unchanged: 0,
     unknownSkipped: 0,
+    malformed: new Set<Id>(),
     customFields: new Map(),
     tallies: [],
   };
@@ -611,9 +615,12 @@ async function pullResource(
       }
       if (full) await tx.setCursor(school.id, refreshKey(spec.kind), ctx.startedAt.toISOString());
       if (spec.kind === 'teams' && full && (await sensitiveChanged(tx, school))) {
-        // Turned off: the listing rewrote every live team; teams deleted upstream keep their last record here,
-        // so strip those as well.
-        if (!school.rosters.sensitive) await tx.rewriteRecords(school.id, 'teams', withoutSensitive);
+        // Turned off: the listing rewrote every live team it returned whole; teams deleted upstream, and those it
+        // served malformed, keep their last record here, so strip those as well (and read no other).
+        if (!school.rosters.sensitive) {
+          const written = new Set([...got.seen].filter((id) => !got.malformed.has(id)));
+          await tx.rewriteRecords(school.id, 'teams', withoutSensitive, written);
+        }
         await tx.setCursor(school.id, SENSITIVE_KEY, school.rosters.sensitive ? 'on' : 'off');
       }
     });

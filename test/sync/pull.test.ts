@@ -340,4 +340,29 @@ describe.each(DIALECTS)('sensitive rosters into %s', (dialect) => {
     await pullSchool({ store, client, school: on, kind: 'incremental' });
     expect((await sensitiveData(store, on.id)).length).toBeGreaterThan(0);
   });
+
+  it('turned off, strips even the stored teams the listing served malformed (kept, not rewritten by it)', async () => {
+    const { store } = ts;
+    const on = testSchool(sandbox, { id: 'malformed-teams', rosters: { sensitive: true } });
+    expect((await pullSchool({ store, client: testClient(sandbox), school: on, kind: 'full' })).status).toBe(
+      'succeeded',
+    );
+    expect((await sensitiveData(store, on.id)).length).toBeGreaterThan(0);
+
+    // The same school, some of whose team records now arrive malformed: skipped, so their stored records stay.
+    const broken = await startSandbox({ seed: 7, scale: 'small', malformedRate: 0.3 });
+    try {
+      const off = testSchool(broken, { id: on.id });
+      const run = await pullSchool({ store, client: testClient(broken), school: off, kind: 'full' });
+      const teams = run.resources.find((r) => r.kind === 'teams')!;
+      expect(teams.counts.skipped).toBeGreaterThan(0);
+      const kept = sandbox.school.teams.filter((t) => broken.isMalformed('teams', t.id)).map((t) => t.id);
+      expect(kept.length).toBeGreaterThan(0);
+      for (const id of kept)
+        expect(await store.get(on.id, 'teams', id, { includeDeleted: true })).not.toBeNull();
+      expect(await sensitiveData(store, on.id, true)).toEqual([]);
+    } finally {
+      await broken.close();
+    }
+  });
 });
