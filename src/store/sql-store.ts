@@ -335,7 +335,11 @@ export class SqlStore implements Store {
     const spec = kindSpec(kind);
     return this.transaction(async () => {
       // Ids first: a pull that has just rewritten every live team leaves only the deleted ones to read.
-      const all = await this.#w.selectFrom(spec.table).select('id').where('school_id', '=', schoolId).execute();
+      const all = await this.#w
+        .selectFrom(spec.table)
+        .select('id')
+        .where('school_id', '=', schoolId)
+        .execute();
       const wanted = all.map((r) => normaliseId(r.id, kind)).filter((id) => !except.has(id));
       const pgType = kind === 'customFields' ? 'text' : 'int8';
       let changed = 0;
