@@ -67,6 +67,9 @@ export function sqlitePath(opts: { dataDir?: string; file?: string }): string {
   return resolve(opts.file ?? join(opts.dataDir ?? './data', 'rostercal.sqlite'));
 }
 
+/** Bytes per page of a new SQLite file (SQLite's default is 4,096). */
+export const PAGE_SIZE = 16_384;
+
 function openSqlite(opts: { dataDir?: string; file?: string }, checkpointsOffThread: boolean): SqlStore {
   const file = sqlitePath(opts);
   // Children's medical conditions and guardians' contacts: readable by the service's user alone. SQLite gives
@@ -80,6 +83,11 @@ function openSqlite(opts: { dataDir?: string; file?: string }, checkpointsOffThr
     const db = new DatabaseSync(file, { timeout: SQLITE_BUSY_TIMEOUT_MS });
     try {
       if (writer) {
+        // Only a new file takes it (an existing database keeps the page size it was made with). Sessions are
+        // ~1.5 KB rows: with 4 KB pages a district's sessions write (51,253 rows) took 243–260 ms and its commit
+        // 171–193 ms, with 16 KB pages 175–186 and 97–104 ms; its full sync 4.24–4.56 → 3.96–4.07 s, its file
+        // 104 → 94 MB; a school's sync and every feed's render no slower (1,401 feeds: 2.62 → 2.51 s).
+        db.exec(`PRAGMA page_size = ${PAGE_SIZE}`);
         db.exec('PRAGMA journal_mode = WAL');
         // WAL + NORMAL: durable across application crashes; a power cut may lose the last commit, never corrupt.
         db.exec('PRAGMA synchronous = NORMAL');
