@@ -60,6 +60,7 @@ async function runCopy(
 ): Promise<PostgresQueryResult<never>> {
   const stream = client.query(copyFrom(text));
   await pipeline(Readable.from(rows.chunks(), { objectMode: false }), stream);
+  // Kysely's result type has no COPY; as an UPDATE, its row count becomes the statement's affected rows.
   return { command: 'UPDATE', rowCount: stream.rowCount, rows: [] };
 }
 
