@@ -1,11 +1,15 @@
 // COPY as a statement of the store's PostgreSQL connections (src/store/pg-copy.ts): inside a transaction it is
 // part of it, a row the server refuses fails the statement and rolls the transaction back, and the connection
-// goes on serving the pool afterwards.
+// goes on serving the pool afterwards. A session the server ends mid-COPY fails the write at once (no hang) and
+// the store's pool opens a new one: its client's 'error' event is heard (store/index.ts), or the process would
+// end on it (the store test fails with that handler taken out).
 import { CompiledQuery, Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openStore } from '../../src/store/index.ts';
 import { CopyRows, copyingPool, copyText } from '../../src/store/pg-copy.ts';
 import { createTestDatabase, type TestDatabase } from '../support/pg.ts';
+import { session, sessionStudent } from './fixtures.ts';
 
 describe('COPY FROM STDIN through the store connections', () => {
   let database: TestDatabase;
@@ -21,6 +25,8 @@ describe('COPY FROM STDIN through the store connections', () => {
     database = await createTestDatabase();
     // One connection: the test sees the very client that ran the failed COPY serve the next statement.
     const pool = new pg.Pool({ connectionString: database.url, max: 1 });
+    // As the store's own pool does (store/index.ts): a client whose session the server ends emits 'error'.
+    pool.on('connect', (client) => client.on('error', () => {}));
     db = new Kysely({ dialect: new PostgresDialect({ pool: copyingPool(pool) }) });
     await db.executeQuery(CompiledQuery.raw('create table t (id int8 primary key, label text)'));
   });
@@ -61,6 +67,35 @@ describe('COPY FROM STDIN through the store connections', () => {
     expect((await rows('t')).rows.map((r) => r.label)).toEqual(['kept', 'after']);
   });
 
+  it('a session ended by the server mid-COPY fails the statement at once, and the pool serves on', async () => {
+    const admin = new pg.Client({ connectionString: database.url });
+    await admin.connect();
+    try {
+      let ended: Promise<unknown> | undefined;
+      const failed = db.transaction().execute(async (trx) => {
+        const { rows } = await trx.executeQuery<{ pid: number }>(
+          CompiledQuery.raw('select pg_backend_pid() as pid'),
+        );
+        const pid = rows[0]!.pid;
+        // Far more rows than one write: the server ends the session while they stream.
+        const many = Array.from({ length: 400_000 }, (_, i) => i + 100);
+        const rowsParam = new CopyRows(many, (i) => {
+          if (i === 1_000) ended = admin.query('select pg_terminate_backend($1)', [pid]);
+          return [i, `row ${i}`];
+        });
+        await trx.executeQuery(CompiledQuery.raw('copy t (id, label) from stdin', [rowsParam]));
+      });
+      const started = Date.now();
+      await expect(failed).rejects.toThrow(/terminat|connection|ECONNRESET|EPIPE/i);
+      expect(Date.now() - started).toBeLessThan(10_000);
+      await ended;
+      // The pool replaces the lost client: the next statements run, and nothing of the COPY was kept.
+      expect((await rows('t')).rows.every((r) => Number(r.id) < 100)).toBe(true);
+    } finally {
+      await admin.end();
+    }
+  });
+
   it('refuses CopyRows anywhere but as the one parameter of a COPY … FROM STDIN', async () => {
     const rowsParam = new CopyRows([[1]], (r) => r);
     await expect(db.executeQuery(CompiledQuery.raw('select $1', [rowsParam]))).rejects.toThrow(/COPY/);
@@ -73,4 +108,44 @@ describe('COPY FROM STDIN through the store connections', () => {
     expect(copyText(12.5)).toBe('12.5');
     expect(copyText('plain ✓')).toBe('plain ✓');
   });
+});
+
+describe('a store whose PostgreSQL session is ended during a COPY', () => {
+  it('fails that write with the reason, keeps nothing of it, and writes again on a new session', async () => {
+    const database = await createTestDatabase();
+    const store = await openStore({ databaseUrl: database.url, poolSize: 2 });
+    const admin = new pg.Client({ connectionString: database.url });
+    await admin.connect();
+    try {
+      // Enough sessions that their COPY takes a while; the admin ends whichever session is running one.
+      const many = Array.from({ length: 20_000 }, (_, i) => session(i + 1, { notes: 'x'.repeat(2_000) }));
+      let terminated = 0;
+      const watch = (async () => {
+        for (let i = 0; i < 2_000 && terminated === 0; i++) {
+          const { rowCount } = await admin.query(
+            "select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and state = 'active' and query ilike 'copy %' and pid <> pg_backend_pid()",
+          );
+          terminated = rowCount ?? 0;
+          if (terminated === 0) await new Promise((r) => setTimeout(r, 2));
+        }
+      })();
+      await expect(store.upsert('s', 'sessions', many, '2026-11-01T08:00:00.000Z')).rejects.toThrow(
+        /terminat|connection|ECONNRESET|EPIPE/i,
+      );
+      await watch;
+      expect(terminated).toBe(1);
+      expect(await store.liveIds('s', 'sessions')).toEqual([]);
+      await store.upsert(
+        's',
+        'sessions',
+        [session(1, { students: [sessionStudent(7)] })],
+        '2026-11-01T08:00:00.000Z',
+      );
+      expect((await store.listSessions('s', { studentId: 7 })).map((r) => r.id)).toEqual([1]);
+    } finally {
+      await admin.end();
+      await store.close();
+      await database.drop();
+    }
+  }, 60_000);
 });
