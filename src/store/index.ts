@@ -5,6 +5,7 @@ import { dirname, join, resolve } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { Kysely, PostgresDialect } from 'kysely';
 import { ensurePrivateDir, ensurePrivateFile, PRIVATE_FILE_MODE } from '../private-files.ts';
+import { copyingPool } from './pg-copy.ts';
 import type { DB } from './schema.ts';
 import { SqlStore } from './sql-store.ts';
 import { NodeSqliteDialect } from './sqlite-dialect.ts';
@@ -143,7 +144,6 @@ async function openPostgres(url: string, max: number): Promise<SqlStore> {
   // A checked-out client whose session the server ends (restart, pg_terminate_backend) emits 'error' besides
   // failing its query; unheard, that event would end the process instead of one request.
   pool.on('connect', (client) => client.on('error', () => {}));
-  const { copyingPool } = await import('./pg-copy.ts');
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: copyingPool(pool) }) });
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: await copyingPool(pool) }) });
   return new SqlStore({ dialect: 'postgres', db });
 }

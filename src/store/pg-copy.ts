@@ -10,7 +10,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely';
 import type pg from 'pg';
-import { from as copyFrom } from 'pg-copy-streams';
+import type { from as CopyFrom } from 'pg-copy-streams';
 
 /** Text handed to the server per write: small enough that a large table never sits whole in memory. */
 const CHUNK_CHARS = 256 * 1024;
@@ -54,6 +54,7 @@ const escapeChar = (c: string) => ESCAPES[c]!;
 const COPY_FROM_STDIN = /^\s*copy\s[\s\S]*\sfrom\s+stdin\s*$/i;
 
 async function runCopy(
+  copyFrom: typeof CopyFrom,
   client: pg.PoolClient,
   text: string,
   rows: CopyRows,
@@ -65,14 +66,14 @@ async function runCopy(
 }
 
 /** A pooled client that runs a COPY statement from its CopyRows parameter, and every other statement as pg does. */
-function copyingClient(client: pg.PoolClient): PostgresPoolClient {
+function copyingClient(client: pg.PoolClient, copyFrom: typeof CopyFrom): PostgresPoolClient {
   const query = (text: string, parameters: readonly unknown[]) => {
     const rows = parameters[0];
     if (!(rows instanceof CopyRows)) return client.query(text, parameters as unknown[]);
     if (parameters.length !== 1 || !COPY_FROM_STDIN.test(text)) {
       throw new Error('CopyRows is the one parameter of a COPY … FROM STDIN statement');
     }
-    return runCopy(client, text, rows);
+    return runCopy(copyFrom, client, text, rows);
   };
   return {
     query: query as unknown as PostgresPoolClient['query'],
@@ -83,10 +84,14 @@ function copyingClient(client: pg.PoolClient): PostgresPoolClient {
   };
 }
 
-/** pg's pool as Kysely's dialect takes it, with clients that understand CopyRows. */
-export function copyingPool(pool: pg.Pool): PostgresPool {
+/**
+ * pg's pool as Kysely's dialect takes it, with clients that understand CopyRows. pg-copy-streams is loaded here,
+ * for PostgreSQL only, like pg itself (store/index.ts): SQLite commands start without it.
+ */
+export async function copyingPool(pool: pg.Pool): Promise<PostgresPool> {
+  const { from: copyFrom } = await import('pg-copy-streams');
   return {
-    connect: async () => copyingClient(await pool.connect()),
+    connect: async () => copyingClient(await pool.connect(), copyFrom),
     end: () => pool.end(),
     options: pool.options,
   };

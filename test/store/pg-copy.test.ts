@@ -27,7 +27,7 @@ describe('COPY FROM STDIN through the store connections', () => {
     const pool = new pg.Pool({ connectionString: database.url, max: 1 });
     // As the store's own pool does (store/index.ts): a client whose session the server ends emits 'error'.
     pool.on('connect', (client) => client.on('error', () => {}));
-    db = new Kysely({ dialect: new PostgresDialect({ pool: copyingPool(pool) }) });
+    db = new Kysely({ dialect: new PostgresDialect({ pool: await copyingPool(pool) }) });
     await db.executeQuery(CompiledQuery.raw('create table t (id int8 primary key, label text)'));
   });
   afterAll(async () => {
