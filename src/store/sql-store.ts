@@ -257,7 +257,7 @@ export class SqlStore implements Store {
           .selectFrom(table)
           .select(['id', 'hash', 'version', 'deleted_at'])
           .where('school_id', '=', schoolId)
-          .where((eb) => this.#inList(eb, 'id', ids, kind === 'customFields' ? 'text' : 'int8'))
+          .where((eb) => this.#inList(eb, 'id', ids, idType(kind)))
           .execute();
         for (const r of rows) existing.set(normaliseId(r.id, kind), r);
       }
@@ -341,14 +341,13 @@ export class SqlStore implements Store {
         .where('school_id', '=', schoolId)
         .execute();
       const wanted = all.map((r) => normaliseId(r.id, kind)).filter((id) => !except.has(id));
-      const pgType = kind === 'customFields' ? 'text' : 'int8';
       let changed = 0;
       for (const batch of chunks(wanted, this.#inChunk)) {
         const rows = await this.#w
           .selectFrom(spec.table)
           .select(['id', 'data', 'hash'])
           .where('school_id', '=', schoolId)
-          .where((eb) => this.#inList(eb, 'id', batch, pgType))
+          .where((eb) => this.#inList(eb, 'id', batch, idType(kind)))
           .execute();
         for (const row of rows) {
           const next = prepareRecord(kind, fn(JSON.parse(row.data) as ResourceMap[K]));
@@ -643,7 +642,7 @@ export class SqlStore implements Store {
           .updateTable(spec.table)
           .set({ deleted_at: now })
           .where('school_id', '=', schoolId)
-          .where((eb) => this.#inList(eb, 'id', batch, kind === 'customFields' ? 'text' : 'int8'))
+          .where((eb) => this.#inList(eb, 'id', batch, idType(kind)))
           .where('deleted_at', 'is', null)
           .executeTakeFirst();
         count += Number(result.numUpdatedRows);
@@ -1308,6 +1307,11 @@ function toFeedToken(r: {
 /** Ids come back as numbers from both drivers (int8 is parsed on PostgreSQL); custom fields keep text keys. */
 function normaliseId(id: number | string, kind: ResourceKind): Id | string {
   return kind === 'customFields' ? String(id) : Number(id);
+}
+
+/** The PostgreSQL type of a kind's ids (custom fields are keyed by text). */
+function idType(kind: ResourceKind): 'int8' | 'text' {
+  return kind === 'customFields' ? 'text' : 'int8';
 }
 
 function snapshotRow<R>(
