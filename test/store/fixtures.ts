@@ -1,4 +1,6 @@
 // Small, valid domain records for store tests. Each builder takes overrides for the fields a test cares about.
+// writeAndFindSession is the smallest proof that a store writes and reads through its membership tables.
+import { expect } from 'vitest';
 import type {
   Activity,
   CustomFieldMeta,
@@ -9,6 +11,7 @@ import type {
   Team,
   TeamMember,
 } from '../../src/domain/types.ts';
+import type { Store } from '../../src/store/types.ts';
 
 export function session(id: number, over: Partial<Session> = {}): Session {
   return {
@@ -130,4 +133,15 @@ export function studentTeam(id: number, studentId: number, teamId: number): Stud
 
 export function customField(key: string, label: string): CustomFieldMeta {
   return { key, label, dataType: 'short-text', showToUserTypes: ['staff'], showAfterField: null };
+}
+
+/** Writes session 1 of school `s` with student 7, and finds it again by that student. */
+export async function writeAndFindSession(store: Store): Promise<void> {
+  await store.upsert(
+    's',
+    'sessions',
+    [session(1, { students: [sessionStudent(7)] })],
+    '2026-11-01T08:00:00.000Z',
+  );
+  expect((await store.listSessions('s', { studentId: 7 })).map((r) => r.id)).toEqual([1]);
 }

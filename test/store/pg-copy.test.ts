@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/index.ts';
 import { CopyRows, copyingPool, copyText } from '../../src/store/pg-copy.ts';
 import { createTestDatabase, type TestDatabase } from '../support/pg.ts';
-import { session, sessionStudent } from './fixtures.ts';
+import { session, writeAndFindSession } from './fixtures.ts';
 
 describe('COPY FROM STDIN through the store connections', () => {
   let database: TestDatabase;
@@ -135,13 +135,7 @@ describe('a store whose PostgreSQL session is ended during a COPY', () => {
       await watch;
       expect(terminated).toBe(1);
       expect(await store.liveIds('s', 'sessions')).toEqual([]);
-      await store.upsert(
-        's',
-        'sessions',
-        [session(1, { students: [sessionStudent(7)] })],
-        '2026-11-01T08:00:00.000Z',
-      );
-      expect((await store.listSessions('s', { studentId: 7 })).map((r) => r.id)).toEqual([1]);
+      await writeAndFindSession(store);
     } finally {
       await admin.end();
       await store.close();

@@ -5,8 +5,7 @@ import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openStore, PAGE_SIZE } from '../../src/store/index.ts';
-import type { Store } from '../../src/store/types.ts';
-import { session, sessionStudent } from './fixtures.ts';
+import { writeAndFindSession } from './fixtures.ts';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'rostercal-page-size-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -20,22 +19,11 @@ const pageSize = (file: string) => {
   }
 };
 
-/** A session with a member, written and found again through its membership. */
-async function writeAndRead(store: Store): Promise<void> {
-  await store.upsert(
-    's',
-    'sessions',
-    [session(1, { students: [sessionStudent(7)] })],
-    '2026-11-01T08:00:00.000Z',
-  );
-  expect((await store.listSessions('s', { studentId: 7 })).map((r) => r.id)).toEqual([1]);
-}
-
 describe('SQLite page size', () => {
   it('is PAGE_SIZE for a new store', async () => {
     const file = path.join(dir, 'new.sqlite');
     const store = await openStore({ file });
-    await writeAndRead(store);
+    await writeAndFindSession(store);
     await store.close();
     expect(PAGE_SIZE).toBe(16_384);
     expect(pageSize(file)).toBe(PAGE_SIZE);
@@ -47,7 +35,7 @@ describe('SQLite page size', () => {
     old.exec('PRAGMA page_size = 4096; PRAGMA journal_mode = WAL; CREATE TABLE made_before (x)');
     old.close();
     const store = await openStore({ file });
-    await writeAndRead(store);
+    await writeAndFindSession(store);
     await store.close();
     expect(pageSize(file)).toBe(4096);
   });
