@@ -7,7 +7,7 @@
 // server's garbage into the client's heap figures. In its own process the server works on the other core, and the
 // measured difference is the client's own cost: validation, normalisation, pacing, bookkeeping.
 //
-// Rounds alternate baseline, client (default: prefetching the next page) and client without prefetch, after a
+// Rounds alternate baseline, client (default: asking for two pages ahead) and client without prefetch, after a
 // warm-up of each (JIT, server caches); the medians are compared. The goal ratio is the default client's.
 // Options (environment): BENCH_ROUNDS (default 5), BENCH_SCALE (default school).
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -101,7 +101,11 @@ async function main(): Promise<void> {
 
     const viaClient = (prefetch: boolean): Promise<Run> =>
       measure(gc, async () => {
-        const client = createUpstreamClient({ baseUrl: info.url, token: info.token, prefetch });
+        const client = createUpstreamClient({
+          baseUrl: info.url,
+          token: info.token,
+          ...(prefetch ? {} : { pagesAhead: 0 }),
+        });
         let pages = 0;
         let records = 0;
         let skipped = 0;

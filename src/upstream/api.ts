@@ -342,10 +342,11 @@ export interface UpstreamClientOptions {
   /** Per attempt, response body included. Default 30 s. */
   timeoutMs?: number;
   /**
-   * Ask for the next page of a listing while the current one is being handled (default true): the server then
-   * works while this process validates and the caller stores. At most one request ahead per listing.
+   * Listing pages asked for ahead of the one being handled (default 2, never past the last page): the server
+   * then works while this process validates and the caller stores, and round trips overlap. 0: one request per
+   * page, each when the page before it has been handled.
    */
-  prefetch?: boolean;
+  pagesAhead?: number;
   /** Called for each malformed record skipped. */
   onMalformed?: (record: MalformedRecord) => void;
   /** Called before each retry (for logs and progress); never sees the token. */

@@ -38,6 +38,7 @@ import {
 } from './normalise.ts';
 import {
   type ListEndpoint,
+  PAGES_AHEAD,
   paginate,
   parseRecord,
   type RecordContext,
@@ -124,9 +125,13 @@ export function createUpstreamClient(opts: UpstreamClientOptions): UpstreamClien
     userAgent: opts.userAgent ?? 'rostercal',
   });
   const onMalformed = opts.onMalformed ?? (() => {});
+  const pagesAhead = opts.pagesAhead ?? PAGES_AHEAD;
+  if (!(Number.isSafeInteger(pagesAhead) && pagesAhead >= 0)) {
+    throw new RangeError('upstream client option "pagesAhead" must be a whole number ≥ 0');
+  }
 
   const pages = <S extends z.ZodType, T>(ep: ListEndpoint<S, T>, params: object | undefined) =>
-    paginate(transport, ep, asQuery(params), onMalformed, opts.prefetch ?? true);
+    paginate(transport, ep, asQuery(params), onMalformed, pagesAhead);
 
   /** A single-record read (`GET /sessions/{id}`, `GET /teams/{id}`): its envelope, checked. */
   const single = async (endpoint: string, path: string, params: object | undefined) => {

@@ -13,6 +13,14 @@ import { indexCustomFields, issueReason, normaliseCustomFieldsMetadata } from '.
 import { encodeQuery, type QueryValue } from './query.ts';
 import { zListEnvelope } from './schemas.ts';
 
+/**
+ * Listing pages asked for ahead of the one in hand. Two, not one: on loopback a district's sync went 7.6 → 7.0 s
+ * (the server no longer idles while this process parses), and over a network with latency L a listing of n
+ * pages costs about n·L/2 of waiting instead of n·L. Each page waiting costs its body's memory (~3 MB for
+ * 1,000 sessions).
+ */
+export const PAGES_AHEAD = 2;
+
 export interface ListEndpoint<S extends z.ZodType, T> {
   /** `/sessions` */
   path: string;
@@ -76,17 +84,18 @@ export function readCustomFieldsMetadata(
 }
 
 /**
- * Pages of one listing. With `prefetch`, the request for the next page goes out as soon as the current one has
- * arrived, so the server prepares page n+1 while this process validates page n and the caller handles it; the
- * wait for the next page then mostly disappears. A caller that stops early leaves at most that one request,
- * which is cancelled.
+ * Pages of one listing. With `pagesAhead` > 0, the requests for the next pages (up to that many beyond the one
+ * in hand, never past the last page announced) go out as soon as the current page has arrived: the server
+ * prepares them while this process validates page n and the caller handles it, and over a slow network their
+ * round trips overlap instead of adding up. Pages are still yielded one by one, in order. A caller that stops
+ * early leaves at most `pagesAhead` requests, which are cancelled.
  */
 export async function* paginate<S extends z.ZodType, T>(
   transport: Transport,
   ep: ListEndpoint<S, T>,
   params: Readonly<Record<string, QueryValue>>,
   onMalformed: Report,
-  prefetch = true,
+  pagesAhead = PAGES_AHEAD,
 ): AsyncGenerator<Page<T>> {
   const endpoint = `GET ${ep.path}`;
   const pageLength = (params.pageLength as number | undefined) ?? ep.maxPageLength;
@@ -105,6 +114,8 @@ export async function* paginate<S extends z.ZodType, T>(
     pending.catch(() => {});
     return pending;
   };
+  // Requests already made for pages beyond the one in hand, by page number.
+  const ahead = new Map<number, Promise<unknown>>();
   let next = request(page);
   // A page of 1,000 sessions takes ~100 ms to check and normalise: the web server of the same process answers
   // in between.
@@ -124,7 +135,11 @@ export async function* paginate<S extends z.ZodType, T>(
       // Advance by the page asked for, not the one echoed, so a server that misreports currentPage cannot loop
       // us; an empty page means the listing shrank under us and there is nothing further.
       const more = paging !== null && paging !== undefined && page < lastPage && data.length > 0;
-      if (more && prefetch) next = request(page + 1);
+      if (more) {
+        for (let p = page + 1; p <= Math.min(lastPage, page + pagesAhead); p++) {
+          if (!ahead.has(p)) ahead.set(p, request(p));
+        }
+      }
 
       const skipped: MalformedRecord[] = [];
       const report: Report = (m) => {
@@ -152,7 +167,8 @@ export async function* paginate<S extends z.ZodType, T>(
       yield result;
       if (!more) return;
       page++;
-      if (!prefetch) next = request(page);
+      next = ahead.get(page) ?? request(page);
+      ahead.delete(page);
     }
   } finally {
     abandon.abort();

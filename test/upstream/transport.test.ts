@@ -243,39 +243,94 @@ describe('typed errors never carry the token', () => {
   });
 });
 
-describe('prefetch', () => {
-  const page = (n: number) => ({
+describe('pages ahead', () => {
+  const page = (n: number, lastPage = 3) => ({
     body: {
       data: [{ id: n, name: `D${n}` }],
-      pagination: { currentPage: n, lastPage: 3, pageLength: 1, numRecords: 3 },
+      pagination: { currentPage: n, lastPage, pageLength: 1, numRecords: lastPage },
     },
   });
+  const asked = (s: FixtureServer) => s.requests.map((r) => r.query.get('page'));
 
-  it('asks for the next page while the current one is handled, and abandons it when the caller stops', async () => {
-    server = await startFixtureServer((req) => (req.query.get('page') === '2' ? { hang: true } : page(1)));
+  it('asks for the next two pages while the current one is handled, and abandons them when the caller stops', async () => {
+    server = await startFixtureServer((req) => (req.query.get('page') === '1' ? page(1, 5) : { hang: true }));
     const { client } = clientFor(server.url, { timeoutMs: 10_000 });
     for await (const p of client.departments({ pageLength: 1 })) {
       expect(p.records.map((d) => d.id)).toEqual([1]);
-      // While the caller is still busy with page 1, page 2 is already on its way.
-      for (let i = 0; i < 200 && server.requests.length < 2; i++) await new Promise((r) => setTimeout(r, 5));
-      expect(server.requests.map((r) => r.query.get('page'))).toEqual(['1', '2']);
+      // While the caller is still busy with page 1, pages 2 and 3 are already on their way; 4 waits its turn.
+      for (let i = 0; i < 400 && server.requests.length < 3; i++) await new Promise((r) => setTimeout(r, 5));
+      await new Promise((r) => setTimeout(r, 30));
+      expect(asked(server)).toEqual(['1', '2', '3']);
       break;
     }
-    // The abandoned request is cancelled, neither retried nor reported as an error.
+    // The abandoned requests are cancelled, neither retried nor reported as errors.
     await new Promise((r) => setTimeout(r, 50));
-    expect(server.requests).toHaveLength(2);
-    expect(client.stats()['GET /departments']).toEqual({ requests: 2, retries: 0, throttled: 0, errors: 0 });
+    expect(server.requests).toHaveLength(3);
+    expect(client.stats()['GET /departments']).toEqual({ requests: 3, retries: 0, throttled: 0, errors: 0 });
   });
 
-  it('can be turned off: one request per page asked for', async () => {
+  it('yields pages in order whichever answers first, asks for each once and never past the last page', async () => {
+    // Page 2 is the slowest to answer: page 3 arrives before it.
+    server = await startFixtureServer((req) => {
+      const n = Number(req.query.get('page'));
+      return { ...page(n, 4), delayMs: n === 2 ? 80 : 0 };
+    });
+    const { client } = clientFor(server.url);
+    const ids: number[] = [];
+    for await (const p of client.departments({ pageLength: 1 })) ids.push(...p.records.map((d) => d.id));
+    expect(ids).toEqual([1, 2, 3, 4]);
+    expect(asked(server).sort()).toEqual(['1', '2', '3', '4']);
+  });
+
+  it('a page ahead that fails fails the listing only when its turn comes', async () => {
+    server = await startFixtureServer((req) =>
+      req.query.get('page') === '3'
+        ? { status: 404, body: { message: 'gone' } }
+        : page(Number(req.query.get('page'))),
+    );
+    const { client } = clientFor(server.url);
+    const ids: number[] = [];
+    const err = await (async () => {
+      for await (const p of client.departments({ pageLength: 1 })) ids.push(...p.records.map((d) => d.id));
+    })().catch((e: unknown) => e);
+    expect(ids).toEqual([1, 2]);
+    expect(err).toBeInstanceOf(NotFoundError);
+  });
+
+  it('a listing that shrinks under us is read to its new end', async () => {
+    // Page 1 announces five pages; page 2 says there are only two.
+    server = await startFixtureServer((req) => {
+      const n = Number(req.query.get('page'));
+      return n === 1 ? page(1, 5) : n === 2 ? page(2, 2) : { hang: true };
+    });
+    const { client } = clientFor(server.url, { timeoutMs: 10_000 });
+    const ids: number[] = [];
+    for await (const p of client.departments({ pageLength: 1 })) ids.push(...p.records.map((d) => d.id));
+    expect(ids).toEqual([1, 2]);
+    // Page 3, asked for ahead of time, is abandoned, not waited for (it may be cancelled before it even reaches
+    // the server); nothing past it was asked for.
+    await new Promise((r) => setTimeout(r, 50));
+    expect(asked(server).slice(0, 2)).toEqual(['1', '2']);
+    expect(asked(server).filter((p) => Number(p) > 3)).toEqual([]);
+  });
+
+  it('can be set to 0: one request per page asked for', async () => {
     server = await startFixtureServer((req) => page(Number(req.query.get('page'))));
-    const { client } = clientFor(server.url, { prefetch: false });
+    const { client } = clientFor(server.url, { pagesAhead: 0 });
     for await (const _ of client.departments({ pageLength: 1 })) break;
     await new Promise((r) => setTimeout(r, 50));
     expect(server.requests).toHaveLength(1);
     const all: number[] = [];
     for await (const p of client.departments({ pageLength: 1 })) all.push(...p.records.map((d) => d.id));
     expect(all).toEqual([1, 2, 3]);
+  });
+
+  it('refuses a number of pages ahead that is not a whole number ≥ 0', () => {
+    for (const bad of [-1, 1.5, Number.NaN]) {
+      expect(() =>
+        createUpstreamClient({ baseUrl: 'http://127.0.0.1:1', token: TOKEN, pagesAhead: bad }),
+      ).toThrow(/"pagesAhead" must be a whole number ≥ 0/);
+    }
   });
 });
 
