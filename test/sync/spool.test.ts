@@ -92,6 +92,18 @@ describe('RecordSpool', () => {
     await spool.close();
   });
 
+  it('reads back records larger than its file buffer, in any script, exactly', async () => {
+    const spool = new RecordSpool({ dir: await tempDir(), memoryBytes: 1_000 });
+    // 1.2 million two-byte characters: ~3.6 MB of UTF-8, more than the 1 MB the file is written and read by.
+    const huge = record(2, '王'.repeat(1_200_000));
+    const records = [record(1), huge, ...Array.from({ length: 400 }, (_, i) => record(i + 3, 'é'.repeat(i)))];
+    await spool.add(records.slice(0, 1));
+    await spool.add(records.slice(1));
+    expect(spool.onDisk).toBe(true);
+    expect((await collect(spool, 50)).flat()).toEqual(records);
+    await spool.close();
+  });
+
   it('writes a repeated record once, as it came last', async () => {
     const spool = new RecordSpool({ dir: await tempDir(), memoryBytes: 500 });
     const first = record(1, 'first');
