@@ -71,4 +71,9 @@ export class MembershipBuffer {
       yield pairs;
     }
   }
+
+  /** Every pair kept, one at a time, in (member, owner) order (as drain gives them). */
+  *drainEach(): Generator<Pair> {
+    for (const pairs of this.drain(BLOCK)) yield* pairs;
+  }
 }

@@ -17,11 +17,14 @@ const CHUNK_CHARS = 256 * 1024;
 
 export type CopyValue = string | number | null;
 
-/** The rows of a COPY, as the parameter of its statement: `items`, each one row of `values`, in COPY's text format. */
+/**
+ * The rows of a COPY, as the parameter of its statement: `items`, each one row of `values`, in COPY's text
+ * format. Items are taken as the server reads them, so a generator's rows are never all in memory at once.
+ */
 export class CopyRows<T = unknown> {
-  readonly #items: readonly T[];
+  readonly #items: Iterable<T>;
   readonly #values: (item: T) => readonly CopyValue[];
-  constructor(items: readonly T[], values: (item: T) => readonly CopyValue[]) {
+  constructor(items: Iterable<T>, values: (item: T) => readonly CopyValue[]) {
     this.#items = items;
     this.#values = values;
   }

@@ -465,6 +465,12 @@ export class SqlStore implements Store {
     if (!pending) return;
     this.#deferred.delete(trx);
     for (const { join, schoolId, rows } of pending.values()) {
+      if (this.dialect === 'postgres') {
+        // One COPY per table, its rows generated as the server takes them: our text and the server's inserts
+        // overlap for the whole table, where a COPY per 20,000 rows made each wait for the other.
+        if (rows.size > 0) await this.#copyMemberships(join, schoolId, rows.drainEach());
+        continue;
+      }
       for (const pairs of rows.drain(MEMBERSHIP_PAIRS)) await this.#insertMemberships(join, schoolId, pairs);
     }
   }
@@ -490,6 +496,10 @@ export class SqlStore implements Store {
       );
       return;
     }
+    await this.#copyMemberships(join, schoolId, pairs);
+  }
+
+  async #copyMemberships(join: JoinTable, schoolId: SchoolId, pairs: Iterable<Pair>): Promise<void> {
     await this.#copyRows(join.table, ['school_id', join.member, join.owner], pairs, (p) => [
       schoolId,
       p[1],
@@ -501,10 +511,10 @@ export class SqlStore implements Store {
   async #copyRows<T>(
     table: string,
     columns: readonly string[],
-    items: readonly T[],
+    items: Iterable<T>,
     values: (item: T) => readonly CopyValue[],
   ): Promise<void> {
-    if (items.length === 0) return;
+    if (Array.isArray(items) && items.length === 0) return;
     const text = `copy "${table}" (${columns.map((c) => `"${c}"`).join(', ')}) from stdin`;
     await this.#w.executeQuery(CompiledQuery.raw(text, [new CopyRows(items, values)]));
   }

@@ -45,6 +45,28 @@ describe('COPY FROM STDIN through the store connections', () => {
     await db.executeQuery(CompiledQuery.raw('truncate t'));
   });
 
+  it('takes its rows from a generator: every row of many chunks, exactly', async () => {
+    const total = 200_000;
+    function* generated(): Generator<[number, string | null]> {
+      for (let i = 1; i <= total; i++) yield [i, i % 2 ? null : `r${i}`];
+    }
+    await db.executeQuery(
+      CompiledQuery.raw('copy t (id, label) from stdin', [new CopyRows(generated(), (r) => r)]),
+    );
+    const { rows: stats } = await db.executeQuery<{ n: string; s: string; nulls: string; last: string }>(
+      CompiledQuery.raw(
+        `select count(*) as n, sum(id) as s, count(*) - count(label) as nulls, max(label) filter (where id = ${total}) as last from t`,
+      ),
+    );
+    expect(stats[0]).toEqual({
+      n: String(total),
+      s: String((total * (total + 1)) / 2),
+      nulls: String(total / 2),
+      last: `r${total}`,
+    });
+    await db.executeQuery(CompiledQuery.raw('truncate t'));
+  });
+
   it('a refused row fails the statement and rolls its transaction back; the connection goes on', async () => {
     await copy('t', [[1, 'kept']]);
     const failed = db.transaction().execute(async (trx) => {
