@@ -48,10 +48,10 @@ export class MembershipBuffer {
   }
 
   /**
-   * Every pair kept, in (member, owner) order, `batch` at a time; the buffer is empty afterwards. The blocks are
-   * let go of as they are copied into the one array that is sorted.
+   * Every pair kept, as its key (member × 2^32 + owner: see memberOf, ownerOf), in (member, owner) order; the
+   * buffer is empty afterwards. The blocks are let go of as they are copied into the one array that is sorted.
    */
-  *drain(batch: number): Generator<Pair[]> {
+  drainSorted(): Float64Array {
     const all = new Float64Array(this.#size);
     let at = 0;
     for (const block of this.#blocks.splice(0)) {
@@ -61,13 +61,15 @@ export class MembershipBuffer {
     }
     this.#used = BLOCK;
     this.#size = 0;
-    all.sort();
+    return all.sort();
+  }
+
+  /** Every pair kept, in (member, owner) order, `batch` at a time; the buffer is empty afterwards. */
+  *drain(batch: number): Generator<Pair[]> {
+    const all = this.drainSorted();
     for (let i = 0; i < all.length; i += batch) {
       const pairs: Pair[] = [];
-      for (const key of all.subarray(i, i + batch)) {
-        const member = Math.floor(key / OWNER_SPAN);
-        pairs.push([key - member * OWNER_SPAN, member]);
-      }
+      for (const key of all.subarray(i, i + batch)) pairs.push([ownerOf(key), memberOf(key)]);
       yield pairs;
     }
   }
@@ -76,4 +78,14 @@ export class MembershipBuffer {
   *drainEach(): Generator<Pair> {
     for (const pairs of this.drain(BLOCK)) yield* pairs;
   }
+}
+
+/** The member id of a key from drainSorted. */
+export function memberOf(key: number): number {
+  return Math.floor(key / OWNER_SPAN);
+}
+
+/** The owner id of a key from drainSorted. */
+export function ownerOf(key: number): number {
+  return key % OWNER_SPAN;
 }
