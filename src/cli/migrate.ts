@@ -11,7 +11,7 @@ PostgreSQL when databaseUrl (config file) or DATABASE_URL is set, else SQLite ro
 DATA_DIR (default ./data).
 
   --compact   SQLite only, with rostercal stopped: then rebuilds the file, giving back the space of deleted
-              records and moving a store made before 16 KB pages to them (a district's full sync ~7 % faster)`;
+              records and moving a store made before 16 KB pages to them (faster writes of sessions)`;
 
 const mb = (bytes: number) => `${(bytes / 1_048_576).toFixed(1)} MB`;
 

@@ -80,14 +80,10 @@ export interface SqlStoreOptions {
 }
 
 /**
- * Rows for multi-row statements: full batches of `size`, then the rest in power-of-two sizes (180 rows: 128, 32,
- * 16, 4). Each distinct row count is a statement of its own in the connection's cache, holding SQLite's compiled
- * program; with write chunks cut by text, remainders of every size took a district's sync from 298–310 MB to
- * 346–363 MB peak. This way a table and column set has at most ~10 shapes.
- */
-/**
- * [start, length] of each statement's rows: full statements of `size` rows, then the rest in power-of-two
- * statements, so a table meets at most ~log2(size) + 1 distinct statement texts, each prepared once.
+ * [start, length] of each multi-row statement's rows: full batches of `size`, then the rest in power-of-two sizes
+ * (180 rows: 128, 32, 16, 4). Each distinct row count is a statement of its own in the connection's cache,
+ * holding SQLite's compiled program; with write chunks cut by text, remainders of every size took a district's
+ * sync from 298–310 MB to 346–363 MB peak. This way a table and column set has at most ~10 shapes.
  */
 function statementRanges(count: number, size: number): [start: number, length: number][] {
   const out: [number, number][] = [];
@@ -102,6 +98,7 @@ function statementRanges(count: number, size: number): [start: number, length: n
   return out;
 }
 
+/** One column of [owner, member] pairs as a PostgreSQL array literal: one parameter, however many ids. */
 function int8Array(pairs: readonly (readonly [number, number])[], column: 0 | 1): string {
   return `{${pairs.map((p) => p[column]).join(',')}}`;
 }
