@@ -64,19 +64,9 @@ export class MembershipBuffer {
     return all.sort();
   }
 
-  /** Every pair kept, in (member, owner) order, `batch` at a time; the buffer is empty afterwards. */
-  *drain(batch: number): Generator<Pair[]> {
-    const all = this.drainSorted();
-    for (let i = 0; i < all.length; i += batch) {
-      const pairs: Pair[] = [];
-      for (const key of all.subarray(i, i + batch)) pairs.push([ownerOf(key), memberOf(key)]);
-      yield pairs;
-    }
-  }
-
-  /** Every pair kept, one at a time, in (member, owner) order (as drain gives them). */
+  /** Every pair kept, one at a time, in (member, owner) order (as drainSorted gives their keys). */
   *drainEach(): Generator<Pair> {
-    for (const pairs of this.drain(BLOCK)) yield* pairs;
+    for (const key of this.drainSorted()) yield [ownerOf(key), memberOf(key)];
   }
 }
 
