@@ -162,7 +162,7 @@ async function printAll(
         template: template.name,
         ...source,
       });
-      await writeAtomically(join(outDir, roster.fileName), roster.pdf);
+      // Audited before the file exists: no record, no roster.
       await auditCommandLine(store, {
         action: 'roster',
         schoolId: s.id,
@@ -170,6 +170,7 @@ async function printAll(
         template: roster.template.name,
         detail: 'rostercal roster --all',
       });
+      await writeAtomically(join(outDir, roster.fileName), roster.pdf);
     } catch (err) {
       failed++;
       console.error(`\nteam ${team.id} (${team.name}): ${(err as Error).message}`);

@@ -153,17 +153,30 @@ describe('sign-in with the school’s identity provider (code + PKCE)', () => {
       template: 'medical-and-guardian-contacts',
     });
     expect(record!.staffSession).toMatch(/^[0-9a-f]{12}$/);
+  });
 
-    // A team visible only through an activity permission: rosters yes, medical no (default roles).
+  it('a team visible only through an activity permission: its roster yes, its medical sheet 403 (default roles)', async () => {
+    // The coach of an activity (chosen in beforeAll for having such teams), not one who may have none.
+    const jar = new CookieJar();
+    await signIn(jar, site.url, people.coachOfActivity.id);
+    const access = staffAccess(activityCoach, await h.store.list('hill', 'teams'));
     const viaActivity = [...access.teamIds].find((id) => !access.assignedTeamIds.has(id));
-    if (viaActivity !== undefined) {
-      const medical = await fetch(
-        `${site.url}/rosters/teams/${viaActivity}.pdf?template=medical-and-guardian-contacts`,
-        { headers: { cookie: jar.header(site.url) } },
-      );
-      expect(medical.status).toBe(403);
-      expect(Buffer.from(await medical.arrayBuffer()).includes('%PDF')).toBe(false);
-    }
+    expect(viaActivity, 'a team seen only through an activity permission').toBeDefined();
+    const roster = await fetch(`${site.url}/rosters/teams/${viaActivity}.pdf?template=team-roster`, {
+      headers: { cookie: jar.header(site.url) },
+    });
+    expect(roster.status).toBe(200);
+    expect(
+      Buffer.from(await roster.arrayBuffer())
+        .subarray(0, 5)
+        .toString(),
+    ).toBe('%PDF-');
+    const medical = await fetch(
+      `${site.url}/rosters/teams/${viaActivity}.pdf?template=medical-and-guardian-contacts`,
+      { headers: { cookie: jar.header(site.url) } },
+    );
+    expect(medical.status).toBe(403);
+    expect(Buffer.from(await medical.arrayBuffer()).includes('%PDF')).toBe(false);
   });
 
   it('a coach whose activities add teams sees their own teams first, under headings that say which are which', async () => {

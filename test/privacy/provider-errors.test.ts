@@ -95,7 +95,7 @@ describe('provider error text that echoes credentials', () => {
 
   it('is redacted before it is stored, logged or shown', async () => {
     const sync = await cli(['sync'], env);
-    expect(sync.code).not.toBe(0);
+    expect(sync.code, sync.out).toBe(1);
     expect(sync.out).not.toContain(SECRET_PART);
     const store = await openStore({ dataDir: join(dir, 'data') });
     try {

@@ -294,20 +294,20 @@ describe('rostercal roster (CLI)', () => {
     await qpdfCheck(join(dir, files[0]!));
   });
 
-  it('fails clearly, with a non-zero exit, for an unknown team, template or foreign session', async () => {
+  it('fails clearly, exit 1 (the work failed), for an unknown team, template or foreign session', async () => {
     const out = join(dataDir, 'never.pdf');
     const unknownTeam = await cli(['--team', '999999', '-o', out]);
-    expect(unknownTeam.code).not.toBe(0);
+    expect(unknownTeam.code, unknownTeam.stderr).toBe(1);
     expect(unknownTeam.stderr).toContain('unknown team 999999');
     const unknownTemplate = await cli(['--team', String(teams[0]!.id), '--template', 'no-such', '-o', out]);
-    expect(unknownTemplate.code).not.toBe(0);
+    expect(unknownTemplate.code, unknownTemplate.stderr).toBe(1);
     expect(unknownTemplate.stderr).toContain('unknown roster template "no-such"');
     const [t1, t2] = teams;
     const other = (await store.listSessions(SCHOOL, { teamIds: [t2!.id] })).find(
       (s) => !s.teams.some((t) => t.id === t1!.id),
     )!;
     const foreign = await cli(['--team', String(t1!.id), '--session', String(other.id), '-o', out]);
-    expect(foreign.code).not.toBe(0);
+    expect(foreign.code, foreign.stderr).toBe(1);
     expect(foreign.stderr).toContain(`is not a session of team ${t1!.id}`);
     expect(existsSync(out)).toBe(false);
   });
