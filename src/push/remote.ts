@@ -76,7 +76,7 @@ export function dueForListing(
   });
 }
 
-/** Lists our events in each calendar (into work.listing); a failed listing pauses, skips or forgets it. */
+/** Lists our events in each calendar (into work.listing); a failed listing pauses, skips or fails it (and forgets a gone one). */
 export async function listCalendars(
   step: RemoteStep,
   toList: CalendarWork[],
@@ -114,9 +114,11 @@ export async function listCalendars(
       await step.pause(w);
     } else if (r.skip) {
       w.outcome.state = 'skipped';
-    } else if (r.gone) {
+    } else {
+      // Refused credentials or permission (401, 403), a 5xx that outlasted the backoff: the calendar could not
+      // be compared with the remote, so nothing is written to it and the run fails, naming the cause.
       w.outcome.state = 'failed';
-      w.gone = true;
+      if (r.gone) w.gone = true;
     }
     w.outcome.note = r.reason;
     step.note(`${w.spec.key}: remote listing failed: ${r.reason}`);

@@ -93,14 +93,30 @@ describe('pushes that end mid-way (rostercal sync against faulty providers)', ()
     };
   }
 
-  /** `rostercal sync` of a copy of the pulled store, pushing to `target`. */
-  async function sync(target: Target, defaults = false) {
-    const dataDir = join(root, `data-${n++}`);
-    cpSync(pulled, dataDir, { recursive: true });
-    const child = rostercal(['sync'], env(config(dataDir, target, defaults)));
+  /** `rostercal sync` of a copy of the pulled store (or of `dataDir`, when given), pushing to `target`. */
+  async function sync(target: Target, defaults = false, more: { args?: string[]; dataDir?: string } = {}) {
+    let dataDir = more.dataDir;
+    if (!dataDir) {
+      dataDir = join(root, `data-${n++}`);
+      cpSync(pulled, dataDir, { recursive: true });
+    }
+    const configFile = config(dataDir, target, defaults);
+    const child = rostercal(['sync', ...(more.args ?? [])], env(configFile));
     onTestFinished(() => void child.proc.kill());
     const { code, signal } = await child.ended;
-    return { code, signal, output: child.output() };
+    return { code, signal, output: child.output(), dataDir, configFile };
+  }
+
+  /** The push runs `rostercal status --json` lists, newest first. */
+  async function pushRuns(
+    configFile: string,
+  ): Promise<{ status: string; target: string; errors: string[] }[]> {
+    const child = rostercal(['status', '--json', '--runs', '20'], env(configFile));
+    expect(await child.exit, child.output()).toBe(0);
+    const report = JSON.parse(child.stdout()) as {
+      runs: { kind: string; status: string; target: string; errors: string[] }[];
+    };
+    return report.runs.filter((r) => r.kind === 'push');
   }
 
   beforeAll(async () => {
@@ -187,6 +203,26 @@ describe('pushes that end mid-way (rostercal sync against faulty providers)', ()
           new RegExp(`push ${label[target]}: .*failed\\n(.*\\n)*  problem: .*\\b${status}\\b`),
         );
       }, 120_000);
+    }
+  }
+
+  for (const target of ['outlook', 'google'] as const) {
+    for (const status of [401, 403] as const) {
+      it(`${target}: --reconcile of pushed calendars answered ${status}: the push fails, exit 1, status says failed`, async () => {
+        const first = await sync(target);
+        expect(first.code, first.output).toBe(0);
+        // Nothing to write: only the listings of --reconcile reach the provider, and every one is refused.
+        fake(target).knobs.faults = [{ status }];
+        const r = await sync(target, true, { args: ['--reconcile'], dataDir: first.dataDir });
+        expect(r.output).toMatch(
+          new RegExp(`push ${label[target]}: .*failed\\n(.*\\n)*  problem: .*\\b${status}\\b`),
+        );
+        expect(r.output).not.toMatch(new RegExp(`push ${label[target]}: .*succeeded`));
+        expect(r.code, r.output).toBe(1);
+        const [last] = await pushRuns(r.configFile);
+        expect(last?.status, JSON.stringify(last)).toBe('failed');
+        expect(last?.errors.join('\n')).toMatch(new RegExp(`\\b${status}\\b`));
+      }, 180_000);
     }
   }
 
