@@ -1,7 +1,8 @@
 // The one place that talks HTTP to the upstream service: bearer auth, timeout, client-side rate limit, the
-// 1-2-4-8 backoff, per-endpoint stats and typed errors. Reads are retried after 429, 5xx, network failures and
-// timeouts; writes only after 429 (the service did nothing), because a 5xx or a timeout on a write may have been
-// applied and repeating it could create a record twice.
+// 1-2-4-8 backoff, per-endpoint stats and typed errors. Reads are retried after 429, 5xx, network failures,
+// timeouts and a 200 whose JSON is cut short (a proxy that ended the body early is as passing as one that dropped
+// the connection); writes only after 429 (the service did nothing), because a 5xx or a timeout on a write may
+// have been applied and repeating it could create a record twice.
 
 import { backoffDelay, parseRetryAfter } from '../util/backoff.ts';
 import type { RetryInfo } from './api.ts';
@@ -56,7 +57,7 @@ export interface Transport {
 }
 
 type Attempt =
-  | { ok: true; body: string }
+  | { ok: true; body: string; json?: unknown }
   | { ok: false; error: UpstreamError; retryAfterMs: number | null; counts: 'throttled' | 'errors' };
 
 const REASON_MAX = 200;
@@ -140,7 +141,7 @@ export function createTransport(opts: TransportOptions): Transport {
     try {
       const res = await fetch(prefix + req.path + req.query, { method: req.method, headers, body, signal });
       const text = await res.text();
-      if (res.ok) return { ok: true, body: text };
+      if (res.ok) return req.accept === 'json' ? parsed(req, label, text) : { ok: true, body: text };
       const reason = reasonFrom(res.status, res.statusText, text);
       if (res.status === 429) {
         const retryAfterMs = parseRetryAfter(res.headers.get('retry-after'), opts.now());
@@ -181,7 +182,7 @@ export function createTransport(opts: TransportOptions): Transport {
     }
   };
 
-  const send = async (req: HttpRequest): Promise<string> => {
+  const send = async (req: HttpRequest): Promise<Extract<Attempt, { ok: true }>> => {
     const label = `${req.method} ${req.path}`;
     const stats = opts.stats.for(req.endpoint);
     for (let retry = 0; ; retry++) {
@@ -189,7 +190,7 @@ export function createTransport(opts: TransportOptions): Transport {
       stats.requests++;
       if (retry > 0) stats.retries++;
       const result = await attempt(req, label);
-      if (result.ok) return result.body;
+      if (result.ok) return result;
       stats[result.counts]++;
       const { error } = result;
       const retryable = error.status === 429 || (req.read && error.retryable);
@@ -219,18 +220,31 @@ export function createTransport(opts: TransportOptions): Transport {
 
   return {
     async json(req) {
-      const text = await send({ ...req, accept: 'json' });
-      if (text.trim() === '') return {};
-      try {
-        return JSON.parse(text);
-      } catch {
-        throw new InvalidResponseError(`${req.method} ${req.path}`, 200, 'response body is not JSON');
-      }
+      return (await send({ ...req, accept: 'json' })).json;
     },
-    text(req) {
-      return send({ ...req, accept: 'text' });
+    async text(req) {
+      return (await send({ ...req, accept: 'text' })).body;
     },
   };
+}
+
+/**
+ * A 2xx body read as JSON (an empty body reads as `{}`). Invalid JSON is a failed attempt: retryable on a read
+ * (most often a body cut short on the way), final on a write, which the service has applied.
+ */
+function parsed(req: HttpRequest, label: string, text: string): Attempt {
+  if (text.trim() === '') return { ok: true, body: text, json: {} };
+  try {
+    return { ok: true, body: text, json: JSON.parse(text) };
+  } catch {
+    const reason = `response body is not JSON (${text.length} characters; cut short?)`;
+    return {
+      ok: false,
+      error: new InvalidResponseError(label, 200, reason, req.read),
+      retryAfterMs: null,
+      counts: 'errors',
+    };
+  }
 }
 
 /** A request its caller gave up on (an unwanted prefetch). Never reaches a caller that is still listening. */

@@ -99,9 +99,15 @@ describe('backoff', () => {
     expect(waits).toEqual([]);
   });
 
-  it('5xx, dropped connections and timeouts on reads are retried on the same schedule', async () => {
+  it('5xx, dropped connections, timeouts and answers cut short on reads are retried on the same schedule', async () => {
     server = await startFixtureServer(
-      scripted([{ status: 503, body: 'down' }, { destroy: true }, { hang: true }, { status: 500 }]),
+      scripted([
+        { status: 503, body: 'down' },
+        { destroy: true },
+        { hang: true },
+        { status: 500 },
+        { body: '{"data": [{"id": 1, "na' },
+      ]),
     );
     const retries: (number | null)[] = [];
     const { client, waits } = clientFor(server.url, {
@@ -109,18 +115,20 @@ describe('backoff', () => {
       onRetry: (r) => retries.push(r.status),
     });
     await drain(client.locations());
-    expect(waits).toEqual([1000, 2000, 4000, 8000]);
-    expect(retries).toEqual([503, null, null, 500]);
-    expect(client.stats()['GET /locations']).toEqual({ requests: 5, retries: 4, throttled: 0, errors: 4 });
+    expect(waits).toEqual([1000, 2000, 4000, 8000, 16_000]);
+    expect(retries).toEqual([503, null, null, 500, 200]);
+    expect(client.stats()['GET /locations']).toEqual({ requests: 6, retries: 5, throttled: 0, errors: 5 });
   });
 
-  it('writes: a 429 is retried (nothing was done), a 5xx or a timeout is not', async () => {
+  it('writes: a 429 is retried (nothing was done), a 5xx, a timeout or an answer cut short is not', async () => {
     server = await startFixtureServer(
       scripted([
         { status: 429 },
         { body: { data: [] } },
         { status: 502, body: { error: 'Bad gateway' } },
         { hang: true },
+        // Applied, then the answer cut short on the way: asking again could write it twice.
+        { body: '{"data": [{"id": 1, "stud' },
       ]),
     );
     const { client, waits } = clientFor(server.url, { timeoutMs: TIMEOUT_MS });
@@ -130,10 +138,11 @@ describe('backoff', () => {
     await expect(client.updateSessions({ email: 'a@b.c', sessions: [] })).rejects.toBeInstanceOf(
       TimeoutError,
     );
+    await expect(client.createAbsences([])).rejects.toBeInstanceOf(InvalidResponseError);
     expect(waits).toEqual([1000]);
-    expect(server.requests.map((r) => r.method)).toEqual(['POST', 'POST', 'DELETE', 'PATCH']);
+    expect(server.requests.map((r) => r.method)).toEqual(['POST', 'POST', 'DELETE', 'PATCH', 'POST']);
     expect(client.stats()).toEqual({
-      'POST /pre-explained-absences': { requests: 2, retries: 1, throttled: 1, errors: 0 },
+      'POST /pre-explained-absences': { requests: 3, retries: 1, throttled: 1, errors: 1 },
       'DELETE /pre-explained-absences': { requests: 1, retries: 0, throttled: 0, errors: 1 },
       'PATCH /sessions': { requests: 1, retries: 0, throttled: 0, errors: 1 },
     });
