@@ -66,11 +66,19 @@ export interface ChaosKnobs {
  * instead of being served. Checked for every top-level request (batch endpoints and token grants included,
  * e.g. `POST /v1.0/$batch`, `POST /batch/calendar/v3`, `POST /tenant/oauth2/v2.0/token`) and for every batch
  * part (`POST /users/a@b/calendars`, `GET /calendars/x/events`).
+ *
+ * `when: 'after-apply'` (Graph fake): the request is served first (the write happens) and only then the answer is
+ * lost: replaced by `status`, or with `drop` by a connection closed without an answer. The case an idempotency
+ * key such as Graph's transactionId exists for.
  */
 export interface FaultRule {
   /** Which requests; every one when absent. */
   match?: RegExp;
-  status: 401 | 403 | 429 | 500 | 503;
+  status: 401 | 403 | 429 | 500 | 503 | 504;
+  /** 'before' (default): instead of serving; 'after-apply': after serving a request that succeeded. */
+  when?: 'before' | 'after-apply';
+  /** With 'after-apply': close the connection without any answer instead of answering `status`. */
+  drop?: boolean;
   /** Fraction (0..1) of matching requests that fail; 1 when absent. Drawn from the fake's seeded PRNG. */
   rate?: number;
   /** Fail at most this many, then serve normally (a fault that clears); no limit when absent. */
@@ -81,9 +89,15 @@ export interface FaultRule {
   hits?: number;
 }
 
-/** The first rule that fires for `request` (`METHOD /path`), counting the hit; null when none does. */
-export function injectedFault(rules: FaultRule[], request: string, random: () => number): FaultRule | null {
+/** The first rule of that phase that fires for `request` (`METHOD /path`), counting the hit; null when none does. */
+export function injectedFault(
+  rules: FaultRule[],
+  request: string,
+  random: () => number,
+  when: 'before' | 'after-apply' = 'before',
+): FaultRule | null {
   for (const rule of rules) {
+    if ((rule.when ?? 'before') !== when) continue;
     if (rule.match && !rule.match.test(request)) continue;
     if (rule.limit !== undefined && (rule.hits ?? 0) >= rule.limit) continue;
     if (rule.rate !== undefined && random() >= rule.rate) continue;

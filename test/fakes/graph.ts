@@ -8,10 +8,19 @@
 // - `$batch` of at most 20 sub-requests; sub-requests run concurrently unless chained with dependsOn (a failed
 //   dependency gives 424); each sub-response carries its own status, and throttled ones a Retry-After;
 // - at most 4 concurrent requests per mailbox (batch items count): more get 429 MailboxConcurrency;
-// - 429/503 with Retry-After (knob), `transactionId` de-duplication of creates, 409 ErrorFolderExists,
+// - 429/503 with Retry-After (knob), 409 ErrorFolderExists,
 //   404 ErrorInvalidUser / MailboxNotEnabledForRESTAPI, extended properties returned only when $expand-ed,
 //   `$filter` on singleValueExtendedProperties and on calendar names (anything else: 400), default page size 10
-//   with `@odata.nextLink`, unknown event properties rejected with 400.
+//   with `@odata.nextLink`, unknown event properties rejected with 400;
+// - `transactionId` only as Graph documents it (event resource: "a custom identifier specified by a client app for
+//   the server to avoid redundant POST operations in case of client retries to create the same event", useful
+//   "when low network connectivity causes the client to time out before receiving a response"): a create that
+//   repeats one still present in the same calendar answers 201 with that event. Graph promises nothing about other
+//   calendars, about events deleted since, or about how long it remembers; the fake therefore de-duplicates only
+//   within the calendar, only while the event exists and only for `transactionIdWindowMs`, so the product cannot
+//   lean on more than Graph gives (its ownership-tag scan has to do the rest);
+// - answers lost after the write was applied (FaultRule `when: 'after-apply'`: a 500/503/504 or a dropped
+//   connection after the event exists), the case transactionId exists for.
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
@@ -79,6 +88,8 @@ export interface FakeGraphKnobs extends ChaosKnobs {
   batchItemLatencyMs: number;
   /** Per-mailbox concurrency limit; requests beyond it get 429 MailboxConcurrency. */
   mailboxConcurrency: number;
+  /** How long a create's transactionId is remembered (Graph documents no figure); 0: not at all. */
+  transactionIdWindowMs: number;
 }
 
 export interface FakeGraphStats {
@@ -91,6 +102,8 @@ export interface FakeGraphStats {
   writes: number;
   /** Creates answered from the transactionId index instead of creating a second event. */
   deduplicatedCreates: number;
+  /** Requests served (writes applied) whose answer was then replaced by an error or a dropped connection. */
+  answersLost: number;
   throttled: number;
   failed: number;
   /** Highest number of requests in flight at once per mailbox (including ones rejected for concurrency). */
@@ -132,6 +145,9 @@ export interface FakeGraph {
   events(upn: string, calendarName: string): FakeGraphEvent[];
   close(): Promise<void>;
 }
+
+/** An after-apply fault with `drop`: the connection carrying the answer is closed without one. */
+class DroppedConnection extends Error {}
 
 class GraphHttpError extends Error {
   readonly status: number;
@@ -204,6 +220,8 @@ function faultError(rule: FaultRule): GraphHttpError {
       );
     case 503:
       return new GraphHttpError(503, 'ServiceUnavailable', 'Service unavailable.', retry);
+    case 504:
+      return new GraphHttpError(504, 'UnknownError', 'Gateway timeout.', retry);
     default:
       return new GraphHttpError(500, 'InternalServerError', 'An internal server error occurred.');
   }
@@ -237,6 +255,7 @@ export async function startFakeGraph(opts: FakeGraphOptions = {}): Promise<FakeG
     retryAfterSeconds: 0.05,
     batchItemLatencyMs: 1,
     mailboxConcurrency: 4,
+    transactionIdWindowMs: 10 * 60_000,
     ...opts.knobs,
   };
   const emptyStats = (): FakeGraphStats => ({
@@ -246,6 +265,7 @@ export async function startFakeGraph(opts: FakeGraphOptions = {}): Promise<FakeG
     byOperation: {},
     writes: 0,
     deduplicatedCreates: 0,
+    answersLost: 0,
     throttled: 0,
     failed: 0,
     maxConcurrencyPerMailbox: {},
@@ -254,7 +274,8 @@ export async function startFakeGraph(opts: FakeGraphOptions = {}): Promise<FakeG
   });
   let stats = emptyStats();
   const mailboxes = new Map<string, FakeMailbox>();
-  const txIndex = new Map<string, { calendarId: string; eventId: string }>(); // `${upn}\n${tx}`
+  // `${upn}\n${calendarId}\n${tx}` → the event it created, and when.
+  const txIndex = new Map<string, { eventId: string; at: number }>();
   const inFlight = new Map<string, number>();
   let changeCounter = 0;
   const graphId = () => `AAkALg${newId(random, 40, ID_ALPHABET)}`;
@@ -551,9 +572,11 @@ export async function startFakeGraph(opts: FakeGraphOptions = {}): Promise<FakeG
         count('POST events.create');
         const b = validateEventBody(ctx.body, true);
         const tx = typeof b.transactionId === 'string' ? b.transactionId : undefined;
-        if (tx) {
-          const hit = txIndex.get(`${mb.upn}\n${tx}`);
-          const existing = hit ? mb.calendars.get(hit.calendarId)?.events.get(hit.eventId) : undefined;
+        const txKey = tx ? `${mb.upn}\n${target.id}\n${tx}` : null;
+        if (txKey) {
+          const hit = txIndex.get(txKey);
+          const fresh = hit !== undefined && Date.now() - hit.at < knobs.transactionIdWindowMs;
+          const existing = fresh ? target.events.get(hit.eventId) : undefined;
           if (existing) {
             stats.deduplicatedCreates++;
             return { status: 201, headers: {}, body: publicEvent(existing, null, null) };
@@ -574,7 +597,7 @@ export async function startFakeGraph(opts: FakeGraphOptions = {}): Promise<FakeG
         };
         applyEventFields(event, b);
         target.events.set(event.id, event);
-        if (tx) txIndex.set(`${mb.upn}\n${tx}`, { calendarId: target.id, eventId: event.id });
+        if (txKey) txIndex.set(txKey, { eventId: event.id, at: Date.now() });
         stats.writes++;
         return { status: 201, headers: {}, body: publicEvent(event, null, null) };
       }
@@ -650,10 +673,22 @@ export async function startFakeGraph(opts: FakeGraphOptions = {}): Promise<FakeG
         );
       }
       await sleep(ctx.batchItem ? knobs.batchItemLatencyMs : knobs.latencyMs);
-      return await mailboxOperation(ctx, mb, seg.slice(2), u.searchParams, path);
+      const result = await mailboxOperation(ctx, mb, seg.slice(2), u.searchParams, path);
+      loseAnswer(`${ctx.method} ${path}`, result);
+      return result;
     } finally {
       inFlight.set(mb.upn, (inFlight.get(mb.upn) ?? 1) - 1);
     }
+  }
+
+  /** After a request was served: an after-apply fault replaces its (successful) answer. */
+  function loseAnswer(request: string, result: SubResult): void {
+    if (result.status >= 400) return;
+    const lost = injectedFault(knobs.faults, request, random, 'after-apply');
+    if (!lost) return;
+    stats.failed++;
+    stats.answersLost++;
+    throw lost.drop ? new DroppedConnection(request) : faultError(lost);
   }
 
   function errorResult(err: unknown): SubResult {
@@ -676,7 +711,11 @@ export async function startFakeGraph(opts: FakeGraphOptions = {}): Promise<FakeG
     };
   }
 
-  async function runBatch(body: unknown, outerHeaders: Record<string, string>): Promise<SubResult> {
+  /** A $batch; `dropped` when one of its items' answers is to be lost with the whole connection. */
+  async function runBatch(
+    body: unknown,
+    outerHeaders: Record<string, string>,
+  ): Promise<SubResult & { dropped?: boolean }> {
     const requests = (body as { requests?: unknown } | null)?.requests;
     if (!Array.isArray(requests) || requests.length === 0)
       throw new GraphHttpError(400, 'BadRequest', 'Invalid batch payload format.');
@@ -717,6 +756,7 @@ export async function startFakeGraph(opts: FakeGraphOptions = {}): Promise<FakeG
     stats.batchItems += requests.length;
     const done = new Map<string, Promise<SubResult>>();
     const responses: (SubResult & { id: string })[] = [];
+    let dropped = false;
     for (const r of requests as {
       id: string;
       method: string;
@@ -747,6 +787,7 @@ export async function startFakeGraph(opts: FakeGraphOptions = {}): Promise<FakeG
             batchItem: true,
           });
         } catch (err) {
+          if (err instanceof DroppedConnection) dropped = true;
           return errorResult(err);
         }
       })();
@@ -758,6 +799,7 @@ export async function startFakeGraph(opts: FakeGraphOptions = {}): Promise<FakeG
     return {
       status: 200,
       headers: {},
+      dropped,
       body: {
         responses: responses.map((r) => ({
           id: r.id,
@@ -886,11 +928,18 @@ export async function startFakeGraph(opts: FakeGraphOptions = {}): Promise<FakeG
             'Retry-After': String(knobs.retryAfterSeconds),
           });
         }
-        result = await runBatch(body, headers);
+        const batch = await runBatch(body, headers);
+        if (batch.dropped) throw new DroppedConnection('POST /v1.0/$batch');
+        loseAnswer('POST /v1.0/$batch', batch);
+        result = batch;
       } else {
         result = await execute({ method: req.method ?? 'GET', url: rel, headers, body, batchItem: false });
       }
     } catch (err) {
+      if (err instanceof DroppedConnection) {
+        req.socket.destroy();
+        return;
+      }
       if (!req.readableEnded) await readBody(req).catch(() => undefined);
       result = errorResult(err);
     }

@@ -241,6 +241,111 @@ describe('fake Microsoft Graph', () => {
     expect(next['@odata.nextLink']).toBeUndefined();
   });
 
+  it('honours transactionId only as Graph documents it: a retry into the same calendar, while the event exists', async () => {
+    const client = graph();
+    const a = await client.api('/users/pupil@school.org/calendars').post({ name: 'Tx A' });
+    const b = await client.api('/users/pupil@school.org/calendars').post({ name: 'Tx B' });
+    const events = (cal: { id: string }) => `/users/pupil@school.org/calendars/${cal.id}/events`;
+    const body = {
+      subject: 'Tx',
+      start: { dateTime: '2026-12-03T10:00:00', timeZone: 'UTC' },
+      end: { dateTime: '2026-12-03T11:00:00', timeZone: 'UTC' },
+      transactionId: 'tx-scope',
+    };
+    const first = await client.api(events(a)).post(body);
+    expect((await client.api(events(a)).post(body)).id).toBe(first.id);
+    // Another calendar of the same mailbox: a create of its own.
+    const other = await client.api(events(b)).post(body);
+    expect(other.id).not.toBe(first.id);
+    // Deleted since: the same transactionId creates again.
+    await client.api(`/users/pupil@school.org/events/${first.id}`).delete();
+    const again = await client.api(events(a)).post(body);
+    expect(again.id).not.toBe(first.id);
+    // Remembered for a limited time only.
+    fake.knobs.transactionIdWindowMs = 0;
+    try {
+      expect((await client.api(events(a)).post(body)).id).not.toBe(again.id);
+    } finally {
+      fake.knobs.transactionIdWindowMs = 10 * 60_000;
+    }
+    expect(fake.events('pupil@school.org', 'Tx A')).toHaveLength(2);
+    expect(fake.events('pupil@school.org', 'Tx B')).toHaveLength(1);
+  });
+
+  it('loses answers after applying the write: a 503 the SDK retries lands once only thanks to transactionId', async () => {
+    const client = graph();
+    const cal = await client.api('/users/pupil@school.org/calendars').post({ name: 'Lost answers' });
+    const path = `/users/pupil@school.org/calendars/${cal.id}/events`;
+    const body = (tx: string) => ({
+      subject: tx,
+      start: { dateTime: '2026-12-04T10:00:00', timeZone: 'UTC' },
+      end: { dateTime: '2026-12-04T11:00:00', timeZone: 'UTC' },
+      transactionId: tx,
+    });
+    const lose = (extra: Partial<(typeof fake.knobs.faults)[number]> = {}) => {
+      fake.knobs.faults = [
+        {
+          when: 'after-apply',
+          match: /^POST \/users\/[^/]+\/calendars\/[^/]+\/events$/,
+          status: 503,
+          retryAfterSeconds: 0.01,
+          limit: 1,
+          ...extra,
+        },
+      ];
+    };
+    try {
+      fake.resetStats();
+      lose();
+      // The SDK's RetryHandler sends the POST again after the 503: the event exists once.
+      await client.api(path).post(body('tx-lost-1'));
+      expect(fake.stats.answersLost).toBe(1);
+      expect(fake.stats.deduplicatedCreates).toBe(1);
+      expect(fake.events('pupil@school.org', 'Lost answers')).toHaveLength(1);
+
+      // Not hollow: without transactionId the same lost answer leaves two events.
+      fake.knobs.transactionIdWindowMs = 0;
+      lose();
+      await client.api(path).post(body('tx-lost-2'));
+      expect(
+        fake.events('pupil@school.org', 'Lost answers').filter((e) => e.subject === 'tx-lost-2'),
+      ).toHaveLength(2);
+      fake.knobs.transactionIdWindowMs = 10 * 60_000;
+
+      // A dropped connection after the write: the client sees a network error, the event exists all the same.
+      lose({ drop: true });
+      await expect(client.api(path).post(body('tx-lost-3'))).rejects.toThrow();
+      expect(
+        fake.events('pupil@school.org', 'Lost answers').filter((e) => e.subject === 'tx-lost-3'),
+      ).toHaveLength(1);
+      await client.api(path).post(body('tx-lost-3'));
+      expect(
+        fake.events('pupil@school.org', 'Lost answers').filter((e) => e.subject === 'tx-lost-3'),
+      ).toHaveLength(1);
+
+      // Inside a $batch: the item's answer is the 504; the event exists.
+      lose({ status: 504 });
+      const batch = await client.api('/$batch').post({
+        requests: [
+          {
+            id: '1',
+            method: 'POST',
+            url: path,
+            headers: { 'Content-Type': 'application/json' },
+            body: body('tx-lost-4'),
+          },
+        ],
+      });
+      expect(batch.responses[0].status).toBe(504);
+      expect(
+        fake.events('pupil@school.org', 'Lost answers').filter((e) => e.subject === 'tx-lost-4'),
+      ).toHaveLength(1);
+    } finally {
+      fake.knobs.faults = [];
+      fake.knobs.transactionIdWindowMs = 10 * 60_000;
+    }
+  });
+
   it('runs $batch items concurrently, enforces 20 items and 4 per mailbox, reports throttles inside', async () => {
     const client = graph();
     const cal = await client
