@@ -4,6 +4,7 @@ import { type Config, withPort } from '../config.ts';
 import { createLogger } from '../log.ts';
 import { type RunningService, startService } from '../running-service.ts';
 import { terminalSafe } from '../terminal.ts';
+import { trustProxyWarning } from '../web/edge-settings.ts';
 import { defineCommand, numberOption, reportError } from './command.ts';
 
 const USAGE = `usage: rostercal serve [--port N]
@@ -66,6 +67,8 @@ async function serve(config: Config): Promise<number> {
   // ADMIN_TOKEN is for automation and break-glass; the demo signs people in through its own identity
   // provider, so it never invents a token (one printed here would be a capability in the logs).
   const adminToken = config.adminToken ?? null;
+  const proxyWarning = trustProxyWarning(config.trustProxy);
+  if (proxyWarning) console.error(`rostercal: warning: ${proxyWarning}`);
   const demoOnly = config.schools.every((s) => s.demo);
   service = await startService({ config, log, say, adminToken });
   if (stopping) return stoppedDuringStartUp();

@@ -1,6 +1,8 @@
 // Throttles failing clients, not accounts: each failure (a wrong bearer token, a refused sign-in) takes a token
 // from the sending address's bucket; an empty bucket answers 429 to that address until it refills. Another
-// address — the same person signing in correctly from elsewhere — is never affected.
+// address — the same person signing in correctly from elsewhere — is never affected. Addresses are counted by
+// addressKey: an IPv6 client by its /64, which it can rotate through freely.
+import { addressKey } from '../util/address-key.ts';
 import { TokenBuckets } from '../util/token-bucket.ts';
 
 export interface FailureThrottleOptions {
@@ -26,12 +28,12 @@ export class FailureThrottle {
   }
 
   /** Seconds the address must wait before it is heard again; 0 when it is not throttled. */
-  retryAfter(key: string): number {
-    return this.#buckets.retryAfter(key);
+  retryAfter(address: string): number {
+    return this.#buckets.retryAfter(addressKey(address));
   }
 
   /** Records one failure from the address. */
-  fail(key: string): void {
-    this.#buckets.spend(key);
+  fail(address: string): void {
+    this.#buckets.spend(addressKey(address));
   }
 }

@@ -12,7 +12,7 @@ import { type FeedRouterOptions, feedsRouter, notFound } from './feeds-router.ts
 import { healthRoutes, type ReadinessOptions } from './health.ts';
 import type { Metrics } from './metrics.ts';
 import { FailedLookups, type RateLimitOptions, rateLimit } from './rate-limit.ts';
-import { securityHeaderPairs, securityHeaders } from './security.ts';
+import { securityHeaderPairs, securityHeaders, setSecurityHeaders } from './security.ts';
 
 export interface AppOptions {
   store: Store;
@@ -80,6 +80,20 @@ function requestObserver(metrics: Metrics, logger: Logger) {
   };
 }
 
+/**
+ * The security headers on every answer, set before any router runs: the answers routers make by themselves
+ * (OPTIONS with its Allow list) and those of any method a route does not know carry them too. Only GET and HEAD
+ * under /feeds/ are left to the feed router, which writes them in the one writeHead call of its hot path (and
+ * on each of its other answers); what it does not answer gets them from the middleware after it.
+ */
+function everyAnswerSecured(pairs: readonly [string, string][]) {
+  return function everyAnswerSecuredMiddleware(req: Request, res: Response, next: NextFunction) {
+    const feedRead = (req.method === 'GET' || req.method === 'HEAD') && /^\/feeds\//i.test(req.path);
+    if (!feedRead) setSecurityHeaders(res, pairs);
+    next();
+  };
+}
+
 export function createApp(opts: AppOptions): express.Express {
   const logger = opts.logger ?? pino({ level: 'info' });
   const app = express();
@@ -88,7 +102,10 @@ export function createApp(opts: AppOptions): express.Express {
   if (opts.trustProxy !== undefined) app.set('trust proxy', opts.trustProxy);
   const hsts = opts.publicUrl.startsWith('https://');
   const security = securityHeaderPairs({ hsts });
+  // startServer answers what never reaches the app (a request Node's parser refuses) with them too.
+  app.locals.securityHeaders = security;
   app.use(requestObserver(opts.metrics, logger));
+  app.use(everyAnswerSecured(security));
   app.use(formBodiesOnly(security));
 
   const limit = opts.feedRateLimit ?? false;
@@ -152,7 +169,7 @@ export function createApp(opts: AppOptions): express.Express {
     app.use('/family', family);
   }
 
-  // Everything after the feed routes (which write their own, in one go) gets the security headers here.
+  // A feed read the feed router did not answer (`/feeds/`) gets the security headers here.
   app.use(securityHeaders({ hsts }));
   app.use(
     healthRoutes({

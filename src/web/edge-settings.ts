@@ -54,6 +54,41 @@ export const trustProxySchema = z
 /** A hop count, or addresses/ranges as Express reads them ("loopback, 10.0.0.0/8"). */
 export type TrustProxy = number | string;
 
+/** Who else sits in Express's named ranges: the clients a warning should name. */
+const RANGE_MEMBERS: Record<(typeof RANGE_NAMES)[number], string> = {
+  loopback: '127.0.0.0/8 and ::1: every program on this host or in this container',
+  linklocal: '169.254.0.0/16 and fe80::/10: every device on the local link',
+  uniquelocal:
+    '10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16 and fc00::/7: every client on the school network or its VPN, and every container',
+};
+
+/** A reverse proxy is one machine or a few: a trusted range larger than this holds clients too. */
+const NARROW_RANGE_ADDRESSES = 16;
+
+/**
+ * One line for the operator when the trusted proxies are a wide range: whatever connects from inside it can write
+ * any address into X-Forwarded-For and be counted as that address, so it escapes every throttle at will (Express
+ * takes the rightmost address that is not trusted, and a client inside the range is trusted). Null when the
+ * setting names single machines or small ranges, or is a hop count (the README says when that is right).
+ */
+export function trustProxyWarning(trustProxy: TrustProxy | undefined): string | null {
+  if (trustProxy === undefined || typeof trustProxy === 'number') return null;
+  const wide: string[] = [];
+  for (const entry of trustProxy.split(',').map((e) => e.trim())) {
+    if ((RANGE_NAMES as readonly string[]).includes(entry)) {
+      wide.push(`"${entry}" (${RANGE_MEMBERS[entry as (typeof RANGE_NAMES)[number]]})`);
+      continue;
+    }
+    const [addr = '', bits] = entry.split('/');
+    if (bits === undefined) continue;
+    const hostBits = (isIP(addr) === 4 ? 32 : 128) - Number(bits);
+    if (2 ** hostBits > NARROW_RANGE_ADDRESSES)
+      wide.push(`${entry} (${(2 ** hostBits).toLocaleString('en-US')} addresses)`);
+  }
+  if (!wide.length) return null;
+  return `TRUST_PROXY trusts ${wide.join(', ')} to name the client: a client connecting from inside that range can put any address in X-Forwarded-For and escape every throttle (failed sign-ins, unknown feed URLs). Set TRUST_PROXY to your reverse proxy's own address (e.g. TRUST_PROXY=172.18.0.2; README: "Running in production").`;
+}
+
 /** TRUST_PROXY as the schema takes it: digits are a hop count. */
 export function trustProxyFromEnv(value: string | undefined): number | string | undefined {
   if (value === undefined || value.trim() === '') return undefined;

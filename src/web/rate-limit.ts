@@ -10,6 +10,7 @@
 // Every 429 carries the same security headers as every other answer.
 import type { NextFunction, Request, Response } from 'express';
 import { FailureThrottle } from '../identity/throttle.ts';
+import { addressKey } from '../util/address-key.ts';
 import { TokenBuckets } from '../util/token-bucket.ts';
 import { setSecurityHeaders } from './security.ts';
 
@@ -26,7 +27,11 @@ export interface RateLimitOptions {
   securityHeaders?: readonly [string, string][];
 }
 
-/** The client as the app sees it: behind a trusted proxy (TRUST_PROXY) the address it forwarded for. */
+/**
+ * The client as the app sees it: behind a trusted proxy (TRUST_PROXY) the rightmost address of X-Forwarded-For
+ * that is not itself trusted (Express's req.ip), so entries a client writes itself, to the left of what its
+ * proxy appended, are never read. Throttles count it by addressKey (an IPv6 client by its /64).
+ */
 export function clientOf(req: Request): string {
   return req.ip ?? req.socket.remoteAddress ?? 'unknown';
 }
@@ -50,7 +55,7 @@ export function rateLimit(opts: RateLimitOptions) {
   });
 
   return function rateLimitMiddleware(req: Request, res: Response, next: NextFunction) {
-    const wait = buckets.take(clientOf(req));
+    const wait = buckets.take(addressKey(clientOf(req)));
     if (wait === 0) {
       next();
       return;

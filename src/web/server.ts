@@ -1,8 +1,35 @@
 // Runs the app on a port with graceful shutdown: stop accepting, let requests in flight finish (keep-alive
 // connections are closed when idle), and cut whatever is left after the grace period.
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type Server, STATUS_CODES } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
 import type { Express } from 'express';
+
+/**
+ * Node's parser answers a request it cannot read (a malformed request line or header, headers over its limit, a
+ * request too slow to arrive) by itself, bare. This answer is the same, with the security headers every other
+ * answer carries.
+ */
+function answerUnreadable(pairs: readonly [string, string][]) {
+  return (err: Error & { code?: string }, socket: Socket) => {
+    const response = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+    if (!socket.writable || response?.headersSent || err.code === 'ECONNRESET') {
+      socket.destroy();
+      return;
+    }
+    const status =
+      err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+    const body = `${STATUS_CODES[status]}\n`;
+    const head = [
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}`,
+      'Connection: close',
+      'Content-Type: text/plain; charset=utf-8',
+      `Content-Length: ${Buffer.byteLength(body)}`,
+      'Cache-Control: no-store',
+      ...pairs.map(([k, v]) => `${k}: ${v}`),
+    ];
+    socket.end(`${head.join('\r\n')}\r\n\r\n${body}`);
+  };
+}
 
 export interface RunningServer {
   server: Server;
@@ -20,6 +47,7 @@ export function startServer(
   return new Promise((resolve, reject) => {
     const server = app.listen(opts.port ?? 8080, opts.host ?? '0.0.0.0');
     server.keepAliveTimeout = opts.keepAliveTimeoutMs ?? 65_000;
+    server.on('clientError', answerUnreadable(app.locals.securityHeaders ?? []));
     server.once('error', reject);
     server.once('listening', () => {
       server.off('error', reject);
