@@ -1,4 +1,8 @@
-# rostercal: web server + scheduler. Build: docker build -t rostercal .  Run: docker run -p 8080:8080 rostercal
+# rostercal: web server + scheduler. Build: docker build -t rostercal .
+# Run: docker run -p 8080:8080 -v rostercal-data:/data -e ROSTERCAL_CONFIG=/config/rostercal.json … rostercal
+# Without ROSTERCAL_CONFIG (or UPSTREAM_URL & co.) `serve` refuses to start, naming what is missing; the demo school
+# (invented people, a sign-in page where anyone picks who they are) runs only when asked for:
+#   docker run -p 8080:8080 rostercal serve --demo
 FROM node:24-slim
 
 ENV NODE_ENV=production \

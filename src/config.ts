@@ -17,7 +17,9 @@ import {
 } from './identity/settings.ts';
 import { LOG_LEVELS, type LogLevel } from './log.ts';
 import { type PushTargetConfig, resolveTargets, targetsSchema } from './push/targets.ts';
+import { editDistance } from './util/edit-distance.ts';
 import { isKnownTimeZone } from './util/time-zone.ts';
+import { didYouMean, isAbbreviation } from './util/time-zone-suggest.ts';
 import {
   ConfigError,
   configError,
@@ -37,7 +39,13 @@ import {
 export { ConfigError, formatPath };
 
 const timeZone = z.string().superRefine((tz, ctx) => {
-  if (!isKnownTimeZone(tz)) ctx.addIssue({ code: 'custom', message: `"${tz}" is not a known time zone` });
+  if (!isKnownTimeZone(tz))
+    ctx.addIssue({ code: 'custom', message: `"${tz}" is not a known time zone.${didYouMean(tz)}` });
+  else if (isAbbreviation(tz))
+    ctx.addIssue({
+      code: 'custom',
+      message: `"${tz}" is a fixed offset that ignores daylight saving, not a place's time zone.${didYouMean(tz)}`,
+    });
 });
 
 const cronExpression = z.string().superRefine((expr, ctx) => {
@@ -170,6 +178,11 @@ export type SchoolConfig = Omit<SchemaOutput['schools'][number], 'targets'> & {
    * pages and rosters all use it. Absent: the built-in wording.
    */
   eventTemplates?: EventTemplates;
+  /**
+   * Where this school's upstream URL and token are set (`UPSTREAM_TOKEN`, `schools[0].upstream.token`, the
+   * variable an `env:NAME` token reads), for messages that tell an operator what to check.
+   */
+  upstreamSettings?: { url: string; token: string };
 };
 export type ParsedConfig = Omit<SchemaOutput, 'schools' | 'auth'> & {
   schools: SchoolConfig[];
@@ -204,7 +217,11 @@ export interface Config extends Omit<ParsedConfig, 'publicUrl'>, RuntimeSettings
   /** What is allowed but probably wrong (a missing PUBLIC_URL): the CLI prints these on stderr. */
   warnings?: string[];
   /** Where the configuration came from: for `describeConfig` and the admin pages. */
-  source: { kind: 'file'; path: string } | { kind: 'env' } | { kind: 'demo' };
+  source:
+    | { kind: 'file'; path: string }
+    | { kind: 'env' }
+    /** `misspelt`: variables set that look like ROSTERCAL_CONFIG or UPSTREAM_URL ("ROSTERCAL_CONFG → ROSTERCAL_CONFIG"). */
+    | { kind: 'demo'; misspelt?: string[] };
 }
 
 /** The demo school: the sandbox's generated school, started in-process by `serve` and `sync`. */
@@ -230,7 +247,9 @@ export function parseConfig(
   if (!result.success) throw configError(rename(result.error.issues.map((i) => issueProblem(i))), opts.where);
   const env = opts.env ?? {};
   const problems: Problem[] = [];
-  const schools = result.data.schools.map((s, i) => resolveSchool(s, ['schools', i], env, problems));
+  const schools = result.data.schools.map((s, i) =>
+    resolveSchool(s, ['schools', i], env, problems, opts.rename),
+  );
   const auth = resolveAuth(result.data.auth, env, problems);
   if (problems.length) throw configError(rename(problems), opts.where);
   return { ...result.data, schools, auth };
@@ -242,11 +261,18 @@ function resolveSchool(
   at: PropertyKey[],
   env: NodeJS.ProcessEnv,
   problems: Problem[],
+  rename: (path: string) => string = (p) => p,
 ): SchoolConfig {
-  const token = resolveSecret(s.upstream.token, env, formatPath([...at, 'upstream', 'token']), problems);
+  const tokenPath = formatPath([...at, 'upstream', 'token']);
+  const token = resolveSecret(s.upstream.token, env, tokenPath, problems);
+  const fromEnv = /^env:(.+)$/.exec(s.upstream.token)?.[1];
   return {
     ...s,
     upstream: { ...s.upstream, token },
+    upstreamSettings: {
+      url: rename(formatPath([...at, 'upstream', 'url'])),
+      token: fromEnv ? `${fromEnv} (${rename(tokenPath)})` : rename(tokenPath),
+    },
     targets: resolveTargets(s.targets, [...at, 'targets'], env, problems),
   };
 }
@@ -524,7 +550,36 @@ export async function loadConfig(env: NodeJS.ProcessEnv = process.env): Promise<
   };
   oidcFromEnv(raw, env);
   const parsed = parseConfig(raw, { env, rename: (p) => oidcEnvName(p, env) ?? ENV_NAMES[p] ?? p });
-  return finish(parsed, { kind: 'demo' }, env);
+  const misspelt = lookalikes(env);
+  return finish(parsed, misspelt.length ? { kind: 'demo', misspelt } : { kind: 'demo' }, env);
+}
+
+/** The variables that choose a configuration: a misspelling of one silently means "no configuration". */
+const CHOOSING = ['ROSTERCAL_CONFIG', 'UPSTREAM_URL'] as const;
+
+/** Set variables within two letters of ROSTERCAL_CONFIG or UPSTREAM_URL, as "ROSTERCAL_CONFG (ROSTERCAL_CONFIG?)". */
+function lookalikes(env: NodeJS.ProcessEnv): string[] {
+  const out: string[] = [];
+  for (const name of Object.keys(env)) {
+    if (!env[name]) continue;
+    const meant = CHOOSING.find((c) => c !== name && editDistance(name.toUpperCase(), c) <= 2);
+    if (meant) out.push(`${name} (${meant}?)`);
+  }
+  return out.sort();
+}
+
+/**
+ * `serve` without a configuration: the demo (invented people, a sign-in page where anyone picks who they are) only
+ * when asked for with --demo, so a container whose ROSTERCAL_CONFIG is missing or misspelt refuses to start.
+ */
+export function demoNotAskedFor(cfg: Config): ConfigError | null {
+  if (cfg.source.kind !== 'demo') return null;
+  const misspelt = cfg.source.misspelt?.length
+    ? ` Set but not recognised: ${cfg.source.misspelt.join(', ')}.`
+    : '';
+  return new ConfigError(
+    `config: no configuration: neither ROSTERCAL_CONFIG (a JSON file) nor UPSTREAM_URL is set, so there is no school to serve.${misspelt} Set one (see Configuration in the README); to try the demo school instead (invented data, a sign-in page where anyone picks who they are), run \`rostercal serve --demo\` (what \`npm start\` runs).`,
+  );
 }
 
 /** The configuration as it may be shown to a person or a log: every secret replaced. */

@@ -67,9 +67,11 @@ export async function listFeeds(
 }
 
 function table(rows: FeedListing[]): string {
-  const head = ['SCHOOL', 'SCOPE', 'ID', 'NAME', 'URL'];
+  // The page, not the .ics: it is what families open (subscribe buttons for their device, a QR code); the
+  // calendar's own URL is the page's plus .ics, and --json gives both.
+  const head = ['SCHOOL', 'SCOPE', 'ID', 'NAME', 'PAGE TO SEND (calendar: add .ics)'];
   const cells = rows.map((r) =>
-    [r.school, r.scope, String(r.id), r.name, r.url ?? '(issued under another secret: rotate)'].map(
+    [r.school, r.scope, String(r.id), r.name, r.page ?? '(issued under another secret: rotate)'].map(
       terminalSafe,
     ),
   );
@@ -108,6 +110,12 @@ export const run = defineCommand({
     if (sub !== 'list' && sub !== 'rotate' && sub !== 'accept-store')
       throw new UsageError(`unknown subcommand ${sub}`);
     const config = await loadConfig();
+    // Outside the demo the configuration already warned about a missing PUBLIC_URL; the demo's URLs are only
+    // right while `serve` listens on the same PORT as this command sees.
+    if (sub !== 'accept-store' && !config.publicUrlGiven && config.source.kind === 'demo')
+      console.error(
+        `rostercal feeds: warning: PUBLIC_URL is not set: these URLs use ${config.publicUrl}, which work only on this machine and only while \`rostercal serve\` listens on port ${config.port}. Run this command with the PORT serve uses, or set PUBLIC_URL to the address families and staff use`,
+      );
     if (sub === 'accept-store') {
       if (rest.length) throw new UsageError(`accept-store: unexpected ${rest.join(' ')}`);
       return withStore(config, (store) => acceptStore(config, store));
@@ -190,10 +198,10 @@ function printRotated(
     return;
   }
   console.log(
-    `${terminalSafe(r.def.calendarName)}: new URL (version ${r.issued.record.version}); the previous URL no longer works.`,
+    `${terminalSafe(r.def.calendarName)}: new URL (version ${r.issued.record.version}); the previous URL no longer works: everyone subscribed must subscribe again.`,
   );
-  console.log(links.url);
-  console.log(`page: ${links.page}`);
+  console.log(`page to send them: ${links.page}`);
+  console.log(`calendar (.ics):   ${links.url}`);
 }
 
 /** The rotation record is lost and the operator vouches for the database: start a new record from it. */

@@ -15,13 +15,14 @@ import { type Logger, silentLogger } from '../log.ts';
 import { prepareRecord } from '../store/kinds.ts';
 import type { ResourceKind, ResourceMap, RunCounts, RunStatus, Store, SyncRun } from '../store/types.ts';
 import type { EndpointStats, MalformedRecord, UpstreamClient } from '../upstream/api.ts';
-import { UnreachableError } from '../upstream/errors.ts';
+import { UnreachableError, UpstreamError } from '../upstream/errors.ts';
 import { TimeSlice } from '../util/event-loop.ts';
 import { mapLimit } from './concurrency.ts';
 import { deletionGuard } from './deletion-guard.ts';
 import { keepAlive, processOwner } from './owner.ts';
 import { RESOURCES, type ResourceSpec } from './resources.ts';
 import { RecordSpool } from './spool.ts';
+import { explainUpstreamFailure, isWrongPath } from './upstream-hint.ts';
 import { type SyncWindow, syncWindow } from './window.ts';
 
 export type PullKind = 'incremental' | 'full';
@@ -147,7 +148,8 @@ const refreshKey = (kind: ResourceKind) => `refreshedAt:${kind}`;
 
 /** 401/403 and an unreachable service will not get better by trying the next resource. */
 function isFatal(err: unknown): boolean {
-  if (err instanceof UnreachableError) return true;
+  // A listing answering 404 means the URL's path is wrong: every other listing would answer the same.
+  if (err instanceof UnreachableError || isWrongPath(err)) return true;
   const status = (err as { status?: unknown } | null)?.status;
   return status === 401 || status === 403;
 }
@@ -625,9 +627,17 @@ async function pullResource(
       }
     });
   } catch (err) {
-    const why = message(err);
+    // A refusal the configuration explains (token, URL) is said as such; its stack would say nothing more.
+    const explained = explainUpstreamFailure(err, school);
+    const why = explained ?? message(err);
     log.error(
-      { err, schoolId: school.id, resource: spec.kind },
+      {
+        ...(explained && err instanceof UpstreamError
+          ? { failure: { ...err.toJSON(), explained } }
+          : { err }),
+        schoolId: school.id,
+        resource: spec.kind,
+      },
       `pull of ${spec.kind} failed; nothing of it was written`,
     );
     const outcome: ResourceOutcome = {
@@ -642,7 +652,7 @@ async function pullResource(
     };
     return {
       outcome,
-      errors: [...errors, `${spec.kind}: failed, nothing of it was kept: ${why}`],
+      errors: [...errors, `${spec.kind}: ${explained ?? `failed, nothing of it was kept: ${why}`}`],
       warning: null,
       fatal: isFatal(err),
     };

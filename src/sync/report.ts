@@ -57,8 +57,16 @@ export function progressWriter(stream: NodeJS.WriteStream, schoolId: string): Pr
     if (tty && live) stream.write('\r\x1b[2K');
     live = '';
   };
-  const line = (text: string) => {
+  // Resources left out after a failure that ends the pull: one line for all of them, not its error per resource.
+  let notAttempted: string[] = [];
+  const flush = () => {
     clear();
+    if (notAttempted.length)
+      stream.write(`${schoolId}:   not attempted after that failure: ${notAttempted.join(', ')}\n`);
+    notAttempted = [];
+  };
+  const line = (text: string) => {
+    flush();
     stream.write(`${text}\n`);
   };
 
@@ -98,6 +106,10 @@ export function progressWriter(stream: NodeJS.WriteStream, schoolId: string): Pr
       case 'resource-done': {
         const o = event.outcome;
         if (o.mode === 'skipped' && o.status === 'skipped' && !o.error) break;
+        if (o.status === 'skipped' && o.mode !== 'skipped' && o.error?.startsWith('not attempted')) {
+          notAttempted.push(LABELS[o.kind]);
+          break;
+        }
         const label = LABELS[o.kind].padEnd(14);
         const what =
           o.status === 'failed'
@@ -109,7 +121,7 @@ export function progressWriter(stream: NodeJS.WriteStream, schoolId: string): Pr
         break;
       }
       case 'done':
-        clear();
+        flush();
         break;
     }
   }) as ProgressWriter;

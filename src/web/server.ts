@@ -40,17 +40,33 @@ export interface RunningServer {
   close(graceMs?: number): Promise<void>;
 }
 
+/** Node's `listen EADDRINUSE: address already in use 0.0.0.0:8080` says what, not what to do. */
+function listenError(err: NodeJS.ErrnoException, port: number): Error {
+  const change = 'choose another with PORT (or `rostercal serve --port N`)';
+  if (err.code === 'EADDRINUSE')
+    return new Error(
+      `port ${port} is already in use by another program (another rostercal serve?): stop that program, or ${change}`,
+    );
+  if (err.code === 'EACCES')
+    return new Error(
+      `port ${port} may not be opened by this user (ports below 1024 need privileges): ${change}, e.g. 8080`,
+    );
+  return err;
+}
+
 export function startServer(
   app: Express,
   opts: { port?: number; host?: string; keepAliveTimeoutMs?: number } = {},
 ): Promise<RunningServer> {
   return new Promise((resolve, reject) => {
-    const server = app.listen(opts.port ?? 8080, opts.host ?? '0.0.0.0');
+    const port = opts.port ?? 8080;
+    const server = app.listen(port, opts.host ?? '0.0.0.0');
     server.keepAliveTimeout = opts.keepAliveTimeoutMs ?? 65_000;
     server.on('clientError', answerUnreadable(app.locals.securityHeaders ?? []));
-    server.once('error', reject);
+    const failed = (err: NodeJS.ErrnoException) => reject(listenError(err, port));
+    server.once('error', failed);
     server.once('listening', () => {
-      server.off('error', reject);
+      server.off('error', failed);
       const addr = server.address() as AddressInfo;
       const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
       const shownHost = host === '0.0.0.0' || host === '[::]' ? 'localhost' : host;

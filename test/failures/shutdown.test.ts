@@ -47,7 +47,7 @@ describe('SIGTERM during the start-up pull (rostercal serve)', () => {
     expect(status.output()).not.toMatch(/running/);
   });
 
-  it('a start-up step that fails (the port is taken) exits 1 promptly, not after the start-up pull', async () => {
+  it('a start-up step that fails (the port is taken) exits 1 promptly, naming the port and what to do', async () => {
     const taken = createServer();
     await new Promise<void>((r) => taken.listen(0, '127.0.0.1', r));
     const port = (taken.address() as AddressInfo).port;
@@ -57,7 +57,10 @@ describe('SIGTERM during the start-up pull (rostercal serve)', () => {
       const serve = rostercal(['serve'], env);
       const ended = await serve.ended;
       expect(ended.code, serve.output()).toBe(1);
-      expect(serve.output()).toMatch(/EADDRINUSE/);
+      // Which port, and what to do: not Node's bare `listen EADDRINUSE`.
+      expect(serve.output()).toContain(`port ${port} is already in use by another program`);
+      expect(serve.output()).toMatch(/choose another with PORT \(or `rostercal serve --port N`\)/);
+      expect(serve.output()).not.toMatch(/EADDRINUSE/);
       expect(serve.output()).not.toMatch(/rostercal is serving/);
       // The pull started before the web server would take over a minute at this latency: it is interrupted.
       expect(Date.now() - began, serve.output()).toBeLessThan(20_000);

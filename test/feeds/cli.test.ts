@@ -76,8 +76,14 @@ describe('rostercal feeds', () => {
 
   it('prints a table, and clear errors for bad arguments', async () => {
     const { stdout } = await cli(['list']);
-    expect(stdout.split('\n')[0]).toMatch(/^SCHOOL\s+SCOPE\s+ID\s+NAME\s+URL/);
+    expect(stdout.split('\n')[0]).toMatch(
+      /^SCHOOL\s+SCOPE\s+ID\s+NAME\s+PAGE TO SEND \(calendar: add \.ics\)/,
+    );
     expect(stdout).toContain(h.sandbox.school.teams[0]!.name);
+    // The page families open (subscribe buttons, QR code), not the bare calendar.
+    const links = stdout.match(/https:\/\/\S+/g) ?? [];
+    expect(links.length).toBeGreaterThan(0);
+    for (const link of links) expect(link).toMatch(/^https:\/\/cal\.example\.org\/feeds\/[\w-]{32}$/);
     await expect(cli(['rotate', 'planet', '1'])).rejects.toMatchObject({ code: 2 });
     await expect(cli(['rotate', 'team', '999999'])).rejects.toMatchObject({
       code: 1,
@@ -86,6 +92,29 @@ describe('rostercal feeds', () => {
     await expect(cli(['list', '--school', 'nope'])).rejects.toMatchObject({
       stderr: expect.stringContaining('--school nope'),
     });
+  });
+
+  it('list --json gives both the page to send and the calendar itself', async () => {
+    const rows = JSON.parse((await cli(['list', '--json'])).stdout) as FeedListing[];
+    for (const r of rows) expect(r.url).toBe(`${r.page}.ics`);
+  });
+
+  it('warns that the URLs follow this command’s PORT when PUBLIC_URL is unset (serve on another port)', async () => {
+    const { stdout, stderr } = await cli(['list'], { PUBLIC_URL: '', PORT: '9123' });
+    expect(stdout).toContain('http://localhost:9123/feeds/');
+    expect(stderr).toMatch(
+      /warning: PUBLIC_URL is not set: these URLs use http:\/\/localhost:9123, which work only on this machine and only while `rostercal serve` listens on port 9123/,
+    );
+    const quiet = await cli(['list']);
+    expect(quiet.stderr).not.toMatch(/PUBLIC_URL/);
+  });
+
+  it('rotate names the page to send families first, then the calendar', async () => {
+    const team = h.sandbox.school.teams[1]!;
+    const { stdout } = await cli(['rotate', 'team', String(team.id)]);
+    expect(stdout).toMatch(/the previous URL no longer works: everyone subscribed must subscribe again/);
+    expect(stdout).toMatch(/^page to send them: https:\/\/cal\.example\.org\/feeds\/[\w-]{32}$/m);
+    expect(stdout).toMatch(/^calendar \(\.ics\): +https:\/\/cal\.example\.org\/feeds\/[\w-]{32}\.ics$/m);
   });
 
   it('without FEED_SECRET, a 0600 secret file in DATA_DIR is created and reused', async () => {
