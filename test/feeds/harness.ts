@@ -59,7 +59,7 @@ export async function startHarness(
   const client = createUpstreamClient({ baseUrl: sandbox.url, token: sandbox.token });
   const metrics = createMetrics({ defaultMetrics: false });
   const now = () => new Date(sandbox.now());
-  const feeds = new FeedService({ store, now, dataVersionTtlMs: 0, onRender: metrics.observeFeedRender });
+  const feeds = new FeedService({ store, now, onRender: metrics.observeFeedRender });
   const tokens = new FeedTokens(store, SECRET);
   const servers: RunningServer[] = [];
   const h: Harness = {

@@ -2,6 +2,7 @@
 // apart), a way to wait for a line, and the exit code.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { rostercalNodeFlags } from '../../bench/support/node-flags.ts';
 import type { Sandbox } from '../../src/sandbox/index.ts';
 
 export interface Child {
@@ -26,7 +27,15 @@ export function rostercal(
   env: Record<string, string | undefined>,
   opts: RunOptions = {},
 ): Child {
-  const command = [...(opts.under ?? []), process.execPath, 'bin/rostercal.js', ...args];
+  // With the V8 flags of the command's first line, as `rostercal`, `npm start` and the image run it: a child
+  // started as `node bin/rostercal.js` would get V8's machine-sized heap instead, and hide a pull that outgrows it.
+  const command = [
+    ...(opts.under ?? []),
+    process.execPath,
+    ...rostercalNodeFlags(),
+    'bin/rostercal.js',
+    ...args,
+  ];
   const proc = spawn(command[0]!, command.slice(1), {
     env: { ...process.env, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
