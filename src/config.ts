@@ -70,6 +70,8 @@ export const upstreamSchema = z.strictObject({
       baseMs: z.number().nonnegative().optional(),
       capMs: z.number().positive().optional(),
       maxRetries: z.number().int().nonnegative().optional(),
+      /** A 429 asking to wait longer than this fails at once, saying so (default 120 s). */
+      maxRetryAfterMs: z.number().nonnegative().optional(),
     })
     .optional(),
   timeoutMs: positiveInt.optional(),

@@ -204,7 +204,8 @@ export function createTransport(opts: TransportOptions): Transport {
       // server that keeps answering "retry in 1 s" is still backed off from).
       let waitMs = backoffDelay(opts.backoff, retry);
       if (result.retryAfterMs !== null) {
-        if (result.retryAfterMs > opts.backoff.maxRetryAfterMs) throw error;
+        if (result.retryAfterMs > opts.backoff.maxRetryAfterMs)
+          throw tooLongToWait(label, error, result.retryAfterMs, opts.backoff.maxRetryAfterMs);
         waitMs = Math.max(waitMs, result.retryAfterMs);
       }
       opts.onRetry?.({
@@ -245,6 +246,21 @@ function parsed(req: HttpRequest, label: string, text: string): Attempt {
       counts: 'errors',
     };
   }
+}
+
+/** A 429 not waited out because its Retry-After exceeds the cap: the error says so, and which setting holds it. */
+function tooLongToWait(
+  label: string,
+  error: UpstreamError,
+  retryAfterMs: number,
+  capMs: number,
+): RateLimitedError {
+  const s = (ms: number) => `${Math.ceil(ms / 1000)} s`;
+  return new RateLimitedError(
+    label,
+    `${error.reason}; the service asked to retry after ${s(retryAfterMs)}, longer than the ${s(capMs)} rostercal waits (upstream.backoff.maxRetryAfterMs)`,
+    retryAfterMs,
+  );
 }
 
 /** A request its caller gave up on (an unwanted prefetch). Never reaches a caller that is still listening. */
