@@ -15,7 +15,7 @@ import {
   resolveAuth,
   withOidcFromEnv,
 } from './identity/settings.ts';
-import { LOG_LEVELS, type LogLevel } from './log.ts';
+import { LOG_LEVELS, type LogLevel, scrubSecrets } from './log.ts';
 import { type PushTargetConfig, resolveTargets, targetsSchema } from './push/targets.ts';
 import { editDistance } from './util/edit-distance.ts';
 import { isKnownTimeZone } from './util/time-zone.ts';
@@ -425,6 +425,32 @@ function checkDataDir(dataDir: string, env: NodeJS.ProcessEnv, where?: string): 
   }
 }
 
+/**
+ * The JSON parser's complaint without its quote of the file: V8 quotes the text around an unexpected token
+ * (`..."tSecret": Zq8Q~provi"...`), and a configuration file holds secrets. The place is given instead.
+ */
+function jsonProblem(err: Error, text: string): string {
+  if (!/^Unexpected token /.test(err.message)) return scrubSecrets(err.message);
+  // The shortest prefix that fails on a token (not on its end) ends at the unexpected character.
+  const failsOnToken = (length: number) => {
+    try {
+      JSON.parse(text.slice(0, length));
+      return false;
+    } catch (e) {
+      return /^Unexpected token /.test((e as Error).message);
+    }
+  };
+  let fine = 0;
+  let failing = text.length;
+  while (failing - fine > 1) {
+    const mid = (fine + failing) >> 1;
+    if (failsOnToken(mid)) failing = mid;
+    else fine = mid;
+  }
+  const before = text.slice(0, failing - 1).split('\n');
+  return `unexpected character at line ${before.length} column ${before.at(-1)!.length + 1} (not quoted here: the file may hold secrets)`;
+}
+
 function finish(raw: ParsedConfig, source: Config['source'], env: NodeJS.ProcessEnv): Config {
   const where = source.kind === 'file' ? source.path : undefined;
   checkDataDir(raw.dataDir, env, where);
@@ -470,7 +496,7 @@ export async function loadConfig(env: NodeJS.ProcessEnv = process.env): Promise<
     try {
       raw = JSON.parse(text);
     } catch (err) {
-      throw new ConfigError(`config: ${abs} is not valid JSON: ${(err as Error).message}`);
+      throw new ConfigError(`config: ${abs} is not valid JSON: ${jsonProblem(err as Error, text)}`);
     }
     if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
       throw new ConfigError(`config: ${abs} must hold a JSON object with a "schools" array`);

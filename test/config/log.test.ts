@@ -51,3 +51,67 @@ describe('logger', () => {
     expect(scrubSecrets('/feeds/AbCdEfGhIjKlMnOpQrStUv.ics')).toBe('/feeds/AbCd….ics');
   });
 });
+
+// Each form below once reached a log line or a stored error unmasked.
+const PEM_BODY = 'MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7bXJ1c2xvZ2tleQ';
+const PRIVATE_KEY = `-----BEGIN PRIVATE KEY-----\n${PEM_BODY}\nZmFrZWJvZHlmb3J0ZXN0c29ubHk=\n-----END PRIVATE KEY-----\n`;
+const CLIENT_SECRET = 'Qx8Q~clientSecretValue.Abc-123';
+const REFRESH_TOKEN = '1//0gLx2sRefreshTokenValue-AbCdEfGhIjKlMnOp_qRsTuVwXyZ';
+const FAMILY_TOKEN = 'Fz9qY2xL0mWc7VbN4rTsEe1uIoPa3dKh';
+const LEAKS = [PEM_BODY, 'ZmFrZWJvZHlmb3J0ZXN0c29ubHk', CLIENT_SECRET, REFRESH_TOKEN.slice(3), FAMILY_TOKEN];
+
+describe('secret forms in free text', () => {
+  const forms: [string, string][] = [
+    ['a private key (PEM, real newlines)', `key file: ${PRIVATE_KEY} end`],
+    ['a private key in JSON (escaped newlines)', JSON.stringify({ private_key: PRIVATE_KEY })],
+    ['a private key cut short (no END line)', `"-----BEGIN RSA PRIVATE KEY-----\\n${PEM_BODY}`],
+    ['a key body without its header', `..."KEY-----\\n${PEM_BODY}"...`],
+    ['a JSON "clientSecret"', `{"tenantId":"t","clientSecret":"${CLIENT_SECRET}","clientId":"c"}`],
+    [
+      'a JSON "clientSecret" inside a JSON string',
+      JSON.stringify({ body: `{"clientSecret": "${CLIENT_SECRET}"}` }),
+    ],
+    ['clientSecret= in text', `clientSecret=${CLIENT_SECRET}&grant_type=client_credentials`],
+    ['a Google refresh token', `refresh with ${REFRESH_TOKEN} failed`],
+    ['a Google refresh token, URL-encoded', `refresh_token=${encodeURIComponent(REFRESH_TOKEN)}`],
+    ['a family link path', `GET https://cal.example.org/family/${FAMILY_TOKEN} failed`],
+    ['a family link path with a suffix', `/family/${FAMILY_TOKEN}.ics`],
+  ];
+
+  it.each(forms)('%s is masked by scrubSecrets', (_what, text) => {
+    const out = scrubSecrets(text);
+    for (const leak of LEAKS) expect(out).not.toContain(leak);
+    expect(out).not.toBe(text);
+  });
+
+  it.each(forms)(
+    '%s is masked in every part of a log line (message, error, any field at any depth)',
+    (_what, text) => {
+      const { lines, stream } = capture();
+      const log = createLogger({ destination: stream, level: 'info' });
+      log.warn(text);
+      log.error({ err: new Error(`provider said: ${text}`) }, 'push failed');
+      log.info({ response: { data: { error: { detail: text } } }, note: text }, 'answer');
+      log.info(
+        {
+          err: Object.assign(new Error('x'), {
+            config: { headers: { Authorization: 'Bearer tok-7777' } },
+            body: text,
+          }),
+        },
+        'y',
+      );
+      const out = lines.join('');
+      expect(lines).toHaveLength(4);
+      for (const leak of [...LEAKS, 'tok-7777']) expect(out).not.toContain(leak);
+    },
+  );
+
+  it('keeps ordinary words: a message about a token or a secret is still readable', () => {
+    expect(scrubSecrets('the upstream rejected the token: 401 Unauthorized')).toBe(
+      'the upstream rejected the token: 401 Unauthorized',
+    );
+    expect(scrubSecrets('GET /feeds/abcdef… 404')).toBe('GET /feeds/abcdef… 404');
+    expect(scrubSecrets('-----BEGIN CERTIFICATE-----')).toBe('-----BEGIN CERTIFICATE-----');
+  });
+});
