@@ -136,6 +136,10 @@ export function createLogger(opts: LoggerOptions = {}): Logger {
         const scrubbed = args.map((a) => (typeof a === 'string' ? scrubSecrets(a) : a)) as typeof args;
         method.apply(this, scrubbed);
       },
+      // pino appends each child's bindings and the call's fields to its parent's, so a key bound twice (a
+      // `component` refined by a child, a `schoolId` bound and passed again) is written twice, and log tools
+      // disagree on which one counts. Each line goes out with each key once: the last, most specific value.
+      streamWrite: oneKeyOnce,
     },
     serializers: {
       // Every field of the error (a provider's response body, its request's headers), not only its message.
@@ -147,6 +151,15 @@ export function createLogger(opts: LoggerOptions = {}): Logger {
   if (dest === undefined) return pino(options);
   if (typeof dest === 'number') return pino(options, pino.destination({ dest, sync: true }));
   return pino(options, dest);
+}
+
+/** A serialised line with every repeated key merged into one (JSON.parse keeps the last value). */
+function oneKeyOnce(line: string): string {
+  try {
+    return `${JSON.stringify(JSON.parse(line))}\n`;
+  } catch {
+    return line;
+  }
 }
 
 /** A logger that writes nothing: the default for library calls whose caller did not pass one. */
