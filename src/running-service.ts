@@ -2,7 +2,7 @@
 // first pull, scheduler), pre-rendered feeds, rosters, the staff dashboard and the web server, wired together once.
 // Each part stays ignorant of the others; this file is the only place that knows them all.
 import type { Config, SchoolConfig } from './config.ts';
-import { feedsAfterPull } from './feeds/after-pull.ts';
+import { feedsAfterPull, storeFeedsOf } from './feeds/after-pull.ts';
 import { listFeedDefs } from './feeds/catalog.ts';
 import { FeedService } from './feeds/feed-cache.ts';
 import { workerRenderer } from './feeds/school-renderer.ts';
@@ -22,6 +22,7 @@ import { createApp } from './web/app.ts';
 import { createMetrics, type Metrics } from './web/metrics.ts';
 import { type RunningServer, startServer } from './web/server.ts';
 import { createStaffWeb, type StaffWebSettings } from './web/staff-web.ts';
+import { StoreTrouble } from './web/store-trouble.ts';
 
 export interface ServiceOptions {
   config: Config;
@@ -92,7 +93,19 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
     // The school's wording: the same for feeds, landing pages (which read the feeds), pushes and rosters.
     const templates = (schoolId: string) =>
       opts.config.schools.find((s) => s.id === schoolId)?.eventTemplates;
-    const feeds = new FeedService({ store, onRender, templates });
+    // Requests are answered from what the store has even when it refuses their writes; readiness says so.
+    const trouble = new StoreTrouble({ checkIntegrity: () => store.checkIntegrity() });
+    // The first check starts now: the first /readyz need not wait for all of it.
+    void trouble.damage();
+    const FEED_RENDERS = 'feed renders';
+    const onRequestWrite = (err: unknown) => {
+      if (trouble.write(FEED_RENDERS, err))
+        log.error(
+          { err: (err as Error).message },
+          'a feed render could not be stored: feeds are answered from memory until the store takes writes again',
+        );
+    };
+    const feeds = new FeedService({ store, onRender, templates, onRequestWrite });
     // Passes after a pull run on a worker thread: requests never wait on them.
     const renderer = workerRenderer({
       feeds,
@@ -103,11 +116,17 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
       onRender,
       onFallback: (reason) => log.warn({ reason }, 'feed re-render ran in-process: its worker could not'),
     });
-    // After every pull, in order: feed tokens a lost database forgot, metrics and feed re-rendering (so a request
-    // costs a lookup), then pushing.
+    // Inside each pull, before its run is recorded: feed re-rendering (so a request costs a lookup); a pass that
+    // cannot store its renders fails the run. A pass that stored every render: the store takes them again.
+    const storeOutputs = storeFeedsOf({
+      feeds: renderer,
+      log,
+      onStored: () => trouble.write(FEED_RENDERS, null),
+    });
+    // After every pull, in order: feed tokens a lost database forgot, metrics, then pushing.
     const steps: AfterPullStep[] = [
       feedTokensAfterPull({ tokens, guard }),
-      feedsAfterPull({ feeds: renderer, metrics }),
+      feedsAfterPull({ metrics }),
       pushStep,
     ];
     const afterPull = async (school: SchoolConfig, summary: PullSummary) => {
@@ -122,6 +141,7 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
       log,
       initialPull: (opts.initialPull ?? true) ? 'auto' : 'none',
       onPull: afterPull,
+      storeOutputs: (school) => storeOutputs(school.id),
       // Pushes also run on their own schedule (schools[].schedules.push), besides after each pull.
       extraJobs: (school) => pushJobs(store, school),
     });
@@ -175,6 +195,7 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
         // A real write: this process's heartbeat (what every run of it needs to be written anyway).
         probeWrite: () => store.beat(processOwner(), new Date().toISOString()),
         schedulerProblems: () => sync.scheduler.problems(),
+        storeTrouble: trouble,
       },
     });
     const server: RunningServer = await startServer(app, {

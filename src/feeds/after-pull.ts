@@ -1,14 +1,18 @@
-// The step `rostercal serve` runs first after each pull (src/running-service.ts lists its steps):
-// count the run in the metrics and bring the school's issued feeds to the new data version (rendering only those
-// whose inputs changed; a pull that changed nothing touches none), so the next
-// request is a lookup. A separate `rostercal sync` process needs no such step: the server notices the new
-// data version on the next request and renders then.
+// Feeds after a pull: bring the school's issued feeds to the new data version (rendering only those whose inputs
+// changed; a pull that changed nothing touches none), so the next request is a lookup, and count the run in the
+// metrics. `rostercal serve` renders inside the pull, before its run is recorded (storeFeedsOf), so that a pull
+// whose feeds could not be stored is not recorded as a success; its after-pull step only counts. A separate
+// `rostercal sync` process needs neither: the server notices the new data version on the next request and
+// renders then.
+import type { Logger } from '../log.ts';
+import type { SchoolId } from '../store/types.ts';
 import type { AfterPullStep } from '../sync/after-pull.ts';
 import type { Metrics } from '../web/metrics.ts';
 import type { SchoolRenderer } from './school-renderer.ts';
 
 export function feedsAfterPull(opts: {
-  feeds: Pick<SchoolRenderer, 'renderSchool'>;
+  /** Absent when the pull renders them itself before its run is recorded (serve: storeFeedsOf). */
+  feeds?: Pick<SchoolRenderer, 'renderSchool'>;
   metrics?: Metrics;
 }): AfterPullStep {
   return {
@@ -24,7 +28,7 @@ export function feedsAfterPull(opts: {
         retries: s.upstream.retries,
         throttled: s.upstream.throttled,
       });
-      if (s.status === 'failed') return true;
+      if (s.status === 'failed' || !opts.feeds) return true;
       try {
         const r = await opts.feeds.renderSchool(ctx.school.id);
         ctx.log.info(
@@ -44,5 +48,39 @@ export function feedsAfterPull(opts: {
         return false;
       }
     },
+  };
+}
+
+/**
+ * A pull's storeOutputs for serve: re-renders the school's issued feeds and stores them before the run is
+ * recorded, so that a pull whose feeds could not be stored (a full disk, a read-only store) is recorded failed,
+ * never succeeded. Requests meanwhile are answered from memory (FeedService.get).
+ */
+export function storeFeedsOf(opts: {
+  feeds: Pick<SchoolRenderer, 'renderSchool'>;
+  log: Logger;
+  /** Told each pass that stored every render it made. */
+  onStored?: () => void;
+}): (schoolId: SchoolId) => Promise<void> {
+  return async (schoolId) => {
+    try {
+      const r = await opts.feeds.renderSchool(schoolId);
+      opts.onStored?.();
+      opts.log.info(
+        {
+          school: schoolId,
+          feeds: r.feeds,
+          rendered: r.rendered,
+          unchanged: r.unchanged,
+          ms: Math.round(r.ms),
+          dataVersion: r.dataVersion,
+        },
+        'feeds re-rendered',
+      );
+    } catch (err) {
+      const message = (err as Error).message;
+      opts.log.error({ school: schoolId, err: message }, 'feed re-render failed');
+      throw new Error(`feeds: the re-rendered feeds could not be stored: ${message}`);
+    }
   };
 }

@@ -9,11 +9,16 @@ import type { CalendarEvent } from '../calendar/types.ts';
 import type { Id } from '../domain/types.ts';
 import type { FeedScope, PublishedEvent, SchoolId, Store } from '../store/types.ts';
 
+/**
+ * `onSaveError`: told instead of throwing when the versions cannot be stored (a full disk, a read-only store);
+ * the events keep the versions computed here, and the next render computes the same from what is stored.
+ */
 export async function versionFeedEvents(
   store: Store,
   feed: { schoolId: SchoolId; scope: FeedScope; scopeId: Id },
   events: CalendarEvent[],
   now: Date,
+  onSaveError?: (err: unknown) => void,
 ): Promise<CalendarEvent[]> {
   const before = await store.getFeedEventVersions(feed.schoolId, feed.scope, feed.scopeId);
   const after = new Map<Id, PublishedEvent>();
@@ -36,6 +41,12 @@ export async function versionFeedEvents(
       ? e
       : { ...e, sequence: v.sequence, lastModified: v.lastModified };
   });
-  if (changed) await store.saveFeedEventVersions(feed.schoolId, feed.scope, feed.scopeId, after);
+  if (!changed) return out;
+  try {
+    await store.saveFeedEventVersions(feed.schoolId, feed.scope, feed.scopeId, after);
+  } catch (err) {
+    if (!onSaveError) throw err;
+    onSaveError(err);
+  }
   return out;
 }

@@ -80,6 +80,11 @@ export interface FeedServiceOptions {
   refreshSeconds?: number;
   /** Bytes of rendered feeds kept in memory (least recently requested dropped first). Default 32 MB. */
   cacheBytes?: number;
+  /**
+   * Told how each write a request makes went (storing a render, confirming one): the error when the store
+   * refused it (a full disk, a read-only store), null when it was written. The request is answered either way.
+   */
+  onRequestWrite?: (err: unknown) => void;
 }
 
 export interface RenderSchoolResult {
@@ -326,7 +331,25 @@ export class FeedService {
     };
   }
 
-  /** Renders a feed's bytes, writes them to the store and tells the observer. */
+  /**
+   * A write a request makes to spare later requests work. Its failure must not fail the request: what it would
+   * store is what the request answers with, already in hand.
+   */
+  async #spare(write: () => Promise<void>): Promise<void> {
+    try {
+      await write();
+    } catch (err) {
+      this.#opts.onRequestWrite?.(err);
+      return;
+    }
+    this.#opts.onRequestWrite?.(null);
+  }
+
+  /**
+   * Renders a feed's bytes, writes them to the store and tells the observer. `forRequest`: a request waits on
+   * it, so a store that refuses the writes leaves the render in memory only (told to onRequestWrite); a re-render
+   * pass (renderSchool) fails instead, so that the pull it follows is not taken for a success.
+   */
   async #renderFresh(
     def: FeedDef,
     version: number,
@@ -335,6 +358,7 @@ export class FeedService {
     sessions: Stored<'sessions'>[],
     inputs: string,
     previous: { etag: string; lastModified: string } | null,
+    forRequest: boolean,
   ): Promise<RenderedFeed> {
     const started = performance.now();
     // SEQUENCE/LAST-MODIFIED as this feed last published them, unless what its audience sees changed.
@@ -343,6 +367,7 @@ export class FeedService {
       def,
       await this.events(def, ctx, sessions),
       this.#now(),
+      forRequest ? (err) => this.#opts.onRequestWrite?.(err) : undefined,
     );
     const ics = await renderIcsPaced(
       {
@@ -368,23 +393,26 @@ export class FeedService {
       .filter((e) => e.end >= nowIso)
       .sort((a, b) => a.start.localeCompare(b.start))
       .slice(0, 8);
-    await this.store.saveRenderedFeed({
-      schoolId: def.schoolId,
-      scope: def.scope,
-      scopeId: def.scopeId,
-      dataVersion: version,
-      windowKey: w.key,
-      inputs,
-      etag,
-      lastModified: lastModified.toISOString(),
-      gzip: gz,
-      br: null,
-      eventCount: ics.eventCount,
-      trimmed: ics.trimmed,
-      upcoming: JSON.stringify(upcoming),
-      def: JSON.stringify(def),
-      renderedAt: nowIso,
-    });
+    const save = () =>
+      this.store.saveRenderedFeed({
+        schoolId: def.schoolId,
+        scope: def.scope,
+        scopeId: def.scopeId,
+        dataVersion: version,
+        windowKey: w.key,
+        inputs,
+        etag,
+        lastModified: lastModified.toISOString(),
+        gzip: gz,
+        br: null,
+        eventCount: ics.eventCount,
+        trimmed: ics.trimmed,
+        upcoming: JSON.stringify(upcoming),
+        def: JSON.stringify(def),
+        renderedAt: nowIso,
+      });
+    if (forRequest) await this.#spare(save);
+    else await save();
     const renderMs = performance.now() - started;
     this.#opts.onRender?.({
       schoolId: def.schoolId,
@@ -452,12 +480,17 @@ export class FeedService {
       );
       const inputs = this.#inputsOf(def, ctx, w.key, sessions);
       if (stored && stored.inputs === inputs) {
-        await this.store.markRenderedFeedsCurrent(schoolId, [{ scope, scopeId, inputs }], version);
+        await this.#spare(() =>
+          this.store.markRenderedFeedsCurrent(schoolId, [{ scope, scopeId, inputs }], version),
+        );
         // Still in memory from an earlier version: the same bytes, nothing to unzip.
         if (hit && hit.inputs === inputs) return this.#remember(key, { ...hit, dataVersion: version });
         return this.#remember(key, await this.#fromRecord(def, stored, version));
       }
-      return this.#remember(key, await this.#renderFresh(def, version, ctx, w, sessions, inputs, stored));
+      return this.#remember(
+        key,
+        await this.#renderFresh(def, version, ctx, w, sessions, inputs, stored, true),
+      );
     });
   }
 
@@ -539,7 +572,7 @@ export class FeedService {
           continue;
         }
         const r = await this.#once(key, version, async () => {
-          const fresh = await this.#renderFresh(def, version, ctx, w, sessions, inputs, state ?? null);
+          const fresh = await this.#renderFresh(def, version, ctx, w, sessions, inputs, state ?? null, false);
           if (this.#lru.has(key)) this.#remember(key, fresh);
           return fresh;
         });

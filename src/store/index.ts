@@ -9,6 +9,7 @@ import { copyingPool } from './pg-copy.ts';
 import type { DB } from './schema.ts';
 import { SqlStore } from './sql-store.ts';
 import { NodeSqliteDialect } from './sqlite-dialect.ts';
+import { sqliteQuickCheck } from './sqlite-integrity.ts';
 import type { Store } from './types.ts';
 
 export type * from './types.ts';
@@ -122,7 +123,7 @@ function openSqlite(opts: { dataDir?: string; file?: string }, checkpointsOffThr
   const reader = new Kysely<DB>({
     dialect: new NodeSqliteDialect(`r:${file}:${randomUUID()}`, connect(false)),
   });
-  return new SqlStore({ dialect: 'sqlite', db, reader });
+  return new SqlStore({ dialect: 'sqlite', db, reader, checkIntegrity: () => sqliteQuickCheck(file) });
 }
 
 async function openPostgres(url: string, max: number): Promise<SqlStore> {

@@ -77,6 +77,8 @@ export interface SqlStoreOptions {
   db: Kysely<DB>;
   /** Reads outside transactions; SQLite uses a second connection so reads don't wait behind the pull. */
   reader?: Kysely<DB>;
+  /** What checkIntegrity runs (SQLite: quick_check on a worker thread); without it the store has no check. */
+  checkIntegrity?: () => Promise<string | null>;
 }
 
 /**
@@ -144,11 +146,13 @@ export class SqlStore implements Store {
   >();
   /** SQLite multi-row INSERT texts by table, columns, row count and conflict clause (see #insertSqlite). */
   readonly #insertTexts = new Map<string, string>();
+  readonly #checkIntegrity: (() => Promise<string | null>) | undefined;
 
   constructor(opts: SqlStoreOptions) {
     this.dialect = opts.dialect;
     this.#db = opts.db;
     this.#reader = opts.reader ?? opts.db;
+    this.#checkIntegrity = opts.checkIntegrity;
   }
 
   /** Executor for writes: the open transaction of this call chain, else the writer. */
@@ -171,6 +175,10 @@ export class SqlStore implements Store {
 
   async ping(): Promise<void> {
     await sql`select 1`.execute(this.#r);
+  }
+
+  async checkIntegrity(): Promise<string | null> {
+    return this.#checkIntegrity ? this.#checkIntegrity() : null;
   }
 
   async transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T> {

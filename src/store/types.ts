@@ -315,6 +315,12 @@ export interface Store {
   close(): Promise<void>;
   /** Health probe for /readyz. */
   ping(): Promise<void>;
+  /**
+   * Whether every page of the store can be read: null, or what is damaged. SQLite: quick_check of the whole
+   * file, off the event loop (seconds for a large file: call it now and then, not per request). PostgreSQL:
+   * null (the server checks its own pages; a damaged one fails the queries that read it).
+   */
+  checkIntegrity(): Promise<string | null>;
   /** Runs fn atomically: everything it wrote is kept, or nothing is. */
   transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T>;
 

@@ -21,6 +21,7 @@ export interface SyncServiceOptions {
   demoPort?: number;
   extraJobs?: (school: Config['schools'][number]) => JobDefinition[];
   onPull?: (school: Config['schools'][number], summary: PullSummary) => void | Promise<void>;
+  storeOutputs?: (school: Config['schools'][number]) => Promise<void>;
   onFire?: (event: FireEvent) => void;
 }
 
@@ -62,6 +63,7 @@ export async function startSyncService(opts: SyncServiceOptions): Promise<SyncSe
       },
       ...(opts.extraJobs ? { extraJobs: opts.extraJobs } : {}),
       ...(opts.onPull ? { onPull: opts.onPull } : {}),
+      ...(opts.storeOutputs ? { storeOutputs: opts.storeOutputs } : {}),
       ...(opts.onFire ? { onFire: opts.onFire } : {}),
     });
   } catch (err) {

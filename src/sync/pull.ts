@@ -89,6 +89,12 @@ export interface PullOptions {
    * pullSchool throws PullInterruptedError. What a resource already committed stays; the rest is read next time.
    */
   signal?: AbortSignal;
+  /**
+   * Stores what the pulled data becomes for readers (serve: the school's feed renders), after the resources and
+   * before the run is recorded: when it throws, the run is recorded failed with its message, never succeeded
+   * (a full disk took the snapshot's few changed rows and refused the renders). Not called for a failed pull.
+   */
+  storeOutputs?: () => Promise<void>;
 }
 
 /** The pull was stopped from outside (a shutdown) and its run recorded as interrupted. */
@@ -833,7 +839,16 @@ async function runResources(
     }
   }
 
-  const failed = resources.some((r) => r.status === 'failed');
+  let failed = resources.some((r) => r.status === 'failed');
+  if (!failed && opts.storeOutputs) {
+    try {
+      await opts.storeOutputs();
+    } catch (err) {
+      opts.signal?.throwIfAborted();
+      failed = true;
+      errors.push(message(err));
+    }
+  }
   const status: RunStatus = failed ? 'failed' : warnings.length > 0 ? 'suspicious' : 'succeeded';
   const upstream = diffStats(client.totals(), before);
   const finishedAt = now();

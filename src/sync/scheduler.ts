@@ -60,6 +60,8 @@ export interface SchedulerOptions {
   onFire?: (event: FireEvent) => void;
   /** Called with each finished pull (for metrics, push-after-pull, caches). */
   onPull?: (school: SchoolConfig, summary: PullSummary) => void | Promise<void>;
+  /** A pull's PullOptions.storeOutputs, per school: its failure fails the run. */
+  storeOutputs?: (school: SchoolConfig) => Promise<void>;
   now?: () => Date;
   /** How long stop() waits for running jobs after interrupting the pulls (default 15 s). */
   stopWaitMs?: number;
@@ -127,6 +129,7 @@ function pullJob(
             log,
             signal,
             ...(opts.now ? { now: opts.now } : {}),
+            ...(opts.storeOutputs ? { storeOutputs: () => opts.storeOutputs!(school) } : {}),
           });
         } catch (err) {
           if (err instanceof PullInterruptedError)

@@ -1,10 +1,16 @@
-// /healthz: the process answers. /readyz: 503 with the reason in its body while the store cannot be read or
-// written, a school has never been pulled successfully, its last success is too old, or its pulls have failed
-// for too long (feeds would be going stale). /metrics: Prometheus text.
+// /healthz: the process answers (liveness). /readyz: 503 with each reason named in its body while the store is
+// damaged, cannot be read or cannot be written (a probe write, and the writes serving saw refused), a school has
+// never been pulled successfully, its last success is too old, its pulls have failed for too long (feeds would
+// be going stale), or a school's feed URLs cannot be trusted. /readyz?stale-ok: the same reasons, but only
+// those that stop this replica serving what it has make it 503 (a damaged or unreadable store, untrusted feed
+// URLs); a replica that is merely stale or cannot write answers 200 `serving` and still names them: the Docker
+// health check, which must not take out of service a replica that restarting would not mend. /metrics:
+// Prometheus text.
 import { Router } from 'express';
 import { scrubSecrets } from '../log.ts';
 import type { Store, SyncRun } from '../store/types.ts';
 import type { Metrics } from './metrics.ts';
+import type { StoreTrouble } from './store-trouble.ts';
 
 export interface ReadinessOptions {
   /** Not ready once a school's pulls have failed continuously for this long. Default 6 hours. */
@@ -15,6 +21,8 @@ export interface ReadinessOptions {
   probeWrite?: () => Promise<void>;
   /** Trouble no run records (a scheduled fire skipped because the store failed), by school. */
   schedulerProblems?: () => Record<string, string>;
+  /** The store's integrity and the writes serving saw refused. */
+  storeTrouble?: StoreTrouble;
   now?: () => Date;
 }
 
@@ -78,11 +86,17 @@ export function healthRoutes(
     res.json({ status: 'ok' });
   });
 
-  router.get('/readyz', async (_req, res) => {
+  router.get('/readyz', async (req, res) => {
     res.locals.route = '/readyz';
     res.setHeader('Cache-Control', 'no-store');
+    const staleOk = req.query['stale-ok'] !== undefined;
     const problems: Record<string, string> = { ...(opts.schedulerProblems?.() ?? {}) };
     let feeds: Record<string, string> = {};
+    // What stops this replica serving what it has, and what only makes it stale.
+    const unservable: string[] = [];
+    const stale: string[] = [];
+    const damage = await opts.storeTrouble?.damage();
+    if (damage) unservable.push(`damaged: ${damage}`);
     try {
       feeds = Object.fromEntries((await opts.feedProblems?.()) ?? []);
       await opts.store.ping();
@@ -98,23 +112,27 @@ export function healthRoutes(
       res.status(503).json({ status: 'unavailable', store: `cannot be read: ${storeError(err)}` });
       return;
     }
-    let store: string | null = null;
     try {
       await opts.probeWrite?.();
     } catch (err) {
-      store = `cannot be written: ${storeError(err)}`;
+      stale.push(`cannot be written: ${storeError(err)}`);
     }
-    const ok = Object.keys(problems).length === 0 && Object.keys(feeds).length === 0 && !store;
-    res.status(ok ? 200 : 503).json(
-      ok
-        ? { status: 'ready' }
-        : {
-            status: store ? 'unavailable' : 'degraded',
-            ...(store ? { store } : {}),
-            ...(Object.keys(problems).length ? { sync: problems } : {}),
-            ...(Object.keys(feeds).length ? { feeds } : {}),
-          },
-    );
+    stale.push(...(opts.storeTrouble?.writeProblems() ?? []));
+    const storeProblems = [...unservable, ...stale];
+    const store = storeProblems.length ? storeProblems.join('; ') : null;
+    const hasSync = Object.keys(problems).length > 0;
+    const hasFeeds = Object.keys(feeds).length > 0;
+    if (!store && !hasSync && !hasFeeds) {
+      res.json({ status: 'ready' });
+      return;
+    }
+    const serving = staleOk && unservable.length === 0 && !hasFeeds;
+    res.status(serving ? 200 : 503).json({
+      status: serving ? 'serving' : store ? 'unavailable' : 'degraded',
+      ...(store ? { store } : {}),
+      ...(hasSync ? { sync: problems } : {}),
+      ...(hasFeeds ? { feeds } : {}),
+    });
   });
 
   router.get('/metrics', async (_req, res) => {

@@ -1,0 +1,200 @@
+// Serving never depends on writing (issue 27): DATA_DIR on a real 48 MB filesystem, filled to the last byte with
+// fallocate, sessions changed upstream. A feed whose render is out of date was written back to the store before
+// it was served, so it answered 500 once the store refused the write, while the pull that made it out of date
+// was recorded as succeeded. Now every feed answers 200 with the new data, the log and /readyz name the full
+// disk, and no pull after the fill is recorded as succeeded (each fire leaves a failed run, or says why not).
+// The filesystem is a tmpfs mounted by the test (CI runs as root); it is unmounted whatever happens.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
+import { type Child, rostercal } from '../support/cli.ts';
+import { freePort } from '../support/ports.ts';
+
+async function stopped(child: Child): Promise<void> {
+  if (child.proc.exitCode === null) child.proc.kill('SIGTERM');
+  await child.exit;
+}
+
+/** Polls until `check` returns a value (not undefined), for at most `ms`. */
+async function until<T>(ms: number, check: () => T | undefined | Promise<T | undefined>): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`nothing after ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+interface Run {
+  id: number;
+  kind: string;
+  status: string;
+  errors: string[];
+}
+
+/** The school's recent runs, newest first, as `rostercal status --json` tells them. */
+async function runs(env: Record<string, string>): Promise<Run[]> {
+  const status = rostercal(['status', '--json', '--runs', '50'], env);
+  expect(await status.exit, status.output()).toBe(0);
+  return (JSON.parse(status.stdout()) as { runs: Run[] }).runs;
+}
+
+describe('a full disk under `rostercal serve` (DATA_DIR on a 48 MB tmpfs)', () => {
+  let sandbox: Sandbox;
+  let dir: string;
+  let data: string;
+  let mounted = false;
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'rostercal-fulldisk-'));
+    data = path.join(dir, 'data');
+    await mkdir(data);
+    const mount = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=48m,mode=0700', 'tmpfs', data], {
+      encoding: 'utf8',
+    });
+    if (mount.status !== 0)
+      throw new Error(
+        `this test needs to mount a 48 MB tmpfs (root, or CAP_SYS_ADMIN): mount said ${mount.error?.message ?? mount.stderr}`,
+      );
+    mounted = true;
+    // The school scale: 120 teams, ~115 staff, 23 activities, as the issue measured.
+    sandbox = await startSandbox({ seed: 11, scale: 'school' });
+  }, 60_000);
+  afterAll(async () => {
+    await sandbox?.close();
+    if (mounted) execFileSync('umount', ['-l', data]);
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('answers every feed with the new data, names the full disk in the log and /readyz, records no success', async () => {
+    const port = await freePort();
+    const config = path.join(dir, 'rostercal.json');
+    await writeFile(
+      config,
+      JSON.stringify({
+        publicUrl: `http://127.0.0.1:${port}`,
+        port,
+        dataDir: data,
+        schools: [
+          {
+            id: 'hillcrest',
+            name: 'Hillcrest College',
+            upstream: { url: sandbox.url, token: sandbox.token },
+            timeZone: 'Australia/Sydney',
+            // Every 4 seconds, so the next pull comes soon after the upstream changes.
+            schedules: { incremental: '*/4 * * * * *' },
+          },
+        ],
+      }),
+    );
+    const env = { ROSTERCAL_CONFIG: config, LOG_LEVEL: 'info' };
+    const synced = rostercal(['sync', '--full'], env);
+    expect(await synced.exit, synced.output()).toBe(0);
+    const list = rostercal(['feeds', 'list', '--json'], env);
+    expect(await list.exit, list.output()).toBe(0);
+    const feeds = (JSON.parse(list.stdout()) as { scope: string; id: number; url: string }[]).filter(
+      (f) => f.scope !== 'student',
+    );
+    expect(feeds.filter((f) => f.scope === 'team').length).toBeGreaterThanOrEqual(100);
+
+    const serve = rostercal(['serve'], env);
+    let serveSaid = '';
+    let lastBeforeFill = 0;
+    try {
+      await serve.waitFor(/Stop with Ctrl-C/, 90_000);
+      // Two scheduled pulls and their re-renders (the first renders every feed `feeds list` issued) before the
+      // disk fills: what follows is the pull that reads the change alone.
+      await until(90_000, () =>
+        (serve.output().match(/"msg":"feeds re-rendered"/g) ?? []).length >= 2 ? true : undefined,
+      );
+      const base = `http://127.0.0.1:${port}`;
+      const fetchAll = async () => {
+        const answers: { scope: string; scopeId: number; status: number; body: string }[] = [];
+        for (const f of feeds) {
+          const res = await fetch(`${base}${new URL(f.url).pathname}`);
+          answers.push({ scope: f.scope, scopeId: f.id, status: res.status, body: await res.text() });
+        }
+        return answers;
+      };
+      expect((await fetchAll()).filter((a) => a.status !== 200)).toEqual([]);
+
+      lastBeforeFill = Math.max(...(await runs(env)).map((r) => r.id));
+      // Fill the filesystem to the last byte.
+      const free = Number(
+        execFileSync('df', ['--output=avail', '-B1', data], { encoding: 'utf8' }).split('\n')[1],
+      );
+      execFileSync('fallocate', ['-l', String(free), path.join(data, 'filler')]);
+      const after = Number(
+        execFileSync('df', ['--output=avail', '-B1', data], { encoding: 'utf8' }).split('\n')[1],
+      );
+      expect(after).toBe(0);
+
+      // Sessions of the next three days change upstream: their staff's, activities' and teams' feeds are out of date.
+      const now = Date.parse(sandbox.now());
+      const changed = sandbox.school.sessions.filter((s) => s.start > now && s.start < now + 3 * 86_400_000);
+      expect(changed.length).toBeGreaterThan(10);
+      for (const s of changed) {
+        s.title = `${s.title} (moved)`;
+        s.updatedAt = now;
+      }
+      sandbox.setNow(sandbox.now()); // a new state version: listings are read afresh
+      const mark = serve.output().length;
+
+      // The next pull's outcome: a pull started after the change that finished (its re-render with it), or a
+      // fire that could not start one.
+      await until(90_000, () => {
+        const since = serve.output().slice(mark);
+        if (/fire skipped: the store failed/.test(since)) return true;
+        const started = since.indexOf('"msg":"pull started"');
+        if (started < 0) return undefined;
+        return /"msg":"(feed re-render failed|feeds re-rendered|pull failed)"/.test(since.slice(started))
+          ? true
+          : undefined;
+      });
+
+      const answers = await fetchAll();
+      const failed = answers.filter((a) => a.status !== 200);
+      expect(
+        failed.map((a) => `${a.scope} ${a.scopeId}: ${a.status} ${JSON.stringify(a.body.slice(0, 80))}`),
+      ).toEqual([]);
+      // Served from what the store can read: the changed sessions are there.
+      const activity = changed[0]!.activityId;
+      const activityFeed = answers.find((a) => a.scope === 'activity' && a.scopeId === activity)!;
+      expect(activityFeed.body).toMatch(/\(moved\)/);
+
+      // The log says the disk is full.
+      expect(serve.output().slice(mark)).toMatch(/database or disk is full/);
+      // /readyz says so with the reason; the replica still serves (stale-ok).
+      const ready = await fetch(`${base}/readyz`);
+      const readyBody = await ready.text();
+      expect(ready.status, readyBody).toBe(503);
+      expect(JSON.parse(readyBody).store, readyBody).toMatch(/database or disk is full/);
+      expect((await fetch(`${base}/readyz?stale-ok`)).status).toBe(200);
+    } catch (err) {
+      const said = serve
+        .output()
+        .split('\n')
+        .filter((l) => !l.includes('"msg":"request"'))
+        .map((l) => l.slice(0, 400));
+      throw new Error(`${(err as Error).message}\n--- serve said:\n${said.join('\n').slice(-8000)}`);
+    } finally {
+      await stopped(serve);
+      serveSaid = serve.output();
+    }
+
+    // No pull started after the fill is recorded as succeeded: each is failed (naming the full disk) or, when the
+    // store refused even that, left as it started (`running`, then `interrupted`) with the log saying why; a fire
+    // that could not even record its start said so (`fire skipped: the store failed (…)`).
+    const after = (await runs(env)).filter((r) => r.id > lastBeforeFill && r.kind !== 'push');
+    for (const r of after) expect(r.status, JSON.stringify(r)).not.toMatch(/succeeded|suspicious/);
+    for (const r of after.filter((r) => r.status === 'failed'))
+      expect(r.errors.join('; ')).toMatch(/database or disk is full/);
+    if (after.some((r) => r.status !== 'failed'))
+      expect(serveSaid).toMatch(/database or disk is full.*could not record the failed run/);
+    if (after.length === 0)
+      expect(serveSaid).toMatch(/fire skipped: the store failed \(database or disk is full/);
+  }, 300_000);
+});
