@@ -2,6 +2,7 @@
 
 import { scrubSecrets } from '../log.ts';
 import type { JobStatus, RunCounts, SyncRun } from '../store/types.ts';
+import { describeJob } from '../sync/job-display.ts';
 import { seconds } from '../sync/report.ts';
 import { terminalSafe } from '../terminal.ts';
 import { localClock, zoneAbbreviation } from '../util/time-zone.ts';
@@ -46,15 +47,10 @@ function table(header: string[], rows: string[][]): string[] {
 }
 
 function jobRows(jobs: JobStatus[], tz: string): string[][] {
-  return jobs.map((j) => [
-    j.job,
-    when(j.lastStartedAt, tz),
-    j.lastStartedAt && (!j.lastFinishedAt || j.lastFinishedAt < j.lastStartedAt)
-      ? 'running'
-      : (j.lastStatus ?? '—'),
-    when(j.nextRunAt, tz),
-    j.lastError ? j.lastError.slice(0, 80) : '',
-  ]);
+  return jobs.map((j) => {
+    const { result, note } = describeJob(j);
+    return [j.job, when(j.lastStartedAt, tz), result, when(j.nextRunAt, tz), note.slice(0, 80)];
+  });
 }
 
 function runRows(runs: SyncRun[], tz: string): string[][] {
@@ -117,7 +113,7 @@ export const run = defineCommand({
           out.push('  jobs: none recorded yet (the scheduler of `rostercal serve` records them)');
         else
           for (const l of table(
-            ['job', 'last run', 'result', 'next run', 'last error'],
+            ['job', 'last run', 'result', 'next run', 'note'],
             jobRows(s.jobs, s.timeZone),
           ))
             out.push(`  ${l}`);
@@ -129,7 +125,13 @@ export const run = defineCommand({
             runRows(s.runs, s.timeZone),
           ))
             out.push(`  ${l}`);
-        // The note column is cut to fit; what a run warns about (deletions held back, and why) is said in full.
+        // The note column is cut to fit; what a run warns about (deletions held back, and why) is said in full,
+        // and so is why a job's fire was let pass or its run was cut short.
+        for (const j of s.jobs) {
+          const { result, note } = describeJob(j);
+          if (note.length > 80 && (result === 'skipped' || result === 'interrupted'))
+            out.push(`  ${j.job} ${result}: ${note}`);
+        }
         for (const r of s.runs) if (r.warning) out.push(`  #${r.id} warning: ${r.warning}`);
         out.push('');
       }

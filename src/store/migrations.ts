@@ -482,6 +482,35 @@ const membershipsWithoutRowid: Migration = {
   },
 };
 
+/**
+ * Issue 27: a job's status names the process that started its last run (so a run whose replica died reads as
+ * interrupted) and its last skipped fire; a full pull asked for while another pull runs is kept until one runs
+ * (`pull_requests`); a record one complete listing left out waits for a second before it is deleted
+ * (`missing_records`).
+ */
+const scheduleHonesty: Migration = {
+  name: '0021_i27_job_owner_full_requests_missing_records',
+  async up(db) {
+    await db.schema.alterTable('job_status').addColumn('owner', 'text').execute();
+    await db.schema.alterTable('job_status').addColumn('last_skipped_at', 'text').execute();
+    await db.schema.alterTable('job_status').addColumn('last_skip_reason', 'text').execute();
+    await db.schema
+      .createTable('pull_requests')
+      .addColumn('school_id', 'text', (c) => c.primaryKey())
+      .addColumn('full_requested_at', 'text', (c) => c.notNull())
+      .addColumn('requested_by', 'text', (c) => c.notNull())
+      .execute();
+    await db.schema
+      .createTable('missing_records')
+      .addColumn('school_id', 'text', (c) => c.notNull())
+      .addColumn('kind', 'text', (c) => c.notNull())
+      .addColumn('id', 'bigint', (c) => c.notNull())
+      .addColumn('since', 'text', (c) => c.notNull())
+      .addPrimaryKeyConstraint('missing_records_pk', ['school_id', 'kind', 'id'])
+      .execute();
+  },
+};
+
 export const MIGRATIONS: readonly Migration[] = [
   initial,
   staffSessionsAndAudit,
@@ -494,6 +523,7 @@ export const MIGRATIONS: readonly Migration[] = [
   sessionStudentsIdsOnly,
   membershipsWithoutOwnerIndex,
   membershipsWithoutRowid,
+  scheduleHonesty,
 ];
 
 /** Applies pending migrations; returns the names applied (empty when the schema was current). */

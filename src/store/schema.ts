@@ -131,6 +131,27 @@ export interface JobStatusTable {
   last_status: string | null;
   last_error: string | null;
   next_run_at: string | null;
+  /** The process that started the last run (run_owners.owner): once it stops beating, that run is interrupted. */
+  owner: string | null;
+  /** The last fire let pass without running, and why (another pull of the school was running…). */
+  last_skipped_at: string | null;
+  last_skip_reason: string | null;
+}
+
+/** A full pull asked for while another pull held the school: the next pull to take the lease runs full. */
+export interface PullRequestsTable {
+  school_id: string;
+  /** Satisfied by a full pull that starts at or after this instant. */
+  full_requested_at: string;
+  requested_by: string;
+}
+
+/** Records a complete full listing left out once: deleted when the next one leaves them out too. */
+export interface MissingRecordsTable {
+  school_id: string;
+  kind: string;
+  id: number;
+  since: string;
 }
 
 export interface FeedTokensTable {
@@ -215,6 +236,8 @@ export type DB = { [T in SnapshotTableName]: SnapshotTable } & { [T in JoinTable
   fire_claims: FireClaimsTable;
   run_owners: RunOwnersTable;
   pull_leases: PullLeasesTable;
+  pull_requests: PullRequestsTable;
+  missing_records: MissingRecordsTable;
   staff_sessions: StaffSessionsTable;
   audit_log: AuditLogTable;
 };

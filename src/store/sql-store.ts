@@ -19,7 +19,7 @@ import { MembershipBuffer, memberOf, ownerOf, type Pair } from './membership-buf
 import { type Dialect, runMigrations } from './migrations.ts';
 import { CopyRows, type CopyValue } from './pg-copy.ts';
 import * as renderedFeeds from './rendered-feeds.ts';
-import type { DB, SnapshotTable } from './schema.ts';
+import type { DB, JobStatusTable, SnapshotTable } from './schema.ts';
 import * as staffAccess from './staff-access.ts';
 import type {
   AbsenceQuery,
@@ -28,7 +28,9 @@ import type {
   FamilyLink,
   FeedScope,
   FeedToken,
+  JobResult,
   JobStatus,
+  JobStatusPatch,
   PreparedRecord,
   PublishedEvent,
   PullLease,
@@ -923,34 +925,122 @@ export class SqlStore implements Store {
       .execute();
   }
 
-  async saveJobStatus(status: JobStatus): Promise<void> {
-    const values = {
-      last_started_at: maybeInstant(status.lastStartedAt, 'lastStartedAt'),
-      last_finished_at: maybeInstant(status.lastFinishedAt, 'lastFinishedAt'),
+  async saveJobStatus(status: JobStatusPatch): Promise<void> {
+    const given = <T>(v: T | undefined, f: (v: T) => unknown) => (v === undefined ? undefined : f(v));
+    const patch = {
+      last_started_at: given(status.lastStartedAt, (v) => maybeInstant(v, 'lastStartedAt')),
+      last_finished_at: given(status.lastFinishedAt, (v) => maybeInstant(v, 'lastFinishedAt')),
       last_status: status.lastStatus,
-      last_error: status.lastError === null ? null : scrubSecrets(status.lastError),
-      next_run_at: maybeInstant(status.nextRunAt, 'nextRunAt'),
+      last_error: given(status.lastError, (v) => (v === null ? null : scrubSecrets(v))),
+      next_run_at: given(status.nextRunAt, (v) => maybeInstant(v, 'nextRunAt')),
+      owner: status.owner,
+      last_skipped_at: given(status.lastSkippedAt, (v) => maybeInstant(v, 'lastSkippedAt')),
+      last_skip_reason: given(status.lastSkipReason, (v) => (v === null ? null : scrubSecrets(v))),
     };
-    await this.#w
-      .insertInto('job_status')
-      .values({ school_id: status.schoolId, job: status.job, ...values })
-      .onConflict((oc) => oc.columns(['school_id', 'job']).doUpdateSet(values))
-      .execute();
+    const values = Object.fromEntries(
+      Object.entries(patch).filter(([, v]) => v !== undefined),
+    ) as Partial<JobStatusTable>;
+    const insert = { school_id: status.schoolId, job: status.job, ...values } as JobStatusTable;
+    const q = this.#w.insertInto('job_status').values(insert);
+    await (Object.keys(values).length === 0
+      ? q.onConflict((oc) => oc.columns(['school_id', 'job']).doNothing())
+      : q.onConflict((oc) => oc.columns(['school_id', 'job']).doUpdateSet(values))
+    ).execute();
   }
 
   async listJobStatus(schoolId?: SchoolId): Promise<JobStatus[]> {
-    let q = this.#r.selectFrom('job_status').selectAll();
+    let q = this.#r
+      .selectFrom('job_status')
+      .leftJoin('run_owners', 'run_owners.owner', 'job_status.owner')
+      .selectAll('job_status')
+      .select(['run_owners.host', 'run_owners.pid', 'run_owners.heartbeat_at']);
     if (schoolId !== undefined) q = q.where('school_id', '=', schoolId);
     const rows = await q.orderBy('school_id').orderBy('job').execute();
-    return rows.map((r) => ({
-      schoolId: r.school_id,
-      job: r.job,
-      lastStartedAt: r.last_started_at,
-      lastFinishedAt: r.last_finished_at,
-      lastStatus: r.last_status as RunStatus | null,
-      lastError: r.last_error,
-      nextRunAt: r.next_run_at,
-    }));
+    const now = new Date();
+    return rows.map((r) => {
+      const unfinished =
+        r.last_started_at !== null && (r.last_finished_at === null || r.last_finished_at < r.last_started_at);
+      return {
+        schoolId: r.school_id,
+        job: r.job,
+        lastStartedAt: r.last_started_at,
+        lastFinishedAt: r.last_finished_at,
+        lastStatus: r.last_status as JobResult | null,
+        lastError: r.last_error,
+        nextRunAt: r.next_run_at,
+        owner: r.owner,
+        lastSkippedAt: r.last_skipped_at,
+        lastSkipReason: r.last_skip_reason,
+        state: unfinished ? (ownerGone(r, now) ? 'interrupted' : 'running') : null,
+      };
+    });
+  }
+
+  // --- full-pull requests and records missing once
+
+  async requestFullPull(schoolId: SchoolId, at: Instant, by: string): Promise<void> {
+    const full_requested_at = storedInstant(at, 'requestFullPull');
+    await this.#w
+      .insertInto('pull_requests')
+      .values({ school_id: schoolId, full_requested_at, requested_by: by })
+      .onConflict((oc) =>
+        oc
+          .column('school_id')
+          .doUpdateSet({ full_requested_at, requested_by: by })
+          .where('pull_requests.full_requested_at', '<', full_requested_at),
+      )
+      .execute();
+  }
+
+  async fullPullRequest(schoolId: SchoolId): Promise<{ at: Instant; by: string } | null> {
+    const row = await this.#w
+      .selectFrom('pull_requests')
+      .select(['full_requested_at', 'requested_by'])
+      .where('school_id', '=', schoolId)
+      .executeTakeFirst();
+    return row ? { at: row.full_requested_at, by: row.requested_by } : null;
+  }
+
+  async satisfyFullPull(schoolId: SchoolId, startedAt: Instant): Promise<void> {
+    await this.#w
+      .deleteFrom('pull_requests')
+      .where('school_id', '=', schoolId)
+      .where('full_requested_at', '<=', storedInstant(startedAt, 'satisfyFullPull'))
+      .execute();
+  }
+
+  async listMissing(schoolId: SchoolId, kind: ResourceKind): Promise<Map<Id, Instant>> {
+    const rows = await this.#r
+      .selectFrom('missing_records')
+      .select(['id', 'since'])
+      .where('school_id', '=', schoolId)
+      .where('kind', '=', kind)
+      .execute();
+    return new Map(rows.map((r) => [Number(r.id), r.since]));
+  }
+
+  async setMissing(schoolId: SchoolId, kind: ResourceKind, ids: readonly Id[], at: Instant): Promise<void> {
+    const since = storedInstant(at, 'setMissing');
+    const wanted = new Set(ids);
+    await this.transaction(async () => {
+      const held = await this.listMissing(schoolId, kind);
+      const gone = [...held.keys()].filter((id) => !wanted.has(id));
+      for (const batch of chunks(gone, this.#inChunk)) {
+        await this.#w
+          .deleteFrom('missing_records')
+          .where('school_id', '=', schoolId)
+          .where('kind', '=', kind)
+          .where((eb) => this.#inList(eb, 'id', batch, 'int8'))
+          .execute();
+      }
+      const fresh = [...wanted].filter((id) => !held.has(id));
+      for (const batch of chunks(fresh, 500)) {
+        await this.#w
+          .insertInto('missing_records')
+          .values(batch.map((id) => ({ school_id: schoolId, kind, id, since })))
+          .execute();
+      }
+    });
   }
 
   // --- feed tokens
@@ -1302,6 +1392,17 @@ export class SqlStore implements Store {
   }
 }
 
+/** Whether the owner a row names has stopped beating (a row with no owner cannot tell, so it is not). */
+function ownerGone(
+  r: { owner: string | null } & { host: string | null; pid: number | null; heartbeat_at: string | null },
+  now = new Date(),
+): boolean {
+  if (r.owner === null) return false;
+  const beat =
+    r.heartbeat_at === null ? null : { host: r.host ?? '', pid: Number(r.pid), heartbeatAt: r.heartbeat_at };
+  return !ownerAlive(beat, now);
+}
+
 /** A run recorded as running whose owner is gone is interrupted, whatever the row still says. */
 function effectiveStatus(
   r: { status: string; owner: string | null; started_at: string } & {
@@ -1314,9 +1415,7 @@ function effectiveStatus(
   if (r.status !== 'running') return r.status as RunStatus;
   // Recorded before runs had owners: nothing to tell by (the next pull closes it once it is old).
   if (r.owner === null) return 'running';
-  const beat =
-    r.heartbeat_at === null ? null : { host: r.host ?? '', pid: Number(r.pid), heartbeatAt: r.heartbeat_at };
-  return ownerAlive(beat, now) ? 'running' : 'interrupted';
+  return ownerGone(r, now) ? 'interrupted' : 'running';
 }
 
 function toFeedToken(r: {

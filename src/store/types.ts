@@ -142,15 +142,32 @@ export type PullLease =
   | { acquired: true; token: string }
   | { acquired: false; holder: { owner: string; since: Instant } };
 
+/** How a scheduled job's fire ended: a run's status, or `skipped` (it let the fire pass, and said why). */
+export type JobResult = RunStatus | 'skipped';
+
 export interface JobStatus {
   schoolId: SchoolId;
   job: string;
   lastStartedAt: Instant | null;
   lastFinishedAt: Instant | null;
-  lastStatus: RunStatus | null;
+  lastStatus: JobResult | null;
   lastError: string | null;
   nextRunAt: Instant | null;
+  /** The process that started the last run (`host:pid:random`, as it beats in the store). */
+  owner?: string | null;
+  /** The last fire let pass without running, and why. */
+  lastSkippedAt?: Instant | null;
+  lastSkipReason?: string | null;
+  /**
+   * Read only, worked out on reading: a start not yet finished is `running` while its owner beats and
+   * `interrupted` once it has gone silent (its replica died); null when the last start finished.
+   */
+  state?: 'running' | 'interrupted' | null;
 }
+
+/** What a save changes: the fields given (undefined ones are left as they are). */
+export type JobStatusPatch = Pick<JobStatus, 'schoolId' | 'job'> &
+  Partial<Omit<JobStatus, 'schoolId' | 'job' | 'state'>>;
 
 export type FeedScope = 'team' | 'student' | 'staff' | 'activity';
 
@@ -395,8 +412,22 @@ export interface Store {
   /** Sync cursors, e.g. the `updatedAfter` high-water mark per resource. */
   getCursor(schoolId: SchoolId, key: string): Promise<string | null>;
   setCursor(schoolId: SchoolId, key: string, value: string): Promise<void>;
-  saveJobStatus(status: JobStatus): Promise<void>;
+  /** Writes the fields given and leaves the others (a replica's save never undoes another's). */
+  saveJobStatus(status: JobStatusPatch): Promise<void>;
   listJobStatus(schoolId?: SchoolId): Promise<JobStatus[]>;
+  /**
+   * Asks for a full pull of the school (a full fire that found another pull running): kept until a full pull
+   * that starts at or after `at` finishes. A later request moves `at` forward.
+   */
+  requestFullPull(schoolId: SchoolId, at: Instant, by: string): Promise<void>;
+  /** The pending full-pull request, or null. */
+  fullPullRequest(schoolId: SchoolId): Promise<{ at: Instant; by: string } | null>;
+  /** A full pull that started at `startedAt` has run: requests made up to then are satisfied. */
+  satisfyFullPull(schoolId: SchoolId, startedAt: Instant): Promise<void>;
+  /** Ids of a kind that the last complete full listing left out (still live), with since when. */
+  listMissing(schoolId: SchoolId, kind: ResourceKind): Promise<Map<Id, Instant>>;
+  /** Replaces the kind's missing ids with these (existing ones keep their `since`). */
+  setMissing(schoolId: SchoolId, kind: ResourceKind, ids: readonly Id[], at: Instant): Promise<void>;
 
   // --- feed tokens
   saveFeedToken(token: FeedToken): Promise<void>;

@@ -9,6 +9,7 @@
 // Full runs read everything in the window and mark what is gone as deleted, unless the deletion guard objects;
 // incremental runs ask only for what changed since the resource's cursor and re-read reference data when due.
 
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { SchoolConfig } from '../config.ts';
 import type { Id, Instant, Team } from '../domain/types.ts';
 import { type Logger, silentLogger } from '../log.ts';
@@ -58,6 +59,8 @@ export interface PullSummary {
   /** What ran: an incremental request becomes full when the school never had a complete full run. */
   kind: PullKind;
   requestedKind: PullKind;
+  /** Why an incremental request ran full (no complete full run yet; a full pull asked for), or null. */
+  upgradedBecause: string | null;
   status: RunStatus;
   startedAt: Instant;
   finishedAt: Instant;
@@ -79,9 +82,17 @@ export interface PullOptions {
   log?: Logger;
   /**
    * When another process (or replica) is pulling this school: `fail` (default) throws PullBusyError at once;
-   * a number waits up to that many milliseconds for it to finish, then throws.
+   * a number waits up to that many milliseconds for it to finish, then throws; `queue` waits until it ends (or
+   * `signal` aborts).
    */
-  whenBusy?: 'fail' | number;
+  whenBusy?: 'fail' | number | 'queue';
+  /**
+   * This pull answers the full-pull request made at this instant (Store.requestFullPull): when a full pull that
+   * started since has satisfied it by the time this one holds the lease, it throws PullNotNeededError instead.
+   */
+  answers?: Instant;
+  /** Called once the run is recorded, before anything is read (after any wait for another pull). */
+  onStart?: (run: { runId: number; kind: PullKind }) => void | Promise<void>;
   /** Called once while waiting for another pull of the school to end. */
   onWait?: (holder: { owner: string; since: Instant }) => void;
   /**
@@ -122,6 +133,21 @@ function unlessAborted<T>(work: Promise<T>, signal: AbortSignal | undefined): Pr
     signal.addEventListener('abort', onAbort, { once: true });
     work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
   });
+}
+
+/** A full pull asked for was already run by another pull (see PullOptions.answers): nothing left to do. */
+export class PullNotNeededError extends Error {
+  /** The full run that did it, when it can be named. */
+  readonly run: SyncRun | null;
+  constructor(schoolId: string, run: SyncRun | null) {
+    super(
+      run
+        ? `full pull #${run.id} of ${schoolId} (${run.owner ?? 'another process'}, started ${run.startedAt}) ran after this fire`
+        : `a full pull of ${schoolId} ran after this fire`,
+    );
+    this.name = 'PullNotNeededError';
+    this.run = run;
+  }
 }
 
 /** Another process holds the school's pull lease: at most one pull of a school runs at a time. */
@@ -245,10 +271,15 @@ export async function needsStartupPull(store: Store, schoolId: string): Promise<
 async function takeLease(
   store: Store,
   schoolId: string,
-  opts: Pick<PullOptions, 'whenBusy' | 'onWait'>,
+  opts: Pick<PullOptions, 'whenBusy' | 'onWait' | 'signal'>,
 ): Promise<string> {
   const owner = processOwner().id;
-  const deadline = typeof opts.whenBusy === 'number' ? Date.now() + opts.whenBusy : 0;
+  const deadline =
+    opts.whenBusy === 'queue'
+      ? Number.POSITIVE_INFINITY
+      : typeof opts.whenBusy === 'number'
+        ? Date.now() + opts.whenBusy
+        : 0;
   let told = false;
   for (;;) {
     const lease = await store.acquirePullLease(schoolId, owner, new Date().toISOString());
@@ -256,7 +287,12 @@ async function takeLease(
     if (Date.now() >= deadline) throw new PullBusyError(schoolId, lease.holder);
     if (!told) opts.onWait?.(lease.holder);
     told = true;
-    await new Promise((r) => setTimeout(r, LEASE_POLL_MS));
+    try {
+      await sleep(LEASE_POLL_MS, undefined, opts.signal ? { signal: opts.signal } : {});
+    } catch {
+      // Stopped while waiting: no run was recorded, and a full-pull request stays for the next pull.
+      throw new PullInterruptedError(schoolId, abortReason(opts.signal!), null);
+    }
   }
 }
 
@@ -689,6 +725,10 @@ export async function pullSchool(opts: PullOptions): Promise<PullSummary> {
   try {
     await store.upsertSchool({ id: school.id, name: school.name, timeZone: school.timeZone });
     const token = await takeLease(store, school.id, opts);
+    if (opts.signal?.aborted) {
+      await store.releasePullLease(school.id, token).catch(() => {});
+      throw new PullInterruptedError(school.id, abortReason(opts.signal), null);
+    }
     try {
       return await pullLeased(opts, log);
     } finally {
@@ -709,11 +749,23 @@ async function pullLeased(opts: PullOptions, log: Logger): Promise<PullSummary> 
   const startedAt = now();
   await closeInterruptedRuns(store, school.id, startedAt, log);
 
-  let kind = opts.kind;
-  if (kind === 'incremental' && !(await hadCompleteFullRun(store, school.id))) {
-    kind = 'full';
-    log.info('no complete full run yet: running a full pull');
+  // A full pull asked for while another held the school (a full fire that met an incremental one) is run by
+  // whichever pull takes the lease next, on any replica: it is never dropped.
+  const request = await store.fullPullRequest(school.id);
+  if (opts.answers !== undefined && request === null) {
+    const [done] = await store.listRuns(school.id, { kind: 'full', limit: 1 });
+    throw new PullNotNeededError(school.id, done ?? null);
   }
+  let kind = opts.kind;
+  let upgradedBecause: string | null = null;
+  if (kind === 'incremental' && request) {
+    kind = 'full';
+    upgradedBecause = `full pull asked for at ${request.at} by ${request.by}`;
+  } else if (kind === 'incremental' && !(await hadCompleteFullRun(store, school.id))) {
+    kind = 'full';
+    upgradedBecause = 'first complete run';
+  }
+  if (upgradedBecause) log.info(`running a full pull: ${upgradedBecause}`);
   const runId = await store.startRun({
     schoolId: school.id,
     kind,
@@ -721,10 +773,15 @@ async function pullLeased(opts: PullOptions, log: Logger): Promise<PullSummary> 
     owner: processOwner().id,
   });
   try {
-    return await unlessAborted(
-      runResources(opts, { runId, kind, startedAt, now, onProgress, log }),
+    await opts.onStart?.({ runId, kind });
+    const summary = await unlessAborted(
+      runResources(opts, { runId, kind, upgradedBecause, startedAt, now, onProgress, log }),
       opts.signal,
     );
+    // Done, whatever its result (a failed full pull is in the history like any other): requests made before it
+    // started are answered; one made while it ran waits for the next pull.
+    if (kind === 'full') await store.satisfyFullPull(school.id, startedAt.toISOString());
+    return summary;
   } catch (err) {
     if (opts.signal?.aborted) {
       const why = abortReason(opts.signal);
@@ -771,6 +828,7 @@ async function runResources(
   run: {
     runId: number;
     kind: PullKind;
+    upgradedBecause: string | null;
     startedAt: Date;
     now: () => Date;
     onProgress: (event: PullProgress) => void;
@@ -870,6 +928,7 @@ async function runResources(
     schoolId: school.id,
     kind,
     requestedKind: opts.kind,
+    upgradedBecause: run.upgradedBecause,
     status,
     startedAt: startedAt.toISOString(),
     finishedAt: finishedAt.toISOString(),

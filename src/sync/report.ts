@@ -140,7 +140,7 @@ export function formatSummary(summary: PullSummary, schoolName: string): string 
       : summary.status === 'suspicious'
         ? 'finished, SUSPICIOUS'
         : summary.status.toUpperCase();
-  const upgraded = summary.kind !== summary.requestedKind ? ' (first complete run: full)' : '';
+  const upgraded = summary.upgradedBecause ? ` (${summary.upgradedBecause}: full)` : '';
   out.push(
     `${schoolName} [${summary.schoolId}]: ${summary.kind} pull ${verdict}${upgraded} in ${seconds(summary.durationMs)} — run #${summary.runId}`,
   );

@@ -7,12 +7,21 @@ import { hostname } from 'node:os';
 import cron, { type RunCoordinator, type ScheduledTask } from 'node-cron';
 import type { Config, SchoolConfig } from '../config.ts';
 import { type Logger, silentLogger } from '../log.ts';
-import type { JobStatus, RunStatus, Store } from '../store/types.ts';
+import type { JobResult, JobStatusPatch, Store } from '../store/types.ts';
 import type { UpstreamClient } from '../upstream/api.ts';
-import { PullBusyError, PullInterruptedError, type PullKind, type PullSummary, pullSchool } from './pull.ts';
+import { processOwner } from './owner.ts';
+import {
+  PullBusyError,
+  PullInterruptedError,
+  type PullKind,
+  PullNotNeededError,
+  type PullSummary,
+  pullSchool,
+} from './pull.ts';
 
 export interface JobOutcome {
-  status: RunStatus;
+  /** `skipped`: the fire was let pass without running; `error` says why. */
+  status: JobResult;
   error?: string | null;
 }
 
@@ -23,12 +32,19 @@ export interface JobDefinition {
   cron: string;
   /** A reason to let this fire pass without running (it would only repeat work in progress), or null. */
   skipReason?(): string | null;
-  run(ctx: { fireTime: string | null; log: Logger }): Promise<JobOutcome>;
+  /**
+   * The job says when its run really begins (after waiting its turn) by calling `ctx.started`; otherwise it
+   * begins at the fire. Until then, status shows the job's last run, not a wait.
+   */
+  reportsStart?: boolean;
+  run(ctx: { fireTime: string | null; log: Logger; started: () => Promise<void> }): Promise<JobOutcome>;
 }
 
 export type FireEvent =
   | { type: 'claimed'; schoolId: string; job: string; fireTime: string; owner: string }
   | { type: 'not-elected'; schoolId: string; job: string; fireTime: string; owner: string }
+  /** The job's run began (a pull: it holds the school's lease and recorded its run). */
+  | { type: 'started'; schoolId: string; job: string; fireTime: string | null; owner: string }
   | {
       type: 'finished';
       schoolId: string;
@@ -44,6 +60,15 @@ export type FireEvent =
       fireTime: string | null;
       owner: string;
       reason: string;
+    }
+  /** A full fire found another pull running: it asked for a full pull in the store and waits its turn. */
+  | {
+      type: 'waiting';
+      schoolId: string;
+      job: string;
+      fireTime: string | null;
+      owner: string;
+      holder: { owner: string; since: string };
     };
 
 export interface SchedulerOptions {
@@ -70,6 +95,11 @@ export interface SchedulerOptions {
 export interface SchedulerHandle {
   /** Runs a job of a school now, outside the schedule (still serialised with that school's other pulls). */
   runNow(schoolId: string, job: string): Promise<JobOutcome>;
+  /**
+   * Fires a job as its schedule would at `fireTime`, elected across replicas like every fire; null when another
+   * replica runs it. For tests and tools that drive fires themselves instead of waiting for the clock.
+   */
+  fire(schoolId: string, job: string, fireTime: string): Promise<JobOutcome | null>;
   /** Next fire per job, for the admin pages. */
   nextRuns(): { schoolId: string; job: string; nextRunAt: string | null }[];
   /**
@@ -111,13 +141,20 @@ function pullJob(
   lock: SchoolLock,
   client: () => UpstreamClient,
   signal: AbortSignal,
+  owner: string,
 ): JobDefinition {
+  const now = opts.now ?? (() => new Date());
   return {
     name: kind,
     cron: kind === 'full' ? school.schedules.full : school.schedules.incremental,
-    // An incremental pull queued behind a running pull would only repeat it.
+    // An incremental pull queued behind a running pull would only repeat it. (A full one is never let pass.)
     skipReason: () => (kind === 'incremental' && lock.busy ? 'another pull of this school is running' : null),
-    run: async ({ log }) => {
+    reportsStart: true,
+    run: async ({ fireTime, log, started }) => {
+      // A full fire is written down before it waits for anything: if this replica dies first, or another pull
+      // holds the school, the next pull to take the lease (any replica, any kind) runs full.
+      const answers = kind === 'full' ? now().toISOString() : undefined;
+      if (answers) await opts.store.requestFullPull(school.id, answers, owner);
       return lock.run(async () => {
         let summary: PullSummary;
         try {
@@ -128,19 +165,33 @@ function pullJob(
             kind,
             log,
             signal,
+            onStart: started,
+            ...(answers ? { answers, whenBusy: 'queue' as const } : {}),
+            onWait: (holder) => {
+              log.info(
+                { holder },
+                'another pull of this school is running: this full pull runs when it ends',
+              );
+              opts.onFire?.({ type: 'waiting', schoolId: school.id, job: kind, fireTime, owner, holder });
+            },
             ...(opts.now ? { now: opts.now } : {}),
             ...(opts.storeOutputs ? { storeOutputs: () => opts.storeOutputs!(school) } : {}),
           });
         } catch (err) {
           if (err instanceof PullInterruptedError)
-            // Stopped before it recorded a run (queued behind another pull): like a fire let pass.
             return err.runId === null
-              ? { status: 'succeeded', error: `skipped: ${err.message}` }
+              ? {
+                  status: 'skipped',
+                  error:
+                    `stopped before it began: ${err.message}` +
+                    (answers ? '; the full pull stays asked for, and the next pull runs it' : ''),
+                }
               : { status: 'interrupted', error: err.message };
-          // Another replica (or a `rostercal sync`) is pulling this school: this fire would only repeat it.
+          if (err instanceof PullNotNeededError) return { status: 'skipped', error: err.message };
+          // Another replica (or a `rostercal sync`) is pulling this school: this incremental fire would only
+          // repeat it.
           if (!(err instanceof PullBusyError)) throw err;
-          log.info({ holder: err.holder }, `fire skipped: ${err.message}`);
-          return { status: 'succeeded', error: `skipped: ${err.message}` };
+          return { status: 'skipped', error: err.message };
         }
         await opts.onPull?.(school, summary);
         const error = summary.status === 'failed' ? (summary.errors.at(-1) ?? 'failed') : summary.warning;
@@ -156,28 +207,33 @@ export async function startScheduler(opts: SchedulerOptions): Promise<SchedulerH
   const owner = opts.owner ?? defaultOwner();
   const now = opts.now ?? (() => new Date());
   const running = new Set<Promise<unknown>>();
-  const entries: { school: SchoolConfig; job: JobDefinition; task: ScheduledTask }[] = [];
+  const entries: {
+    school: SchoolConfig;
+    job: JobDefinition;
+    task: ScheduledTask;
+    elect: (fireTime: string) => Promise<boolean>;
+  }[] = [];
   const problems = new Map<string, string>();
   const stopping = new AbortController();
   let stopped = false;
 
-  const saveStatus = async (schoolId: string, job: string, patch: Partial<JobStatus>) => {
+  const saveStatus = async (
+    schoolId: string,
+    job: string,
+    patch: Omit<JobStatusPatch, 'schoolId' | 'job'>,
+  ) => {
     try {
-      const current = (await store.listJobStatus(schoolId)).find((s) => s.job === job);
-      await store.saveJobStatus({
-        schoolId,
-        job,
-        lastStartedAt: null,
-        lastFinishedAt: null,
-        lastStatus: null,
-        lastError: null,
-        nextRunAt: null,
-        ...current,
-        ...patch,
-      });
+      await store.saveJobStatus({ schoolId, job, ...patch });
     } catch (err) {
       log.error({ err, schoolId, job }, 'could not save job status');
     }
+  };
+
+  /** A fire let pass: said in the log, the job's status (with why) and to onFire; the job's last run stands. */
+  const skipped = async (school: SchoolConfig, job: string, fireTime: string | null, reason: string) => {
+    log.info({ schoolId: school.id, job, ...(fireTime ? { fireTime } : {}) }, `fire skipped: ${reason}`);
+    await saveStatus(school.id, job, { lastSkippedAt: now().toISOString(), lastSkipReason: reason });
+    opts.onFire?.({ type: 'skipped', schoolId: school.id, job, fireTime, owner, reason });
   };
 
   const execute = async (
@@ -189,25 +245,44 @@ export async function startScheduler(opts: SchedulerOptions): Promise<SchedulerH
     const jobLog = log.child({ schoolId: school.id, job: job.name, ...(fireTime ? { fireTime } : {}) });
     const skip = job.skipReason?.() ?? null;
     if (skip) {
-      jobLog.info(`fire skipped: ${skip}`);
-      opts.onFire?.({ type: 'skipped', schoolId: school.id, job: job.name, fireTime, owner, reason: skip });
-      return { status: 'succeeded', error: `skipped: ${skip}` } satisfies JobOutcome;
+      await skipped(school, job.name, fireTime, skip);
+      return { status: 'skipped', error: skip } satisfies JobOutcome;
     }
-    await saveStatus(school.id, job.name, { lastStartedAt: now().toISOString() });
+    let began = false;
+    const started = async () => {
+      if (began) return;
+      began = true;
+      // The next fire, not this one: a replica that dies now leaves a next run still ahead, and the run itself
+      // reads as interrupted once this process stops beating (the owner below).
+      const next = task?.getNextRun() ?? null;
+      await saveStatus(school.id, job.name, {
+        lastStartedAt: now().toISOString(),
+        owner: processOwner().id,
+        ...(next ? { nextRunAt: next.toISOString() } : {}),
+      });
+      opts.onFire?.({ type: 'started', schoolId: school.id, job: job.name, fireTime, owner });
+    };
+    if (!job.reportsStart) await started();
     let outcome: JobOutcome;
     try {
-      outcome = await job.run({ fireTime, log: jobLog });
+      outcome = await job.run({ fireTime, log: jobLog, started });
     } catch (err) {
       jobLog.error({ err }, 'job failed');
       outcome = { status: 'failed', error: err instanceof Error ? err.message : String(err) };
     }
     const next = task?.getNextRun() ?? null;
-    await saveStatus(school.id, job.name, {
-      lastFinishedAt: now().toISOString(),
-      lastStatus: outcome.status,
-      lastError: outcome.error ?? null,
-      ...(next ? { nextRunAt: next.toISOString() } : {}),
-    });
+    if (outcome.status === 'skipped') {
+      await skipped(school, job.name, fireTime, outcome.error ?? 'no reason given');
+      if (next) await saveStatus(school.id, job.name, { nextRunAt: next.toISOString() });
+    } else {
+      await saveStatus(school.id, job.name, {
+        ...(began ? {} : { lastStartedAt: now().toISOString(), owner: processOwner().id }),
+        lastFinishedAt: now().toISOString(),
+        lastStatus: outcome.status,
+        lastError: outcome.error ?? null,
+        ...(next ? { nextRunAt: next.toISOString() } : {}),
+      });
+    }
     opts.onFire?.({ type: 'finished', schoolId: school.id, job: job.name, fireTime, owner, outcome });
     return outcome;
   };
@@ -226,50 +301,52 @@ export async function startScheduler(opts: SchedulerOptions): Promise<SchedulerH
       return client;
     };
     const jobs = [
-      pullJob(opts, school, 'incremental', lock, clientOnce, stopping.signal),
-      pullJob(opts, school, 'full', lock, clientOnce, stopping.signal),
+      pullJob(opts, school, 'incremental', lock, clientOnce, stopping.signal, owner),
+      pullJob(opts, school, 'full', lock, clientOnce, stopping.signal, owner),
       ...(opts.extraJobs?.(school) ?? []),
     ];
     for (const job of jobs) {
       const name = `${school.id}:${job.name}`;
       // The fire this process won, handed from the coordinator to the task (noOverlap: one at a time per task).
       let claimed: string | null = null;
-      const coordinator: RunCoordinator = {
-        shouldRun: async (key: string) => {
-          const fireTime = key.slice(name.length + 1);
-          let won: boolean;
-          try {
-            won = await store.claimFire(name, fireTime, owner);
-          } catch (err) {
-            // node-cron would print this to the console and skip the fire: say it through our logger, keep it
-            // for /readyz (no run can record it when the store is what failed), and skip.
-            const why = err instanceof Error ? err.message : String(err);
-            problems.set(
-              school.id,
-              `scheduled ${job.name} fire of ${fireTime} skipped: the store failed (${why})`,
-            );
-            log.error(
-              { err, schoolId: school.id, job: job.name, fireTime },
-              'fire skipped: the store failed',
-            );
-            opts.onFire?.({
-              type: 'skipped',
-              schoolId: school.id,
-              job: job.name,
-              fireTime,
-              owner,
-              reason: `store: ${why}`,
-            });
-            return false;
-          }
-          problems.delete(school.id);
+      /** Whether this replica runs the fire: exactly one replica sharing the store does. */
+      const elect = async (fireTime: string): Promise<boolean> => {
+        let won: boolean;
+        try {
+          won = await store.claimFire(name, fireTime, owner);
+        } catch (err) {
+          // node-cron would print this to the console and skip the fire: say it through our logger, keep it
+          // for /readyz (no run can record it when the store is what failed), and skip.
+          const why = err instanceof Error ? err.message : String(err);
+          problems.set(
+            school.id,
+            `scheduled ${job.name} fire of ${fireTime} skipped: the store failed (${why})`,
+          );
+          log.error({ err, schoolId: school.id, job: job.name, fireTime }, 'fire skipped: the store failed');
           opts.onFire?.({
-            type: won ? 'claimed' : 'not-elected',
+            type: 'skipped',
             schoolId: school.id,
             job: job.name,
             fireTime,
             owner,
+            reason: `store: ${why}`,
           });
+          return false;
+        }
+        problems.delete(school.id);
+        opts.onFire?.({
+          type: won ? 'claimed' : 'not-elected',
+          schoolId: school.id,
+          job: job.name,
+          fireTime,
+          owner,
+        });
+        return won;
+      };
+      const coordinator: RunCoordinator = {
+        shouldRun: async (key: string) => {
+          const fireTime = key.slice(name.length + 1);
+          const won = await elect(fireTime);
           if (won) claimed = fireTime;
           return won;
         },
@@ -290,17 +367,15 @@ export async function startScheduler(opts: SchedulerOptions): Promise<SchedulerH
         },
       );
       task.on('execution:overlap', () => {
-        opts.onFire?.({
-          type: 'skipped',
-          schoolId: school.id,
-          job: job.name,
-          fireTime: null,
-          owner,
-          reason: 'overlap',
-        });
-        log.warn({ schoolId: school.id, job: job.name }, 'previous run still going: fire skipped');
+        // A full fire waiting its turn already stands for this one (its request is in the store).
+        void skipped(
+          school,
+          job.name,
+          null,
+          'overlap: the previous fire of this job is still running or waiting',
+        );
       });
-      entries.push({ school, job, task });
+      entries.push({ school, job, task, elect });
     }
   }
 
@@ -316,6 +391,12 @@ export async function startScheduler(opts: SchedulerOptions): Promise<SchedulerH
       const entry = entries.find((e) => e.school.id === schoolId && e.job.name === jobName);
       if (!entry) return Promise.reject(new Error(`no job ${jobName} for school ${schoolId}`));
       return track(execute(entry.school, entry.job, entry.task, null));
+    },
+    fire: async (schoolId, jobName, fireTime) => {
+      const entry = entries.find((e) => e.school.id === schoolId && e.job.name === jobName);
+      if (!entry) throw new Error(`no job ${jobName} for school ${schoolId}`);
+      if (stopped || !(await entry.elect(fireTime))) return null;
+      return track(execute(entry.school, entry.job, entry.task, fireTime));
     },
     problems: () => Object.fromEntries(problems),
     incrementalIntervalMs: (schoolId) => {

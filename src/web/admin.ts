@@ -7,6 +7,7 @@ import type { Config } from '../config.ts';
 import { listFeedDefs } from '../feeds/catalog.ts';
 import type { FeedTokens } from '../feeds/tokens.ts';
 import type { JobStatus, Store, SyncRun } from '../store/types.ts';
+import { describeJob } from '../sync/job-display.ts';
 import { escapeHtml } from './landing.ts';
 import { accessIn, csrfOf, type Principal, principalOf } from './staff-auth.ts';
 
@@ -47,7 +48,8 @@ function runRow(run: SyncRun, now: Date): string {
 }
 
 function jobRow(job: JobStatus, now: Date): string {
-  return `<tr><td>${escapeHtml(job.job)}</td><td>${escapeHtml(job.lastStatus ?? '—')}</td><td>${age(job.lastFinishedAt ?? job.lastStartedAt, now)}</td><td>${age(job.nextRunAt, now)}</td><td>${escapeHtml((job.lastError ?? '').slice(0, 200))}</td></tr>`;
+  const { result, note } = describeJob(job);
+  return `<tr><td>${escapeHtml(job.job)}</td><td>${escapeHtml(result)}</td><td>${age(job.lastFinishedAt ?? job.lastStartedAt, now)}</td><td>${age(job.nextRunAt, now)}</td><td>${escapeHtml(note.slice(0, 200))}</td></tr>`;
 }
 
 const STYLE = `body{font:15px/1.45 system-ui,sans-serif;margin:0 auto;max-width:72rem;padding:1rem 1.5rem;color:#1b1b1f}
@@ -127,7 +129,7 @@ export function createAdminRouter(opts: AdminRouterOptions): express.Router {
             return `<tr><td>${escapeHtml(t.name)}</td><td>${escapeHtml(t.activity.name)}</td><td>${t.students.length}</td><td><a href="${q(t.id, 'team-roster')}">roster</a></td><td>${session ? `<a href="${q(t.id, 'attendance-sheet', session.id)}">attendance (next session)</a>` : '<span class="muted">no session in 30 days</span>'}</td><td>${fixture ? `<a href="${q(t.id, 'match-day-sheet', fixture)}">match-day sheet</a>` : '<span class="muted">no fixture in 30 days</span>'}</td></tr>`;
           });
         parts.push(`<section><h2>${escapeHtml(school.name)} <span class="muted">(${escapeHtml(school.id)}, ${escapeHtml(school.timeZone)})</span></h2>
-<h3>Sync</h3><table><tr><th>job</th><th>last status</th><th>last run</th><th>next run</th><th>last error</th></tr>${jobs.map((j) => jobRow(j, at)).join('') || '<tr><td colspan="5" class="muted">no scheduled jobs have run yet</td></tr>'}</table>
+<h3>Sync</h3><table><tr><th>job</th><th>status</th><th>last run</th><th>next run</th><th>note</th></tr>${jobs.map((j) => jobRow(j, at)).join('') || '<tr><td colspan="5" class="muted">no scheduled jobs have run yet</td></tr>'}</table>
 <table><tr><th>run</th><th>status</th><th>started</th><th>took</th><th>added/changed</th><th>deleted</th><th>skipped</th><th>upstream requests</th><th>note</th></tr>${runs.map((r) => runRow(r, at)).join('') || '<tr><td colspan="9" class="muted">no runs yet</td></tr>'}</table>
 <h3>Feeds</h3><p class="muted">${students} student feeds exist as well; <code>rostercal feeds list</code> prints them. A leaked URL: <code>rostercal feeds rotate SCOPE ID</code>.</p>
 <table><tr><th>scope</th><th>name</th><th></th><th>new URL (the old one stops at once)</th></tr>${feedRows.join('')}</table>

@@ -736,14 +736,74 @@ export function describeStoreContract(name: string, createDb: () => Promise<Test
           lastStatus: 'failed',
           lastError: 'HTTP 503',
         });
+        const derived = { owner: null, lastSkippedAt: null, lastSkipReason: null };
         expect(await store.listJobStatus(s)).toEqual([
-          { ...base, job: 'full', nextRunAt: T2 },
-          { ...base, lastFinishedAt: T1, lastStatus: 'failed', lastError: 'HTTP 503' },
+          // Started and not finished, by no known process: it cannot be told interrupted.
+          { ...base, ...derived, job: 'full', nextRunAt: T2, state: 'running' },
+          {
+            ...base,
+            ...derived,
+            lastFinishedAt: T1,
+            lastStatus: 'failed',
+            lastError: 'HTTP 503',
+            state: null,
+          },
         ]);
         expect((await store.listJobStatus()).filter((j) => j.schoolId === s)).toHaveLength(2);
         // Instants come back in the one canonical form whatever offset they were given in.
         await store.saveJobStatus({ ...base, job: 'push', nextRunAt: '2026-11-02T09:00:00+01:00' });
         expect((await store.listJobStatus(s)).find((j) => j.job === 'push')?.nextRunAt).toBe(T1);
+
+        // A save writes only what it is given: a skip recorded by one replica leaves another's run as it was.
+        await store.saveJobStatus({ schoolId: s, job: 'full', lastSkippedAt: T1, lastSkipReason: 'busy' });
+        expect((await store.listJobStatus(s)).find((j) => j.job === 'full')).toMatchObject({
+          lastStartedAt: T0,
+          nextRunAt: T2,
+          lastSkippedAt: T1,
+          lastSkipReason: 'busy',
+        });
+        // A run started by a process that beats is running; once it stops beating, interrupted.
+        const owner = { id: `${s}-replica:1:abc`, host: 'elsewhere', pid: 1, startedAt: T0 };
+        await store.beat(owner, new Date().toISOString());
+        await store.saveJobStatus({ schoolId: s, job: 'full', lastStartedAt: T2, owner: owner.id });
+        const stateOf = async () => (await store.listJobStatus(s)).find((j) => j.job === 'full')?.state;
+        expect(await stateOf()).toBe('running');
+        await store.forgetOwner(owner.id);
+        expect(await stateOf()).toBe('interrupted');
+      });
+
+      it('keeps a full-pull request until a full pull that started after it has run', async () => {
+        const s = school();
+        expect(await store.fullPullRequest(s)).toBeNull();
+        await store.requestFullPull(s, T1, 'replica-b');
+        // An earlier request does not move it back; a later one moves it forward.
+        await store.requestFullPull(s, T0, 'replica-c');
+        expect(await store.fullPullRequest(s)).toEqual({ at: T1, by: 'replica-b' });
+        await store.satisfyFullPull(s, T0);
+        expect(await store.fullPullRequest(s)).toEqual({ at: T1, by: 'replica-b' });
+        await store.requestFullPull(s, T2, 'replica-c');
+        await store.satisfyFullPull(s, T1);
+        expect(await store.fullPullRequest(s)).toEqual({ at: T2, by: 'replica-c' });
+        await store.satisfyFullPull(s, T2);
+        expect(await store.fullPullRequest(s)).toBeNull();
+      });
+
+      it('remembers which records a listing left out, until told otherwise', async () => {
+        const s = school();
+        expect(await store.listMissing(s, 'sessions')).toEqual(new Map());
+        await store.setMissing(s, 'sessions', [3, 1, 2], T0);
+        await store.setMissing(s, 'students', [1], T0);
+        await store.setMissing(s, 'sessions', [2, 3, 4], T1);
+        expect(await store.listMissing(s, 'sessions')).toEqual(
+          new Map([
+            [2, T0],
+            [3, T0],
+            [4, T1],
+          ]),
+        );
+        expect(await store.listMissing(s, 'students')).toEqual(new Map([[1, T0]]));
+        await store.setMissing(s, 'sessions', [], T2);
+        expect(await store.listMissing(s, 'sessions')).toEqual(new Map());
       });
     });
 

@@ -1,0 +1,237 @@
+// Issue 27, "never lose a full pull, never call a skip a success": three real replica processes on one PostgreSQL
+// database, their fires driven by the test (as each replica's cron would fire them), the upstream behind a gate
+// that holds requests so that a pull is provably running when the next fire comes. Every full fire that meets a
+// running pull is executed once that pull ends, even when its replica dies while waiting or the pull it waited
+// for dies; an incremental fire let pass is recorded and shown as skipped, with why; a job whose replica died
+// reads as interrupted.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
+import { describeJob } from '../../src/sync/job-display.ts';
+import { pullSchool } from '../../src/sync/pull.ts';
+import { rostercal, schoolEnv } from '../support/cli.ts';
+import { type Gate, startGate } from '../support/gate.ts';
+import { openTestStore, type TestStore, testClient, testSchool } from './helpers.ts';
+
+interface Line {
+  type: string;
+  owner: string;
+  job?: string;
+  fireTime?: string | null;
+  outcome?: { status: string; error?: string | null };
+  reason?: string;
+  kind?: string;
+  requestedKind?: string;
+  upgradedBecause?: string | null;
+  runId?: number;
+}
+
+interface Replica {
+  name: string;
+  proc: ChildProcess;
+  lines: Line[];
+  fire(job: string, fireTime: string): void;
+  /** The first line (seen or to come) that matches. */
+  next(match: (l: Line) => boolean): Promise<Line>;
+  exit: Promise<unknown>;
+}
+
+function replica(name: string, env: Record<string, string>): Replica {
+  const proc = spawn(process.execPath, ['test/sync/fixtures/driven-replica.ts'], {
+    env: { ...process.env, ...env, REPLICA_NAME: name },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  const lines: Line[] = [];
+  const waiters: { match: (l: Line) => boolean; resolve: (l: Line) => void }[] = [];
+  let buffer = '';
+  let stderr = '';
+  proc.stdout!.on('data', (d: Buffer) => {
+    buffer += d.toString();
+    for (let nl = buffer.indexOf('\n'); nl >= 0; nl = buffer.indexOf('\n')) {
+      const line = JSON.parse(buffer.slice(0, nl)) as Line;
+      buffer = buffer.slice(nl + 1);
+      lines.push(line);
+      for (const w of [...waiters])
+        if (w.match(line)) {
+          waiters.splice(waiters.indexOf(w), 1);
+          w.resolve(line);
+        }
+    }
+  });
+  proc.stderr!.on('data', (d: Buffer) => {
+    stderr += d.toString();
+  });
+  proc.on('exit', (code) => {
+    if (code) console.error(`replica ${name} exited ${code}: ${stderr}`);
+  });
+  return {
+    name,
+    proc,
+    lines,
+    fire: (job, fireTime) => proc.stdin!.write(`${JSON.stringify({ job, fireTime })}\n`),
+    next: (match) => {
+      const seen = lines.find(match);
+      if (seen) return Promise.resolve(seen);
+      return new Promise((resolve) => waiters.push({ match, resolve }));
+    },
+    exit: once(proc, 'exit'),
+  };
+}
+
+/** The replica among `rs` that won the fire, once one has. */
+function winner(rs: Replica[], job: string, fireTime: string): Promise<Replica> {
+  return Promise.race(
+    rs.map((r) =>
+      r.next((l) => l.type === 'claimed' && l.job === job && l.fireTime === fireTime).then(() => r),
+    ),
+  );
+}
+
+const is = (type: string, job: string, fireTime: string) => (l: Line) =>
+  l.type === type && l.job === job && l.fireTime === fireTime;
+
+describe('full fires that meet a running pull, three replicas on PostgreSQL', () => {
+  let sandbox: Sandbox;
+  let gate: Gate;
+  let ts: TestStore;
+  const replicas: Replica[] = [];
+
+  beforeAll(async () => {
+    sandbox = await startSandbox({ seed: 5, scale: 'small', now: '2026-11-23T01:00:00Z' });
+    gate = await startGate(sandbox.url);
+    ts = await openTestStore('postgres');
+    const first = await pullSchool({
+      store: ts.store,
+      client: testClient(sandbox),
+      school: testSchool(sandbox),
+      kind: 'full',
+    });
+    expect(first.status).toBe('succeeded');
+  });
+  afterAll(async () => {
+    for (const r of replicas)
+      if (r.proc.exitCode === null && r.proc.signalCode === null) r.proc.kill('SIGKILL');
+    await gate?.stop();
+    await ts?.cleanup();
+    await sandbox?.close();
+  });
+
+  it('runs every full fire, records skipped fires as skipped, and shows a dead replica’s job as interrupted', async () => {
+    const env = {
+      DATABASE_URL: ts.env.DATABASE_URL!,
+      UPSTREAM_URL: gate.url,
+      UPSTREAM_TOKEN: sandbox.token,
+      LOG_LEVEL: 'warn',
+    };
+    const all = ['replica-a', 'replica-b', 'replica-c'].map((n) => replica(n, env));
+    replicas.push(...all);
+    await Promise.all(all.map((r) => r.next((l) => l.type === 'ready')));
+    const alive = new Set(all);
+    const live = () => [...alive];
+    const fullRunsBefore = (await ts.store.listRuns('hillcrest', { kind: 'full' })).length;
+    const minute = (n: number) => new Date(Date.parse('2026-11-27T00:00:00Z') + n * 60_000).toISOString();
+
+    /**
+     * An incremental fire at `t` whose pull is held inside its first request (it holds the school), then the
+     * full fire of the same minute: it reaches the pulling replica last (its clock a little behind), so another
+     * replica wins it and must wait. Returns the holder and the full fire's winner, once that one waits.
+     */
+    const collide = async (t: string) => {
+      gate.close();
+      for (const r of live()) r.fire('incremental', t);
+      const holder = await winner(live(), 'incremental', t);
+      await holder.next(is('started', 'incremental', t));
+      await gate.held();
+      const others = live().filter((r) => r !== holder);
+      for (const r of others) r.fire('full', t);
+      const waiter = await winner(others, 'full', t);
+      holder.fire('full', t);
+      await holder.next(is('not-elected', 'full', t));
+      await waiter.next(is('waiting', 'full', t));
+      return { holder, waiter };
+    };
+
+    // Rounds 1–3: the waiting full pull runs as soon as the incremental one ends; an incremental fire that
+    // comes meanwhile is let pass, and says so.
+    for (let round = 0; round < 3; round++) {
+      const t = minute(round * 3);
+      const { holder, waiter } = await collide(t);
+      const later = minute(round * 3 + 1);
+      for (const r of live()) r.fire('incremental', later);
+      const third = await winner(live(), 'incremental', later);
+      const passed = await third.next(is('finished', 'incremental', later));
+      expect(passed.outcome!.status).toBe('skipped');
+      expect(passed.outcome!.error).toMatch(/a pull of hillcrest is already running|another pull/);
+      if (round === 0) {
+        // Shown as skipped, with why, while the incremental run it met is still going.
+        const job = (await ts.store.listJobStatus('hillcrest')).find((j) => j.job === 'incremental')!;
+        expect(job.lastSkipReason).toMatch(/already running|another pull/);
+        expect(describeJob(job)).toMatchObject({ result: 'running' });
+        expect(describeJob(job).note).toMatch(/skipped: .*(already running|another pull)/);
+      }
+      gate.open();
+      const held = await holder.next(is('finished', 'incremental', t));
+      expect(held.outcome!.status).toBe('succeeded');
+      const full = await waiter.next(is('finished', 'full', t));
+      expect(full.outcome, JSON.stringify(waiter.lines)).toEqual({ status: 'succeeded', error: null });
+      const pulled = waiter.lines.filter((l) => l.type === 'pulled').at(-1)!;
+      expect(pulled).toMatchObject({ kind: 'full', requestedKind: 'full', status: 'succeeded' });
+      expect(await ts.store.fullPullRequest('hillcrest')).toBeNull();
+    }
+    const jobs = await ts.store.listJobStatus('hillcrest');
+    const fullJob = jobs.find((j) => j.job === 'full')!;
+    expect(describeJob(fullJob)).toMatchObject({ result: 'succeeded' });
+
+    // Round 4: the replica waiting to run the full pull dies. The request it wrote outlives it: the next pull of
+    // any kind, on any replica, runs full.
+    {
+      const t = minute(9);
+      const { holder, waiter } = await collide(t);
+      expect(await ts.store.fullPullRequest('hillcrest')).not.toBeNull();
+      waiter.proc.kill('SIGKILL');
+      await waiter.exit;
+      alive.delete(waiter);
+      gate.open();
+      await holder.next(is('finished', 'incremental', t));
+      const next = minute(10);
+      for (const r of live()) r.fire('incremental', next);
+      const runner = await winner(live(), 'incremental', next);
+      const done = await runner.next(is('finished', 'incremental', next));
+      expect(done.outcome!.status).toBe('succeeded');
+      const pulled = runner.lines.filter((l) => l.type === 'pulled').at(-1)!;
+      expect(pulled).toMatchObject({ kind: 'full', requestedKind: 'incremental', status: 'succeeded' });
+      expect(pulled.upgradedBecause).toMatch(/full pull asked for at .* by replica-/);
+      expect(await ts.store.fullPullRequest('hillcrest')).toBeNull();
+    }
+
+    // Round 5: the replica holding the school dies mid-pull. The waiting full pull takes the school over and runs;
+    // the dead replica's job reads as interrupted (status and /admin), not running until its next fire.
+    {
+      const t = minute(12);
+      const { holder, waiter } = await collide(t);
+      holder.proc.kill('SIGKILL');
+      await holder.exit;
+      alive.delete(holder);
+      gate.open();
+      const full = await waiter.next(is('finished', 'full', t));
+      expect(full.outcome).toEqual({ status: 'succeeded', error: null });
+      const job = (await ts.store.listJobStatus('hillcrest')).find((j) => j.job === 'incremental')!;
+      expect(job.state).toBe('interrupted');
+      expect(describeJob(job)).toMatchObject({ result: 'interrupted' });
+      expect(describeJob(job).note).toContain(job.owner!);
+      const status = rostercal(['status'], schoolEnv(sandbox, ts.env));
+      expect(await status.exit, status.output()).toBe(0);
+      expect(status.output()).toMatch(/incremental\s+\S+ \S+ \S+\s+interrupted/);
+    }
+
+    // Five full fires, five full pulls recorded, none lost; no pull failed.
+    const runs = await ts.store.listRuns('hillcrest', { limit: 100 });
+    expect(runs.filter((r) => r.kind === 'full').length - fullRunsBefore).toBe(5);
+    expect(runs.filter((r) => r.status === 'failed')).toEqual([]);
+    // No fire was called a success without running.
+    const finished = all.flatMap((r) => r.lines).filter((l) => l.type === 'finished');
+    for (const f of finished)
+      if (f.outcome!.status === 'succeeded') expect(f.outcome!.error ?? '').not.toMatch(/skip/);
+  });
+});
