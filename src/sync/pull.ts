@@ -142,8 +142,8 @@ export class PullNotNeededError extends Error {
   constructor(schoolId: string, run: SyncRun | null) {
     super(
       run
-        ? `full pull #${run.id} of ${schoolId} (${run.owner ?? 'another process'}, started ${run.startedAt}) ran after this fire`
-        : `a full pull of ${schoolId} ran after this fire`,
+        ? `full pull #${run.id} of ${schoolId} (${run.owner ?? 'another process'}, started ${run.startedAt}), which began after this fire`
+        : `a full pull of ${schoolId} that began after this fire`,
     );
     this.name = 'PullNotNeededError';
     this.run = run;

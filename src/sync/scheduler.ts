@@ -187,7 +187,12 @@ function pullJob(
                     (answers ? '; the full pull stays asked for, and the next pull runs it' : ''),
                 }
               : { status: 'interrupted', error: err.message };
-          if (err instanceof PullNotNeededError) return { status: 'skipped', error: err.message };
+          // The full pull this fire asked for was run by another pull (often this replica's own incremental fire
+          // of the same minute, turned full): that run's result is this fire's, named.
+          if (err instanceof PullNotNeededError)
+            return err.run && err.run.status !== 'running'
+              ? { status: err.run.status, error: `done by ${err.message}` }
+              : { status: 'skipped', error: err.message };
           // Another replica (or a `rostercal sync`) is pulling this school: this incremental fire would only
           // repeat it.
           if (!(err instanceof PullBusyError)) throw err;
@@ -246,7 +251,9 @@ export async function startScheduler(opts: SchedulerOptions): Promise<SchedulerH
     const skip = job.skipReason?.() ?? null;
     if (skip) {
       await skipped(school, job.name, fireTime, skip);
-      return { status: 'skipped', error: skip } satisfies JobOutcome;
+      const outcome = { status: 'skipped', error: skip } satisfies JobOutcome;
+      opts.onFire?.({ type: 'finished', schoolId: school.id, job: job.name, fireTime, owner, outcome });
+      return outcome;
     }
     let began = false;
     const started = async () => {
