@@ -135,6 +135,8 @@ export const RESOURCES: ResourceSpec[] = [
             endDateTime: window.to,
             includeTeams: true,
             includeStaff: true,
+            // Fixtures' round names ("Round 9", "Grand Final") are part of what families read.
+            includeRoundName: true,
             includeCustomFieldsMetadata: true,
             ...(updatedAfter ? { updatedAfter } : {}),
           }),
