@@ -27,6 +27,12 @@ export interface ProjectionContext {
   templates: EventTemplates;
   /** Every known student's names, compiled once per context (one school, one pull): see names.ts. */
   names: NameMatcher;
+  /**
+   * The members of each team and of each activity's teams: whose first name or surname alone counts as a name in
+   * a session of that team or activity (names.ts).
+   */
+  teamStudents: ReadonlyMap<Id, ReadonlySet<Id>>;
+  activityStudents: ReadonlyMap<Id, ReadonlySet<Id>>;
   /** Changes whenever anything above changes (set by loadProjectionContext; lets outputs skip re-renders). */
   fingerprint?: string;
 }
@@ -35,6 +41,20 @@ export interface ProjectionContext {
 export interface FeedScopeRef {
   scope: FeedScope;
   id: Id;
+}
+
+export interface TeamMembers {
+  id: Id;
+  activity: { id: Id };
+  students: readonly { studentId: Id }[];
+}
+
+/** Whether a student is around a session: listed on it, or a member of one of its teams or of its activity. */
+export function studentsAround(ctx: ProjectionContext, session: Session): (id: Id) => boolean {
+  return (id) =>
+    session.students.some((s) => s.id === id) ||
+    (ctx.activityStudents.get(session.activity.id)?.has(id) ?? false) ||
+    session.teams.some((t) => ctx.teamStudents.get(t.id)?.has(id) ?? false);
 }
 
 export function personName(p: { firstName: string; lastName: string }): string {
@@ -46,16 +66,30 @@ export function createProjectionContext(input: {
   customFields?: Iterable<CustomFieldMeta>;
   staff?: Iterable<{ id: Id; firstName: string; lastName: string }>;
   students?: Iterable<{ id: Id; firstName: string; lastName: string; legalFirstName?: string | null }>;
+  /** Teams with their members (whose names alone count in their sessions). */
+  teams?: Iterable<TeamMembers>;
   templates?: EventTemplates;
   /** The students' names already compiled (loadProjectionContext compiles them without holding the loop). */
   names?: NameMatcher;
 }): ProjectionContext {
   const students = [...(input.students ?? [])];
+  const staff = [...(input.staff ?? [])];
+  const teamStudents = new Map<Id, Set<Id>>();
+  const activityStudents = new Map<Id, Set<Id>>();
+  for (const t of input.teams ?? []) {
+    const ids = t.students.map((m) => m.studentId);
+    teamStudents.set(t.id, new Set(ids));
+    const all = activityStudents.get(t.activity.id) ?? new Set<Id>();
+    for (const id of ids) all.add(id);
+    activityStudents.set(t.activity.id, all);
+  }
   return {
-    names: input.names ?? compileNameMatcher(students),
+    names: input.names ?? compileNameMatcher(students, staff),
+    teamStudents,
+    activityStudents,
     school: input.school,
     customFields: new Map([...(input.customFields ?? [])].map((f) => [f.key, f])),
-    staffNames: new Map([...(input.staff ?? [])].map((s) => [s.id, personName(s)])),
+    staffNames: new Map(staff.map((s) => [s.id, personName(s)])),
     studentNames: new Map(students.map((s) => [s.id, personName(s)])),
     templates: input.templates ?? loadEventTemplates({ schoolId: input.school.id }),
   };
@@ -99,10 +133,11 @@ export async function loadProjectionContext(
   const pause = opts.pause ?? yieldToEventLoop;
   const school = (await store.listSchools()).find((s) => s.id === schoolId);
   if (!school) throw new Error(`unknown school: ${schoolId}`);
-  const [customFields, staff, students, owners] = await Promise.all([
+  const [customFields, staff, students, teams, owners] = await Promise.all([
     store.list(schoolId, 'customFields'),
     store.list(schoolId, 'staff'),
     store.list(schoolId, 'students', { includeDeleted: true }),
+    store.list(schoolId, 'teams'),
     opts.locationOwnerIds?.length
       ? opts.locationOwnerIds
       : store
@@ -116,7 +151,8 @@ export async function loadProjectionContext(
     customFields,
     staff,
     students,
-    names: await compileNameMatcherPaced(students, pause),
+    teams,
+    names: await compileNameMatcherPaced(students, pause, staff),
     ...(opts.templates ? { templates: opts.templates } : {}),
   });
   await pause();
@@ -130,6 +166,7 @@ export async function loadProjectionContext(
     .update(versions(customFields, (r: { key: string }) => r.key))
     .update(versions(staff, (r: { id: Id }) => r.id))
     .update(versions(students, (r: { id: Id }) => r.id))
+    .update(versions(teams, (r: { id: Id }) => r.id))
     .digest('base64url');
   return ctx;
 }

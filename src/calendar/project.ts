@@ -16,7 +16,8 @@
 //   student feed. A location that names a student becomes description.locationRemoved, without address or GEO.
 import type { CustomFieldMeta, CustomFieldValue, Id, Session, UserType } from '../domain/types.ts';
 import type { RecordMeta } from '../store/types.ts';
-import type { FeedScopeRef, ProjectionContext, SchoolInfo } from './context.ts';
+import { type FeedScopeRef, type ProjectionContext, type SchoolInfo, studentsAround } from './context.ts';
+import { CAPS, capText, cleanText, type Say, throughGate, voiceFor } from './gate.ts';
 import { fill } from './templates.ts';
 import type { Audience, CalendarEvent } from './types.ts';
 import { eventUid } from './uid.ts';
@@ -40,22 +41,23 @@ export function audienceMaySee(meta: CustomFieldMeta, audience: Audience): boole
  * (deleted, or a draft for guardians and students).
  */
 export function projectSession(
-  session: ProjectableSession,
+  raw: ProjectableSession,
   ctx: ProjectionContext,
   audience: Audience,
   scope?: FeedScopeRef,
 ): CalendarEvent | null {
-  if (session.meta.deletedAt) return null;
+  if (raw.meta.deletedAt) return null;
   const isStaff = audience === 'staff';
-  if (session.status === 'draft' && !isStaff) return null;
+  if (raw.status === 'draft' && !isStaff) return null;
 
+  // From here on the session is read only through the gate (gate.ts): every string of it is already what this
+  // audience may read. Decisions on raw values (home or away) may read `raw`; text never does.
+  const keep = scope?.scope === 'student' ? scope.id : null;
+  const say = voiceFor(ctx, audience, keep, raw);
+  const session = throughGate(raw, say);
   const t = ctx.templates;
   const resultText = formatResult(session, ctx);
-  const keep = scope?.scope === 'student' ? scope.id : null;
-  const scrub = isStaff
-    ? (x: string) => x
-    : (x: string) => ctx.names.scrub(x, t.description.nameRemoved, keep);
-  const title = scrub(buildTitle(session, ctx, scope, resultText));
+  const title = capText(buildTitle(session, ctx, scope, resultText, homeOrAway(raw, ctx.school)), CAPS.title);
 
   const status: CalendarEvent['status'] = session.cancelled
     ? 'cancelled'
@@ -80,11 +82,11 @@ export function projectSession(
     const notes = session.notes.trim();
     if (notes) parts.push(fill(t.description.staffNotes, { notes }));
   } else if (parentNotes) {
-    parts.push(fill(t.description.parentNotes, { notes: scrub(parentNotes) }));
+    parts.push(fill(t.description.parentNotes, { notes: parentNotes }));
   }
-  const fields = cancelled ? [] : renderCustomFields(session, ctx, audience, scope);
+  const fields = cancelled ? [] : renderCustomFields(session, ctx, audience, scope, say);
   if (fields.length) {
-    parts.push(scrub(fields.map((f) => fill(t.description.customField, f)).join('\n')));
+    parts.push(fields.map((f) => fill(t.description.customField, f)).join('\n'));
   }
   if (isStaff) {
     const staffLines: string[] = [];
@@ -102,15 +104,21 @@ export function projectSession(
   let location: CalendarEvent['location'] =
     loc?.name.trim() || loc?.address?.trim()
       ? {
-          name: loc.name.trim() || (loc.address ?? '').trim(),
-          address: loc.address?.trim() || null,
+          name: capText(loc.name.trim() || (loc.address ?? '').trim(), CAPS.location),
+          address: loc.address?.trim() ? capText(loc.address.trim(), CAPS.address) : null,
           latitude: validCoordinate(loc.latitude, 90),
           longitude: validCoordinate(loc.longitude, 180),
         }
       : null;
   // A venue that names a child is usually their home ("Olivia MacDonald's house, 12 Smith St"): the address
   // and coordinates would point at it even with the name scrubbed, so the whole location becomes neutral.
-  if (!isStaff && location && ctx.names.mentions(`${location.name}\n${location.address ?? ''}`, keep)) {
+  const rawLoc = raw.location;
+  if (
+    !isStaff &&
+    location &&
+    rawLoc &&
+    ctx.names.mentions(cleanText(`${rawLoc.name}\n${rawLoc.address ?? ''}`), keep, studentsAround(ctx, raw))
+  ) {
     location = { name: t.description.locationRemoved, address: null, latitude: null, longitude: null };
   }
 
@@ -123,11 +131,13 @@ export function projectSession(
     end: session.end,
     timeZone: ctx.school.timeZone,
     title,
-    description: parts.join(t.description.separator),
+    description: capText(parts.join(t.description.separator), CAPS.description),
     status,
     location,
     color: normaliseHexColor(session.activity.hexColor) ?? normaliseHexColor(session.hexColor),
-    categories: [session.activity.name, ...(isFixture(session) ? ['Fixture'] : [])].filter(Boolean),
+    categories: [session.activity.name, ...(isFixture(session) ? ['Fixture'] : [])]
+      .filter(Boolean)
+      .map((c) => capText(c, CAPS.label)),
   };
 }
 
@@ -205,6 +215,7 @@ function buildTitle(
   ctx: ProjectionContext,
   scope: FeedScopeRef | undefined,
   resultText: string | null,
+  where: 'home' | 'away' | null,
 ): string {
   const t = ctx.templates.title;
   const name = buildName(session, ctx, scope);
@@ -222,7 +233,6 @@ function buildTitle(
   else if (isFixture(session)) {
     if (!values.opponent) title = fill(t.fixtureNoOpponent, values);
     else {
-      const where = homeOrAway(session, ctx.school);
       // The school's title often names the opponent already ("U15 Football vs St Mary's"): not twice.
       title = loose(named).includes(loose(values.opponent))
         ? fill(
@@ -339,6 +349,7 @@ function renderCustomFields(
   ctx: ProjectionContext,
   audience: Audience,
   scope: FeedScopeRef | undefined,
+  say: Say,
 ): { label: string; value: string }[] {
   const values = collectCustomValues(session, scope);
   if (values.size === 0) return [];
@@ -360,7 +371,7 @@ function renderCustomFields(
           const name =
             ctx.staffNames.get(id) ??
             (fromSession ? `${fromSession.firstName} ${fromSession.lastName}`.trim() : undefined);
-          if (name) return [name];
+          if (name) return [say(name)];
           return isStaff ? [`staff #${id}`] : [];
         });
         text = names.join(', ');
@@ -369,7 +380,7 @@ function renderCustomFields(
       case 'student': {
         if (!isStaff) continue;
         text = idsOf(raw)
-          .map((id) => ctx.studentNames.get(id) ?? `student #${id}`)
+          .map((id) => say(ctx.studentNames.get(id) ?? `student #${id}`))
           .join(', ');
         break;
       }
@@ -379,7 +390,7 @@ function renderCustomFields(
       default:
         text = Array.isArray(raw) ? raw.join(', ') : raw.trim();
     }
-    if (text) out.push({ label: meta.label, value: text });
+    if (text) out.push({ label: capText(say(meta.label), CAPS.label), value: capText(text, CAPS.part) });
   }
   return out;
 }

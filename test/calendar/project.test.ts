@@ -287,13 +287,13 @@ describe('student names in free text', () => {
     teams: [],
     title: 'Piano lesson – Ben Ode',
     studentParentNotes:
-      'Ana  Lima and BEN ODE share the room; Benjamin Oder is not a student. Ana Limao neither.',
+      'Ana  Lima and BEN ODE share the room; Benjamin Oder is not a student. Anabel Limao neither. Ana brings the music.',
   });
   it('are replaced for guardians, except the own student in their student feed; staff see them', () => {
     const g = projectSession(s, ctx(), 'guardian', { scope: 'activity', id: 1 })!;
     expect(g.title).toBe('Piano lesson – (a student)');
     expect(g.description).toBe(
-      '(a student) and (a student) share the room; Benjamin Oder is not a student. Ana Limao neither.',
+      '(a student) and (a student) share the room; Benjamin Oder is not a student. Anabel Limao neither. (a student) brings the music.',
     );
     const own = projectSession(s, ctx(), 'guardian', { scope: 'student', id: 502 })!;
     expect(own.title).toBe('Piano lesson – Ben Ode');

@@ -130,6 +130,7 @@ describe.each(DIALECTS)('pull into %s', (dialect) => {
         endDateTime: window.to,
         includeTeams: true,
         includeStaff: true,
+        includeRoundName: true,
         includeCustomFieldsMetadata: true,
       }),
     );
