@@ -3,6 +3,7 @@
 // censored by key at any depth, and every string of a line (its message, its fields, its error) is scrubbed of
 // the secret forms scrubSecrets knows.
 import pino from 'pino';
+import { escapeForTerminal } from './terminal.ts';
 
 export type Logger = pino.Logger;
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -148,9 +149,24 @@ export function createLogger(opts: LoggerOptions = {}): Logger {
   };
   if (opts.name) options.name = opts.name;
   const dest = opts.destination;
-  if (dest === undefined) return pino(options);
-  if (typeof dest === 'number') return pino(options, pino.destination({ dest, sync: true }));
-  return pino(options, dest);
+  const sink =
+    dest === undefined || typeof dest === 'number'
+      ? pino.destination({ dest: dest ?? 1, sync: dest !== undefined })
+      : dest;
+  return pino(options, terminalSafeSink(sink));
+}
+
+/**
+ * Log lines reach terminals (`docker logs`, a CLI's stderr): JSON escapes C0 controls itself, and this escapes
+ * what it leaves raw (C1 controls, bidi overrides, line separators: terminal.ts), so an upstream name in a line
+ * cannot act on the terminal. The line stays the same JSON.
+ */
+function terminalSafeSink(sink: pino.DestinationStream): pino.DestinationStream {
+  const flushable = sink as pino.DestinationStream & { flush?: (cb: (err?: Error) => void) => void };
+  return {
+    write: (line: string) => sink.write(escapeForTerminal(line)),
+    ...(flushable.flush ? { flush: (cb: (err?: Error) => void) => flushable.flush!(cb) } : {}),
+  } as pino.DestinationStream;
 }
 
 /** A serialised line with every repeated key merged into one (JSON.parse keeps the last value). */

@@ -2,6 +2,8 @@
 // Started by bin/rostercal.js (the V8 flags and the compile cache: see there); `node src/main.ts` works too, only
 // slower to start. Each command is built with src/cli/command.ts (arguments, usage, exit codes); this file only
 // dispatches.
+import { ownLines, printError, printLines } from './terminal.ts';
+
 const commands: Record<
   string,
   { summary: string; load: () => Promise<{ run(argv: string[]): Promise<number> }> }
@@ -44,15 +46,19 @@ const command = name ? commands[name] : undefined;
 if (!command) {
   // No command is a usage error (exit 2, like an unknown one): a script that forgot it must not succeed.
   const asked = name === '--help' || name === '-h' || name === 'help';
-  if (asked) console.log(usage());
-  else console.error(name === undefined ? usage() : `unknown command: ${name}\n\n${usage()}`);
+  if (asked) printLines(ownLines(usage()));
+  else
+    printLines(
+      [...(name === undefined ? [] : [`unknown command: ${name}`, '']), ...ownLines(usage())],
+      'stderr',
+    );
   process.exitCode = asked ? 0 : 2;
 } else {
   try {
     const mod = await command.load();
     process.exitCode = await mod.run(rest);
   } catch (err) {
-    console.error(`rostercal ${name}: ${err instanceof Error ? err.message : String(err)}`);
+    printError(`rostercal ${name}: ${err instanceof Error ? err.message : String(err)}`);
     process.exitCode = 1;
   }
 }

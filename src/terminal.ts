@@ -1,10 +1,83 @@
-// Text from upstream (team, student and staff names, error messages) printed on an operator's terminal or in
-// a log line: control characters would let it forge lines (CR/LF), rewrite what is already shown (ESC
-// sequences) or reverse it (bidi overrides such as U+202E). They are replaced before anything is printed.
+// The one way rostercal's commands print. Text from upstream (team, activity, session, location, student and staff
+// names, error messages) reaches an operator's terminal inside what commands print: control characters would let
+// it forge lines (CR/LF: a team name once printed a fake `BEGIN:VEVENT` line), rewrite what is shown or clear the
+// screen (ESC and C1 sequences) or reverse it (bidi overrides such as U+202E). So:
+// - `printLines` takes each line as one element and replaces every control and bidi-control character in it,
+//   whatever put it there: an upstream CR/LF inside a value becomes a space and can never start a line of its own;
+// - `printJson` prints JSON whose strings escape those characters (`\u202e`): the same JSON value, nothing lost;
+// - `terminalSafe` is that cleaning, for text drawn elsewhere (a progress line rewritten in place).
+// Commands (src/cli/, src/main.ts) may not use `console` (biome.json): everything they print passes here.
 // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point.
 const CONTROLS = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]/g;
+/** What JSON.stringify leaves raw in strings but a terminal acts on (it escapes U+0000-U+001F itself). */
+const JSON_RAW = /[\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]/g;
 
 /** The text with every control and bidi-control character replaced by a space (tabs and newlines too). */
 export function terminalSafe(text: string): string {
   return text.replace(CONTROLS, ' ');
+}
+
+/**
+ * JSON text (JSON.stringify's, a log line) with the characters a terminal acts on that JSON leaves raw in its
+ * strings escaped as `\uXXXX`: the same JSON value.
+ */
+export function escapeForTerminal(json: string): string {
+  return json.replace(JSON_RAW, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/** JSON.stringify, terminal-safe (escapeForTerminal). */
+export function terminalJson(value: unknown, indent?: number): string {
+  return escapeForTerminal(JSON.stringify(value, null, indent) ?? 'null');
+}
+
+export type Stream = 'stdout' | 'stderr';
+
+function streamOf(to: Stream): NodeJS.WriteStream {
+  return to === 'stdout' ? process.stdout : process.stderr;
+}
+
+/** Prints lines: each element is one line, cleaned by terminalSafe (so no value inside it can break it). */
+export function printLines(lines: string | readonly string[], to: Stream = 'stdout'): void {
+  const all = typeof lines === 'string' ? [lines] : lines;
+  if (all.length) streamOf(to).write(`${all.map(terminalSafe).join('\n')}\n`);
+}
+
+/** One line on stderr (a warning, an error, progress that is not the output). */
+export function printError(line: string): void {
+  printLines([line], 'stderr');
+}
+
+/** A value as indented JSON on stdout (or stderr), terminal-safe. */
+export function printJson(value: unknown, to: Stream = 'stdout'): void {
+  streamOf(to).write(`${terminalJson(value, 2)}\n`);
+}
+
+/**
+ * A message of several lines written by rostercal itself (usage text, a configuration error naming each field):
+ * its own line breaks are kept, each line cleaned.
+ */
+export function ownLines(text: string): string[] {
+  return text.split('\n');
+}
+
+/**
+ * A table as lines: every cell cleaned first (so widths count what is shown), columns two spaces apart, padded
+ * to the widest cell (at most `maxWidth` characters wide; a longer cell overflows its column), the last one
+ * not padded.
+ */
+export function columns(
+  header: readonly string[],
+  rows: readonly (readonly string[])[],
+  maxWidth = 40,
+): string[] {
+  const cells = [header, ...rows].map((r) => r.map(terminalSafe));
+  const widths = header.map((_, i) =>
+    Math.min(maxWidth, Math.max(...cells.map((r) => [...(r[i] ?? '')].length))),
+  );
+  return cells.map((r) =>
+    r
+      .map((c, i) => (i === r.length - 1 ? c : c + ' '.repeat(Math.max(0, widths[i]! - [...c].length))))
+      .join('  ')
+      .trimEnd(),
+  );
 }

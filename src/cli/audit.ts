@@ -3,7 +3,7 @@
 // (e-mail addresses come from identity providers, names from upstream).
 
 import type { AuditRecord } from '../store/types.ts';
-import { terminalSafe } from '../terminal.ts';
+import { columns, printJson, printLines, terminalSafe } from '../terminal.ts';
 import { localClock, offsetMinutes } from '../util/time-zone.ts';
 import { defineCommand, EXIT, numberOption, UsageError, withStore } from './command.ts';
 
@@ -74,38 +74,31 @@ export const run = defineCommand({
     const zoneOf = (r: AuditRecord) => (r.schoolId ? zones.get(r.schoolId) : undefined) ?? fallbackZone;
 
     if (values.json) {
-      const rows = records.map((r) => ({ ...r, local: localTime(r.at, zoneOf(r)), timeZone: zoneOf(r) }));
-      console.log(JSON.stringify(rows, null, 2));
+      printJson(records.map((r) => ({ ...r, local: localTime(r.at, zoneOf(r)), timeZone: zoneOf(r) })));
       return EXIT.ok;
     }
     if (!records.length) {
-      console.log(`no audit records${since ? ` since ${since}` : ''}`);
+      printLines(`no audit records${since ? ` since ${since}` : ''}`);
       return EXIT.ok;
     }
-    const header = ['when', 'what', 'who', 'school', 'team', 'session', 'template', 'client', 'detail'];
-    const rows = records.map((r) =>
-      [
-        localTime(r.at, zoneOf(r)),
-        r.action,
-        r.actor,
-        r.schoolId ?? '-',
-        r.teamId ?? '-',
-        r.sessionId ?? '-',
-        r.template ?? '-',
-        r.clientAddress ?? '-',
-        r.detail ?? '',
-      ].map((v) => terminalSafe(String(v))),
+    printLines(
+      columns(
+        ['when', 'what', 'who', 'school', 'team', 'session', 'template', 'client', 'detail'],
+        records.map((r) =>
+          [
+            localTime(r.at, zoneOf(r)),
+            r.action,
+            r.actor,
+            r.schoolId ?? '-',
+            r.teamId ?? '-',
+            r.sessionId ?? '-',
+            r.template ?? '-',
+            r.clientAddress ?? '-',
+            r.detail ?? '',
+          ].map(String),
+        ),
+      ),
     );
-    const widths = header.map((h, i) =>
-      Math.min(40, Math.max(h.length, ...rows.map((row) => row[i]!.length))),
-    );
-    const line = (cells: string[]) =>
-      cells
-        .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!)))
-        .join('  ')
-        .trimEnd();
-    console.log(line(header));
-    for (const row of rows) console.log(line(row));
     return EXIT.ok;
   },
 });

@@ -7,6 +7,7 @@
 import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
 import { type Config, ConfigError, loadConfig } from '../config.ts';
 import { openStoreFor, type Store } from '../store/index.ts';
+import { ownLines, printError, printLines } from '../terminal.ts';
 
 export const EXIT = { ok: 0, failure: 1, usage: 2 } as const;
 
@@ -54,11 +55,11 @@ export function defineCommand<O extends ParseArgsOptionsConfig>(spec: CommandSpe
         options: { ...spec.options, help: { type: 'boolean', short: 'h' } },
       }) as typeof parsed;
     } catch (err) {
-      console.error(`${prefix}: ${(err as Error).message}\n\n${usage()}`);
+      printLines([`${prefix}: ${(err as Error).message}`, '', ...ownLines(usage())], 'stderr');
       return EXIT.usage;
     }
     if (parsed.values.help) {
-      console.log(usage());
+      printLines(ownLines(usage()));
       return EXIT.ok;
     }
     let config: Promise<Config> | undefined;
@@ -68,7 +69,7 @@ export function defineCommand<O extends ParseArgsOptionsConfig>(spec: CommandSpe
         positionals: parsed.positionals,
         config: () => {
           config ??= (env ? loadConfig(env) : loadConfig()).then((c) => {
-            for (const w of c.warnings ?? []) console.error(`rostercal: warning: ${w}`);
+            for (const w of c.warnings ?? []) printError(`rostercal: warning: ${w}`);
             return c;
           });
           return config;
@@ -83,14 +84,16 @@ export function defineCommand<O extends ParseArgsOptionsConfig>(spec: CommandSpe
 /** The message and exit code of an error that ended a command. */
 export function reportError(prefix: string, err: unknown, usage?: () => string): number {
   if (err instanceof UsageError) {
-    console.error(`${prefix}: ${err.message}${usage ? `\n\n${usage()}` : ''}`);
+    printLines([`${prefix}: ${err.message}`, ...(usage ? ['', ...ownLines(usage())] : [])], 'stderr');
     return EXIT.usage;
   }
   if (err instanceof ConfigError) {
-    console.error(err.message);
+    // One line per offending field, as loadConfig wrote them.
+    printLines(ownLines(err.message), 'stderr');
     return EXIT.usage;
   }
-  console.error(`${prefix}: ${err instanceof Error ? err.message : String(err)}`);
+  // Any other message may quote upstream text (a team's name): one line, whatever it holds.
+  printError(`${prefix}: ${err instanceof Error ? err.message : String(err)}`);
   return EXIT.failure;
 }
 

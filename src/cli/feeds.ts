@@ -8,7 +8,7 @@ import { FEED_SCOPES, type FeedTokens, isFeedScope, loadFeedSecret } from '../fe
 import { prepareFeedTokens } from '../feeds/trust.ts';
 import { auditCommandLine } from '../identity/command-line-audit.ts';
 import type { Store } from '../store/types.ts';
-import { terminalSafe } from '../terminal.ts';
+import { columns, printError, printJson, printLines } from '../terminal.ts';
 import { defineCommand, EXIT, numberOption, UsageError, withStore } from './command.ts';
 
 const USAGE = `usage:
@@ -66,21 +66,19 @@ export async function listFeeds(
   return out;
 }
 
-function table(rows: FeedListing[]): string {
+function table(rows: FeedListing[]): string[] {
   // The page, not the .ics: it is what families open (subscribe buttons for their device, a QR code); the
   // calendar's own URL is the page's plus .ics, and --json gives both.
-  const head = ['SCHOOL', 'SCOPE', 'ID', 'NAME', 'PAGE TO SEND (calendar: add .ics)'];
-  const cells = rows.map((r) =>
-    [r.school, r.scope, String(r.id), r.name, r.page ?? '(issued under another secret: rotate)'].map(
-      terminalSafe,
-    ),
+  return columns(
+    ['SCHOOL', 'SCOPE', 'ID', 'NAME', 'PAGE TO SEND (calendar: add .ics)'],
+    rows.map((r) => [
+      r.school,
+      r.scope,
+      String(r.id),
+      r.name,
+      r.page ?? '(issued under another secret: rotate)',
+    ]),
   );
-  const widths = head.map((h, i) =>
-    Math.min(40, Math.max(h.length, ...cells.map((c) => [...(c[i] ?? '')].length))),
-  );
-  const line = (c: string[]) =>
-    c.map((v, i) => (i === c.length - 1 ? v : v.padEnd(widths[i] ?? 0))).join('  ');
-  return [line(head), ...cells.map(line)].join('\n');
 }
 
 /** The school to act on: --school, else the only school the store holds. */
@@ -113,7 +111,7 @@ export const run = defineCommand({
     // Outside the demo the configuration already warned about a missing PUBLIC_URL; the demo's URLs are only
     // right while `serve` listens on the same PORT as this command sees.
     if (sub !== 'accept-store' && !config.publicUrlGiven && config.source.kind === 'demo')
-      console.error(
+      printError(
         `rostercal feeds: warning: PUBLIC_URL is not set: these URLs use ${config.publicUrl}, which work only on this machine and only while \`rostercal serve\` listens on port ${config.port}. Run this command with the PORT serve uses, or set PUBLIC_URL to the address families and staff use`,
       );
     if (sub === 'accept-store') {
@@ -128,9 +126,9 @@ export const run = defineCommand({
         secret: config.feedSecret,
         schools: schoolIds,
       });
-      for (const line of p.notes) console.error(`rostercal feeds: ${terminalSafe(line)}`);
+      for (const line of p.notes) printError(`rostercal feeds: ${line}`);
       const unsure = schoolIds.filter((s) => p.guard.unsure.has(s));
-      for (const s of unsure) console.error(`rostercal feeds: ${s}: ${p.guard.unsure.get(s)}`);
+      for (const s of unsure) printError(`rostercal feeds: ${s}: ${p.guard.unsure.get(s)}`);
       return unsure.length ? null : p.tokens;
     };
     if (sub === 'list') {
@@ -140,9 +138,9 @@ export const run = defineCommand({
         const tokens = await prepare(store, schoolIds ?? (await store.listSchools()).map((s) => s.id));
         if (!tokens) return EXIT.failure;
         const rows = await listFeeds(store, tokens, config.publicUrl, schoolIds);
-        if (values.json) console.log(JSON.stringify(rows, null, 2));
-        else if (rows.length === 0) console.log('No feeds yet: run `rostercal sync` first.');
-        else console.log(table(rows));
+        if (values.json) printJson(rows);
+        else if (rows.length === 0) printLines('No feeds yet: run `rostercal sync` first.');
+        else printLines(table(rows));
         return EXIT.ok;
       });
     }
@@ -154,7 +152,7 @@ export const run = defineCommand({
       const schoolId = await pickSchool(store, values.school);
       const def = (await listFeedDefs(store, schoolId)).find((d) => d.scope === scope && d.scopeId === id);
       if (!def) {
-        console.error(`rostercal feeds rotate: school ${schoolId} has no ${scope} feed with id ${id}`);
+        printError(`rostercal feeds rotate: school ${schoolId} has no ${scope} feed with id ${id}`);
         return EXIT.failure;
       }
       const tokens = await prepare(store, [schoolId]);
@@ -185,30 +183,28 @@ function printRotated(
 ): void {
   const links = feedUrls(publicUrl, r.issued.token ?? '');
   if (json) {
-    console.log(
-      JSON.stringify({
-        school: r.schoolId,
-        scope: r.scope,
-        id: r.id,
-        name: r.def.subject,
-        version: r.issued.record.version,
-        ...links,
-      }),
-    );
+    printJson({
+      school: r.schoolId,
+      scope: r.scope,
+      id: r.id,
+      name: r.def.subject,
+      version: r.issued.record.version,
+      ...links,
+    });
     return;
   }
-  console.log(
-    `${terminalSafe(r.def.calendarName)}: new URL (version ${r.issued.record.version}); the previous URL no longer works: everyone subscribed must subscribe again.`,
-  );
-  console.log(`page to send them: ${links.page}`);
-  console.log(`calendar (.ics):   ${links.url}`);
+  printLines([
+    `${r.def.calendarName}: new URL (version ${r.issued.record.version}); the previous URL no longer works: everyone subscribed must subscribe again.`,
+    `page to send them: ${links.page}`,
+    `calendar (.ics):   ${links.url}`,
+  ]);
 }
 
 /** The rotation record is lost and the operator vouches for the database: start a new record from it. */
 async function acceptStore(config: Config, store: Store): Promise<number> {
   const journal = new RotationJournal(config.dataDir);
   if (journal.exists()) {
-    console.error(
+    printError(
       `rostercal feeds accept-store: ${journal.file} exists; rostercal reconciles it with the database at start, nothing to accept`,
     );
     return EXIT.failure;
@@ -226,7 +222,7 @@ async function acceptStore(config: Config, store: Store): Promise<number> {
   journal.append([...latest.values()]);
   const schools = (await store.listSchools()).map((s) => s.id);
   for (const s of schools) await store.setCursor(s, ROTATIONS_CURSOR, id);
-  console.log(
+  printLines(
     `Accepted the database's feed versions as current for ${schools.length} school(s) (${latest.size} rotated feed(s)); new rotation record ${journal.file}. Back it up with the feed secret. A running server serves the feeds again within seconds.`,
   );
   return EXIT.ok;

@@ -2,6 +2,7 @@
 // for PostgreSQL, else the SQLite file under dataDir / DATA_DIR, default ./data).
 import { openStoreFor, sqlitePath } from '../store/index.ts';
 import { compactSqlite } from '../store/sqlite-compact.ts';
+import { printLines } from '../terminal.ts';
 import { defineCommand, EXIT, UsageError } from './command.ts';
 
 const USAGE = `usage: rostercal migrate [--compact]
@@ -42,8 +43,11 @@ export const run = defineCommand({
     const store = await openStoreFor(config, { migrate: false });
     try {
       const applied = await store.migrate();
-      if (applied.length === 0) console.log(`${where}: schema up to date`);
-      else console.log(`${where}: applied ${applied.length} migration(s): ${applied.join(', ')}`);
+      printLines(
+        applied.length === 0
+          ? `${where}: schema up to date`
+          : `${where}: applied ${applied.length} migration(s): ${applied.join(', ')}`,
+      );
     } finally {
       await store.close();
     }
@@ -52,7 +56,7 @@ export const run = defineCommand({
     const started = Date.now();
     // A store another process has open is refused (StoreInUseError: exit 1, naming what to stop).
     const r = compactSqlite(file);
-    console.log(
+    printLines(
       `${where}: compacted in ${((Date.now() - started) / 1000).toFixed(1)} s: ${mb(r.bytesBefore)} → ` +
         `${mb(r.bytesAfter)}, pages ${r.pageSizeBefore / 1024} KB → ${r.pageSizeAfter / 1024} KB`,
     );

@@ -14,6 +14,7 @@ import {
 } from '../rosters/index.ts';
 import type { RosterTemplate } from '../rosters/template.ts';
 import type { Store } from '../store/index.ts';
+import { printError, printLines } from '../terminal.ts';
 import { defineCommand, EXIT, numberOption, UsageError, withStore } from './command.ts';
 
 const USAGE = `usage: rostercal roster --team ID [--session ID] [--template NAME] [--school ID] -o FILE.pdf
@@ -65,18 +66,19 @@ export const run = defineCommand({
   },
   async run({ values, config: loadConfig }) {
     if (values.fonts) {
-      for (const f of fontSources) console.log(`${f.package}: ${f.files.join(', ')} (${f.licence})`);
+      printLines(fontSources.map((f) => `${f.package}: ${f.files.join(', ')} (${f.licence})`));
       return EXIT.ok;
     }
     const config = await loadConfig();
     const source = { dir: values['templates-dir'] ?? config.rosterTemplatesDir ?? null };
     if (values.templates) {
       const { templates, errors } = loadAllTemplates(source);
-      for (const t of templates) {
-        const session = t.session === 'none' ? '' : ` [session: ${t.session}]`;
-        console.log(`${t.name.padEnd(32)} ${t.title}${session}`);
-      }
-      for (const e of errors) console.error(e);
+      printLines(
+        templates.map(
+          (t) => `${t.name.padEnd(32)} ${t.title}${t.session === 'none' ? '' : ` [session: ${t.session}]`}`,
+        ),
+      );
+      for (const e of errors) printError(e);
       return errors.length > 0 ? EXIT.failure : EXIT.ok;
     }
     if (!values.output)
@@ -130,7 +132,7 @@ export const run = defineCommand({
         const session = s
           ? `, session ${s.id} on ${s.start.slice(0, 10)}${s.cancelled ? ', CANCELLED' : ''}`
           : '';
-        console.error(
+        printError(
           `wrote ${output} (${roster.template.title}, ${roster.data.team.name}${session}, ${roster.pdf.length} bytes)`,
         );
       }
@@ -173,14 +175,15 @@ async function printAll(
       await writeAtomically(join(outDir, roster.fileName), roster.pdf);
     } catch (err) {
       failed++;
-      console.error(`\nteam ${team.id} (${team.name}): ${(err as Error).message}`);
+      if (tty) process.stderr.write('\n');
+      printError(`team ${team.id} (${team.name}): ${(err as Error).message}`);
     }
     done++;
     if (tty) process.stderr.write(`\r${done}/${teams.length} rosters`);
   }
   if (tty) process.stderr.write('\n');
   const secs = ((performance.now() - started) / 1000).toFixed(1);
-  console.error(
+  printError(
     `wrote ${done - failed} of ${teams.length} ${template.name} PDFs for ${s.name} to ${outDir} in ${secs} s`,
   );
   return failed > 0 ? EXIT.failure : EXIT.ok;

@@ -1,5 +1,6 @@
 // `rostercal sandbox`: the Extracurricular Data Service emulator alone, until SIGINT/SIGTERM.
 import type { Scale } from '../sandbox/index.ts';
+import { printLines } from '../terminal.ts';
 import { defineCommand, EXIT, numberOption, UsageError } from './command.ts';
 
 const USAGE = `usage: rostercal sandbox [options]
@@ -85,16 +86,14 @@ async function serveSandbox(opts: Parameters<typeof import('../sandbox/index.ts'
   const { startSandbox } = await import('../sandbox/index.ts');
   const sandbox = await startSandbox(opts);
   const s = sandbox.school;
-  console.log(
-    [
-      `sandbox listening on ${sandbox.url}`,
-      `  token:           ${sandbox.token}`,
-      `  read-only token: ${sandbox.readonlyToken}`,
-      `  school: ${s.organisation.name} (seed ${s.seed}, scale ${s.scale}, now ${sandbox.now()}): ` +
-        `${s.teams.length} teams, ${s.students.length} students, ${s.sessions.length} sessions`,
-      `  stats:  ${sandbox.url}/_sandbox/stats`,
-    ].join('\n'),
-  );
+  printLines([
+    `sandbox listening on ${sandbox.url}`,
+    `  token:           ${sandbox.token}`,
+    `  read-only token: ${sandbox.readonlyToken}`,
+    `  school: ${s.organisation.name} (seed ${s.seed}, scale ${s.scale}, now ${sandbox.now()}): ` +
+      `${s.teams.length} teams, ${s.students.length} students, ${s.sessions.length} sessions`,
+    `  stats:  ${sandbox.url}/_sandbox/stats`,
+  ]);
   await new Promise<void>((resolve) => {
     const stop = () => {
       process.off('SIGINT', stop);
@@ -105,6 +104,6 @@ async function serveSandbox(opts: Parameters<typeof import('../sandbox/index.ts'
     process.on('SIGTERM', stop);
   });
   await sandbox.close();
-  console.log('sandbox stopped');
+  printLines('sandbox stopped');
   return EXIT.ok;
 }

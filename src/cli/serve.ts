@@ -3,7 +3,7 @@
 import { type Config, demoNotAskedFor, withPort } from '../config.ts';
 import { createLogger } from '../log.ts';
 import { type RunningService, startService } from '../running-service.ts';
-import { terminalSafe } from '../terminal.ts';
+import { printError, printLines } from '../terminal.ts';
 import { trustProxyWarning } from '../web/edge-settings.ts';
 import { defineCommand, numberOption, reportError } from './command.ts';
 
@@ -40,7 +40,7 @@ export const run = defineCommand({
 
 async function serve(config: Config): Promise<number> {
   const log = createLogger({ name: 'serve', level: config.logLevel ?? 'warn' });
-  const say = (line: string) => console.log(`rostercal: ${terminalSafe(line)}`);
+  const say = (line: string) => printLines(`rostercal: ${line}`);
   const stopMs = (config.stopTimeoutSeconds ?? 20) * 1000;
   let service: RunningService | null = null;
   let stopping = false;
@@ -72,7 +72,7 @@ async function serve(config: Config): Promise<number> {
   // provider, so it never invents a token (one printed here would be a capability in the logs).
   const adminToken = config.adminToken ?? null;
   const proxyWarning = trustProxyWarning(config.trustProxy);
-  if (proxyWarning) console.error(`rostercal: warning: ${proxyWarning}`);
+  if (proxyWarning) printError(`rostercal: warning: ${proxyWarning}`);
   const demoOnly = config.schools.every((s) => s.demo);
   service = await startService({ config, log, say, adminToken });
   if (stopping) return stoppedDuringStartUp();
@@ -114,21 +114,21 @@ async function banner(
   }
 
   const base = service.config.publicUrl.replace(/\/+$/, '');
-  console.log('');
-  console.log(`rostercal is serving ${service.config.schools.length} school(s) on ${service.url}`);
-  for (const line of await signInLines(service, base, adminToken !== null)) console.log(line);
-  console.log(`  health:  ${base}/healthz   ready: ${base}/readyz   metrics: ${base}/metrics`);
+  const lines = [
+    '',
+    `rostercal is serving ${service.config.schools.length} school(s) on ${service.url}`,
+    ...(await signInLines(service, base, adminToken !== null)),
+    `  health:  ${base}/healthz   ready: ${base}/readyz   metrics: ${base}/metrics`,
+  ];
   // Feed URLs are capabilities to a child's calendar: outside the demo they never reach the terminal (and so
   // the container's logs). The admin page and `rostercal feeds list` hand them out.
   const samples = demoOnly ? await service.sampleFeeds() : [];
   if (samples.length) {
-    console.log(
-      '  sample feeds (open in a browser for subscribe buttons; add .ics for the calendar itself):',
-    );
-    for (const f of samples)
-      console.log(`    ${f.scope.padEnd(8)} ${terminalSafe(f.name)}\n             ${f.url}`);
-  } else if (!demoOnly) console.log(`  feeds:   URLs on ${base}/admin or from \`rostercal feeds list\``);
-  console.log('Stop with Ctrl-C.');
+    lines.push('  sample feeds (open in a browser for subscribe buttons; add .ics for the calendar itself):');
+    for (const f of samples) lines.push(`    ${f.scope.padEnd(8)} ${f.name}`, `             ${f.url}`);
+  } else if (!demoOnly) lines.push(`  feeds:   URLs on ${base}/admin or from \`rostercal feeds list\``);
+  lines.push('Stop with Ctrl-C.');
+  printLines(lines);
 }
 
 const ROLE_LABEL = { admin: 'admin', manager: 'manager', staff: 'coach', frozen: 'deactivated' } as const;
@@ -145,11 +145,9 @@ async function signInLines(service: RunningService, base: string, hasAdminToken:
       "           The demo's own sign-in page lets you pick who you are; each sees what their role allows:",
     );
     for (const p of people)
-      out.push(terminalSafe(`             ${ROLE_LABEL[p.role].padEnd(12)} ${p.name.padEnd(26)} ${p.note}`));
+      out.push(`             ${ROLE_LABEL[p.role].padEnd(12)} ${p.name.padEnd(26)} ${p.note}`);
   } else if (oidc) {
-    out.push(
-      `  staff:   ${base}/auth/login  (or ${base}/staff), through ${terminalSafe(new URL(oidc.issuer).host)}`,
-    );
+    out.push(`  staff:   ${base}/auth/login  (or ${base}/staff), through ${new URL(oidc.issuer).host}`);
   } else {
     out.push(
       `  staff:   sign-in not set up: auth.oidc in the config file, or OIDC_ISSUER, OIDC_CLIENT_ID, OIDC_CLIENT_SECRET`,

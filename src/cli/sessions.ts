@@ -2,6 +2,7 @@
 // pick the one to print (`rostercal roster --team ID --session ID`). Read from the local store.
 import { createProjectionContext, projectSession } from '../calendar/index.ts';
 import { defaultSession, RosterError, resolveSchool, upcomingSessions } from '../rosters/index.ts';
+import { columns, printJson, printLines } from '../terminal.ts';
 import { zoneAbbreviation } from '../util/time-zone.ts';
 import { defineCommand, EXIT, numberOption, UsageError, withStore } from './command.ts';
 
@@ -72,36 +73,27 @@ export const run = defineCommand({
         title: projectSession(s, ctx, 'staff', { scope: 'team', id: teamId })?.title ?? s.title,
       }));
       if (values.json) {
-        console.log(
-          JSON.stringify(
-            { school: school.id, team: { id: team.id, name: team.name }, sessions: rows },
-            null,
-            2,
-          ),
-        );
+        printJson({ school: school.id, team: { id: team.id, name: team.name }, sessions: rows });
         return EXIT.ok;
       }
-      console.log(
+      const lines = [
         `${team.name} (team ${team.id}): ${rows.length} session${rows.length === 1 ? '' : 's'} in the next ${days} days (${school.timeZone})`,
-      );
-      if (!rows.length) return EXIT.ok;
-      const table = rows.map((r) => [
-        String(r.id),
-        r.date,
-        r.time,
-        r.status.toUpperCase(),
-        r.next ? 'next' : '',
-        r.title,
-      ]);
-      const header = ['ID', 'DATE', 'TIME', 'STATUS', '', 'TITLE'];
-      const widths = header.map((h, i) => Math.max(h.length, ...table.map((r) => r[i]!.length)));
-      for (const r of [header, ...table])
-        console.log(
-          r
-            .map((c, i) => c.padEnd(widths[i]!))
-            .join('  ')
-            .trimEnd(),
+      ];
+      if (rows.length)
+        lines.push(
+          ...columns(
+            ['ID', 'DATE', 'TIME', 'STATUS', '', 'TITLE'],
+            rows.map((r) => [
+              String(r.id),
+              r.date,
+              r.time,
+              r.status.toUpperCase(),
+              r.next ? 'next' : '',
+              r.title,
+            ]),
+          ),
         );
+      printLines(lines);
       return EXIT.ok;
     });
   },

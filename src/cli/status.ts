@@ -4,7 +4,7 @@ import { scrubSecrets } from '../log.ts';
 import type { JobStatus, RunCounts, SyncRun } from '../store/types.ts';
 import { describeJob } from '../sync/job-display.ts';
 import { seconds } from '../sync/report.ts';
-import { terminalSafe } from '../terminal.ts';
+import { printLines, terminalJson } from '../terminal.ts';
 import { localClock, zoneAbbreviation } from '../util/time-zone.ts';
 import { defineCommand, EXIT, numberOption, UsageError, withStore } from './command.ts';
 
@@ -103,7 +103,7 @@ export const run = defineCommand({
         });
       }
       if (values.json) {
-        console.log(scrubSecrets(JSON.stringify(report.length === 1 ? report[0] : report, null, 2)));
+        printLines(scrubSecrets(terminalJson(report.length === 1 ? report[0] : report, 2)).split('\n'));
         return EXIT.ok;
       }
       const out: string[] = [];
@@ -136,12 +136,8 @@ export const run = defineCommand({
         out.push('');
       }
       // Run errors quote upstream and provider text: no credential and no control character reaches the terminal.
-      console.log(
-        out
-          .map((l) => terminalSafe(scrubSecrets(l)))
-          .join('\n')
-          .trimEnd(),
-      );
+      while (out.at(-1) === '') out.pop();
+      printLines(out.map(scrubSecrets));
       return EXIT.ok;
     });
   },

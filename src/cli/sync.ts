@@ -8,6 +8,7 @@ import type { AfterPullStep } from '../sync/after-pull.ts';
 import { PullBusyError, type PullSummary, pullSchool } from '../sync/pull.ts';
 import { formatSummary, progressWriter } from '../sync/report.ts';
 import { clientForSchool, startDemoUpstream } from '../sync/school-upstream.ts';
+import { printError, printJson, printLines } from '../terminal.ts';
 import { defineCommand, EXIT, numberOption, UsageError, withStore } from './command.ts';
 
 /** What runs after each pull here, in order. (`rostercal serve` also re-renders feeds: see src/running-service.ts.) */
@@ -78,13 +79,13 @@ async function syncSchools(
 ): Promise<number> {
   const log = createLogger({ name: 'sync', level: config.logLevel ?? 'warn', destination: 2 });
   log.debug({ config: describeConfig(config) }, 'configuration');
-  const print = (line: string) => (flags.json ? process.stderr : process.stdout).write(`${line}\n`);
+  const print = (line: string) => printLines(line, flags.json ? 'stderr' : 'stdout');
   const demo = await startDemoUpstream(config);
   const summaries: PullSummary[] = [];
   let ok = true;
   try {
     for (const school of demo.config.schools) {
-      if (school.demo && !flags.json) process.stderr.write(`${school.id}: demo sandbox at ${demo.url}\n`);
+      if (school.demo && !flags.json) printError(`${school.id}: demo sandbox at ${demo.url}`);
       const progress = progressWriter(process.stderr, school.id);
       let summary: PullSummary;
       try {
@@ -97,14 +98,14 @@ async function syncSchools(
           log,
           ...(waitSeconds === undefined ? {} : { whenBusy: waitSeconds * 1000 }),
           onWait: (holder) =>
-            process.stderr.write(
-              `${school.id}: waiting for the pull already running (${holder.owner}, since ${holder.since})…\n`,
+            printError(
+              `${school.id}: waiting for the pull already running (${holder.owner}, since ${holder.since})…`,
             ),
         });
       } catch (err) {
         if (!(err instanceof PullBusyError)) throw err;
         progress.clear();
-        console.error(
+        printError(
           `rostercal sync: ${school.id}: ${err.message}; nothing was pulled. ` +
             (waitSeconds === undefined
               ? 'Try again when it ends, or use --wait SECONDS.'
@@ -116,7 +117,7 @@ async function syncSchools(
       progress.clear();
       summaries.push(summary);
       if (summary.status === 'failed') ok = false;
-      if (!flags.json) console.log(formatSummary(summary, school.name));
+      if (!flags.json) printLines(formatSummary(summary, school.name));
       for (const step of STEPS) {
         if (!(await step.run({ store, school, summary, log, flags, print }))) ok = false;
       }
@@ -124,6 +125,6 @@ async function syncSchools(
   } finally {
     await demo.close();
   }
-  if (flags.json) console.log(JSON.stringify(summaries.length === 1 ? summaries[0] : summaries, null, 2));
+  if (flags.json) printJson(summaries.length === 1 ? summaries[0] : summaries);
   return ok ? EXIT.ok : EXIT.failure;
 }

@@ -83,7 +83,7 @@ export function tally(
 }
 
 /** Human-readable plan (dry run) or result: one line per calendar with work, then the operations. */
-export function formatPlan(s: PushSummary, opts: { verbose?: boolean } = {}): string {
+export function formatPlan(s: PushSummary, opts: { verbose?: boolean } = {}): string[] {
   const lines: string[] = [];
   const t = s.totals;
   const what = s.dryRun
@@ -114,5 +114,6 @@ export function formatPlan(s: PushSummary, opts: { verbose?: boolean } = {}): st
     }
   }
   for (const e of s.errors) lines.push(`  problem: ${e}`);
-  return lines.join('\n');
+  // One element per line: calendar names and titles are upstream text, which must stay on its line.
+  return lines;
 }

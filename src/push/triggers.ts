@@ -109,7 +109,7 @@ export const pushStep: AfterPullStep = {
         force: Boolean(ctx.flags.force),
         ...(typeof ctx.flags.target === 'string' ? { target: ctx.flags.target } : {}),
       });
-      for (const r of results) ctx.print(formatPlan(r, { verbose: false }));
+      for (const r of results) for (const line of formatPlan(r, { verbose: false })) ctx.print(line);
       return results.every((r) => r.status !== 'failed');
     } catch (err) {
       ctx.print(`push ${ctx.school.id}: ${err instanceof Error ? err.message : String(err)}`);

@@ -1,6 +1,7 @@
 // How a pull looks to a person: live progress (one rewritten line on a terminal, plain lines otherwise) and the
 // summary table printed at the end.
 import type { ResourceKind, RunCounts } from '../store/types.ts';
+import { terminalSafe } from '../terminal.ts';
 import type { PullProgress, PullSummary, ResourceMode } from './pull.ts';
 
 const LABELS: Record<ResourceKind, string> = {
@@ -50,7 +51,8 @@ export function progressWriter(stream: NodeJS.WriteStream, schoolId: string): Pr
     if (!force && now - lastDraw < 100) return;
     lastDraw = now;
     const width = Math.max(20, (stream.columns || 100) - 1);
-    live = text.length > width ? `${text.slice(0, width - 1)}…` : text;
+    const safe = terminalSafe(text);
+    live = safe.length > width ? `${safe.slice(0, width - 1)}…` : safe;
     stream.write(`\r\x1b[2K${live}`);
   };
   const clear = () => {
@@ -62,12 +64,15 @@ export function progressWriter(stream: NodeJS.WriteStream, schoolId: string): Pr
   const flush = () => {
     clear();
     if (notAttempted.length)
-      stream.write(`${schoolId}:   not attempted after that failure: ${notAttempted.join(', ')}\n`);
+      stream.write(
+        `${terminalSafe(`${schoolId}:   not attempted after that failure: ${notAttempted.join(', ')}`)}\n`,
+      );
     notAttempted = [];
   };
+  // Failures quote upstream text: each line is cleaned (terminal.ts), so it stays one line.
   const line = (text: string) => {
     flush();
-    stream.write(`${text}\n`);
+    stream.write(`${terminalSafe(text)}\n`);
   };
 
   const write = ((event: PullProgress) => {
@@ -131,8 +136,11 @@ export function progressWriter(stream: NodeJS.WriteStream, schoolId: string): Pr
 
 const MODE_TEXT: Record<ResourceMode, string> = { full: 'full', incremental: 'changes', skipped: 'not due' };
 
-/** The end-of-run table: what changed per resource, upstream requests and time. */
-export function formatSummary(summary: PullSummary, schoolName: string): string {
+/**
+ * The end-of-run table: what changed per resource, upstream requests and time. One element per line: problems
+ * quote upstream text, which must stay on its line (printLines cleans each).
+ */
+export function formatSummary(summary: PullSummary, schoolName: string): string[] {
   const out: string[] = [];
   const verdict =
     summary.status === 'succeeded'
@@ -190,5 +198,5 @@ export function formatSummary(summary: PullSummary, schoolName: string): string 
   if (summary.errors.length > shown.length) {
     out.push(`  … and ${summary.errors.length - shown.length} more problems (rostercal status --json)`);
   }
-  return out.join('\n');
+  return out;
 }

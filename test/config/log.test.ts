@@ -115,3 +115,18 @@ describe('secret forms in free text', () => {
     expect(scrubSecrets('-----BEGIN CERTIFICATE-----')).toBe('-----BEGIN CERTIFICATE-----');
   });
 });
+
+describe('log lines reach terminals', () => {
+  it('C1 controls, bidi overrides and line separators in any field are escaped: the line is the same JSON', () => {
+    const { lines, stream } = capture();
+    const log = createLogger({ destination: stream });
+    const name = 'Open Netball\r\n\u001b[2J\u009b31m\u0085\u202Eevil\u2066\u2028';
+    log.warn({ team: { name } }, `pull of ${name}`);
+    const out = lines.join('');
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: looking for control characters is the point.
+    expect(out.trimEnd()).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069\u2028\u2029]/);
+    const parsed = JSON.parse(out) as { team: { name: string }; msg: string };
+    expect(parsed.team.name).toBe(name);
+    expect(parsed.msg).toBe(`pull of ${name}`);
+  });
+});
