@@ -43,6 +43,7 @@ import type {
   RunCounts,
   RunKind,
   RunOwner,
+  RunProgress,
   RunStatus,
   SchoolId,
   SessionQuery,
@@ -873,6 +874,20 @@ export class SqlStore implements Store {
       .where('id', '=', id)
       .executeTakeFirst();
     if (Number(r.numUpdatedRows) === 0) throw new Error(`finishRun: no sync run ${id}`);
+  }
+
+  async recordRunProgress(id: number, progress: RunProgress): Promise<void> {
+    await this.#w
+      .updateTable('sync_runs')
+      .set({
+        counts: JSON.stringify(progress.counts),
+        upstream_requests: progress.upstreamRequests,
+        retries: progress.retries,
+        throttled: progress.throttled,
+      })
+      .where('id', '=', id)
+      .where('status', '=', 'running')
+      .execute();
   }
 
   async listRuns(schoolId: SchoolId, opts?: { kind?: RunKind; limit?: number }): Promise<SyncRun[]> {

@@ -129,6 +129,9 @@ export interface SyncRun {
   owner?: string | null;
 }
 
+/** A running run's counts so far (see Store.recordRunProgress). */
+export type RunProgress = Pick<SyncRun, 'counts' | 'upstreamRequests' | 'retries' | 'throttled'>;
+
 /** A process that runs pulls or pushes; it proves it is alive by beating (`Store.beat`). */
 export interface RunOwner {
   /** `host:pid:random`. */
@@ -408,6 +411,11 @@ export interface Store {
     id: number,
     result: Omit<SyncRun, 'id' | 'schoolId' | 'kind' | 'target' | 'startedAt'> & { finishedAt: Instant },
   ): Promise<void>;
+  /**
+   * What a run still going has done so far (counts of what it committed, upstream calls), kept after each step
+   * so a run whose process dies reads true; a run already finished is left as it is.
+   */
+  recordRunProgress(id: number, progress: RunProgress): Promise<void>;
   listRuns(schoolId: SchoolId, opts?: { kind?: RunKind; limit?: number }): Promise<SyncRun[]>;
   /** Sync cursors, e.g. the `updatedAfter` high-water mark per resource. */
   getCursor(schoolId: SchoolId, key: string): Promise<string | null>;

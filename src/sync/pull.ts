@@ -14,7 +14,15 @@ import type { SchoolConfig } from '../config.ts';
 import type { Id, Instant, Team } from '../domain/types.ts';
 import { type Logger, silentLogger } from '../log.ts';
 import { prepareRecord } from '../store/kinds.ts';
-import type { ResourceKind, ResourceMap, RunCounts, RunStatus, Store, SyncRun } from '../store/types.ts';
+import type {
+  ResourceKind,
+  ResourceMap,
+  RunCounts,
+  RunProgress,
+  RunStatus,
+  Store,
+  SyncRun,
+} from '../store/types.ts';
 import type { EndpointStats, MalformedRecord, UpstreamClient } from '../upstream/api.ts';
 import { UnreachableError, UpstreamError } from '../upstream/errors.ts';
 import { TimeSlice } from '../util/event-loop.ts';
@@ -772,10 +780,13 @@ async function pullLeased(opts: PullOptions, log: Logger): Promise<PullSummary> 
     at: startedAt.toISOString(),
     owner: processOwner().id,
   });
+  // What the run has committed so far: kept in its record after each resource, and what an interrupted or
+  // failed run records, since the resources written before the stop stay written.
+  const progress: RunProgress = { counts: {}, upstreamRequests: 0, retries: 0, throttled: 0 };
   try {
     await opts.onStart?.({ runId, kind });
     const summary = await unlessAborted(
-      runResources(opts, { runId, kind, upgradedBecause, startedAt, now, onProgress, log }),
+      runResources(opts, { runId, kind, upgradedBecause, startedAt, now, onProgress, log, progress }),
       opts.signal,
     );
     // Done, whatever its result (a failed full pull is in the history like any other): requests made before it
@@ -789,10 +800,7 @@ async function pullLeased(opts: PullOptions, log: Logger): Promise<PullSummary> 
         .finishRun(runId, {
           status: 'interrupted',
           finishedAt: now().toISOString(),
-          counts: {},
-          upstreamRequests: 0,
-          retries: 0,
-          throttled: 0,
+          ...progress,
           errors: [`interrupted: ${why}`],
           warning: null,
         })
@@ -805,16 +813,30 @@ async function pullLeased(opts: PullOptions, log: Logger): Promise<PullSummary> 
       .finishRun(runId, {
         status: 'failed',
         finishedAt: now().toISOString(),
-        counts: {},
-        upstreamRequests: 0,
-        retries: 0,
-        throttled: 0,
+        ...progress,
         errors: [`failed: ${message(err)}`],
         warning: null,
       })
       .catch((e: unknown) => log.error({ err: e, runId }, 'could not record the failed run'));
     throw err;
   }
+}
+
+/** The run's counts after a resource's transaction committed, so a kill -9 from here on leaves true counts. */
+async function recordProgress(
+  store: Store,
+  runId: number,
+  progress: RunProgress,
+  upstream: EndpointStats,
+  log: Logger,
+): Promise<void> {
+  progress.upstreamRequests = upstream.requests;
+  progress.retries = upstream.retries;
+  progress.throttled = upstream.throttled;
+  // The records are written either way; a store that cannot take this line fails the run's end, if anything.
+  await store
+    .recordRunProgress(runId, progress)
+    .catch((err: unknown) => log.error({ err, runId }, 'could not record the run’s progress'));
 }
 
 interface PlannedResource {
@@ -833,10 +855,11 @@ async function runResources(
     now: () => Date;
     onProgress: (event: PullProgress) => void;
     log: Logger;
+    progress: RunProgress;
   },
 ): Promise<PullSummary> {
   const { store, client, school } = opts;
-  const { runId, kind, startedAt, now, onProgress, log } = run;
+  const { runId, kind, startedAt, now, onProgress, log, progress } = run;
   const before = client.totals();
   const window = syncWindow(startedAt, school.syncWindow);
   log.info({ runId, kind, window }, 'pull started');
@@ -853,7 +876,7 @@ async function runResources(
 
   const ctx: ResourceRunContext = { store, client, school, window, startedAt, now, onProgress, log };
   const resources: ResourceOutcome[] = [];
-  const counts: Record<string, RunCounts> = {};
+  const counts = progress.counts;
   const errors: string[] = [];
   const warnings: string[] = [];
   let aborted: string | null = null;
@@ -884,6 +907,7 @@ async function runResources(
       if (result.extra) counts[result.extra.kind] = result.extra.counts;
       errors.push(...result.errors);
       if (result.warning) warnings.push(result.warning);
+      await recordProgress(store, runId, progress, diffStats(client.totals(), before), log);
       onProgress({ type: 'resource-done', kind: step.spec.kind, outcome: result.outcome });
       if (result.fatal) aborted = result.outcome.error ?? 'upstream refused access';
     }

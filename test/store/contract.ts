@@ -667,6 +667,14 @@ export function describeStoreContract(name: string, createDb: () => Promise<Test
             owner: null,
           },
         ]);
+        const partial = { staff: { added: 120, changed: 0, deleted: 0, unchanged: 0, skipped: 0 } };
+        await store.recordRunProgress(a, { counts: partial, upstreamRequests: 4, retries: 1, throttled: 0 });
+        expect((await store.listRuns(s, { kind: 'full' }))[0]).toMatchObject({
+          status: 'running',
+          counts: partial,
+          upstreamRequests: 4,
+          retries: 1,
+        });
         const counts = { sessions: { added: 5, changed: 1, deleted: 0, unchanged: 2, skipped: 1 } };
         await store.finishRun(a, {
           status: 'suspicious',
@@ -688,6 +696,12 @@ export function describeStoreContract(name: string, createDb: () => Promise<Test
           throttled: 3,
           errors: ['session 17: malformed start', 'Trường: ✓'],
           warning: 'sessions listing shrank by 80 %: nothing deleted',
+        });
+        // A finished run is what it finished as: a late progress line does not change it.
+        await store.recordRunProgress(a, { counts: partial, upstreamRequests: 99, retries: 0, throttled: 0 });
+        expect((await store.listRuns(s, { kind: 'full' }))[0]).toMatchObject({
+          counts,
+          upstreamRequests: 12,
         });
         expect((await store.listRuns(s)).map((r) => r.id)).toEqual([p, b, a]);
         expect((await store.listRuns(s, { limit: 1 }))[0]).toMatchObject({ id: p, target: 'google' });
