@@ -98,7 +98,7 @@ describe('rostercal serve', () => {
       expect(await page.locator('a', { hasText: 'subscribe page' }).count()).toBeGreaterThan(0);
 
       const href = await page
-        .locator('a', { hasText: /^roster$/ })
+        .locator('a', { hasText: /^Roster$/ })
         .first()
         .getAttribute('href');
       expect(href).toBeTruthy();

@@ -1,27 +1,63 @@
 // The admins' pages about people: the audit log (GET /admin/audit, newest first, filter by person, team and
-// template), signed-in staff (GET /admin/sessions; POST /admin/sessions/end ends every session of a person on
-// every replica) and feed rotation (POST /admin/feeds/rotate). Every form is CSRF-checked.
+// template; times in the school's zone, teams by name), signed-in staff (GET /admin/sessions; POST
+// /admin/sessions/end ends every session of a person on every replica) and a feed's new link (GET
+// /admin/feeds/rotate asks, naming the calendar and what happens to families; POST rotates and sends to GET
+// /admin/feeds/rotated, the new page to send them). Every form is CSRF-checked.
 import express, { type Request, type Response } from 'express';
+import { type FeedDef, getFeedDef } from '../feeds/catalog.ts';
 import type { FeedTokens } from '../feeds/tokens.ts';
 import { isFeedScope } from '../feeds/tokens.ts';
-import type { AuditQuery, SchoolId, Store } from '../store/types.ts';
+import type { AuditQuery, AuditRecord, FeedScope, SchoolId, Store } from '../store/types.ts';
+import { zoneAbbreviation } from '../util/time-zone.ts';
 import { accessIn, csrfOf, type Principal, principalOf, type StaffAuth } from './staff-auth.ts';
-import { escapeHtml, sendPage, sendProblem } from './staff-html.ts';
+import { escapeHtml, ADMIN_NAV as NAV, sendPage, sendProblem } from './staff-html.ts';
 
 export interface AdminStaffOptions {
   store: Store;
   auth: StaffAuth;
   tokens: FeedTokens;
-  schools: readonly { id: SchoolId; name: string }[];
+  schools: readonly { id: SchoolId; name: string; timeZone: string }[];
+  /** Where families reach the service: the new link an admin sends them is absolute. */
+  publicUrl: string;
   now?: () => Date;
 }
 
-const NAV = [
-  { href: '/staff', label: 'My teams' },
-  { href: '/admin', label: 'Admin' },
-  { href: '/admin/audit', label: 'Audit' },
-  { href: '/admin/sessions', label: 'Sessions' },
-];
+/** `Fri 27 Nov 2026, 19:31 AEDT`: the school's wall clock, as `rostercal audit` prints it. */
+function schoolTime(iso: string, timeZone: string): string {
+  const ms = Date.parse(iso);
+  const text = new Intl.DateTimeFormat('en-GB', {
+    timeZone,
+    weekday: 'short',
+    day: 'numeric',
+    month: 'short',
+    year: 'numeric',
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+  }).format(ms);
+  return `${text} ${zoneAbbreviation(ms, timeZone)}`;
+}
+
+const SCOPE_WORDS: Record<FeedScope, string> = {
+  team: 'team',
+  student: 'student',
+  staff: 'staff member',
+  activity: 'activity',
+};
+
+/** Who subscribes to a calendar of this scope, for the confirmation page. */
+function subscribers(def: FeedDef, students: number | null): string {
+  switch (def.scope) {
+    case 'team':
+      return `the families of the ${students ?? 'team’s'} students of ${def.subject}, and anyone else they shared it with`;
+    case 'activity':
+      return `the families who follow ${def.subject}, and anyone else they shared it with`;
+    case 'student':
+      return `${def.subject}’s family, and anyone they shared it with`;
+    case 'staff':
+      return `${def.subject}, and anyone they shared it with`;
+  }
+}
 
 function text(v: unknown, max = 200): string {
   return typeof v === 'string' ? v.trim().slice(0, max) : '';
@@ -30,6 +66,7 @@ function text(v: unknown, max = 200): string {
 export function createAdminStaffRouter(opts: AdminStaffOptions): express.Router {
   const router = express.Router();
   const now = opts.now ?? (() => new Date());
+  const base = opts.publicUrl.replace(/\/+$/, '');
   const form = express.urlencoded({ extended: false, limit: '4kb' });
   const who = (p: Principal) => ({
     label: p.kind === 'admin-token' ? 'Admin token' : (p.displayName ?? p.email),
@@ -67,40 +104,74 @@ export function createAdminStaffRouter(opts: AdminStaffOptions): express.Router 
         res.set('Cache-Control', 'no-store').json({ records });
         return;
       }
-      const rows = records
-        .map(
-          (r) =>
-            `<tr><td>${escapeHtml(r.at.replace('T', ' ').slice(0, 19))}</td><td>${escapeHtml(r.action)}</td><td>${escapeHtml(r.actor)}</td><td>${escapeHtml(r.schoolId ?? '')}</td><td>${r.teamId ?? ''}</td><td>${r.sessionId ?? ''}</td><td>${escapeHtml(r.template ?? '')}</td><td>${escapeHtml(r.clientAddress ?? '')}</td><td>${escapeHtml(r.detail ?? '')}</td></tr>`,
-        )
-        .join('');
+      const rows = (await auditRows(records, adminSchools(p))).join('');
       sendPage(res, {
         title: 'Audit log',
         nav: NAV,
         who: who(p),
         body: `<h1>Audit log</h1><form class="card" method="get" action="/admin/audit"><label for="person">Person (e-mail, or “admin token”)</label><input id="person" type="text" name="person" value="${escapeHtml(person)}"><label for="team">Team id</label><input id="team" type="text" inputmode="numeric" name="team" value="${escapeHtml(teamText)}"><label for="template">Template</label><input id="template" type="text" name="template" value="${escapeHtml(template)}"><div class="actions"><button class="primary" type="submit">Filter</button> <a class="btn" href="/admin/audit">Clear</a></div></form>
-<div class="card scroll"><p class="muted">Newest first; ${records.length} shown (at most 500; <code>rostercal audit --since ISO</code> prints all).</p><table><tr><th>when (UTC)</th><th>what</th><th>who</th><th>school</th><th>team</th><th>session</th><th>template</th><th>client</th><th>detail</th></tr>${rows || '<tr><td colspan="9" class="muted">nothing recorded</td></tr>'}</table></div>`,
+<div class="card"><p class="muted">Newest first, in each school’s time; ${records.length} shown (at most 500; <code>rostercal audit --since ISO</code> prints all).</p><table class="stack"><thead><tr><th>when</th><th>what</th><th>who</th><th>school</th><th>team</th><th>session</th><th>template</th><th>client</th><th>detail</th></tr></thead><tbody>${rows || '<tr><td colspan="9" class="muted">nothing recorded</td></tr>'}</tbody></table></div>`,
+        wide: true,
       });
     } catch (err) {
       next(err);
     }
   });
 
+  /** The audit records as table rows: times in their school's zone, schools and teams by name. */
+  async function auditRows(
+    records: AuditRecord[],
+    schools: readonly { id: SchoolId; name: string; timeZone: string }[],
+  ): Promise<string[]> {
+    const byId = new Map(schools.map((s) => [s.id, s]));
+    // A record of no school (a refused sign-in) reads in the only school's zone, else UTC, as the CLI does.
+    const fallback = opts.schools.length === 1 ? opts.schools[0]!.timeZone : 'UTC';
+    const teamNames = new Map<string, string>();
+    for (const id of new Set(records.flatMap((r) => (r.schoolId && r.teamId !== null ? [r.schoolId] : []))))
+      for (const t of await opts.store.list(id, 'teams')) teamNames.set(`${id}|${t.id}`, t.name);
+    const cell = (label: string, html: string) => `<td data-label="${label}">${html}</td>`;
+    return records.map((r) => {
+      const school = r.schoolId ? byId.get(r.schoolId) : undefined;
+      const team =
+        r.teamId === null
+          ? ''
+          : `${escapeHtml(teamNames.get(`${r.schoolId}|${r.teamId}`) ?? 'a team no longer listed')} <span class="muted">(${r.teamId})</span>`;
+      return `<tr>${[
+        cell(
+          'when',
+          `<span class="nowrap">${escapeHtml(schoolTime(r.at, school?.timeZone ?? fallback))}</span>`,
+        ),
+        cell('what', `<span class="nowrap">${escapeHtml(r.action)}</span>`),
+        cell('who', escapeHtml(r.actor)),
+        cell('school', escapeHtml(school?.name ?? r.schoolId ?? '')),
+        cell('team', team),
+        cell('session', r.sessionId === null ? '' : String(r.sessionId)),
+        cell('template', `<span class="nowrap">${escapeHtml(r.template ?? '')}</span>`),
+        cell('client', escapeHtml(r.clientAddress ?? '')),
+        cell('detail', escapeHtml(r.detail ?? '')),
+      ].join('')}</tr>`;
+    });
+  }
+
   router.get('/admin/sessions', opts.auth.requireAdmin, async (_req: Request, res: Response, next) => {
     try {
       const p = principalOf(res) as Principal;
       const csrf = escapeHtml(csrfOf(p) ?? '');
       const live = await opts.store.listStaffSessions(now().toISOString());
+      // Sessions span schools: the only school's zone, else UTC (each time says which).
+      const zone = opts.schools.length === 1 ? opts.schools[0]!.timeZone : 'UTC';
       const rows = live
         .map(
           (s) =>
-            `<tr><td>${escapeHtml(s.displayName ?? '')}<br><span class="muted">${escapeHtml(s.email)}</span></td><td>${escapeHtml(s.createdAt.slice(0, 16).replace('T', ' '))}</td><td>${escapeHtml(s.lastSeenAt.slice(0, 16).replace('T', ' '))}</td><td>${escapeHtml(s.clientAddress ?? '')}</td><td><form method="post" action="/admin/sessions/end"><input type="hidden" name="csrf" value="${csrf}"><input type="hidden" name="email" value="${escapeHtml(s.email)}"><button type="submit">End all sessions of this person</button></form></td></tr>`,
+            `<tr><td data-label="who">${escapeHtml(s.displayName ?? '')}<br><span class="muted">${escapeHtml(s.email)}</span></td><td data-label="signed in">${escapeHtml(schoolTime(s.createdAt, zone))}</td><td data-label="last seen">${escapeHtml(schoolTime(s.lastSeenAt, zone))}</td><td data-label="client">${escapeHtml(s.clientAddress ?? '')}</td><td><form method="post" action="/admin/sessions/end"><input type="hidden" name="csrf" value="${csrf}"><input type="hidden" name="email" value="${escapeHtml(s.email)}"><button type="submit">End all sessions of this person</button></form></td></tr>`,
         )
         .join('');
       sendPage(res, {
         title: 'Signed-in staff',
         nav: NAV,
         who: who(p),
-        body: `<h1>Signed-in staff</h1><form class="card" method="post" action="/admin/sessions/end"><input type="hidden" name="csrf" value="${csrf}"><label for="email">End every session of (e-mail)</label><input id="email" type="text" name="email" required><div class="actions"><button class="primary" type="submit">End sessions</button></div></form><div class="card scroll"><table><tr><th>who</th><th>signed in (UTC)</th><th>last seen</th><th>client</th><th></th></tr>${rows || '<tr><td colspan="5" class="muted">nobody is signed in</td></tr>'}</table></div>`,
+        body: `<h1>Signed-in staff</h1><form class="card" method="post" action="/admin/sessions/end"><input type="hidden" name="csrf" value="${csrf}"><label for="email">End every session of (e-mail)</label><input id="email" type="text" name="email" required><div class="actions"><button class="primary" type="submit">End sessions</button></div></form><div class="card"><table class="stack"><thead><tr><th>who</th><th>signed in</th><th>last seen</th><th>client</th><th></th></tr></thead><tbody>${rows || '<tr><td colspan="5" class="muted">nobody is signed in</td></tr>'}</tbody></table></div>`,
+        wide: true,
       });
     } catch (err) {
       next(err);
@@ -132,32 +203,119 @@ export function createAdminStaffRouter(opts: AdminStaffOptions): express.Router 
     }
   });
 
+  /** The feed a rotation form or link names, if the principal administers its school; else null. */
+  async function feedOf(
+    p: Principal,
+    input: Record<string, unknown>,
+  ): Promise<{ def: FeedDef; school: { id: SchoolId; name: string; timeZone: string } } | null> {
+    const schoolId = text(input.school, 63);
+    const scope = text(input.scope, 20);
+    const idText = text(input.id, 15);
+    const school = opts.schools.find((s) => s.id === schoolId);
+    if (!school || !isFeedScope(scope) || !/^\d+$/.test(idText) || accessIn(p, schoolId) !== 'all')
+      return null;
+    const def = await getFeedDef(opts.store, schoolId, scope, Number(idText));
+    return def ? { def, school } : null;
+  }
+
+  const unknownFeed = (res: Response) =>
+    sendProblem(
+      res,
+      404,
+      'No such calendar',
+      [
+        'This school has no such calendar, or it is not one you administer. Its team or person may have been removed upstream.',
+      ],
+      { href: '/admin', label: 'Admin' },
+    );
+
+  const hidden = (def: FeedDef) =>
+    `<input type="hidden" name="school" value="${escapeHtml(def.schoolId)}"><input type="hidden" name="scope" value="${escapeHtml(def.scope)}"><input type="hidden" name="id" value="${def.scopeId}">`;
+
+  /** A page about one feed named by the query (school, scope, id), for its school's administrators. */
+  const feedPage = (
+    path: string,
+    render: (
+      res: Response,
+      p: Principal,
+      found: NonNullable<Awaited<ReturnType<typeof feedOf>>>,
+    ) => Promise<void>,
+  ) =>
+    router.get(path, opts.auth.requireAdmin, async (req, res, next) => {
+      try {
+        const p = principalOf(res) as Principal;
+        const found = await feedOf(p, req.query as Record<string, unknown>);
+        if (!found) return unknownFeed(res);
+        await render(res, p, found);
+      } catch (err) {
+        next(err);
+      }
+    });
+
+  // Asks first: a new link stops the old one for every family at once.
+  feedPage('/admin/feeds/rotate', async (res, p, { def, school }) => {
+    const team = def.scope === 'team' ? await opts.store.get(def.schoolId, 'teams', def.scopeId) : null;
+    const csrf = escapeHtml(csrfOf(p) ?? '');
+    sendPage(res, {
+      title: `New link for ${def.calendarName}?`,
+      nav: NAV,
+      who: who(p),
+      body: `<div class="card"><h1>Make a new link for “${escapeHtml(def.calendarName)}”?</h1>
+<p>The ${escapeHtml(SCOPE_WORDS[def.scope])} calendar of <strong>${escapeHtml(def.subject)}</strong> (${escapeHtml(school.name)}).</p>
+<h2>What happens to families</h2>
+<ul>
+<li><strong>The current link stops working at once</strong> for everyone subscribed: ${escapeHtml(subscribers(def, team?.students.length ?? null))}.</li>
+<li>Their calendar apps keep the events they already have, but those stop changing: <strong>cancellations, new sessions and changed times no longer reach them</strong>. Nothing tells them; their calendar just goes quiet.</li>
+<li>Family links (one link for several children) that include this calendar stop showing it.</li>
+<li>You get a new page to send them: they open it, subscribe again, and can remove the old calendar.</li>
+</ul>
+<p>Do this when the link has reached someone who should not have it. Recorded in the audit log.</p>
+<form method="post" action="/admin/feeds/rotate"><input type="hidden" name="csrf" value="${csrf}">${hidden(def)}<div class="actions"><button class="primary" type="submit">Stop the old link and make a new one</button><a class="btn" href="/admin">Cancel</a></div></form></div>`,
+    });
+  });
+
   router.post('/admin/feeds/rotate', form, opts.auth.requireAdmin, async (req, res, next) => {
     try {
       if (!confirmed(req, res)) return;
-      const body = (req.body ?? {}) as Record<string, unknown>;
-      const schoolId = text(body.school, 63);
-      const scope = text(body.scope, 20);
-      const idText = text(body.id, 15);
       const p = principalOf(res) as Principal;
-      if (!isFeedScope(scope) || !/^\d+$/.test(idText) || accessIn(p, schoolId) !== 'all')
-        return sendProblem(res, 400, 'Cannot rotate', ['Unknown school, scope or id.']);
-      const issued = await opts.tokens.rotate(schoolId, scope, Number(idText));
+      const found = await feedOf(p, (req.body ?? {}) as Record<string, unknown>);
+      if (!found) return unknownFeed(res);
+      const { def } = found;
+      const issued = await opts.tokens.rotate(def.schoolId, def.scope, def.scopeId);
       await opts.auth.audit(req, res, {
         action: 'feed-rotate',
-        schoolId,
-        teamId: scope === 'team' ? Number(idText) : null,
-        detail: `${scope} ${idText} → version ${issued.record.version}`,
+        schoolId: def.schoolId,
+        teamId: def.scope === 'team' ? def.scopeId : null,
+        detail: `${def.scope} ${def.scopeId} (${def.subject}) → version ${issued.record.version}`,
       });
-      sendPage(res, {
-        title: 'Feed rotated',
-        nav: NAV,
-        who: who(p),
-        body: `<div class="card"><h1>New feed address</h1><p>The old address of ${escapeHtml(scope)} ${escapeHtml(idText)} has stopped working. Send the new one to the people who subscribe:</p><p><a href="/feeds/${escapeHtml(issued.token ?? '')}">subscribe page</a></p><p><a class="btn" href="/admin">Back</a></p></div>`,
-      });
+      // Post/redirect/get: reloading the result must not rotate the link just sent to families.
+      const q = new URLSearchParams({ school: def.schoolId, scope: def.scope, id: String(def.scopeId) });
+      res.redirect(303, `/admin/feeds/rotated?${q}`);
     } catch (err) {
       next(err);
     }
+  });
+
+  // The link to send, and words to send it with.
+  feedPage('/admin/feeds/rotated', async (res, p, { def, school }) => {
+    const issued = await opts.tokens.ensure(def.schoolId, def.scope, def.scopeId);
+    if (!issued.token) return unknownFeed(res);
+    const page = `${base}/feeds/${issued.token}`;
+    const message = `The calendar link for ${def.calendarName} has changed. The old one no longer updates, so cancellations and new sessions will not reach you through it.\n\nPlease open ${page} and subscribe again (there is a button for your phone or computer), then remove the old calendar from your calendar app.\n\n${school.name}`;
+    const audit = def.scope === 'team' ? `/admin/audit?team=${def.scopeId}` : '/admin/audit';
+    sendPage(res, {
+      title: `New link for ${def.calendarName}`,
+      nav: NAV,
+      who: who(p),
+      body: `<div class="card"><h1>New link for “${escapeHtml(def.calendarName)}”</h1>
+<p>The old link has stopped working (version ${issued.record.version} now). Send this page to everyone who subscribed; it has the subscribe buttons and a QR code.</p>
+<label for="page">Page to send</label><input id="page" type="text" readonly value="${escapeHtml(page)}">
+<div class="actions"><a class="btn primary" href="${escapeHtml(page)}">Open the page</a></div>
+<label for="message">A message you can send with it</label><textarea id="message" readonly rows="8">${escapeHtml(message)}</textarea>
+<p class="muted">The calendar itself, for apps that ask for an address: <code>${escapeHtml(`${page}.ics`)}</code></p>
+<p>The new link is recorded in the audit log.</p>
+<div class="actions"><a class="btn" href="${audit}">Audit log</a><a class="btn" href="/admin">Back to admin</a></div></div>`,
+    });
   });
 
   return router;

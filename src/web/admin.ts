@@ -8,8 +8,8 @@ import { listFeedDefs } from '../feeds/catalog.ts';
 import type { FeedTokens } from '../feeds/tokens.ts';
 import type { JobStatus, Store, SyncRun } from '../store/types.ts';
 import { describeJob } from '../sync/job-display.ts';
-import { escapeHtml } from './landing.ts';
 import { accessIn, csrfOf, type Principal, principalOf } from './staff-auth.ts';
+import { ADMIN_NAV, escapeHtml, sendPage } from './staff-html.ts';
 
 export interface AdminRouterOptions {
   store: Store;
@@ -20,7 +20,6 @@ export interface AdminRouterOptions {
   now?: () => Date;
 }
 
-const ADMIN_CSP = "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'";
 const DAY = 86_400_000;
 
 function age(iso: string | null, now: Date): string {
@@ -33,7 +32,30 @@ function age(iso: string | null, now: Date): string {
   return `${Math.round(s / 86_400)} days ago`;
 }
 
-function runRow(run: SyncRun, now: Date): string {
+interface Row {
+  /** The row's class (a run's status colours it). */
+  cls?: string;
+  /** Already-escaped HTML per column. */
+  cells: string[];
+}
+
+/** A table that reads as rows on a desktop and as one block per record on a phone (labels from the header). */
+function stackTable(head: string[], rows: (Row | string[])[], empty: string): string {
+  const body = rows.length
+    ? rows
+        .map((r) => {
+          const row = Array.isArray(r) ? { cells: r } : r;
+          const cells = row.cells
+            .map((c, i) => `<td${head[i] ? ` data-label="${escapeHtml(head[i]!)}"` : ''}>${c}</td>`)
+            .join('');
+          return `<tr${row.cls ? ` class="${escapeHtml(row.cls)}"` : ''}>${cells}</tr>`;
+        })
+        .join('')
+    : `<tr><td colspan="${head.length}" class="muted">${escapeHtml(empty)}</td></tr>`;
+  return `<table class="stack"><thead><tr>${head.map((h) => `<th>${escapeHtml(h)}</th>`).join('')}</tr></thead><tbody>${body}</tbody></table>`;
+}
+
+function runCells(run: SyncRun, now: Date): Row {
   const counts = Object.values(run.counts).reduce(
     (t, c) => ({
       changed: t.changed + c.added + c.changed + (c.created ?? 0) + (c.updated ?? 0),
@@ -44,18 +66,30 @@ function runRow(run: SyncRun, now: Date): string {
   );
   const ms = run.finishedAt ? Date.parse(run.finishedAt) - Date.parse(run.startedAt) : null;
   const note = run.warning ?? run.errors.at(-1) ?? '';
-  return `<tr class="${escapeHtml(run.status)}"><td>${escapeHtml(run.kind)}${run.target ? ` (${escapeHtml(run.target)})` : ''}</td><td>${escapeHtml(run.status)}</td><td title="${escapeHtml(run.startedAt)}">${age(run.startedAt, now)}</td><td>${ms === null ? '…' : `${(ms / 1000).toFixed(1)} s`}</td><td>${counts.changed}</td><td>${counts.deleted}</td><td>${counts.skipped}</td><td>${run.upstreamRequests}</td><td>${escapeHtml(note.slice(0, 200))}</td></tr>`;
+  const cells = [
+    `${escapeHtml(run.kind)}${run.target ? ` (${escapeHtml(run.target)})` : ''}`,
+    escapeHtml(run.status),
+    `<span title="${escapeHtml(run.startedAt)}">${age(run.startedAt, now)}</span>`,
+    ms === null ? '…' : `${(ms / 1000).toFixed(1)} s`,
+    String(counts.changed),
+    String(counts.deleted),
+    String(counts.skipped),
+    String(run.upstreamRequests),
+    escapeHtml(note.slice(0, 300)),
+  ];
+  return { cls: run.status, cells };
 }
 
-function jobRow(job: JobStatus, now: Date): string {
+function jobCells(job: JobStatus, now: Date): string[] {
   const { result, note } = describeJob(job);
-  return `<tr><td>${escapeHtml(job.job)}</td><td>${escapeHtml(result)}</td><td>${age(job.lastFinishedAt ?? job.lastStartedAt, now)}</td><td>${age(job.nextRunAt, now)}</td><td>${escapeHtml(note.slice(0, 200))}</td></tr>`;
+  return [
+    escapeHtml(job.job),
+    escapeHtml(result),
+    age(job.lastFinishedAt ?? job.lastStartedAt, now),
+    age(job.nextRunAt, now),
+    escapeHtml(note.slice(0, 300)),
+  ];
 }
-
-const STYLE = `body{font:15px/1.45 system-ui,sans-serif;margin:0 auto;max-width:72rem;padding:1rem 1.5rem;color:#1b1b1f}
-h1{font-size:1.5rem}h2{margin-top:2rem;border-bottom:1px solid #ddd}table{border-collapse:collapse;width:100%;margin:.5rem 0}
-td,th{text-align:left;padding:.25rem .5rem;border-bottom:1px solid #eee;vertical-align:top}tr.failed td{color:#a00}
-tr.suspicious td{color:#a60}a{color:#0b57d0}.muted{color:#666}form{display:inline}`;
 
 /**
  * The client address this service sees for the admin's own request, beside the connection's: behind a reverse
@@ -78,7 +112,6 @@ export function createAdminRouter(opts: AdminRouterOptions): express.Router {
       const at = now();
       const parts: string[] = [];
       const p = principalOf(res) as Principal;
-      const csrf = escapeHtml(csrfOf(p) ?? '');
       // An administrator of one school sees that school only.
       for (const school of opts.config.schools.filter((s) => accessIn(p, s.id) === 'all')) {
         const [runs, jobs, defs, teams] = await Promise.all([
@@ -92,29 +125,44 @@ export function createAdminRouter(opts: AdminRouterOptions): express.Router {
           to: new Date(at.getTime() + 30 * DAY).toISOString(),
         });
         // The session an attendance sheet is for: the next one that is not cancelled.
-        const nextSession = new Map<number, { id: number; fixture: boolean }>();
+        const nextSession = new Map<number, { id: number; start: string }>();
         for (const s of upcoming)
           for (const t of s.teams)
-            if (!s.cancelled && !nextSession.has(t.id))
-              nextSession.set(t.id, { id: s.id, fixture: s.scored });
-        const nextFixture = new Map<number, number>();
+            if (!s.cancelled && !nextSession.has(t.id)) nextSession.set(t.id, { id: s.id, start: s.start });
+        const nextFixture = new Map<number, { id: number; start: string }>();
         for (const s of upcoming)
           if (s.scored && !s.cancelled)
-            for (const t of s.teams) if (!nextFixture.has(t.id)) nextFixture.set(t.id, s.id);
+            for (const t of s.teams)
+              if (!nextFixture.has(t.id)) nextFixture.set(t.id, { id: s.id, start: s.start });
+        const day = (iso: string) =>
+          new Intl.DateTimeFormat('en-GB', {
+            timeZone: school.timeZone,
+            weekday: 'short',
+            day: 'numeric',
+            month: 'short',
+          }).format(new Date(iso));
 
-        const feedRows: string[] = [];
         const listed = defs.filter((d) => d.scope !== 'student');
         const issuedAll = await opts.tokens.ensureAll(school.id, listed);
-        for (const [i, def] of listed.entries()) {
+        const feedRows = listed.map((def, i) => {
           const issued = issuedAll[i]!;
-          const link = issued.token
-            ? `<a href="${escapeHtml(`${base}/feeds/${issued.token}`)}">subscribe page</a>`
-            : '<span class="muted">issued with another secret: rotate it</span>';
-          const rotate = `<form method="post" action="/admin/feeds/rotate"><input type="hidden" name="csrf" value="${csrf}"><input type="hidden" name="school" value="${escapeHtml(school.id)}"><input type="hidden" name="scope" value="${escapeHtml(def.scope)}"><input type="hidden" name="id" value="${def.scopeId}"><button type="submit">rotate</button></form>`;
-          feedRows.push(
-            `<tr><td>${escapeHtml(def.scope)}</td><td>${escapeHtml(def.subject)}</td><td>${link}</td><td>${rotate}</td></tr>`,
-          );
-        }
+          const page = issued.token
+            ? `<a class="btn" href="${escapeHtml(`${base}/feeds/${issued.token}`)}">Subscribe page</a>`
+            : '<span class="muted">issued with another secret: make a new link</span>';
+          // A link to a page that says what rotating does and asks to confirm: never one tap.
+          const rotate = `<a class="btn" href="/admin/feeds/rotate?${new URLSearchParams({
+            school: school.id,
+            scope: def.scope,
+            id: String(def.scopeId),
+          })
+            .toString()
+            .replace(/&/g, '&amp;')}">New link…</a>`;
+          return [
+            escapeHtml(def.subject),
+            escapeHtml(def.scope),
+            `<div class="actions">${page}${rotate}</div>`,
+          ];
+        });
         const students = defs.filter((d) => d.scope === 'student').length;
         const q = (teamId: number, template: string, session?: number) =>
           escapeHtml(
@@ -126,22 +174,55 @@ export function createAdminRouter(opts: AdminRouterOptions): express.Router {
           .map((t) => {
             const session = nextSession.get(t.id);
             const fixture = nextFixture.get(t.id);
-            return `<tr><td>${escapeHtml(t.name)}</td><td>${escapeHtml(t.activity.name)}</td><td>${t.students.length}</td><td><a href="${q(t.id, 'team-roster')}">roster</a></td><td>${session ? `<a href="${q(t.id, 'attendance-sheet', session.id)}">attendance (next session)</a>` : '<span class="muted">no session in 30 days</span>'}</td><td>${fixture ? `<a href="${q(t.id, 'match-day-sheet', fixture)}">match-day sheet</a>` : '<span class="muted">no fixture in 30 days</span>'}</td></tr>`;
+            const sheets = [
+              `<a class="btn" href="${q(t.id, 'team-roster')}">Roster</a>`,
+              session
+                ? `<a class="btn" href="${q(t.id, 'attendance-sheet', session.id)}">Attendance · ${escapeHtml(day(session.start))}</a>`
+                : '',
+              fixture
+                ? `<a class="btn" href="${q(t.id, 'match-day-sheet', fixture.id)}">Match-day · ${escapeHtml(day(fixture.start))}</a>`
+                : '',
+            ].filter(Boolean);
+            return [
+              escapeHtml(t.name),
+              escapeHtml(t.activity.name),
+              String(t.students.length),
+              `<div class="actions">${sheets.join('')}</div>${session ? '' : '<span class="muted">no session in 30 days</span>'}`,
+            ];
           });
-        parts.push(`<section><h2>${escapeHtml(school.name)} <span class="muted">(${escapeHtml(school.id)}, ${escapeHtml(school.timeZone)})</span></h2>
-<h3>Sync</h3><table><tr><th>job</th><th>status</th><th>last run</th><th>next run</th><th>note</th></tr>${jobs.map((j) => jobRow(j, at)).join('') || '<tr><td colspan="5" class="muted">no scheduled jobs have run yet</td></tr>'}</table>
-<table><tr><th>run</th><th>status</th><th>started</th><th>took</th><th>added/changed</th><th>deleted</th><th>skipped</th><th>upstream requests</th><th>note</th></tr>${runs.map((r) => runRow(r, at)).join('') || '<tr><td colspan="9" class="muted">no runs yet</td></tr>'}</table>
-<h3>Feeds</h3><p class="muted">${students} student feeds exist as well; <code>rostercal feeds list</code> prints them. A leaked URL: <code>rostercal feeds rotate SCOPE ID</code>.</p>
-<table><tr><th>scope</th><th>name</th><th></th><th>new URL (the old one stops at once)</th></tr>${feedRows.join('')}</table>
-<h3>Rosters</h3><table><tr><th>team</th><th>activity</th><th>students</th><th colspan="3">PDF</th></tr>${rosterRows.join('')}</table></section>`);
+        parts.push(`<section><h2 class="group">${escapeHtml(school.name)} <span class="muted">(${escapeHtml(school.id)}, times in ${escapeHtml(school.timeZone)})</span></h2>
+<div class="card"><h3>Scheduled jobs</h3>${stackTable(
+          ['job', 'status', 'last run', 'next run', 'note'],
+          jobs.map((j) => jobCells(j, at)),
+          'no scheduled jobs have run yet',
+        )}<h3>Recent runs</h3>${stackTable(
+          [
+            'run',
+            'status',
+            'started',
+            'took',
+            'added/changed',
+            'deleted',
+            'skipped',
+            'upstream requests',
+            'note',
+          ],
+          runs.map((r) => runCells(r, at)),
+          'no runs yet',
+        )}</div>
+<details class="card" id="feeds-${escapeHtml(school.id)}"><summary>Feeds: ${listed.length} team, activity and staff calendars</summary><p class="muted">${students} student feeds exist as well; <code>rostercal feeds list</code> prints them. “New link…” is for a link that reached someone it should not: it asks before it acts.</p>${stackTable(['name', 'scope', 'links'], feedRows, 'no feeds yet')}</details>
+<details class="card" id="rosters-${escapeHtml(school.id)}"><summary>Rosters: ${rosterRows.length} teams</summary>${stackTable(['team', 'activity', 'students', 'PDF'], rosterRows, 'no teams yet')}</details></section>`);
       }
-      res.set('Cache-Control', 'no-store');
-      res.set('Content-Security-Policy', ADMIN_CSP);
-      res
-        .type('html')
-        .send(
-          `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>rostercal admin</title><style>${STYLE}</style></head><body><h1>rostercal</h1><p><a href="/staff">My teams</a> · <a href="/admin/audit">Audit log</a> · <a href="/admin/sessions">Signed-in staff</a></p>${clientAddressLine(req, opts.config.trustProxy)}<form method="post" action="/auth/logout"><input type="hidden" name="csrf" value="${csrf}"><button type="submit">Sign out</button></form>${parts.join('')}</body></html>`,
-        );
+      sendPage(res, {
+        title: 'Admin',
+        nav: ADMIN_NAV,
+        who: {
+          label: p.kind === 'admin-token' ? 'Admin token' : (p.displayName ?? p.email),
+          csrf: csrfOf(p),
+        },
+        wide: true,
+        body: `<h1>Admin</h1><div class="card">${clientAddressLine(req, opts.config.trustProxy)}</div>${parts.join('')}`,
+      });
     } catch (err) {
       next(err);
     }

@@ -105,7 +105,13 @@ export function createStaffWeb(opts: StaffWebOptions): StaffWeb {
       sensitiveRoles: opts.sensitiveRoles,
     }),
     createAdminRouter({ store: opts.store, config: opts.config, auth, tokens: opts.tokens }),
-    createAdminStaffRouter({ store: opts.store, auth, tokens: opts.tokens, schools: opts.schools }),
+    createAdminStaffRouter({
+      store: opts.store,
+      auth,
+      tokens: opts.tokens,
+      schools: opts.schools,
+      publicUrl: base,
+    }),
     createRostersRouter({
       store: opts.store,
       config: opts.config,

@@ -1,0 +1,189 @@
+// The admin pages as school IT uses them, in Chromium on a phone (390 px) and a desktop (1280 px): no sideways
+// scrolling, tap targets of 44 px, the staff pages' look; a feed's new link asks first (naming the calendar and
+// what happens to families), then gives the page to send them, and the audit log shows it in the school's time
+// with the team's name.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Harness, startHarness } from '../feeds/harness.ts';
+import { type StaffSite, startStaffSite } from '../identity/harness.ts';
+import { type Browser, type BrowserContext, launchBrowser, type Page } from '../support/browser.ts';
+import { expectPhoneFriendly } from '../support/phone.ts';
+import { freePort } from '../support/ports.ts';
+
+const ADMIN = 'admin-browser-test-token-0123456789abcdef';
+const PHONE = { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2 };
+const DESKTOP = { viewport: { width: 1280, height: 900 } };
+
+let h: Harness;
+let site: StaffSite;
+let browser: Browser;
+const contexts: BrowserContext[] = [];
+
+beforeAll(async () => {
+  h = await startHarness({ now: '2026-11-02T09:00:00Z' });
+  site = await startStaffSite(h, { port: await freePort(), idp: null, adminToken: ADMIN });
+  browser = await launchBrowser();
+}, 120_000);
+
+afterAll(async () => {
+  for (const c of contexts) await c.close();
+  await browser?.close();
+  await site?.close();
+  await h?.close();
+});
+
+/** A browser signed in with the admin token through /admin/login, the way break-glass access works. */
+async function signedIn(device: typeof PHONE | typeof DESKTOP): Promise<Page> {
+  const context = await browser.newContext(device);
+  contexts.push(context);
+  const page = await context.newPage();
+  await page.goto(`${site.url}/admin/login`);
+  await page.fill('#token', ADMIN);
+  await Promise.all([page.waitForURL(`${site.url}/admin`), page.click('button[type=submit]')]);
+  return page;
+}
+
+/** Every <details> opened, so that what it holds is measured too. */
+const openAll = (page: Page) =>
+  page.evaluate('document.querySelectorAll("details").forEach((d) => { d.open = true; })');
+
+/** The staff pages' look: their header bar and card style, not the browser's defaults. */
+async function expectStaffStyle(page: Page): Promise<void> {
+  const header = await page.evaluate<string>(
+    'getComputedStyle(document.querySelector("header")).backgroundColor',
+  );
+  expect(header).toBe('rgb(31, 58, 95)');
+  expect(await page.locator('main .card').count()).toBeGreaterThan(0);
+}
+
+/** Words that no line break cuts in two: every single-word cell's text lies on one line. */
+async function brokenWords(page: Page): Promise<string[]> {
+  return page.evaluate<string[]>(`
+    [...document.querySelectorAll('td')].filter((td) => {
+      const text = td.textContent.trim();
+      if (!text || /\\s/.test(text)) return false;
+      const range = document.createRange();
+      range.selectNodeContents(td);
+      return new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size > 1;
+    }).map((td) => td.textContent.trim())`);
+}
+
+describe('/admin', () => {
+  it('on a phone: no sideways scrolling, every control 44 px, styled like /staff', async () => {
+    const page = await signedIn(PHONE);
+    await openAll(page);
+    await expectPhoneFriendly(page);
+    await expectStaffStyle(page);
+    await expect(page.locator('h2').first().textContent()).resolves.toContain('Hillcrest College');
+    await page.screenshot({ path: '/tmp/rostercal-admin-390.png', fullPage: true });
+  });
+
+  it('on a desktop: the same page, tables at full width, nothing cut', async () => {
+    const page = await signedIn(DESKTOP);
+    await openAll(page);
+    await expectPhoneFriendly(page);
+    expect(await brokenWords(page)).toEqual([]);
+    await page.screenshot({ path: '/tmp/rostercal-admin-1280.png', fullPage: true });
+  });
+});
+
+describe('a new link for a team calendar', () => {
+  it('asks first, naming the team and what happens to families; then gives the page to send and audits it', async () => {
+    const page = await signedIn(PHONE);
+    const team = (await h.store.list('hill', 'teams')).sort((a, b) => a.name.localeCompare(b.name))[0]!;
+    const old = (await h.tokens.ensure('hill', 'team', team.id)).token!;
+    await openAll(page);
+    const row = page
+      .locator('tr', { has: page.locator('td', { hasText: team.name }) })
+      .filter({ hasText: 'team' });
+    await Promise.all([
+      page.waitForURL(/\/admin\/feeds\/rotate\?/),
+      row.locator('a', { hasText: 'New link' }).first().tap(),
+    ]);
+
+    // The question, on its own page: nothing has changed yet.
+    await expect(page.locator('h1').textContent()).resolves.toContain(team.name);
+    const question = (await page.locator('main').textContent()) ?? '';
+    expect(question).toContain('The current link stops working at once');
+    expect(question).toContain(`the families of the ${team.students.length} students of ${team.name}`);
+    expect(question).toMatch(/cancellations, new sessions and changed times no longer reach them/);
+    await expectPhoneFriendly(page);
+    await page.screenshot({ path: '/tmp/rostercal-admin-rotate-confirm-390.png', fullPage: true });
+    expect((await fetch(`${site.url}/feeds/${old}.ics`)).status).toBe(200);
+
+    await Promise.all([
+      page.waitForURL(/\/admin\/feeds\/rotated\?/),
+      page.locator('button', { hasText: 'Stop the old link and make a new one' }).tap(),
+    ]);
+    await expect(page.locator('h1').textContent()).resolves.toContain(`New link for “${team.name}`);
+    const sent = await page.locator('#page').inputValue();
+    expect(sent).toMatch(new RegExp(`^${site.url.replace(/[.:/]/g, '\\$&')}/feeds/[\\w-]{32}$`));
+    expect(sent).not.toContain(old);
+    expect(await page.locator('#message').inputValue()).toContain(sent);
+    await expectPhoneFriendly(page);
+    await page.screenshot({ path: '/tmp/rostercal-admin-rotated-390.png', fullPage: true });
+    // The old token is revoked in the store. (How soon a serving process stops answering it is the feed-token
+    // cache's business: test/feeds.)
+    const resolved = await h.tokens.resolve(old);
+    expect(resolved).toBeNull();
+    expect((await fetch(`${sent}.ics`)).status).toBe(200);
+
+    // Reloading the result shows the same link: it does not rotate again.
+    await page.reload();
+    expect(await page.locator('#page').inputValue()).toBe(sent);
+    expect((await fetch(`${sent}.ics`)).status).toBe(200);
+
+    const records = await h.store.listAudit({ teamId: team.id, limit: 10 });
+    const rotations = records.filter((r) => r.action === 'feed-rotate');
+    expect(rotations).toHaveLength(1);
+    expect(rotations[0]!.actor).toBe('admin token');
+    expect(rotations[0]!.detail).toContain(team.name);
+  });
+
+  it('a form from elsewhere (no CSRF token) rotates nothing', async () => {
+    const page = await signedIn(DESKTOP);
+    const team = (await h.store.list('hill', 'teams'))[1]!;
+    const old = (await h.tokens.ensure('hill', 'team', team.id)).token!;
+    // The browser's own cookies (page.request shares them), posted without the form's token.
+    const res = await page.request.post(`${site.url}/admin/feeds/rotate`, {
+      form: { school: 'hill', scope: 'team', id: String(team.id) },
+    });
+    expect(res.status()).toBe(403);
+    expect((await fetch(`${site.url}/feeds/${old}.ics`)).status).toBe(200);
+  });
+});
+
+describe('/admin/audit', () => {
+  it('on a desktop: the table uses the width, no word is cut, times in the school’s zone, teams by name', async () => {
+    const page = await signedIn(DESKTOP);
+    const team = (await h.store.list('hill', 'teams'))[2]!;
+    // Something for the log: a roster download of a known team.
+    const pdf = await page.request.get(
+      `${site.url}/rosters/teams/${team.id}.pdf?template=team-roster&school=hill`,
+    );
+    expect(pdf.status()).toBe(200);
+    await page.goto(`${site.url}/admin/audit`);
+    const width = await page.evaluate<number>(
+      'document.querySelector("table").getBoundingClientRect().width',
+    );
+    expect(width).toBeGreaterThan(1100);
+    expect(await brokenWords(page)).toEqual([]);
+    const rows = page.locator('tbody tr', { hasText: 'roster' });
+    const first = (await rows.first().textContent()) ?? '';
+    // Sydney in November is on daylight time.
+    expect(first).toMatch(/\d{2}:\d{2}:\d{2} AEDT/);
+    expect(first).toContain(team.name);
+    expect(first).toContain('Hillcrest College');
+    await expectPhoneFriendly(page);
+    await page.screenshot({ path: '/tmp/rostercal-admin-audit-1280.png', fullPage: true });
+  });
+
+  it('on a phone: one block per record, no sideways scrolling', async () => {
+    const page = await signedIn(PHONE);
+    await page.goto(`${site.url}/admin/audit`);
+    await expectPhoneFriendly(page);
+    await expectStaffStyle(page);
+    await page.screenshot({ path: '/tmp/rostercal-admin-audit-390.png', fullPage: true });
+    await page.goto(`${site.url}/admin/sessions`);
+    await expectPhoneFriendly(page);
+  });
+});
