@@ -20,8 +20,9 @@ options:
   --error-rate P        fraction 0..1 of requests answered with a 5xx
   --latency-ms N        delay added to every API response
   --malformed-rate P    fraction 0..1 of list records served malformed
-  --listing-fault R=F   listing R (e.g. sessions) loses track of its pages: F = short (lastPage one less) or
-                        overlap (each page repeats the previous page's last record); repeatable
+  --listing-fault R=F   listing R (e.g. sessions) loses track of its pages: F = short (lastPage one less),
+                        overlap (each page repeats the previous page's last record) or truncated (the last
+                        page is lost and numRecords lowered to match; one page loses its last record); repeatable
   -h, --help            this help
 
 Control routes (no token needed): GET /_sandbox/stats, POST /_sandbox/stats/reset, GET /_sandbox/health,

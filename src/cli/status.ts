@@ -36,6 +36,12 @@ function sum(counts: Record<string, RunCounts>): RunCounts {
   return t;
 }
 
+/** Records a full listing left out for the first time: kept, deleted only if the next one leaves them out too. */
+function pending(counts: Record<string, RunCounts>): string {
+  const n = Object.values(counts).reduce((t, c) => t + (c.pending ?? 0), 0);
+  return n > 0 ? ` (${n} pending)` : '';
+}
+
 function table(header: string[], rows: string[][]): string[] {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const fmt = (r: string[]) =>
@@ -65,7 +71,7 @@ function runRows(runs: SyncRun[], tz: string): string[][] {
       when(r.startedAt, tz),
       duration,
       String(r.upstreamRequests),
-      `+${t.added} ~${t.changed} -${t.deleted}${t.skipped ? ` skipped ${t.skipped}` : ''}`,
+      `+${t.added} ~${t.changed} -${t.deleted}${pending(r.counts)}${t.skipped ? ` skipped ${t.skipped}` : ''}`,
       note.slice(0, 80),
     ];
   });

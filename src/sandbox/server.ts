@@ -31,11 +31,13 @@ export interface ServerOptions {
  * `short`: the listing claims one page fewer than it has (`lastPage` one less, `numRecords` still right), so a
  * client following `lastPage` never reads the last page. `overlap`: pages after the first start one record early,
  * as if a record had been added ahead of them between two reads: the first page's last record comes twice.
+ * `truncated`: the last page is lost and `numRecords` lowered to match (a one-page listing loses its last record),
+ * so nothing in the listing gives it away; the records are still there (single reads find them).
  */
-export type ListingFault = 'short' | 'overlap';
+export type ListingFault = 'short' | 'overlap' | 'truncated';
 export type ListingFaults = Record<string, ListingFault>;
 
-export const LISTING_FAULTS: readonly ListingFault[] = ['short', 'overlap'];
+export const LISTING_FAULTS: readonly ListingFault[] = ['short', 'overlap', 'truncated'];
 
 export interface RouteStats {
   total: number;
@@ -328,12 +330,20 @@ export class SandboxServer {
     listing: Listing,
     pg: { page: number; requested: number; effective: number },
   ): string {
-    const total = listing.records.length;
     const fault = this.listingFaults[resourceOf(path)];
+    const whole = listing.records.length;
+    const wholePages = Math.max(1, Math.ceil(whole / pg.effective));
+    // Truncated: what the listing serves and counts ends before its last page (or its last record).
+    const total =
+      fault === 'truncated'
+        ? wholePages > 1
+          ? (wholePages - 1) * pg.effective
+          : Math.max(0, whole - 1)
+        : whole;
     const pages = Math.max(1, Math.ceil(total / pg.effective));
     const lastPage = fault === 'short' ? Math.max(1, pages - 1) : pages;
     const from = Math.max(0, (pg.page - 1) * pg.effective - (fault === 'overlap' && pg.page > 1 ? 1 : 0));
-    const slice = listing.records.slice(from, from + pg.effective);
+    const slice = listing.records.slice(from, Math.min(from + pg.effective, total));
     const rate = this.options.malformedRate ?? 0;
     const seed = this.options.seed;
     const resource = resourceOf(path);

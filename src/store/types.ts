@@ -101,6 +101,8 @@ export interface RunCounts {
   deleted: number;
   unchanged: number;
   skipped: number;
+  /** Left out by this complete full listing for the first time (no single read to ask): kept until the next. */
+  pending?: number;
   /** push runs */
   created?: number;
   updated?: number;

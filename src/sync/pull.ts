@@ -29,7 +29,7 @@ import { TimeSlice } from '../util/event-loop.ts';
 import { mapLimit } from './concurrency.ts';
 import { deletionGuard } from './deletion-guard.ts';
 import { keepAlive, processOwner } from './owner.ts';
-import { RESOURCES, type ResourceSpec } from './resources.ts';
+import { type Presence, RESOURCES, type ResourceSpec } from './resources.ts';
 import { RecordSpool } from './spool.ts';
 import { explainUpstreamFailure, isWrongPath } from './upstream-hint.ts';
 import { type SyncWindow, syncWindow } from './window.ts';
@@ -404,6 +404,11 @@ interface Download {
   customFields: Map<string, ResourceMap['customFields']>;
   /** Per listing: what it announced against what it delivered (see listingGap). */
   tallies: { label: string; tally: ListingTally }[];
+  /**
+   * What single reads said of the records a complete full listing left out (`gone`: 404; `unknown`: no answer;
+   * `unasked`: the reads already showed the listing leaving out records that exist, so it was not trusted).
+   */
+  confirmations: Map<Id, Confirmation>;
 }
 
 /** Where readListings puts what it reads: the resource's counts, its problems, and the download. */
@@ -487,6 +492,95 @@ async function readListings(
   }
 }
 
+type Confirmation = Presence | 'gone' | 'unknown' | 'unasked';
+
+/**
+ * Single reads that all find the record there: the listing, not the records, is at fault, and asking about the
+ * rest would only cost requests (a listing short of a 1,000-record page would cost 1,000 reads).
+ */
+const UNTRUSTED_AFTER = 20;
+
+/** Ids the store holds live (within the window, for windowed kinds) that the listing did not return. */
+async function missingFrom(store: Store, ctx: ResourceRunContext, spec: ResourceSpec, seen: Set<Id>) {
+  const live = await store.liveIds(ctx.school.id, spec.kind, spec.windowed ? ctx.window : undefined);
+  return { live, missing: live.filter((id) => !seen.has(id)) };
+}
+
+/**
+ * Asks the upstream, one single read each, about every record a complete full listing left out (within what the
+ * deletion guard lets it delete): only a 404 proves one gone. A listing that cannot be the whole truth, or that the
+ * guard refuses, deletes nothing, so nothing is asked.
+ */
+async function confirmMissing(
+  ctx: ResourceRunContext,
+  spec: ResourceSpec & Required<Pick<ResourceSpec, 'confirm'>>,
+  out: Download,
+  noteError: (line: string) => void,
+): Promise<void> {
+  if (out.unknownSkipped > 0 || out.tallies.some(({ label, tally }) => listingGap(label, tally))) return;
+  const { live, missing } = await missingFrom(ctx.store, ctx, spec, out.seen);
+  if (missing.length === 0) return;
+  const verdict = deletionGuard({
+    resource: spec.kind,
+    storedCount: live.length,
+    listedCount: out.seen.size,
+    missingCount: missing.length,
+    maxShrinkFraction: ctx.school.deletionGuard.maxShrinkFraction,
+  });
+  if (!verdict.allowed) return;
+  const unknown: string[] = [];
+  const tally = { present: 0, gone: 0 };
+  await mapLimit(missing, ctx.school.pull.teamConcurrency, async (id) => {
+    if (tally.present >= UNTRUSTED_AFTER && tally.gone === 0) {
+      out.confirmations.set(id, 'unasked');
+      return;
+    }
+    let said: Confirmation;
+    try {
+      said = await spec.confirm({ client: ctx.client, window: ctx.window }, id);
+    } catch (err) {
+      if (isFatal(err)) throw err;
+      said = isNotFound(err) ? 'gone' : 'unknown';
+      if (said === 'unknown') unknown.push(`${id} (${message(err)})`);
+    }
+    if (said === 'present') tally.present++;
+    if (said === 'gone') tally.gone++;
+    out.confirmations.set(id, said);
+  });
+  if (unknown.length > 0)
+    noteError(
+      `${spec.kind}: ${unknown.length} record${unknown.length === 1 ? '' : 's'} the full listing left out could not be ` +
+        `read singly, kept until a second full listing leaves them out too: ${unknown.slice(0, 5).join('; ')}` +
+        (unknown.length > 5 ? ` … and ${unknown.length - 5} more` : ''),
+    );
+}
+
+/** What to do with the records a complete full listing left out (and the guard allows deleting). */
+function decideMissing(
+  missing: readonly Id[],
+  confirmations: Download['confirmations'],
+  marks: ReadonlyMap<Id, string>,
+): { remove: Id[]; pending: Id[]; present: Id[] } {
+  const remove: Id[] = [];
+  const pending: Id[] = [];
+  const present: Id[] = [];
+  for (const id of missing) {
+    const said = confirmations.get(id);
+    // Gone (404), or moved out of what is synced: it leaves the store, as upstream confirms.
+    if (said === 'gone' || said === 'elsewhere') remove.push(id);
+    else if (said === 'present' || said === 'unasked') present.push(id);
+    // No single read to ask, or it gave no answer: the second complete listing in a row that leaves it out decides.
+    else if (marks.has(id)) remove.push(id);
+    else pending.push(id);
+  }
+  return { remove, pending, present };
+}
+
+/** A few ids for a person to look up, and how many more. */
+function someIds(ids: readonly Id[]): string {
+  return ids.slice(0, 10).join(', ') + (ids.length > 10 ? ` … and ${ids.length - 10} more` : '');
+}
+
 /** A resource's download as it ended: its records or why it failed, and what it noted on the way. */
 interface Fetched {
   began: number;
@@ -527,10 +621,13 @@ async function fetchResource(
     malformed: new Set<Id>(),
     customFields: new Map(),
     tallies: [],
+    confirmations: new Map(),
   };
   try {
     const stored = await ctx.store.liveHashes(ctx.school.id, spec.kind);
     await readListings(ctx, spec, updatedAfter, { counts, noteError, onPage, stored, out });
+    if (!updatedAfter && spec.confirm)
+      await confirmMissing(ctx, { ...spec, confirm: spec.confirm }, out, noteError);
     return { ...fetched, skipped: counts.skipped, result: { ok: true, download: out } };
   } catch (error) {
     await out.records.close();
@@ -631,10 +728,11 @@ async function pullResource(
         );
       }
 
+      // Records a complete listing left out once (kinds without a single read): a record seen since is no longer.
+      const marks = await tx.listMissing(school.id, spec.kind);
+      let marksSeen = [...marks.keys()].some((id) => got.seen.has(id));
       if (full) {
-        const window = spec.windowed ? ctx.window : undefined;
-        const live = await tx.liveIds(school.id, spec.kind, window);
-        const missing = live.filter((id) => !got.seen.has(id));
+        const { live, missing } = await missingFrom(tx, ctx, spec, got.seen);
         if (incomplete || got.unknownSkipped > 0) {
           // Ids we could not see may be any of the "missing" ones: the listing is no evidence of deletion.
           guarded = missing.length > 0;
@@ -648,12 +746,30 @@ async function pullResource(
             maxShrinkFraction: school.deletionGuard.maxShrinkFraction,
           });
           if (verdict.allowed) {
-            if (missing.length > 0) counts.deleted = await tx.markDeleted(school.id, spec.kind, missing, at);
+            // One listing's word is not enough: a record goes when a single read answers 404, or when this is the
+            // second complete listing in a row to leave it out (see decideMissing).
+            const { remove, pending, present } = decideMissing(missing, got.confirmations, marks);
+            if (remove.length > 0) counts.deleted = await tx.markDeleted(school.id, spec.kind, remove, at);
+            if (pending.length > 0) counts.pending = pending.length;
+            if (pending.length > 0 || marks.size > 0) await tx.setMissing(school.id, spec.kind, pending, at);
+            marksSeen = false;
+            const asked = present.filter((id) => got.confirmations.get(id) === 'present');
+            if (present.length > 0)
+              warning =
+                `${spec.kind}: the full listing left out ${present.length} record${present.length === 1 ? '' : 's'}` +
+                (asked.length === present.length
+                  ? ` the upstream still has (read singly: ${someIds(present)}); kept`
+                  : `; the first ${asked.length} read singly are all still there (${someIds(asked)}), so the ` +
+                    'listing was not trusted: kept them all');
           } else {
             guarded = true;
             warning = verdict.reason;
           }
         }
+      }
+      if (marksSeen) {
+        const still = [...marks.keys()].filter((id) => !got.seen.has(id));
+        await tx.setMissing(school.id, spec.kind, still, at);
       }
 
       if (!full && problems.length > 0) {

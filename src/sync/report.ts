@@ -192,6 +192,12 @@ export function formatSummary(summary: PullSummary, schoolName: string): string[
   for (const r of rows) out.push(`  ${fmt(r)}`);
   const u = summary.upstream;
   out.push(`  upstream: ${u.requests} requests, ${u.retries} retries, ${u.throttled} throttled (429)`);
+  for (const [kind, c] of Object.entries(summary.counts))
+    if (c.pending)
+      out.push(
+        `  pending: ${kind}: ${c.pending} left out of this full listing for the first time, kept; deleted if the ` +
+          'next full listing leaves them out too',
+      );
   if (summary.warning) out.push(`  warning: ${summary.warning}`);
   const shown = summary.errors.slice(0, 10);
   for (const e of shown) out.push(`  problem: ${e}`);

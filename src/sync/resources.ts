@@ -1,6 +1,6 @@
 // What the pull reads for each resource kind: the listings that make up the whole set, whether upstream can
 // filter them by `updatedAfter`, and whether their ids are counted within the sync window.
-import type { Team } from '../domain/types.ts';
+import type { Id, Team } from '../domain/types.ts';
 import type { ResourceKind, ResourceMap } from '../store/types.ts';
 import type { Page, TeamListParams, UpstreamClient } from '../upstream/api.ts';
 import type { SyncWindow } from './window.ts';
@@ -22,6 +22,12 @@ export interface Listing {
   adjust?(record: AnyRecord): AnyRecord;
 }
 
+/**
+ * What a single read says of a record a complete full listing left out: still `present`, or there but
+ * `elsewhere` (a session moved out of the sync window). A record that is gone makes the read answer 404.
+ */
+export type Presence = 'present' | 'elsewhere';
+
 export interface ResourceSpec {
   kind: ResourceKind;
   /** Upstream filters it by `updatedAfter`: incremental runs ask only for what changed. */
@@ -29,6 +35,11 @@ export interface ResourceSpec {
   /** Ids counted for deletion within the sync window only. */
   windowed: boolean;
   listings: Listing[];
+  /**
+   * The API's single read of one record (`GET /sessions/{id}`, `GET /teams/{id}`), asked of each record a
+   * complete full listing left out: a 404 confirms it is gone. Kinds without one wait for a second listing.
+   */
+  confirm?(ctx: ListingContext, id: Id): Promise<Presence>;
 }
 
 const teamIncludes: TeamListParams = { includeStudents: true, includeStaff: true, includePositions: true };
@@ -105,6 +116,10 @@ export const RESOURCES: ResourceSpec[] = [
     incremental: true,
     windowed: false,
     listings: [teamListing(false), teamListing(true)],
+    confirm: async ({ client }, id) => {
+      await client.team(id);
+      return 'present';
+    },
   },
   {
     kind: 'absences',
@@ -142,5 +157,13 @@ export const RESOURCES: ResourceSpec[] = [
           }),
       },
     ],
+    confirm: async ({ client, window }, id) => {
+      const { session } = await client.session(id);
+      // Intersecting the window as the store counts it (see liveIds): otherwise it moved out of what is synced.
+      const start = Date.parse(session.start);
+      const end = Date.parse(session.end);
+      const from = Date.parse(window.from);
+      return start < Date.parse(window.to) && (end > from || start >= from) ? 'present' : 'elsewhere';
+    },
   },
 ];
