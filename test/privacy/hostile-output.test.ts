@@ -2,12 +2,13 @@
 // forge lines (one forging an iCalendar event), ESC sequences (colour, clear screen), C1 controls (NEL, CSI),
 // bidi overrides and isolates, line separators. Nothing a command prints (stdout or stderr, logs included) holds
 // a raw control or bidi character or a forged line; JSON output carries the text intact, escaped by JSON.
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/index.ts';
 import { startSandbox } from '../../src/sandbox/index.ts';
+import { startFakeGraph } from '../fakes/graph.ts';
 import { type Child, rostercal, schoolEnv } from '../support/cli.ts';
 
 /** What an upstream name may hold: each part once reached an operator's terminal raw. */
@@ -146,6 +147,73 @@ describe('every command prints upstream text through the terminal-safe path', ()
   it('status, status --json, audit, audit --json, migrate', async () => {
     for (const args of [['status'], ['status', '--json'], ['audit'], ['audit', '--json'], ['migrate']])
       expectSafe(args.join(' '), (await ran(args)).output());
+  }, 60_000);
+
+  it('sync --dry-run: the push plan names calendars (staff names) and session titles', async () => {
+    const fake = await startFakeGraph();
+    try {
+      const config = path.join(dataDir, 'push.json');
+      await writeFile(
+        config,
+        JSON.stringify({
+          dataDir,
+          publicUrl: env.PUBLIC_URL,
+          schools: [
+            {
+              id: env.SCHOOL_ID,
+              name: env.SCHOOL_NAME,
+              upstream: { url: sandbox.url, token: 'env:UPSTREAM_TOKEN' },
+              timeZone: env.SCHOOL_TZ,
+              targets: [
+                {
+                  id: 'staff',
+                  provider: 'outlook',
+                  scope: 'staff',
+                  outlook: { baseUrl: fake.url, accessToken: 'env:GRAPH_TOKEN' },
+                },
+              ],
+            },
+          ],
+        }),
+      );
+      const child = rostercal(['sync', '--dry-run'], {
+        ROSTERCAL_CONFIG: config,
+        UPSTREAM_TOKEN: sandbox.token,
+        GRAPH_TOKEN: fake.token,
+        NODE_EXTRA_CA_CERTS: fake.caFile,
+        LOG_LEVEL: 'info',
+        UPSTREAM_URL: undefined,
+        SCHOOL_ID: undefined,
+        SCHOOL_NAME: undefined,
+        SCHOOL_TZ: undefined,
+      });
+      expect(await child.exit, child.output()).toBe(0);
+      expect(child.stdout()).toMatch(/plan \S+\/staff \(outlook\)/);
+      expect(child.stdout()).toMatch(/\+ session \d+ .*Round 1 .*FORGED LINE .*BEGIN:VEVENT/);
+      expectSafe('sync --dry-run', child.output());
+    } finally {
+      await fake.close();
+    }
+  }, 120_000);
+
+  it('sandbox (its own generated school: printed through the same path), and usage errors', async () => {
+    const child = rostercal(['sandbox', '--port', '0'], env);
+    try {
+      await child.waitFor(/sandbox listening on/, 60_000);
+    } finally {
+      child.proc.kill('SIGTERM');
+      await child.exit;
+    }
+    expectSafe('sandbox', child.output());
+    // An unknown team id quoted back, and an unknown option: our own messages around the operator's text.
+    const badTeam = rostercal(['sessions', '--team', '\u001b[2J1'], env);
+    expect(await badTeam.exit).toBe(2);
+    expect(badTeam.output()).toMatch(/--team must be a whole number/);
+    expectSafe('sessions --team', badTeam.output());
+    const usage = rostercal(['feeds', '--bogus\r\nFORGED LINE'], env);
+    expect(await usage.exit).toBe(2);
+    expect(usage.output()).toMatch(/Unknown option/);
+    expectSafe('feeds --bogus', usage.output());
   }, 60_000);
 
   it('serve: the banner and its log lines', async () => {
