@@ -539,7 +539,9 @@ async function confirmMissing(
     try {
       said = await spec.confirm({ client: ctx.client, window: ctx.window }, id);
     } catch (err) {
-      if (isFatal(err)) throw err;
+      // The service went away mid-pull: the resource fails like any download. A refusal of the single read
+      // (401/403, a token allowed to list only) just leaves the question open.
+      if (err instanceof UnreachableError) throw err;
       said = isNotFound(err) ? 'gone' : 'unknown';
       if (said === 'unknown') unknown.push(`${id} (${message(err)})`);
     }

@@ -101,6 +101,28 @@ describe('deletions confirmed by the upstream (SQLite, sandbox listing faults)',
     });
   });
 
+  it('a session moved out of the sync window leaves it, as its single read shows', async () => {
+    const window = syncWindow(new Date(sandbox.now()), school.syncWindow);
+    const moved = sandbox.school.sessions.find(
+      (s) => s.start > Date.parse(window.from) + 86_400_000 && !s.cancelled,
+    )!;
+    const later = Date.parse(window.to) + 30 * 86_400_000;
+    await client.updateSessions({
+      email: staffEmail,
+      sessions: [
+        {
+          id: moved.id,
+          startDateTime: new Date(later).toISOString(),
+          endDateTime: new Date(later + 3_600_000).toISOString(),
+        },
+      ],
+    });
+    const summary = await full();
+    expect(summary.status).toBe('succeeded');
+    expect(summary.counts.sessions!.deleted).toBe(1);
+    expect(await store.get(school.id, 'sessions', moved.id)).toBeNull();
+  });
+
   it('without a single read: absent from two consecutive full listings, then deleted; back once seen again', async () => {
     // Students: one listing misses the last one; it stays (missing once), and an incremental pull keeps it.
     // (Both student listings, current and left, lose their last record.)
