@@ -3,6 +3,7 @@
 // the family members whose own calendar has it ("Training (Ana, Ben)"). A family of one names nobody.
 import type { Id } from '../domain/types.ts';
 import type { SchoolId } from '../store/types.ts';
+import { CAPS, capText, cleanText } from './gate.ts';
 import type { CalendarEvent } from './types.ts';
 
 export interface FamilyMemberEvents {
@@ -13,6 +14,14 @@ export interface FamilyMemberEvents {
 
 function domainSafe(schoolId: SchoolId): string {
   return schoolId.toLowerCase().replace(/[^a-z0-9.-]+/g, '-') || 'school';
+}
+
+/**
+ * How a member is called in the family's calendar, as the family reads it: a child's own first name, or a team's
+ * or activity's name as its feed says it (already through the gate), cleaned and capped.
+ */
+export function familyLabel(text: string): string {
+  return capText(cleanText(text.trim()), CAPS.label);
 }
 
 /** Names joined the way people write them: "Ana", "Ana and Ben", "Ana, Ben and Chloe". */

@@ -11,7 +11,7 @@
 // characters, soft hyphens); CR and the Unicode line and paragraph separators become line feeds. Caps (code
 // points, an ellipsis marks a cut): see CAPS.
 import type { Id, Session } from '../domain/types.ts';
-import type { ProjectionContext } from './context.ts';
+import type { FeedScopeRef, ProjectionContext } from './context.ts';
 import { REMOVED } from './names.ts';
 import type { Audience } from './types.ts';
 
@@ -97,22 +97,58 @@ export function voiceFor(
   if (voice) return voice;
   const extras = new Set(extra);
   const near = (id: Id) => !!activity?.has(id) || teamSets.some((t) => t.has(id)) || extras.has(id);
-  const removed = ctx.templates.description.nameRemoved;
+  const scrub = scrubbing(ctx, keep, near);
   const said = new Map<string, string>();
   voice = (text) => {
     const hit = said.get(text);
     if (hit !== undefined) return hit;
-    // Cut (generously) before matching, so a 200 KB note costs what a long one does; then the real cap.
-    const out = capText(
-      ctx.names.scrub(cleanText(capText(text, CAPS.part * 2)), removed, keep, near),
-      CAPS.part,
-    );
+    const out = scrub(text);
     if (text.length <= REMEMBERED_LENGTH && said.size < 5_000) said.set(text, out);
     return out;
   };
   if (byKey.size >= 2_000) byKey.clear();
   byKey.set(key, voice);
   return voice;
+}
+
+/**
+ * How a feed's own texts are said (its calendar's name and description, a pushed calendar's name): for a team or
+ * an activity, a first name or surname alone counts for its students; a student's own name stays in their feed.
+ */
+export function feedVoice(ctx: ProjectionContext, audience: Audience, feed: FeedScopeRef): Say {
+  if (audience === 'staff') return sayForStaff;
+  const around =
+    feed.scope === 'team'
+      ? ctx.teamStudents.get(feed.id)
+      : feed.scope === 'activity'
+        ? ctx.activityStudents.get(feed.id)
+        : undefined;
+  const keep = feed.scope === 'student' ? feed.id : null;
+  return scrubbing(ctx, keep, (id) => around?.has(id) ?? false);
+}
+
+/** Cleaned, other students' names scrubbed, capped. */
+function scrubbing(ctx: ProjectionContext, keep: Id | null, near: (id: Id) => boolean): Say {
+  const removed = ctx.templates.description.nameRemoved;
+  // Cut (generously) before matching, so a 200 KB note costs what a long one does; then the real cap.
+  return (text) =>
+    capText(ctx.names.scrub(cleanText(capText(text, CAPS.part * 2)), removed, keep, near), CAPS.part);
+}
+
+/** A feed's name, calendar name and description as its audience reads them. */
+export function sayFeedTexts<T extends { subject: string; calendarName: string; description: string }>(
+  texts: T,
+  ctx: ProjectionContext,
+  audience: Audience,
+  feed: FeedScopeRef,
+): T {
+  const say = feedVoice(ctx, audience, feed);
+  return {
+    ...texts,
+    subject: capText(say(texts.subject), CAPS.title),
+    calendarName: capText(say(texts.calendarName), CAPS.title),
+    description: say(texts.description),
+  };
 }
 
 /**

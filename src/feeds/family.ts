@@ -5,7 +5,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
-import { type FamilyMemberEvents, familyEvents, joinNames } from '../calendar/family.ts';
+import { type FamilyMemberEvents, familyEvents, familyLabel, joinNames } from '../calendar/family.ts';
 import type { CalendarEvent } from '../calendar/types.ts';
 import type { FamilyLink, FamilyMember, FeedScope, FeedToken, SchoolId, Store } from '../store/types.ts';
 import { type FeedDef, getFeedDef } from './catalog.ts';
@@ -166,9 +166,9 @@ export class FamilyLinks {
 
   /** A child by first name (the family knows them), a team or activity by its name. */
   async #label(def: FeedDef): Promise<string> {
-    if (def.scope !== 'student') return def.subject;
+    if (def.scope !== 'student') return familyLabel(def.subject);
     const s = await this.#store.get(def.schoolId, 'students', def.scopeId);
-    return s?.firstName.trim() || def.subject;
+    return familyLabel(s?.firstName.trim() || def.subject);
   }
 
   /** The family's calendar now, or null when the link is unknown, revoked, or every member dropped out. */
@@ -180,6 +180,10 @@ export class FamilyLinks {
       members.map((m) => this.#feeds.get(link.schoolId, m.scope, m.scopeId)),
     );
     if (rendered.some((r) => r === null)) return null;
+    // A team's or activity's label is its feed's name as the feed's audience reads it (the gate's).
+    members.forEach((m, i) => {
+      if (m.scope !== 'student') m.label = familyLabel((rendered[i] as RenderedFeed).def.subject);
+    });
     const key = members
       .map((m, i) => `${m.scope}:${m.scopeId}:${m.label}:${(rendered[i] as RenderedFeed).etag}`)
       .join('|');

@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import { brotliCompress, gunzip, gzip, constants as zlib } from 'node:zlib';
 import { inferLocationOwnerIds, loadProjectionContext, type ProjectionContext } from '../calendar/context.ts';
+import { sayFeedTexts } from '../calendar/gate.ts';
 import { projectSession } from '../calendar/project.ts';
 import type { EventTemplates } from '../calendar/templates.ts';
 import type { CalendarEvent } from '../calendar/types.ts';
@@ -114,6 +115,11 @@ function httpInstant(d: Date): Date {
 
 function sizeOf(f: RenderedFeed): number {
   return f.body.length + f.gzip.length * 2;
+}
+
+/** The feed's own texts as its audience may read them (the projection's gate, calendar/gate.ts). */
+function saidDef(def: FeedDef, ctx: ProjectionContext): FeedDef {
+  return sayFeedTexts(def, ctx, def.audience, { scope: def.scope, id: def.scopeId });
 }
 
 export class FeedService {
@@ -351,7 +357,7 @@ export class FeedService {
    * pass (renderSchool) fails instead, so that the pull it follows is not taken for a success.
    */
   async #renderFresh(
-    def: FeedDef,
+    raw: FeedDef,
     version: number,
     ctx: ProjectionContext,
     w: { from: Date; to: Date; key: string },
@@ -361,6 +367,8 @@ export class FeedService {
     forRequest: boolean,
   ): Promise<RenderedFeed> {
     const started = performance.now();
+    // The calendar's name and description are the audience's words too (a team's name may name a child).
+    const def = saidDef(raw, ctx);
     // SEQUENCE/LAST-MODIFIED as this feed last published them, unless what its audience sees changed.
     const events = await versionFeedEvents(
       this.store,
@@ -485,7 +493,7 @@ export class FeedService {
         );
         // Still in memory from an earlier version: the same bytes, nothing to unzip.
         if (hit && hit.inputs === inputs) return this.#remember(key, { ...hit, dataVersion: version });
-        return this.#remember(key, await this.#fromRecord(def, stored, version));
+        return this.#remember(key, await this.#fromRecord(saidDef(def, ctx), stored, version));
       }
       return this.#remember(
         key,

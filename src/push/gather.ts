@@ -2,6 +2,7 @@
 // plus those whose member left the scope but still hold our events) with its desired events — the projection of
 // its sessions in the window, rendered and content-hashed — and its mappings.
 import type { FeedScopeRef } from '../calendar/context.ts';
+import { CAPS, capText, feedVoice } from '../calendar/gate.ts';
 import type { ProjectionContext } from '../calendar/index.ts';
 import type { Audience, CalendarEvent } from '../calendar/types.ts';
 import type { Id, Instant } from '../domain/types.ts';
@@ -80,7 +81,10 @@ export async function gather(g: GatherInput): Promise<CalendarWork[]> {
   const ids = people.map((p) => p.id);
   const sessionsOf = await sessionsByMember(store, school.id, target.scope, ids, g.window);
   const works: CalendarWork[] = [];
-  for (const m of people) {
+  for (const person of people) {
+    // A calendar's name and description are read by its audience too (a team's name may name a child).
+    const say = feedVoice(g.context, target.audience, { scope: target.scope, id: person.id });
+    const m = { ...person, name: capText(say(person.name), CAPS.title) };
     const key = `${target.scope}:${m.id}`;
     const work = memberCalendar(g, m, calByKey.get(key) ?? null, mapsByKey.get(key) ?? new Map());
     mapsByKey.delete(key);

@@ -101,6 +101,40 @@ export interface OutlookProviderOptions {
   settings: OutlookSettings;
 }
 
+/** The Graph event body and content hash of a projected event; `owner` is the target's ownership tag. */
+export function renderOutlookEvent(ev: CalendarEvent, identity: EventIdentity, owner: string): Rendered {
+  const loc = ev.location;
+  const content = {
+    subject: ev.title,
+    body: { contentType: 'text', content: ev.description },
+    start: { dateTime: graphUtc(ev.start), timeZone: 'UTC' },
+    end: { dateTime: graphUtc(ev.end), timeZone: 'UTC' },
+    location: loc
+      ? {
+          displayName: loc.name,
+          ...(loc.address ? { address: { street: loc.address } } : {}),
+          ...(loc.latitude !== null && loc.longitude !== null
+            ? { coordinates: { latitude: loc.latitude, longitude: loc.longitude } }
+            : {}),
+        }
+      : { displayName: '' },
+    // A cancelled session stays visible (its title says so) but frees the time.
+    showAs: ev.status === 'cancelled' ? 'free' : ev.status === 'tentative' ? 'tentative' : 'busy',
+  };
+  const hash = contentHash({ format: FORMAT, ...content });
+  return {
+    hash,
+    body: {
+      ...content,
+      singleValueExtendedProperties: [
+        { id: OWNER_PROP, value: owner },
+        { id: SESSION_PROP, value: sessionTag(identity.calendarKey, identity.sessionId) },
+        { id: HASH_PROP, value: hash },
+      ],
+    },
+  };
+}
+
 export class OutlookProvider implements PushProvider {
   readonly kind = 'outlook' as const;
   readonly #o: OutlookProviderOptions;
@@ -201,36 +235,7 @@ export class OutlookProvider implements PushProvider {
   }
 
   render(ev: CalendarEvent, identity: EventIdentity): Rendered {
-    const loc = ev.location;
-    const content = {
-      subject: ev.title,
-      body: { contentType: 'text', content: ev.description },
-      start: { dateTime: graphUtc(ev.start), timeZone: 'UTC' },
-      end: { dateTime: graphUtc(ev.end), timeZone: 'UTC' },
-      location: loc
-        ? {
-            displayName: loc.name,
-            ...(loc.address ? { address: { street: loc.address } } : {}),
-            ...(loc.latitude !== null && loc.longitude !== null
-              ? { coordinates: { latitude: loc.latitude, longitude: loc.longitude } }
-              : {}),
-          }
-        : { displayName: '' },
-      // A cancelled session stays visible (its title says so) but frees the time.
-      showAs: ev.status === 'cancelled' ? 'free' : ev.status === 'tentative' ? 'tentative' : 'busy',
-    };
-    const hash = contentHash({ format: FORMAT, ...content });
-    return {
-      hash,
-      body: {
-        ...content,
-        singleValueExtendedProperties: [
-          { id: OWNER_PROP, value: this.#owner },
-          { id: SESSION_PROP, value: sessionTag(identity.calendarKey, identity.sessionId) },
-          { id: HASH_PROP, value: hash },
-        ],
-      },
-    };
+    return renderOutlookEvent(ev, identity, this.#owner);
   }
 
   async #findCalendar(
