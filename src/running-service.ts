@@ -72,8 +72,19 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
   const store = await openStoreFor(opts.config, { checkpointsOffThread: true });
   const cleanup: (() => Promise<void>)[] = [() => store.close()];
   try {
-    for (const s of opts.config.schools)
-      await store.upsertSchool({ id: s.id, name: s.name, timeZone: s.timeZone });
+    if (store.readOnly) {
+      // Serving must not depend on writing: a store that can only be read is served as it is.
+      say(
+        `the store can be read but not written (${store.readOnly}): serving what it has; no pull until it can be written and serve starts again`,
+      );
+      log.error({ reason: store.readOnly }, 'store opened read-only');
+      const known = new Set((await store.listSchools()).map((s) => s.id));
+      for (const s of opts.config.schools)
+        if (!known.has(s.id))
+          say(`${s.id}: not in the store, which cannot record it: nothing of it to serve`);
+    } else
+      for (const s of opts.config.schools)
+        await store.upsertSchool({ id: s.id, name: s.name, timeZone: s.timeZone });
 
     // Refuses to start with a feed secret that did not make the store's feeds; repairs rotations the store lost.
     const { tokens, guard, notes, journal } = await prepareFeedTokens({
@@ -192,8 +203,16 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
           const interval = sync.scheduler.incrementalIntervalMs(schoolId);
           return interval === null ? null : 3 * interval;
         },
-        // A real write: this process's heartbeat (what every run of it needs to be written anyway).
-        probeWrite: () => store.beat(processOwner(), new Date().toISOString()),
+        // A real write: this process's heartbeat (what every run of it needs to be written anyway). A store
+        // opened read-only says why rather than SQLite's "attempt to write a readonly database".
+        probeWrite: () =>
+          store.readOnly
+            ? Promise.reject(
+                new Error(
+                  `${store.readOnly} (opened read-only at start; start serve again once it can be written)`,
+                ),
+              )
+            : store.beat(processOwner(), new Date().toISOString()),
         schedulerProblems: () => sync.scheduler.problems(),
         storeTrouble: trouble,
       },

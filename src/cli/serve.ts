@@ -74,7 +74,12 @@ async function serve(config: Config): Promise<number> {
   const proxyWarning = trustProxyWarning(config.trustProxy);
   if (proxyWarning) printError(`rostercal: warning: ${proxyWarning}`);
   const demoOnly = config.schools.every((s) => s.demo);
-  service = await startService({ config, log, say, adminToken });
+  try {
+    service = await startService({ config, log, say, adminToken });
+  } catch (err) {
+    // Every start-up failure says so the same way (README: "When something goes wrong").
+    return reportError('rostercal serve: start-up failed', err);
+  }
   if (stopping) return stoppedDuringStartUp();
   try {
     await banner(service, say, adminToken, demoOnly, () => stopping);

@@ -1,6 +1,6 @@
 // openStore: PostgreSQL when a database URL is given, else an SQLite file through node:sqlite.
 import { randomUUID } from 'node:crypto';
-import { closeSync, openSync } from 'node:fs';
+import { accessSync, closeSync, constants, existsSync, openSync, statfsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { Kysely, PostgresDialect } from 'kysely';
@@ -72,16 +72,69 @@ export function sqlitePath(opts: { dataDir?: string; file?: string }): string {
 /** Bytes per page of a new SQLite file (SQLite's default is 4,096). */
 export const PAGE_SIZE = 16_384;
 
-function openSqlite(opts: { dataDir?: string; file?: string }, checkpointsOffThread: boolean): SqlStore {
-  const file = sqlitePath(opts);
-  // Children's medical conditions and guardians' contacts: readable by the service's user alone. SQLite gives
-  // the -wal and -shm files the mode of the database file, so creating that one 0600 covers all three.
-  ensurePrivateDir(dirname(file));
-  for (const f of [file, `${file}-wal`, `${file}-shm`]) ensurePrivateFile(f);
-  closeSync(openSync(file, 'a', PRIVATE_FILE_MODE));
-  // The reader is an ordinary connection that is only ever given SELECTs (a read-only one cannot open a fresh
-  // file or create the WAL index).
-  const connect = (writer: boolean) => () => {
+const SQLITE_BUSY = 5;
+/** SQLite's primary result codes that say a file cannot be written (or its WAL index cannot be made). */
+const CANNOT_WRITE = new Set([
+  3 /* PERM */, 8 /* READONLY */, 10 /* IOERR */, 13 /* FULL */, 14 /* CANTOPEN */,
+]);
+
+/**
+ * Why the SQLite file cannot be written, or null: the directory or the file is not writable (a read-only mount,
+ * permissions), its filesystem is full, or SQLite cannot open it for writing (`probe`, which opens and reads the
+ * way the writer will: WAL mode needs its index file).
+ */
+function writeRefusal(file: string, probe: () => void): string | null {
+  const dir = dirname(file);
+  try {
+    // A directory yet to be made is made by the probe.
+    if (existsSync(dir)) accessSync(dir, constants.W_OK);
+    if (existsSync(file)) accessSync(file, constants.W_OK);
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    return e.code === 'EROFS'
+      ? `${dir} is on a read-only filesystem`
+      : `${e.path ?? dir} cannot be written: ${e.message}`;
+  }
+  if (existsSync(file) && statfsSync(dir).bavail === 0) return `the filesystem of ${dir} is full`;
+  try {
+    probe();
+    return null;
+  } catch (err) {
+    const fsCode = (err as NodeJS.ErrnoException).code;
+    if (fsCode && ['EROFS', 'EACCES', 'EPERM', 'ENOSPC'].includes(fsCode))
+      return `${dirname(file)} cannot be written: ${(err as Error).message}`;
+    const code = (err as { errcode?: number }).errcode;
+    // Busy: another connection is writing, so the file can be written.
+    if (code !== undefined && (code & 0xff) === SQLITE_BUSY) return null;
+    if (code === undefined || !CANNOT_WRITE.has(code & 0xff)) throw err;
+    return `${file} cannot be opened for writing: ${(err as Error).message}`;
+  }
+}
+
+/**
+ * A read-only connection. SQLite reads a WAL database through its index file (-shm), which a read-only directory
+ * may not have (a clean close removes it) and a full disk cannot make: then the file is opened immutable, read as
+ * its last checkpoint left it (commits still only in a -wal file are not seen).
+ */
+function openReadOnly(file: string): DatabaseSync {
+  try {
+    const db = new DatabaseSync(file, { readOnly: true, timeout: SQLITE_BUSY_TIMEOUT_MS });
+    try {
+      db.prepare('SELECT count(*) FROM sqlite_master').get();
+      return db;
+    } catch (err) {
+      db.close();
+      throw err;
+    }
+  } catch {
+    return new DatabaseSync(`file:${encodeURI(file)}?immutable=1`, { readOnly: true });
+  }
+}
+
+// A connection to the file. The reader is an ordinary connection that is only ever given SELECTs (a read-only one cannot open a fresh
+// file or create the WAL index).
+function connectTo(file: string, writer: boolean): () => DatabaseSync {
+  return () => {
     const db = new DatabaseSync(file, { timeout: SQLITE_BUSY_TIMEOUT_MS });
     try {
       if (writer) {
@@ -111,17 +164,47 @@ function openSqlite(opts: { dataDir?: string; file?: string }, checkpointsOffThr
       throw err;
     }
   };
+}
+
+function openSqlite(opts: { dataDir?: string; file?: string }, checkpointsOffThread: boolean): SqlStore {
+  const file = sqlitePath(opts);
+  const refusal = writeRefusal(file, () => {
+    // Children's medical conditions and guardians' contacts: readable by the service's user alone. SQLite gives
+    // the -wal and -shm files the mode of the database file, so creating that one 0600 covers all three.
+    ensurePrivateDir(dirname(file));
+    for (const f of [file, `${file}-wal`, `${file}-shm`]) ensurePrivateFile(f);
+    closeSync(openSync(file, 'a', PRIVATE_FILE_MODE));
+    const probe = connectTo(file, true)();
+    try {
+      probe.prepare('SELECT count(*) FROM sqlite_master').get();
+    } finally {
+      probe.close();
+    }
+  });
+  if (refusal) {
+    // Serving must not depend on writing: what can be read is served, and every write fails saying why.
+    if (!existsSync(file)) throw new Error(`no store at ${file}, and none can be made there: ${refusal}`);
+    const db = new Kysely<DB>({
+      dialect: new NodeSqliteDialect(`ro:${file}:${randomUUID()}`, () => openReadOnly(file)),
+    });
+    return new SqlStore({
+      dialect: 'sqlite',
+      db,
+      readOnly: refusal,
+      checkIntegrity: () => sqliteQuickCheck(file, { immutable: true }),
+    });
+  }
   // Every store of this process on this file shares one writer (see sqlite-dialect.ts); each has its own
   // reader, which WAL lets read the last commit while a write transaction is open.
   const db = new Kysely<DB>({
     dialect: new NodeSqliteDialect(
       `w:${file}`,
-      connect(true),
+      connectTo(file, true),
       checkpointsOffThread ? { checkpointFile: file } : {},
     ),
   });
   const reader = new Kysely<DB>({
-    dialect: new NodeSqliteDialect(`r:${file}:${randomUUID()}`, connect(false)),
+    dialect: new NodeSqliteDialect(`r:${file}:${randomUUID()}`, connectTo(file, false)),
   });
   return new SqlStore({ dialect: 'sqlite', db, reader, checkIntegrity: () => sqliteQuickCheck(file) });
 }

@@ -553,3 +553,13 @@ export async function runMigrations(db: Kysely<DB>, dialect: Dialect): Promise<s
     return applied;
   });
 }
+
+/** The migrations a store still needs, read without writing (a read-only store cannot take them). */
+export async function pendingMigrations(db: Kysely<DB>): Promise<string[]> {
+  const tables = await db.introspection.getTables();
+  if (!tables.some((t) => t.name === 'schema_migrations')) return MIGRATIONS.map((m) => m.name);
+  const done = new Set(
+    (await db.selectFrom('schema_migrations').select('name').execute()).map((r) => r.name),
+  );
+  return MIGRATIONS.filter((m) => !done.has(m.name)).map((m) => m.name);
+}

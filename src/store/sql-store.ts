@@ -16,7 +16,7 @@ import { storedInstant } from './instants.ts';
 import { type KindSpec, kindSpec, membersOf, prepareRecord } from './kinds.ts';
 import { ownerAlive } from './liveness.ts';
 import { MembershipBuffer, memberOf, ownerOf, type Pair } from './membership-buffer.ts';
-import { type Dialect, runMigrations } from './migrations.ts';
+import { type Dialect, pendingMigrations, runMigrations } from './migrations.ts';
 import { CopyRows, type CopyValue } from './pg-copy.ts';
 import * as renderedFeeds from './rendered-feeds.ts';
 import type { DB, JobStatusTable, SnapshotTable } from './schema.ts';
@@ -82,6 +82,8 @@ export interface SqlStoreOptions {
   reader?: Kysely<DB>;
   /** What checkIntegrity runs (SQLite: quick_check on a worker thread); without it the store has no check. */
   checkIntegrity?: () => Promise<string | null>;
+  /** Why the connections were opened read-only (see Store.readOnly). */
+  readOnly?: string | null;
 }
 
 /**
@@ -150,12 +152,14 @@ export class SqlStore implements Store {
   /** SQLite multi-row INSERT texts by table, columns, row count and conflict clause (see #insertSqlite). */
   readonly #insertTexts = new Map<string, string>();
   readonly #checkIntegrity: (() => Promise<string | null>) | undefined;
+  readonly readOnly: string | null;
 
   constructor(opts: SqlStoreOptions) {
     this.dialect = opts.dialect;
     this.#db = opts.db;
     this.#reader = opts.reader ?? opts.db;
     this.#checkIntegrity = opts.checkIntegrity;
+    this.readOnly = opts.readOnly ?? null;
   }
 
   /** Executor for writes: the open transaction of this call chain, else the writer. */
@@ -168,6 +172,15 @@ export class SqlStore implements Store {
   }
 
   async migrate(): Promise<string[]> {
+    if (this.readOnly) {
+      // Reading needs the current schema; a read-only store can be read only when it already has it.
+      const pending = await pendingMigrations(this.#reader);
+      if (pending.length)
+        throw new Error(
+          `the store can be read but not written (${this.readOnly}), and it needs ${pending.length} migration(s) it cannot take (${pending.join(', ')}): start once with it writable`,
+        );
+      return [];
+    }
     return runMigrations(this.#db, this.dialect);
   }
 

@@ -332,6 +332,11 @@ export interface AuditQuery {
 
 export interface Store {
   readonly dialect: 'sqlite' | 'postgres';
+  /**
+   * Why this store was opened read-only (SQLite: its file or DATA_DIR cannot be written: a read-only mount, a
+   * full disk at start), or null. Reads work; every write fails. It stays so until the process starts again.
+   */
+  readonly readOnly: string | null;
   /** Applies pending migrations (idempotent; safe when several processes start at once); returns their names. */
   migrate(): Promise<string[]>;
   close(): Promise<void>;
