@@ -108,3 +108,54 @@ describe('the student name matcher: a corpus of teachers’ sentences', () => {
     expect(foldWord('Mac\u00ADDonald')).toBe('macdonald');
   });
 });
+
+describe('the forms that leaked (issue 25)', () => {
+  const school = compileNameMatcher(
+    [
+      { id: 1, firstName: 'Xander', legalFirstName: 'Alexander', lastName: 'Hughes' },
+      { id: 2, firstName: 'Саша', legalFirstName: 'Александр', lastName: 'Шевченко' },
+      { id: 3, firstName: 'Γιώργος', legalFirstName: null, lastName: 'Παπαδόπουλος' },
+      { id: 4, firstName: 'Will', legalFirstName: 'William', lastName: 'Brown' },
+      { id: 5, firstName: 'Jamie', legalFirstName: 'James', lastName: 'Clarke' },
+      { id: 6, firstName: '지호', legalFirstName: null, lastName: '정' },
+    ],
+    [{ firstName: 'Charlie', lastName: 'Hughes' }],
+  );
+  const all = () => true;
+  const cases: [string, string][] = [
+    ['Alexander James Hughes has the bibs', `${R} has the bibs`],
+    ['Alexander J. Hughes has the bibs', `${R} has the bibs`],
+    ['Lift: Xander-Hughes.', `Lift: ${R}.`],
+    ['XanderHughes', R],
+    ["Xander's mum drives", `${R}'s mum drives`],
+    ["the Hughes's car", `the ${R}'s car`],
+    ['Sasha Shevchenko brings the oranges', `${R} brings the oranges`],
+    ['Sascha Schewtschenko', 'Sascha Schewtschenko'],
+    ['Giorgos Papadopoulos in goal', `${R} in goal`],
+    ['X\u0430nder Hughes in goal', `${R} in goal`],
+    ['Xan\u{E0020}der Hughes is captain', `${R} is captain`],
+    ['Will you bring the oranges?', 'Will you bring the oranges?'],
+    ['Lift with Will today', `Lift with ${R} today`],
+    ["Will's boots", `${R}'s boots`],
+    ['bring brown shoes', 'bring brown shoes'],
+    ['will be late', 'will be late'],
+    ['Coach: Charlie Hughes', 'Coach: Charlie Hughes'],
+    ['지호 will be late', '지호 will be late'],
+  ];
+  it.each(cases)('%j → %j', (planted, readable) => {
+    expect(school.scrub(planted, R, null, all)).toBe(readable);
+  });
+
+  it('takes a name alone only for the students around the session', () => {
+    expect(school.scrub("Xander's mum drives", R, null, (id) => id === 5)).toBe("Xander's mum drives");
+    expect(school.scrub("Xander's mum drives", R)).toBe("Xander's mum drives");
+  });
+
+  it('keeps the feed’s own child in every form, middle name included', () => {
+    for (const text of ['Alexander James Hughes has the bibs', "Xander's mum drives", "the Hughes's car"])
+      expect(school.scrub(text, R, 1, all)).toBe(text);
+    expect(school.scrub('Alexander James Hughes and Jamie', R, 1, all)).toBe(
+      `Alexander James Hughes and ${R}`,
+    );
+  });
+});
