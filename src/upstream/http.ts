@@ -77,6 +77,9 @@ function unreachableCause(err: unknown): string | null {
   const cause =
     err instanceof Error ? (err.cause as { code?: unknown; message?: unknown } | undefined) : undefined;
   const code = typeof cause?.code === 'string' ? cause.code : null;
+  // fetch refuses ports browsers block (9, 25, 6000…) before any connection, with no code: asking again never helps.
+  if (!code && cause?.message === 'bad port')
+    return 'the port is one fetch refuses to connect to (bad port): serve the API on another port';
   if (!code) return null;
   const known = UNREACHABLE_CODES[code];
   if (known) return `${known} (${code})`;

@@ -15,6 +15,7 @@ import { createUpstreamClient } from '../../src/upstream/client.ts';
 import { createApp } from '../../src/web/app.ts';
 import { createMetrics, type Metrics } from '../../src/web/metrics.ts';
 import { type RunningServer, startServer } from '../../src/web/server.ts';
+import { TEST_NOW } from '../support/clock.ts';
 
 export const SECRET = Buffer.from('test-feed-secret-0123456789abcdefghijklmnop');
 
@@ -39,10 +40,11 @@ export interface Harness {
 export async function startHarness(
   opts: { scale?: 'small' | 'school'; now?: string; seed?: number } = {},
 ): Promise<Harness> {
+  // The product is given the sandbox's clock wherever it takes one (pull, feeds, web), so the pin holds end to end.
   const sandbox = await startSandbox({
     seed: opts.seed ?? 7,
     scale: opts.scale ?? 'small',
-    ...(opts.now ? { now: opts.now } : {}),
+    now: opts.now ?? TEST_NOW,
   });
   const dir = mkdtempSync(path.join(tmpdir(), 'rostercal-feeds-'));
   const store = await openStore({ file: path.join(dir, 'rostercal.sqlite') });
@@ -83,6 +85,7 @@ export async function startHarness(
         metrics,
         publicUrl: o.publicUrl ?? 'https://cal.example.org',
         logger: pino({ level: 'silent' }),
+        now,
         feedRateLimit: o.feedRateLimit ?? false,
         tokenCacheMs: o.tokenCacheMs ?? 0,
       });

@@ -45,7 +45,7 @@ export interface StaffSite {
 }
 
 export async function startStaffSite(
-  h: Pick<Harness, 'feeds' | 'metrics' | 'tokens' | 'school'> & { store: Store },
+  h: Pick<Harness, 'feeds' | 'metrics' | 'tokens' | 'school' | 'sandbox'> & { store: Store },
   opts: {
     port: number;
     idp: TestIdp | { issuer: string; clientId: string; clientSecret: string } | null;
@@ -90,6 +90,7 @@ export async function startStaffSite(
     metrics: h.metrics,
     publicUrl,
     logger: log,
+    now: () => new Date(h.sandbox.now()),
     feedRateLimit: false,
     routers: { '/': staff.router },
   });

@@ -78,6 +78,7 @@ beforeAll(async () => {
     logger: pino({ level: 'silent' }),
     feedRateLimit: false,
     tokenCacheMs: 0,
+    now: () => new Date(h.sandbox.now()),
     liveGoogleCalendar: liveGoogleCalendars(h.store, [{ id: 'hill', targets: [target] }]),
   });
   server = await startServer(app, { port, host: '127.0.0.1' });

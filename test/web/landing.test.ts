@@ -76,6 +76,7 @@ let server: RunningServer;
 
 beforeAll(async () => {
   h = await startHarness();
+  clock = new Date(h.sandbox.now());
   server = await serve();
 });
 afterAll(async () => {
@@ -183,7 +184,7 @@ describe('landing page: coming up', () => {
     expect(textOf((await get(`${server.url}/feeds/${token}`)).text)).toContain(
       "Updated 3 hours ago from the school's system.",
     );
-    clock = new Date();
+    clock = new Date(h.sandbox.now());
   });
 });
 

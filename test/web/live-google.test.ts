@@ -68,6 +68,7 @@ beforeAll(async () => {
     logger: pino({ level: 'silent' }),
     feedRateLimit: false,
     tokenCacheMs: 0,
+    now: () => new Date(h.sandbox.now()),
     liveGoogleCalendar: (...args) => liveGoogleCalendars(h.store, [{ id: 'hill', targets }])(...args),
   });
   server = await startServer(app, { port: 0, host: '127.0.0.1' });
