@@ -162,7 +162,7 @@ export const run = defineCommand({
         action: 'feed-rotate',
         schoolId,
         teamId: scope === 'team' ? id : null,
-        detail: `${scope} ${id} → version ${issued.record.version}`,
+        detail: `${scope} ${id} (${def.subject}) → version ${issued.record.version}`,
       });
       printRotated(config.publicUrl, { schoolId, scope, id, def, issued }, Boolean(values.json));
       return EXIT.ok;

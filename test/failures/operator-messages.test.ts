@@ -149,3 +149,16 @@ describe('serve with no configuration (a container whose ROSTERCAL_CONFIG is mis
     expect(docker).toMatch(/^CMD \["serve"\]$/m);
   });
 });
+
+describe('the README', () => {
+  it('lists every command of `rostercal --help` in its Commands table', async () => {
+    const { readFile } = await import('node:fs/promises');
+    const help = rostercal(['--help'], {});
+    expect(await help.exit).toBe(0);
+    const commands = [...help.stdout().matchAll(/^ {2}(\w+) {2,}/gm)].map((m) => m[1]!);
+    expect(commands).toContain('sessions');
+    const readme = await readFile('README.md', 'utf8');
+    const table = readme.slice(readme.indexOf('## Commands'), readme.indexOf('## Feeds'));
+    for (const c of commands) expect(table, c).toContain(`| \`rostercal ${c}`);
+  });
+});

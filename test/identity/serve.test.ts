@@ -176,6 +176,9 @@ describe('npm start (rostercal serve --demo)', () => {
       expect(roles.map((m) => m[1])).toEqual(['admin', 'manager', 'coach', 'coach', 'deactivated']);
       expect(out).toContain(`admin:   ${site}/admin  (admins only)`);
       expect(out).not.toMatch(/token:/i);
+      // No promised duration ("about half a minute" for a pull of seconds): how long it took, measured.
+      expect(out).not.toMatch(/half a minute/);
+      expect(out).toMatch(/demo: last pull succeeded \(full, started \S+, took \d+\.\d s\)/);
       // The first coach of the banner, picked at the demo's provider, lands on their teams.
       const coach = roles[2]![2]!;
       const jar = new CookieJar();
