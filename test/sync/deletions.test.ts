@@ -160,6 +160,12 @@ describe('deletions confirmed by the upstream (SQLite, sandbox listing faults)',
     const first = await full();
     expect(first.counts.absences).toMatchObject({ deleted: 0, pending: 1 });
     expect(await store.get(school.id, 'absences', absence.id)).not.toBeNull();
+    // Waiting for the second listing costs an incremental pull nothing: its four listings, as ever.
+    await resetSandboxStats(sandbox.url);
+    const inc = await pullSchool({ store, client, school, kind: 'incremental' });
+    expect(inc.upstream.requests).toBe(4);
+    expect((await sandboxStats(sandbox.url)).total).toBe(4);
+    expect(await store.get(school.id, 'absences', absence.id)).not.toBeNull();
     const second = await full();
     expect(second.counts.absences!.deleted).toBe(1);
     expect(await store.get(school.id, 'absences', absence.id)).toBeNull();
