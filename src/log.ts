@@ -63,7 +63,8 @@ const GOOGLE_REFRESH = /\b1(?:\/\/|%2F%2F)[\w-]{20,}/gi;
 const CAPABILITY_PATH = /(\/(?:feeds?|family)\/)([A-Za-z0-9_-]{16,})/g;
 /** Cheap first look: a text without any of these holds none of the forms below. */
 const MAYBE_SECRET =
-  /bearer|basic|token|secret|key|passw|code|sig|ya29|eyJ|feed|family|1\/\/|%2F%2F|-----BEGIN|MII/i;
+  /bearer|basic|token|secret|key|passw|code=|sig|ya29|eyJ|\/(?:feeds?|family)\/[\w-]{16}|1(?:\/\/|%2F%2F)|-----BEGIN|MII/i;
+/bearer|basic|token|secret|key|passw|code|sig|ya29|eyJ|feed|family|1\/\/|%2F%2F|-----BEGIN|MII/i;
 
 /**
  * Masks secrets inside free text: `Bearer …`/`Basic …` credentials (as providers echo an Authorization header
