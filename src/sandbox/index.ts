@@ -50,6 +50,16 @@ export interface Sandbox {
   isMalformed(resource: string, id: number): boolean;
   /** Replaces the listing faults (also `POST /_sandbox/chaos {"listingFaults": {…}}`). */
   setListingFaults(faults: ListingFaults): void;
+  /**
+   * Holds every API request at the door until `release()`: `arrived(n)` resolves once n requests wait there. For
+   * tests that need one client to be mid-pull while another starts, whatever the machine's speed.
+   */
+  hold(): SandboxHold;
+}
+
+export interface SandboxHold {
+  arrived(n?: number): Promise<void>;
+  release(): void;
 }
 
 function check(name: string, value: number | undefined, min: number, max: number): void {
@@ -123,6 +133,35 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     isMalformed: (resource, id) => isMalformed(seed, malformedRate, resource, id),
     setListingFaults: (faults) => {
       server.listingFaults = parseListingFaults(faults);
+    },
+    hold() {
+      let release!: () => void;
+      const released = new Promise<void>((r) => {
+        release = r;
+      });
+      const waiters: { n: number; resolve: () => void }[] = [];
+      const gate = {
+        released,
+        waiting: 0,
+        onArrive: () => {
+          for (const w of [...waiters])
+            if (gate.waiting >= w.n) {
+              waiters.splice(waiters.indexOf(w), 1);
+              w.resolve();
+            }
+        },
+      };
+      server.gate = gate;
+      return {
+        arrived: (n = 1) =>
+          gate.waiting >= n
+            ? Promise.resolve()
+            : new Promise<void>((resolve) => waiters.push({ n, resolve })),
+        release() {
+          if (server.gate === gate) server.gate = null;
+          release();
+        },
+      };
     },
   };
 }

@@ -86,6 +86,8 @@ export class SandboxServer {
   private fragmentsVersion = -1;
   /** Changed at run time through `POST /_sandbox/chaos`, so a test can break a listing between two pulls. */
   listingFaults: ListingFaults;
+  /** While set, API requests wait here (control routes do not): a test orders a race by events, not sleeps. */
+  gate: { released: Promise<void>; waiting: number; onArrive: () => void } | null = null;
 
   constructor(state: SandboxState, options: ServerOptions) {
     this.state = state;
@@ -185,6 +187,12 @@ export class SandboxServer {
 
     const route = routeName(method, path);
     try {
+      const gate = this.gate;
+      if (gate) {
+        gate.waiting++;
+        gate.onArrive();
+        await gate.released;
+      }
       if (this.options.latencyMs && this.options.latencyMs > 0) {
         await new Promise((r) => setTimeout(r, this.options.latencyMs));
       }

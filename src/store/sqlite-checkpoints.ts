@@ -34,6 +34,11 @@ export class Checkpointer {
     return this.#ready && !this.#gone;
   }
 
+  /** Whether the worker has gone (it failed, or stop() was called): from then on the writer checkpoints itself. */
+  get gone(): boolean {
+    return this.#gone;
+  }
+
   /** Asks for a checkpoint soon (a write has committed). Cheap: at most one is outstanding. */
   request(): void {
     if (this.#gone) return;

@@ -1,6 +1,7 @@
 // At most one pull of a school at a time, across every process and replica sharing the database: two
 // `rostercal sync` processes, two schedulers' fires of different kinds; and the store's writes stay safe even
 // when two writers overlap (the `session_teams` duplicate key seen with two replicas on an empty database).
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
 import type { Store } from '../../src/store/types.ts';
@@ -11,6 +12,25 @@ import { rostercal, schoolEnv } from '../support/cli.ts';
 import { openTestStore, type TestStore, testSchool } from '../sync/helpers.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Resolves once a session of this database waits on a lock; fails after 30 s. */
+async function waitUntilBlockedOnLock(url: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const { rows } = await client.query(
+        "select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'",
+      );
+      if ((rows[0] as { n: number }).n > 0) return;
+      if (Date.now() > deadline) throw new Error('the second writer never waited on a lock');
+      await sleep(10);
+    }
+  } finally {
+    await client.end();
+  }
+}
 
 describe('one pull of a school at a time (PostgreSQL, two processes)', () => {
   let sandbox: Sandbox;
@@ -27,12 +47,21 @@ describe('one pull of a school at a time (PostgreSQL, two processes)', () => {
 
   it('two `rostercal sync --full` on an empty database: one pulls, the other says a pull is running, exit 1', async () => {
     const env = schoolEnv(sandbox, ts.env);
+    // Ordered by events, whatever the machine's load: the first is mid-pull (its request held at the sandbox's
+    // door) when the second starts, and let go only once the second has ended.
+    const door = sandbox.hold();
     const a = rostercal(['sync', '--full'], env);
-    const b = rostercal(['sync', '--full'], env);
-    const codes = [await a.exit, await b.exit].sort();
-    const outputs = `${a.output()}\n----\n${b.output()}`;
-    expect(codes, outputs).toEqual([0, 1]);
-    const loser = (await a.exit) === 1 ? a : b;
+    let b: ReturnType<typeof rostercal> | undefined;
+    try {
+      await door.arrived(1);
+      b = rostercal(['sync', '--full'], env);
+      await b.exit;
+    } finally {
+      door.release();
+    }
+    const outputs = `${a.output()}\n----\n${b!.output()}`;
+    expect([await a.exit, await b!.exit], outputs).toEqual([0, 1]);
+    const loser = b!;
     expect(loser.output()).toMatch(
       /rostercal sync: hillcrest: a pull of hillcrest is already running \(.+:\d+:\w+, since \d{4}-.+\); nothing was pulled\. Try again when it ends, or use --wait SECONDS\./,
     );
@@ -139,14 +168,20 @@ describe('overlapping writers (PostgreSQL)', () => {
     const held = new Promise<void>((r) => {
       commitFirst = r;
     });
+    let wrote!: () => void;
+    const written = new Promise<void>((r) => {
+      wrote = r;
+    });
     const first = ts.store.transaction(async (tx) => {
       await tx.upsert('hillcrest', 'sessions', sessions, at);
+      wrote();
       await held;
     });
-    await sleep(200);
+    await written;
     // Waits on the first transaction's rows, then finds them there: before, its membership insert failed.
     const second = other.upsert('hillcrest', 'sessions', sessions, at);
-    await sleep(300);
+    // Committed only once PostgreSQL says the second writer waits on a lock (pg_stat_activity), not after a pause.
+    await waitUntilBlockedOnLock(ts.env.DATABASE_URL!);
     commitFirst();
     await first;
     await expect(second).resolves.toBeDefined();

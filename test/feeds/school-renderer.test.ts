@@ -100,11 +100,20 @@ describe('re-rendering on a worker thread', () => {
   });
 
   it('stops a pass under way when closed, and takes no more', async () => {
-    const renderer = workerRenderer({ feeds: h.feeds, store: sqlite() });
+    // Closed when the worker reports its first rendered feed: under way by its own word, with the school's other
+    // feeds still to come, however fast or loaded the machine.
+    let closing: Promise<void> | undefined;
+    const renderer = workerRenderer({
+      feeds: h.feeds,
+      store: sqlite(),
+      onRender: () => {
+        closing ??= renderer.close();
+      },
+    });
     const pass = renderer.renderSchool(SCHOOL, { all: true, force: true });
-    await new Promise((r) => setTimeout(r, 50));
-    await renderer.close();
     await expect(pass).rejects.toThrow('the server is stopping');
+    expect(closing).toBeDefined();
+    await closing;
     await expect(renderer.renderSchool(SCHOOL)).rejects.toThrow('the server is stopping');
   });
 });

@@ -71,7 +71,8 @@ describe('Checkpointer', () => {
     // A directory where the worker expects the file: its connection fails to open.
     const checkpointer = new Checkpointer(db, path.dirname(file));
     checkpointer.request();
-    await new Promise((r) => setTimeout(r, 1_000));
+    // Until the worker's failure is seen (an event, not a pause that a slow machine could outlast).
+    await until('the worker to fail', () => checkpointer.gone);
     expect(checkpointer.active).toBe(false);
     expect(autoCheckpoint(db)).toBe(1000);
 
