@@ -109,7 +109,7 @@ export function createAdminStaffRouter(opts: AdminStaffOptions): express.Router 
         title: 'Audit log',
         nav: NAV,
         who: who(p),
-        body: `<h1>Audit log</h1><form class="card" method="get" action="/admin/audit"><label for="person">Person (e-mail, or “admin token”)</label><input id="person" type="text" name="person" value="${escapeHtml(person)}"><label for="team">Team id</label><input id="team" type="text" inputmode="numeric" name="team" value="${escapeHtml(teamText)}"><label for="template">Template</label><input id="template" type="text" name="template" value="${escapeHtml(template)}"><div class="actions"><button class="primary" type="submit">Filter</button> <a class="btn" href="/admin/audit">Clear</a></div></form>
+        body: `<h1>Audit log</h1><form class="card" method="get" action="/admin/audit"><label for="person">Person (e-mail, or “admin token”)</label><input id="person" type="text" name="person" value="${escapeHtml(person)}"><label for="team">Team</label><select id="team" name="team">${await teamOptions(adminSchools(p), teamText)}</select><label for="template">Template</label><input id="template" type="text" name="template" value="${escapeHtml(template)}"><div class="actions"><button class="primary" type="submit">Filter</button> <a class="btn" href="/admin/audit">Clear</a></div></form>
 <div class="card"><p class="muted">Newest first, in each school’s time; ${records.length} shown (at most 500; <code>rostercal audit --since ISO</code> prints all).</p><table class="stack"><thead><tr><th>when</th><th>what</th><th>who</th><th>school</th><th>team</th><th>session</th><th>template</th><th>client</th><th>detail</th></tr></thead><tbody>${rows || '<tr><td colspan="9" class="muted">nothing recorded</td></tr>'}</tbody></table></div>`,
         wide: true,
       });
@@ -117,6 +117,24 @@ export function createAdminStaffRouter(opts: AdminStaffOptions): express.Router 
       next(err);
     }
   });
+
+  /** The team filter's choices, by name (an id typed from memory was the old way): every team of the schools. */
+  async function teamOptions(
+    schools: readonly { id: SchoolId; name: string }[],
+    selected: string,
+  ): Promise<string> {
+    const options = ['<option value="">any team</option>'];
+    for (const school of schools) {
+      const teams = (await opts.store.list(school.id, 'teams')).sort((a, b) => a.name.localeCompare(b.name));
+      for (const t of teams) {
+        const label = schools.length > 1 ? `${t.name} (${school.name})` : t.name;
+        options.push(
+          `<option value="${t.id}"${String(t.id) === selected ? ' selected' : ''}>${escapeHtml(label)}</option>`,
+        );
+      }
+    }
+    return options.join('');
+  }
 
   /** The audit records as table rows: times in their school's zone, schools and teams by name. */
   async function auditRows(
@@ -146,7 +164,7 @@ export function createAdminStaffRouter(opts: AdminStaffOptions): express.Router 
         cell('school', escapeHtml(school?.name ?? r.schoolId ?? '')),
         cell('team', team),
         cell('session', r.sessionId === null ? '' : String(r.sessionId)),
-        cell('template', `<span class="nowrap">${escapeHtml(r.template ?? '')}</span>`),
+        cell('template', r.template ? `<span class="nowrap">${escapeHtml(r.template)}</span>` : ''),
         cell('client', escapeHtml(r.clientAddress ?? '')),
         cell('detail', escapeHtml(r.detail ?? '')),
       ].join('')}</tr>`;

@@ -32,7 +32,7 @@ details.card>summary{min-height:44px;display:flex;align-items:center;cursor:poin
 .nowrap{white-space:nowrap}code{overflow-wrap:anywhere}
 @media (max-width:44rem){table.stack,table.stack tbody,table.stack tr,table.stack td{display:block;width:100%}
 table.stack thead{display:none}table.stack tr{border-top:1px solid #e3e5e8;padding:.5rem 0}table.stack td{border:0;padding:.15rem 0}
-table.stack td[data-label]::before{content:attr(data-label) ": ";color:#5f6670}}`;
+table.stack td[data-label]::before{content:attr(data-label) ": ";color:#5f6670}table.stack td:empty{display:none}}`;
 
 const STYLE_HASH = createHash('sha256').update(STYLE).digest('base64');
 export const STAFF_CSP = `default-src 'none'; style-src 'sha256-${STYLE_HASH}'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`;

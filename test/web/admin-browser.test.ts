@@ -175,6 +175,13 @@ describe('/admin/audit', () => {
     expect(first).toContain('Hillcrest College');
     await expectPhoneFriendly(page);
     await page.screenshot({ path: '/tmp/rostercal-admin-audit-1280.png', fullPage: true });
+
+    // The team filter offers names, not ids to remember.
+    await page.selectOption('#team', { label: team.name });
+    await Promise.all([page.waitForURL(/\/admin\/audit\?/), page.click('button:has-text("Filter")')]);
+    const filtered = await page.locator('tbody tr').allTextContents();
+    expect(filtered.length).toBeGreaterThan(0);
+    for (const row of filtered) expect(row).toContain(team.name);
   });
 
   it('on a phone: one block per record, no sideways scrolling', async () => {
@@ -182,6 +189,9 @@ describe('/admin/audit', () => {
     await page.goto(`${site.url}/admin/audit`);
     await expectPhoneFriendly(page);
     await expectStaffStyle(page);
+    // A record's empty fields are left out, not shown as bare labels.
+    expect(await page.locator('tbody td:visible:empty').count()).toBe(0);
+    expect(await page.locator('tbody td:visible').count()).toBeGreaterThan(0);
     await page.screenshot({ path: '/tmp/rostercal-admin-audit-390.png', fullPage: true });
     await page.goto(`${site.url}/admin/sessions`);
     await expectPhoneFriendly(page);
