@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { type Sandbox, SCHOOL_TIME_ZONE, startSandbox } from '../../src/sandbox/index.ts';
+import { openStore } from '../../src/store/index.ts';
 import type { FaultRule } from '../fakes/common.ts';
 import { type FakeGoogle, startFakeGoogle } from '../fakes/google-calendar.ts';
 import { type FakeGraph, startFakeGraph } from '../fakes/graph.ts';
@@ -107,6 +108,18 @@ describe('pushes that end mid-way (rostercal sync against faulty providers)', ()
     return { code, signal, output: child.output(), dataDir, configFile };
   }
 
+  /** How long the newest push run took by its own record: from its start, so not the process's start-up. */
+  async function lastPushMs(dataDir: string): Promise<number> {
+    const store = await openStore({ dataDir });
+    try {
+      const [run] = await store.listRuns('hill', { kind: 'push', limit: 1 });
+      expect(run?.finishedAt, 'a finished push run').toBeTruthy();
+      return Date.parse(run!.finishedAt!) - Date.parse(run!.startedAt);
+    } finally {
+      await store.close();
+    }
+  }
+
   /** The push runs `rostercal status --json` lists, newest first. */
   async function pushRuns(
     configFile: string,
@@ -194,9 +207,8 @@ describe('pushes that end mid-way (rostercal sync against faulty providers)', ()
         fake(target).knobs.faults = [{ status }];
         // 401 and 403 cannot pass on a later try: they fail at once even with the default backoff (minutes).
         const refused = status !== 500;
-        const t0 = performance.now();
         const r = await sync(target, refused);
-        if (refused) expect(performance.now() - t0, r.output).toBeLessThan(20_000);
+        if (refused) expect(await lastPushMs(r.dataDir), r.output).toBeLessThan(20_000);
         expect(r.output).not.toMatch(/unsettled top-level await/);
         expect(r.code, r.output).toBe(1);
         expect(r.output).toMatch(
@@ -227,10 +239,9 @@ describe('pushes that end mid-way (rostercal sync against faulty providers)', ()
   }
 
   it('outlook: the token endpoint refuses the app secret: exit 1 within seconds, naming the cause', async () => {
-    const t0 = performance.now();
     const r = await sync('outlook-app', true);
     expect(r.code, r.output).toBe(1);
-    expect(performance.now() - t0, r.output).toBeLessThan(20_000);
+    expect(await lastPushMs(r.dataDir), r.output).toBeLessThan(20_000);
     expect(r.output).toMatch(
       /push hill\/staff \(outlook\): .*failed\n(.*\n)* {2}problem: .*invalid_client|AADSTS7000215/,
     );
@@ -238,10 +249,9 @@ describe('pushes that end mid-way (rostercal sync against faulty providers)', ()
   }, 120_000);
 
   it('google: the token endpoint refuses the service account: exit 1 within seconds, naming the cause', async () => {
-    const t0 = performance.now();
     const r = await sync('google-key', true);
     expect(r.code, r.output).toBe(1);
-    expect(performance.now() - t0, r.output).toBeLessThan(20_000);
+    expect(await lastPushMs(r.dataDir), r.output).toBeLessThan(20_000);
     expect(r.output).toMatch(
       /push hill\/teams \(google\): .*failed\n(.*\n)* {2}problem: .*(invalid_grant|401|403)/,
     );

@@ -32,13 +32,13 @@ describe('SIGTERM during the start-up pull (rostercal serve)', () => {
     };
     const serve = rostercal(['serve'], env);
     await serve.waitFor(/"msg":"pull started"/);
-    const sent = Date.now();
     serve.proc.kill('SIGTERM');
     const ended = await serve.ended;
-    const took = Date.now() - sent;
+    // Within the bound as the product keeps it: its own 8 s timer would have said so and exited 1. The start-up
+    // pull takes far longer at this latency, so exit 0 means it was interrupted, not waited for (no wall-clock
+    // measure here: that would time the machine's load as well).
     expect(ended, serve.output()).toEqual({ code: 0, signal: null });
-    // Well inside the bound: the pull is interrupted, not waited for.
-    expect(took, serve.output()).toBeLessThan(8_000);
+    expect(serve.output()).not.toMatch(/stopping took longer than/);
     expect(serve.output()).toMatch(/SIGTERM: stopping \(at most 8 s\)/);
 
     const status = rostercal(['status'], env);
@@ -53,7 +53,6 @@ describe('SIGTERM during the start-up pull (rostercal serve)', () => {
     const port = (taken.address() as AddressInfo).port;
     try {
       const env = { ...schoolEnv(sandbox, { DATA_DIR: path.join(dir, 'taken') }), PORT: String(port) };
-      const began = Date.now();
       const serve = rostercal(['serve'], env);
       const ended = await serve.ended;
       expect(ended.code, serve.output()).toBe(1);
@@ -62,11 +61,12 @@ describe('SIGTERM during the start-up pull (rostercal serve)', () => {
       expect(serve.output()).toMatch(/choose another with PORT \(or `rostercal serve --port N`\)/);
       expect(serve.output()).not.toMatch(/EADDRINUSE/);
       expect(serve.output()).not.toMatch(/rostercal is serving/);
-      // The pull started before the web server would take over a minute at this latency: it is interrupted.
-      expect(Date.now() - began, serve.output()).toBeLessThan(20_000);
+      // The pull started before the web server would take over a minute at this latency: it is interrupted (the
+      // run says so), not finished first.
       const status = rostercal(['status'], env);
       await status.exit;
       expect(status.output()).not.toMatch(/\brunning\b/);
+      expect(status.output()).not.toMatch(/#1\s+full\s+succeeded/);
     } finally {
       taken.close();
     }
