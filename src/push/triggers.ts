@@ -70,7 +70,12 @@ export function pushJobs(store: Store, school: SchoolConfig): JobDefinition[] {
         try {
           const results = await pushSchool({ store, school, log, reconcile: true });
           const failed = results.find((r) => r.status === 'failed');
-          if (failed) return { status: 'failed', error: failed.errors.at(-1) ?? `${failed.target} failed` };
+          // Named as `rostercal sync` names it, so the job's last error says which target and why.
+          if (failed)
+            return {
+              status: 'failed',
+              error: `push ${failed.target} (${failed.provider}): ${failed.errors.at(-1) ?? 'failed'}`,
+            };
           const suspicious = results.find((r) => r.status === 'suspicious');
           if (suspicious) return { status: 'suspicious', error: suspicious.warning };
           return { status: 'succeeded' };
