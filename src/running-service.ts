@@ -95,9 +95,13 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
     });
     for (const line of notes) say(line);
     for (const [school, why] of guard.unsure) {
-      say(`${school}: ${why} [${journal.file}]`);
+      say(`${school}: ${why}`);
       log.error({ school }, why);
     }
+    // This DATA_DIR keeps a copy of the store's rotation record: at start (above), every few seconds, at the end.
+    await guard.mirror();
+    guard.start((err) => log.error({ err, file: journal.file }, 'copying the feed rotation record failed'));
+    cleanup.unshift(() => guard.stop());
     const metrics = createMetrics();
     const onRender = (info: Parameters<typeof metrics.observeFeedRender>[0]) =>
       metrics.observeFeedRender(info);
@@ -246,6 +250,8 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
           for (const def of defs.filter((d) => d.scope === scope).slice(0, 25)) {
             const rendered = await feeds.get(school.id, scope, def.scopeId);
             if (!rendered?.eventCount) continue;
+            // None while no rotation record vouches for the feed secret.
+            if (guard.reason(school.id) !== null) return out;
             const issued = await tokens.ensure(school.id, scope, def.scopeId);
             if (issued.token)
               out.push({

@@ -3,8 +3,16 @@
 // rostercal feeds accept-store
 import type { Config } from '../config.ts';
 import { listFeedDefs } from '../feeds/catalog.ts';
-import { ROTATIONS_CURSOR, type Rotation, RotationJournal } from '../feeds/rotations.ts';
-import { FEED_SCOPES, type FeedTokens, isFeedScope, loadFeedSecret } from '../feeds/tokens.ts';
+import { mergeRecords, RotationJournal, secretFingerprint, vouched } from '../feeds/rotations.ts';
+import {
+  FEED_SCOPES,
+  FeedSecretError,
+  FeedTokens,
+  feedSecretSource,
+  isFeedScope,
+  loadFeedSecret,
+  untilEveryServerKnows,
+} from '../feeds/tokens.ts';
 import { prepareFeedTokens } from '../feeds/trust.ts';
 import { auditCommandLine } from '../identity/command-line-audit.ts';
 import type { Store } from '../store/types.ts';
@@ -13,13 +21,16 @@ import { defineCommand, EXIT, numberOption, UsageError, withStore } from './comm
 
 const USAGE = `usage:
   rostercal feeds list [--json] [--school ID]     every feed: scope, id, name, URL (issues missing tokens)
-  rostercal feeds rotate SCOPE ID [--school ID]   new URL for one feed; the old one stops working
-  rostercal feeds accept-store                    the rotation record is lost: trust the database's feed
-                                                  versions as current and start a new record from them
+  rostercal feeds rotate SCOPE ID [--school ID]   new URL for one feed; the old one has stopped working on
+                                                  every running server when the command returns
+  rostercal feeds accept-store                    no rotation record vouches for the feed secret (a new
+                                                  FEED_SECRET, or both records lost): trust the database's
+                                                  feed versions as current and start the record from them
 
 SCOPE is one of ${FEED_SCOPES.join(', ')}. The store and PUBLIC_URL come from the usual configuration
 (ROSTERCAL_CONFIG / DATA_DIR / DATABASE_URL / PUBLIC_URL); tokens derive from FEED_SECRET or DATA_DIR/feed-secret,
-and every rotation is recorded in DATA_DIR/feed-rotations.jsonl (back both up).`;
+and every rotation is recorded in the database and in DATA_DIR/feed-rotations.jsonl (back up the secret with
+either).`;
 
 export interface FeedListing {
   school: string;
@@ -158,6 +169,8 @@ export const run = defineCommand({
       const tokens = await prepare(store, [schoolId]);
       if (!tokens) return EXIT.failure;
       const issued = await tokens.rotate(schoolId, scope, id);
+      // Running servers remember live tokens for a moment: by the time this says so, none answers the old URL.
+      await untilEveryServerKnows();
       await auditCommandLine(store, {
         action: 'feed-rotate',
         schoolId,
@@ -200,30 +213,41 @@ function printRotated(
   ]);
 }
 
-/** The rotation record is lost and the operator vouches for the database: start a new record from it. */
+/**
+ * No rotation record vouches for the feed secret (a new FEED_SECRET, or the database and the file both lost):
+ * the operator vouches for the database as it is, and the record starts from what it holds.
+ */
 async function acceptStore(config: Config, store: Store): Promise<number> {
   const journal = new RotationJournal(config.dataDir);
-  if (journal.exists()) {
-    printError(
-      `rostercal feeds accept-store: ${journal.file} exists; rostercal reconciles it with the database at start, nothing to accept`,
+  const source = feedSecretSource({ secret: config.feedSecret, dataDir: config.dataDir });
+  // The secret must be the one the database's URLs were made with.
+  const secret = loadFeedSecret({ secret: config.feedSecret, dataDir: config.dataDir, create: false });
+  const { foreign, live } = await new FeedTokens(store, secret).foreignTokens();
+  if (foreign > 0)
+    throw new FeedSecretError(
+      `${source} did not make ${foreign} of the ${live} live feed URLs in the database`,
+      feedSecretSource({ dataDir: config.dataDir }),
     );
-    return EXIT.failure;
+  const fingerprint = secretFingerprint(secret);
+  if (await vouched(store, journal, fingerprint)) {
+    printLines(
+      `Nothing to accept: a feed rotation record already vouches for ${source} (the database's, or ${journal.file}).`,
+    );
+    return EXIT.ok;
   }
-  // The secret must still be the one the URLs were made with.
-  loadFeedSecret({ secret: config.feedSecret, dataDir: config.dataDir, create: false });
-  const id = journal.create();
-  const at = new Date().toISOString();
-  const latest = new Map<string, Rotation>();
-  for (const t of await store.listFeedTokens()) {
-    const k = `${t.schoolId}|${t.scope}|${t.scopeId}`;
-    if (t.version > (latest.get(k)?.version ?? 1))
-      latest.set(k, { school: t.schoolId, scope: t.scope, id: t.scopeId, version: t.version, at });
-  }
-  journal.append([...latest.values()]);
-  const schools = (await store.listSchools()).map((s) => s.id);
-  for (const s of schools) await store.setCursor(s, ROTATIONS_CURSOR, id);
+  await store.startFeedRotationRecord(fingerprint, new Date().toISOString());
+  await mergeRecords(store, journal, fingerprint);
+  const rotated = (await store.listFeedRotations()).length;
+  const schools = await store.listSchools();
+  for (const s of schools)
+    await auditCommandLine(store, {
+      action: 'feeds-accept-store',
+      schoolId: s.id,
+      teamId: null,
+      detail: `the database's feed versions accepted as current (${rotated} rotation(s))`,
+    });
   printLines(
-    `Accepted the database's feed versions as current for ${schools.length} school(s) (${latest.size} rotated feed(s)); new rotation record ${journal.file}. Back it up with the feed secret. A running server serves the feeds again within seconds.`,
+    `Accepted the database's feed versions as current (${rotated} rotated feed(s)); the rotation record for ${source} is now in the database and in ${journal.file}. Back up the secret with either. Running servers serve feeds again within a few seconds.`,
   );
   return EXIT.ok;
 }

@@ -36,10 +36,18 @@ export function feedSecretSource(opts: { secret?: string | null; dataDir?: strin
 export function loadFeedSecret(
   opts: { secret?: string | null; dataDir?: string; create?: boolean } = {},
 ): Buffer {
+  return openFeedSecret(opts).secret;
+}
+
+/** loadFeedSecret, and whether this call created it (then no URL made with it can exist yet). */
+export function openFeedSecret(opts: { secret?: string | null; dataDir?: string; create?: boolean } = {}): {
+  secret: Buffer;
+  created: boolean;
+} {
   const given = opts.secret;
   if (given !== undefined && given !== null && given !== '') {
     if (given.length < 32) throw new Error('FEED_SECRET: must be at least 32 characters');
-    return Buffer.from(given, 'utf8');
+    return { secret: Buffer.from(given, 'utf8'), created: false };
   }
   const dir = opts.dataDir ?? 'data';
   const file = path.join(dir, 'feed-secret');
@@ -47,7 +55,7 @@ export function loadFeedSecret(
     const text = readFileSync(file, 'utf8').trim();
     ensurePrivateFile(file);
     if (text.length < 32) throw new Error(`${file}: feed secret too short`);
-    return Buffer.from(text, 'utf8');
+    return { secret: Buffer.from(text, 'utf8'), created: false };
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
@@ -59,10 +67,10 @@ export function loadFeedSecret(
     writeFileSync(file, `${secret}\n`, { mode: 0o600, flag: 'wx' });
   } catch (err) {
     // Another process created it first: use theirs.
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return loadFeedSecret(opts);
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return openFeedSecret(opts);
     throw err;
   }
-  return Buffer.from(secret, 'utf8');
+  return { secret: Buffer.from(secret, 'utf8'), created: true };
 }
 
 /** The feed secret is not the one the store's feeds were made with: starting would break every URL. */
@@ -114,11 +122,42 @@ function sameHash(a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
+/** The feed secret is not vouched for by a rotation record (rotations.ts): no URL may be issued or shown. */
+export class FeedTrustError extends Error {
+  constructor(reason: string) {
+    super(reason);
+    this.name = 'FeedTrustError';
+  }
+}
+
+/**
+ * Revocations committed through a store object in this process: a FeedTokenResolver on the same store forgets
+ * what it remembered at once (a rotation on the admin page, or by the harness beside the server).
+ */
+const localRevocations = new WeakMap<Store, number>();
+
+function revokedThrough(store: Store): void {
+  localRevocations.set(store, (localRevocations.get(store) ?? 0) + 1);
+}
+
+/**
+ * How long a rotation made elsewhere (another replica, `rostercal feeds rotate`) may take to reach a running
+ * server: a remembered token is used only while the store's rotation mark was read less than this long ago.
+ */
+export const REVOCATION_BOUND_MS = 1000;
+
+/** Resolves once a rotation committed before the call has reached every running server (REVOCATION_BOUND_MS). */
+export function untilEveryServerKnows(): Promise<void> {
+  // The bound, and a margin for a request already past its check when the bound ran out.
+  return new Promise((resolve) => setTimeout(resolve, REVOCATION_BOUND_MS + 200));
+}
+
 export class FeedTokens {
   readonly #store: Store;
   readonly #secret: Buffer;
   readonly #now: () => Date;
   readonly #journal: RotationJournal | null;
+  #unsure: (schoolId: SchoolId) => string | null = () => null;
 
   constructor(store: Store, secret: Buffer, opts: { now?: () => Date; journal?: RotationJournal } = {}) {
     this.#store = store;
@@ -127,19 +166,46 @@ export class FeedTokens {
     this.#journal = opts.journal ?? null;
   }
 
+  /** While `unsure` names a reason for a school, nothing of it is issued, rotated or shown (FeedTrustError). */
+  refuseWhile(unsure: (schoolId: SchoolId) => string | null): void {
+    this.#unsure = unsure;
+  }
+
+  #trusted(schoolId: SchoolId): void {
+    const why = this.#unsure(schoolId);
+    if (why !== null) throw new FeedTrustError(why);
+  }
+
   #tokenOf(record: FeedToken): string | null {
     const token = deriveToken(this.#secret, record.schoolId, record.scope, record.scopeId, record.version);
     return sameHash(hashToken(token), record.tokenHash) ? token : null;
   }
 
-  /** The next version to issue: past every version the store or the rotation record has seen. */
-  async #nextVersion(schoolId: SchoolId, scope: FeedScope, scopeId: Id): Promise<number> {
+  /** The current version per feed of one school that the rotation record (store and file) knows. */
+  async #recorded(schoolId: SchoolId): Promise<Map<string, number>> {
+    const out = new Map<string, number>();
+    const rows = [
+      ...(await this.#store.listFeedRotations()),
+      ...(this.#journal?.exists() ? this.#journal.read().rotations.values() : []),
+    ];
+    for (const r of rows)
+      if (r.school === schoolId)
+        out.set(`${r.scope}|${r.id}`, Math.max(out.get(`${r.scope}|${r.id}`) ?? 0, r.version));
+    return out;
+  }
+
+  /** The highest version of a feed the store's tokens and the rotation record have seen (0: none). */
+  async #highest(
+    schoolId: SchoolId,
+    scope: FeedScope,
+    scopeId: Id,
+  ): Promise<{ tokens: number; record: number }> {
     const all = await this.#store.listFeedTokens(schoolId);
     const versions = all.filter((t) => t.scope === scope && t.scopeId === scopeId).map((t) => t.version);
-    return Math.max(
-      versions.length ? Math.max(...versions) + 1 : 1,
-      this.#journal?.version(schoolId, scope, scopeId) ?? 0,
-    );
+    return {
+      tokens: versions.length ? Math.max(...versions) : 0,
+      record: (await this.#recorded(schoolId)).get(`${scope}|${scopeId}`) ?? 0,
+    };
   }
 
   async #issue(schoolId: SchoolId, scope: FeedScope, scopeId: Id, version: number): Promise<IssuedFeed> {
@@ -159,9 +225,11 @@ export class FeedTokens {
 
   /** The live token of a scope, issuing one when there is none. */
   async ensure(schoolId: SchoolId, scope: FeedScope, scopeId: Id): Promise<IssuedFeed> {
+    this.#trusted(schoolId);
     const existing = await this.#store.getFeedToken(schoolId, scope, scopeId);
     if (existing) return { record: existing, token: this.#tokenOf(existing) };
-    return this.#issue(schoolId, scope, scopeId, await this.#nextVersion(schoolId, scope, scopeId));
+    const h = await this.#highest(schoolId, scope, scopeId);
+    return this.#issue(schoolId, scope, scopeId, Math.max(h.tokens + 1, h.record));
   }
 
   /**
@@ -172,6 +240,7 @@ export class FeedTokens {
     schoolId: SchoolId,
     scopes: readonly { scope: FeedScope; scopeId: Id }[],
   ): Promise<IssuedFeed[]> {
+    this.#trusted(schoolId);
     const key = (scope: FeedScope, id: Id) => `${scope}|${id}`;
     const live = new Map<string, FeedToken>();
     const highest = new Map<string, number>();
@@ -182,15 +251,13 @@ export class FeedTokens {
     }
     const missing = scopes.filter((s) => !live.has(key(s.scope, s.scopeId)));
     if (missing.length) {
+      const recorded = await this.#recorded(schoolId);
       await this.#store.transaction(async (tx) => {
         const inner = new FeedTokens(tx, this.#secret, { now: this.#now });
         for (const m of missing) {
           const k = key(m.scope, m.scopeId);
           if (live.has(k)) continue; // asked twice
-          const version = Math.max(
-            (highest.get(k) ?? 0) + 1,
-            this.#journal?.version(schoolId, m.scope, m.scopeId) ?? 0,
-          );
+          const version = Math.max((highest.get(k) ?? 0) + 1, recorded.get(k) ?? 0);
           live.set(k, (await inner.#issue(schoolId, m.scope, m.scopeId, version)).record);
         }
       });
@@ -202,22 +269,24 @@ export class FeedTokens {
   }
 
   /**
-   * Revokes the current token (its URL starts answering 404) and issues the next version. The rotation record
-   * beside the secret is written first, so no later loss of the database can bring the old URL back.
+   * Revokes the current token (its URL starts answering 404) and issues the next version. The rotation is written
+   * to the record beside the secret first, then to the store's record with the tokens in one transaction, so no
+   * later loss of the database can bring the old URL back. Servers on this store object forget the old token at
+   * once; other processes within REVOCATION_BOUND_MS (untilEveryServerKnows).
    */
   async rotate(schoolId: SchoolId, scope: FeedScope, scopeId: Id): Promise<IssuedFeed> {
-    return this.#store.transaction(async (tx) => {
-      const inner = new FeedTokens(tx, this.#secret, {
-        now: this.#now,
-        ...(this.#journal ? { journal: this.#journal } : {}),
-      });
-      const version = await inner.#nextVersion(schoolId, scope, scopeId);
-      this.#journal?.append([
-        { school: schoolId, scope, id: scopeId, version, at: this.#now().toISOString() },
-      ]);
+    this.#trusted(schoolId);
+    const h = await this.#highest(schoolId, scope, scopeId);
+    const version = Math.max(h.tokens, h.record) + 1;
+    const rotation = { school: schoolId, scope, id: scopeId, version, at: this.#now().toISOString() };
+    this.#journal?.append([rotation]);
+    const issued = await this.#store.transaction(async (tx) => {
+      await tx.addFeedRotations([rotation]);
       await tx.revokeFeedToken(schoolId, scope, scopeId, this.#now().toISOString());
-      return inner.#issue(schoolId, scope, scopeId, version);
+      return new FeedTokens(tx, this.#secret, { now: this.#now }).#issue(schoolId, scope, scopeId, version);
     });
+    revokedThrough(this.#store);
+    return issued;
   }
 
   /** Makes `version` the live token of a scope (older ones revoked): the rotation record's repair. */
@@ -226,6 +295,7 @@ export class FeedTokens {
       await tx.revokeFeedToken(schoolId, scope, scopeId, this.#now().toISOString());
       await new FeedTokens(tx, this.#secret, { now: this.#now }).#issue(schoolId, scope, scopeId, version);
     });
+    revokedThrough(this.#store);
   }
 
   /** Live tokens of the store that this secret did not make (0 of 0 for an empty store). */
@@ -250,48 +320,76 @@ export async function resolveFeedToken(store: Store, token: string): Promise<Fee
 }
 
 /**
- * resolveFeedToken with a short memory of live tokens, so a feed request costs no database read while a
- * calendar app polls. A rotation or revocation made elsewhere (the CLI, another replica) takes effect within
- * ttlMs; unknown tokens are never remembered (each costs a lookup, and the rate limit bounds those).
+ * resolveFeedToken with a memory of live tokens, so that a feed request costs no database read while calendar
+ * apps poll. A remembered token is used only while (1) no revocation was committed through this process's store
+ * object since it was remembered (a rotation on this server takes effect at once) and (2) the store's rotation
+ * mark, one cheap read, was confirmed unchanged less than REVOCATION_BOUND_MS ago (a rotation made by another
+ * replica or by `rostercal feeds rotate` takes effect within that bound). Unknown tokens are never remembered
+ * (each costs a lookup; the failed-lookup throttle bounds those).
  */
 export class FeedTokenResolver {
   readonly #store: Store;
-  readonly #ttlMs: number;
   readonly #maxEntries: number;
-  readonly #live = new Map<string, { record: FeedToken; at: number }>();
-  readonly #serves: ((record: FeedToken) => Promise<boolean>) | null;
+  readonly #boundMs: number;
+  readonly #live = new Map<string, FeedToken>();
+  /** Bumped whenever the memory is cleared: a lookup that began before a clear is not remembered. */
+  #epoch = 0;
+  #local = 0;
+  #mark: number | null = null;
+  #markAt = Number.NEGATIVE_INFINITY;
+  #reading: Promise<void> | null = null;
 
-  constructor(
-    store: Store,
-    opts: {
-      ttlMs?: number;
-      maxEntries?: number;
-      /** Whether a live token may be answered (false while its school's current URLs are unknown). */
-      serves?: (record: FeedToken) => Promise<boolean>;
-    } = {},
-  ) {
+  constructor(store: Store, opts: { maxEntries?: number } = {}) {
     this.#store = store;
-    this.#serves = opts.serves ?? null;
-    this.#ttlMs = opts.ttlMs ?? 2000;
     this.#maxEntries = opts.maxEntries ?? 100_000;
+    this.#boundMs = REVOCATION_BOUND_MS;
+  }
+
+  #clear(): void {
+    this.#live.clear();
+    this.#epoch++;
+  }
+
+  /** Whether the memory may be used now (after forgetting what a revocation made stale). */
+  async #fresh(): Promise<boolean> {
+    const local = localRevocations.get(this.#store) ?? 0;
+    if (local !== this.#local) {
+      this.#local = local;
+      this.#clear();
+    }
+    if (performance.now() - this.#markAt < this.#boundMs) return true;
+    this.#reading ??= this.#readMark().finally(() => {
+      this.#reading = null;
+    });
+    await this.#reading;
+    // A read that took longer than the bound proves nothing for this request: ask the store directly.
+    return (
+      performance.now() - this.#markAt < this.#boundMs && local === (localRevocations.get(this.#store) ?? 0)
+    );
+  }
+
+  async #readMark(): Promise<void> {
+    const started = performance.now();
+    const mark = await this.#store.feedRotationsMark();
+    if (mark !== this.#mark) {
+      this.#mark = mark;
+      this.#clear();
+    }
+    this.#markAt = started;
   }
 
   async resolve(token: string): Promise<FeedToken | null> {
     if (!looksLikeToken(token)) return null;
-    const now = performance.now();
-    const hit = this.#live.get(token);
-    if (hit && now - hit.at < this.#ttlMs) return hit.record;
-    let record = await resolveFeedToken(this.#store, token);
-    if (record && this.#serves && !(await this.#serves(record))) record = null;
-    if (record && this.#ttlMs > 0) {
-      if (this.#live.size >= this.#maxEntries) this.#live.clear();
-      this.#live.set(token, { record, at: now });
-    } else this.#live.delete(token);
+    const usable = await this.#fresh();
+    const hit = usable ? this.#live.get(token) : undefined;
+    if (hit) return hit;
+    const epoch = this.#epoch;
+    const local = this.#local;
+    const record = await resolveFeedToken(this.#store, token);
+    if (record && usable && epoch === this.#epoch && local === (localRevocations.get(this.#store) ?? 0)) {
+      if (this.#live.size >= this.#maxEntries) this.#clear();
+      this.#live.set(token, record);
+    }
     return record;
-  }
-
-  /** Forget everything (after a rotation in this process). */
-  clear(): void {
-    this.#live.clear();
   }
 }

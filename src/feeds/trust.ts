@@ -1,24 +1,42 @@
 // Feed tokens ready for use, or a refusal: the one start-up path of `rostercal serve` and `rostercal feeds`.
 // 1. The secret must be the one the store's feeds were made with (else every family's URL would die quietly).
-// 2. The rotation record beside it is reconciled with the store (rotations.ts); schools whose current URLs
-//    cannot be told are not served until an operator decides (`rostercal feeds accept-store`).
+// 2. A rotation record (the store's, or the file in DATA_DIR) must vouch for the secret (rotations.ts); until one
+//    does, no URL of it is issued, shown or served (503 with Retry-After, never 404), and /readyz says why.
 import type { FeedToken, SchoolId, Store } from '../store/types.ts';
 import type { AfterPullStep } from '../sync/after-pull.ts';
 import { listFeedDefs } from './catalog.ts';
-import { ROTATIONS_CURSOR, RotationJournal, type RotationState, reconcileRotations } from './rotations.ts';
-import { FeedSecretError, FeedTokens, feedSecretSource, loadFeedSecret } from './tokens.ts';
+import {
+  RecordMirror,
+  RotationJournal,
+  type RotationState,
+  reconcileRotations,
+  secretFingerprint,
+  vouched,
+} from './rotations.ts';
+import { FeedSecretError, FeedTokens, feedSecretSource, openFeedSecret } from './tokens.ts';
 
-/** Which schools' feed tokens may be served; re-checks an unsure school when the operator may have decided. */
+/** How often an unsure process looks again whether an operator decided (`feeds accept-store`, a restore). */
+const RECHECK_MS = 2000;
+/** How often a serving process copies the store's record into its own file. */
+export const MIRROR_EVERY_MS = 5000;
+
+/** Which schools' feed tokens may be served; looks again, while unsure, whether an operator decided. */
 export class RotationGuard {
   readonly #state: RotationState;
   readonly #journal: RotationJournal;
   readonly #store: Store;
-  readonly #checkedAt = new Map<SchoolId, number>();
+  readonly #secret: string;
+  readonly #mirror: RecordMirror;
+  #checkedAt = Number.NEGATIVE_INFINITY;
+  #checking: Promise<void> | null = null;
+  #timer: NodeJS.Timeout | null = null;
 
-  constructor(state: RotationState, journal: RotationJournal, store: Store) {
+  constructor(state: RotationState, journal: RotationJournal, store: Store, secret: string) {
     this.#state = state;
     this.#journal = journal;
     this.#store = store;
+    this.#secret = secret;
+    this.#mirror = new RecordMirror(store, journal, secret);
   }
 
   /** Schools not served, with the reason (for /readyz and the start-up message). */
@@ -26,27 +44,59 @@ export class RotationGuard {
     return this.#state.unsure;
   }
 
-  /** The unsure schools after looking again whether an operator decided (`feeds accept-store`, a restore). */
+  /** The reason a school's feeds are not served, or null. */
+  reason(schoolId: SchoolId): string | null {
+    return this.#state.unsure.get(schoolId) ?? null;
+  }
+
+  /** The unsure schools after looking again whether an operator decided. */
   async problems(): Promise<ReadonlyMap<SchoolId, string>> {
-    for (const school of [...this.#state.unsure.keys()]) await this.#recheck(school);
+    await this.#recheck();
     return this.#state.unsure;
   }
 
-  /** Whether a token of this school may be answered; after `feeds accept-store` ran elsewhere, within 2 s. */
-  async serves(record: FeedToken): Promise<boolean> {
-    if (!this.#state.unsure.has(record.schoolId)) return true;
-    return this.#recheck(record.schoolId);
+  /**
+   * Whether this process can vouch for a feed URL: for a known token, its school is vouched for; for an unknown
+   * one (null), no school is unsure (else the token may be one the lost store knew, and "gone" would be a lie).
+   */
+  async vouchesFor(record: FeedToken | null): Promise<boolean> {
+    if (this.#state.unsure.size === 0) return true;
+    await this.#recheck();
+    return record ? !this.#state.unsure.has(record.schoolId) : this.#state.unsure.size === 0;
   }
 
-  async #recheck(school: SchoolId): Promise<boolean> {
-    const last = this.#checkedAt.get(school);
-    if (last !== undefined && performance.now() - last < 2000) return false;
-    this.#checkedAt.set(school, performance.now());
-    if (!this.#journal.exists()) return false;
-    const marker = await this.#store.getCursor(school, ROTATIONS_CURSOR);
-    if (marker !== this.#journal.read().id) return false;
-    this.#state.unsure.delete(school);
-    return true;
+  async #recheck(): Promise<void> {
+    if (this.#state.unsure.size === 0 || performance.now() - this.#checkedAt < RECHECK_MS) return;
+    this.#checking ??= (async () => {
+      this.#checkedAt = performance.now();
+      if (!(await vouched(this.#store, this.#journal, this.#secret))) return;
+      this.#state.unsure.clear();
+      // The store's record now vouches (an operator ran `feeds accept-store`, or another replica brought it):
+      // this DATA_DIR gets its copy at the next mirror, off the request path.
+    })().finally(() => {
+      this.#checking = null;
+    });
+    await this.#checking;
+  }
+
+  /** Copies the store's record into this DATA_DIR's file now (only while vouched for). */
+  async mirror(): Promise<void> {
+    if (this.#state.unsure.size === 0) await this.#mirror.sync();
+  }
+
+  /** Mirrors every MIRROR_EVERY_MS until stop(); failures go to onError (serving goes on). */
+  start(onError: (err: unknown) => void): void {
+    this.#timer = setInterval(() => {
+      this.mirror().catch(onError);
+    }, MIRROR_EVERY_MS);
+    this.#timer.unref();
+  }
+
+  /** Stops mirroring, after a last copy. */
+  async stop(): Promise<void> {
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = null;
+    await this.mirror();
   }
 
   /** Schools whose feed tokens must all be issued again after their next pull (their store lost them). */
@@ -74,7 +124,11 @@ export async function prepareFeedTokens(opts: {
   const file = feedSecretSource({ dataDir: opts.dataDir });
   const holdsFeeds = (await opts.store.listFeedTokens()).length > 0;
   // Never make a new secret beside a store whose feeds were made with the old one.
-  const secret = loadFeedSecret({ secret: opts.secret ?? null, dataDir: opts.dataDir, create: !holdsFeeds });
+  const { secret, created } = openFeedSecret({
+    secret: opts.secret ?? null,
+    dataDir: opts.dataDir,
+    create: !holdsFeeds,
+  });
   const journal = new RotationJournal(opts.dataDir);
   const tokens = new FeedTokens(opts.store, secret, { journal });
   if (holdsFeeds) {
@@ -85,10 +139,19 @@ export async function prepareFeedTokens(opts: {
         file,
       );
   }
-  const state = await reconcileRotations(opts.store, journal, opts.schools, (school, scope, id, version) =>
-    tokens.issueVersion(school, scope, id, version),
-  );
-  return { tokens, guard: new RotationGuard(state, journal, opts.store), journal, notes: state.notes };
+  const fingerprint = secretFingerprint(secret);
+  const state = await reconcileRotations({
+    store: opts.store,
+    journal,
+    schools: opts.schools,
+    secret: fingerprint,
+    secretSource: source,
+    newSecret: created,
+    issue: (school, scope, id, version) => tokens.issueVersion(school, scope, id, version),
+  });
+  const guard = new RotationGuard(state, journal, opts.store, fingerprint);
+  tokens.refuseWhile((school) => guard.reason(school));
+  return { tokens, guard, journal, notes: state.notes };
 }
 
 /** After a pull of a school whose store had lost its feed tokens: every feed's URL works again. */
@@ -96,7 +159,8 @@ export function feedTokensAfterPull(opts: { tokens: FeedTokens; guard: RotationG
   return {
     name: 'feed-tokens',
     async run(ctx) {
-      if (ctx.summary.status === 'failed' || !opts.guard.takeReissue(ctx.school.id)) return true;
+      if (ctx.summary.status === 'failed' || opts.guard.reason(ctx.school.id) !== null) return true;
+      if (!opts.guard.takeReissue(ctx.school.id)) return true;
       const defs = await listFeedDefs(ctx.store, ctx.school.id);
       await opts.tokens.ensureAll(ctx.school.id, defs);
       ctx.log.info(

@@ -1,7 +1,7 @@
 // The one migration set for both dialects. Each migration runs once, in order, inside the same transaction that
 // records it in schema_migrations; on PostgreSQL an advisory lock makes concurrent starts wait for each other,
 // on SQLite BEGIN IMMEDIATE does the same across processes sharing the file.
-import { type Kysely, sql } from 'kysely';
+import { type ColumnDefinitionBuilder, type Kysely, sql } from 'kysely';
 import { stableStringify } from '../util/stable-json.ts';
 import { contentHash } from './kinds.ts';
 import type { DB } from './schema.ts';
@@ -34,6 +34,15 @@ function membershipTable(
     .addColumn(owner, 'bigint', (c) => c.notNull())
     .addColumn(member, 'bigint', (c) => c.notNull())
     .addPrimaryKeyConstraint(`${table}_pk`, ['school_id', member, owner]);
+}
+
+/** A primary key the database numbers: SQLite's AUTOINCREMENT, PostgreSQL's identity. */
+function serialKey(dialect: Dialect) {
+  return [
+    dialect === 'sqlite' ? 'integer' : 'bigint',
+    (c: ColumnDefinitionBuilder) =>
+      dialect === 'sqlite' ? c.primaryKey().autoIncrement() : c.primaryKey().generatedByDefaultAsIdentity(),
+  ] as const;
 }
 
 /** Arbitrary constant: the advisory lock key rostercal's migrations take on PostgreSQL. */
@@ -132,9 +141,7 @@ const initial: Migration = {
 
     await db.schema
       .createTable('sync_runs')
-      .addColumn('id', dialect === 'sqlite' ? 'integer' : 'bigint', (c) =>
-        dialect === 'sqlite' ? c.primaryKey().autoIncrement() : c.primaryKey().generatedByDefaultAsIdentity(),
-      )
+      .addColumn('id', ...serialKey(dialect))
       .addColumn('school_id', 'text', (c) => c.notNull())
       .addColumn('kind', 'text', (c) => c.notNull())
       .addColumn('target', 'text')
@@ -511,6 +518,31 @@ const scheduleHonesty: Migration = {
   },
 };
 
+/**
+ * Issue 25: the feed rotation record lives in the store too (shared by every replica, each mirroring it into its
+ * DATA_DIR), with the fingerprint of the feed secret it vouches for.
+ */
+const feedRotationRecord: Migration = {
+  name: '0022_i25_feed_rotation_record',
+  async up(db, dialect) {
+    await db.schema
+      .createTable('feed_rotation_record')
+      .addColumn('id', 'integer', (c) => c.primaryKey())
+      .addColumn('secret', 'text', (c) => c.notNull())
+      .addColumn('created_at', 'text', (c) => c.notNull())
+      .execute();
+    await db.schema
+      .createTable('feed_rotations')
+      .addColumn('seq', ...serialKey(dialect))
+      .addColumn('rotated_at', 'text', (c) => c.notNull())
+      .addColumn('version', 'integer', (c) => c.notNull())
+      .addColumn('school_id', 'text', (c) => c.notNull())
+      .addColumn('scope', 'text', (c) => c.notNull())
+      .addColumn('scope_id', 'bigint', (c) => c.notNull())
+      .execute();
+  },
+};
+
 export const MIGRATIONS: readonly Migration[] = [
   initial,
   staffSessionsAndAudit,
@@ -524,6 +556,7 @@ export const MIGRATIONS: readonly Migration[] = [
   membershipsWithoutOwnerIndex,
   membershipsWithoutRowid,
   scheduleHonesty,
+  feedRotationRecord,
 ];
 
 /** Applies pending migrations; returns the names applied (empty when the schema was current). */

@@ -229,6 +229,8 @@ export type DB = { [T in SnapshotTableName]: SnapshotTable } & { [T in JoinTable
   job_status: JobStatusTable;
   feed_tokens: FeedTokensTable;
   family_links: FamilyLinksTable;
+  feed_rotation_record: FeedRotationRecordTable;
+  feed_rotations: FeedRotationsTable;
   feed_event_versions: FeedEventVersionsTable;
   rendered_feeds: RenderedFeedsTable;
   push_calendars: PushCalendarsTable;
@@ -271,6 +273,23 @@ export interface RenderedFeedsTable {
   /** JSON of the FeedDef. */
   def: string;
   rendered_at: string;
+}
+
+/** One row (id 1): the feed secret the store's rotation record vouches for (a fingerprint). */
+export interface FeedRotationRecordTable {
+  id: number;
+  secret: string;
+  created_at: string;
+}
+
+export interface FeedRotationsTable {
+  seq: Generated<number>;
+  school_id: string;
+  scope: string;
+  scope_id: number;
+  /** The feed's current version after the rotation. */
+  version: number;
+  rotated_at: string;
 }
 
 export interface FamilyLinksTable {

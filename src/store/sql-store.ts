@@ -12,6 +12,7 @@ import type { Id, Instant } from '../domain/types.ts';
 import { scrubSecrets } from '../log.ts';
 import * as familyLinks from './family-links.ts';
 import * as feedEventVersions from './feed-event-versions.ts';
+import * as feedRotations from './feed-rotations.ts';
 import { storedInstant } from './instants.ts';
 import { type KindSpec, kindSpec, membersOf, prepareRecord } from './kinds.ts';
 import { ownerAlive } from './liveness.ts';
@@ -26,6 +27,7 @@ import type {
   AuditQuery,
   AuditRecord,
   FamilyLink,
+  FeedRotationRow,
   FeedScope,
   FeedToken,
   JobResult,
@@ -1142,6 +1144,24 @@ export class SqlStore implements Store {
       .orderBy('version')
       .execute();
     return rows.map(toFeedToken);
+  }
+
+  // --- the feed rotation record
+
+  getFeedRotationRecord(): Promise<{ secret: string; createdAt: Instant } | null> {
+    return feedRotations.getFeedRotationRecord(this.#r);
+  }
+  startFeedRotationRecord(secret: string, at: Instant): Promise<void> {
+    return this.transaction(() => feedRotations.startFeedRotationRecord(this.#w, secret, at));
+  }
+  addFeedRotations(rows: readonly FeedRotationRow[]): Promise<void> {
+    return feedRotations.addFeedRotations(this.#w, rows);
+  }
+  listFeedRotations(): Promise<FeedRotationRow[]> {
+    return feedRotations.listFeedRotations(this.#r);
+  }
+  feedRotationsMark(): Promise<number> {
+    return feedRotations.feedRotationsMark(this.#r);
   }
 
   // --- family links

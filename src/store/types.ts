@@ -176,6 +176,15 @@ export type JobStatusPatch = Pick<JobStatus, 'schoolId' | 'job'> &
 
 export type FeedScope = 'team' | 'student' | 'staff' | 'activity';
 
+/** A rotation in the store's copy of the rotation record: the feed's version after it. */
+export interface FeedRotationRow {
+  school: SchoolId;
+  scope: FeedScope;
+  id: Id;
+  version: number;
+  at: Instant;
+}
+
 export interface FeedToken {
   schoolId: SchoolId;
   scope: FeedScope;
@@ -290,7 +299,9 @@ export interface StaffSession {
 
 export type AuditAction =
   | 'roster'
+  | 'roster-refused'
   | 'feed-rotate'
+  | 'feeds-accept-store'
   | 'sign-in'
   | 'sign-in-refused'
   | 'sign-out'
@@ -451,6 +462,15 @@ export interface Store {
   findFeedTokenByHash(tokenHash: string): Promise<FeedToken | null>;
   revokeFeedToken(schoolId: SchoolId, scope: FeedScope, scopeId: Id, at: Instant): Promise<void>;
   listFeedTokens(schoolId?: SchoolId): Promise<FeedToken[]>;
+
+  // --- the feed rotation record (feeds/rotations.ts): the secret it vouches for, and every rotation
+  getFeedRotationRecord(): Promise<{ secret: string; createdAt: Instant } | null>;
+  /** Starts the record for this secret fingerprint (a record of another secret is replaced, rotations and all). */
+  startFeedRotationRecord(secret: string, at: Instant): Promise<void>;
+  addFeedRotations(rows: readonly FeedRotationRow[]): Promise<void>;
+  listFeedRotations(): Promise<FeedRotationRow[]>;
+  /** A number that changes whenever a rotation is recorded: one cheap read, polled by feed servers. */
+  feedRotationsMark(): Promise<number>;
 
   // --- what each feed last published per session (SEQUENCE/LAST-MODIFIED move only when its audience's view does)
   getFeedEventVersions(schoolId: SchoolId, scope: FeedScope, scopeId: Id): Promise<Map<Id, PublishedEvent>>;

@@ -6,7 +6,7 @@
 import express, { type Request, type Response } from 'express';
 import { type FeedDef, getFeedDef } from '../feeds/catalog.ts';
 import type { FeedTokens } from '../feeds/tokens.ts';
-import { isFeedScope } from '../feeds/tokens.ts';
+import { FeedTrustError, isFeedScope, untilEveryServerKnows } from '../feeds/tokens.ts';
 import type { AuditQuery, AuditRecord, FeedScope, SchoolId, Store } from '../store/types.ts';
 import { zoneAbbreviation } from '../util/time-zone.ts';
 import { accessIn, csrfOf, type Principal, principalOf, type StaffAuth } from './staff-auth.ts';
@@ -300,6 +300,8 @@ export function createAdminStaffRouter(opts: AdminStaffOptions): express.Router 
       if (!found) return unknownFeed(res);
       const { def } = found;
       const issued = await opts.tokens.rotate(def.schoolId, def.scope, def.scopeId);
+      // This server forgot the old token at once; the others within the bound: wait for them before saying so.
+      await untilEveryServerKnows();
       await opts.auth.audit(req, res, {
         action: 'feed-rotate',
         schoolId: def.schoolId,
@@ -310,6 +312,7 @@ export function createAdminStaffRouter(opts: AdminStaffOptions): express.Router 
       const q = new URLSearchParams({ school: def.schoolId, scope: def.scope, id: String(def.scopeId) });
       res.redirect(303, `/admin/feeds/rotated?${q}`);
     } catch (err) {
+      if (err instanceof FeedTrustError) return sendProblem(res, 503, 'Cannot rotate now', [err.message]);
       next(err);
     }
   });

@@ -5,7 +5,7 @@
 import express, { type Request, type RequestHandler, type Response } from 'express';
 import type { Config } from '../config.ts';
 import { listFeedDefs } from '../feeds/catalog.ts';
-import type { FeedTokens } from '../feeds/tokens.ts';
+import { type FeedTokens, FeedTrustError } from '../feeds/tokens.ts';
 import type { JobStatus, Store, SyncRun } from '../store/types.ts';
 import { describeJob } from '../sync/job-display.ts';
 import { accessIn, csrfOf, type Principal, principalOf } from './staff-auth.ts';
@@ -143,8 +143,16 @@ export function createAdminRouter(opts: AdminRouterOptions): express.Router {
           }).format(new Date(iso));
 
         const listed = defs.filter((d) => d.scope !== 'student');
-        const issuedAll = await opts.tokens.ensureAll(school.id, listed);
-        const feedRows = listed.map((def, i) => {
+        // No URL is shown while no rotation record vouches for the feed secret (feeds/trust.ts): say why instead.
+        let issuedAll: Awaited<ReturnType<FeedTokens['ensureAll']>> = [];
+        let untrusted: string | null = null;
+        try {
+          issuedAll = await opts.tokens.ensureAll(school.id, listed);
+        } catch (err) {
+          if (!(err instanceof FeedTrustError)) throw err;
+          untrusted = err.message;
+        }
+        const feedRows = (untrusted ? [] : listed).map((def, i) => {
           const issued = issuedAll[i]!;
           const page = issued.token
             ? `<a class="btn" href="${escapeHtml(`${base}/feeds/${issued.token}`)}">Subscribe page</a>`
@@ -210,7 +218,7 @@ export function createAdminRouter(opts: AdminRouterOptions): express.Router {
           runs.map((r) => runCells(r, at)),
           'no runs yet',
         )}</div>
-<details class="card" id="feeds-${escapeHtml(school.id)}"><summary>Feeds: ${listed.length} team, activity and staff calendars</summary><p class="muted">${students} student feeds exist as well; <code>rostercal feeds list</code> prints them. “New link…” is for a link that reached someone it should not: it asks before it acts.</p>${stackTable(['name', 'scope', 'links'], feedRows, 'no feeds yet')}</details>
+<details class="card" id="feeds-${escapeHtml(school.id)}"><summary>Feeds: ${listed.length} team, activity and staff calendars</summary><p class="muted">${students} student feeds exist as well; <code>rostercal feeds list</code> prints them. “New link…” is for a link that reached someone it should not: it asks before it acts.</p>${stackTable(['name', 'scope', 'links'], feedRows, untrusted ? `No feed is served: ${untrusted}` : 'no feeds yet')}</details>
 <details class="card" id="rosters-${escapeHtml(school.id)}"><summary>Rosters: ${rosterRows.length} teams</summary>${stackTable(['team', 'activity', 'students', 'PDF'], rosterRows, 'no teams yet')}</details></section>`);
       }
       sendPage(res, {

@@ -35,19 +35,14 @@ export interface AppOptions {
   routers?: Record<string, Router>;
   /** Cache-Control of calendar responses. Default `private, max-age=300`. */
   feedCacheControl?: string;
-  /**
-   * How long a live feed token is remembered without a store read. A rotation made by the CLI or another
-   * replica takes effect within this time. Default 2000 ms.
-   */
-  tokenCacheMs?: number;
   /** Landing pages: the live Google calendar of a feed's subject (feeds-router.ts), and demo mode (QR). */
   liveGoogleCalendar?: FeedRouterOptions['liveGoogleCalendar'];
   demo?: boolean;
   /** The clock of landing pages ("updated 5 minutes ago"). */
   now?: () => Date;
-  /** Feed rotations: which schools' tokens may be answered, and why not (for /readyz). */
+  /** Feed rotations: whether this process can vouch for a feed URL, and why not (for /readyz). */
   feedGuard?: {
-    serves(record: FeedToken): Promise<boolean>;
+    vouchesFor(record: FeedToken | null): Promise<boolean>;
     problems(): Promise<ReadonlyMap<string, string>>;
   };
 }
@@ -117,17 +112,18 @@ export function createApp(opts: AppOptions): express.Express {
         onLimited: (req) => opts.metrics.rateLimited.inc({ route: req.baseUrl || 'unmatched' }),
       })
     : undefined;
+  const guard = opts.feedGuard;
+  const vouchesFor = guard ? (r: FeedToken | null) => guard.vouchesFor(r) : undefined;
   const feeds = feedsRouter({
     store: opts.store,
     feeds: opts.feeds,
     publicUrl: opts.publicUrl.replace(/\/+$/, ''),
     ...(opts.feedCacheControl ? { cacheControl: opts.feedCacheControl } : {}),
-    ...(opts.tokenCacheMs !== undefined ? { tokenCacheMs: opts.tokenCacheMs } : {}),
     securityHeaders: security,
     ...(opts.liveGoogleCalendar ? { liveGoogleCalendar: opts.liveGoogleCalendar } : {}),
     ...(opts.demo ? { demo: true } : {}),
     ...(opts.now ? { now: opts.now } : {}),
-    ...(opts.feedGuard ? { serves: (r: FeedToken) => opts.feedGuard!.serves(r) } : {}),
+    ...(vouchesFor ? { vouchesFor } : {}),
     ...(failedLookups ? { failedLookups } : {}),
   });
   const family = familyRouter({
@@ -136,8 +132,9 @@ export function createApp(opts: AppOptions): express.Express {
       store: opts.store,
       feeds: opts.feeds,
       ...(opts.now ? { now: opts.now } : {}),
-      ...(opts.feedGuard ? { serves: (r: FeedToken) => opts.feedGuard!.serves(r) } : {}),
+      ...(vouchesFor ? { serves: (r: FeedToken) => vouchesFor(r) } : {}),
     }),
+    ...(vouchesFor ? { vouchesFor } : {}),
     publicUrl: opts.publicUrl.replace(/\/+$/, ''),
     securityHeaders: security,
     ...(failedLookups ? { failedLookups } : {}),

@@ -35,6 +35,8 @@ export interface FamilyRouterOptions {
   cacheControl?: string;
   /** Counts each client's unknown links and answers 429 past its allowance (rate-limit.ts). */
   failedLookups?: FailedLookups;
+  /** Whether an unknown link may be called unknown (false while the feed secret is not vouched for: 503). */
+  vouchesFor?: (record: null) => Promise<boolean>;
   demo?: boolean;
   now?: () => Date;
 }
@@ -131,7 +133,7 @@ export function familyRouter(opts: FamilyRouterOptions): Router {
     const name = String(req.params.name ?? '');
     const { token, isIcs } = capabilityPath(res, '/family', name);
     const feed = await opts.families.get(token);
-    if (!feed) return unknownCapability(req, res, opts.failedLookups, opts.securityHeaders);
+    if (!feed) return unknownCapability(req, res, opts.failedLookups, opts.securityHeaders, opts.vouchesFor);
     const reminder = reminderOf(req.query.reminder);
     if (reminder === null) return badReminder(res, opts.securityHeaders);
     setSecurityHeaders(res, opts.securityHeaders);

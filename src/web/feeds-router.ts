@@ -1,6 +1,8 @@
 // GET/HEAD /feeds/<token>.ics (the calendar) and /feeds/<token> (the page for a person).
 // A request costs a token lookup and a cache read: the bytes and their encodings were rendered ahead.
-// Unknown, malformed, rotated and revoked tokens, and feeds whose subject is gone, all get the same 404.
+// Unknown, malformed, rotated and revoked tokens, and feeds whose subject is gone, all get the same 404 — but only
+// while this process can vouch for its answer: with no rotation record vouching for the feed secret (trust.ts)
+// every feed URL answers 503 with Retry-After, so calendar apps try again instead of dropping the subscription.
 
 import { type Request, type Response, Router } from 'express';
 import type { Id } from '../domain/types.ts';
@@ -27,8 +29,6 @@ export interface FeedRouterOptions {
   publicUrl: string;
   /** Cache-Control for calendar responses. */
   cacheControl?: string;
-  /** How long a live token is remembered without asking the store (default 2000 ms; 0: every request). */
-  tokenCacheMs?: number;
   /** Headers every response carries (security.ts). */
   securityHeaders: readonly [string, string][];
   /**
@@ -39,8 +39,11 @@ export interface FeedRouterOptions {
   /** The demo: a QR code of a localhost address is still shown (elsewhere a phone could not open it). */
   demo?: boolean;
   now?: () => Date;
-  /** Whether a live token may be answered (false while its school's current URLs are unknown). */
-  serves?: (record: FeedToken) => Promise<boolean>;
+  /**
+   * Whether this process can vouch for its answer to a token: a known one (its school's rotation record vouches)
+   * or an unknown one (null: no school is unsure). False answers 503 with Retry-After.
+   */
+  vouchesFor?: (record: FeedToken | null) => Promise<boolean>;
   /** Counts each client's lookups of unknown tokens and answers 429 past its allowance (rate-limit.ts). */
   failedLookups?: FailedLookups;
 }
@@ -86,13 +89,31 @@ export function notFound(res: Response, securityHeaders: readonly [string, strin
   res.end(NOT_FOUND);
 }
 
-/** A token we do not know: 429 once the client has failed too often (FailedLookups), else 404. */
-export function unknownCapability(
+/** Seconds a calendar app is asked to wait while this process cannot vouch for a URL. */
+export const UNSURE_RETRY_AFTER_S = 300;
+
+/** This process cannot tell whether the URL is valid (trust.ts): "try again later", never "gone". */
+export function unavailable(res: Response, securityHeaders: readonly [string, string][]): void {
+  setSecurityHeaders(res, securityHeaders);
+  res.status(503);
+  res.setHeader('Content-Type', 'text/plain; charset=utf-8');
+  res.setHeader('Cache-Control', 'no-store');
+  res.setHeader('Retry-After', String(UNSURE_RETRY_AFTER_S));
+  res.end('This calendar is unavailable for a while; try again later.\n');
+}
+
+/**
+ * A token we do not know: 503 while this process cannot vouch for that (vouchesFor), else 429 once the client
+ * has failed too often (FailedLookups), else 404.
+ */
+export async function unknownCapability(
   req: Request,
   res: Response,
   failedLookups: FailedLookups | undefined,
   securityHeaders: readonly [string, string][],
-): void {
+  vouchesFor?: (record: null) => Promise<boolean>,
+): Promise<void> {
+  if (vouchesFor && !(await vouchesFor(null))) return unavailable(res, securityHeaders);
   if (failedLookups?.refuse(req, res)) return;
   notFound(res, securityHeaders);
 }
@@ -200,10 +221,7 @@ function fixedOf(feed: RenderedFeed) {
 export function feedsRouter(opts: FeedRouterOptions): Router {
   const router = Router();
   const cacheControl = opts.cacheControl ?? 'private, max-age=300';
-  const tokens = new FeedTokenResolver(opts.store, {
-    ttlMs: opts.tokenCacheMs ?? 2000,
-    ...(opts.serves ? { serves: opts.serves } : {}),
-  });
+  const tokens = new FeedTokenResolver(opts.store);
   const securityFlat = opts.securityHeaders.flat();
   const now = opts.now ?? (() => new Date());
 
@@ -211,8 +229,11 @@ export function feedsRouter(opts: FeedRouterOptions): Router {
     const name = req.params.name ?? '';
     const { token, isIcs } = capabilityPath(res, '/feeds', name);
     const record = await tokens.resolve(token);
+    if (record && opts.vouchesFor && !(await opts.vouchesFor(record)))
+      return unavailable(res, opts.securityHeaders);
     const feed = record && (await opts.feeds.get(record.schoolId, record.scope, record.scopeId));
-    if (!record || !feed) return unknownCapability(req, res, opts.failedLookups, opts.securityHeaders);
+    if (!record || !feed)
+      return unknownCapability(req, res, opts.failedLookups, opts.securityHeaders, opts.vouchesFor);
 
     const reminder = reminderOf(req.query.reminder);
     if (reminder === null) return badReminder(res, opts.securityHeaders);

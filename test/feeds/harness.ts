@@ -32,7 +32,6 @@ export interface Harness {
   serve(opts?: {
     publicUrl?: string;
     feedRateLimit?: { perSecond: number; burst: number } | false;
-    tokenCacheMs?: number;
   }): Promise<RunningServer>;
   close(): Promise<void>;
 }
@@ -87,7 +86,6 @@ export async function startHarness(
         logger: pino({ level: 'silent' }),
         now,
         feedRateLimit: o.feedRateLimit ?? false,
-        tokenCacheMs: o.tokenCacheMs ?? 0,
       });
       const running = await startServer(app, { port: 0, host: '127.0.0.1' });
       servers.push(running);

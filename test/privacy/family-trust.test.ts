@@ -1,8 +1,10 @@
 // Family links follow their children's own URLs, through the real `rostercal serve` and `rostercal feeds`: a child
-// whose URL was rotated drops out of the family's calendar, and while the rotation record is lost (the store not
-// trusted) a family link answers no more than the feeds it is made of, until `rostercal feeds accept-store`.
+// whose URL was rotated drops out of the family's calendar, and while no rotation record vouches for the feed
+// secret (a database from before it kept one, and the file lost) a family link answers no more than the feeds
+// it is made of — 503, try later — until `rostercal feeds accept-store`.
 import { rmSync } from 'node:fs';
 import path from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rostercal } from '../support/cli.ts';
 import { type PrivacySchool, privacySchool, serve, tokenOf } from './served.ts';
@@ -61,14 +63,18 @@ describe('family links and the rotation record', () => {
     }
   }, 60_000);
 
-  it('while the store is not trusted the family link is not served; after accept-store it is', async () => {
+  it('while no record vouches for the secret the family link is not served; after accept-store it is', async () => {
     rmSync(path.join(school.dataDir, 'feed-rotations.jsonl'));
+    // A database restored from a backup made before it kept its own copy of the rotation record.
+    const db = new DatabaseSync(path.join(school.dataDir, 'rostercal.sqlite'));
+    db.exec('delete from feed_rotation_record; delete from feed_rotations');
+    db.close();
     let s = await serve(school);
     try {
-      expect(s.child.output()).toMatch(/cannot tell which feed URLs are current/);
-      expect((await fetch(children[0]!.url.replace(/^https:\/\/[^/]+/, s.url))).status).toBe(404);
-      expect((await calendarName(s.url, family)).status).toBe(404);
-      expect((await fetch(`${s.url}/family/${family}`)).status).toBe(404);
+      expect(s.child.output()).toMatch(/no feed rotation record vouches for/);
+      expect((await fetch(children[0]!.url.replace(/^https:\/\/[^/]+/, s.url))).status).toBe(503);
+      expect((await calendarName(s.url, family)).status).toBe(503);
+      expect((await fetch(`${s.url}/family/${family}`)).status).toBe(503);
       // Nor can a new family link be made from the feeds' URLs meanwhile.
       const made = await fetch(`${s.url}/family`, {
         method: 'POST',

@@ -77,7 +77,6 @@ beforeAll(async () => {
     demo: true,
     logger: pino({ level: 'silent' }),
     feedRateLimit: false,
-    tokenCacheMs: 0,
     now: () => new Date(h.sandbox.now()),
     liveGoogleCalendar: liveGoogleCalendars(h.store, [{ id: 'hill', targets: [target] }]),
   });

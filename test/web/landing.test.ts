@@ -63,7 +63,6 @@ async function serve(extra: Partial<AppOptions> = {}): Promise<RunningServer> {
     publicUrl: PUBLIC,
     logger: pino({ level: 'silent' }),
     feedRateLimit: false,
-    tokenCacheMs: 0,
     now: () => clock,
     ...extra,
   });

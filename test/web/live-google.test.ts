@@ -67,7 +67,6 @@ beforeAll(async () => {
     publicUrl: 'https://cal.example.org',
     logger: pino({ level: 'silent' }),
     feedRateLimit: false,
-    tokenCacheMs: 0,
     now: () => new Date(h.sandbox.now()),
     liveGoogleCalendar: (...args) => liveGoogleCalendars(h.store, [{ id: 'hill', targets }])(...args),
   });
