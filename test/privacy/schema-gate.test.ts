@@ -280,7 +280,6 @@ beforeAll(async () => {
     publicUrl: 'https://cal.example.org',
     logger: pino({ level: 'silent' }),
     feedRateLimit: false,
-    tokenCacheMs: 0,
     now,
   });
   server = await startServer(app, { port: 0, host: '127.0.0.1' });
