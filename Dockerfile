@@ -24,8 +24,11 @@ USER node
 VOLUME ["/data"]
 
 EXPOSE 8080
+# /readyz?stale-ok: unhealthy when this replica cannot serve what it has (a damaged or unreadable store, feed
+# URLs it cannot trust), not when it is merely stale (upstream down, pulls failing, a store it cannot write):
+# replacing it would mend nothing. /readyz (also stale) is for load balancers and alerts; /healthz for liveness.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
-  CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
+  CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/readyz?stale-ok').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
 
 ENTRYPOINT ["node", "--max-semi-space-size=8", "--max-old-space-size=1536", "bin/rostercal.js"]
 CMD ["serve"]

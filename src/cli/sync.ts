@@ -77,6 +77,11 @@ async function syncSchools(
   flags: Flags,
   waitSeconds: number | undefined,
 ): Promise<number> {
+  // A pull records its run before anything else: a store that refuses writes gets no run, so say it here.
+  if (store.readOnly)
+    throw new Error(
+      `nothing was pulled, and no run could be recorded: the store can be read but not written (${store.readOnly})`,
+    );
   const log = createLogger({ name: 'sync', level: config.logLevel ?? 'warn', destination: 2 });
   log.debug({ config: describeConfig(config) }, 'configuration');
   const print = (line: string) => printLines(line, flags.json ? 'stderr' : 'stdout');

@@ -95,6 +95,12 @@ describe('a store that can be read but not written', () => {
     expect(await list.exit, list.output()).toBe(0);
     expect((JSON.parse(list.stdout()) as { url: string }[]).map((f) => f.url)).toEqual(urls);
 
+    const sync = rostercal(['sync'], env);
+    expect(await sync.exit, sync.output()).toBe(1);
+    expect(sync.output()).toContain(
+      `rostercal sync: nothing was pulled, and no run could be recorded: the store can be read but not written (${data} is on a read-only filesystem)`,
+    );
+
     await serveChecks(env, urls, /cannot be written: .*read-?only/i);
   });
 
