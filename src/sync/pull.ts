@@ -1026,6 +1026,10 @@ async function runResources(
       errors.push(...result.errors);
       if (result.warning) warnings.push(result.warning);
       await recordProgress(store, runId, progress, diffStats(client.totals(), before), log);
+      log.debug(
+        { runId, resource: step.spec.kind, status: result.outcome.status, ...result.outcome.counts },
+        'resource done',
+      );
       onProgress({ type: 'resource-done', kind: step.spec.kind, outcome: result.outcome });
       if (result.fatal) aborted = result.outcome.error ?? 'upstream refused access';
     }

@@ -1,8 +1,9 @@
-// A pull killed part-way records what it wrote. The real `rostercal sync` pulls through a proxy in front of the
-// sandbox that holds every sessions request unanswered, so the pull writes each resource before sessions and
-// then waits; once the CLI has reported the last of them written, the process is killed with SIGKILL. The run
-// history (`rostercal status --json`) then shows the run interrupted with each written resource's counts, the
-// same the CLI printed as it committed them, not `+0 ~0 -0`.
+// A pull stopped part-way records what it wrote. The real `rostercal sync` (or `serve`'s start-up pull) pulls
+// through a proxy in front of the sandbox that holds every sessions request unanswered, so the pull writes each
+// resource before sessions and then waits; once the process has reported the last of them written, it is killed
+// with SIGKILL (sync) or stopped with SIGTERM (serve). The run history (`rostercal status --json`) then shows the
+// run interrupted with each written resource's counts, the same the process reported as it committed them, not
+// `+0 ~0 -0`.
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -13,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vites
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
 import type { RunCounts } from '../../src/store/types.ts';
 import { rostercal, schoolEnv } from '../support/cli.ts';
+import { freePort } from '../support/ports.ts';
 
 /** Forwards to the sandbox, except requests for `/sessions`, which it holds until it is closed. */
 async function startHoldingProxy(upstream: string) {
@@ -47,7 +49,7 @@ async function startHoldingProxy(upstream: string) {
   };
 }
 
-describe('a pull killed part-way (rostercal sync, SIGKILL)', () => {
+describe('a pull stopped part-way keeps the counts of what it wrote', () => {
   let sandbox: Sandbox;
   let proxy: Awaited<ReturnType<typeof startHoldingProxy>>;
   let root: string;
@@ -62,7 +64,7 @@ describe('a pull killed part-way (rostercal sync, SIGKILL)', () => {
     if (root) rmSync(root, { recursive: true, force: true });
   });
 
-  it('the run history keeps the counts of every resource written before the kill', async () => {
+  it('sync killed with SIGKILL: the run history keeps the counts of every resource written before', async () => {
     const env = schoolEnv({ url: proxy.url, token: sandbox.token }, { DATA_DIR: join(root, 'data') });
     const child = rostercal(['sync', '--full', '--no-push'], env);
     onTestFinished(() => void child.proc.kill('SIGKILL'));
@@ -98,5 +100,41 @@ describe('a pull killed part-way (rostercal sync, SIGKILL)', () => {
     expect(await table.exit).toBe(0);
     const total = [...printed.values()].reduce((a, b) => a + b, 0);
     expect(table.output()).toMatch(new RegExp(`full\\s+interrupted.*\\+${total} ~0 -0`));
+  }, 180_000);
+
+  it('serve stopped with SIGTERM during its start-up pull: the interrupted run keeps the counts', async () => {
+    const env = {
+      ...schoolEnv({ url: proxy.url, token: sandbox.token }, { DATA_DIR: join(root, 'serve') }),
+      PORT: String(await freePort()),
+      LOG_LEVEL: 'debug',
+    };
+    const child = rostercal(['serve'], env);
+    onTestFinished(() => void child.proc.kill('SIGKILL'));
+    await child.waitFor(/"resource":"absences".*"msg":"resource done"/, 120_000);
+    await proxy.firstHeld;
+    child.proc.kill('SIGTERM');
+    await child.ended;
+
+    const logged = new Map<string, number>();
+    for (const line of child
+      .output()
+      .split('\n')
+      .filter((l) => l.includes('"msg":"resource done"'))) {
+      const r = JSON.parse(line) as { resource: string; added: number };
+      logged.set(r.resource, r.added);
+    }
+    expect(logged.get('students'), child.output()).toBeGreaterThan(0);
+
+    const status = rostercal(['status', '--json'], env);
+    expect(await status.exit, status.output()).toBe(0);
+    const report = JSON.parse(status.stdout()) as {
+      runs: { kind: string; status: string; errors: string[]; counts: Record<string, RunCounts> }[];
+    };
+    const run = report.runs.find((r) => r.kind === 'full');
+    expect(run?.status, status.stdout()).toBe('interrupted');
+    expect(run?.errors.join('\n')).toMatch(/interrupted: .*stopping/);
+    for (const [kind, added] of logged)
+      expect(run!.counts[kind]?.added, `${kind}: ${status.stdout()}`).toBe(added);
+    expect(run!.counts.sessions).toBeUndefined();
   }, 180_000);
 });
