@@ -1,5 +1,6 @@
 // What a roster says, independent of how it is drawn: header facts, columns and one row per student, in order.
 import type { CustomFieldMeta, Id, PreExplainedAbsence, Session, Team, TeamMember } from '../domain/types.ts';
+import { wallTimeRange } from '../util/time-zone.ts';
 import {
   type ColumnField,
   columnDefaults,
@@ -189,7 +190,9 @@ function factValue(fact: HeaderFact, data: RosterData, f: DateFormats): string |
       return session ? f.day.format(new Date(session.start)) : null;
     case 'time':
       return session
-        ? `${f.time.format(new Date(session.start))}–${f.time.format(new Date(session.end))}`
+        ? wallTimeRange(Date.parse(session.start), Date.parse(session.end), data.school.timeZone, (t) =>
+            f.time.format(t),
+          )
         : null;
     case 'location': {
       const loc = session?.location;

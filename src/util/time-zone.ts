@@ -193,3 +193,32 @@ export function hourMinute(epochMs: number, timeZone: string): string {
   const w = localClock(epochMs, timeZone);
   return `${pad(w.hour)}:${pad(w.minute)}`;
 }
+
+/** Whether the wall time of `epochMs` also names another instant (the repeated hour when clocks go back). */
+export function isAmbiguousWallTime(epochMs: number, timeZone: string): boolean {
+  const wall = hourMinute(epochMs, timeZone);
+  const day = localClock(epochMs, timeZone).day;
+  // Every zone's shifts are whole or half hours.
+  return [-HOUR, -HOUR / 2, HOUR / 2, HOUR].some(
+    (d) => hourMinute(epochMs + d, timeZone) === wall && localClock(epochMs + d, timeZone).day === day,
+  );
+}
+
+/**
+ * "15:30–16:30"; with each end's zone abbreviation when the wall times alone would mislead: an end in the repeated
+ * hour (two 02:30s on the night clocks go back) or a range across a change ("02:30 AEDT–02:00 AEST", not a
+ * session that seems to end before it starts). `format` gives an instant's wall time.
+ */
+export function wallTimeRange(
+  startMs: number,
+  endMs: number,
+  timeZone: string,
+  format: (epochMs: number) => string,
+): string {
+  const marked =
+    offsetMinutes(startMs, timeZone) !== offsetMinutes(endMs, timeZone) ||
+    isAmbiguousWallTime(startMs, timeZone) ||
+    isAmbiguousWallTime(endMs, timeZone);
+  const at = (t: number) => (marked ? `${format(t)} ${zoneAbbreviation(t, timeZone)}` : format(t));
+  return `${at(startMs)}\u2013${at(endMs)}`;
+}

@@ -7,6 +7,7 @@ import QRCode from 'qrcode';
 import type { CalendarEvent } from '../calendar/types.ts';
 import { REMINDER_KEYS, REMINDERS, type ReminderKey } from '../feeds/reminders.ts';
 import type { FeedScope } from '../store/types.ts';
+import { wallTimeRange } from '../util/time-zone.ts';
 import type { Device } from './device.ts';
 import { ago } from './freshness.ts';
 
@@ -195,7 +196,9 @@ function eventHtml(e: CalendarEvent, locale: string): string {
     month: 'short',
   });
   const sameDay = dayKey(e.start, e.timeZone) === dayKey(e.end, e.timeZone);
-  const when = `${time.format(new Date(e.start))}\u2013${sameDay ? '' : `${longDay.format(new Date(e.end))} `}${time.format(new Date(e.end))}`;
+  const when = sameDay
+    ? wallTimeRange(Date.parse(e.start), Date.parse(e.end), e.timeZone, (t) => time.format(t))
+    : `${time.format(new Date(e.start))}\u2013${longDay.format(new Date(e.end))} ${time.format(new Date(e.end))}`;
   const cancelled = e.status === 'cancelled';
   const place = e.location
     ? `<p class="where"><span class="label">Where</span> ${h(e.location.name)}${
