@@ -118,6 +118,29 @@ export function inferLocationOwnerIds(sessions: Iterable<Session>, schoolName: s
   return best ? [best[0]] : [];
 }
 
+/**
+ * The school as every output sees it, with the location owners that are the school: the configured ones, else
+ * inferred from every session the store holds. Feeds, pushes, rosters and the CLI all ask here, so a fixture is
+ * home or away in the same way everywhere (a roster once compared names and printed "(away)" for a home game).
+ */
+export async function loadSchoolInfo(
+  store: Store,
+  schoolId: SchoolId,
+  opts: { locationOwnerIds?: Id[] } = {},
+): Promise<SchoolInfo> {
+  const school = (await store.listSchools()).find((s) => s.id === schoolId);
+  if (!school) throw new Error(`unknown school: ${schoolId}`);
+  const owners = opts.locationOwnerIds?.length
+    ? opts.locationOwnerIds
+    : inferLocationOwnerIds(await store.listSessions(schoolId, {}), school.name);
+  return {
+    id: school.id,
+    name: school.name,
+    timeZone: school.timeZone,
+    ...(owners.length ? { locationOwnerIds: owners } : {}),
+  };
+}
+
 /** Reads what the projection needs for one school from the store. */
 export async function loadProjectionContext(
   store: Store,
@@ -125,26 +148,18 @@ export async function loadProjectionContext(
   opts: {
     templates?: EventTemplates;
     locationOwnerIds?: Id[];
-    window?: { from: Instant; to: Instant };
     /** Called between steps of the longer synchronous work (default: a turn of the event loop). */
     pause?: () => Promise<void>;
   } = {},
 ): Promise<ProjectionContext> {
   const pause = opts.pause ?? yieldToEventLoop;
-  const school = (await store.listSchools()).find((s) => s.id === schoolId);
-  if (!school) throw new Error(`unknown school: ${schoolId}`);
-  const [customFields, staff, students, teams, owners] = await Promise.all([
+  const [customFields, staff, students, teams, schoolInfo] = await Promise.all([
     store.list(schoolId, 'customFields'),
     store.list(schoolId, 'staff'),
     store.list(schoolId, 'students', { includeDeleted: true }),
     store.list(schoolId, 'teams'),
-    opts.locationOwnerIds?.length
-      ? opts.locationOwnerIds
-      : store
-          .listSessions(schoolId, opts.window ? { from: opts.window.from, to: opts.window.to } : {})
-          .then((sessions) => inferLocationOwnerIds(sessions, school.name)),
+    loadSchoolInfo(store, schoolId, opts.locationOwnerIds ? { locationOwnerIds: opts.locationOwnerIds } : {}),
   ]);
-  const schoolInfo = { ...school, ...(owners.length ? { locationOwnerIds: owners } : {}) };
   await pause();
   const ctx = createProjectionContext({
     school: schoolInfo,

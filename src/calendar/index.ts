@@ -3,6 +3,7 @@ export {
   createProjectionContext,
   inferLocationOwnerIds,
   loadProjectionContext,
+  loadSchoolInfo,
   personName,
 } from './context.ts';
 export type { ProjectableSession } from './project.ts';

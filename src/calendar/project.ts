@@ -199,15 +199,15 @@ function buildNamed(session: Session, ctx: ProjectionContext, scope: FeedScopeRe
   return fill(ctx.templates.name.teamAndTitle, { activity: session.activity.name.trim(), team, title });
 }
 
-/** 'home' when the venue's owner is this school, 'away' when it is someone else, null when unknown. */
+/**
+ * 'home' when the venue's owner is one of the school's location owners, 'away' when it is someone else, null
+ * (neutral wording) when the venue has no owner or the school's owners are unknown. Names are never compared
+ * here: which owners are the school is decided once (loadSchoolInfo), for every output.
+ */
 export function homeOrAway(session: Session, school: SchoolInfo): 'home' | 'away' | null {
   const owner = session.location?.owner;
-  if (!owner) return null;
-  if (school.locationOwnerIds?.length) return school.locationOwnerIds.includes(owner.id) ? 'home' : 'away';
-  const norm = (s: string | null) => (s ?? '').toLocaleLowerCase().replace(/\s+/g, ' ').trim();
-  const school_ = norm(school.name);
-  const names = [owner.name, owner.shortName, owner.acronym].map(norm).filter(Boolean);
-  return names.includes(school_) ? 'home' : 'away';
+  if (!owner || !school.locationOwnerIds?.length) return null;
+  return school.locationOwnerIds.includes(owner.id) ? 'home' : 'away';
 }
 
 function buildTitle(

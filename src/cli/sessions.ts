@@ -1,6 +1,6 @@
 // `rostercal sessions --team ID`: a team's upcoming sessions with their ids, dates and status, so a coach can
 // pick the one to print (`rostercal roster --team ID --session ID`). Read from the local store.
-import { createProjectionContext, projectSession } from '../calendar/index.ts';
+import { createProjectionContext, loadSchoolInfo, projectSession } from '../calendar/index.ts';
 import { defaultSession, RosterError, resolveSchool, upcomingSessions } from '../rosters/index.ts';
 import { columns, printJson, printLines } from '../terminal.ts';
 import { zoneAbbreviation } from '../util/time-zone.ts';
@@ -45,7 +45,7 @@ export const run = defineCommand({
       const next = defaultSession(sessions, { session: 'required' });
       const templates = cfg.schools.find((s) => s.id === school.id)?.eventTemplates;
       const ctx = createProjectionContext({
-        school: { id: school.id, name: school.name, timeZone: school.timeZone },
+        school: await loadSchoolInfo(store, school.id),
         ...(templates ? { templates } : {}),
       });
       const day = new Intl.DateTimeFormat('en-GB', {

@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import { brotliCompress, gunzip, gzip, constants as zlib } from 'node:zlib';
-import { inferLocationOwnerIds, loadProjectionContext, type ProjectionContext } from '../calendar/context.ts';
+import { loadProjectionContext, type ProjectionContext } from '../calendar/context.ts';
 import { sayFeedTexts } from '../calendar/gate.ts';
 import { projectSession } from '../calendar/project.ts';
 import type { EventTemplates } from '../calendar/templates.ts';
@@ -187,25 +187,15 @@ export class FeedService {
   }
 
   /**
-   * The projection context of a data version. `windowSessions` (every session of the window, when the caller
-   * holds them) spares the context its own read of them to tell which locations are the school's.
+   * The projection context of a data version. Which locations are the school's is decided over every stored
+   * session (calendar/context.ts), not the feed window, so that rosters and the CLI decide it alike.
    */
-  async #context(
-    schoolId: SchoolId,
-    version: number,
-    windowSessions?: readonly Stored<'sessions'>[],
-  ): Promise<ProjectionContext> {
+  async #context(schoolId: SchoolId, version: number): Promise<ProjectionContext> {
     const hit = this.#contexts.get(schoolId);
     if (hit && hit.version === version) return hit.ctx;
     const templates = this.#opts.templates?.(schoolId);
-    let owners = this.#opts.locationOwnerIds?.(schoolId);
-    if (!owners?.length && windowSessions) {
-      const school = (await this.store.listSchools()).find((s) => s.id === schoolId);
-      if (school) owners = inferLocationOwnerIds(windowSessions, school.name);
-    }
-    const w = this.currentWindow();
+    const owners = this.#opts.locationOwnerIds?.(schoolId);
     const ctx = loadProjectionContext(this.store, schoolId, {
-      window: { from: w.from.toISOString(), to: w.to.toISOString() },
       ...(templates ? { templates } : {}),
       ...(owners ? { locationOwnerIds: owners } : {}),
     });
@@ -563,7 +553,7 @@ export class FeedService {
     if (stale.length) {
       // One read of the window's sessions, indexed by scope, instead of one query per feed (and the context's).
       const index = await indexSessions(this.store, schoolId, w.from, w.to, slice);
-      const ctx = await this.#context(schoolId, version, index.sessions);
+      const ctx = await this.#context(schoolId, version);
       await slice.yield();
       const confirmed: { scope: FeedScope; scopeId: Id; inputs: string }[] = [];
       for (const def of stale) {

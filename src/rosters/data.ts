@@ -1,5 +1,10 @@
 // Reads what a roster needs from the store (never the upstream API) and checks the request makes sense.
-import { createProjectionContext, type EventTemplates, projectSession } from '../calendar/index.ts';
+import {
+  createProjectionContext,
+  type EventTemplates,
+  loadSchoolInfo,
+  projectSession,
+} from '../calendar/index.ts';
 import type { Id, PreExplainedAbsence } from '../domain/types.ts';
 import type { SchoolId, Store, Stored } from '../store/types.ts';
 import type { RosterData, RosterSchool } from './sheet.ts';
@@ -183,7 +188,7 @@ export async function loadRosterData(
     ? (projectSession(
         session,
         createProjectionContext({
-          school: { id: school.id, name: school.name, timeZone: school.timeZone },
+          school: await loadSchoolInfo(store, school.id),
           ...withTemplates(req.templates?.(school.id)),
         }),
         'staff',

@@ -93,9 +93,16 @@ export const customFields: CustomFieldMeta[] = [
   },
 ];
 
+/** The school's location owners default to [1], the owner loadSchoolInfo infers for the venue above. */
 export function ctx(over: { locationOwnerIds?: number[] } = {}) {
   return createProjectionContext({
-    school: { id: 'riverside', name: 'Riverside School', timeZone: 'Europe/London', ...over },
+    school: {
+      id: 'riverside',
+      name: 'Riverside School',
+      timeZone: 'Europe/London',
+      locationOwnerIds: [1],
+      ...over,
+    },
     customFields,
     staff: [
       { id: 40, firstName: 'Carla', lastName: 'Coach' },

@@ -75,7 +75,7 @@ describe('projectSession: titles', () => {
       'guardian',
     )!;
     expect(away.title).toBe('U15 Football vs Hillside (away)');
-    // configured owner ids win over name matching
+    // the school's owners decide, never a name: another owner list turns the same venues round
     const byId = projectSession(
       session({ scored: true, opponent: 'Hillside', location: awayLoc }),
       ctx({ locationOwnerIds: [99] }),
@@ -88,6 +88,13 @@ describe('projectSession: titles', () => {
       'guardian',
     )!;
     expect(unknown.title).toBe('U15 Football vs Hillside');
+    // owners unknown: neutral wording, not "away" because a name differs (issue 26)
+    const noOwners = projectSession(
+      session({ scored: true, opponent: 'Hillside' }),
+      ctx({ locationOwnerIds: [] }),
+      'guardian',
+    )!;
+    expect(noOwners.title).toBe('U15 Football vs Hillside');
     expect(unknown.categories).toEqual(['Football', 'Fixture']);
   });
 
