@@ -160,7 +160,16 @@ describe('GET /feeds/<token>.ics', () => {
     const page = await request(`${server.url}/feeds/${'B'.repeat(32)}`);
     for (const r of [unknown, malformed, page]) {
       expect(r.status).toBe(404);
-      expect(r.body.toString()).toBe('Not found\n');
+      // A parent who opens a dead link in a browser is told what to do; a calendar app sees the 404.
+      expect(r.headers['content-type']).toBe('text/html; charset=utf-8');
+      const html = r.body.toString();
+      expect(html).toMatch(/<html lang="en">/);
+      expect(html).toMatch(/<meta name="viewport" content="width=device-width, initial-scale=1">/);
+      expect(html).toMatch(/<title>[^<]+<\/title>/);
+      expect(html.match(/<h1>/g)).toHaveLength(1);
+      expect(html).toMatch(/<main>[\s\S]*<\/main>/);
+      expect(html).toContain('ask the school office for the new calendar link');
+      expect(r.body.equals(unknown.body)).toBe(true);
     }
     const rotated = await h.tokens.rotate('hill', 'team', teamId);
     expect(rotated.token).not.toBe(token);

@@ -348,6 +348,28 @@ describe('landing page in Chromium at 390 px', () => {
     expect(page.headers.get('content-security-policy')).toMatch(/script-src 'self' 'sha256-/);
   });
 
+  it('a rotated link opened on a phone: a 404 page that says to ask the school office, like an unknown link', async () => {
+    const { page, errors } = await phone();
+    const team = h.sandbox.school.teams[2]!.id;
+    const old = await tokenOf('team', team);
+    await h.tokens.rotate('hill', 'team', team);
+    const texts: string[] = [];
+    for (const url of [`${base}/feeds/${old}`, `${base}/feeds/${'Z'.repeat(32)}`]) {
+      const res = await page.goto(url);
+      expect(res?.status()).toBe(404);
+      expect(await page.locator('h1').count()).toBe(1);
+      expect(await page.locator('main').count()).toBe(1);
+      expect(await page.getAttribute('html', 'lang')).toBe('en');
+      texts.push(await page.locator('main').innerText());
+      await expectPhoneFriendly(page);
+    }
+    expect(texts[0]).toContain('ask the school office for the new calendar link');
+    expect(texts[1]).toBe(texts[0]);
+    await shoot(page, 'feed-not-found-390');
+    // Chromium logs every 404 response as a console error: that one is the point of the test.
+    expect(errors.filter((e) => !e.includes('status of 404'))).toEqual([]);
+  });
+
   it('desktop: Google first, every other app offered, the layout within its column', async () => {
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     await page.goto(`${base}/feeds/${await tokenOf('team', cancelledTeam)}`);
