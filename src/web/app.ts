@@ -183,6 +183,13 @@ export function createApp(opts: AppOptions): express.Express {
     res.locals.route ??= 'unmatched';
     notFound(res);
   });
-  app.use(errorHandler({ logger, securityHeaders: security }));
+  const trouble = opts.readiness?.storeTrouble;
+  app.use(
+    errorHandler({
+      logger,
+      securityHeaders: security,
+      ...(trouble ? { onServerError: (err: unknown) => trouble.requestFailed(err) } : {}),
+    }),
+  );
   return app;
 }

@@ -68,7 +68,12 @@ function answer(res: Response, status: number, pairs?: readonly [string, string]
  * The app's last error handler. A client's mistake answers its 4xx and logs at info without the error's text
  * (which may quote the path); anything else is a 500 logged with the message scrubbed of secrets.
  */
-export function errorHandler(opts: { logger: Logger; securityHeaders: readonly [string, string][] }) {
+export function errorHandler(opts: {
+  logger: Logger;
+  securityHeaders: readonly [string, string][];
+  /** Told of every error that became a 500 (readiness learns of a damaged store from it). */
+  onServerError?: (err: unknown) => void;
+}) {
   return function handleError(err: unknown, req: Request, res: Response, _next: NextFunction) {
     const path = redactPath(req.originalUrl);
     const status = clientErrorStatus(err);
@@ -90,6 +95,7 @@ export function errorHandler(opts: { logger: Logger; securityHeaders: readonly [
       answer(res, status, opts.securityHeaders);
       return;
     }
+    opts.onServerError?.(err);
     opts.logger.error(
       {
         err:

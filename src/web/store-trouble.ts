@@ -12,6 +12,14 @@ function words(err: unknown): string {
   return scrubSecrets(text.replace(/\w+:\/\/\S+/g, '<url>')).slice(0, 300);
 }
 
+/** SQLite: SQLITE_CORRUPT (11), SQLITE_NOTADB (26). PostgreSQL: data_corrupted, index_corrupted. */
+function isDamage(err: unknown): boolean {
+  const e = err as { errcode?: unknown; code?: unknown; message?: unknown } | null;
+  if (typeof e?.errcode === 'number' && [11, 26].includes(e.errcode & 0xff)) return true;
+  if (e?.code === 'XX001' || e?.code === 'XX002') return true;
+  return typeof e?.message === 'string' && /disk image is malformed|file is not a database/.test(e.message);
+}
+
 export interface StoreTroubleOptions {
   /** The store's integrity check (Store.checkIntegrity): null when intact. */
   checkIntegrity: () => Promise<string | null>;
@@ -26,6 +34,8 @@ export class StoreTrouble {
   readonly #writes = new Map<string, { since: string; error: string }>();
   #integrity: { at: number; damage: string | null } | null = null;
   #checking: Promise<string | null> | null = null;
+  /** A request met damage while a check was under way (it may have read the pages before): check again. */
+  #again = false;
 
   constructor(opts: StoreTroubleOptions) {
     this.#opts = opts;
@@ -52,25 +62,44 @@ export class StoreTrouble {
   }
 
   /**
+   * A request failed on this error. When it says the store is damaged (SQLite's corrupt or not-a-database
+   * codes, PostgreSQL's data_corrupted/index_corrupted), readiness says so at once, and every page is checked
+   * again now rather than at the next interval (whose answer then replaces this one).
+   */
+  requestFailed(err: unknown): void {
+    if (!isDamage(err)) return;
+    this.#integrity = { at: this.#now().getTime(), damage: `a read failed: ${words(err)}` };
+    if (this.#checking) this.#again = true;
+    else this.#recheck(true);
+  }
+
+  /**
    * What is damaged, or null. The first call waits for a check; later ones answer from the last check and start
    * the next one once it is older than the interval.
    */
   async damage(): Promise<string | null> {
     const every = this.#opts.integrityEveryMs ?? INTEGRITY_EVERY_MS;
-    const stale = !this.#integrity || this.#now().getTime() - this.#integrity.at >= every;
-    if (stale && !this.#checking) {
+    this.#recheck(!this.#integrity || this.#now().getTime() - this.#integrity.at >= every);
+    if (this.#integrity) return this.#integrity.damage;
+    return this.#checking;
+  }
+
+  #recheck(due: boolean): void {
+    if (due && !this.#checking) {
       this.#checking = this.#opts
         .checkIntegrity()
         .catch((err: unknown) => `the integrity check failed: ${words(err)}`)
         .then((damage) => {
-          this.#integrity = { at: this.#now().getTime(), damage };
+          if (!this.#again) this.#integrity = { at: this.#now().getTime(), damage };
           return damage;
         })
         .finally(() => {
           this.#checking = null;
+          if (this.#again) {
+            this.#again = false;
+            this.#recheck(true);
+          }
         });
     }
-    if (this.#integrity) return this.#integrity.damage;
-    return this.#checking;
   }
 }

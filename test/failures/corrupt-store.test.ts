@@ -5,6 +5,7 @@
 import { mkdtemp, open, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
 import { type Child, rostercal, schoolEnv } from '../support/cli.ts';
@@ -13,6 +14,39 @@ import { freePort } from '../support/ports.ts';
 async function get(url: string): Promise<{ status: number; body: string }> {
   const res = await fetch(url);
   return { status: res.status, body: await res.text() };
+}
+
+/** 20 blocks of 2 KB spread over the middle half of the file; the header page and the schema stay intact. */
+async function damage(file: string): Promise<void> {
+  const { size } = await stat(file);
+  const fh = await open(file, 'r+');
+  for (let i = 0; i < 20; i++) {
+    const at = Math.floor(size / 4 + (i * size) / 2 / 20);
+    await fh.write(Buffer.alloc(2048, 0x5a), 0, 2048, at);
+  }
+  await fh.close();
+}
+
+/**
+ * 2 KB at the start of every fourth leaf page of one table (SQLite's dbstat tells where they are): damage that
+ * the requests reading that table meet, and /readyz's own reads do not.
+ */
+async function damageTable(file: string, table: string): Promise<void> {
+  const db = new DatabaseSync(file, { readOnly: true });
+  const pageSize = (db.prepare('PRAGMA page_size').get() as { page_size: number }).page_size;
+  const pages = (
+    db
+      .prepare("SELECT pageno FROM dbstat WHERE name = ? AND pagetype = 'leaf' ORDER BY pageno")
+      .all(table) as {
+      pageno: number;
+    }[]
+  ).map((r) => r.pageno);
+  db.close();
+  expect(pages.length).toBeGreaterThan(3);
+  const fh = await open(file, 'r+');
+  for (const page of pages.filter((_, i) => i % 4 === 1))
+    await fh.write(Buffer.alloc(2048, 0x5a), 0, 2048, (page - 1) * pageSize);
+  await fh.close();
 }
 
 async function stopped(child: Child): Promise<void> {
@@ -38,15 +72,7 @@ describe('a store damaged in the middle, under `rostercal serve`', () => {
     const data = path.join(dir, 'damaged');
     const synced = rostercal(['sync', '--full'], schoolEnv(sandbox, { DATA_DIR: data }));
     expect(await synced.exit, synced.output()).toBe(0);
-    // 20 blocks of 2 KB spread over the middle half of the file; the header page and the schema stay intact.
-    const file = path.join(data, 'rostercal.sqlite');
-    const { size } = await stat(file);
-    const fh = await open(file, 'r+');
-    for (let i = 0; i < 20; i++) {
-      const at = Math.floor(size / 4 + (i * size) / 2 / 20);
-      await fh.write(Buffer.alloc(2048, 0x5a), 0, 2048, at);
-    }
-    await fh.close();
+    await damage(path.join(data, 'rostercal.sqlite'));
 
     const port = await freePort();
     const serve = rostercal(['serve'], {
@@ -63,6 +89,41 @@ describe('a store damaged in the middle, under `rostercal serve`', () => {
         expect(ready.status, `${probe}: ${ready.body}`).toBe(503);
         expect(JSON.parse(ready.body).store, probe).toMatch(/^damaged: .*(page|malformed|btree)/i);
       }
+    } catch (err) {
+      throw new Error(`${(err as Error).message}\n--- serve said:\n${serve.output()}`);
+    } finally {
+      await stopped(serve);
+    }
+  });
+
+  it('damaged while serving: the first request that meets it makes /readyz 503 at once', async () => {
+    const data = path.join(dir, 'later');
+    const env = schoolEnv(sandbox, { DATA_DIR: data });
+    const synced = rostercal(['sync', '--full'], env);
+    expect(await synced.exit, synced.output()).toBe(0);
+    const list = rostercal(['feeds', 'list', '--json'], env);
+    expect(await list.exit, list.output()).toBe(0);
+    const paths = (JSON.parse(list.stdout()) as { url: string }[]).map((f) => new URL(f.url).pathname);
+    const port = await freePort();
+    const serve = rostercal(['serve'], {
+      ...env,
+      PORT: String(port),
+      PUBLIC_URL: `http://127.0.0.1:${port}`,
+    });
+    try {
+      await serve.waitFor(/Stop with Ctrl-C/, 60_000);
+      const base = `http://127.0.0.1:${port}`;
+      expect((await get(`${base}/readyz`)).status).toBe(200);
+      await damageTable(path.join(data, 'rostercal.sqlite'), 'sessions');
+      const statuses = [];
+      for (const p of paths) statuses.push((await get(`${base}${p}`)).status);
+      // Feeds whose sessions live on damaged pages answer 500.
+      expect(statuses.filter((s) => s === 500).length).toBeGreaterThan(0);
+      const ready = await get(`${base}/readyz`);
+      expect(ready.status, ready.body).toBe(503);
+      expect(JSON.parse(ready.body).store, ready.body).toMatch(
+        /^(damaged|cannot be read): .*(malformed|page|btree)/i,
+      );
     } catch (err) {
       throw new Error(`${(err as Error).message}\n--- serve said:\n${serve.output()}`);
     } finally {
