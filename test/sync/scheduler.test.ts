@@ -60,6 +60,15 @@ function replica(name: string, env: Record<string, string>): Replica {
   return { name, proc, lines, ready, exit };
 }
 
+/** Polls `check` (what the replicas have printed so far) until it holds; fails after `ms`. */
+async function until(what: string, check: () => boolean, ms = 90_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(50);
+  }
+}
+
 describe('scheduler with two replicas on PostgreSQL', () => {
   let sandbox: Sandbox;
   let ts: TestStore;
@@ -97,11 +106,29 @@ describe('scheduler with two replicas on PostgreSQL', () => {
     const b = replica('replica-b', env);
     replicas.push(a, b);
     await Promise.all([a.ready, b.ready]);
-    await sleep(7_000);
+    // Ordered by what the replicas report, not by fixed sleeps a loaded machine can outlast: both elect fires,
+    // then one dies and the other is seen carrying on alone.
+    const claimed = (lines: FireLine[], job: string, after = 0) =>
+      lines.filter(
+        (l) => l.type === 'claimed' && l.job === job && l.fireTime !== null && Date.parse(l.fireTime) > after,
+      ).length;
+    await until('both replicas electing fires', () => {
+      const both = [...a.lines, ...b.lines];
+      return (
+        claimed(both, 'incremental') >= 5 &&
+        claimed(both, 'full') >= 1 &&
+        both.some((l) => l.type === 'not-elected')
+      );
+    });
     a.proc.kill('SIGKILL');
     await a.exit;
     const killedAt = Date.now();
-    await sleep(8_000);
+    await until(
+      'the survivor firing alone',
+      () =>
+        claimed(b.lines, 'incremental', killedAt + 1000) >= 3 &&
+        claimed(b.lines, 'full', killedAt + 1000) >= 1,
+    );
     const stoppedAt = Date.now();
     b.proc.kill('SIGTERM');
     await b.exit;
@@ -162,5 +189,5 @@ describe('scheduler with two replicas on PostgreSQL', () => {
       expect(j.lastFinishedAt).not.toBeNull();
       expect(j.nextRunAt).not.toBeNull();
     }
-  });
+  }, 200_000);
 });
