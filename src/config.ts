@@ -97,7 +97,7 @@ export const schoolSchema = z.strictObject({
     .prefault({}),
   schedules: z
     .strictObject({
-      incremental: cronExpression.default('*/10 * * * *'),
+      incremental: cronExpression.default('* * * * *'),
       full: cronExpression.default('0 */6 * * *'),
       push: cronExpression.optional(),
     })

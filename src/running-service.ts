@@ -16,6 +16,7 @@ import type { FeedScope, Store } from './store/types.ts';
 import type { AfterPullStep } from './sync/after-pull.ts';
 import { startSyncService } from './sync/background-sync.ts';
 import { processOwner } from './sync/owner.ts';
+import { MAX_MS as MAX_PACE_DEFERRAL_MS } from './sync/pace.ts';
 import type { PullSummary } from './sync/pull.ts';
 import type { SchedulerHandle } from './sync/scheduler.ts';
 import { createApp } from './web/app.ts';
@@ -201,11 +202,13 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
       ...(config.feedRateLimit ? { feedRateLimit: config.feedRateLimit } : {}),
       routers: { '/': staff.router },
       readiness: {
-        // Three incremental intervals unless READY_MAX_PULL_AGE_MINUTES says otherwise.
+        // Three incremental intervals unless READY_MAX_PULL_AGE_MINUTES says otherwise, and never less than the
+        // longest the pace holds pulls back after 429s plus a few minutes: an every-minute schedule that an
+        // upstream slowed down (or one long full pull) is not a replica to take out of service.
         maxPullAgeMs: (schoolId) => {
           if (config.readyMaxPullAgeMinutes) return config.readyMaxPullAgeMinutes * 60_000;
           const interval = sync.scheduler.incrementalIntervalMs(schoolId);
-          return interval === null ? null : 3 * interval;
+          return interval === null ? null : Math.max(3 * interval, MAX_PACE_DEFERRAL_MS + 5 * 60_000);
         },
         // A real write: this process's heartbeat (what every run of it needs to be written anyway). A store
         // opened read-only says why rather than SQLite's "attempt to write a readonly database".

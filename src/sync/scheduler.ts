@@ -10,6 +10,7 @@ import { type Logger, silentLogger } from '../log.ts';
 import type { JobResult, JobStatusPatch, Store } from '../store/types.ts';
 import type { UpstreamClient } from '../upstream/api.ts';
 import { processOwner } from './owner.ts';
+import { Pace, SLOWED_DOWN } from './pace.ts';
 import {
   PullBusyError,
   PullInterruptedError,
@@ -32,6 +33,11 @@ export interface JobDefinition {
   cron: string;
   /** A reason to let this fire pass without running (it would only repeat work in progress), or null. */
   skipReason?(): string | null;
+  /**
+   * Scheduled fires before `until` are let pass (the upstream asked us to slow down: `why`); the status names the
+   * first fire that will run. Not consulted by runNow: a person asking for a pull gets one.
+   */
+  deferredUntil?(at: Date): { until: Date; why: string } | null;
   /**
    * The job says when its run really begins (after waiting its turn) by calling `ctx.started`; otherwise it
    * begins at the fire. Until then, status shows the job's last run, not a wait.
@@ -142,6 +148,7 @@ function pullJob(
   client: () => UpstreamClient,
   signal: AbortSignal,
   owner: string,
+  pace: Pace,
 ): JobDefinition {
   const now = opts.now ?? (() => new Date());
   return {
@@ -149,6 +156,14 @@ function pullJob(
     cron: kind === 'full' ? school.schedules.full : school.schedules.incremental,
     // An incremental pull queued behind a running pull would only repeat it. (A full one is never let pass.)
     skipReason: () => (kind === 'incremental' && lock.busy ? 'another pull of this school is running' : null),
+    ...(kind === 'incremental'
+      ? {
+          deferredUntil: (at: Date) => {
+            const until = pace.deferredUntil(at);
+            return until ? { until, why: SLOWED_DOWN } : null;
+          },
+        }
+      : {}),
     reportsStart: true,
     run: async ({ fireTime, log, started }) => {
       // A full fire is written down before it waits for anything: if this replica dies first, or another pull
@@ -198,6 +213,8 @@ function pullJob(
           if (!(err instanceof PullBusyError)) throw err;
           return { status: 'skipped', error: err.message };
         }
+        // Counted from the fire (the schedule's clock), so the doubling lines up with the fires it lets pass.
+        pace.afterPull(fireTime ? new Date(fireTime) : now(), summary.upstream.throttled);
         await opts.onPull?.(school, summary);
         const error = summary.status === 'failed' ? (summary.errors.at(-1) ?? 'failed') : summary.warning;
         return { status: summary.status, error };
@@ -248,9 +265,18 @@ export async function startScheduler(opts: SchedulerOptions): Promise<SchedulerH
     fireTime: string | null,
   ) => {
     const jobLog = log.child({ schoolId: school.id, job: job.name, ...(fireTime ? { fireTime } : {}) });
-    const skip = job.skipReason?.() ?? null;
+    const deferred = fireTime ? (job.deferredUntil?.(new Date(fireTime)) ?? null) : null;
+    // A deferred fire names the first fire of the schedule at or after the deferral: status shows it as next run.
+    const resumes = deferred
+      ? (task?.getNextRuns(64).find((d) => d.getTime() >= deferred.until.getTime()) ?? deferred.until)
+      : null;
+    const skip =
+      deferred && resumes
+        ? `slowed down: ${deferred.why} — next pull at ${resumes.toISOString()}`
+        : (job.skipReason?.() ?? null);
     if (skip) {
       await skipped(school, job.name, fireTime, skip);
+      if (resumes) await saveStatus(school.id, job.name, { nextRunAt: resumes.toISOString() });
       const outcome = { status: 'skipped', error: skip } satisfies JobOutcome;
       opts.onFire?.({ type: 'finished', schoolId: school.id, job: job.name, fireTime, owner, outcome });
       return outcome;
@@ -302,14 +328,15 @@ export async function startScheduler(opts: SchedulerOptions): Promise<SchedulerH
 
   for (const school of opts.config.schools) {
     const lock = new SchoolLock();
+    const pace = new Pace();
     let client: UpstreamClient | null = null;
     const clientOnce = () => {
       client ??= opts.clientFor(school);
       return client;
     };
     const jobs = [
-      pullJob(opts, school, 'incremental', lock, clientOnce, stopping.signal, owner),
-      pullJob(opts, school, 'full', lock, clientOnce, stopping.signal, owner),
+      pullJob(opts, school, 'incremental', lock, clientOnce, stopping.signal, owner, pace),
+      pullJob(opts, school, 'full', lock, clientOnce, stopping.signal, owner, pace),
       ...(opts.extraJobs?.(school) ?? []),
     ];
     for (const job of jobs) {
