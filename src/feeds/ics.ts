@@ -11,6 +11,7 @@ import ical, { escape as escapeText, ICalEventStatus } from 'ical-generator';
 import type { CalendarEvent } from '../calendar/types.ts';
 import { runSteps, runStepsPaced } from '../util/event-loop.ts';
 import { wallClock } from '../util/time-zone.ts';
+import { cssColorName } from './css-colors.ts';
 import { isUnambiguousLocal, vtimezone, zonedDate } from './timezone.ts';
 
 export interface IcsCalendarInfo {
@@ -19,7 +20,7 @@ export interface IcsCalendarInfo {
   /** X-WR-CALDESC; a note is appended when events had to be left out. */
   description?: string;
   timeZone: string;
-  /** `#rrggbb`, written as X-APPLE-CALENDAR-COLOR. */
+  /** `#rrggbb`, written as X-APPLE-CALENDAR-COLOR and (the nearest CSS3 colour name) as RFC 7986 COLOR. */
   color?: string | null;
   /** The window the feed covers; VTIMEZONE spans its years. */
   window: { from: Date; to: Date };
@@ -112,14 +113,15 @@ function* build(
     }
   }
   yield;
-  return propertiesFirst(cal.toString());
+  // RFC 7986's own COLOR beside Apple's (ical-generator writes only X- properties of the calendar itself).
+  return propertiesFirst(cal.toString(), info.color ? [`COLOR:${cssColorName(info.color)}`] : []);
 }
 
 /**
  * The calendar's own properties (wherever ical-generator wrote them) before its first component, and a CRLF
  * after END:VCALENDAR. Lines are moved whole with their folded continuations; components are left as they are.
  */
-export function propertiesFirst(text: string): string {
+export function propertiesFirst(text: string, extraProperties: readonly string[] = []): string {
   const lines = text.replace(/\r\n$/, '').split('\r\n');
   if (lines[0] !== 'BEGIN:VCALENDAR' || lines[lines.length - 1] !== 'END:VCALENDAR') {
     throw new Error('ical-generator output is not one VCALENDAR');
@@ -136,7 +138,7 @@ export function propertiesFirst(text: string): string {
     if (line.startsWith('BEGIN:')) depth++;
     else if (line.startsWith('END:')) depth--;
   }
-  return `${['BEGIN:VCALENDAR', ...props, ...components, 'END:VCALENDAR'].join('\r\n')}\r\n`;
+  return `${['BEGIN:VCALENDAR', ...props, ...extraProperties, ...components, 'END:VCALENDAR'].join('\r\n')}\r\n`;
 }
 
 function trimNote(firstLeftOut: CalendarEvent, timeZone: string): string {

@@ -200,6 +200,7 @@ describe('RFC 5545 structure (what strict parsers demand)', () => {
       'REFRESH-INTERVAL;',
       'X-PUBLISHED-TTL:',
       'X-APPLE-CALENDAR-COLOR:',
+      'COLOR:',
       'X-WR-TIMEZONE:',
     ]) {
       const at = lines.findIndex((l) => l.startsWith(p));
@@ -209,6 +210,16 @@ describe('RFC 5545 structure (what strict parsers demand)', () => {
     expect(parseStrict(ics).calendarProps).toEqual(
       expect.arrayContaining(['X-WR-TIMEZONE', 'REFRESH-INTERVAL', 'X-PUBLISHED-TTL']),
     );
+  });
+
+  it('gives the colour as RFC 7986 COLOR (a CSS3 colour name) beside X-APPLE-CALENDAR-COLOR (issue 26)', () => {
+    const lines = one().split('\r\n');
+    expect(lines).toContain('X-APPLE-CALENDAR-COLOR:#FF8800');
+    expect(lines).toContain('COLOR:darkorange');
+    const plain = renderIcs({ name: 'Team', timeZone: 'UTC', color: null, window }, [
+      event({ timeZone: 'UTC', start: '2026-10-10T23:00:00.000Z', end: '2026-10-11T00:30:00.000Z' }),
+    ]).body;
+    expect(plain).not.toMatch(/^COLOR:/m);
   });
 
   it('ends with CRLF after END:VCALENDAR', () => {
