@@ -47,14 +47,13 @@ describe('an unreachable upstream (rostercal sync)', () => {
     const child = sync(url);
     expect(await child.exit, child.output()).toBe(1);
     // "Fast" as the product measures it: its own record of the run (from the pull's start, so neither the
-    // process's start-up nor the machine's load counts), and how often it asked: the first try and the two
-    // retries an unreachable service gets, never the full backoff.
+    // process's start-up nor the machine's load counts), and how often it retried: the two retries an unreachable
+    // service gets, never the full backoff.
     const store = await openStore({ dataDir: dir });
     const [run] = await store.listRuns('hillcrest', { limit: 1 });
     await store.close();
     expect(run?.status).toBe('failed');
-    expect(run!.upstreamRequests, child.output()).toBeLessThanOrEqual(3);
-    expect(run!.retries).toBeLessThanOrEqual(2);
+    expect(run!.retries, child.output()).toBeLessThanOrEqual(2);
     expect(Date.parse(run!.finishedAt!) - Date.parse(run!.startedAt), child.output()).toBeLessThan(15_000);
     const out = child.output();
     const escaped = url.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
