@@ -650,10 +650,16 @@ function startDownloads(
   stopped: () => boolean,
 ): Map<ResourceKind, Promise<Fetched | null>> {
   const out = new Map<ResourceKind, Promise<Fetched | null>>();
-  let previous: Promise<unknown> = Promise.resolve();
+  let previous: Promise<Fetched | null> = Promise.resolve(null);
+  // A fatal failure (unreachable, refused, wrong path) ends the pull: no later download starts in the moment
+  // before the writer reads it, or an unreachable service is asked more often than its retries allow.
+  let fatal = false;
   for (const step of plan) {
     if (step.mode === 'skipped') continue;
-    const next = previous.then(() => (stopped() ? null : fetchResource(ctx, step.spec, step.updatedAfter)));
+    const next = previous.then((before) => {
+      if (before !== null && !before.result.ok && isFatal(before.result.error)) fatal = true;
+      return fatal || stopped() ? null : fetchResource(ctx, step.spec, step.updatedAfter);
+    });
     out.set(step.spec.kind, next);
     previous = next;
   }
