@@ -114,6 +114,9 @@ export function createApp(opts: AppOptions): express.Express {
     : undefined;
   const guard = opts.feedGuard;
   const vouchesFor = guard ? (r: FeedToken | null) => guard.vouchesFor(r) : undefined;
+  // The pages warn at the age /readyz calls too old (a few incremental intervals).
+  const maxPullAge = opts.readiness?.maxPullAgeMs;
+  const staleAfter = maxPullAge ? { staleAfterMs: maxPullAge } : {};
   const feeds = feedsRouter({
     store: opts.store,
     feeds: opts.feeds,
@@ -125,6 +128,7 @@ export function createApp(opts: AppOptions): express.Express {
     ...(opts.now ? { now: opts.now } : {}),
     ...(vouchesFor ? { vouchesFor } : {}),
     ...(failedLookups ? { failedLookups } : {}),
+    ...staleAfter,
   });
   const family = familyRouter({
     store: opts.store,
@@ -141,6 +145,7 @@ export function createApp(opts: AppOptions): express.Express {
     ...(opts.feedCacheControl ? { cacheControl: opts.feedCacheControl } : {}),
     ...(opts.demo ? { demo: true } : {}),
     ...(opts.now ? { now: opts.now } : {}),
+    ...staleAfter,
   });
   if (limit) {
     app.use(

@@ -10,7 +10,7 @@ import type { FamilyLinks } from '../feeds/family.ts';
 import { tokensIn } from '../feeds/family.ts';
 import { reminderEtag, reminderVariant } from '../feeds/reminders.ts';
 import { looksLikeToken } from '../feeds/tokens.ts';
-import type { Store } from '../store/types.ts';
+import type { SchoolId, Store } from '../store/types.ts';
 import { deviceOf } from './device.ts';
 import {
   badReminder,
@@ -39,6 +39,8 @@ export interface FamilyRouterOptions {
   vouchesFor?: (record: null) => Promise<boolean>;
   demo?: boolean;
   now?: () => Date;
+  /** How old a school's last pull may be before its pages say the calendar may be out of date. */
+  staleAfterMs?: (schoolId: SchoolId) => number | null;
 }
 
 /**
@@ -150,6 +152,7 @@ export function familyRouter(opts: FamilyRouterOptions): Router {
         eventCount: feed.eventCount,
         timeZone: feed.timeZone,
         updatedAt: await lastPulledAt(opts.store, feed.schoolId),
+        staleAfterMs: opts.staleAfterMs?.(feed.schoolId) ?? null,
         now: now(),
         device: deviceOf(req.headers['user-agent']),
         liveGoogleCalendarId: null,

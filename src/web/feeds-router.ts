@@ -39,6 +39,8 @@ export interface FeedRouterOptions {
   /** The demo: a QR code of a localhost address is still shown (elsewhere a phone could not open it). */
   demo?: boolean;
   now?: () => Date;
+  /** How old a school's last pull may be before its pages say the calendar may be out of date. */
+  staleAfterMs?: (schoolId: SchoolId) => number | null;
   /**
    * Whether this process can vouch for its answer to a token: a known one (its school's rotation record vouches)
    * or an unknown one (null: no school is unsure). False answers 503 with Retry-After.
@@ -272,6 +274,7 @@ export function feedsRouter(opts: FeedRouterOptions): Router {
         eventCount: feed.eventCount,
         timeZone: feed.upcoming[0]?.timeZone ?? school?.timeZone ?? 'UTC',
         updatedAt,
+        staleAfterMs: opts.staleAfterMs?.(schoolId) ?? null,
         now: now(),
         device: deviceOf(req.headers['user-agent']),
         liveGoogleCalendarId: live,

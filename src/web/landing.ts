@@ -129,8 +129,14 @@ const WORDING: Record<LandingScope, { lead: string; keep: string; listHeading: s
 
 export const APP_REFRESH_NOTE =
   'Calendar apps check for changes on their own schedule: Apple Calendar about every hour, Outlook every few hours, Google Calendar only every 12\u201324 hours.';
+/** What is true of reminders in each app (a subscribed calendar's alerts are often dropped). */
 export const REMINDER_APPS_NOTE =
-  'Reminders work in Apple Calendar and Outlook. Google Calendar ignores them: set a notification for the calendar in Google instead.';
+  'Whether reminders go off depends on the app. Apple Calendar removes them from subscribed calendars unless you untick \u201cRemove Alarms\u201d (iPhone, iPad) or \u201cRemove Alerts\u201d (Mac) when you subscribe. Outlook.com and classic Outlook generally do not fire reminders from subscribed calendars. Google Calendar ignores them: set a notification for the calendar in Google instead.';
+
+/** Past this age the page says the calendar may be out of date, unless the server says otherwise. */
+export const DEFAULT_STALE_AFTER_MS = 60 * 60_000;
+export const STALE_NOTE =
+  'This calendar may be out of date: the school\u2019s system has not been read since. Check with the school before you travel.';
 
 type ButtonKind = 'webcal' | 'google' | 'google-live' | 'outlook-com' | 'office365';
 
@@ -275,6 +281,8 @@ export interface LandingInput {
   timeZone: string;
   /** When rostercal last read the school's data successfully. */
   updatedAt: Date | null;
+  /** How old updatedAt may get (a few pull intervals) before the page warns; default DEFAULT_STALE_AFTER_MS. */
+  staleAfterMs?: number | null;
   now: Date;
   device: Device;
   /** A Google calendar rostercal keeps for this feed that families may add (public ACL). */
@@ -312,6 +320,9 @@ export async function landingPage(input: LandingInput): Promise<string> {
   const fresh = input.updatedAt
     ? `Updated ${ago(input.updatedAt, input.now)} from the school's system.`
     : "Not yet read from the school's system: check back in a few minutes.";
+  const stale =
+    input.updatedAt !== null &&
+    input.now.getTime() - input.updatedAt.getTime() > (input.staleAfterMs ?? DEFAULT_STALE_AFTER_MS);
   const qr = input.showQr ? await qrSvg(input.pageUrl) : '';
   const reminderOptions = REMINDER_KEYS.map(
     (k) => `<option value="${k}"${k === input.reminder ? ' selected' : ''}>${h(REMINDERS[k].label)}</option>`,
@@ -337,6 +348,8 @@ h1{font-size:1.45rem;margin:.2rem 0 .4rem;line-height:1.25}
 p{margin:.35rem 0}
 p.lead{color:#374151}
 p.fresh{color:#166534;font-weight:600}
+p.fresh.stale{color:#7c2d12;background:#fff7ed;border-left:4px solid #c2410c;border-radius:0 8px 8px 0;padding:.5rem .7rem;font-weight:400}
+p.fresh.stale strong{display:block;margin-top:.2rem}
 p.next{background:#fff;border-radius:10px;padding:.5rem .7rem;border:1px solid #e5e7eb}
 a.more{display:inline-flex;align-items:center;min-height:44px;color:#1f5fbf;font-weight:600;white-space:nowrap}
 section{background:#fff;border-radius:12px;padding:1rem;margin:0 0 1rem;box-shadow:0 1px 3px rgba(0,0,0,.08)}
@@ -385,7 +398,7 @@ textarea{width:100%;min-height:5.5rem;padding:.5rem;border:1px solid #9aa4b2;bor
 <p class="lead">${h(input.description)} ${h(words.lead)}</p>
 ${members}
 ${nextHtml(input.upcoming, locale)}
-<p class="fresh" data-updated="${input.updatedAt ? h(input.updatedAt.toISOString()) : ''}">${h(fresh)}</p>
+<p class="fresh${stale ? ' stale' : ''}" data-updated="${input.updatedAt ? h(input.updatedAt.toISOString()) : ''}"${stale ? ' role="status"' : ''}>${h(fresh)}${stale ? ` <strong>${h(STALE_NOTE)}</strong>` : ''}</p>
 <section class="subscribe" aria-labelledby="subscribe-h">
 <h2 id="subscribe-h">Add to your calendar</h2>
 ${buttonHtml(recommended, 'primary', true)}

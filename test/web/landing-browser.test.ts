@@ -197,7 +197,7 @@ describe('landing page in Chromium at 390 px', () => {
     expect(webcal).toBe(`${base.replace('http://', 'webcal://')}/feeds/${token}.ics?reminder=1h`);
     expect(await page.locator('#feed-url').inputValue()).toBe(`${base}/feeds/${token}.ics?reminder=1h`);
     await expect(page.locator('p.note').first().textContent()).resolves.toContain(
-      'Reminders work in Apple Calendar and Outlook. Google Calendar ignores them',
+      'Apple Calendar removes them from subscribed calendars unless you untick',
     );
     const ics = await (await page.request.get(`${base}/feeds/${token}.ics?reminder=1h`)).text();
     expect(ics).toContain(

@@ -179,10 +179,15 @@ describe('landing page: coming up', () => {
     expect(text).toContain("Updated 5 minutes ago from the school's system.");
     expect(text).toContain('Apple Calendar about every hour');
     expect(text).toContain('Google Calendar only every 12–24 hours');
+    const freshHtml = (await get(`${server.url}/feeds/${token}`)).text;
+    expect(freshHtml).toMatch(/<p class="fresh" /);
+    expect(textOf(freshHtml)).not.toContain('may be out of date');
     clock = new Date(finished.getTime() + 3 * 3_600_000);
-    expect(textOf((await get(`${server.url}/feeds/${token}`)).text)).toContain(
-      "Updated 3 hours ago from the school's system.",
-    );
+    const staleHtml = (await get(`${server.url}/feeds/${token}`)).text;
+    expect(textOf(staleHtml)).toContain("Updated 3 hours ago from the school's system.");
+    // Past a few pull intervals the line warns, in its own style (issue 26).
+    expect(staleHtml).toMatch(/<p class="fresh stale" [^>]*role="status">/);
+    expect(textOf(staleHtml)).toContain('This calendar may be out of date');
     clock = new Date(h.sandbox.now());
   });
 });
@@ -274,9 +279,15 @@ describe('reminders', () => {
     expect(html).toContain(`href="${variant.replace('https://', 'webcal://')}"`);
     expect(html).toContain(`url=${encodeURIComponent(variant)}`);
     expect(html).toContain(`value="${variant}"`);
-    expect(textOf(html)).toContain(
-      'Reminders work in Apple Calendar and Outlook. Google Calendar ignores them',
+    // What is true per app (issue 26): Apple strips alerts unless told not to, Outlook does not fire them,
+    // Google ignores them.
+    const text = textOf(html);
+    expect(text).not.toContain('Reminders work in Apple Calendar and Outlook');
+    expect(text).toContain('untick “Remove Alarms” (iPhone, iPad) or “Remove Alerts” (Mac)');
+    expect(text).toContain(
+      'Outlook.com and classic Outlook generally do not fire reminders from subscribed calendars',
     );
+    expect(text).toContain('Google Calendar ignores them');
     expect((await get(`${server.url}/feeds/${token}?reminder=3h`)).status).toBe(400);
   });
 
