@@ -60,7 +60,9 @@ export async function startHarness(
   const client = createUpstreamClient({ baseUrl: sandbox.url, token: sandbox.token });
   const metrics = createMetrics({ defaultMetrics: false });
   const now = () => new Date(sandbox.now());
-  const feeds = new FeedService({ store, now, onRender: metrics.observeFeedRender });
+  // dataVersionTtlMs 0: h.pull() is pullSchool alone, without serve's after-pull step that re-renders with a fresh
+  // data version; with the 1 s default a feed read right after h.pull() would be up to 1 s stale (docs/test-overrides.md).
+  const feeds = new FeedService({ store, now, dataVersionTtlMs: 0, onRender: metrics.observeFeedRender });
   const tokens = new FeedTokens(store, SECRET);
   const servers: RunningServer[] = [];
   const h: Harness = {
