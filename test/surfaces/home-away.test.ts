@@ -6,8 +6,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inferLocationOwnerIds } from '../../src/calendar/index.ts';
+import { inferLocationOwnerIds, loadProjectionContext, projectSession } from '../../src/calendar/index.ts';
 import { parseSchool } from '../../src/config.ts';
+import { FeedService } from '../../src/feeds/feed-cache.ts';
 import { generateRoster } from '../../src/rosters/index.ts';
 import { type Sandbox, SCHOOL_TIME_ZONE, startSandbox } from '../../src/sandbox/index.ts';
 import { openStore, type Store, type Stored } from '../../src/store/index.ts';
@@ -86,6 +87,28 @@ describe('home and away on the sheets and in `rostercal sessions`', () => {
       const row = rows.find((r) => r.id === s.id);
       expect(row, child.stdout()).toBeDefined();
       expect(row!.title).toContain(where);
+      // Every row says what the feeds' and pushes' projection context says of it.
+      const ctx = await loadProjectionContext(store, SCHOOL);
+      for (const r of rows) {
+        const stored = await store.get(SCHOOL, 'sessions', r.id);
+        expect(r.title).toBe(projectSession(stored!, ctx, 'staff', { scope: 'team', id: team })!.title);
+      }
+    }
+  });
+
+  it('the team feed families subscribe to says (home) and (away) for the same fixtures', async () => {
+    const feeds = new FeedService({ store, now: () => new Date(NOW) });
+    // Families never see drafts.
+    const published = (list: typeof home) => list.find((s) => s.status !== 'draft')!;
+    for (const [s, where] of [
+      [published(home), '(home)'],
+      [published(away), '(away)'],
+    ] as const) {
+      const feed = await feeds.get(SCHOOL, 'team', s.teams[0]!.id);
+      const ics = feed!.body.toString().replace(/\r\n[ \t]/g, '');
+      const event = ics.split('BEGIN:VEVENT').find((e) => e.includes(`UID:session-${s.id}-`));
+      expect(event, `session ${s.id} in the feed`).toBeDefined();
+      expect(/^SUMMARY:(.*)$/m.exec(event!)![1]).toContain(where);
     }
   });
 
