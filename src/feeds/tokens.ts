@@ -232,6 +232,11 @@ export class FeedTokens {
     return this.#issue(schoolId, scope, scopeId, Math.max(h.tokens + 1, h.record));
   }
 
+  /** ensure, or null while no rotation record vouches for the secret (a page then shows no link). */
+  async ensureIfVouched(schoolId: SchoolId, scope: FeedScope, scopeId: Id): Promise<IssuedFeed | null> {
+    return this.#unsure(schoolId) === null ? this.ensure(schoolId, scope, scopeId) : null;
+  }
+
   /**
    * The live tokens of many scopes of one school (in the order asked), issuing the missing ones: one read of the
    * school's tokens and one transaction for the new ones, whatever the number of feeds (a district lists 13,000+).

@@ -143,14 +143,10 @@ export async function loadRosterData(
   let session = null;
   if (sessionId !== null) {
     session = await store.get(school.id, 'sessions', sessionId);
-    if (!session || session.meta.deletedAt) {
-      throw new RosterError('unknown-session', `unknown session ${sessionId} in school "${school.id}"`, 404);
-    }
-    if (!session.teams.some((t) => t.id === team.id)) {
-      throw new RosterError(
-        'session-not-for-team',
-        `session ${session.id} ("${session.title}") is not a session of team ${team.id} ("${team.name}")`,
-      );
+    // Another team's session answers as one that does not exist: a refusal names nothing of it (its title), nor
+    // says that it exists.
+    if (!session || session.meta.deletedAt || !session.teams.some((t) => t.id === team.id)) {
+      throw new RosterError('unknown-session', `team ${team.id} has no session ${sessionId}`, 404);
     }
     if (template.session === 'fixture' && !session.scored) {
       throw new RosterError(

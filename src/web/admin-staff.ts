@@ -319,8 +319,8 @@ export function createAdminStaffRouter(opts: AdminStaffOptions): express.Router 
 
   // The link to send, and words to send it with.
   feedPage('/admin/feeds/rotated', async (res, p, { def, school }) => {
-    const issued = await opts.tokens.ensure(def.schoolId, def.scope, def.scopeId);
-    if (!issued.token) return unknownFeed(res);
+    const issued = await opts.tokens.ensureIfVouched(def.schoolId, def.scope, def.scopeId);
+    if (!issued?.token) return unknownFeed(res);
     const page = `${base}/feeds/${issued.token}`;
     const message = `The calendar link for ${def.calendarName} has changed. The old one no longer updates, so cancellations and new sessions will not reach you through it.\n\nPlease open ${page} and subscribe again (there is a button for your phone or computer), then remove the old calendar from your calendar app.\n\n${school.name}`;
     const audit = def.scope === 'team' ? `/admin/audit?team=${def.scopeId}` : '/admin/audit';

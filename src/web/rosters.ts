@@ -79,11 +79,24 @@ export function createRostersRouter(opts: RostersRouterOptions): express.Router 
   };
 
   router.get('/rosters/teams/:teamId.pdf', noStore, auth.requireStaff, async (req, res, next) => {
+    // What was asked, for the audit record of a refusal (who is the request's principal; why, the refusal).
+    const asked: {
+      schoolId: string | null;
+      teamId: number | null;
+      sessionId: number | null;
+      template: string | null;
+    } = { schoolId: null, teamId: null, sessionId: null, template: null };
+    const refused = (why: string) =>
+      auth.audit(req, res, { action: 'roster-refused', ...asked, detail: why });
     try {
       const teamId = idParam('team', queryString(req.params.teamId) ?? '')!;
+      asked.teamId = teamId;
       const sessionId = idParam('session', queryString(req.query.session));
+      asked.sessionId = sessionId;
       const schoolId = queryString(req.query.school) ?? defaultSchool;
       const school = opts.config.schools.find((s) => s.id === schoolId);
+      if (school) asked.schoolId = school.id;
+      asked.template = queryString(req.query.template)?.slice(0, 100) ?? null;
       if (!school)
         throw schoolId === null
           ? new RosterError('unknown-team', 'name the school with ?school=ID', 400)
@@ -93,7 +106,11 @@ export function createRostersRouter(opts: RostersRouterOptions): express.Router 
       const p = principalOf(res) as Principal;
       // Decided before anything is read: a refused request learns nothing about the team, not even its name.
       const refusal = refuse(p, school.id, teamId, isSensitiveTemplate(template), sensitiveRoles);
-      if (refusal) return forbidden(res, refusal);
+      if (refusal) {
+        // Audited before the answer: every refusal leaves a record (who, what, why).
+        await refused(refusal);
+        return forbidden(res, refusal);
+      }
       const roster = await generateRoster(opts.store, {
         schoolId: school.id,
         teamId,
@@ -122,6 +139,11 @@ export function createRostersRouter(opts: RostersRouterOptions): express.Router 
       res.status(200).end(roster.pdf);
     } catch (err) {
       if (err instanceof RosterError) {
+        try {
+          await refused(err.message);
+        } catch (auditErr) {
+          return next(auditErr);
+        }
         res.status(err.status).type('text').send(`${err.message}\n`);
         return;
       }

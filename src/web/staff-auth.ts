@@ -89,6 +89,34 @@ export function csrfOf(p: Principal): string | null {
   return p.session?.csrf ?? null;
 }
 
+/**
+ * What a session opened with the admin token keeps of it (as its subject): a hash, so that the session ends on any
+ * server whose ADMIN_TOKEN is not that token any more (changed, or gone), and the store holds nothing that opens.
+ */
+function adminTokenMark(token: string): string {
+  return `admin-token:${createHash('sha256').update(`rostercal admin token session v1\0${token}`, 'utf8').digest('hex')}`;
+}
+
+/** Error codes of OAuth 2.0 (RFC 6749 4.1.2.1) and OpenID Connect (Core 3.1.2.6): the only provider text shown. */
+const PROVIDER_ERRORS = new Set([
+  'access_denied',
+  'invalid_request',
+  'unauthorized_client',
+  'unsupported_response_type',
+  'invalid_scope',
+  'server_error',
+  'temporarily_unavailable',
+  'interaction_required',
+  'login_required',
+  'account_selection_required',
+  'consent_required',
+  'invalid_request_uri',
+  'invalid_request_object',
+  'request_not_supported',
+  'request_uri_not_supported',
+  'registration_not_supported',
+]);
+
 function sameSecret(given: string, expected: string): boolean {
   const d = (t: string) => createHash('sha256').update(t, 'utf8').digest();
   return timingSafeEqual(d(given), d(expected));
@@ -170,7 +198,9 @@ export function createStaffAuth(opts: StaffAuthOptions): StaffAuth {
       const current = await sessions.current(req);
       if (current) {
         if (current.session.issuer === ADMIN_TOKEN_ISSUER) {
-          res.locals.principal = { kind: 'admin-token', session: current } satisfies Principal;
+          // Opened with a token this server no longer has (changed, or gone): it opens nothing.
+          if (adminToken && current.session.subject === adminTokenMark(adminToken))
+            res.locals.principal = { kind: 'admin-token', session: current } satisfies Principal;
         } else {
           const found = await directory.lookup(current.session.email);
           // Frozen or removed upstream since sign-in: the session no longer opens anything.
@@ -297,14 +327,19 @@ export function createStaffAuth(opts: StaffAuthOptions): StaffAuth {
       if (!oidc) return res.redirect(303, '/auth/login');
       const tx = decodeTx(parseCookies(req.get('cookie')).get(LOGIN_COOKIE));
       res.clearCookie(LOGIN_COOKIE, { httpOnly: true, secure, sameSite: 'lax', path: '/auth' });
-      if (typeof req.query.error === 'string') {
-        const desc =
-          typeof req.query.error_description === 'string' ? ` (${req.query.error_description})` : '';
+      if (req.query.error !== undefined) {
+        // Anyone can send a browser here with any text: only a known error code is shown, never a description.
+        const code =
+          typeof req.query.error === 'string' && PROVIDER_ERRORS.has(req.query.error)
+            ? req.query.error
+            : null;
         return sendProblem(
           res,
           401,
           'Sign-in was not completed',
-          [`The sign-in service answered “${req.query.error}”${desc.slice(0, 200)}.`],
+          [
+            `The school’s sign-in service did not sign you in${code ? ` (it answered ${code})` : ''}. Try again; if it keeps happening, ${askLine.charAt(0).toLowerCase()}${askLine.slice(1)}`,
+          ],
           { href: '/auth/login', label: 'Try again' },
         );
       }
@@ -447,7 +482,7 @@ export function createStaffAuth(opts: StaffAuthOptions): StaffAuth {
       const current = await sessions.start(req, res, {
         email: ADMIN_TOKEN_ACTOR,
         issuer: ADMIN_TOKEN_ISSUER,
-        subject: ADMIN_TOKEN_ACTOR,
+        subject: adminTokenMark(adminToken),
         displayName: 'Admin token',
       });
       res.locals.principal = { kind: 'admin-token', session: current } satisfies Principal;

@@ -64,7 +64,7 @@ export function createStaffPageRouter(opts: StaffPageOptions): express.Router {
     const upcoming = sessions.slice(0, SESSIONS_SHOWN);
     const next = upcoming.find((s) => !s.cancelled);
     const fixture = sessions.find((s) => s.scored && !s.cancelled);
-    const feed = await opts.tokens.ensure(schoolId, 'team', team.id);
+    const feed = await opts.tokens.ensureIfVouched(schoolId, 'team', team.id);
     const sensitive = isTokenAdmin
       ? opts.sensitiveRoles.includes('admin') || opts.sensitiveRoles.includes('staff')
       : membership !== null && canPrintSensitive(membership.access, team.id, opts.sensitiveRoles);
@@ -88,7 +88,7 @@ export function createStaffPageRouter(opts: StaffPageOptions): express.Router {
       sensitive
         ? `<a class="btn" href="${escapeHtml(rosterHref(schoolId, team.id, sensitiveTemplate))}">Medical &amp; guardian contacts</a>`
         : '',
-      feed.token ? `<a class="btn" href="/feeds/${escapeHtml(feed.token)}">Team calendar</a>` : '',
+      feed?.token ? `<a class="btn" href="/feeds/${escapeHtml(feed.token)}">Team calendar</a>` : '',
     ].filter(Boolean);
     return `<section class="card" id="${escapeHtml(anchor)}"><h2>${escapeHtml(team.name)}</h2><div class="muted">${escapeHtml(team.activity.name)} · ${team.students.length} students${team.hidden ? ' · hidden' : ''}</div>
 <ul class="sessions">${rows || `<li class="muted">No sessions in the next 30 days${next ? '' : ''}.</li>`}</ul>
@@ -182,8 +182,8 @@ export function createStaffPageRouter(opts: StaffPageOptions): express.Router {
         }
         let ownFeed = '';
         if (membership) {
-          const issued = await opts.tokens.ensure(school.id, 'staff', membership.user.id);
-          if (issued.token)
+          const issued = await opts.tokens.ensureIfVouched(school.id, 'staff', membership.user.id);
+          if (issued?.token)
             ownFeed = `<a class="btn" href="/feeds/${escapeHtml(issued.token)}">My calendar (all my sessions)</a>`;
         }
         const role = membership

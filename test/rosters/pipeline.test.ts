@@ -238,7 +238,7 @@ describe('match-day sheet', () => {
         sessionId: other.id,
         template: 'attendance-sheet',
       }),
-    ).rejects.toThrow(`is not a session of team ${t1!.id}`);
+    ).rejects.toThrow(`team ${t1!.id} has no session ${other.id}`);
     const practice = (await store.listSessions(SCHOOL, { teamIds: [t1!.id] })).find((s) => !s.scored);
     if (practice) {
       await expect(
@@ -308,7 +308,7 @@ describe('rostercal roster (CLI)', () => {
     )!;
     const foreign = await cli(['--team', String(t1!.id), '--session', String(other.id), '-o', out]);
     expect(foreign.code, foreign.stderr).toBe(1);
-    expect(foreign.stderr).toContain(`is not a session of team ${t1!.id}`);
+    expect(foreign.stderr).toContain(`team ${t1!.id} has no session ${other.id}`);
     expect(existsSync(out)).toBe(false);
   });
 });

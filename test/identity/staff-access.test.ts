@@ -1,0 +1,164 @@
+// Staff access as issue 25 tried it from outside, over HTTP: a session opened with ADMIN_TOKEN ends when the token
+// changes or goes (on every server, each checking its own ADMIN_TOKEN); refused roster requests are audited; a
+// refusal names nothing the requester may not see, and "not yours" answers as "does not exist"; the sign-in
+// callback never shows the provider's (or an attacker's) text.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { StaffUser } from '../../src/domain/types.ts';
+import { staffAccess } from '../../src/identity/roles.ts';
+import type { Stored } from '../../src/store/types.ts';
+import { type Harness, startHarness } from '../feeds/harness.ts';
+import { freePort } from '../support/ports.ts';
+import {
+  browse,
+  CookieJar,
+  type StaffSite,
+  signIn,
+  startStaffSite,
+  startTestIdp,
+  type TestIdp,
+} from './harness.ts';
+
+const TOKEN = 'staff-access-admin-token-0123456789abcdef';
+const CHANGED = 'staff-access-changed-admin-token-0123456789';
+
+let h: Harness;
+let idp: TestIdp;
+let site: StaffSite;
+let coach: StaffUser;
+let ownTeam: number;
+let otherTeam: number;
+let otherSession: Stored<'sessions'>;
+const sites: StaffSite[] = [];
+
+async function another(adminToken: string | null): Promise<StaffSite> {
+  const s = await startStaffSite(h, { port: await freePort(), idp: null, adminToken });
+  sites.push(s);
+  return s;
+}
+
+beforeAll(async () => {
+  h = await startHarness();
+  const staff = await h.store.list('hill', 'staff');
+  const teams = await h.store.list('hill', 'teams');
+  coach = staff.find(
+    (s) =>
+      s.email && !s.frozen && !s.isAdmin && !s.isManager && staffAccess(s, teams).assignedTeamIds.size > 0,
+  )!;
+  const access = staffAccess(coach, teams);
+  ownTeam = [...access.assignedTeamIds][0]!;
+  const sessions = await h.store.listSessions('hill', {
+    from: new Date(Date.parse(String(h.sandbox.now())) - 60 * 86_400_000).toISOString(),
+    to: new Date(Date.parse(String(h.sandbox.now())) + 365 * 86_400_000).toISOString(),
+  });
+  otherSession = sessions.find((s) => s.teams.length > 0 && s.teams.every((t) => !access.teamIds.has(t.id)))!;
+  otherTeam = otherSession.teams[0]!.id;
+  const port = await freePort();
+  idp = await startTestIdp(
+    [{ id: String(coach.id), email: coach.email!, name: coach.firstName, role: 'staff', note: '' }],
+    `http://127.0.0.1:${port}/auth/callback`,
+  );
+  site = await startStaffSite(h, { port, idp, adminToken: TOKEN });
+  sites.push(site);
+}, 120_000);
+
+afterAll(async () => {
+  for (const s of sites) await s.close();
+  await idp?.close();
+  await h?.close();
+});
+
+describe('a session opened with ADMIN_TOKEN at /admin/login', () => {
+  it('ends at once when the token changes or goes, on every server; the same token keeps it', async () => {
+    const login = await fetch(`${site.url}/admin/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token: TOKEN, next: '/admin' }),
+      redirect: 'manual',
+    });
+    expect(login.status).toBe(303);
+    const cookie = login.headers
+      .getSetCookie()
+      .map((c) => c.split(';')[0])
+      .join('; ');
+    const asAdmin = (url: string, init: RequestInit = {}) =>
+      fetch(url, { ...init, redirect: 'manual', headers: { cookie, accept: 'text/html', ...init.headers } });
+    expect((await asAdmin(`${site.url}/admin`)).status).toBe(200);
+
+    // A restart without the token, and a server given a new one: the cookie opens nothing there.
+    for (const s of [await another(null), await another(CHANGED)]) {
+      expect((await asAdmin(`${s.url}/admin`)).status).not.toBe(200);
+      const medical = await asAdmin(
+        `${s.url}/rosters/teams/${ownTeam}.pdf?template=medical-and-guardian-contacts`,
+        { headers: { accept: 'application/pdf' } },
+      );
+      expect(medical.status).toBe(401);
+      expect(Buffer.from(await medical.arrayBuffer()).includes('%PDF')).toBe(false);
+      const rotate = await asAdmin(`${s.url}/admin/feeds/rotate`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ school: 'hill', scope: 'team', id: String(ownTeam) }),
+      });
+      expect([200, 303]).not.toContain(rotate.status);
+    }
+    // Where the token is still the one it was opened with, it still works.
+    expect((await asAdmin(`${site.url}/admin`)).status).toBe(200);
+  });
+});
+
+describe('roster refusals', () => {
+  let jar: CookieJar;
+  beforeAll(async () => {
+    jar = new CookieJar();
+    expect((await signIn(jar, site.url, String(coach.id))).res.status).toBe(200);
+  });
+
+  it('a coach refused another team’s medical sheet is audited: who, what, why', async () => {
+    const url = `${site.url}/rosters/teams/${otherTeam}.pdf?template=medical-and-guardian-contacts`;
+    const refused = await browse(jar, url, { headers: { accept: 'application/pdf' } });
+    expect(refused.res.status).toBe(403);
+    const records = await h.store.listAudit({ limit: 20 });
+    const record = records.find((r) => r.action === 'roster-refused' && r.teamId === otherTeam);
+    expect(record).toBeDefined();
+    expect(record!.actor).toBe(coach.email!.toLowerCase());
+    expect(record!.template).toBe('medical-and-guardian-contacts');
+    expect(record!.detail).toMatch(/not one of your teams/);
+    expect(record!.clientAddress).toBeTruthy();
+  });
+
+  it('another team’s session asked through one’s own team: nothing of it named, answered as a session that does not exist', async () => {
+    const ask = (session: number) =>
+      browse(jar, `${site.url}/rosters/teams/${ownTeam}.pdf?session=${session}&template=attendance-sheet`, {
+        headers: { accept: 'application/pdf' },
+      });
+    const notYours = await ask(otherSession.id);
+    const missing = await ask(987_654_321);
+    expect(notYours.body).not.toContain(otherSession.title);
+    expect(notYours.res.status).toBe(missing.res.status);
+    expect(notYours.body.replace(String(otherSession.id), 'ID')).toBe(
+      missing.body.replace('987654321', 'ID'),
+    );
+    // Both refusals are audited too.
+    const records = await h.store.listAudit({ limit: 20 });
+    expect(
+      records.filter((r) => r.action === 'roster-refused' && r.teamId === ownTeam).map((r) => r.sessionId),
+    ).toEqual(expect.arrayContaining([otherSession.id, 987_654_321]));
+  });
+});
+
+describe('the sign-in callback with an error', () => {
+  it('shows a fixed message, never the text it was given; a known error code is kept', async () => {
+    const planted = `\u202Eevil\u202C ${'x'.repeat(3000)} <b>Call 0400 000 000 to verify your account</b>`;
+    const q = new URLSearchParams({ error: planted, error_description: planted, state: 'x' });
+    const page = await browse(new CookieJar(), `${site.url}/auth/callback?${q}`);
+    expect(page.res.status).toBe(401);
+    expect(page.body).not.toContain('evil');
+    expect(page.body).not.toContain('0400 000 000');
+    expect(page.body).not.toContain('x'.repeat(50));
+    expect(page.body).toContain('Sign-in was not completed');
+
+    const denied = new URLSearchParams({ error: 'access_denied', error_description: planted });
+    const known = await browse(new CookieJar(), `${site.url}/auth/callback?${denied}`);
+    expect(known.body).toContain('access_denied');
+    expect(known.body).not.toContain('0400 000 000');
+  });
+});
