@@ -36,7 +36,12 @@ interface Frame {
   bottom: number;
   widths: number[];
   y: number;
+  /** Smallest size any text may take (the sheet's floor); with one, text wraps onto more lines rather than shrink. */
+  floor: number;
 }
+
+/** A size raised to the sheet's floor. */
+const at = (f: Frame, size: number) => Math.max(size, f.floor);
 
 function fitCell(
   f: Frame,
@@ -46,12 +51,13 @@ function fitCell(
   weight: Weight,
   maxLines: number,
 ): FittedText {
+  const s = at(f, size);
   return fitText(text, Math.max(width, 1), {
     fonts: f.fonts,
     weight,
-    size,
-    minSize: Math.max(5.5, size - 3),
-    maxLines,
+    size: s,
+    minSize: f.floor > 0 ? s : Math.max(5.5, s - 3),
+    maxLines: f.floor > 0 ? Number.POSITIVE_INFINITY : maxLines,
   });
 }
 
@@ -97,7 +103,7 @@ function drawSingle(
   color = '#000000',
 ): void {
   f.doc.fillColor(color);
-  drawLine(f.doc, f.fonts, line, x, baseline, size);
+  drawLine(f.doc, f.fonts, line, x, baseline, at(f, size));
 }
 
 function columnWidths(columns: SheetColumn[], available: number): number[] {
@@ -428,7 +434,7 @@ function drawFooters(f: Frame): void {
   for (let i = range.start; i < range.start + range.count; i++) {
     doc.switchToPage(i);
     const page = singleLine(`Page ${i - range.start + 1} of ${range.count}`, f.fonts, 'regular');
-    const pageW = lineWidth(page, 8);
+    const pageW = lineWidth(page, at(f, 8));
     const baseline = f.bottom + 26;
     doc
       .lineWidth(0.4)
@@ -501,6 +507,7 @@ export function renderSheet(
     bottom: pageHeight - margin - 22,
     widths: columnWidths(sheet.columns, pageWidth - 2 * margin),
     y: margin,
+    floor: sheet.minTextSize,
   };
   drawHeading(f);
   drawTableHeader(f);

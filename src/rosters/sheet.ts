@@ -1,6 +1,7 @@
 // What a roster says, independent of how it is drawn: header facts, columns and one row per student, in order.
 import type { CustomFieldMeta, Id, PreExplainedAbsence, Session, Team, TeamMember } from '../domain/types.ts';
 import { wallTimeRange } from '../util/time-zone.ts';
+import { ACTION_MARK, conditionLines } from './medical.ts';
 import {
   type ColumnField,
   columnDefaults,
@@ -61,6 +62,8 @@ export interface Sheet {
   columns: SheetColumn[];
   rows: SheetRow[];
   footer: string | null;
+  /** Smallest text size anywhere on the sheet (0: the renderer's own floor); text wraps rather than go below. */
+  minTextSize: number;
   after: RosterTemplate['after'];
   school: RosterSchool;
   generatedAt: Date;
@@ -69,6 +72,19 @@ export interface Sheet {
   locale: string;
   /** Metadata for the PDF. */
   meta: { title: string; author: string; subject: string; keywords: string };
+}
+
+/** Sheets read in an emergency (medical conditions, guardian phones) print nothing smaller than this. */
+const SENSITIVE_MIN_SIZE = 9;
+
+function sensitive(template: RosterTemplate): boolean {
+  return template.columns.some((c) => c.field === 'medical' || c.field === 'guardianContact');
+}
+
+function footerText(template: RosterTemplate): string | null {
+  if (!template.columns.some((c) => c.field === 'medical')) return template.footer ?? null;
+  const legend = `${ACTION_MARK} = needs action`;
+  return template.footer ? `${template.footer} ${legend}` : legend;
 }
 
 const centred: ReadonlySet<ColumnField> = new Set([
@@ -374,16 +390,18 @@ export function buildSheet(template: RosterTemplate, data: RosterData): Sheet {
         case 'notes':
           return { kind: 'blank' };
         case 'medical':
-          return { kind: 'text', text: m.medicalConditions.join('; ') };
+          return { kind: 'text', text: conditionLines(m.medicalConditions).join('\n') };
         case 'guardianContact':
+          // A phone number alone on its line: read and dialled at a glance, never wrapped mid-number.
           return {
             kind: 'text',
             text: m.guardians
-              .map((g) =>
-                [g.name, g.relationship ? `(${g.relationship})` : '', g.phone ?? '', g.email ?? '']
-                  .filter(Boolean)
-                  .join(' '),
-              )
+              .flatMap((g) => [
+                [g.name, g.relationship ? `(${g.relationship})` : ''].filter(Boolean).join(' '),
+                g.phone ?? '',
+                g.email ?? '',
+              ])
+              .filter(Boolean)
               .join('\n'),
           };
         default:
@@ -418,7 +436,8 @@ export function buildSheet(template: RosterTemplate, data: RosterData): Sheet {
     facts: facts(template, data, f),
     columns,
     rows,
-    footer: template.footer ?? null,
+    footer: footerText(template),
+    minTextSize: sensitive(template) ? SENSITIVE_MIN_SIZE : 0,
     after: template.after,
     school,
     generatedAt: data.generatedAt,

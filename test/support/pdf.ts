@@ -177,6 +177,23 @@ export async function pdfText(
   }
 }
 
+/** Every text item PDF.js extracts, with its page and size in points (from the text matrix): for size floors. */
+export async function pdfTextItems(
+  pdf: Uint8Array | string,
+): Promise<{ page: number; str: string; size: number; x: number; y: number }[]> {
+  const doc = await open(pdf);
+  try {
+    const out: { page: number; str: string; size: number; x: number; y: number }[] = [];
+    for (let p = 1; p <= doc.numPages; p++) {
+      for (const line of await pageLines(doc, p))
+        for (const it of line) out.push({ page: p, str: it.str, size: it.size, x: it.x, y: it.y });
+    }
+    return out;
+  } finally {
+    await doc.close();
+  }
+}
+
 /** The document's information dictionary and page count (what pdfinfo prints: Title, Author, Pages…). */
 export async function pdfInfo(pdf: Uint8Array | string): Promise<Record<string, string>> {
   const doc = await open(pdf);
