@@ -117,7 +117,7 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
     const onRequestWrite = (err: unknown) => {
       if (trouble.write(FEED_RENDERS, err))
         log.error(
-          { err: (err as Error).message },
+          { reason: (err as Error).message },
           'a feed render could not be stored: feeds are answered from memory until the store takes writes again',
         );
     };
@@ -137,7 +137,7 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
     const storeOutputs = storeFeedsOf({
       feeds: renderer,
       log,
-      onStored: () => trouble.write(FEED_RENDERS, null),
+      onStored: (err) => trouble.write(FEED_RENDERS, err),
     });
     // After every pull, in order: feed tokens a lost database forgot, metrics, then pushing.
     const steps: AfterPullStep[] = [

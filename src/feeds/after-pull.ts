@@ -59,13 +59,13 @@ export function feedsAfterPull(opts: {
 export function storeFeedsOf(opts: {
   feeds: Pick<SchoolRenderer, 'renderSchool'>;
   log: Logger;
-  /** Told each pass that stored every render it made. */
-  onStored?: () => void;
+  /** Told how each pass went: null when it stored every render it made, else why not. */
+  onStored?: (err: unknown) => void;
 }): (schoolId: SchoolId) => Promise<void> {
   return async (schoolId) => {
     try {
       const r = await opts.feeds.renderSchool(schoolId);
-      opts.onStored?.();
+      opts.onStored?.(null);
       opts.log.info(
         {
           school: schoolId,
@@ -79,7 +79,8 @@ export function storeFeedsOf(opts: {
       );
     } catch (err) {
       const message = (err as Error).message;
-      opts.log.error({ school: schoolId, err: message }, 'feed re-render failed');
+      opts.log.error({ school: schoolId, reason: message }, 'feed re-render failed');
+      opts.onStored?.(err);
       throw new Error(`feeds: the re-rendered feeds could not be stored: ${message}`);
     }
   };

@@ -95,7 +95,6 @@ function writeRefusal(file: string, probe: () => void): string | null {
       ? `${dir} is on a read-only filesystem`
       : `${e.path ?? dir} cannot be written: ${e.message}`;
   }
-  if (existsSync(file) && statfsSync(dir).bavail === 0) return `the filesystem of ${dir} is full`;
   try {
     probe();
     return null;
@@ -107,7 +106,8 @@ function writeRefusal(file: string, probe: () => void): string | null {
     // Busy: another connection is writing, so the file can be written.
     if (code !== undefined && (code & 0xff) === SQLITE_BUSY) return null;
     if (code === undefined || !CANNOT_WRITE.has(code & 0xff)) throw err;
-    return `${file} cannot be opened for writing: ${(err as Error).message}`;
+    const full = statfsSync(dirname(file)).bavail === 0 ? ' (its filesystem is full)' : '';
+    return `${file} cannot be opened for writing: ${(err as Error).message}${full}`;
   }
 }
 
@@ -185,7 +185,9 @@ function openSqlite(opts: { dataDir?: string; file?: string }, checkpointsOffThr
     // Serving must not depend on writing: what can be read is served, and every write fails saying why.
     if (!existsSync(file)) throw new Error(`no store at ${file}, and none can be made there: ${refusal}`);
     const db = new Kysely<DB>({
-      dialect: new NodeSqliteDialect(`ro:${file}:${randomUUID()}`, () => openReadOnly(file)),
+      dialect: new NodeSqliteDialect(`ro:${file}:${randomUUID()}`, () => openReadOnly(file), {
+        readOnly: `the store was opened read-only: ${refusal}`,
+      }),
     });
     return new SqlStore({
       dialect: 'sqlite',

@@ -75,11 +75,13 @@ class NodeSqliteConnection implements DatabaseConnection {
   readonly #cache = new Map<string, { stmt: StatementSync; reader: boolean }>();
   readonly #slice = new TimeSlice(STATEMENT_SLICE_MS);
   readonly #afterCommit: () => void;
+  readonly #readOnly: string | undefined;
 
   /** `afterCommit`: called when a write has committed (a transaction's COMMIT, or a statement on its own). */
-  constructor(db: DatabaseSync, afterCommit: () => void = () => {}) {
+  constructor(db: DatabaseSync, afterCommit: () => void = () => {}, readOnly?: string) {
     this.#db = db;
     this.#afterCommit = afterCommit;
+    this.#readOnly = readOnly;
   }
 
   #prepare(sql: string): { stmt: StatementSync; reader: boolean } {
@@ -100,7 +102,11 @@ class NodeSqliteConnection implements DatabaseConnection {
     return entry;
   }
 
-  async executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
+  executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
+    return explainReadOnly(this.#readOnly, () => this.#executeQuery<R>(compiled));
+  }
+
+  async #executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
     await this.#slice.pause();
     const params = compiled.parameters.map(toSqlite);
     const { stmt, reader } = await whileBusy(() => this.#prepare(compiled.sql));
@@ -117,7 +123,7 @@ class NodeSqliteConnection implements DatabaseConnection {
   }
 
   async exec(sql: string): Promise<void> {
-    await whileBusy(() => this.#db.exec(sql));
+    await explainReadOnly(this.#readOnly, () => whileBusy(() => this.#db.exec(sql)));
     if (sql === 'COMMIT') this.#afterCommit();
   }
 
@@ -170,6 +176,7 @@ async function acquireShared(
   key: string,
   open: () => DatabaseSync,
   checkpointFile: string | undefined,
+  readOnly: string | undefined,
 ): Promise<SharedSqlite> {
   for (;;) {
     let pending = shared.get(key);
@@ -180,7 +187,7 @@ async function acquireShared(
         return {
           db,
           checkpointer,
-          connection: new NodeSqliteConnection(db, () => checkpointer?.request()),
+          connection: new NodeSqliteConnection(db, () => checkpointer?.request(), readOnly),
           mutex: new Mutex(),
           refs: 0,
           closed: false,
@@ -201,18 +208,20 @@ class NodeSqliteDriver implements Driver {
   readonly #key: string;
   readonly #open: () => DatabaseSync;
   readonly #checkpointFile: string | undefined;
+  readonly #readOnly: string | undefined;
   #shared: SharedSqlite | undefined;
   #closed = false;
   readonly #releases = new Map<DatabaseConnection, () => void>();
 
-  constructor(key: string, open: () => DatabaseSync, checkpointFile: string | undefined) {
+  constructor(key: string, open: () => DatabaseSync, opts: NodeSqliteDialectOptions) {
     this.#key = key;
     this.#open = open;
-    this.#checkpointFile = checkpointFile;
+    this.#checkpointFile = opts.checkpointFile;
+    this.#readOnly = opts.readOnly;
   }
 
   async init(): Promise<void> {
-    this.#shared = await acquireShared(this.#key, this.#open, this.#checkpointFile);
+    this.#shared = await acquireShared(this.#key, this.#open, this.#checkpointFile, this.#readOnly);
   }
 
   async acquireConnection(): Promise<DatabaseConnection> {
@@ -275,21 +284,35 @@ class NodeSqliteDriver implements Driver {
 export interface NodeSqliteDialectOptions {
   /** The writer's file: its WAL checkpoints run on a worker thread (see sqlite-checkpoints.ts). */
   checkpointFile?: string;
+  /** Why the connection is read-only: a write's "attempt to write a readonly database" then says it. */
+  readOnly?: string;
+}
+
+const SQLITE_READONLY = 8;
+
+/** A read-only connection's refusal, saying why the store is read-only (a full disk, a read-only mount). */
+function explainReadOnly<T>(reason: string | undefined, run: () => Promise<T>): Promise<T> {
+  if (!reason) return run();
+  return run().catch((err: unknown) => {
+    const code = (err as { errcode?: number } | null)?.errcode;
+    if (code === undefined || (code & 0xff) !== SQLITE_READONLY) throw err;
+    throw Object.assign(new Error(`${(err as Error).message}: ${reason}`, { cause: err }), { errcode: code });
+  });
 }
 
 export class NodeSqliteDialect implements Dialect {
   readonly #key: string;
   readonly #open: () => DatabaseSync;
-  readonly #checkpointFile: string | undefined;
+  readonly #opts: NodeSqliteDialectOptions;
 
   /** `key` identifies the connection to share: stores of one process with the same key share one connection. */
   constructor(key: string, open: () => DatabaseSync, opts: NodeSqliteDialectOptions = {}) {
     this.#key = key;
     this.#open = open;
-    this.#checkpointFile = opts.checkpointFile;
+    this.#opts = opts;
   }
   createDriver(): Driver {
-    return new NodeSqliteDriver(this.#key, this.#open, this.#checkpointFile);
+    return new NodeSqliteDriver(this.#key, this.#open, this.#opts);
   }
   createQueryCompiler(): QueryCompiler {
     return new SqliteQueryCompiler();

@@ -29,6 +29,9 @@ async function until<T>(ms: number, check: () => T | undefined | Promise<T | und
   }
 }
 
+/** SQLite's words for a full disk, or (a store a worker opened on the full disk) why it opened read-only. */
+const FULL = /database or disk is full|filesystem is full/;
+
 interface Run {
   id: number;
   kind: string;
@@ -166,12 +169,12 @@ describe('a full disk under `rostercal serve` (DATA_DIR on a 48 MB tmpfs)', () =
       expect(activityFeed.body).toMatch(/\(moved\)/);
 
       // The log says the disk is full.
-      expect(serve.output().slice(mark)).toMatch(/database or disk is full/);
+      expect(serve.output().slice(mark)).toMatch(FULL);
       // /readyz says so with the reason; the replica still serves (stale-ok).
       const ready = await fetch(`${base}/readyz`);
       const readyBody = await ready.text();
       expect(ready.status, readyBody).toBe(503);
-      expect(JSON.parse(readyBody).store, readyBody).toMatch(/database or disk is full/);
+      expect(JSON.parse(readyBody).store, readyBody).toMatch(FULL);
       expect((await fetch(`${base}/readyz?stale-ok`)).status).toBe(200);
     } catch (err) {
       const said = serve
@@ -190,8 +193,7 @@ describe('a full disk under `rostercal serve` (DATA_DIR on a 48 MB tmpfs)', () =
     // that could not even record its start said so (`fire skipped: the store failed (…)`).
     const after = (await runs(env)).filter((r) => r.id > lastBeforeFill && r.kind !== 'push');
     for (const r of after) expect(r.status, JSON.stringify(r)).not.toMatch(/succeeded|suspicious/);
-    for (const r of after.filter((r) => r.status === 'failed'))
-      expect(r.errors.join('; ')).toMatch(/database or disk is full/);
+    for (const r of after.filter((r) => r.status === 'failed')) expect(r.errors.join('; ')).toMatch(FULL);
     if (after.some((r) => r.status !== 'failed'))
       expect(serveSaid).toMatch(/database or disk is full.*could not record the failed run/);
     if (after.length === 0)
