@@ -15,6 +15,7 @@ import {
 } from '../feeds/tokens.ts';
 import { prepareFeedTokens } from '../feeds/trust.ts';
 import { auditCommandLine } from '../identity/command-line-audit.ts';
+import { type ClosedLiveCalendar, closeLiveGoogleCalendars, describeClosed } from '../push/live-rotation.ts';
 import type { Store } from '../store/types.ts';
 import { columns, printError, printJson, printLines } from '../terminal.ts';
 import { defineCommand, EXIT, numberOption, UsageError, withStore } from './command.ts';
@@ -169,15 +170,18 @@ export const run = defineCommand({
       const tokens = await prepare(store, [schoolId]);
       if (!tokens) return EXIT.failure;
       const issued = await tokens.rotate(schoolId, scope, id);
+      const school = config.schools.find((s) => s.id === schoolId);
+      const live = school ? await closeLiveGoogleCalendars(store, school, scope, id) : [];
+      const liveText = describeClosed(live);
       // Running servers remember live tokens for a moment: by the time this says so, none answers the old URL.
       await untilEveryServerKnows();
       await auditCommandLine(store, {
         action: 'feed-rotate',
         schoolId,
         teamId: scope === 'team' ? id : null,
-        detail: `${scope} ${id} (${def.subject}) → version ${issued.record.version}`,
+        detail: `${scope} ${id} (${def.subject}) → version ${issued.record.version}${liveText ? `; ${liveText}` : ''}`,
       });
-      printRotated(config.publicUrl, { schoolId, scope, id, def, issued }, Boolean(values.json));
+      printRotated(config.publicUrl, { schoolId, scope, id, def, issued, live }, Boolean(values.json));
       return EXIT.ok;
     });
   },
@@ -191,6 +195,7 @@ function printRotated(
     id: number;
     def: { subject: string; calendarName: string };
     issued: { token: string | null; record: { version: number } };
+    live: ClosedLiveCalendar[];
   },
   json: boolean,
 ): void {
@@ -203,6 +208,7 @@ function printRotated(
       name: r.def.subject,
       version: r.issued.record.version,
       ...links,
+      liveGoogleCalendars: r.live,
     });
     return;
   }
@@ -210,6 +216,10 @@ function printRotated(
     `${r.def.calendarName}: new URL (version ${r.issued.record.version}); the previous URL no longer works: everyone subscribed must subscribe again.`,
     `page to send them: ${links.page}`,
     `calendar (.ics):   ${links.url}`,
+    ...r.live.map(
+      (c) =>
+        `live Google calendar (${c.target}): ${c.calendarId === null ? 'none made yet' : c.closed ? `${c.calendarId} is no longer public` : `${c.calendarId} could not be closed now (${c.error}); the next push closes it first`}; the next push makes a new one, offered on the page: families who added the live Google calendar must add it again.`,
+    ),
   ]);
 }
 

@@ -1,7 +1,9 @@
 // `rostercal status`: the last sync runs of each school and the state of its scheduled jobs, from the store.
 
 import { scrubSecrets } from '../log.ts';
-import type { JobStatus, RunCounts, SyncRun } from '../store/types.ts';
+import { pendingRotations } from '../push/live-rotation.ts';
+import type { PushTargetConfig } from '../push/targets.ts';
+import type { JobStatus, RunCounts, Store, SyncRun } from '../store/types.ts';
 import { describeJob } from '../sync/job-display.ts';
 import { seconds } from '../sync/report.ts';
 import { printLines, terminalJson } from '../terminal.ts';
@@ -77,6 +79,19 @@ function runRows(runs: SyncRun[], tz: string): string[][] {
   });
 }
 
+/** Public Google calendars whose replacement after a feed rotation the push has not finished. */
+async function liveRotationsPending(
+  store: Store,
+  schoolId: string,
+  school: { targets: readonly PushTargetConfig[] } | undefined,
+): Promise<{ target: string; key: string }[]> {
+  const out: { target: string; key: string }[] = [];
+  for (const t of school?.targets ?? [])
+    if (t.provider === 'google' && t.google.calendars.familiesMayAdd)
+      for (const key of await pendingRotations(store, schoolId, t.id)) out.push({ target: t.id, key });
+  return out;
+}
+
 export const run = defineCommand({
   name: 'status',
   usage: USAGE,
@@ -106,6 +121,11 @@ export const run = defineCommand({
           timeZone: config.schools.find((s) => s.id === id)?.timeZone ?? 'UTC',
           jobs: await store.listJobStatus(id),
           runs: await store.listRuns(id, { limit }),
+          liveCalendarRotations: await liveRotationsPending(
+            store,
+            id,
+            config.schools.find((s) => s.id === id),
+          ),
         });
       }
       if (values.json) {
@@ -139,6 +159,10 @@ export const run = defineCommand({
             out.push(`  ${j.job} ${result}: ${note}`);
         }
         for (const r of s.runs) if (r.warning) out.push(`  #${r.id} warning: ${r.warning}`);
+        for (const p of s.liveCalendarRotations)
+          out.push(
+            `  live Google calendar of ${p.key} (target ${p.target}): rotation pending; the next push makes the new calendar and deletes the old one`,
+          );
         out.push('');
       }
       // Run errors quote upstream and provider text: no credential and no control character reaches the terminal.

@@ -124,7 +124,8 @@ async function syncSchools(
       if (summary.status === 'failed') ok = false;
       if (!flags.json) printLines(formatSummary(summary, school.name));
       for (const step of STEPS) {
-        if (!(await step.run({ store, school, summary, log, flags, print }))) ok = false;
+        if (!(await step.run({ store, school, summary, log, flags, print, dataDir: config.dataDir })))
+          ok = false;
       }
     }
   } finally {

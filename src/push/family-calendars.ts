@@ -4,6 +4,7 @@
 import type { Id } from '../domain/types.ts';
 import type { FeedScope, SchoolId, Store } from '../store/types.ts';
 import { decodeCalendarId } from './calendar-id.ts';
+import { publicTargetsFor } from './live-rotation.ts';
 import type { PushTargetConfig } from './targets.ts';
 
 export type LiveGoogleCalendarFinder = (
@@ -18,14 +19,11 @@ export function liveGoogleCalendars(
 ): LiveGoogleCalendarFinder {
   return async (schoolId, scope, scopeId) => {
     const school = schools.find((s) => s.id === schoolId);
-    for (const t of school?.targets ?? []) {
-      if (t.provider !== 'google' || !t.google.calendars.familiesMayAdd) continue;
-      if (t.scope !== scope || t.audience === 'staff') continue;
-      if (t.ids && !t.ids.includes(scopeId)) continue;
+    for (const t of publicTargetsFor(school?.targets ?? [], scope, scopeId)) {
       const cal = (await store.listPushCalendars(schoolId, t.id)).find(
         (c) => c.calendarKey === `${scope}:${scopeId}`,
       );
-      // Created (and made readable) by a push run; until then there is nothing to add.
+      // Created (and made readable) by a push run; until then (and after a rotation) there is nothing to add.
       if (cal?.remoteCalendarId) return decodeCalendarId(cal.remoteCalendarId).id;
     }
     return null;

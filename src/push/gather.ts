@@ -6,9 +6,11 @@ import { CAPS, capText, feedVoice } from '../calendar/gate.ts';
 import type { ProjectionContext } from '../calendar/index.ts';
 import type { Audience, CalendarEvent } from '../calendar/types.ts';
 import type { Id, Instant } from '../domain/types.ts';
+import { RotationJournal } from '../feeds/rotations.ts';
 import type { PushCalendar, PushMapping, SchoolId, Store, Stored } from '../store/types.ts';
 import { decodeCalendarId } from './calendar-id.ts';
 import { calendarMarker, type EventIdentity } from './identity.ts';
+import { generationCursor } from './live-rotation.ts';
 import { calendarName, type Member, members, ownerOf, sessionsByMember } from './members.ts';
 import type { CalendarInput, Departed, Desired } from './plan.ts';
 import type { CalendarRef, CalendarSpec, PushProvider, RemoteEvent, WriteOp } from './provider.ts';
@@ -39,6 +41,8 @@ export interface CalendarWork {
   forget: Id[];
   /** The remote calendar was deleted by hand: forget it (and its mappings) so the next run creates it again. */
   gone: boolean;
+  /** Replaced public calendars (earlier generations, no longer public): deleted once this one is complete. */
+  retire: string[];
 }
 
 export interface GatherInput {
@@ -53,6 +57,8 @@ export interface GatherInput {
   dryRun: boolean;
   /** Problems worth a line in the run's record. */
   note: (msg: string) => void;
+  /** Where the feed rotation record is (see PushOptions.dataDir). */
+  dataDir?: string;
 }
 
 export function emptyCounts(): CalendarOutcome['counts'] {
@@ -80,13 +86,20 @@ export async function gather(g: GatherInput): Promise<CalendarWork[]> {
   }
   const ids = people.map((p) => p.id);
   const sessionsOf = await sessionsByMember(store, school.id, target.scope, ids, g.window);
+  const generations = await publicGenerations(g, ids);
   const works: CalendarWork[] = [];
   for (const person of people) {
     // A calendar's name and description are read by its audience too (a team's name may name a child).
     const say = feedVoice(g.context, target.audience, { scope: target.scope, id: person.id });
     const m = { ...person, name: capText(say(person.name), CAPS.title) };
     const key = `${target.scope}:${m.id}`;
-    const work = memberCalendar(g, m, calByKey.get(key) ?? null, mapsByKey.get(key) ?? new Map());
+    const work = memberCalendar(
+      g,
+      m,
+      calByKey.get(key) ?? null,
+      mapsByKey.get(key) ?? new Map(),
+      generations,
+    );
     mapsByKey.delete(key);
     works.push(work);
     if (work.outcome.state === 'ok') addDesired(g, work, m, sessionsOf.get(m.id) ?? []);
@@ -98,6 +111,30 @@ export async function gather(g: GatherInput): Promise<CalendarWork[]> {
     works.push(retiredCalendar(g, stored, stored.remoteCalendarId, mappings));
   }
   return works;
+}
+
+/**
+ * Public calendars (`calendars.familiesMayAdd`): each member's generation, the rotation count of its feed. A
+ * rotated feed gets a new public calendar; the old one's id may have leaked like the old URL.
+ */
+async function publicGenerations(g: GatherInput, ids: Id[]): Promise<Map<Id, number> | null> {
+  if (g.target.provider !== 'google' || !g.target.google.calendars.familiesMayAdd) return null;
+  const out = new Map<Id, number>();
+  const at = (id: Id, version: number) => out.set(id, Math.max(out.get(id) ?? 1, version));
+  for (const t of await g.store.listFeedTokens(g.school.id))
+    if (t.scope === g.target.scope) at(t.scopeId, t.version);
+  for (const id of ids) {
+    const key = `${g.target.scope}:${id}`;
+    const bumped = Number(await g.store.getCursor(g.school.id, generationCursor(g.target.id, key)));
+    if (bumped) at(id, bumped);
+  }
+  const journal = g.dataDir ? new RotationJournal(g.dataDir) : null;
+  if (journal?.exists()) {
+    const prefix = `${g.school.id}|${g.target.scope}|`;
+    for (const [k, version] of journal.read().versions)
+      if (k.startsWith(prefix)) at(Number(k.slice(prefix.length)), version);
+  }
+  return out;
 }
 
 function newWork(
@@ -120,6 +157,7 @@ function newWork(
     adopt: [],
     forget: [],
     gone: false,
+    retire: [],
   };
 }
 
@@ -146,12 +184,14 @@ function memberCalendar(
   m: Member,
   stored: PushCalendar | null,
   mappings: Map<Id, PushMapping>,
+  generations: Map<Id, number> | null,
 ): CalendarWork {
   const { school, target } = g;
   const key = `${target.scope}:${m.id}`;
   const owner = ownerOf(target, m);
   const known = stored?.remoteCalendarId ? decodeCalendarId(stored.remoteCalendarId) : null;
-  const marker = calendarMarker(school.id, target.id, key);
+  const generation = generations ? (generations.get(m.id) ?? 1) : undefined;
+  const marker = calendarMarker(school.id, target.id, key, generation);
   const spec: CalendarSpec = {
     key,
     name: calendarName(target, school, m),
@@ -162,6 +202,7 @@ function memberCalendar(
     memberEmail: m.email,
     // A calendar known under another owner (the member's address changed) is looked up again.
     remoteCalendarId: known && known.owner === owner ? known.id : null,
+    ...(generation !== undefined ? { generation } : {}),
   };
   const name = target.provider === 'outlook' ? `${spec.name} (${owner ?? 'no mailbox'})` : spec.name;
   const work = newWork(spec, stored, outcomeOf(key, name, spec.remoteCalendarId, g.dryRun), mappings);
@@ -187,6 +228,7 @@ function addDesired(g: GatherInput, work: CalendarWork, m: Member, sessions: Sto
       target: g.target.id,
       calendarKey: work.spec.key,
       sessionId: s.id,
+      ...(work.spec.generation !== undefined ? { generation: work.spec.generation } : {}),
     };
     work.desired.set(s.id, {
       sessionId: s.id,

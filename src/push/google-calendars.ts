@@ -3,7 +3,13 @@
 // publicly readable when families may add it).
 import type { calendar_v3 } from 'googleapis';
 import { failureOf, type GoogleClients, isAccountProblem, PausedError } from './google-client.ts';
+import { markerGeneration } from './identity.ts';
 import type { CalendarSpec, EnsureResult } from './provider.ts';
+
+function isGone(err: unknown): boolean {
+  const status = failureOf(err).status;
+  return status === 404 || status === 410;
+}
 
 export class GoogleCalendars {
   readonly #c: GoogleClients;
@@ -11,8 +17,12 @@ export class GoogleCalendars {
   /** Calendars made publicly readable in this process (calendars.familiesMayAdd): once each. */
   readonly #publicRead = new Set<string>();
 
-  constructor(clients: GoogleClients) {
+  /** Whose calendars: the school and target named in every calendar's marker. */
+  readonly #owner: { school: string; target: string };
+
+  constructor(clients: GoogleClients, owner: { school: string; target: string }) {
     this.#c = clients;
+    this.#owner = owner;
   }
 
   async ensure(spec: CalendarSpec, dryRun: boolean): Promise<EnsureResult> {
@@ -28,6 +38,7 @@ export class GoogleCalendars {
         await this.#c.call(account, false, (api) => api.calendars.get({ calendarId: 'primary' }));
         return { ok: true, remoteCalendarId: 'primary', created: false };
       }
+      if (spec.generation !== undefined) return await this.#ensurePublic(account, spec, dryRun);
       const known =
         spec.remoteCalendarId ||
         (await this.#calendarList(account)).find((c) => c.description?.includes(spec.marker))?.id;
@@ -40,6 +51,51 @@ export class GoogleCalendars {
     } catch (err) {
       const f = err instanceof PausedError ? { message: `quota exceeded: ${err.message}` } : failureOf(err);
       return { ok: false, skip: isAccountProblem(err), reason: `${spec.key}: ${f.message}` };
+    }
+  }
+
+  /**
+   * A public calendar (`calendars.familiesMayAdd`) is found by its marker, never by the stored id alone: after a
+   * rotation (or a lost database, or a crash mid-replacement) the account may hold calendars of earlier
+   * generations. The newest generation is kept (or created); every other one loses its public rule now and is
+   * handed back to be deleted once the kept one is complete. An older calendar is never adopted.
+   */
+  async #ensurePublic(account: string, spec: CalendarSpec, dryRun: boolean): Promise<EnsureResult> {
+    const { school, target } = this.#owner;
+    const found = (await this.#calendarList(account))
+      .map((c) => ({ id: c.id, gen: markerGeneration(c.description, school, target, spec.key) }))
+      .filter((c): c is { id: string; gen: number } => Boolean(c.id) && c.gen !== null);
+    const wanted = Math.max(spec.generation ?? 1, ...found.map((c) => c.gen));
+    const keep =
+      found.find((c) => c.gen === wanted && c.id === spec.remoteCalendarId) ??
+      found.find((c) => c.gen === wanted);
+    const retire = found.filter((c) => c !== keep).map((c) => c.id);
+    if (dryRun) return { ok: true, remoteCalendarId: keep?.id ?? '', created: !keep, retire };
+    for (const id of retire) await this.closePublic(account, id);
+    if (keep) {
+      await this.#familiesMayRead(account, keep.id);
+      return { ok: true, remoteCalendarId: keep.id, created: false, retire };
+    }
+    const made = await this.#create(account, spec);
+    return made.ok ? { ...made, retire } : made;
+  }
+
+  /** Removes the public reader rule of a calendar (a replaced one): idempotent, a missing rule or calendar is fine. */
+  async closePublic(account: string, calendarId: string): Promise<void> {
+    try {
+      await this.#c.call(account, true, (api) => api.acl.delete({ calendarId, ruleId: 'default' }));
+    } catch (err) {
+      if (!isGone(err)) throw err;
+    }
+    this.#publicRead.delete(calendarId);
+  }
+
+  /** Deletes a replaced calendar; a calendar already gone counts as deleted. */
+  async deleteCalendar(account: string, calendarId: string): Promise<void> {
+    try {
+      await this.#c.call(account, true, (api) => api.calendars.delete({ calendarId }));
+    } catch (err) {
+      if (!isGone(err)) throw err;
     }
   }
 

@@ -7,7 +7,7 @@ import type { Instant } from '../domain/types.ts';
 import { mapLimit } from '../sync/concurrency.ts';
 import { applyBatched } from './google-batch.ts';
 import { GoogleCalendars } from './google-calendars.ts';
-import { GoogleClients } from './google-client.ts';
+import { failureOf, GoogleClients } from './google-client.ts';
 import { listGoogleCalendar } from './google-listing.ts';
 import { renderGoogleEvent } from './google-render.ts';
 import { applyOneByOne } from './google-writes.ts';
@@ -42,8 +42,29 @@ export class GoogleProvider implements PushProvider {
 
   constructor(o: GoogleProviderOptions) {
     this.#clients = new GoogleClients(o.settings, o.delegated);
-    this.#calendars = new GoogleCalendars(this.#clients);
+    this.#calendars = new GoogleCalendars(this.#clients, { school: o.schoolId, target: o.targetId });
     this.#owner = ownerTag(o.schoolId, o.targetId);
+  }
+
+  /** Deletes replaced public calendars, one by one; each answer is null or why it failed. */
+  async retireCalendars(
+    calendars: { owner: string | null; remoteCalendarId: string }[],
+  ): Promise<(string | null)[]> {
+    const out: (string | null)[] = [];
+    for (const c of calendars) {
+      try {
+        await this.#calendars.deleteCalendar(this.#clients.account(c.owner), c.remoteCalendarId);
+        out.push(null);
+      } catch (err) {
+        out.push(failureOf(err).message);
+      }
+    }
+    return out;
+  }
+
+  /** Removes the public reader rule of a calendar (a rotation closes the old calendar at once). */
+  closePublic(owner: string | null, remoteCalendarId: string): Promise<void> {
+    return this.#calendars.closePublic(this.#clients.account(owner), remoteCalendarId);
   }
 
   stats(): ProviderStats {

@@ -11,6 +11,11 @@ export interface EventIdentity {
   target: string;
   calendarKey: string;
   sessionId: Id;
+  /**
+   * The public calendar's generation (the feed's rotation count, `calendars.familiesMayAdd`): a replaced
+   * calendar's events get new ids, so a family holding the old and the new calendar never sees one iCalUID twice.
+   */
+  generation?: number;
 }
 
 function digest(parts: string[]): Buffer {
@@ -40,7 +45,15 @@ export function base32hex(bytes: Uint8Array): string {
 /** Google event id: 32 base32hex characters (160 bits of a SHA-256), within Google's 5–1024 rule. */
 export function googleEventId(id: EventIdentity): string {
   return base32hex(
-    digest(['rostercal-event', id.schoolId, id.target, id.calendarKey, String(id.sessionId)]).subarray(0, 20),
+    digest([
+      'rostercal-event',
+      id.schoolId,
+      id.target,
+      id.calendarKey,
+      String(id.sessionId),
+      // Generation 1 keeps the ids of calendars made before generations existed.
+      ...((id.generation ?? 1) > 1 ? [`g${id.generation}`] : []),
+    ]).subarray(0, 20),
   );
 }
 
@@ -87,6 +100,32 @@ export function contentHash(content: unknown): string {
 }
 
 /** Marker put in the description of calendars rostercal creates, to find them again after a lost database. */
-export function calendarMarker(schoolId: SchoolId, target: string, calendarKey: string): string {
-  return `[rostercal ${schoolId}/${target}/${calendarKey}]`;
+export function calendarMarker(
+  schoolId: SchoolId,
+  target: string,
+  calendarKey: string,
+  generation = 1,
+): string {
+  return generation > 1
+    ? `[rostercal ${schoolId}/${target}/${calendarKey} g${generation}]`
+    : `[rostercal ${schoolId}/${target}/${calendarKey}]`;
+}
+
+/**
+ * The generation a calendar description's marker names for this calendar key (1 for the plain marker), or null
+ * when the description carries no marker of it.
+ */
+export function markerGeneration(
+  description: string | null | undefined,
+  schoolId: SchoolId,
+  target: string,
+  calendarKey: string,
+): number | null {
+  if (!description) return null;
+  const head = `[rostercal ${schoolId}/${target}/${calendarKey}`;
+  for (let at = description.indexOf(head); at >= 0; at = description.indexOf(head, at + 1)) {
+    const m = /^(?: g([1-9][0-9]{0,8}))?\]/.exec(description.slice(at + head.length));
+    if (m) return m[1] ? Number(m[1]) : 1;
+  }
+  return null;
 }

@@ -20,10 +20,21 @@ export interface CalendarSpec {
   memberEmail: string | null;
   /** Known from an earlier run. */
   remoteCalendarId: string | null;
+  /**
+   * Public calendars (`calendars.familiesMayAdd`) only: the feed's rotation count. The calendar of this
+   * generation is the one to keep; those of other generations found by their marker are closed and retired.
+   */
+  generation?: number;
 }
 
 export type EnsureResult =
-  | { ok: true; remoteCalendarId: string; created: boolean }
+  | {
+      ok: true;
+      remoteCalendarId: string;
+      created: boolean;
+      /** Calendars of earlier generations (no longer public): delete them once this one is complete. */
+      retire?: string[];
+    }
   | {
       ok: false;
       reason: string /** the mailbox/account is unusable: skip it, go on with the rest */;
@@ -129,5 +140,9 @@ export interface PushProvider {
   ): Promise<Map<string, ListResult>>;
   /** Applies writes; results in the same order as ops. */
   apply(ops: WriteOp[]): Promise<WriteResult[]>;
+  /** Deletes replaced calendars (Google public calendars after a rotation); a missing one counts as deleted. */
+  retireCalendars?(
+    calendars: { owner: string | null; remoteCalendarId: string }[],
+  ): Promise<(string | null)[]>;
   stats(): ProviderStats;
 }

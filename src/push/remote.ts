@@ -36,11 +36,21 @@ export async function ensureCalendars(step: RemoteStep, works: CalendarWork[]): 
     }
     w.ref = { key: w.spec.key, remoteCalendarId: r.remoteCalendarId, owner: w.spec.owner };
     w.outcome.remoteCalendarId = r.remoteCalendarId || null;
+    w.retire = r.retire ?? [];
     if (r.created) {
       w.outcome.state = 'created';
       w.fresh = true;
     }
     const encoded = encodeCalendarId(w.spec.owner, r.remoteCalendarId);
+    // The mappings speak of another calendar (a replaced public one): the kept one is compared afresh.
+    if (
+      w.mappings.size &&
+      (r.created || (w.spec.generation !== undefined && encoded !== w.stored?.remoteCalendarId))
+    ) {
+      if (!step.dryRun)
+        await step.store.deletePushMappings(step.schoolId, step.targetId, w.spec.key, [...w.mappings.keys()]);
+      w.mappings = new Map();
+    }
     if (!step.dryRun && encoded !== (w.stored?.remoteCalendarId ?? null)) {
       const saved: PushCalendar = {
         schoolId: step.schoolId,
@@ -48,8 +58,12 @@ export async function ensureCalendars(step: RemoteStep, works: CalendarWork[]): 
         calendarKey: w.spec.key,
         remoteCalendarId: encoded,
         pausedUntil: null,
-        // A calendar we just created holds nothing: as good as reconciled.
-        lastReconciledAt: r.created ? step.startedAt : (w.stored?.lastReconciledAt ?? null),
+        // A calendar we just created holds nothing: as good as reconciled. One found in its place is listed.
+        lastReconciledAt: r.created
+          ? step.startedAt
+          : encoded === w.stored?.remoteCalendarId
+            ? (w.stored?.lastReconciledAt ?? null)
+            : null,
       };
       await step.store.savePushCalendar(saved);
       w.stored = saved;

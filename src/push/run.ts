@@ -16,6 +16,7 @@ import { keepAlive, processOwner } from '../sync/owner.ts';
 import { syncWindow } from '../sync/window.ts';
 import { type ApplyStep, applyPlan, pauseCalendar } from './apply.ts';
 import { type CalendarWork, gather, lookUpDeparted, type ProjectFn, planInput } from './gather.ts';
+import { pendingRotations, setPending } from './live-rotation.ts';
 import { type PushPlan, planPush } from './plan.ts';
 import type { PushProvider } from './provider.ts';
 import { createProvider } from './providers.ts';
@@ -44,6 +45,11 @@ export interface PushOptions {
   provider?: PushProvider;
   /** Writes per chunk between mapping saves. */
   chunkSize?: number;
+  /**
+   * DATA_DIR, where the feed rotation record is: a public calendar's generation is never below the feed's
+   * recorded rotations, so a lost database cannot bring back (and re-publish) a replaced calendar.
+   */
+  dataDir?: string;
 }
 
 const MAX_ERRORS = 100;
@@ -95,7 +101,20 @@ async function runPush(opts: PushOptions & { dryRun: boolean }): Promise<PushSum
     const context = opts.context ?? (await loadProjectionContext(store, school.id, wording));
     const project = opts.project ?? projectSession;
     const { window, provider, note, startedAt: now } = run;
-    works = await gather({ store, school, target, window, now, context, project, provider, dryRun, note });
+    const dataDir = opts.dataDir;
+    works = await gather({
+      store,
+      school,
+      target,
+      window,
+      now,
+      context,
+      project,
+      provider,
+      dryRun,
+      note,
+      ...(dataDir ? { dataDir } : {}),
+    });
     await ensureCalendars(run.remote, works);
     const dueBefore = new Date(run.started.getTime() - target.reconcileEveryHours * 3_600_000).toISOString();
     await listCalendars(run.remote, dueForListing(works, opts.reconcile ?? false, dueBefore), window);
@@ -112,7 +131,10 @@ async function runPush(opts: PushOptions & { dryRun: boolean }): Promise<PushSum
     warnings = plan.warnings;
     adoptPlan(works, plan);
     if (dryRun) countPlanned(works);
-    else await applyPlan(run.applying, works);
+    else {
+      await applyPlan(run.applying, works);
+      await retireReplaced(run, works);
+    }
   } catch (err) {
     fatal = err;
     run.note(`push failed: ${err instanceof Error ? err.message : String(err)}`);
@@ -122,6 +144,55 @@ async function runPush(opts: PushOptions & { dryRun: boolean }): Promise<PushSum
   // A real run is recorded as failed and reported through its summary; a dry run has no record to show.
   if (fatal && dryRun) throw fatal;
   return summary;
+}
+
+/**
+ * Public calendars replaced after a rotation (no longer public since the rotation or this run's ensure step) are
+ * deleted once their successor holds every event; until then the next run tries again. Each replacement is
+ * audited with both calendar ids.
+ */
+async function retireReplaced(run: Run, works: CalendarWork[]): Promise<void> {
+  const { provider, opts } = run;
+  const publicWorks = works.filter((w) => w.spec.generation !== undefined && w.ref);
+  if (!publicWorks.length) return;
+  const pending = new Set(await pendingRotations(opts.store, opts.school.id, opts.target.id));
+  for (const w of publicWorks) {
+    const complete =
+      (w.outcome.state === 'ok' || w.outcome.state === 'created') &&
+      w.outcome.counts.failed === 0 &&
+      !w.outcome.untrusted;
+    if (!complete) {
+      if (w.retire.length)
+        run.note(`${w.spec.key}: the replaced calendar is kept (not public) until the new one is complete`);
+      continue;
+    }
+    const answers = w.retire.length
+      ? await (provider.retireCalendars?.(
+          w.retire.map((id) => ({ owner: w.ref!.owner, remoteCalendarId: id })),
+        ) ?? [])
+      : [];
+    const deleted = w.retire.filter((_id, i) => answers[i] === null);
+    answers.forEach((a, i) => {
+      if (a !== null) run.note(`${w.spec.key}: replaced calendar ${w.retire[i]} not deleted: ${a}`);
+    });
+    if (deleted.length === w.retire.length && pending.has(w.spec.key))
+      await setPending(opts.store, opts.school.id, opts.target.id, w.spec.key, false);
+    if (!deleted.length) continue;
+    w.outcome.note = `replaced ${deleted.join(', ')}`;
+    const [scope, id] = w.spec.key.split(':');
+    await opts.store.appendAudit({
+      at: run.clock().toISOString(),
+      action: 'feed-rotate',
+      actor: `push (target ${opts.target.id})`,
+      schoolId: opts.school.id,
+      teamId: scope === 'team' ? Number(id) : null,
+      sessionId: null,
+      template: null,
+      clientAddress: null,
+      staffSession: null,
+      detail: `${w.spec.key}: live Google calendar ${deleted.join(', ')} deleted, replaced by ${w.ref!.remoteCalendarId}`,
+    });
+  }
 }
 
 /** The run's clock, window, provider and record, and the settings its steps share. */

@@ -32,6 +32,8 @@ export interface PushSchoolOptions {
   /** Only this target. */
   target?: string;
   now?: () => Date;
+  /** DATA_DIR: public calendars follow the feed rotation record even when the database lost it. */
+  dataDir?: string;
 }
 
 /** Pushes (or plans) every target of a school, one after the other; a failing target does not stop the rest. */
@@ -48,6 +50,7 @@ export async function pushSchool(opts: PushSchoolOptions): Promise<PushSummary[]
       ...(opts.reconcile ? { reconcile: true } : {}),
       ...(opts.force ? { force: true } : {}),
       ...(opts.now ? { now: opts.now } : {}),
+      ...(opts.dataDir ? { dataDir: opts.dataDir } : {}),
     };
     out.push(
       opts.dryRun
@@ -113,6 +116,7 @@ export const pushStep: AfterPullStep = {
         reconcile: Boolean(ctx.flags.reconcile),
         force: Boolean(ctx.flags.force),
         ...(typeof ctx.flags.target === 'string' ? { target: ctx.flags.target } : {}),
+        ...(ctx.dataDir ? { dataDir: ctx.dataDir } : {}),
       });
       for (const r of results) for (const line of formatPlan(r, { verbose: false })) ctx.print(line);
       return results.every((r) => r.status !== 'failed');

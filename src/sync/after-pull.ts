@@ -15,6 +15,8 @@ export interface AfterPullContext {
   flags: Record<string, string | boolean | undefined>;
   /** Prints a line of the step's progress or result for the person at the terminal. */
   print(line: string): void;
+  /** DATA_DIR, where the feed rotation record is (a push's public calendars follow it). */
+  dataDir?: string;
 }
 
 export interface AfterPullStep {

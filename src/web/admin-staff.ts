@@ -7,16 +7,21 @@ import express, { type Request, type Response } from 'express';
 import { type FeedDef, getFeedDef } from '../feeds/catalog.ts';
 import type { FeedTokens } from '../feeds/tokens.ts';
 import { FeedTrustError, isFeedScope, untilEveryServerKnows } from '../feeds/tokens.ts';
+import { closeLiveGoogleCalendars, describeClosed, publicTargetsFor } from '../push/live-rotation.ts';
+import type { PushTargetConfig } from '../push/targets.ts';
 import type { AuditQuery, AuditRecord, FeedScope, SchoolId, Store } from '../store/types.ts';
 import { zoneAbbreviation } from '../util/time-zone.ts';
 import { accessIn, csrfOf, type Principal, principalOf, type StaffAuth } from './staff-auth.ts';
 import { escapeHtml, ADMIN_NAV as NAV, sendPage, sendProblem } from './staff-html.ts';
 
+/** A school as the admin pages see it; its push targets tell whether a feed has a live Google calendar. */
+type AdminSchool = { id: SchoolId; name: string; timeZone: string; targets?: readonly PushTargetConfig[] };
+
 export interface AdminStaffOptions {
   store: Store;
   auth: StaffAuth;
   tokens: FeedTokens;
-  schools: readonly { id: SchoolId; name: string; timeZone: string }[];
+  schools: readonly AdminSchool[];
   /** Where families reach the service: the new link an admin sends them is absolute. */
   publicUrl: string;
   now?: () => Date;
@@ -225,7 +230,7 @@ export function createAdminStaffRouter(opts: AdminStaffOptions): express.Router 
   async function feedOf(
     p: Principal,
     input: Record<string, unknown>,
-  ): Promise<{ def: FeedDef; school: { id: SchoolId; name: string; timeZone: string } } | null> {
+  ): Promise<{ def: FeedDef; school: AdminSchool } | null> {
     const schoolId = text(input.school, 63);
     const scope = text(input.scope, 20);
     const idText = text(input.id, 15);
@@ -285,7 +290,11 @@ export function createAdminStaffRouter(opts: AdminStaffOptions): express.Router 
 <li><strong>The current link stops working at once</strong> for everyone subscribed: ${escapeHtml(subscribers(def, team?.students.length ?? null))}.</li>
 <li>Their calendar apps keep the events they already have, but those stop changing: <strong>cancellations, new sessions and changed times no longer reach them</strong>. Nothing tells them; their calendar just goes quiet.</li>
 <li>Family links (one link for several children) that include this calendar stop showing it.</li>
-<li>You get a new page to send them: they open it, subscribe again, and can remove the old calendar.</li>
+<li>You get a new page to send them: they open it, subscribe again, and can remove the old calendar.</li>${
+        publicTargetsFor(school.targets ?? [], def.scope, def.scopeId).length
+          ? '\n<li><strong>Families using the live Google calendar must add it again</strong> from the new page: the old one stops being public at once and is deleted after the next push.</li>'
+          : ''
+      }
 </ul>
 <p>Do this when the link has reached someone who should not have it. Recorded in the audit log.</p>
 <form method="post" action="/admin/feeds/rotate"><input type="hidden" name="csrf" value="${csrf}">${hidden(def)}<div class="actions"><button class="primary" type="submit">Stop the old link and make a new one</button><a class="btn" href="/admin">Cancel</a></div></form></div>`,
@@ -300,13 +309,22 @@ export function createAdminStaffRouter(opts: AdminStaffOptions): express.Router 
       if (!found) return unknownFeed(res);
       const { def } = found;
       const issued = await opts.tokens.rotate(def.schoolId, def.scope, def.scopeId);
+      const school = opts.schools.find((s) => s.id === def.schoolId);
+      const live = describeClosed(
+        await closeLiveGoogleCalendars(
+          opts.store,
+          { id: def.schoolId, targets: school?.targets ?? [] },
+          def.scope,
+          def.scopeId,
+        ),
+      );
       // This server forgot the old token at once; the others within the bound: wait for them before saying so.
       await untilEveryServerKnows();
       await opts.auth.audit(req, res, {
         action: 'feed-rotate',
         schoolId: def.schoolId,
         teamId: def.scope === 'team' ? def.scopeId : null,
-        detail: `${def.scope} ${def.scopeId} (${def.subject}) → version ${issued.record.version}`,
+        detail: `${def.scope} ${def.scopeId} (${def.subject}) → version ${issued.record.version}${live ? `; ${live}` : ''}`,
       });
       // Post/redirect/get: reloading the result must not rotate the link just sent to families.
       const q = new URLSearchParams({ school: def.schoolId, scope: def.scope, id: String(def.scopeId) });

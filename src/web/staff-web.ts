@@ -10,6 +10,7 @@ import type { SensitiveRole } from '../identity/roles.ts';
 import { StaffSessions } from '../identity/sessions.ts';
 import { FailureThrottle } from '../identity/throttle.ts';
 import type { Logger } from '../log.ts';
+import type { PushTargetConfig } from '../push/targets.ts';
 import type { SchoolId, Store } from '../store/types.ts';
 import { createAdminRouter } from './admin.ts';
 import { createAdminStaffRouter } from './admin-staff.ts';
@@ -34,7 +35,8 @@ export interface StaffWebOptions extends StaffWebSettings {
   store: Store;
   tokens: FeedTokens;
   publicUrl: string;
-  schools: readonly { id: SchoolId; name: string; timeZone: string }[];
+  /** With their push targets: a feed's rotation also replaces its live Google calendar. */
+  schools: readonly { id: SchoolId; name: string; timeZone: string; targets?: readonly PushTargetConfig[] }[];
   /** The admin dashboard's config view (schools, publicUrl). */
   config: Parameters<typeof createAdminRouter>[0]['config'];
   log: Logger;

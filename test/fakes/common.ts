@@ -83,6 +83,8 @@ export interface FaultRule {
   rate?: number;
   /** Fail at most this many, then serve normally (a fault that clears); no limit when absent. */
   limit?: number;
+  /** Google fake: the error reason of a 403 (default insufficientPermissions; e.g. rateLimitExceeded). */
+  reason?: string;
   /** Retry-After header in seconds (fractions allowed), for 429/503. */
   retryAfterSeconds?: number;
   /** How many requests this rule has failed so far (kept up to date by the fake). */

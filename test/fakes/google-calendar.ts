@@ -159,12 +159,14 @@ function faultReply(rule: FaultRule): [number, unknown, Record<string, string>] 
     case 403:
       return [
         403,
-        errorBody(
-          403,
-          'insufficientPermissions',
-          'Request had insufficient authentication scopes.',
-          'global',
-        ),
+        rule.reason
+          ? errorBody(403, rule.reason, 'Rate Limit Exceeded', 'usageLimits')
+          : errorBody(
+              403,
+              'insufficientPermissions',
+              'Request had insufficient authentication scopes.',
+              'global',
+            ),
         {},
       ];
     case 429:
@@ -492,6 +494,16 @@ export async function startFakeGoogle(opts: FakeGoogleOptions = {}): Promise<Fak
       const rule = { id, role, scope: { type: scope.type, ...(scope.value ? { value: scope.value } : {}) } };
       cal.acl = cal.acl.filter((a) => a.id !== id).concat(rule);
       sendJson(res, 200, { kind: 'calendar#aclRule', etag: nextEtag(), ...rule });
+      return;
+    }
+
+    if (rest[2] === 'acl' && rest.length === 4) {
+      if (method !== 'DELETE') throw new HttpError(405, 'methodNotAllowed', 'Method Not Allowed');
+      count('DELETE acl.delete');
+      const before = cal.acl.length;
+      cal.acl = cal.acl.filter((a) => a.id !== rest[3]);
+      if (cal.acl.length === before) throw new HttpError(404, 'notFound', 'Not Found');
+      sendJson(res, 204, undefined);
       return;
     }
 
