@@ -129,11 +129,9 @@ async function publicGenerations(g: GatherInput, ids: Id[]): Promise<Map<Id, num
     if (bumped) at(id, bumped);
   }
   const journal = g.dataDir ? new RotationJournal(g.dataDir) : null;
-  if (journal?.exists()) {
-    const prefix = `${g.school.id}|${g.target.scope}|`;
-    for (const [k, version] of journal.read().versions)
-      if (k.startsWith(prefix)) at(Number(k.slice(prefix.length)), version);
-  }
+  if (journal?.exists())
+    for (const r of journal.read().rotations.values())
+      if (r.school === g.school.id && r.scope === g.target.scope) at(r.id, r.version);
   return out;
 }
 
