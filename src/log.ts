@@ -145,7 +145,13 @@ export function createLogger(opts: LoggerOptions = {}): Logger {
     },
     serializers: {
       // Every field of the error (a provider's response body, its request's headers), not only its message.
-      err: (err: unknown) => scrubLogFields({ ...pino.stdSerializers.err(err as Error) }),
+      // pino's serializer hands back what is not an Error as it came: a string must stay a string, not be spread.
+      err: (err: unknown) => {
+        const serialized: unknown = pino.stdSerializers.err(err as Error);
+        return scrubLogFields(
+          typeof serialized === 'object' && serialized !== null ? { ...serialized } : serialized,
+        );
+      },
     },
   };
   if (opts.name) options.name = opts.name;

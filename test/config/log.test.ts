@@ -47,6 +47,16 @@ describe('logger', () => {
     expect(out).toContain('a=1');
   });
 
+  it('an err that is a string or a plain object is written as given, scrubbed, not spread into characters', () => {
+    const { lines, stream } = capture();
+    const log = createLogger({ destination: stream });
+    log.error({ err: 'disk full: Bearer qwerty12345' }, 'one');
+    log.error({ err: { code: 'E1', detail: 'Bearer zzz777' } }, 'two');
+    const [one, two] = lines.map((l) => JSON.parse(l));
+    expect(one.err).toBe('disk full: Bearer [redacted]');
+    expect(two.err).toEqual({ code: 'E1', detail: 'Bearer [redacted]' });
+  });
+
   it('masks long feed tokens in paths but keeps a recognisable prefix', () => {
     expect(scrubSecrets('/feeds/AbCdEfGhIjKlMnOpQrStUv.ics')).toBe('/feeds/AbCd….ics');
   });
