@@ -97,13 +97,19 @@ export function createRostersRouter(opts: RostersRouterOptions): express.Router 
       const school = opts.config.schools.find((s) => s.id === schoolId);
       if (school) asked.schoolId = school.id;
       asked.template = queryString(req.query.template)?.slice(0, 100) ?? null;
+      const p = principalOf(res) as Principal;
+      // To a member of staff, a school that does not exist answers as one they are not staff of: which schools
+      // this service holds is not theirs to learn. The admin token may know.
+      if (!school && schoolId !== null && p.kind !== 'admin-token') {
+        await refused(NOT_STAFF);
+        return forbidden(res, NOT_STAFF);
+      }
       if (!school)
         throw schoolId === null
           ? new RosterError('unknown-team', 'name the school with ?school=ID', 400)
           : new RosterError('unknown-team', `unknown school "${schoolId.slice(0, 63)}"`, 404);
       const templateName = queryString(req.query.template) ?? defaultTemplateName(sessionId);
       const template = templateFor(templateName, { dir: templatesDir });
-      const p = principalOf(res) as Principal;
       // Decided before anything is read: a refused request learns nothing about the team, not even its name.
       const refusal = refuse(p, school.id, teamId, isSensitiveTemplate(template), sensitiveRoles);
       if (refusal) {
@@ -173,6 +179,8 @@ export function createRostersRouter(opts: RostersRouterOptions): express.Router 
   return router;
 }
 
+const NOT_STAFF = 'you are not staff of this school';
+
 function refuse(
   p: Principal,
   schoolId: string,
@@ -185,7 +193,7 @@ function refuse(
       ? null
       : 'the school does not allow this template for administrators';
   const m = p.memberships.find((x) => x.school.id === schoolId);
-  if (!m) return 'you are not staff of this school';
+  if (!m) return NOT_STAFF;
   if (!canSeeTeam(m.access, teamId)) return 'not one of your teams: ask the sports office if it should be';
   if (sensitive && !canPrintSensitive(m.access, teamId, roles))
     return 'medical and guardian data of this team is only for the roles the school allows (by default administrators and the team’s assigned staff)';

@@ -125,6 +125,18 @@ describe('roster refusals', () => {
     expect(record!.clientAddress).toBeTruthy();
   });
 
+  it('a school that does not exist answers as one the coach is not staff of, and is audited', async () => {
+    const url = `${site.url}/rosters/teams/${ownTeam}.pdf?school=no-such-school&template=attendance-sheet`;
+    const refused = await browse(jar, url, { headers: { accept: 'application/pdf' } });
+    expect(refused.res.status).toBe(403);
+    expect(refused.body).toMatch(/not staff of this school/);
+    expect(refused.body).not.toContain('no-such-school');
+    const records = await h.store.listAudit({ limit: 20 });
+    expect(
+      records.some((r) => r.action === 'roster-refused' && /not staff of this school/.test(r.detail ?? '')),
+    ).toBe(true);
+  });
+
   it('another team’s session asked through one’s own team: nothing of it named, answered as a session that does not exist', async () => {
     const ask = (session: number) =>
       browse(jar, `${site.url}/rosters/teams/${ownTeam}.pdf?session=${session}&template=attendance-sheet`, {
