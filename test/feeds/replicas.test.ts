@@ -2,20 +2,17 @@
 // container), sharing FEED_SECRET: the rotation record they trust is the store's, mirrored into each one's
 // DATA_DIR. Every replica serves every valid feed; a rotation made on one stops the old URL on all of them by
 // the time the admin is told; a replica's own file brings the rotation back into a new, empty database.
-import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FeedListing } from '../../src/cli/feeds.ts';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
-import { type Child, rostercal, schoolEnv } from '../support/cli.ts';
+import { type Child, rostercal, runRostercal, schoolEnv } from '../support/cli.ts';
 import { createTestDatabase, type TestDatabase } from '../support/pg.ts';
 import { freePort } from '../support/ports.ts';
 
-const run = promisify(execFile);
 const ADMIN_TOKEN = 'replicas-admin-token-0123456789abcdefghijkl';
 const FEED_SECRET = 'replicas-share-this-feed-secret-0123456789';
 const PUBLIC = 'https://calendars.hillcrest.example';
@@ -37,18 +34,7 @@ function envOf(i: number, databaseUrl = db.url): Record<string, string> {
   };
 }
 
-async function cli(args: string[], env: Record<string, string>) {
-  try {
-    const r = await run(process.execPath, ['bin/rostercal.js', ...args], {
-      env: { ...process.env, ...env },
-      encoding: 'utf8',
-    });
-    return { code: 0, stdout: r.stdout, stderr: r.stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
+const cli = runRostercal;
 
 const local = (i: number, url: string) => `http://127.0.0.1:${ports[i]}${new URL(url).pathname}`;
 

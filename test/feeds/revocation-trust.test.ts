@@ -3,36 +3,22 @@
 // any URL, so it answers 503 with Retry-After (calendar apps try again later; a 404 would end subscriptions),
 // says why in /readyz, and `feeds list` prints nothing until an operator decides. Everything as an operator
 // and a family meet it: `sync`, `feeds …` and `serve` as child processes, HTTP from outside.
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FeedListing } from '../../src/cli/feeds.ts';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
-import { type Child, rostercal, schoolEnv } from '../support/cli.ts';
+import { type Child, rostercal, runRostercal, schoolEnv } from '../support/cli.ts';
 import { freePort } from '../support/ports.ts';
 
-const run = promisify(execFile);
 let sandbox: Sandbox;
 let dir: string;
 let env: Record<string, string>;
 let base: string;
 const running: Child[] = [];
 
-async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const r = await run(process.execPath, ['bin/rostercal.js', ...args], {
-      env: { ...process.env, ...env },
-      encoding: 'utf8',
-    });
-    return { code: 0, stdout: r.stdout, stderr: r.stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
+const cli = (args: string[]) => runRostercal(args, env);
 
 async function startServe(): Promise<Child> {
   const child = rostercal(['serve'], env);

@@ -1,18 +1,15 @@
 // A rotation takes effect at once, with the settings `rostercal serve` uses by default (its token cache
 // included): `rostercal feeds rotate` beside a running `serve`, and the admin page's POST /admin/feeds/rotate.
 // Everything as an operator and a family meet it: `serve` and `feeds` as child processes, HTTP from outside.
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FeedListing } from '../../src/cli/feeds.ts';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
-import { type Child, rostercal, schoolEnv } from '../support/cli.ts';
+import { type Child, rostercal, runRostercal, schoolEnv } from '../support/cli.ts';
 import { freePort } from '../support/ports.ts';
 
-const run = promisify(execFile);
 const ADMIN_TOKEN = 'rotation-at-once-admin-token-0123456789abcdef';
 let sandbox: Sandbox;
 let dir: string;
@@ -20,18 +17,7 @@ let env: Record<string, string>;
 let serve: Child;
 let base: string;
 
-async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const r = await run(process.execPath, ['bin/rostercal.js', ...args], {
-      env: { ...process.env, ...env },
-      encoding: 'utf8',
-    });
-    return { code: 0, stdout: r.stdout, stderr: r.stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
+const cli = (args: string[]) => runRostercal(args, env);
 
 /** The status of a feed URL (as `feeds list` prints it) asked of the running server. */
 async function status(url: string): Promise<number> {

@@ -10,6 +10,7 @@ export interface Child {
   /** stdout and stderr interleaved as they arrived. */
   output(): string;
   stdout(): string;
+  stderr(): string;
   /** Resolves when the output matches; rejects on timeout or when the process exits without it. */
   waitFor(pattern: RegExp, timeoutMs?: number): Promise<void>;
   exit: Promise<number | null>;
@@ -42,6 +43,7 @@ export function rostercal(
   });
   let out = '';
   let stdout = '';
+  let stderr = '';
   const waiters: { pattern: RegExp; resolve: () => void }[] = [];
   const onData = (d: Buffer) => {
     out += d.toString();
@@ -56,7 +58,10 @@ export function rostercal(
     stdout += d.toString();
     onData(d);
   });
-  proc.stderr!.on('data', onData);
+  proc.stderr!.on('data', (d: Buffer) => {
+    stderr += d.toString();
+    onData(d);
+  });
   const ended = once(proc, 'exit').then(([code, signal]) => ({
     code: code as number | null,
     signal: signal as NodeJS.Signals | null,
@@ -66,6 +71,7 @@ export function rostercal(
     proc,
     output: () => out,
     stdout: () => stdout,
+    stderr: () => stderr,
     exit,
     ended,
     waitFor: (pattern, timeoutMs = 60_000) =>
@@ -85,6 +91,16 @@ export function rostercal(
         });
       }),
   };
+}
+
+/** A command run to its end: the exit code, and stdout and stderr apart. */
+export async function runRostercal(
+  args: string[],
+  env: Record<string, string | undefined>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = rostercal(args, env);
+  const code = await child.exit;
+  return { code, stdout: child.stdout(), stderr: child.stderr() };
 }
 
 /** One school by environment, pointed at a sandbox, with the store named by `store`. */
