@@ -90,6 +90,8 @@ export const run = defineCommand({
     const school = values.school ?? (config.schools.length === 1 ? config.schools[0]!.id : null);
     const sensitiveRosters = (id: string) => config.schools.some((s) => s.id === id && s.rosters.sensitive);
     const eventTemplates = (id: string) => config.schools.find((s) => s.id === id)?.eventTemplates;
+    // Whoever runs the command reads the store itself, medical data included: sheets mark it where the school keeps it.
+    const mayShowMedical = true;
     if (values.all) {
       if (teamId !== undefined || sessionId !== undefined)
         throw new UsageError('--all prints every team: leave out --team and --session');
@@ -101,7 +103,12 @@ export const run = defineCommand({
           `the "${template.name}" template is for one session; --all prints team templates`,
         );
       return withStore(config, (store) =>
-        printAll(store, values.output!, template, school, { ...source, sensitiveRosters, eventTemplates }),
+        printAll(store, values.output!, template, school, {
+          ...source,
+          sensitiveRosters,
+          eventTemplates,
+          mayShowMedical,
+        }),
       );
     }
     if (teamId === undefined) throw new UsageError('say which team: --team ID (or --all)');
@@ -111,6 +118,7 @@ export const run = defineCommand({
         schoolId: school,
         sensitiveRosters,
         eventTemplates,
+        mayShowMedical,
         teamId,
         sessionId: sessionId ?? null,
         template: values.template ?? null,
@@ -146,7 +154,7 @@ async function printAll(
   dir: string,
   template: RosterTemplate,
   school: string | null,
-  source: Pick<RosterOptions, 'dir' | 'sensitiveRosters' | 'eventTemplates'>,
+  source: Pick<RosterOptions, 'dir' | 'sensitiveRosters' | 'eventTemplates' | 'mayShowMedical'>,
 ): Promise<number> {
   const outDir = resolve(dir);
   await mkdir(outDir, { recursive: true });

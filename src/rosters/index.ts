@@ -32,6 +32,12 @@ export interface RosterOptions extends TemplateSource {
    * prints them is refused for a school that does not: its columns would be empty, which reads as "none".
    */
   sensitiveRosters?: (schoolId: SchoolId) => boolean;
+  /**
+   * The viewer may see sensitive rosters of this team (their role: identity/roles.ts `canPrintSensitive`; the
+   * command line: whoever runs it). With a school that keeps medical data, sheets whose template asks for it mark
+   * the students with a medical condition. Default false: no mark.
+   */
+  mayShowMedical?: boolean;
   /** Each school's event wording (config eventTemplatesDir), so titles say what the feeds say; default built-in. */
   eventTemplates?: (schoolId: SchoolId) => EventTemplates | undefined;
 }
@@ -108,7 +114,11 @@ export async function generateRoster(store: Store, opts: RosterOptions): Promise
       409,
     );
   }
-  const pdf = await renderSheet(buildSheet(template, data), template, { fonts: opts.fonts });
+  const mayShowMedical =
+    opts.mayShowMedical === true && (!opts.sensitiveRosters || opts.sensitiveRosters(data.school.id));
+  const pdf = await renderSheet(buildSheet(template, data, { mayShowMedical }), template, {
+    fonts: opts.fonts,
+  });
   return { pdf, fileName: rosterFileName(template, data), template, data };
 }
 

@@ -7,6 +7,12 @@ const ACTION =
 
 export const ACTION_MARK = '!';
 
+/**
+ * Beside a student's name on attendance and match-day sheets: this child has a medical condition. It says nothing
+ * of which (the medical sheet does), so a sheet left on a bench tells a passer-by little.
+ */
+export const MEDICAL_MARK = '✚';
+
 export function needsAction(condition: string): boolean {
   return ACTION.test(condition);
 }

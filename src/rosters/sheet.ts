@@ -1,7 +1,7 @@
 // What a roster says, independent of how it is drawn: header facts, columns and one row per student, in order.
 import type { CustomFieldMeta, Id, PreExplainedAbsence, Session, Team, TeamMember } from '../domain/types.ts';
 import { wallTimeRange } from '../util/time-zone.ts';
-import { ACTION_MARK, conditionLines } from './medical.ts';
+import { ACTION_MARK, conditionLines, MEDICAL_MARK } from './medical.ts';
 import {
   type ColumnField,
   columnDefaults,
@@ -81,11 +81,31 @@ function sensitive(template: RosterTemplate): boolean {
   return template.columns.some((c) => c.field === 'medical' || c.field === 'guardianContact');
 }
 
-function footerText(template: RosterTemplate): string | null {
-  if (!template.columns.some((c) => c.field === 'medical')) return template.footer ?? null;
-  const legend = `${ACTION_MARK} = needs action`;
+function footerText(template: RosterTemplate, marked: boolean): string | null {
+  const legend = template.columns.some((c) => c.field === 'medical')
+    ? `${ACTION_MARK} = needs action`
+    : marked
+      ? `${MEDICAL_MARK} = medical condition (see the medical sheet)`
+      : null;
+  if (!legend) return template.footer ?? null;
   return template.footer ? `${template.footer} ${legend}` : legend;
 }
+
+export interface SheetOptions {
+  /**
+   * Whoever receives the sheet may see sensitive rosters (their role, and a school that keeps medical data): only
+   * then does a template's `medicalMarker` mark the students with a medical condition. Default false.
+   */
+  mayShowMedical?: boolean;
+}
+
+/** The column the medical mark goes beside: the first that names the student. */
+const NAME_FIELDS: ReadonlySet<ColumnField> = new Set([
+  'preferredName',
+  'legalName',
+  'lastName',
+  'firstName',
+]);
 
 const centred: ReadonlySet<ColumnField> = new Set([
   'number',
@@ -328,8 +348,9 @@ function unreachable(value: never): never {
 }
 
 /** Builds the sheet a template describes from the roster data. */
-export function buildSheet(template: RosterTemplate, data: RosterData): Sheet {
+export function buildSheet(template: RosterTemplate, data: RosterData, opts: SheetOptions = {}): Sheet {
   const { team, session, school } = data;
+  const markMedical = template.medicalMarker && opts.mayShowMedical === true;
   const f = dateFmt(template.locale, school.timeZone);
   const positions = new Map(team.positions.map((p) => [p.id, p.name]));
   // The service's "absent today" is as of the pull: it only speaks for a session on the day the sheet is made.
@@ -348,6 +369,8 @@ export function buildSheet(template: RosterTemplate, data: RosterData): Sheet {
     };
   });
 
+  const markColumn = markMedical ? columns.findIndex((c) => NAME_FIELDS.has(c.field)) : -1;
+  let anyMarked = false;
   const members = team.students.slice().sort(sorter(template.sort, team, template.locale));
   const rows: SheetRow[] = members.map((m, i) => {
     const absences = data.absences.get(m.studentId) ?? [];
@@ -408,6 +431,11 @@ export function buildSheet(template: RosterTemplate, data: RosterData): Sheet {
           return unreachable(c.field);
       }
     });
+    const markCell = cells[markColumn];
+    if (markCell?.kind === 'text' && m.medicalConditions.length > 0) {
+      markCell.text = `${markCell.text} ${MEDICAL_MARK}`;
+      anyMarked = true;
+    }
     return { studentId: m.studentId, cells, marked };
   });
   for (let b = 0; b < template.blankRows; b++) {
@@ -436,7 +464,7 @@ export function buildSheet(template: RosterTemplate, data: RosterData): Sheet {
     facts: facts(template, data, f),
     columns,
     rows,
-    footer: footerText(template),
+    footer: footerText(template, anyMarked),
     minTextSize: sensitive(template) ? SENSITIVE_MIN_SIZE : 0,
     after: template.after,
     school,

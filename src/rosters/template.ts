@@ -144,6 +144,11 @@ export const templateSchema = z.strictObject({
   /** Smallest row height in points (room to write by hand). */
   rowHeight: z.number().min(10).max(80).optional(),
   zebra: z.boolean().default(true),
+  /**
+   * A discreet mark beside the name of a student with a medical condition (no detail: the medical sheet has it),
+   * printed only for a viewer allowed sensitive rosters at a school that keeps them.
+   */
+  medicalMarker: z.boolean().default(false),
   /** Blocks printed after the table: space for the result, ruled notes, roll sign-off. */
   after: z.array(z.enum(sections)).default([]),
   footer: z.string().max(300).optional(),

@@ -125,6 +125,7 @@ export function createRostersRouter(opts: RostersRouterOptions): express.Router 
         dir: templatesDir,
         eventTemplates: (id) => opts.config.schools.find((s) => s.id === id)?.eventTemplates,
         sensitiveRosters: (id) => opts.config.schools.some((s) => s.id === id && s.rosters.sensitive),
+        mayShowMedical: seesSensitive(p, school.id, teamId, sensitiveRoles),
       });
       // Audited before a byte is sent: no record, no roster.
       await auth.audit(req, res, {
@@ -181,6 +182,18 @@ export function createRostersRouter(opts: RostersRouterOptions): express.Router 
 
 const NOT_STAFF = 'you are not staff of this school';
 
+/** Whether the principal may see this team's medical and guardian data (the school's allowed roles). */
+function seesSensitive(
+  p: Principal,
+  schoolId: string,
+  teamId: number,
+  roles: readonly SensitiveRole[],
+): boolean {
+  if (p.kind === 'admin-token') return roles.includes('admin') || roles.includes('staff');
+  const m = p.memberships.find((x) => x.school.id === schoolId);
+  return m !== undefined && canPrintSensitive(m.access, teamId, roles);
+}
+
 function refuse(
   p: Principal,
   schoolId: string,
@@ -189,13 +202,13 @@ function refuse(
   roles: readonly SensitiveRole[],
 ): string | null {
   if (p.kind === 'admin-token')
-    return !sensitive || roles.includes('admin') || roles.includes('staff')
+    return !sensitive || seesSensitive(p, schoolId, teamId, roles)
       ? null
       : 'the school does not allow this template for administrators';
   const m = p.memberships.find((x) => x.school.id === schoolId);
   if (!m) return NOT_STAFF;
   if (!canSeeTeam(m.access, teamId)) return 'not one of your teams: ask the sports office if it should be';
-  if (sensitive && !canPrintSensitive(m.access, teamId, roles))
+  if (sensitive && !seesSensitive(p, schoolId, teamId, roles))
     return 'medical and guardian data of this team is only for the roles the school allows (by default administrators and the team’s assigned staff)';
   return null;
 }
