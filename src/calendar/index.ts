@@ -6,17 +6,12 @@ export {
   loadSchoolInfo,
   personName,
 } from './context.ts';
+export type { HomeOrAway, SessionDecision } from './decision.ts';
+export { decideSession, formatResult, homeOrAway, isFixture } from './decision.ts';
 export type { ProjectableSession } from './project.ts';
-export {
-  audienceMaySee,
-  formatResult,
-  homeOrAway,
-  isFixture,
-  normaliseHexColor,
-  orderCustomFields,
-  projectSession,
-} from './project.ts';
+export { audienceMaySee, normaliseHexColor, orderCustomFields, projectSession } from './project.ts';
 export type { EventTemplates } from './templates.ts';
 export { DEFAULT_TEMPLATE_DIR, loadEventTemplates } from './templates.ts';
+export { sessionTimeRange } from './times.ts';
 export type { Audience, CalendarEvent } from './types.ts';
 export { eventUid } from './uid.ts';

@@ -16,7 +16,8 @@
 //   student feed. A location that names a student becomes description.locationRemoved, without address or GEO.
 import type { CustomFieldMeta, CustomFieldValue, Id, Session, UserType } from '../domain/types.ts';
 import type { RecordMeta } from '../store/types.ts';
-import { type FeedScopeRef, type ProjectionContext, type SchoolInfo, studentsAround } from './context.ts';
+import { type FeedScopeRef, type ProjectionContext, studentsAround } from './context.ts';
+import { decideGated } from './decision.ts';
 import { CAPS, capText, cleanText, type Say, throughGate, voiceFor } from './gate.ts';
 import { fill } from './templates.ts';
 import type { Audience, CalendarEvent } from './types.ts';
@@ -56,27 +57,19 @@ export function projectSession(
   const say = voiceFor(ctx, audience, keep, raw);
   const session = throughGate(raw, say);
   const t = ctx.templates;
-  const resultText = formatResult(session, ctx);
-  const title = capText(buildTitle(session, ctx, scope, resultText, homeOrAway(raw, ctx.school)), CAPS.title);
-
-  const status: CalendarEvent['status'] = session.cancelled
-    ? 'cancelled'
-    : session.status === 'confirmed'
-      ? 'confirmed'
-      : 'tentative';
+  // What the session is (title, status, result, cancelled and why) is decided in decision.ts, for every output.
+  const d = decideGated(raw, session, ctx, scope);
 
   // A cancelled session says so once, first, and drops what only matters if it goes ahead (meet time,
   // uniform, transport); a note that only repeats "this session is cancelled" is left out, a reason is kept.
-  const cancelled = session.cancelled;
+  const cancelled = d.cancelled;
   const parts: string[] = [];
   if (cancelled) parts.push(t.description.cancelled);
   if (session.status === 'unconfirmed') parts.push(t.description.unconfirmed);
   if (session.status === 'draft') parts.push(t.description.draft);
-  if (resultText) parts.push(fill(t.description.result, { result: resultText }));
+  if (d.result) parts.push(fill(t.description.result, { result: d.result }));
   if (session.roundName?.trim()) parts.push(fill(t.description.round, { round: session.roundName.trim() }));
-  const parentNotes = cancelled
-    ? withoutCancellationNotice(session.studentParentNotes)
-    : session.studentParentNotes.trim();
+  const parentNotes = cancelled ? (d.cancellationReason ?? '') : session.studentParentNotes.trim();
   if (isStaff) {
     if (parentNotes) parts.push(fill(t.description.parentNotesForStaff, { notes: parentNotes }));
     const notes = session.notes.trim();
@@ -130,159 +123,15 @@ export function projectSession(
     start: session.start,
     end: session.end,
     timeZone: ctx.school.timeZone,
-    title,
+    title: d.title,
     description: capText(parts.join(t.description.separator), CAPS.description),
-    status,
+    status: d.status,
     location,
     color: normaliseHexColor(session.activity.hexColor) ?? normaliseHexColor(session.hexColor),
-    categories: [session.activity.name, ...(isFixture(session) ? ['Fixture'] : [])]
+    categories: [session.activity.name, ...(d.fixture ? ['Fixture'] : [])]
       .filter(Boolean)
       .map((c) => capText(c, CAPS.label)),
   };
-}
-
-const CANCELLATION_NOTICE =
-  /^(?:(?:this|the|today'?s|tonight'?s)\s+)?(?:session|training|practice|rehearsal|game|match|fixture|event|class|lesson|meeting)?\s*(?:is|has been|was|will be)?\s*(?:now\s+)?cancell?ed\s*[.!]*$/i;
-
-/** The note without sentences that only announce the cancellation. */
-export function withoutCancellationNotice(notes: string): string {
-  return notes
-    .split(/(?<=[.!?])\s+|\n+/)
-    .map((x) => x.trim())
-    .filter((x) => x && !CANCELLATION_NOTICE.test(x))
-    .join(' ')
-    .trim();
-}
-
-export function isFixture(s: Session): boolean {
-  return s.scored || s.bye || (s.opponent?.trim() ?? '') !== '';
-}
-
-function teamLabel(session: Session, scope: FeedScopeRef | undefined): string {
-  if (scope?.scope === 'team') {
-    const own = session.teams.find((x) => x.id === scope.id);
-    if (own) return own.name.trim();
-  }
-  return session.teams
-    .map((x) => x.name.trim())
-    .filter(Boolean)
-    .join(' & ');
-}
-
-function buildName(session: Session, ctx: ProjectionContext, scope: FeedScopeRef | undefined): string {
-  const t = ctx.templates.name;
-  const activity = session.activity.name.trim();
-  const team = teamLabel(session, scope);
-  if (!team) return fill(t.noTeam, { activity, title: session.title.trim() || activity });
-  const teamHasActivity = activity !== '' && team.toLocaleLowerCase().includes(activity.toLocaleLowerCase());
-  return fill(teamHasActivity ? t.teamOnly : t.activityAndTeam, { activity, team });
-}
-
-const loose = (s: string) => s.toLocaleLowerCase().replace(/\s+/g, ' ').trim();
-
-/**
- * The school's own title, carrying the team's name: "Intermediate Basketball A Training" stays as it is, a
- * one-off "Grand Final" becomes "U15 Football: Grand Final" (template name.teamAndTitle). A title that says
- * less than the team's name ("Football" for "U15 Football") or none at all gives the team's name.
- */
-function buildNamed(session: Session, ctx: ProjectionContext, scope: FeedScopeRef | undefined): string {
-  const title = session.title.trim();
-  const team = teamLabel(session, scope);
-  if (!team)
-    return fill(ctx.templates.name.noTeam, {
-      activity: session.activity.name.trim(),
-      title: title || session.activity.name.trim(),
-    });
-  const teamNames = [team, ...session.teams.map((x) => x.name.trim())].filter(Boolean).map(loose);
-  if (!title || teamNames.some((n) => n.includes(loose(title)))) return buildName(session, ctx, scope);
-  if (teamNames.some((n) => loose(title).includes(n))) return title;
-  return fill(ctx.templates.name.teamAndTitle, { activity: session.activity.name.trim(), team, title });
-}
-
-/**
- * 'home' when the venue's owner is one of the school's location owners, 'away' when it is someone else, null
- * (neutral wording) when the venue has no owner or the school's owners are unknown. Names are never compared
- * here: which owners are the school is decided once (loadSchoolInfo), for every output.
- */
-export function homeOrAway(session: Session, school: SchoolInfo): 'home' | 'away' | null {
-  const owner = session.location?.owner;
-  if (!owner || !school.locationOwnerIds?.length) return null;
-  return school.locationOwnerIds.includes(owner.id) ? 'home' : 'away';
-}
-
-function buildTitle(
-  session: Session,
-  ctx: ProjectionContext,
-  scope: FeedScopeRef | undefined,
-  resultText: string | null,
-  where: 'home' | 'away' | null,
-): string {
-  const t = ctx.templates.title;
-  const name = buildName(session, ctx, scope);
-  const named = buildNamed(session, ctx, scope);
-  const values = {
-    named,
-    name,
-    activity: session.activity.name.trim(),
-    team: teamLabel(session, scope),
-    title: session.title.trim(),
-    opponent: session.opponent?.trim() ?? '',
-  };
-  let title: string;
-  if (session.bye) title = fill(t.bye, values);
-  else if (isFixture(session)) {
-    if (!values.opponent) title = fill(t.fixtureNoOpponent, values);
-    else {
-      // The school's title often names the opponent already ("U15 Football vs St Mary's"): not twice.
-      title = loose(named).includes(loose(values.opponent))
-        ? fill(
-            where === 'home' ? t.fixtureNamedHome : where === 'away' ? t.fixtureNamedAway : t.fixtureNamed,
-            values,
-          )
-        : fill(where === 'home' ? t.fixtureHome : where === 'away' ? t.fixtureAway : t.fixture, values);
-    }
-  } else title = fill(t.session, values);
-  if (resultText) title = fill(t.withResult, { title, result: resultText });
-  if (session.status === 'draft') title = fill(t.draft, { title });
-  else if (session.status === 'unconfirmed') title = fill(t.unconfirmed, { title });
-  if (session.cancelled) title = fill(t.cancelled, { title });
-  return title;
-}
-
-function score(s: string | null): string | null {
-  const v = s?.trim();
-  return v ? v : null;
-}
-
-/** "Won 3–1", "Lost by forfeit", …; null when the fixture has no result yet (or is not a fixture). */
-export function formatResult(session: Session, ctx: ProjectionContext): string | null {
-  if (!isFixture(session) || session.bye) return null;
-  const r = ctx.templates.result;
-  const us = score(session.organisationScore);
-  const them = score(session.opponentScore);
-  const scores = us !== null && them !== null ? { us, them } : null;
-  let result = session.result;
-  if (result === null && scores) {
-    const a = Number(us);
-    const b = Number(them);
-    if (Number.isFinite(a) && Number.isFinite(b)) result = a > b ? 'win' : a < b ? 'loss' : 'draw';
-  }
-  switch (result) {
-    case 'win':
-      return scores ? fill(r.win, scores) : r.winNoScore;
-    case 'loss':
-      return scores ? fill(r.loss, scores) : r.lossNoScore;
-    case 'draw':
-      return scores ? fill(r.draw, scores) : r.drawNoScore;
-    case 'forfeit':
-      return fill(r.forfeit, { us: us ?? '', them: them ?? '' });
-    case 'opponent-forfeit':
-      return fill(r.opponentForfeit, { us: us ?? '', them: them ?? '' });
-    case 'no-result':
-      return r.noResult;
-    default:
-      return null;
-  }
 }
 
 /** Session-level values first, then the scope's team, then the other teams; the first value of a key wins. */

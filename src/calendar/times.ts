@@ -1,0 +1,46 @@
+// A session's times on the school's wall clock, as every output prints them (landing and family pages, /staff,
+// PDFs, `rostercal sessions`): one rule, so the two 02:30s of the night clocks go back read the same everywhere.
+import { wallTimeRange } from '../util/time-zone.ts';
+
+interface Formats {
+  time: Intl.DateTimeFormat;
+  day: Intl.DateTimeFormat;
+  ymd: Intl.DateTimeFormat;
+}
+
+const formats = new Map<string, Formats>();
+
+function formatsFor(locale: string, timeZone: string): Formats {
+  const key = `${locale}|${timeZone}`;
+  let f = formats.get(key);
+  if (!f) {
+    f = {
+      time: new Intl.DateTimeFormat(locale, {
+        timeZone,
+        hour: '2-digit',
+        minute: '2-digit',
+        hourCycle: 'h23',
+      }),
+      day: new Intl.DateTimeFormat(locale, { timeZone, weekday: 'short', day: 'numeric', month: 'short' }),
+      ymd: new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }),
+    };
+    formats.set(key, f);
+  }
+  return f;
+}
+
+/**
+ * "15:30–16:30" in the school's zone; each end with its zone's abbreviation where the wall times alone would
+ * mislead (an end in the repeated hour, a range across a clock change: util/time-zone.ts `wallTimeRange`); a
+ * session that ends on a later day names that day ("18:00–Sun 5 Apr 01:00").
+ */
+export function sessionTimeRange(start: string, end: string, timeZone: string, locale = 'en-GB'): string {
+  const f = formatsFor(locale, timeZone);
+  const startMs = Date.parse(start);
+  const endMs = Date.parse(end);
+  if (f.ymd.format(startMs) === f.ymd.format(endMs))
+    return wallTimeRange(startMs, endMs, timeZone, (t) => f.time.format(t));
+  return wallTimeRange(startMs, endMs, timeZone, (t) =>
+    t === endMs ? `${f.day.format(t)} ${f.time.format(t)}` : f.time.format(t),
+  );
+}
