@@ -7,7 +7,7 @@
 import { eventContentHash } from '../calendar/content.ts';
 import type { CalendarEvent } from '../calendar/types.ts';
 import type { Id } from '../domain/types.ts';
-import type { FeedScope, PublishedEvent, SchoolId, Store } from '../store/types.ts';
+import type { PublishedEvent, SchoolId, Store, StoredFeedScope } from '../store/types.ts';
 
 /**
  * `onSaveError`: told instead of throwing when the versions cannot be stored (a full disk, a read-only store);
@@ -15,7 +15,7 @@ import type { FeedScope, PublishedEvent, SchoolId, Store } from '../store/types.
  */
 export async function versionFeedEvents(
   store: Store,
-  feed: { schoolId: SchoolId; scope: FeedScope; scopeId: Id },
+  feed: { schoolId: SchoolId; scope: StoredFeedScope; scopeId: Id },
   events: CalendarEvent[],
   now: Date,
   onSaveError?: (err: unknown) => void,

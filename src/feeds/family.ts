@@ -4,16 +4,27 @@
 // random 192-bit token of which only the hash is stored, like feed tokens.
 import { createHash, randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
-import { gzip } from 'node:zlib';
+import { gunzip, gzip } from 'node:zlib';
 import { type FamilyMemberEvents, familyEvents, familyLabel, joinNames } from '../calendar/family.ts';
 import type { CalendarEvent } from '../calendar/types.ts';
 import type { FamilyLink, FamilyMember, FeedScope, FeedToken, SchoolId, Store } from '../store/types.ts';
 import { type FeedDef, getFeedDef } from './catalog.ts';
+import { versionFeedEvents } from './event-versions.ts';
 import type { FeedService, RenderedFeed } from './feed-cache.ts';
 import { DEFAULT_MAX_BYTES, renderIcs } from './ics.ts';
 import { hashToken, looksLikeToken, resolveFeedToken } from './tokens.ts';
 
 const gzipAsync = promisify(gzip);
+const gunzipAsync = promisify(gunzip);
+
+/**
+ * The key of a family's calendar among the store's rendered feeds and feed event versions (scope `family`): 48
+ * bits of its link's token hash, itself a hash of a random 192-bit token, so two links of a school share one
+ * with a chance of about n² / 2⁴⁹ (one in fifty million for ten thousand links).
+ */
+export function familyFeedId(tokenHash: string): number {
+  return Number.parseInt(tokenHash.slice(0, 12), 16);
+}
 
 /** More than a family needs; keeps one link's calendar well under what calendar apps accept. */
 export const MAX_FAMILY_MEMBERS = 12;
@@ -38,12 +49,16 @@ interface LiveMember extends FamilyMember {
   label: string;
 }
 
-export interface FamilyFeed {
+/** What a family calendar is besides its bytes: worked out from the link on each request. */
+interface FamilyShell {
   schoolId: SchoolId;
   name: string;
   description: string;
   timeZone: string;
   members: { scope: FeedScope; scopeId: number; label: string }[];
+}
+
+export interface FamilyFeed extends FamilyShell {
   body: Buffer;
   gzip: Buffer;
   etag: string;
@@ -57,8 +72,9 @@ export class FamilyLinks {
   readonly #feeds: FeedService;
   readonly #now: () => Date;
   readonly #serves: ((record: FeedToken) => Promise<boolean>) | null;
-  readonly #cache = new Map<string, { key: string; feed: FamilyFeed }>();
-  readonly #firstSeen = new Map<string, { etag: string; at: Date }>();
+  /** The families being polled, by link (a bounded memory; the store keeps every render). */
+  readonly #cache = new Map<string, { inputs: string; feed: FamilyFeed }>();
+  readonly #inflight = new Map<string, Promise<FamilyFeed>>();
 
   constructor(opts: {
     store: Store;
@@ -171,7 +187,12 @@ export class FamilyLinks {
     return familyLabel(s?.firstName.trim() || def.subject);
   }
 
-  /** The family's calendar now, or null when the link is unknown, revoked, or every member dropped out. */
+  /**
+   * The family's calendar now, or null when the link is unknown, revoked, or every member dropped out. Kept like
+   * every feed's: rendered once per change of what it is made from (its members' renders, the children's labels,
+   * the window), its bytes, ETag and Last-Modified in the store's rendered feeds, so a restart and every replica
+   * answer with the same bytes and validators.
+   */
   async get(token: string): Promise<FamilyFeed | null> {
     const live = await this.#liveLink(token);
     if (!live) return null;
@@ -180,42 +201,92 @@ export class FamilyLinks {
       members.map((m) => this.#feeds.get(link.schoolId, m.scope, m.scopeId)),
     );
     if (rendered.some((r) => r === null)) return null;
+    const renders = rendered as RenderedFeed[];
     // A team's or activity's label is its feed's name as the feed's audience reads it (the gate's).
     members.forEach((m, i) => {
-      if (m.scope !== 'student') m.label = familyLabel((rendered[i] as RenderedFeed).def.subject);
+      if (m.scope !== 'student') m.label = familyLabel(renders[i]!.def.subject);
     });
-    const key = members
-      .map((m, i) => `${m.scope}:${m.scopeId}:${m.label}:${(rendered[i] as RenderedFeed).etag}`)
-      .join('|');
-    const hit = this.#cache.get(link.tokenHash);
-    if (hit && hit.key === key) return hit.feed;
-
     const labels = members.map((m) => m.label);
-    const perMember: FamilyMemberEvents[] = [];
-    for (const m of members) perMember.push({ label: m.label, events: await this.#feeds.eventsFor(m.def) });
-    const events = familyEvents(link.schoolId, link.tokenHash.slice(0, 16), perMember);
     const school = (await this.#store.listSchools()).find((s) => s.id === link.schoolId);
     const schoolName = school?.name ?? link.schoolId;
-    const timeZone = school?.timeZone ?? 'UTC';
-    const name = `${joinNames(labels)} \u00b7 ${schoolName}`;
-    const description = `Sessions and fixtures for ${joinNames(labels)} at ${schoolName}.`;
+    const shell: FamilyShell = {
+      schoolId: link.schoolId,
+      name: `${joinNames(labels)} \u00b7 ${schoolName}`,
+      description: `Sessions and fixtures for ${joinNames(labels)} at ${schoolName}.`,
+      timeZone: school?.timeZone ?? 'UTC',
+      members: members.map((m) => ({ scope: m.scope, scopeId: m.scopeId, label: m.label })),
+    };
     const w = this.#feeds.currentWindow();
-    const ics = renderIcs({ name, description, timeZone, window: w }, events, {
-      maxBytes: DEFAULT_MAX_BYTES,
-    });
+    const inputs = createHash('sha256')
+      .update(
+        JSON.stringify([
+          link.tokenHash,
+          w.key,
+          shell,
+          members.map((m, i) => [m.scope, m.scopeId, renders[i]!.etag]),
+        ]),
+      )
+      .digest('base64url');
+    const hot = this.#cache.get(link.tokenHash);
+    if (hot && hot.inputs === inputs) return hot.feed;
+    const flight = `${link.tokenHash}|${inputs}`;
+    const running = this.#inflight.get(flight);
+    if (running) return running;
+    const job = this.#storedOrRendered(link, live.members, renders, shell, inputs, w).finally(() =>
+      this.#inflight.delete(flight),
+    );
+    this.#inflight.set(flight, job);
+    return job;
+  }
+
+  /** The store's render when it was made from these inputs, else a new one, stored. */
+  async #storedOrRendered(
+    link: FamilyLink,
+    members: LiveMember[],
+    renders: RenderedFeed[],
+    shell: FamilyShell,
+    inputs: string,
+    w: { from: Date; to: Date; key: string },
+  ): Promise<FamilyFeed> {
+    const key = { schoolId: link.schoolId, scope: 'family' as const, scopeId: familyFeedId(link.tokenHash) };
+    const stored = await this.#store.getRenderedFeed(key.schoolId, key.scope, key.scopeId);
+    if (stored && stored.inputs === inputs) {
+      return this.#keep(link.tokenHash, inputs, {
+        ...shell,
+        body: await gunzipAsync(stored.gzip),
+        gzip: stored.gzip,
+        etag: stored.etag,
+        lastModified: new Date(stored.lastModified),
+        eventCount: stored.eventCount,
+        upcoming: JSON.parse(stored.upcoming) as CalendarEvent[],
+      });
+    }
+    const perMember: FamilyMemberEvents[] = [];
+    for (const m of members) perMember.push({ label: m.label, events: await this.#feeds.eventsFor(m.def) });
+    // SEQUENCE and LAST-MODIFIED as this family's calendar last published them, unless what it shows changed
+    // (the children an event names included): the same bookkeeping as every feed's (event-versions.ts).
+    const events = await versionFeedEvents(
+      this.#store,
+      key,
+      familyEvents(link.schoolId, link.tokenHash.slice(0, 16), perMember),
+      this.#now(),
+      (err) => this.#feeds.toldOfRequestWrite(err),
+    );
+    const ics = renderIcs(
+      { name: shell.name, description: shell.description, timeZone: shell.timeZone, window: w },
+      events,
+      { maxBytes: DEFAULT_MAX_BYTES },
+    );
     const body = Buffer.from(ics.body, 'utf8');
     const etag = createHash('sha256').update(body).digest('base64url').slice(0, 27);
-    const seen = this.#firstSeen.get(link.tokenHash);
+    // Last-Modified moves only when the bytes do.
     const lastModified =
-      seen && seen.etag === etag ? seen.at : new Date(Math.floor(this.#now().getTime() / 1000) * 1000);
-    this.#firstSeen.set(link.tokenHash, { etag, at: lastModified });
+      stored && stored.etag === etag
+        ? new Date(stored.lastModified)
+        : new Date(Math.floor(this.#now().getTime() / 1000) * 1000);
     const nowIso = this.#now().toISOString();
     const feed: FamilyFeed = {
-      schoolId: link.schoolId,
-      name,
-      description,
-      timeZone,
-      members: members.map((m) => ({ scope: m.scope, scopeId: m.scopeId, label: m.label })),
+      ...shell,
       body,
       gzip: await gzipAsync(body, { level: 6 }),
       etag,
@@ -226,8 +297,29 @@ export class FamilyLinks {
         .sort((a, b) => a.start.localeCompare(b.start))
         .slice(0, 8),
     };
-    if (this.#cache.size > 2000) this.#cache.clear();
-    this.#cache.set(link.tokenHash, { key, feed });
+    await this.#feeds.spare(() =>
+      this.#store.saveRenderedFeed({
+        ...key,
+        dataVersion: renders[0]!.dataVersion,
+        windowKey: w.key,
+        inputs,
+        etag,
+        lastModified: lastModified.toISOString(),
+        gzip: feed.gzip,
+        br: null,
+        eventCount: ics.eventCount,
+        trimmed: ics.trimmed,
+        upcoming: JSON.stringify(feed.upcoming),
+        def: JSON.stringify({ name: shell.name, description: shell.description, members: shell.members }),
+        renderedAt: nowIso,
+      }),
+    );
+    return this.#keep(link.tokenHash, inputs, feed);
+  }
+
+  #keep(tokenHash: string, inputs: string, feed: FamilyFeed): FamilyFeed {
+    if (this.#cache.size >= 2000) this.#cache.clear();
+    this.#cache.set(tokenHash, { inputs, feed });
     return feed;
   }
 }

@@ -331,14 +331,19 @@ export class FeedService {
    * A write a request makes to spare later requests work. Its failure must not fail the request: what it would
    * store is what the request answers with, already in hand.
    */
-  async #spare(write: () => Promise<void>): Promise<void> {
+  async spare(write: () => Promise<void>): Promise<void> {
     try {
       await write();
     } catch (err) {
-      this.#opts.onRequestWrite?.(err);
+      this.toldOfRequestWrite(err);
       return;
     }
-    this.#opts.onRequestWrite?.(null);
+    this.toldOfRequestWrite(null);
+  }
+
+  /** How a request's write went (null: written), for readiness (onRequestWrite). */
+  toldOfRequestWrite(err: unknown): void {
+    this.#opts.onRequestWrite?.(err);
   }
 
   /**
@@ -365,7 +370,7 @@ export class FeedService {
       def,
       await this.events(def, ctx, sessions),
       this.#now(),
-      forRequest ? (err) => this.#opts.onRequestWrite?.(err) : undefined,
+      forRequest ? (err) => this.toldOfRequestWrite(err) : undefined,
     );
     const ics = await renderIcsPaced(
       {
@@ -409,7 +414,7 @@ export class FeedService {
         def: JSON.stringify(def),
         renderedAt: nowIso,
       });
-    if (forRequest) await this.#spare(save);
+    if (forRequest) await this.spare(save);
     else await save();
     const renderMs = performance.now() - started;
     this.#opts.onRender?.({
@@ -478,7 +483,7 @@ export class FeedService {
       );
       const inputs = this.#inputsOf(def, ctx, w.key, sessions);
       if (stored && stored.inputs === inputs) {
-        await this.#spare(() =>
+        await this.spare(() =>
           this.store.markRenderedFeedsCurrent(schoolId, [{ scope, scopeId, inputs }], version),
         );
         // Still in memory from an earlier version: the same bytes, nothing to unzip.
@@ -536,8 +541,9 @@ export class FeedService {
     result.feeds = wanted.length;
     await slice.yield();
     const states = new Map<string, RenderedFeedState>();
+    // Family calendars are rendered on request (feeds/family.ts), from their members' renders.
     for (const s of await this.store.listRenderedFeedStates(schoolId))
-      states.set(feedKey(schoolId, s.scope, s.scopeId), s);
+      if (s.scope !== 'family') states.set(feedKey(schoolId, s.scope, s.scopeId), s);
     await slice.yield();
     // Feeds whose subject is gone lose their stored bytes.
     const liveKeys = new Set(defs.map((d) => feedKey(d.schoolId, d.scope, d.scopeId)));

@@ -3,14 +3,14 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Id } from '../domain/types.ts';
 import type { DB } from './schema.ts';
-import type { FeedScope, PublishedEvent, SchoolId } from './types.ts';
+import type { PublishedEvent, SchoolId, StoredFeedScope } from './types.ts';
 
 type Executor = Kysely<DB> | Transaction<DB>;
 
 export async function getFeedEventVersions(
   r: Executor,
   schoolId: SchoolId,
-  scope: FeedScope,
+  scope: StoredFeedScope,
   scopeId: Id,
 ): Promise<Map<Id, PublishedEvent>> {
   const row = await r
@@ -32,7 +32,7 @@ export async function getFeedEventVersions(
 export async function saveFeedEventVersions(
   w: Executor,
   schoolId: SchoolId,
-  scope: FeedScope,
+  scope: StoredFeedScope,
   scopeId: Id,
   versions: ReadonlyMap<Id, PublishedEvent>,
 ): Promise<void> {

@@ -5,7 +5,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Id } from '../domain/types.ts';
 import { yieldToEventLoop } from '../util/event-loop.ts';
 import type { DB, RenderedFeedsTable } from './schema.ts';
-import type { FeedScope, RenderedFeedRecord, RenderedFeedState, SchoolId } from './types.ts';
+import type { RenderedFeedRecord, RenderedFeedState, SchoolId, StoredFeedScope } from './types.ts';
 
 type Executor = Kysely<DB> | Transaction<DB>;
 
@@ -17,7 +17,7 @@ function buffer(v: Uint8Array): Buffer {
 function toRecord(r: RenderedFeedsTable): RenderedFeedRecord {
   return {
     schoolId: r.school_id,
-    scope: r.scope as FeedScope,
+    scope: r.scope as StoredFeedScope,
     scopeId: Number(r.scope_id),
     dataVersion: Number(r.data_version),
     windowKey: r.window_key,
@@ -37,7 +37,7 @@ function toRecord(r: RenderedFeedsTable): RenderedFeedRecord {
 export async function getRenderedFeed(
   r: Executor,
   schoolId: SchoolId,
-  scope: FeedScope,
+  scope: StoredFeedScope,
   scopeId: Id,
 ): Promise<RenderedFeedRecord | null> {
   const row = await r
@@ -84,7 +84,7 @@ export async function listRenderedFeedStates(r: Executor, schoolId: SchoolId): P
     const rows = await q.orderBy('scope').orderBy('scope_id').limit(STATES_PER_READ).execute();
     for (const row of rows) {
       out.push({
-        scope: row.scope as FeedScope,
+        scope: row.scope as StoredFeedScope,
         scopeId: Number(row.scope_id),
         dataVersion: Number(row.data_version),
         windowKey: row.window_key,
@@ -131,7 +131,7 @@ export async function saveRenderedFeed(w: Executor, rec: RenderedFeedRecord): Pr
 export async function saveRenderedFeedBrotli(
   w: Executor,
   schoolId: SchoolId,
-  scope: FeedScope,
+  scope: StoredFeedScope,
   scopeId: Id,
   etag: string,
   br: Buffer,
@@ -153,7 +153,7 @@ export async function saveRenderedFeedBrotli(
 export async function markRenderedFeedsCurrent(
   w: Executor,
   schoolId: SchoolId,
-  feeds: readonly { scope: FeedScope; scopeId: Id; inputs: string }[],
+  feeds: readonly { scope: StoredFeedScope; scopeId: Id; inputs: string }[],
   dataVersion: number,
 ): Promise<void> {
   for (const f of feeds) {
@@ -171,7 +171,7 @@ export async function markRenderedFeedsCurrent(
 export async function deleteRenderedFeeds(
   w: Executor,
   schoolId: SchoolId,
-  feeds: readonly { scope: FeedScope; scopeId: Id }[],
+  feeds: readonly { scope: StoredFeedScope; scopeId: Id }[],
 ): Promise<void> {
   for (const f of feeds) {
     await w

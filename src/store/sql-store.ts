@@ -52,6 +52,7 @@ import type {
   StaffSession,
   Store,
   Stored,
+  StoredFeedScope,
   SyncRun,
   UpsertStats,
 } from './types.ts';
@@ -1166,19 +1167,27 @@ export class SqlStore implements Store {
 
   // --- family links
 
-  getFeedEventVersions(schoolId: SchoolId, scope: FeedScope, scopeId: Id): Promise<Map<Id, PublishedEvent>> {
+  getFeedEventVersions(
+    schoolId: SchoolId,
+    scope: StoredFeedScope,
+    scopeId: Id,
+  ): Promise<Map<Id, PublishedEvent>> {
     return feedEventVersions.getFeedEventVersions(this.#r, schoolId, scope, scopeId);
   }
   saveFeedEventVersions(
     schoolId: SchoolId,
-    scope: FeedScope,
+    scope: StoredFeedScope,
     scopeId: Id,
     versions: ReadonlyMap<Id, PublishedEvent>,
   ): Promise<void> {
     return feedEventVersions.saveFeedEventVersions(this.#w, schoolId, scope, scopeId, versions);
   }
 
-  getRenderedFeed(schoolId: SchoolId, scope: FeedScope, scopeId: Id): Promise<RenderedFeedRecord | null> {
+  getRenderedFeed(
+    schoolId: SchoolId,
+    scope: StoredFeedScope,
+    scopeId: Id,
+  ): Promise<RenderedFeedRecord | null> {
     return renderedFeeds.getRenderedFeed(this.#r, schoolId, scope, scopeId);
   }
   listRenderedFeedStates(schoolId: SchoolId): Promise<RenderedFeedState[]> {
@@ -1189,7 +1198,7 @@ export class SqlStore implements Store {
   }
   saveRenderedFeedBrotli(
     schoolId: SchoolId,
-    scope: FeedScope,
+    scope: StoredFeedScope,
     scopeId: Id,
     etag: string,
     br: Buffer,
@@ -1208,7 +1217,7 @@ export class SqlStore implements Store {
   }
   deleteRenderedFeeds(
     schoolId: SchoolId,
-    feeds: readonly { scope: FeedScope; scopeId: Id }[],
+    feeds: readonly { scope: StoredFeedScope; scopeId: Id }[],
   ): Promise<void> {
     if (feeds.length === 0) return Promise.resolve();
     return this.transaction(() => renderedFeeds.deleteRenderedFeeds(this.#w, schoolId, feeds));

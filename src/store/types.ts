@@ -175,6 +175,8 @@ export type JobStatusPatch = Pick<JobStatus, 'schoolId' | 'job'> &
   Partial<Omit<JobStatus, 'schoolId' | 'job' | 'state'>>;
 
 export type FeedScope = 'team' | 'student' | 'staff' | 'activity';
+/** A feed's scope as rendered feeds and event versions are kept: a family link's calendar is one too. */
+export type StoredFeedScope = FeedScope | 'family';
 
 /** A rotation in the store's copy of the rotation record: the feed's version after it. */
 export interface FeedRotationRow {
@@ -207,7 +209,7 @@ export interface PublishedEvent {
 /** A feed as last rendered: compressed bytes, validators, and what it was made from. */
 export interface RenderedFeedRecord {
   schoolId: SchoolId;
-  scope: FeedScope;
+  scope: StoredFeedScope;
   scopeId: Id;
   dataVersion: number;
   windowKey: string;
@@ -473,22 +475,30 @@ export interface Store {
   feedRotationsMark(): Promise<number>;
 
   // --- what each feed last published per session (SEQUENCE/LAST-MODIFIED move only when its audience's view does)
-  getFeedEventVersions(schoolId: SchoolId, scope: FeedScope, scopeId: Id): Promise<Map<Id, PublishedEvent>>;
+  getFeedEventVersions(
+    schoolId: SchoolId,
+    scope: StoredFeedScope,
+    scopeId: Id,
+  ): Promise<Map<Id, PublishedEvent>>;
   /** Replaces the feed's versions with these (sessions no longer in the feed are forgotten). */
   saveFeedEventVersions(
     schoolId: SchoolId,
-    scope: FeedScope,
+    scope: StoredFeedScope,
     scopeId: Id,
     versions: ReadonlyMap<Id, PublishedEvent>,
   ): Promise<void>;
 
   // --- rendered feeds (compressed bytes kept in the store, so serve's memory does not grow with the feeds)
-  getRenderedFeed(schoolId: SchoolId, scope: FeedScope, scopeId: Id): Promise<RenderedFeedRecord | null>;
+  getRenderedFeed(
+    schoolId: SchoolId,
+    scope: StoredFeedScope,
+    scopeId: Id,
+  ): Promise<RenderedFeedRecord | null>;
   listRenderedFeedStates(schoolId: SchoolId): Promise<RenderedFeedState[]>;
   saveRenderedFeed(record: RenderedFeedRecord): Promise<void>;
   saveRenderedFeedBrotli(
     schoolId: SchoolId,
-    scope: FeedScope,
+    scope: StoredFeedScope,
     scopeId: Id,
     etag: string,
     br: Buffer,
@@ -499,7 +509,10 @@ export interface Store {
     feeds: readonly { scope: FeedScope; scopeId: Id; inputs: string }[],
     dataVersion: number,
   ): Promise<void>;
-  deleteRenderedFeeds(schoolId: SchoolId, feeds: readonly { scope: FeedScope; scopeId: Id }[]): Promise<void>;
+  deleteRenderedFeeds(
+    schoolId: SchoolId,
+    feeds: readonly { scope: StoredFeedScope; scopeId: Id }[],
+  ): Promise<void>;
 
   // --- family links (one capability for several feeds)
   saveFamilyLink(link: FamilyLink): Promise<void>;
