@@ -1,25 +1,90 @@
 // How pushing joins the rest of rostercal: after every pull (`rostercal sync`, scheduled pulls) and on its own
-// schedule (`schools[].schedules.push`). One push per target at a time in this process; across replicas the
-// scheduler's RunCoordinator makes each scheduled fire run once.
+// schedule (`schools[].schedules.push`). One push per target at a time, in this process and across every process
+// and replica sharing the store (a lease per target); across replicas the scheduler's RunCoordinator makes each
+// scheduled fire run once.
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { SchoolConfig } from '../config.ts';
 import { type Logger, silentLogger } from '../log.ts';
 import type { Store } from '../store/types.ts';
 import type { AfterPullStep } from '../sync/after-pull.ts';
+import { keepAlive, processOwner } from '../sync/owner.ts';
 import type { JobDefinition, JobOutcome } from '../sync/scheduler.ts';
 import { planTarget, pushTarget } from './run.ts';
 import { formatPlan, type PushSummary } from './summary.ts';
 
-const running = new Map<string, Promise<unknown>>();
+/** Per target: the last push asked for (running or waiting its turn). */
+const tails = new Map<string, Promise<unknown>>();
+/** Per target and kind of push: the one waiting its turn, not yet begun. */
+const waiting = new Map<string, Promise<PushSummary>>();
 
-/** Serialises pushes of one target inside this process. */
-function exclusive<T>(key: string, fn: () => Promise<T>): Promise<T> {
-  const prev = running.get(key) ?? Promise.resolve();
-  const next = prev.catch(() => {}).then(fn);
-  running.set(key, next);
-  void next.finally(() => {
-    if (running.get(key) === next) running.delete(key);
-  });
+/**
+ * Pushes of one target run one at a time. A push asked for while another of the same kind waits its turn joins
+ * that one instead of queueing behind it: it begins after every pull that asked for it ended, so it carries all
+ * of their changes, and pulls every minute behind a push slower than that never pile up pushes.
+ */
+export function serialisedPush(
+  store: Store,
+  target: string,
+  kind: string,
+  log: Logger,
+  push: () => Promise<PushSummary>,
+): Promise<PushSummary> {
+  const joinable = `${target}\u0000${kind}`;
+  const queued = waiting.get(joinable);
+  if (queued) return queued;
+  const prev = tails.get(target) ?? Promise.resolve();
+  const next = prev
+    .catch(() => {})
+    .then(() => {
+      if (waiting.get(joinable) === next) waiting.delete(joinable);
+      return acrossReplicas(store, target, log, push);
+    });
+  waiting.set(joinable, next);
+  tails.set(target, next);
+  void next
+    .finally(() => {
+      if (tails.get(target) === next) tails.delete(target);
+    })
+    .catch(() => {});
   return next;
+}
+
+/** The store's lease of a target: a school id has no ':', so it never names a school's pull lease. */
+export function pushLeaseKey(target: string): string {
+  return `push:${target}`;
+}
+
+const LEASE_POLL_MS = 1_000;
+
+/** Holds the target's lease in the store while pushing: another process or replica pushing it goes first. */
+async function acrossReplicas<T>(
+  store: Store,
+  target: string,
+  log: Logger,
+  fn: () => Promise<T>,
+): Promise<T> {
+  const stopBeating = await keepAlive(store, log);
+  try {
+    const key = pushLeaseKey(target);
+    let token: string | null = null;
+    for (let told = false; token === null; told = true) {
+      const lease = await store.acquirePullLease(key, processOwner().id, new Date().toISOString());
+      if (lease.acquired) token = lease.token;
+      else {
+        if (!told) log.info({ holder: lease.holder }, `push of ${target} waits for another process's`);
+        await sleep(LEASE_POLL_MS, undefined, { ref: false });
+      }
+    }
+    try {
+      return await fn();
+    } finally {
+      await store
+        .releasePullLease(key, token)
+        .catch((err: unknown) => log.error({ err }, 'could not release the push lease'));
+    }
+  } finally {
+    stopBeating();
+  }
 }
 
 export interface PushSchoolOptions {
@@ -55,7 +120,13 @@ export async function pushSchool(opts: PushSchoolOptions): Promise<PushSummary[]
     out.push(
       opts.dryRun
         ? await planTarget(common)
-        : await exclusive(`${opts.school.id}/${target.id}`, () => pushTarget(common)),
+        : await serialisedPush(
+            opts.store,
+            `${opts.school.id}/${target.id}`,
+            `${opts.reconcile ? 'reconcile' : ''}/${opts.force ? 'force' : ''}`,
+            log,
+            () => pushTarget(common),
+          ),
     );
   }
   return out;

@@ -43,7 +43,19 @@ export interface JobDefinition {
    * begins at the fire. Until then, status shows the job's last run, not a wait.
    */
   reportsStart?: boolean;
-  run(ctx: { fireTime: string | null; log: Logger; started: () => Promise<void> }): Promise<JobOutcome>;
+  run(ctx: JobContext): Promise<JobOutcome>;
+}
+
+export interface JobContext {
+  fireTime: string | null;
+  log: Logger;
+  started: () => Promise<void>;
+  /**
+   * Work that follows the run but is not part of it (a pull's pushes): it holds neither the school's pull lock nor
+   * the job's next fire, which a scheduled fire would otherwise let pass as an overlap. `runNow` and `fire` settle
+   * after it too; `stop` waits for it like for a job.
+   */
+  following(work: Promise<unknown>): void;
 }
 
 export type FireEvent =
@@ -165,12 +177,12 @@ function pullJob(
         }
       : {}),
     reportsStart: true,
-    run: async ({ fireTime, log, started }) => {
+    run: async ({ fireTime, log, started, following }) => {
       // A full fire is written down before it waits for anything: if this replica dies first, or another pull
       // holds the school, the next pull to take the lease (any replica, any kind) runs full.
       const answers = kind === 'full' ? now().toISOString() : undefined;
       if (answers) await opts.store.requestFullPull(school.id, answers, owner);
-      return lock.run(async () => {
+      const pulled = await lock.run(async (): Promise<{ outcome: JobOutcome; summary?: PullSummary }> => {
         let summary: PullSummary;
         try {
           summary = await pullSchool({
@@ -194,31 +206,41 @@ function pullJob(
           });
         } catch (err) {
           if (err instanceof PullInterruptedError)
-            return err.runId === null
-              ? {
-                  status: 'skipped',
-                  error:
-                    `stopped before it began: ${err.message}` +
-                    (answers ? '; the full pull stays asked for, and the next pull runs it' : ''),
-                }
-              : { status: 'interrupted', error: err.message };
+            return {
+              outcome:
+                err.runId === null
+                  ? {
+                      status: 'skipped',
+                      error:
+                        `stopped before it began: ${err.message}` +
+                        (answers ? '; the full pull stays asked for, and the next pull runs it' : ''),
+                    }
+                  : { status: 'interrupted', error: err.message },
+            };
           // The full pull this fire asked for was run by another pull (often this replica's own incremental fire
           // of the same minute, turned full): that run's result is this fire's, named.
           if (err instanceof PullNotNeededError)
-            return err.run && err.run.status !== 'running'
-              ? { status: err.run.status, error: `done by ${err.message}` }
-              : { status: 'skipped', error: err.message };
+            return {
+              outcome:
+                err.run && err.run.status !== 'running'
+                  ? { status: err.run.status, error: `done by ${err.message}` }
+                  : { status: 'skipped', error: err.message },
+            };
           // Another replica (or a `rostercal sync`) is pulling this school: this incremental fire would only
           // repeat it.
           if (!(err instanceof PullBusyError)) throw err;
-          return { status: 'skipped', error: err.message };
+          return { outcome: { status: 'skipped', error: err.message } };
         }
         // Counted from the fire (the schedule's clock), so the doubling lines up with the fires it lets pass.
         pace.afterPull(fireTime ? new Date(fireTime) : now(), summary.upstream.throttled);
-        await opts.onPull?.(school, summary);
         const error = summary.status === 'failed' ? (summary.errors.at(-1) ?? 'failed') : summary.warning;
-        return { status: summary.status, error };
+        return { outcome: { status: summary.status, error }, summary };
       });
+      // After the school's lock is let go: a slow push must not make the next pulls' fires pass (they find the
+      // lock busy) and so hold back the next edit's way to the feeds. Pushes keep their own order (push/triggers.ts).
+      const { summary } = pulled;
+      if (summary && opts.onPull) following((async () => opts.onPull!(school, summary))());
+      return pulled.outcome;
     },
   };
 }
@@ -258,11 +280,45 @@ export async function startScheduler(opts: SchedulerOptions): Promise<SchedulerH
     opts.onFire?.({ type: 'skipped', schoolId: school.id, job, fireTime, owner, reason });
   };
 
-  const execute = async (
+  const track = <T>(p: Promise<T>): Promise<T> => {
+    running.add(p);
+    p.finally(() => running.delete(p)).catch(() => {});
+    return p;
+  };
+
+  /** A job's fire; `after` settles when the work that follows its run (see JobContext.following) has too. */
+  const execute = (
     school: SchoolConfig,
     job: JobDefinition,
     task: ScheduledTask | null,
     fireTime: string | null,
+  ): { outcome: Promise<JobOutcome>; after: Promise<unknown> } => {
+    const following: Promise<unknown>[] = [];
+    const outcome = track(
+      executeJob(school, job, task, fireTime, (work) => {
+        following.push(
+          track(
+            work.catch((err: unknown) =>
+              log.error({ err, schoolId: school.id, job: job.name }, 'the work after a job failed'),
+            ),
+          ),
+        );
+      }),
+    );
+    // Whatever the run handed over while it ran (it is in `following` by the time the run has ended).
+    const after = outcome.then(
+      () => Promise.all(following),
+      () => Promise.all(following),
+    );
+    return { outcome, after };
+  };
+
+  const executeJob = async (
+    school: SchoolConfig,
+    job: JobDefinition,
+    task: ScheduledTask | null,
+    fireTime: string | null,
+    following: (work: Promise<unknown>) => void,
   ) => {
     const jobLog = log.child({ schoolId: school.id, job: job.name, ...(fireTime ? { fireTime } : {}) });
     const deferred = fireTime ? (job.deferredUntil?.(new Date(fireTime)) ?? null) : null;
@@ -298,7 +354,7 @@ export async function startScheduler(opts: SchedulerOptions): Promise<SchedulerH
     if (!job.reportsStart) await started();
     let outcome: JobOutcome;
     try {
-      outcome = await job.run({ fireTime, log: jobLog, started });
+      outcome = await job.run({ fireTime, log: jobLog, started, following });
     } catch (err) {
       jobLog.error({ err }, 'job failed');
       outcome = { status: 'failed', error: err instanceof Error ? err.message : String(err) };
@@ -320,10 +376,11 @@ export async function startScheduler(opts: SchedulerOptions): Promise<SchedulerH
     return outcome;
   };
 
-  const track = <T>(p: Promise<T>): Promise<T> => {
-    running.add(p);
-    p.finally(() => running.delete(p)).catch(() => {});
-    return p;
+  /** runNow and fire: the outcome once the work after the run has settled too (a pull's pushes). */
+  const executeAll = async (...args: Parameters<typeof execute>): Promise<JobOutcome> => {
+    const { outcome, after } = execute(...args);
+    await after;
+    return outcome;
   };
 
   for (const school of opts.config.schools) {
@@ -390,7 +447,8 @@ export async function startScheduler(opts: SchedulerOptions): Promise<SchedulerH
         () => {
           const fireTime = claimed;
           claimed = null;
-          return track(execute(school, job, task, fireTime));
+          // Only the run: cron's next fire of this job must not wait for the work after it.
+          return execute(school, job, task, fireTime).outcome;
         },
         {
           name,
@@ -424,13 +482,13 @@ export async function startScheduler(opts: SchedulerOptions): Promise<SchedulerH
     runNow: (schoolId, jobName) => {
       const entry = entries.find((e) => e.school.id === schoolId && e.job.name === jobName);
       if (!entry) return Promise.reject(new Error(`no job ${jobName} for school ${schoolId}`));
-      return track(execute(entry.school, entry.job, entry.task, null));
+      return executeAll(entry.school, entry.job, entry.task, null);
     },
     fire: async (schoolId, jobName, fireTime) => {
       const entry = entries.find((e) => e.school.id === schoolId && e.job.name === jobName);
       if (!entry) throw new Error(`no job ${jobName} for school ${schoolId}`);
       if (stopped || !(await entry.elect(fireTime))) return null;
-      return track(execute(entry.school, entry.job, entry.task, fireTime));
+      return executeAll(entry.school, entry.job, entry.task, fireTime);
     },
     problems: () => Object.fromEntries(problems),
     incrementalIntervalMs: (schoolId) => {

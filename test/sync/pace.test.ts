@@ -1,4 +1,4 @@
-// Issue 28, "Fresh within a minute": incremental pulls run every minute by default, and an upstream that answers
+// Issue 28, "Fresh within a minute": incremental pulls run every 30 seconds by default, and an upstream that answers
 // 429 slows them down by itself. The sandbox's rate limit (a token bucket) throttles a full pull; the real
 // scheduler, its fires driven through `fire` as cron would fire them, then lets incremental fires pass for a
 // doubling while, says so in the job's status (`rostercal status`, the real CLI), and returns to every minute after
@@ -67,8 +67,8 @@ describe('the pace of incremental pulls', () => {
   const bucketRefilled = () => sleep(((BURST / RATE) * 1000) | 0);
   const slowed = /^slowed down: upstream asked us to slow down \(429\) — next pull at \d{4}-\d\d-\d\dT/;
 
-  it('defaults to every minute', () => {
-    expect(schoolSchema.shape.schedules.parse(undefined).incremental).toBe('* * * * *');
+  it('defaults to every 30 seconds', () => {
+    expect(schoolSchema.shape.schedules.parse(undefined).incremental).toBe('*/30 * * * * *');
   });
 
   it('backs off after 429s, doubling while they last, says so in status, and returns to every minute', async () => {

@@ -1,0 +1,80 @@
+// Issue 28: serve pushes after each pull, and pulls come every minute, outside the school's pull lock. Pushes of
+// one target still run one at a time: in this process (pushes asked for while one waits its turn join it, so a
+// push slower than the pulls never piles up more) and across processes and replicas (a lease per target in the
+// store). Sandbox → pull → SQLite → real googleapis → fake Google.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { SchoolConfig } from '../../src/config.ts';
+import { parseTargets } from '../../src/push/targets.ts';
+import { pushLeaseKey, pushSchool } from '../../src/push/triggers.ts';
+import { type FakeGoogle, startFakeGoogle } from '../fakes/google-calendar.ts';
+import { type Bench, startBench } from './harness.ts';
+
+describe('pushes of one target', () => {
+  let bench: Bench;
+  let fake: FakeGoogle;
+  let school: SchoolConfig;
+
+  beforeAll(async () => {
+    [bench, fake] = await Promise.all([startBench(), startFakeGoogle()]);
+    const targets = parseTargets(
+      [
+        {
+          id: 'teams',
+          provider: 'google',
+          scope: 'team',
+          google: { rootUrl: fake.url, auth: { accessToken: fake.token }, writesPerSecond: 2000 },
+        },
+      ],
+      'schools[0].targets',
+    );
+    school = { ...bench.school, targets };
+  });
+  afterAll(async () => {
+    await fake.close();
+    await bench.close();
+  });
+
+  const pushRuns = async () => (await bench.store.listRuns('hill', { kind: 'push', limit: 100 })).length;
+
+  it('run one at a time; those asked for while one waits join it', async () => {
+    const before = await pushRuns();
+    const first = pushSchool({ store: bench.store, school });
+    while (fake.stats.requests === 0) await new Promise((r) => setTimeout(r, 5));
+    // Three pulls end while the first push runs: one more push waits, and carries all of their changes.
+    const results = await Promise.all([
+      first,
+      ...Array.from({ length: 3 }, () => pushSchool({ store: bench.store, school })),
+    ]);
+    for (const [r] of results) expect(r!.status).toBe('succeeded');
+    expect(await pushRuns()).toBe(before + 2);
+  }, 60_000);
+
+  it('wait for another process pushing the same target', async () => {
+    const other = {
+      id: 'elsewhere:1:abcdef',
+      host: 'elsewhere',
+      pid: 1,
+      startedAt: new Date().toISOString(),
+    };
+    await bench.store.beat(other, new Date().toISOString());
+    const lease = await bench.store.acquirePullLease(
+      pushLeaseKey('hill/teams'),
+      other.id,
+      new Date().toISOString(),
+    );
+    if (!lease.acquired) throw new Error('the test could not take the lease');
+    const before = await pushRuns();
+    let done = false;
+    const pushing = pushSchool({ store: bench.store, school }).then((r) => {
+      done = true;
+      return r;
+    });
+    await new Promise((r) => setTimeout(r, 2_500));
+    expect(done).toBe(false);
+    expect(await pushRuns()).toBe(before);
+    await bench.store.releasePullLease(pushLeaseKey('hill/teams'), lease.token);
+    const [result] = await pushing;
+    expect(result!.status).toBe('succeeded');
+    expect(await pushRuns()).toBe(before + 1);
+  }, 60_000);
+});
