@@ -10,7 +10,7 @@ import { feedTokensAfterPull, prepareFeedTokens } from './feeds/trust.ts';
 import { type DemoPerson, pickDemoStaff } from './identity/demo-idp.ts';
 import { type Logger, silentLogger } from './log.ts';
 import { liveGoogleCalendars } from './push/family-calendars.ts';
-import { pushJobs, pushStep } from './push/triggers.ts';
+import { pushJobs, pushSchool, pushStep } from './push/triggers.ts';
 import { openStoreFor } from './store/index.ts';
 import type { FeedScope, Store } from './store/types.ts';
 import type { AfterPullStep } from './sync/after-pull.ts';
@@ -167,6 +167,31 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
     const config = sync.config;
     if (sync.demoUrl) say(`demo sandbox school served at ${sync.demoUrl}`);
 
+    // A rotation from /admin replaced a live Google calendar: its target is pushed now, so the old calendar is
+    // deleted and the new one filled and offered within the push's time, not at the next pull or push fire.
+    const rotationPushes = new Set<Promise<unknown>>();
+    const onLiveRotated = (schoolId: string, targetIds: string[]) => {
+      const school = config.schools.find((s) => s.id === schoolId);
+      if (!school) return;
+      for (const target of targetIds) {
+        const p = pushSchool({ store, school, log, target })
+          .then((results) => {
+            for (const r of results)
+              if (r.status === 'failed')
+                log.error(
+                  { school: schoolId, target, error: r.errors.at(-1) },
+                  'push after a rotation failed: the next push finishes the rotation',
+                );
+          })
+          .catch((err) => log.error({ err, school: schoolId, target }, 'push after a rotation failed'))
+          .finally(() => rotationPushes.delete(p));
+        rotationPushes.add(p);
+      }
+    };
+    cleanup.unshift(async () => {
+      await Promise.allSettled([...rotationPushes]);
+    });
+
     const demoMode = config.schools.every((s) => s.demo);
     const auth = { ...config.auth, ...opts.staff };
     const staff = createStaffWeb({
@@ -188,6 +213,7 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
       auditRetentionDays: auth.auditRetentionDays,
       helpContact: auth.helpContact ?? null,
       templatesDir: config.rosterTemplatesDir ?? null,
+      onLiveRotated,
     });
     const app = createApp({
       store,

@@ -25,6 +25,11 @@ export interface AdminStaffOptions {
   /** Where families reach the service: the new link an admin sends them is absolute. */
   publicUrl: string;
   now?: () => Date;
+  /**
+   * A rotation replaced these targets' live Google calendars (serve pushes them now: the old calendar is deleted
+   * and the new one filled without waiting for the next pull or scheduled push). Called after the answer is sent.
+   */
+  onLiveRotated?: (schoolId: SchoolId, targetIds: string[]) => void;
 }
 
 /** `Fri 27 Nov 2026, 19:31 AEDT`: the school's wall clock, as `rostercal audit` prints it. */
@@ -310,14 +315,13 @@ export function createAdminStaffRouter(opts: AdminStaffOptions): express.Router 
       const { def } = found;
       const issued = await opts.tokens.rotate(def.schoolId, def.scope, def.scopeId);
       const school = opts.schools.find((s) => s.id === def.schoolId);
-      const live = describeClosed(
-        await closeLiveGoogleCalendars(
-          opts.store,
-          { id: def.schoolId, targets: school?.targets ?? [] },
-          def.scope,
-          def.scopeId,
-        ),
+      const closed = await closeLiveGoogleCalendars(
+        opts.store,
+        { id: def.schoolId, targets: school?.targets ?? [] },
+        def.scope,
+        def.scopeId,
       );
+      const live = describeClosed(closed);
       // This server forgot the old token at once; the others within the bound: wait for them before saying so.
       await untilEveryServerKnows();
       await opts.auth.audit(req, res, {
@@ -329,6 +333,7 @@ export function createAdminStaffRouter(opts: AdminStaffOptions): express.Router 
       // Post/redirect/get: reloading the result must not rotate the link just sent to families.
       const q = new URLSearchParams({ school: def.schoolId, scope: def.scope, id: String(def.scopeId) });
       res.redirect(303, `/admin/feeds/rotated?${q}`);
+      if (closed.length) opts.onLiveRotated?.(def.schoolId, [...new Set(closed.map((c) => c.target))]);
     } catch (err) {
       if (err instanceof FeedTrustError) return sendProblem(res, 503, 'Cannot rotate now', [err.message]);
       next(err);
@@ -351,7 +356,11 @@ export function createAdminStaffRouter(opts: AdminStaffOptions): express.Router 
 <label for="page">Page to send</label><input id="page" type="text" readonly value="${escapeHtml(page)}">
 <div class="actions"><a class="btn primary" href="${escapeHtml(page)}">Open the page</a></div>
 <label for="message">A message you can send with it</label><textarea id="message" readonly rows="8">${escapeHtml(message)}</textarea>
-<p class="muted">The calendar itself, for apps that ask for an address: <code>${escapeHtml(`${page}.ics`)}</code></p>
+<p class="muted">The calendar itself, for apps that ask for an address: <code>${escapeHtml(`${page}.ics`)}</code></p>${
+        publicTargetsFor(school.targets ?? [], def.scope, def.scopeId).length
+          ? `\n<p><strong>Families who added the live Google calendar must add it again</strong> from this page: the old one is no longer public and is deleted once the next push${opts.onLiveRotated ? ' (started now)' : ''} has filled the new one.</p>`
+          : ''
+      }
 <p>The new link is recorded in the audit log.</p>
 <div class="actions"><a class="btn" href="${audit}">Audit log</a><a class="btn" href="/admin">Back to admin</a></div></div>`,
     });

@@ -44,6 +44,8 @@ export interface StaffWebOptions extends StaffWebSettings {
   say?: (line: string) => void;
   templatesDir?: string | null;
   throttle?: FailureThrottle;
+  /** A rotation from /admin replaced live Google calendars of these targets: push them now (serve). */
+  onLiveRotated?: (schoolId: SchoolId, targetIds: string[]) => void;
 }
 
 export interface StaffWeb {
@@ -113,6 +115,7 @@ export function createStaffWeb(opts: StaffWebOptions): StaffWeb {
       tokens: opts.tokens,
       schools: opts.schools,
       publicUrl: base,
+      ...(opts.onLiveRotated ? { onLiveRotated: opts.onLiveRotated } : {}),
     }),
     createRostersRouter({
       store: opts.store,

@@ -80,6 +80,11 @@ export interface FakeGoogleKnobs extends ChaosKnobs {
   throttleKinds: GoogleThrottleKind[];
   /** Calendars (ids) answering every request with 403 quotaExceeded; '*' for all. */
   quotaExceeded: Set<string>;
+  /**
+   * Barriers: a request (or batch part) whose `METHOD /path` matches waits for `release` before it is served, and
+   * calls `reached` when it arrives. Orders a test by the product's own requests instead of by sleeps.
+   */
+  holds: { match: RegExp; reached?: (request: string) => void; release: Promise<void> }[];
 }
 
 export interface FakeGoogleStats {
@@ -215,6 +220,7 @@ export async function startFakeGoogle(opts: FakeGoogleOptions = {}): Promise<Fak
     ...defaultKnobs(),
     throttleKinds: ['rateLimitExceeded', 'userRateLimitExceeded', '429'],
     quotaExceeded: new Set(),
+    holds: [],
     ...opts.knobs,
   };
   const emptyStats = (): FakeGoogleStats => ({
@@ -584,6 +590,12 @@ export async function startFakeGoogle(opts: FakeGoogleOptions = {}): Promise<Fak
   /** One API request (top level or a batch part): throttling knobs, then the route, errors as Google words them. */
   async function serve(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
     try {
+      const request = `${req.method ?? 'GET'} ${url.pathname}`;
+      for (const hold of knobs.holds)
+        if (hold.match.test(request)) {
+          hold.reached?.(request);
+          await hold.release;
+        }
       const fault = faultFor(req, url);
       if (fault) {
         await readBody(req);

@@ -132,11 +132,18 @@ describe('live Google calendar for families', () => {
     expect((await get(`${server.url}/feeds/${token}`, ANDROID)).text).not.toContain('google-live');
   });
 
-  it('refuses the option where it would publish a staff calendar', () => {
+  it('refuses the option where it would publish a staff or student-person calendar', () => {
     expect(() => googleTarget(fake, [1], { familiesMayAdd: true }, { scope: 'staff' })).toThrow(ConfigError);
     expect(() => googleTarget(fake, [1], { familiesMayAdd: true }, { scope: 'staff' })).toThrow(
       /targets\[0\]\.google\.calendars\.familiesMayAdd: makes calendars public: scope must be "team" or "activity"/,
     );
+    // Nor a student's own calendar (one child's schedule), whoever it speaks to.
+    expect(() => googleTarget(fake, [1], { familiesMayAdd: true }, { scope: 'student' })).toThrow(
+      /familiesMayAdd: makes calendars public: scope must be "team" or "activity", not "student"/,
+    );
+    expect(() =>
+      googleTarget(fake, [1], { familiesMayAdd: true }, { scope: 'student', audience: 'guardian' }),
+    ).toThrow(/scope must be "team" or "activity"/);
     expect(() => googleTarget(fake, [1], { familiesMayAdd: true }, { audience: 'staff' })).toThrow(
       /familiesMayAdd: makes calendars public: the audience must be "guardian" or "student"/,
     );
