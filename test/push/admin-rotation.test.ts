@@ -9,13 +9,19 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { markerGeneration } from '../../src/push/identity.ts';
 import { type Sandbox, SCHOOL_TIME_ZONE, startSandbox } from '../../src/sandbox/index.ts';
 import { openStore } from '../../src/store/index.ts';
 import type { Store } from '../../src/store/types.ts';
-import { type FakeGoogle, type FakeGoogleCalendar, startFakeGoogle } from '../fakes/google-calendar.ts';
+import { type FakeGoogle, startFakeGoogle } from '../fakes/google-calendar.ts';
 import { type Child, rostercal, runRostercal } from '../support/cli.ts';
 import { TEST_NOW } from '../support/clock.ts';
+import {
+  teamCalendars as calendarsOf,
+  fakeGoogleSettings,
+  isPublic,
+  liveTargets,
+  sessionsOf as sessionsIn,
+} from '../support/live-google.ts';
 import { freePort } from '../support/ports.ts';
 
 const ADMIN_TOKEN = 'admin-rotation-test-admin-token-0123456789abcdef';
@@ -49,22 +55,6 @@ async function until(what: string, check: () => boolean | Promise<boolean>, ms =
   }
 }
 
-const isPublic = (c: FakeGoogleCalendar) => c.acl.some((r) => r.id === 'default');
-
-function teamCalendars(team: number): (FakeGoogleCalendar & { gen: number })[] {
-  return fake
-    .calendars()
-    .map((c) => ({ ...c, gen: markerGeneration(c.description, 'hill', 'live', `team:${team}`) }))
-    .filter((c): c is FakeGoogleCalendar & { gen: number } => c.gen !== null);
-}
-
-function sessionsOf(id: string): string[] {
-  return fake
-    .liveEvents(id)
-    .map((e) => e.extendedProperties?.private?.rostercalSession ?? '?')
-    .sort();
-}
-
 /** Push runs of the target that have ended. */
 const pushesDone = (target: string) =>
   withStore(async (s) =>
@@ -88,6 +78,9 @@ const admin = (path: string, init: RequestInit = {}) =>
     headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, ...(init.headers as Record<string, string>) },
   });
 
+const teamCalendars = (team: number) => calendarsOf(fake, 'hill', 'live', team);
+const sessionsOf = (id: string) => sessionsIn(fake, id);
+
 beforeAll(async () => {
   [sandbox, fake] = await Promise.all([
     startSandbox({ seed: 9, scale: 'small', now: TEST_NOW }),
@@ -98,12 +91,6 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'rostercal-admin-rotation-'));
   const port = await freePort();
   base = `http://127.0.0.1:${port}`;
-  const google = {
-    rootUrl: fake.url,
-    auth: { accessToken: 'env:GOOGLE_TOKEN' },
-    writesPerSecond: 2000,
-    backoff: { baseMs: 5, capMs: 40, maxRetries: 6 },
-  };
   const config = join(dir, 'config.json');
   writeFileSync(
     config,
@@ -120,16 +107,15 @@ beforeAll(async () => {
           // No fire comes round while the test runs: only the first pull and the rotation push.
           schedules: { incremental: '0 3 1 1 *', full: '0 3 1 1 *' },
           targets: [
-            {
-              id: 'live',
-              provider: 'google',
-              scope: 'team',
-              ids: [teamA, teamB],
-              google: { ...google, calendars: { familiesMayAdd: true } },
-            },
+            ...liveTargets(fake, [teamA, teamB]),
             // Pushed beside it, in the same account: never public.
-            { id: 'coaches', provider: 'google', scope: 'staff', google },
-            { id: 'kids', provider: 'google', scope: 'student', ids: students, google },
+            {
+              id: 'kids',
+              provider: 'google',
+              scope: 'student',
+              ids: students,
+              google: fakeGoogleSettings(fake),
+            },
           ],
         },
       ],

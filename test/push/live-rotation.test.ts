@@ -8,7 +8,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { liveGoogleCalendars } from '../../src/push/family-calendars.ts';
-import { markerGeneration } from '../../src/push/identity.ts';
 import { pendingRotations } from '../../src/push/live-rotation.ts';
 import { parseTargets } from '../../src/push/targets.ts';
 import { type Sandbox, SCHOOL_TIME_ZONE, startSandbox } from '../../src/sandbox/index.ts';
@@ -17,6 +16,12 @@ import type { Store } from '../../src/store/types.ts';
 import { type FakeGoogle, type FakeGoogleCalendar, startFakeGoogle } from '../fakes/google-calendar.ts';
 import { rostercal } from '../support/cli.ts';
 import { TEST_NOW } from '../support/clock.ts';
+import {
+  teamCalendars as calendarsOf,
+  isPublic,
+  liveTargets,
+  sessionsOf as sessionsIn,
+} from '../support/live-google.ts';
 
 let sandbox: Sandbox;
 let fake: FakeGoogle;
@@ -30,24 +35,6 @@ async function cli(args: string[]): Promise<{ code: number | null; out: string }
   const child = rostercal(args, env);
   const code = await child.exit;
   return { code, out: child.output() };
-}
-
-/** Every calendar the fake holds for a team of the public target, with its generation. */
-function teamCalendars(team: number): (FakeGoogleCalendar & { gen: number })[] {
-  return fake
-    .calendars()
-    .map((c) => ({ ...c, gen: markerGeneration(c.description, 'hill', 'live', `team:${team}`) }))
-    .filter((c): c is FakeGoogleCalendar & { gen: number } => c.gen !== null);
-}
-
-const isPublic = (c: FakeGoogleCalendar) => c.acl.some((r) => r.id === 'default');
-
-/** The sessions a calendar's live events stand for (one entry per event). */
-function sessionsOf(id: string): string[] {
-  return fake
-    .liveEvents(id)
-    .map((e) => e.extendedProperties?.private?.rostercalSession ?? '?')
-    .sort();
 }
 
 async function withStore<T>(fn: (store: Store) => Promise<T>): Promise<T> {
@@ -77,6 +64,9 @@ async function expectOnePublic(team: number, sessions: string[]): Promise<FakeGo
   return cal;
 }
 
+const teamCalendars = (team: number) => calendarsOf(fake, 'hill', 'live', team);
+const sessionsOf = (id: string) => sessionsIn(fake, id);
+
 beforeAll(async () => {
   [sandbox, fake] = await Promise.all([
     startSandbox({ seed: 9, scale: 'small', now: TEST_NOW }),
@@ -95,23 +85,7 @@ beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'rostercal-live-rotation-'));
   fake.knobs.faults = [];
   for (const c of fake.calendars()) fake.deleteCalendar(c.id);
-  const google = {
-    rootUrl: fake.url,
-    auth: { accessToken: 'env:GOOGLE_TOKEN' },
-    writesPerSecond: 2000,
-    backoff: { baseMs: 5, capMs: 40, maxRetries: 6 },
-  };
-  rawTargets = [
-    {
-      id: 'live',
-      provider: 'google',
-      scope: 'team',
-      ids: [teamA, teamB],
-      google: { ...google, calendars: { familiesMayAdd: true } },
-    },
-    // Staff calendars in the same account: never public, whatever is rotated.
-    { id: 'coaches', provider: 'google', scope: 'staff', google },
-  ];
+  rawTargets = liveTargets(fake, [teamA, teamB]);
   const config = join(dir, 'config.json');
   writeFileSync(
     config,
@@ -158,6 +132,8 @@ function expectNoOtherPublic(): void {
       expect(c.description ?? '', c.summary).toMatch(/\[rostercal hill\/live\/team:\d+( g\d+)?\]/);
 }
 
+// Each test runs four to six CLI children: about 40 s on a loaded two-core machine, past the suite's 60 s default at
+// times, and a test cut short leaves its child writing into the next one's fake.
 describe('rotating a feed replaces its live Google calendar', () => {
   it('the old calendar stops being public at once and is gone after the next push; the page offers the new one', async () => {
     // Never sent: the rotation keeps feed version 1, yet the calendar is replaced.
@@ -198,7 +174,7 @@ describe('rotating a feed replaces its live Google calendar', () => {
     expect(fake.stats.byOperation['POST calendars.insert'] ?? 0).toBe(0);
     expect(fake.stats.byOperation['DELETE calendars.delete'] ?? 0).toBe(0);
     await expectOnePublic(teamA, sessions);
-  });
+  }, 180_000);
 
   it('a rotation while Google answers 403/429 closes the old calendar on the next push; status says it is pending', async () => {
     const { old, sessions } = await firstSync();
@@ -225,7 +201,7 @@ describe('rotating a feed replaces its live Google calendar', () => {
     await expectOnePublic(teamA, sessions);
     expect((await cli(['status'])).out).not.toMatch(/live Google calendar.*pending/i);
     expectNoOtherPublic();
-  });
+  }, 180_000);
 
   it('a lost database: the old calendar is recognised by its marker and closed, not adopted', async () => {
     const { old, sessions } = await firstSync();
@@ -243,7 +219,7 @@ describe('rotating a feed replaces its live Google calendar', () => {
     const now = await expectOnePublic(teamA, sessions);
     expect(now.id).not.toBe(old.id);
     expectNoOtherPublic();
-  });
+  }, 180_000);
 
   it('a crash between creating the new calendar and deleting the old: the next push finishes the job', async () => {
     const { old, sessions } = await firstSync();
@@ -273,5 +249,5 @@ describe('rotating a feed replaces its live Google calendar', () => {
     expect(fake.calendar(old.id)).toBeUndefined();
     await expectOnePublic(teamA, sessions);
     expectNoOtherPublic();
-  });
+  }, 180_000);
 });
