@@ -6,7 +6,7 @@ import PDFDocument from 'pdfkit';
 import { type FontSet, unicodeFonts, type Weight } from './fonts.ts';
 import { type Cell, generatedLabel, type Sheet, type SheetColumn, type SheetRow } from './sheet.ts';
 import type { RosterTemplate } from './template.ts';
-import { drawLine, type FittedText, fitText, lineWidth, type Piece, singleLine } from './text.ts';
+import { drawLine, EMPTY_LINE, type FittedText, fitText, type Line, lineWidth, singleLine } from './text.ts';
 
 export interface RenderOptions {
   /** Faces to draw with; the default embeds Unicode fonts. The benchmark's baseline passes pdfkit's Helvetica. */
@@ -38,6 +38,8 @@ interface Frame {
   y: number;
   /** Smallest size any text may take (the sheet's floor); with one, text wraps onto more lines rather than shrink. */
   floor: number;
+  /** The structure element text goes into (the tagged PDF's Document), or null for artifacts (page footers). */
+  tags: PDFKit.PDFStructureElement | null;
 }
 
 /** A size raised to the sheet's floor. */
@@ -89,6 +91,7 @@ function drawFitted(
       x + Math.max(0, dx),
       y + t.size * ascent + (LINE - 1) * t.size * 0.5,
       t.size,
+      f.tags,
     );
     y += t.size * LINE;
   }
@@ -96,14 +99,14 @@ function drawFitted(
 
 function drawSingle(
   f: Frame,
-  line: Piece[],
+  line: Line,
   x: number,
   baseline: number,
   size: number,
   color = '#000000',
 ): void {
   f.doc.fillColor(color);
-  drawLine(f.doc, f.fonts, line, x, baseline, at(f, size));
+  drawLine(f.doc, f.fonts, line, x, baseline, at(f, size), f.tags);
 }
 
 function columnWidths(columns: SheetColumn[], available: number): number[] {
@@ -431,8 +434,11 @@ function drawFooters(f: Frame): void {
   const range = doc.bufferedPageRange();
   const generated = `${sheet.school.name} · Generated ${generatedLabel(sheet.generatedAt, sheet.school.timeZone, sheet.locale)}`;
   const width = f.right - f.left;
+  // Page furniture, not content: an artifact that screen readers skip and that stays out of the reading order.
+  const furniture: Frame = { ...f, tags: null };
   for (let i = range.start; i < range.start + range.count; i++) {
     doc.switchToPage(i);
+    doc.markContent('Artifact', { type: 'Pagination' });
     const page = singleLine(`Page ${i - range.start + 1} of ${range.count}`, f.fonts, 'regular');
     const pageW = lineWidth(page, at(f, 8));
     const baseline = f.bottom + 26;
@@ -444,9 +450,9 @@ function drawFooters(f: Frame): void {
       .stroke();
     if (sheet.footer) {
       const footer = fitCell(f, sheet.footer, width, 7.5, 'regular', 1);
-      const line = footer.lines[0] ?? [];
+      const line = footer.lines[0] ?? EMPTY_LINE;
       drawSingle(
-        f,
+        furniture,
         line,
         f.left + (width - lineWidth(line, footer.size)) / 2,
         f.bottom + 15,
@@ -455,8 +461,9 @@ function drawFooters(f: Frame): void {
       );
     }
     const left = fitCell(f, generated, width - pageW - 20, 8, 'regular', 1);
-    drawSingle(f, left.lines[0] ?? [], f.left, baseline, left.size, MUTED);
-    drawSingle(f, page, f.right - pageW, baseline, 8, MUTED);
+    drawSingle(furniture, left.lines[0] ?? EMPTY_LINE, f.left, baseline, left.size, MUTED);
+    drawSingle(furniture, page, f.right - pageW, baseline, 8, MUTED);
+    doc.endMarkedContent();
   }
 }
 
@@ -477,6 +484,10 @@ export function renderSheet(
     // No default Helvetica: pdfkit would parse its AFM metrics for every document, and every run sets its face.
     font: null as unknown as string,
     displayTitle: true,
+    // Tagged (a structure tree and /MarkInfo) in the sheet's language, for search, copy and screen readers; the
+    // structure tree and ActualText need PDF 1.4 and 1.5.
+    tagged: true,
+    pdfVersion: '1.7',
     lang: template.locale,
     info: {
       Title: sheet.meta.title,
@@ -508,7 +519,9 @@ export function renderSheet(
     widths: columnWidths(sheet.columns, pageWidth - 2 * margin),
     y: margin,
     floor: sheet.minTextSize,
+    tags: doc.struct('Document'),
   };
+  doc.addStructure(f.tags!);
   drawHeading(f);
   drawTableHeader(f);
   drawRows(f);
@@ -518,6 +531,7 @@ export function renderSheet(
     else if (block === 'notes') drawNotes(f);
     else drawSignoff(f);
   }
+  f.tags!.end();
   drawFooters(f);
   doc.end();
   return done;

@@ -1,5 +1,5 @@
 // Multi-script text for pdfkit: split a string into runs by font face and bidi level, measure, wrap, shrink to fit,
-// and draw each line in visual order.
+// and draw each line in visual order, telling the PDF's text layer the line as written.
 //
 // pdfkit itself has no font fallback and no bidi. fontkit (which pdfkit uses to lay out embedded fonts) does shape
 // Arabic (contextual forms through the font's GSUB tables) and reverses the glyphs of a right-to-left run, but
@@ -30,8 +30,14 @@ interface Word {
   after: Piece | null;
 }
 
+/**
+ * A line of pieces in visual order (as drawn), with its text as written (logical order): the glyphs of shaped and
+ * right-to-left scripts are drawn in visual order, so the line's text goes into the PDF as ActualText.
+ */
+export type Line = Piece[] & { readonly text: string };
+
 export interface FittedText {
-  lines: Piece[][];
+  lines: Line[];
   /** Font size chosen. */
   size: number;
 }
@@ -155,6 +161,12 @@ function visualOrder(line: Piece[]): Piece[] {
     }
   }
   return out;
+}
+
+/** A logical line (pieces in reading order, spaces included) laid out for drawing, with its text as written. */
+function toLine(logical: Piece[]): Line {
+  const text = logical.map((p) => p.text).join('');
+  return Object.assign(visualOrder(logical), { text });
 }
 
 /**
@@ -294,11 +306,11 @@ export function fitText(text: string, width: number, opts: FitOptions): FittedTe
   const paras = paragraphsOf(text, opts.fonts, opts.weight);
   for (let size = opts.size; size >= opts.minSize - 1e-9; size -= 0.5) {
     const r = wrapAll(paras, width / size, false);
-    if (!r.overflow && r.lines.length <= opts.maxLines) return { lines: r.lines.map(visualOrder), size };
+    if (!r.overflow && r.lines.length <= opts.maxLines) return { lines: r.lines.map(toLine), size };
   }
   const size = opts.minSize;
   const r = wrapAll(paras, width / size, true);
-  return { lines: r.lines.map(visualOrder), size };
+  return { lines: r.lines.map(toLine), size };
 }
 
 /** Width of one laid-out line at a size. */
@@ -309,7 +321,7 @@ export function lineWidth(line: Piece[], size: number): number {
 }
 
 /** Text in one line, at a size, without wrapping: for labels whose width the caller has reserved. */
-export function singleLine(text: string, fonts: FontSet, weight: Weight): Piece[] {
+export function singleLine(text: string, fonts: FontSet, weight: Weight): Line {
   const words = paragraphsOf(text.replace(/\r?\n/g, ' '), fonts, weight)[0] ?? [];
   const line: Piece[] = [];
   for (const w of words) {
@@ -317,27 +329,48 @@ export function singleLine(text: string, fonts: FontSet, weight: Weight): Piece[
     if (w.after) line.push(w.after);
   }
   while (line.length > 0 && line[line.length - 1]!.space) line.pop();
-  return visualOrder(line);
+  return toLine(line);
 }
 
-/** Draws a line of pieces in visual order from x, with its baseline at y. */
+export const EMPTY_LINE: Line = Object.assign([], { text: '' });
+
+// Text whose glyphs map one to one, in order, onto its characters needs no ActualText: Latin-1 in the primary face.
+// Anything else (shaped, reordered, right-to-left, or composed from several glyphs) carries the line as written.
+const NEEDS_ACTUAL = /[\u0100-\u{10ffff}]/u;
+
+/**
+ * Draws a line of pieces in visual order from x, with its baseline at y. With `into` (a tagged document's structure
+ * element), the line is content of it, in a Span whose ActualText is the line as written where its glyphs do not
+ * say it.
+ */
 export function drawLine(
   doc: PDFKit.PDFDocument,
   fonts: FontSet,
-  line: Piece[],
+  line: Line,
   x: number,
   baselineY: number,
   size: number,
+  into: PDFKit.PDFStructureElement | null = null,
 ): void {
-  let cx = x;
-  for (const piece of line) {
-    if (!piece.space) {
-      fonts.use(doc, piece.face);
-      doc.font(piece.face.key).fontSize(size).text(drawableText(piece), cx, baselineY, {
-        lineBreak: false,
-        baseline: 'alphabetic',
-      });
+  const draw = () => {
+    let cx = x;
+    for (const piece of line) {
+      if (!piece.space) {
+        fonts.use(doc, piece.face);
+        doc.font(piece.face.key).fontSize(size).text(drawableText(piece), cx, baselineY, {
+          lineBreak: false,
+          baseline: 'alphabetic',
+        });
+      }
+      cx += piece.width * size;
     }
-    cx += piece.width * size;
+  };
+  if (!into || line.text.trim() === '') {
+    draw();
+    return;
   }
+  // `into` is attached, so pdfkit runs `draw` now, inside a marked-content sequence that belongs to it. Only a
+  // line whose glyphs do not say its text gets a Span element of its own (an object each: ~3 KB a page otherwise).
+  if (NEEDS_ACTUAL.test(line.text)) into.add(doc.struct('Span', { actual: line.text }, [draw]));
+  else into.add(draw);
 }

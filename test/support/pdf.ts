@@ -194,6 +194,81 @@ export async function pdfTextItems(
   }
 }
 
+interface StructNode {
+  role?: string;
+  alt?: string;
+  lang?: string;
+  type?: string;
+  id?: string;
+  children?: StructNode[];
+}
+
+/** Marked-content ids under each structure element that carries ActualText (or Alt), mapped to that text. */
+function replacements(
+  node: StructNode | null,
+  out = new Map<string, string>(),
+  alt?: string,
+): Map<string, string> {
+  if (!node) return out;
+  const text = node.alt ?? alt;
+  if (node.type === 'content' && node.id && text !== undefined) out.set(node.id, text);
+  for (const child of node.children ?? []) replacements(child, out, text);
+  return out;
+}
+
+/**
+ * What search, copy and a screen reader get from the PDF, as PDF.js gives it to its accessibility layer: a
+ * marked-content sequence whose structure element carries ActualText reads as that text once; other text reads as
+ * its glyphs' Unicode (ToUnicode). One string per structure element or text item, in content order, for every page;
+ * with the document's language (the catalog's /Lang) and whether it says it is tagged (/MarkInfo /Marked).
+ */
+export async function pdfSpokenText(
+  pdf: Uint8Array | string,
+): Promise<{ lang: string | null; tagged: boolean; runs: string[] }> {
+  const doc = await open(pdf);
+  try {
+    const runs: string[] = [];
+    for (let p = 1; p <= doc.numPages; p++) {
+      const page = await doc.getPage(p);
+      const actual = replacements((await page.getStructTree()) as StructNode | null);
+      const content = await page.getTextContent({ includeMarkedContent: true });
+      const said = new Set<string>();
+      // Depth of marked content inside a replaced sequence: its glyphs are not read.
+      let skipping = 0;
+      for (const it of content.items) {
+        if ('str' in it) {
+          if (skipping === 0 && it.str.trim() !== '') runs.push(it.str);
+          continue;
+        }
+        if (it.type === 'endMarkedContent') {
+          if (skipping > 0) skipping--;
+          continue;
+        }
+        if (skipping > 0) {
+          skipping++;
+          continue;
+        }
+        const text = it.id ? actual.get(it.id) : undefined;
+        if (text === undefined) continue;
+        skipping = 1;
+        if (!said.has(it.id!)) runs.push(text);
+        said.add(it.id!);
+      }
+      page.cleanup();
+    }
+    const { info } = (await doc.getMetadata()) as { info: Record<string, unknown> };
+    // PDF.js gives /MarkInfo as a Map of its flags.
+    const marked = (await doc.getMarkInfo()) as Map<string, boolean> | null;
+    return {
+      lang: typeof info.Language === 'string' ? info.Language : null,
+      tagged: marked?.get('Marked') === true,
+      runs,
+    };
+  } finally {
+    await doc.close();
+  }
+}
+
 /** The document's information dictionary and page count (what pdfinfo prints: Title, Author, Pages…). */
 export async function pdfInfo(pdf: Uint8Array | string): Promise<Record<string, string>> {
   const doc = await open(pdf);
