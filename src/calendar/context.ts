@@ -17,6 +17,11 @@ export interface SchoolInfo {
    * name, short name or acronym equals the school's name (case and spacing ignored).
    */
   locationOwnerIds?: Id[];
+  /**
+   * This installation's part of event UIDs (store.uidDomain(), uid.ts); absent for an installation whose UIDs
+   * predate it. Part of the context's fingerprint, so renders made under another domain are made again.
+   */
+  uidDomain?: string;
 }
 
 export interface ProjectionContext {
@@ -128,7 +133,8 @@ export async function loadSchoolInfo(
   schoolId: SchoolId,
   opts: { locationOwnerIds?: Id[] } = {},
 ): Promise<SchoolInfo> {
-  const school = (await store.listSchools()).find((s) => s.id === schoolId);
+  const [schools, uidDomain] = await Promise.all([store.listSchools(), store.uidDomain()]);
+  const school = schools.find((s) => s.id === schoolId);
   if (!school) throw new Error(`unknown school: ${schoolId}`);
   const owners = opts.locationOwnerIds?.length
     ? opts.locationOwnerIds
@@ -138,6 +144,7 @@ export async function loadSchoolInfo(
     name: school.name,
     timeZone: school.timeZone,
     ...(owners.length ? { locationOwnerIds: owners } : {}),
+    ...(uidDomain ? { uidDomain } : {}),
   };
 }
 

@@ -2,7 +2,6 @@
 // feed's audience and scope, so name scrubbing and visibility are theirs), one event per session, naming only
 // the family members whose own calendar has it ("Training (Ana, Ben)"). A family of one names nobody.
 import type { Id } from '../domain/types.ts';
-import type { SchoolId } from '../store/types.ts';
 import { CAPS, capText, cleanText } from './gate.ts';
 import type { CalendarEvent } from './types.ts';
 
@@ -10,10 +9,6 @@ export interface FamilyMemberEvents {
   /** How the family calls this calendar: a child's first name, or a team's name. */
   label: string;
   events: CalendarEvent[];
-}
-
-function domainSafe(schoolId: SchoolId): string {
-  return schoolId.toLowerCase().replace(/[^a-z0-9.-]+/g, '-') || 'school';
 }
 
 /**
@@ -35,11 +30,7 @@ export function joinNames(names: string[]): string {
  * the order the family added them); the UID is the family's own (`session-<id>-family-<key>@…`), so the
  * combined calendar never collides with a member's feed subscribed beside it.
  */
-export function familyEvents(
-  schoolId: SchoolId,
-  familyKey: string,
-  members: FamilyMemberEvents[],
-): CalendarEvent[] {
+export function familyEvents(familyKey: string, members: FamilyMemberEvents[]): CalendarEvent[] {
   const bySession = new Map<
     Id,
     { event: CalendarEvent; labels: string[]; sequence: number; modified: string }
@@ -66,7 +57,8 @@ export function familyEvents(
     const who = joinNames(labels);
     return {
       ...event,
-      uid: `session-${event.sessionId}-family-${familyKey}@${domainSafe(schoolId)}.rostercal`,
+      // The members' domain (uid.ts): the installation's, or the school's alone for UIDs that predate it.
+      uid: `session-${event.sessionId}-family-${familyKey}@${event.uid.slice(event.uid.lastIndexOf('@') + 1)}`,
       sequence,
       lastModified: modified,
       title: named ? `${event.title} (${labels.join(', ')})` : event.title,

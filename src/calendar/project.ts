@@ -117,7 +117,7 @@ export function projectSession(
 
   return {
     sessionId: session.id,
-    uid: eventUid(ctx.school.id, session.id, scope),
+    uid: eventUid(ctx.school, session.id, scope),
     sequence: session.meta.version,
     lastModified: session.meta.updatedAt,
     start: session.start,

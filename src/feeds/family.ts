@@ -268,7 +268,7 @@ export class FamilyLinks {
     const events = await versionFeedEvents(
       this.#store,
       key,
-      familyEvents(link.schoolId, link.tokenHash.slice(0, 16), perMember),
+      familyEvents(link.tokenHash.slice(0, 16), perMember),
       this.#now(),
       (err) => this.#feeds.toldOfRequestWrite(err),
     );

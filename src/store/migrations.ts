@@ -1,6 +1,7 @@
 // The one migration set for both dialects. Each migration runs once, in order, inside the same transaction that
 // records it in schema_migrations; on PostgreSQL an advisory lock makes concurrent starts wait for each other,
 // on SQLite BEGIN IMMEDIATE does the same across processes sharing the file.
+import { randomBytes } from 'node:crypto';
 import { type ColumnDefinitionBuilder, type Kysely, sql } from 'kysely';
 import { stableStringify } from '../util/stable-json.ts';
 import { contentHash } from './kinds.ts';
@@ -543,6 +544,43 @@ const feedRotationRecord: Migration = {
   },
 };
 
+/**
+ * Issue 26: the installation's own part of every event UID (`session-…@<school>.<uid_domain>.rostercal`), so two
+ * installations, or two schools whose upstreams reuse ids, never publish one UID. Made once, here, at random,
+ * for a new store. A store that has published anything (feed tokens, rendered feeds, event versions, family
+ * links, pushed events) keeps the UIDs its subscribers hold: its row says so with an empty uid_domain.
+ */
+const installationUidDomain: Migration = {
+  name: '0023_i26_installation_uid_domain',
+  async up(db) {
+    await db.schema
+      .createTable('installation')
+      .addColumn('id', 'integer', (c) => c.primaryKey())
+      .addColumn('uid_domain', 'text', (c) => c.notNull())
+      .addColumn('created_at', 'text', (c) => c.notNull())
+      .execute();
+    let published = false;
+    for (const table of [
+      'feed_tokens',
+      'rendered_feeds',
+      'feed_event_versions',
+      'family_links',
+      'push_mappings',
+    ]) {
+      const row = await db.selectFrom(table).select(sql<number>`1`.as('one')).limit(1).executeTakeFirst();
+      if (row) published = true;
+    }
+    await db
+      .insertInto('installation')
+      .values({
+        id: 1,
+        uid_domain: published ? '' : randomBytes(6).toString('hex'),
+        created_at: new Date().toISOString(),
+      })
+      .execute();
+  },
+};
+
 export const MIGRATIONS: readonly Migration[] = [
   initial,
   staffSessionsAndAudit,
@@ -557,6 +595,7 @@ export const MIGRATIONS: readonly Migration[] = [
   membershipsWithoutRowid,
   scheduleHonesty,
   feedRotationRecord,
+  installationUidDomain,
 ];
 
 /** Applies pending migrations; returns the names applied (empty when the schema was current). */

@@ -230,6 +230,7 @@ export type DB = { [T in SnapshotTableName]: SnapshotTable } & { [T in JoinTable
   feed_tokens: FeedTokensTable;
   family_links: FamilyLinksTable;
   feed_rotation_record: FeedRotationRecordTable;
+  installation: InstallationTable;
   feed_rotations: FeedRotationsTable;
   feed_event_versions: FeedEventVersionsTable;
   rendered_feeds: RenderedFeedsTable;
@@ -273,6 +274,14 @@ export interface RenderedFeedsTable {
   /** JSON of the FeedDef. */
   def: string;
   rendered_at: string;
+}
+
+/** One row (id 1): what belongs to this installation rather than to a school. */
+export interface InstallationTable {
+  id: number;
+  /** Its part of event UIDs (12 hex digits); empty for a store that published UIDs before it had one. */
+  uid_domain: string;
+  created_at: string;
 }
 
 /** One row (id 1): the feed secret the store's rotation record vouches for (a fingerprint). */

@@ -1147,6 +1147,26 @@ export class SqlStore implements Store {
     return rows.map(toFeedToken);
   }
 
+  async uidDomain(): Promise<string | null> {
+    // Read once: it never changes. A read-only store not yet migrated has no table: its UIDs stay as they were.
+    // Any other failure is not remembered (a UID domain taken for absent would change every UID).
+    this.#uidDomain ??= this.#r
+      .selectFrom('installation')
+      .select('uid_domain')
+      .where('id', '=', 1)
+      .executeTakeFirst()
+      .then(
+        (row) => row?.uid_domain || null,
+        (err: unknown) => {
+          if (/no such table|does not exist/.test(String((err as Error)?.message))) return null;
+          this.#uidDomain = undefined;
+          throw err;
+        },
+      );
+    return this.#uidDomain;
+  }
+  #uidDomain: Promise<string | null> | undefined;
+
   // --- the feed rotation record
 
   getFeedRotationRecord(): Promise<{ secret: string; createdAt: Instant } | null> {

@@ -465,6 +465,12 @@ export interface Store {
   revokeFeedToken(schoolId: SchoolId, scope: FeedScope, scopeId: Id, at: Instant): Promise<void>;
   listFeedTokens(schoolId?: SchoolId): Promise<FeedToken[]>;
 
+  /**
+   * This installation's part of event UIDs (calendar/uid.ts), made when the store was created; null for a store
+   * that published UIDs before installations had one (they keep `@<school>.rostercal`), or one not yet migrated.
+   */
+  uidDomain(): Promise<string | null>;
+
   // --- the feed rotation record (feeds/rotations.ts): the secret it vouches for, and every rotation
   getFeedRotationRecord(): Promise<{ secret: string; createdAt: Instant } | null>;
   /** Starts the record for this secret fingerprint (a record of another secret is replaced, rotations and all). */

@@ -9,6 +9,8 @@ import { type ParsedFeed, parseBoth } from './parse.ts';
 let h: Harness;
 let defs: FeedDef[];
 const SCHOOL = 'hill';
+/** The UIDs' domain: the school's, then this (new) installation's own (calendar/uid.ts). */
+let at: string;
 
 const parsed = new Map<string, ParsedFeed>();
 
@@ -29,6 +31,7 @@ async function feed(
 beforeAll(async () => {
   h = await startHarness();
   defs = await listFeedDefs(h.store, SCHOOL);
+  at = `${SCHOOL}.${await h.store.uidDomain()}.rostercal`;
 });
 afterAll(async () => {
   await h?.close();
@@ -53,7 +56,7 @@ describe('every feed of the school', () => {
       expect(r.eventCount).toBe(visible.length);
       const byUid = new Map(p.events.map((e) => [e.uid, e]));
       for (const s of visible) {
-        const e = byUid.get(`session-${s.id}-${def.scope}-${def.scopeId}@hill.rostercal`);
+        const e = byUid.get(`session-${s.id}-${def.scope}-${def.scopeId}@${at}`);
         expect(e, `session ${s.id} in ${def.scope} ${def.scopeId}`).toBeDefined();
         expect(e!.start).toBe(Date.parse(s.start));
         expect(e!.end).toBe(Date.parse(s.end));
@@ -221,7 +224,7 @@ describe('upstream changes flow into the feeds', () => {
     expect(untouchedAfter.dataVersion).toBeGreaterThan(untouchedBefore.dataVersion);
     expect(untouchedAfter.body).toBe(untouchedBefore.body); // the same buffer: not rendered again
     expect(after.r.inputs).not.toBe(before.r.inputs);
-    const uidOf = (id: number) => `session-${id}-team-${team.scopeId}@hill.rostercal`;
+    const uidOf = (id: number) => `session-${id}-team-${team.scopeId}@${at}`;
     const get = (p: ParsedFeed, id: number) => p.events.find((e) => e.uid === uidOf(id));
 
     const e0 = get(before.p, edited.id)!;
@@ -250,7 +253,7 @@ describe('upstream changes flow into the feeds', () => {
     }
     const staffFeed = await feed({ scope: 'staff', scopeId: staffMember.id });
     const staffEvent = staffFeed.p.events.find(
-      (e) => e.uid === `session-${newId}-staff-${staffMember.id}@hill.rostercal`,
+      (e) => e.uid === `session-${newId}-staff-${staffMember.id}@${at}`,
     )!;
     expect(staffEvent.description).toContain('INTERNAL-7Q: parent complaint file 42');
     expect(staffEvent.description).toContain('PARENTS-7Q');
