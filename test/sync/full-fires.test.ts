@@ -4,92 +4,14 @@
 // running pull is executed once that pull ends, even when its replica dies while waiting or the pull it waited
 // for dies; an incremental fire let pass is recorded and shown as skipped, with why; a job whose replica died
 // reads as interrupted.
-import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
 import { describeJob } from '../../src/sync/job-display.ts';
 import { pullSchool } from '../../src/sync/pull.ts';
 import { rostercal, schoolEnv } from '../support/cli.ts';
 import { type Gate, startGate } from '../support/gate.ts';
+import { is, killReplicas, type Replica, startReplica, winner } from '../support/replicas.ts';
 import { openTestStore, type TestStore, testClient, testSchool } from './helpers.ts';
-
-interface Line {
-  type: string;
-  owner: string;
-  job?: string;
-  fireTime?: string | null;
-  outcome?: { status: string; error?: string | null };
-  reason?: string;
-  kind?: string;
-  requestedKind?: string;
-  upgradedBecause?: string | null;
-  runId?: number;
-}
-
-interface Replica {
-  name: string;
-  proc: ChildProcess;
-  lines: Line[];
-  fire(job: string, fireTime: string): void;
-  /** The first line (seen or to come) that matches. */
-  next(match: (l: Line) => boolean): Promise<Line>;
-  exit: Promise<unknown>;
-}
-
-function replica(name: string, env: Record<string, string>): Replica {
-  const proc = spawn(process.execPath, ['test/sync/fixtures/driven-replica.ts'], {
-    env: { ...process.env, ...env, REPLICA_NAME: name },
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  const lines: Line[] = [];
-  const waiters: { match: (l: Line) => boolean; resolve: (l: Line) => void }[] = [];
-  let buffer = '';
-  let stderr = '';
-  proc.stdout!.on('data', (d: Buffer) => {
-    buffer += d.toString();
-    for (let nl = buffer.indexOf('\n'); nl >= 0; nl = buffer.indexOf('\n')) {
-      const line = JSON.parse(buffer.slice(0, nl)) as Line;
-      buffer = buffer.slice(nl + 1);
-      lines.push(line);
-      for (const w of [...waiters])
-        if (w.match(line)) {
-          waiters.splice(waiters.indexOf(w), 1);
-          w.resolve(line);
-        }
-    }
-  });
-  proc.stderr!.on('data', (d: Buffer) => {
-    stderr += d.toString();
-  });
-  proc.on('exit', (code) => {
-    if (code) console.error(`replica ${name} exited ${code}: ${stderr}`);
-  });
-  return {
-    name,
-    proc,
-    lines,
-    fire: (job, fireTime) => proc.stdin!.write(`${JSON.stringify({ job, fireTime })}\n`),
-    next: (match) => {
-      const seen = lines.find(match);
-      if (seen) return Promise.resolve(seen);
-      return new Promise((resolve) => waiters.push({ match, resolve }));
-    },
-    exit: once(proc, 'exit'),
-  };
-}
-
-/** The replica among `rs` that won the fire, once one has. */
-function winner(rs: Replica[], job: string, fireTime: string): Promise<Replica> {
-  return Promise.race(
-    rs.map((r) =>
-      r.next((l) => l.type === 'claimed' && l.job === job && l.fireTime === fireTime).then(() => r),
-    ),
-  );
-}
-
-const is = (type: string, job: string, fireTime: string) => (l: Line) =>
-  l.type === type && l.job === job && l.fireTime === fireTime;
 
 describe('full fires that meet a running pull, three replicas on PostgreSQL', () => {
   let sandbox: Sandbox;
@@ -110,8 +32,7 @@ describe('full fires that meet a running pull, three replicas on PostgreSQL', ()
     expect(first.status).toBe('succeeded');
   });
   afterAll(async () => {
-    for (const r of replicas)
-      if (r.proc.exitCode === null && r.proc.signalCode === null) r.proc.kill('SIGKILL');
+    killReplicas(replicas);
     await gate?.stop();
     await ts?.cleanup();
     await sandbox?.close();
@@ -124,7 +45,7 @@ describe('full fires that meet a running pull, three replicas on PostgreSQL', ()
       UPSTREAM_TOKEN: sandbox.token,
       LOG_LEVEL: 'warn',
     };
-    const all = ['replica-a', 'replica-b', 'replica-c'].map((n) => replica(n, env));
+    const all = ['replica-a', 'replica-b', 'replica-c'].map((n) => startReplica(n, env));
     replicas.push(...all);
     await Promise.all(all.map((r) => r.next((l) => l.type === 'ready')));
     const alive = new Set(all);
@@ -233,5 +154,5 @@ describe('full fires that meet a running pull, three replicas on PostgreSQL', ()
     const finished = all.flatMap((r) => r.lines).filter((l) => l.type === 'finished');
     for (const f of finished)
       if (f.outcome!.status === 'succeeded') expect(f.outcome!.error ?? '').not.toMatch(/skip/);
-  });
+  }, 240_000);
 });

@@ -1,83 +1,33 @@
-// Two real replica processes on one PostgreSQL database with a schedule firing every second: each fire runs
-// exactly once across both, and when one replica dies the other keeps running the jobs.
-import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
+// Two real replica processes on one PostgreSQL database: each fire runs exactly once across both, and when one
+// replica dies the other runs every fire alone. The fires are the test's (`SchedulerHandle.fire`, the same election
+// a cron fire goes through; the replicas' own schedules are a year away), each awaited to its end before the
+// next: no pull outlasts a one-second schedule on a loaded machine, so every count below is exact. A second test
+// lets node-cron fire every second and checks only that its fires are elected the same way.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
 import { pullSchool } from '../../src/sync/pull.ts';
+import { TEST_NOW } from '../support/clock.ts';
+import {
+  is,
+  killReplicas,
+  type Replica,
+  type ReplicaLine,
+  startReplica,
+  winner,
+} from '../support/replicas.ts';
 import { openTestStore, type TestStore, testClient, testSchool } from './helpers.ts';
-
-interface FireLine {
-  type: 'claimed' | 'not-elected' | 'started' | 'waiting' | 'finished' | 'skipped' | 'ready';
-  at: string;
-  job: string;
-  fireTime: string | null;
-  owner: string;
-  outcome?: { status: string; error?: string | null };
-  reason?: string;
-}
-
-interface Replica {
-  name: string;
-  proc: ChildProcess;
-  lines: FireLine[];
-  ready: Promise<void>;
-  exit: Promise<unknown>;
-}
-
-function replica(name: string, env: Record<string, string>): Replica {
-  const proc = spawn(process.execPath, ['test/sync/fixtures/replica.ts'], {
-    env: { ...process.env, ...env, REPLICA_NAME: name },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const lines: FireLine[] = [];
-  let buffer = '';
-  let stderr = '';
-  let markReady: () => void = () => {};
-  const ready = new Promise<void>((resolve) => {
-    markReady = resolve;
-  });
-  proc.stdout!.on('data', (d: Buffer) => {
-    buffer += d.toString();
-    let nl = buffer.indexOf('\n');
-    while (nl >= 0) {
-      const line = JSON.parse(buffer.slice(0, nl)) as FireLine;
-      buffer = buffer.slice(nl + 1);
-      if (line.type === 'ready') markReady();
-      else lines.push(line);
-      nl = buffer.indexOf('\n');
-    }
-  });
-  proc.stderr!.on('data', (d: Buffer) => {
-    stderr += d.toString();
-  });
-  const exit = once(proc, 'exit');
-  exit.then(() => markReady());
-  proc.on('exit', (code, signal) => {
-    if (code && code !== 0) console.error(`replica ${name} exited ${code} ${signal}: ${stderr}`);
-  });
-  return { name, proc, lines, ready, exit };
-}
-
-/** Polls `check` (what the replicas have printed so far) until it holds; fails after `ms`. */
-async function until(what: string, check: () => boolean, ms = 90_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
 
 describe('scheduler with two replicas on PostgreSQL', () => {
   let sandbox: Sandbox;
   let ts: TestStore;
+  let env: Record<string, string>;
   const replicas: Replica[] = [];
 
   beforeAll(async () => {
-    sandbox = await startSandbox({ seed: 5, scale: 'small' });
+    sandbox = await startSandbox({ seed: 5, scale: 'small', now: TEST_NOW });
     ts = await openTestStore('postgres');
-    // The first pull of a school is full: do it here so the every-second incremental fires are cheap.
+    // The first pull of a school is full: done here so that the fires' pulls are cheap.
     const first = await pullSchool({
       store: ts.store,
       client: testClient(sandbox),
@@ -85,112 +35,103 @@ describe('scheduler with two replicas on PostgreSQL', () => {
       kind: 'full',
     });
     expect(first.status).toBe('succeeded');
+    env = {
+      DATABASE_URL: ts.env.DATABASE_URL!,
+      UPSTREAM_URL: sandbox.url,
+      UPSTREAM_TOKEN: sandbox.token,
+      LOG_LEVEL: 'warn',
+    };
   });
   afterAll(async () => {
-    for (const r of replicas)
-      if (r.proc.exitCode === null && r.proc.signalCode === null) r.proc.kill('SIGKILL');
+    killReplicas(replicas);
     await ts?.cleanup();
     await sandbox?.close();
   });
 
+  const start = async (...names: string[]) => {
+    const rs = names.map((n) => startReplica(n, env));
+    replicas.push(...rs);
+    await Promise.all(rs.map((r) => r.next((l) => l.type === 'ready')));
+    return rs;
+  };
+
   it('runs each fire once across replicas, and the survivor carries on alone', async () => {
-    const env = {
-      DATABASE_URL: ts.env.DATABASE_URL!,
-      UPSTREAM_URL: sandbox.url,
-      UPSTREAM_TOKEN: sandbox.token,
-      INCREMENTAL_CRON: '* * * * * *',
-      FULL_CRON: '*/4 * * * * *',
-      LOG_LEVEL: 'warn',
+    const [a, b] = (await start('replica-a', 'replica-b')) as [Replica, Replica];
+    const lastRunBefore = Math.max(
+      ...(await ts.store.listRuns('hillcrest', { limit: 500 })).map((r) => r.id),
+    );
+    let minute = 0;
+    /** Fires `job` at the next minute on every replica of `rs`: the winner once it has finished the run. */
+    const fire = async (rs: Replica[], job: string) => {
+      const t = new Date(Date.parse('2026-11-23T01:00:00Z') + minute++ * 60_000).toISOString();
+      for (const r of rs) r.fire(job, t);
+      const won = await winner(rs, job, t);
+      // The others asked for the same fire and were told they lost it.
+      await Promise.all(rs.filter((r) => r !== won).map((r) => r.next(is('not-elected', job, t))));
+      const done = await won.next(is('finished', job, t));
+      expect(done.outcome, JSON.stringify(won.lines.slice(-5))).toEqual({ status: 'succeeded', error: null });
+      return won;
     };
-    const a = replica('replica-a', env);
-    const b = replica('replica-b', env);
-    replicas.push(a, b);
-    await Promise.all([a.ready, b.ready]);
-    // Ordered by what the replicas report, not by fixed sleeps a loaded machine can outlast: both elect fires,
-    // then one dies and the other is seen carrying on alone.
-    const claimed = (lines: FireLine[], job: string, after = 0) =>
-      lines.filter(
-        (l) => l.type === 'claimed' && l.job === job && l.fireTime !== null && Date.parse(l.fireTime) > after,
-      ).length;
-    await until('both replicas electing fires', () => {
-      const both = [...a.lines, ...b.lines];
-      return (
-        claimed(both, 'incremental') >= 5 &&
-        claimed(both, 'full') >= 1 &&
-        both.some((l) => l.type === 'not-elected')
-      );
-    });
+
+    // Both alive: six incremental fires and two full ones, one at a time.
+    for (let i = 0; i < 8; i++) await fire([a, b], i % 4 === 3 ? 'full' : 'incremental');
     a.proc.kill('SIGKILL');
     await a.exit;
-    const killedAt = Date.now();
-    await until(
-      'the survivor firing alone',
-      () =>
-        claimed(b.lines, 'incremental', killedAt + 1000) >= 3 &&
-        claimed(b.lines, 'full', killedAt + 1000) >= 1,
-    );
-    const stoppedAt = Date.now();
+    // Alone: the survivor runs every fire, both jobs.
+    for (let i = 0; i < 4; i++) expect(await fire([b], i === 3 ? 'full' : 'incremental')).toBe(b);
     b.proc.kill('SIGTERM');
     await b.exit;
 
     const all = [...a.lines, ...b.lines];
     const claims = all.filter((l) => l.type === 'claimed');
-    // Exactly once: no (job, fire time) was claimed by two replicas, or twice by one.
+    // Exactly once: twelve fires, twelve claims, no (job, fire time) claimed twice by one replica or two.
     const keys = claims.map((c) => `${c.job}@${c.fireTime}`);
-    expect(new Set(keys).size).toBe(keys.length);
-    expect(claims.filter((c) => c.job === 'incremental').length).toBeGreaterThanOrEqual(8);
-    expect(claims.filter((c) => c.job === 'full').length).toBeGreaterThanOrEqual(2);
-    // While both lived, both asked for the same fires: the loser of each was told so.
-    const lost = all.filter((l) => l.type === 'not-elected');
-    expect(lost.length).toBeGreaterThan(0);
-    for (const l of lost) expect(keys).toContain(`${l.job}@${l.fireTime}`);
+    expect(new Set(keys).size).toBe(12);
+    expect(keys).toHaveLength(12);
+    // Eight fires asked of both, each lost by one of them.
+    expect(all.filter((l) => l.type === 'not-elected')).toHaveLength(8);
+    // Every run is recorded once in the store, and each succeeded.
+    const runs = (await ts.store.listRuns('hillcrest', { limit: 500 })).filter((r) => r.id > lastRunBefore);
+    expect(runs).toHaveLength(12);
+    expect(runs.filter((r) => r.status !== 'succeeded')).toEqual([]);
+    expect(runs.filter((r) => r.kind === 'full')).toHaveLength(3);
 
-    // Every finished run is recorded once in the store; only a run cut short by the kill may lack a finish.
-    // (A full fire whose pull another one ran records no run of its own: it says `done by full pull #N`.)
-    const finishedPulls = all.filter(
-      (l) =>
-        l.type === 'finished' && l.outcome?.status !== 'skipped' && !l.outcome?.error?.startsWith('done by'),
-    );
-    const runs = await ts.store.listRuns('hillcrest', { limit: 500 });
-    const recorded = runs.length - 1; // the initial full pull
-    expect(recorded).toBeGreaterThanOrEqual(finishedPulls.length);
-    expect(recorded).toBeLessThanOrEqual(finishedPulls.length + 1);
-    expect(runs.filter((r) => r.status === 'failed')).toEqual([]);
-
-    // The survivor kept firing after the other died: incremental fires each second, and full ones.
-    const afterKill = b.lines.filter(
-      (l) => l.type === 'claimed' && l.fireTime !== null && Date.parse(l.fireTime) > killedAt + 1000,
-    );
-    // (A loaded machine makes a pull outlast a one-second schedule: noOverlap then lets a fire pass.)
-    const story = JSON.stringify(b.lines.filter((l) => Date.parse(l.at) > killedAt));
-    expect(afterKill.filter((l) => l.job === 'incremental').length, story).toBeGreaterThanOrEqual(2);
-    expect(afterKill.filter((l) => l.job === 'full').length, story).toBeGreaterThanOrEqual(1);
-    // The dead replica took part in the elections while it lived. Which replica wins a fire is first come, first
-    // served: a replica whose timer fires a millisecond earlier can win every one, now that a pull no longer holds
-    // the winner's event loop (it used to lose the next fires while busy), so winning one is not required.
-    expect(a.lines.some((l) => l.type === 'claimed' || l.type === 'not-elected')).toBe(true);
-
-    // Job status is in the store for `rostercal status` and the admin pages: each job's is the survivor's last
-    // finished run. That run succeeded, unless the SIGTERM that stopped the survivor cut it short (a fire each
-    // second makes that likely): then it reads as interrupted, which is what `status` should say.
+    // Job status is in the store for `rostercal status` and the admin pages: each job's last run is the
+    // survivor's last one, finished after the other replica died.
+    const diedAt = Math.max(...a.lines.map((l) => Date.parse(l.at)));
     const jobs = await ts.store.listJobStatus('hillcrest');
     expect(jobs.map((j) => j.job).sort()).toEqual(['full', 'incremental']);
     for (const j of jobs) {
-      // A fire let pass is recorded as skipped beside the job's last run, which it leaves as it was.
-      // The job's record is written by whichever replica finished it last: the survivor, unless each of its own
-      // fires of this job was let pass or done by another's pull (a full fire met by a pull turned full).
-      const last = [...a.lines, ...b.lines]
-        .filter((l) => l.type === 'finished' && l.job === j.job && l.outcome?.status !== 'skipped')
-        .sort((x, y) => Date.parse(x.at) - Date.parse(y.at))
-        .at(-1);
-      expect(last, j.job).toBeDefined();
-      expect(j.lastStatus, j.job).toBe(last!.outcome!.status);
-      if (j.lastStatus !== 'succeeded') {
-        expect(j.lastStatus, j.job).toBe('interrupted');
-        expect(Date.parse(last!.at), j.job).toBeGreaterThanOrEqual(stoppedAt);
-      }
-      expect(j.lastFinishedAt).not.toBeNull();
-      expect(j.nextRunAt).not.toBeNull();
+      expect(j.lastStatus, j.job).toBe('succeeded');
+      expect(Date.parse(j.lastFinishedAt!), j.job).toBeGreaterThan(diedAt);
+      expect(j.nextRunAt, j.job).not.toBeNull();
     }
-  }, 200_000);
+  }, 240_000);
+
+  it('its own schedule’s fires go through the same election (node-cron firing every second)', async () => {
+    env = { ...env, INCREMENTAL_CRON: '* * * * * *' };
+    const [c, d] = (await start('cron-a', 'cron-b')) as [Replica, Replica];
+    /** Fire times both replicas asked about (each saying it won or lost). */
+    const askedOfBoth = () => {
+      const asked = (r: Replica) =>
+        new Set(
+          r.lines.filter((l) => l.type === 'claimed' || l.type === 'not-elected').map((l) => l.fireTime),
+        );
+      const ofD = asked(d);
+      return [...asked(c)].filter((t) => ofD.has(t));
+    };
+    // Ordered by what the replicas report, however long a loaded machine takes to get there.
+    const deadline = Date.now() + 120_000;
+    while (askedOfBoth().length < 3) {
+      if (Date.now() > deadline) throw new Error('no three fires asked of both replicas within 120 s');
+      await sleep(50);
+    }
+    c.proc.kill('SIGTERM');
+    d.proc.kill('SIGTERM');
+    await Promise.all([c.exit, d.exit]);
+    const said = (r: Replica, t: string | null | undefined): ReplicaLine['type'] | undefined =>
+      r.lines.find((l) => l.fireTime === t && (l.type === 'claimed' || l.type === 'not-elected'))?.type;
+    for (const t of askedOfBoth())
+      expect([said(c, t), said(d, t)].sort(), t!).toEqual(['claimed', 'not-elected']);
+  }, 180_000);
 });
