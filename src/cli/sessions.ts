@@ -1,15 +1,15 @@
 // `rostercal sessions --team ID`: a team's upcoming sessions with their ids, dates and status, so a coach can
 // pick the one to print (`rostercal roster --team ID --session ID`). Read from the local store.
-import { createProjectionContext, loadSchoolInfo, projectSession } from '../calendar/index.ts';
+import { createProjectionContext, decideSession, loadSchoolInfo } from '../calendar/index.ts';
 import { defaultSession, RosterError, resolveSchool, upcomingSessions } from '../rosters/index.ts';
 import { columns, printJson, printLines } from '../terminal.ts';
-import { zoneAbbreviation } from '../util/time-zone.ts';
 import { defineCommand, EXIT, numberOption, UsageError, withStore } from './command.ts';
 
 const USAGE = `usage: rostercal sessions --team ID [--school ID] [--days N] [--json]
 
-Lists a team's sessions that have not ended yet: id, date and time (school time), status and title. The one
-marked "next" is what an attendance sheet prints when no --session is given (the next one not cancelled).
+Lists a team's sessions that have not ended yet: id, date and time (school time), status and title (and why,
+when cancelled). The one marked "next" is what an attendance sheet prints when no --session is given (the next
+one not cancelled).
   --team ID     the team
   --school ID   the school (needed when the store holds several)
   --days N      how far ahead to look (default 60)
@@ -55,23 +55,24 @@ export const run = defineCommand({
         month: 'short',
         year: 'numeric',
       });
-      const time = new Intl.DateTimeFormat('en-GB', {
-        timeZone: school.timeZone,
-        hour: '2-digit',
-        minute: '2-digit',
-        hourCycle: 'h23',
+      // What each session is (title, times, cancelled and why, result) is calendar/'s decision, as in every output.
+      const rows = sessions.map((s) => {
+        const d = decideSession(s, ctx, 'staff', { scope: 'team', id: teamId });
+        return {
+          id: s.id,
+          start: s.start,
+          end: s.end,
+          date: day.format(new Date(s.start)),
+          time: d.time,
+          status: d.state,
+          fixture: s.scored,
+          where: d.where,
+          result: d.result,
+          cancellationReason: d.cancellationReason,
+          next: s.id === next?.id,
+          title: d.title,
+        };
       });
-      const rows = sessions.map((s) => ({
-        id: s.id,
-        start: s.start,
-        end: s.end,
-        date: day.format(new Date(s.start)),
-        time: `${time.format(new Date(s.start))}–${time.format(new Date(s.end))} ${zoneAbbreviation(Date.parse(s.start), school.timeZone)}`,
-        status: s.cancelled ? 'cancelled' : s.status,
-        fixture: s.scored,
-        next: s.id === next?.id,
-        title: projectSession(s, ctx, 'staff', { scope: 'team', id: teamId })?.title ?? s.title,
-      }));
       if (values.json) {
         printJson({ school: school.id, team: { id: team.id, name: team.name }, sessions: rows });
         return EXIT.ok;
@@ -89,7 +90,7 @@ export const run = defineCommand({
               r.time,
               r.status.toUpperCase(),
               r.next ? 'next' : '',
-              r.title,
+              r.cancellationReason ? `${r.title} · ${r.cancellationReason}` : r.title,
             ]),
           ),
         );

@@ -1,9 +1,9 @@
 // Reads what a roster needs from the store (never the upstream API) and checks the request makes sense.
 import {
   createProjectionContext,
+  decideSession,
   type EventTemplates,
   loadSchoolInfo,
-  projectSession,
 } from '../calendar/index.ts';
 import type { Id, PreExplainedAbsence } from '../domain/types.ts';
 import type { SchoolId, Store, Stored } from '../store/types.ts';
@@ -179,9 +179,10 @@ export async function loadRosterData(
   }
   const customFields = session ? await store.list(school.id, 'customFields') : [];
 
-  // The session's title in the same words as the feeds and pushes (the one projection decides it).
-  const sessionLabel = session
-    ? (projectSession(
+  // What the session is (title, times, cancelled and why), in the same words as the feeds and pushes: the one
+  // decision in calendar/.
+  const decision = session
+    ? decideSession(
         session,
         createProjectionContext({
           school: await loadSchoolInfo(store, school.id),
@@ -189,14 +190,14 @@ export async function loadRosterData(
         }),
         'staff',
         { scope: 'team', id: team.id },
-      )?.title ?? session.title)
+      )
     : null;
 
   return {
     school: { id: school.id, name: school.name, timeZone: school.timeZone },
     team,
     session,
-    sessionLabel,
+    decision,
     absences,
     customFields,
     locationAddress,

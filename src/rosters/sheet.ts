@@ -1,6 +1,6 @@
 // What a roster says, independent of how it is drawn: header facts, columns and one row per student, in order.
+import { type SessionDecision, sessionTimeRange } from '../calendar/index.ts';
 import type { CustomFieldMeta, Id, PreExplainedAbsence, Session, Team, TeamMember } from '../domain/types.ts';
-import { wallTimeRange } from '../util/time-zone.ts';
 import { ACTION_MARK, conditionLines, MEDICAL_MARK } from './medical.ts';
 import {
   type ColumnField,
@@ -21,8 +21,11 @@ export interface RosterData {
   school: RosterSchool;
   team: Team;
   session: Session | null;
-  /** The session's title as the feeds word it ("Cancelled: U15 Football Training"); default its raw title. */
-  sessionLabel?: string | null;
+  /**
+   * What calendar/ decided the session is, as every output says it: its title as the feeds word it ("Cancelled:
+   * U15 Football vs St Mary's (home)"), its times on the school's clock, cancelled and why. Default: the raw title.
+   */
+  decision?: SessionDecision | null;
   /** Absences that overlap the session, per student (empty without a session). */
   absences: Map<Id, PreExplainedAbsence[]>;
   customFields: CustomFieldMeta[];
@@ -221,14 +224,12 @@ function factValue(fact: HeaderFact, data: RosterData, f: DateFormats): string |
     case 'players':
       return String(team.students.length);
     case 'session':
-      return (session && (data.sessionLabel ?? session.title)) || null;
+      return (session && (data.decision?.title ?? session.title)) || null;
     case 'date':
       return session ? f.day.format(new Date(session.start)) : null;
     case 'time':
       return session
-        ? wallTimeRange(Date.parse(session.start), Date.parse(session.end), data.school.timeZone, (t) =>
-            f.time.format(t),
-          )
+        ? (data.decision?.time ?? sessionTimeRange(session.start, session.end, data.school.timeZone))
         : null;
     case 'location': {
       const loc = session?.location;
@@ -451,7 +452,9 @@ export function buildSheet(template: RosterTemplate, data: RosterData, opts: She
   }
 
   const when = session ? f.day.format(new Date(session.start)) : '';
-  const label = session ? data.sessionLabel || session.title : '';
+  const label = session ? data.decision?.title || session.title : '';
+  const cancelled = data.decision?.cancelled ?? session?.cancelled ?? false;
+  const reason = data.decision?.cancellationReason;
   const subtitle = session
     ? `${label.toLocaleLowerCase().includes(team.name.toLocaleLowerCase()) ? '' : `${team.name} · `}${label || team.activity.name} · ${when}`
     : `${team.name} · ${team.activity.name}`;
@@ -460,7 +463,7 @@ export function buildSheet(template: RosterTemplate, data: RosterData, opts: She
   return {
     title: template.title,
     subtitle,
-    banner: session?.cancelled ? 'CANCELLED: this session has been cancelled' : null,
+    banner: cancelled ? `CANCELLED: ${reason ?? 'this session has been cancelled'}` : null,
     facts: facts(template, data, f),
     columns,
     rows,
@@ -472,7 +475,7 @@ export function buildSheet(template: RosterTemplate, data: RosterData, opts: She
     sides: { ours, theirs },
     locale: template.locale,
     meta: {
-      title: `${session?.cancelled ? 'CANCELLED: ' : ''}${template.title}: ${team.name}${session ? ` (${when})` : ''}`,
+      title: `${cancelled ? 'CANCELLED: ' : ''}${template.title}: ${team.name}${session ? ` (${when})` : ''}`,
       author: school.name,
       subject: [team.activity.name, team.name, session ? label : null].filter(Boolean).join(' · '),
       keywords: ['roster', template.name].join(', '),

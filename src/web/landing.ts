@@ -4,10 +4,10 @@
 // here is the QR code's SVG, which the qrcode package generates from the page's URL alone.
 import { createHash } from 'node:crypto';
 import QRCode from 'qrcode';
+import { sessionTimeRange } from '../calendar/times.ts';
 import type { CalendarEvent } from '../calendar/types.ts';
 import { REMINDER_KEYS, REMINDERS, type ReminderKey } from '../feeds/reminders.ts';
 import type { FeedScope } from '../store/types.ts';
-import { wallTimeRange } from '../util/time-zone.ts';
 import type { Device } from './device.ts';
 import { ago } from './freshness.ts';
 
@@ -194,17 +194,8 @@ function dayKey(iso: string, timeZone: string): string {
 
 function eventHtml(e: CalendarEvent, locale: string): string {
   const h = escapeHtml;
-  const time = new Intl.DateTimeFormat(locale, { timeZone: e.timeZone, hour: '2-digit', minute: '2-digit' });
-  const longDay = new Intl.DateTimeFormat(locale, {
-    timeZone: e.timeZone,
-    weekday: 'short',
-    day: 'numeric',
-    month: 'short',
-  });
-  const sameDay = dayKey(e.start, e.timeZone) === dayKey(e.end, e.timeZone);
-  const when = sameDay
-    ? wallTimeRange(Date.parse(e.start), Date.parse(e.end), e.timeZone, (t) => time.format(t))
-    : `${time.format(new Date(e.start))}\u2013${longDay.format(new Date(e.end))} ${time.format(new Date(e.end))}`;
+  // The school's wall clock as every output prints it (calendar/times.ts): DST-marked, a later day named.
+  const when = sessionTimeRange(e.start, e.end, e.timeZone, locale);
   const cancelled = e.status === 'cancelled';
   const place = e.location
     ? `<p class="where"><span class="label">Where</span> ${h(e.location.name)}${

@@ -3,6 +3,13 @@
 // upcoming session (the date on the link), the match-day sheet of the next fixture and the team's feed page;
 // plus the person's own staff feed. Admins see every team, found with a search box (no script needed).
 import express, { type Request, type Response } from 'express';
+import {
+  createProjectionContext,
+  decideSession,
+  type EventTemplates,
+  loadSchoolInfo,
+  type ProjectionContext,
+} from '../calendar/index.ts';
 import type { Id } from '../domain/types.ts';
 import type { FeedTokens } from '../feeds/tokens.ts';
 import type { StaffMembership } from '../identity/directory.ts';
@@ -19,6 +26,8 @@ export interface StaffPageOptions {
   sensitiveRoles: readonly SensitiveRole[];
   /** The sensitive template offered on the page (medical and guardian contacts). */
   sensitiveTemplate?: string;
+  /** Each school's event wording (config eventTemplatesDir); default the built-in wording. */
+  templates?: (schoolId: SchoolId) => EventTemplates | undefined;
   now?: () => Date;
 }
 
@@ -29,16 +38,13 @@ const ADMIN_CARDS = 30;
 type Session = Stored<'sessions'>;
 type Team = Stored<'teams'>;
 
-function when(s: Session, timeZone: string): { day: string; time: string } {
-  const start = new Date(s.start);
-  const day = new Intl.DateTimeFormat('en-GB', {
+function day(s: Session, timeZone: string): string {
+  return new Intl.DateTimeFormat('en-GB', {
     timeZone,
     weekday: 'short',
     day: 'numeric',
     month: 'short',
-  }).format(start);
-  const t = new Intl.DateTimeFormat('en-GB', { timeZone, hour: '2-digit', minute: '2-digit' });
-  return { day, time: `${t.format(start)}–${t.format(new Date(s.end))}` };
+  }).format(new Date(s.start));
 }
 
 function rosterHref(schoolId: SchoolId, teamId: Id, template: string, session?: Id): string {
@@ -55,6 +61,7 @@ export function createStaffPageRouter(opts: StaffPageOptions): express.Router {
   async function teamCard(
     schoolId: SchoolId,
     timeZone: string,
+    ctx: ProjectionContext,
     team: Team,
     sessions: Session[],
     membership: StaffMembership | null,
@@ -70,20 +77,25 @@ export function createStaffPageRouter(opts: StaffPageOptions): express.Router {
       : membership !== null && canPrintSensitive(membership.access, team.id, opts.sensitiveRoles);
     const rows = upcoming
       .map((s) => {
-        const w = when(s, timeZone);
+        // Title (home or away, result), times and cancelled-and-why as calendar/ decides them for every output.
+        const d = decideSession(s, ctx, 'staff', { scope: 'team', id: team.id });
+        const w = { day: day(s, timeZone), time: d.time };
         const place = s.location?.name ? ` · ${escapeHtml(s.location.name)}` : '';
         const kind = s.scored
           ? `<span class="tag">fixture${s.opponent ? ` v ${escapeHtml(s.opponent)}` : ''}</span>`
           : '';
-        if (s.cancelled)
-          return `<li><span class="cancelled">${escapeHtml(w.day)} ${escapeHtml(w.time)}</span> <span class="tag warn">cancelled</span>${kind}</li>`;
-        return `<li><div>${escapeHtml(w.day)} ${escapeHtml(w.time)}${place}${kind}</div><div class="actions"><a class="btn primary" href="${escapeHtml(rosterHref(schoolId, team.id, 'attendance-sheet', s.id))}">Attendance sheet · ${escapeHtml(w.day)}</a></div></li>`;
+        const what = `<div>${escapeHtml(d.title)}</div>`;
+        if (d.cancelled)
+          return `<li data-session="${s.id}"><span class="cancelled">${escapeHtml(w.day)} ${escapeHtml(w.time)}</span> <span class="tag warn">cancelled</span>${kind}${what}${
+            d.cancellationReason ? `<div class="muted">${escapeHtml(d.cancellationReason)}</div>` : ''
+          }</li>`;
+        return `<li data-session="${s.id}"><div>${escapeHtml(w.day)} ${escapeHtml(w.time)}${place}${kind}</div>${what}<div class="actions"><a class="btn primary" href="${escapeHtml(rosterHref(schoolId, team.id, 'attendance-sheet', s.id))}">Attendance sheet · ${escapeHtml(w.day)}</a></div></li>`;
       })
       .join('');
     const actions = [
       `<a class="btn" href="${escapeHtml(rosterHref(schoolId, team.id, 'team-roster'))}">Team roster</a>`,
       fixture
-        ? `<a class="btn" href="${escapeHtml(rosterHref(schoolId, team.id, 'match-day-sheet', fixture.id))}">Match-day sheet · ${escapeHtml(when(fixture, timeZone).day)}</a>`
+        ? `<a class="btn" href="${escapeHtml(rosterHref(schoolId, team.id, 'match-day-sheet', fixture.id))}">Match-day sheet · ${escapeHtml(day(fixture, timeZone))}</a>`
         : '',
       sensitive
         ? `<a class="btn" href="${escapeHtml(rosterHref(schoolId, team.id, sensitiveTemplate))}">Medical &amp; guardian contacts</a>`
@@ -155,6 +167,11 @@ export function createStaffPageRouter(opts: StaffPageOptions): express.Router {
             byTeam.set(t.id, list);
           }
         const cards: string[] = [];
+        const templates = opts.templates?.(school.id);
+        const ctx = createProjectionContext({
+          school: await loadSchoolInfo(opts.store, school.id),
+          ...(templates ? { templates } : {}),
+        });
         // A coach's own teams first, then those their activities (a manager's: and departments) add: with both,
         // headings say which is which (a demo coach of 7 teams sees 35 cards).
         const ownCount = membership
@@ -171,6 +188,7 @@ export function createStaffPageRouter(opts: StaffPageOptions): express.Router {
             await teamCard(
               school.id,
               school.timeZone,
+              ctx,
               t,
               byTeam.get(t.id) ?? [],
               membership,

@@ -46,6 +46,8 @@ export interface StaffWebOptions extends StaffWebSettings {
   throttle?: FailureThrottle;
   /** A rotation from /admin replaced live Google calendars of these targets: push them now (serve). */
   onLiveRotated?: (schoolId: SchoolId, targetIds: string[]) => void;
+  /** The clock /staff lists upcoming sessions by (default the real one). */
+  now?: () => Date;
 }
 
 export interface StaffWeb {
@@ -107,6 +109,8 @@ export function createStaffWeb(opts: StaffWebOptions): StaffWeb {
       tokens: opts.tokens,
       schools: opts.schools,
       sensitiveRoles: opts.sensitiveRoles,
+      templates: (id) => opts.config.schools.find((s) => s.id === id)?.eventTemplates,
+      ...(opts.now ? { now: opts.now } : {}),
     }),
     createAdminRouter({ store: opts.store, config: opts.config, auth, tokens: opts.tokens }),
     createAdminStaffRouter({

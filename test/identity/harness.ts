@@ -55,6 +55,8 @@ export async function startStaffSite(
     sessionIdleHours?: number;
     /** Where people reach the site (default http://127.0.0.1:PORT); it still listens on 127.0.0.1. */
     publicUrl?: string;
+    /** The clock /staff lists upcoming sessions by (default the real one). */
+    now?: () => Date;
   },
 ): Promise<StaffSite> {
   const publicUrl = opts.publicUrl ?? `http://127.0.0.1:${opts.port}`;
@@ -83,6 +85,7 @@ export async function startStaffSite(
     sessionMaxHours: 24,
     sensitiveRoles: opts.sensitiveRoles ?? ['admin', 'assigned'],
     auditRetentionDays: 400,
+    ...(opts.now ? { now: opts.now } : {}),
   });
   const app = createApp({
     store: h.store,
