@@ -463,7 +463,7 @@ export function buildSheet(template: RosterTemplate, data: RosterData, opts: She
   return {
     title: template.title,
     subtitle,
-    banner: cancelled ? `CANCELLED: ${reason ?? 'this session has been cancelled'}` : null,
+    banner: cancelled ? `CANCELLED: this session has been cancelled.${reason ? ` ${reason}` : ''}` : null,
     facts: facts(template, data, f),
     columns,
     rows,
