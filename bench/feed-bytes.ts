@@ -12,7 +12,7 @@ import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { DEMO_SANDBOX, parseConfig } from '../src/config.ts';
 import { listFeedDefs } from '../src/feeds/catalog.ts';
-import { FeedService } from '../src/feeds/feed-cache.ts';
+import { FeedService } from '../src/feeds/feed-service.ts';
 import { startSandbox } from '../src/sandbox/index.ts';
 import { openStore, type Store } from '../src/store/index.ts';
 import { pullSchool } from '../src/sync/pull.ts';

@@ -23,7 +23,7 @@ import pino from 'pino';
 import { listFeeds } from '../src/cli/feeds.ts';
 import { parseConfig } from '../src/config.ts';
 import { listFeedDefs } from '../src/feeds/catalog.ts';
-import { FeedService } from '../src/feeds/feed-cache.ts';
+import { FeedService } from '../src/feeds/feed-service.ts';
 import { workerRenderer } from '../src/feeds/school-renderer.ts';
 import { FeedTokens } from '../src/feeds/tokens.ts';
 import { startSandbox } from '../src/sandbox/index.ts';

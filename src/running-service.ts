@@ -4,7 +4,7 @@
 import type { Config, SchoolConfig } from './config.ts';
 import { feedsAfterPull, storeFeedsOf } from './feeds/after-pull.ts';
 import { listFeedDefs } from './feeds/catalog.ts';
-import { FeedService } from './feeds/feed-cache.ts';
+import { FeedService } from './feeds/feed-service.ts';
 import { workerRenderer } from './feeds/school-renderer.ts';
 import { feedTokensAfterPull, prepareFeedTokens } from './feeds/trust.ts';
 import { type DemoPerson, pickDemoStaff } from './identity/demo-idp.ts';

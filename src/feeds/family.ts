@@ -10,7 +10,7 @@ import type { CalendarEvent } from '../calendar/types.ts';
 import type { FamilyLink, FamilyMember, FeedScope, FeedToken, SchoolId, Store } from '../store/types.ts';
 import { type FeedDef, getFeedDef } from './catalog.ts';
 import { versionFeedEvents } from './event-versions.ts';
-import type { FeedService, RenderedFeed } from './feed-cache.ts';
+import type { FeedService, RenderedFeed } from './feed-service.ts';
 import { DEFAULT_MAX_BYTES, renderIcs } from './ics.ts';
 import { hashToken, looksLikeToken, resolveFeedToken } from './tokens.ts';
 

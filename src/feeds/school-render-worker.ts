@@ -2,7 +2,7 @@
 // its own, then it ends. Everything it renders goes to the store, where the server's requests find it.
 import { parentPort, workerData } from 'node:worker_threads';
 import { openStore } from '../store/index.ts';
-import { FeedService } from './feed-cache.ts';
+import { FeedService } from './feed-service.ts';
 import type { RenderJob, RenderMessage } from './school-renderer.ts';
 
 const port = parentPort;

@@ -4,7 +4,7 @@ import express, { type NextFunction, type Request, type Response, type Router } 
 import type { Logger } from 'pino';
 import pino from 'pino';
 import { FamilyLinks } from '../feeds/family.ts';
-import type { FeedService } from '../feeds/feed-cache.ts';
+import type { FeedService } from '../feeds/feed-service.ts';
 import type { FeedToken, Store } from '../store/types.ts';
 import { errorHandler, formBodiesOnly, redactPath } from './errors.ts';
 import { familyRouter } from './family-router.ts';

@@ -6,7 +6,7 @@
 
 import { type Request, type Response, Router } from 'express';
 import type { Id } from '../domain/types.ts';
-import type { FeedService, RenderedFeed } from '../feeds/feed-cache.ts';
+import type { FeedService, RenderedFeed } from '../feeds/feed-service.ts';
 import {
   isReminderKey,
   REMINDER_KEYS,

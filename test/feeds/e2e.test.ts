@@ -1,7 +1,7 @@
 // Sandbox → client → pull → SQLite store → projection → ICS, parsed back with two parsers.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AUDIENCE_OF, type FeedDef, listFeedDefs, sessionQuery } from '../../src/feeds/catalog.ts';
-import type { RenderedFeed } from '../../src/feeds/feed-cache.ts';
+import type { RenderedFeed } from '../../src/feeds/feed-service.ts';
 import { localClock, offsetMinutes } from '../../src/util/time-zone.ts';
 import { type Harness, startHarness } from './harness.ts';
 import { type ParsedFeed, parseBoth } from './parse.ts';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
 import { parseConfig, type SchoolConfig } from '../../src/config.ts';
-import { FeedService } from '../../src/feeds/feed-cache.ts';
+import { FeedService } from '../../src/feeds/feed-service.ts';
 import { FeedTokens } from '../../src/feeds/tokens.ts';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
 import { openStore } from '../../src/store/index.ts';

@@ -9,7 +9,7 @@ import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FeedListing } from '../../src/cli/feeds.ts';
 import { listFeedDefs } from '../../src/feeds/catalog.ts';
-import { FeedService } from '../../src/feeds/feed-cache.ts';
+import { FeedService } from '../../src/feeds/feed-service.ts';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
 import { type Child, rostercal } from '../support/cli.ts';
 import { type Harness, startHarness } from './harness.ts';

@@ -5,7 +5,7 @@
 import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FeedService } from '../../src/feeds/feed-cache.ts';
+import { FeedService } from '../../src/feeds/feed-service.ts';
 import { openStore, type Store } from '../../src/store/index.ts';
 import { type Harness, startHarness } from './harness.ts';
 

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import { loadProjectionContext, projectSession } from '../../src/calendar/index.ts';
 import { foldWord } from '../../src/calendar/names.ts';
-import { FeedService } from '../../src/feeds/feed-cache.ts';
+import { FeedService } from '../../src/feeds/feed-service.ts';
 import { FeedTokens } from '../../src/feeds/tokens.ts';
 import { renderGoogleEvent } from '../../src/push/google-render.ts';
 import { renderOutlookEvent } from '../../src/push/outlook.ts';

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inferLocationOwnerIds, loadProjectionContext, projectSession } from '../../src/calendar/index.ts';
 import { parseSchool } from '../../src/config.ts';
-import { FeedService } from '../../src/feeds/feed-cache.ts';
+import { FeedService } from '../../src/feeds/feed-service.ts';
 import { generateRoster } from '../../src/rosters/index.ts';
 import { type Sandbox, SCHOOL_TIME_ZONE, startSandbox } from '../../src/sandbox/index.ts';
 import { openStore, type Store, type Stored } from '../../src/store/index.ts';
