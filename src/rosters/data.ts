@@ -107,7 +107,8 @@ export function defaultSession<S extends { cancelled: boolean; scored: boolean }
   return upcoming.find((s) => !s.cancelled && (template.session !== 'fixture' || s.scored)) ?? null;
 }
 
-function overlaps(a: { start: string; end: string }, b: { start: string; end: string }): boolean {
+/** Whether two spans of time share an instant (an absence and a session: the sheet marks exactly these). */
+export function overlaps(a: { start: string; end: string }, b: { start: string; end: string }): boolean {
   return Date.parse(a.start) < Date.parse(b.end) && Date.parse(a.end) > Date.parse(b.start);
 }
 

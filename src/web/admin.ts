@@ -134,12 +134,15 @@ export function createAdminRouter(opts: AdminRouterOptions): express.Router {
           if (s.scored && !s.cancelled)
             for (const t of s.teams)
               if (!nextFixture.has(t.id)) nextFixture.set(t.id, { id: s.id, start: s.start });
+        // With the time: two sessions of one day are told apart.
         const day = (iso: string) =>
           new Intl.DateTimeFormat('en-GB', {
             timeZone: school.timeZone,
             weekday: 'short',
             day: 'numeric',
             month: 'short',
+            hour: '2-digit',
+            minute: '2-digit',
           }).format(new Date(iso));
 
         const listed = defs.filter((d) => d.scope !== 'student');

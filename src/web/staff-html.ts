@@ -28,7 +28,9 @@ form.inline{display:inline}
 .scroll{overflow-x:auto}table{border-collapse:collapse;width:100%;font-size:.9rem;overflow-wrap:normal}th,td{text-align:left;padding:.4rem .5rem;border-top:1px solid #e3e5e8;vertical-align:top;overflow-wrap:break-word}
 label{display:block;margin:.5rem 0 .25rem}
 main.wide{max-width:84rem}td .actions{margin:0}tr.failed td{color:#8a1c1c}tr.suspicious td,tr.interrupted td{color:#7a4b00}
-details.card>summary{min-height:44px;display:flex;align-items:center;cursor:pointer;font-weight:600}
+details.card>summary,.card details>summary,details.group>summary{min-height:44px;display:flex;align-items:center;cursor:pointer;font-weight:600}
+details.group>summary h2{margin:0}section.card>h3{font-size:1.1rem;margin:0 0 .25rem}
+.card details>summary::before,details.group>summary::before{content:"▸";margin-right:.5rem}.card details[open]>summary::before,details.group[open]>summary::before{content:"▾"}
 .nowrap{white-space:nowrap}code{overflow-wrap:anywhere}
 @media (max-width:44rem){table.stack,table.stack tbody,table.stack tr,table.stack td{display:block;width:100%}
 table.stack thead{display:none}table.stack tr{border-top:1px solid #e3e5e8;padding:.5rem 0}table.stack td{border:0;padding:.15rem 0}

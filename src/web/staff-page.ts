@@ -1,7 +1,9 @@
-// GET /staff, "My teams": what the signed-in person may print, mobile first. Per team its next sessions
-// (cancelled ones marked, never offered for a sheet) and one tap to the roster, the attendance sheet of each
-// upcoming session (the date on the link), the match-day sheet of the next fixture and the team's feed page;
-// plus the person's own staff feed. Admins see every team, found with a search box (no script needed).
+// GET /staff, "My teams": what the signed-in person may print, mobile first. On top, today's and the next sessions
+// across the person's own teams, each with its time, the absences reported for it and one tap to its sheets; then
+// one card per own team (roster, medical sheet, feed page, its next sessions folded away); the other teams of their
+// activities (a manager's: and departments) folded under one heading, so a coach of six teams reads the page in
+// three phone screens. Every sheet's label carries its time: two sessions of one day are told apart. Cancelled
+// sessions are marked, never offered for a sheet. Admins find any team with a search box (no script needed).
 import express, { type Request, type Response } from 'express';
 import {
   createProjectionContext,
@@ -9,11 +11,13 @@ import {
   type EventTemplates,
   loadSchoolInfo,
   type ProjectionContext,
+  type SessionDecision,
 } from '../calendar/index.ts';
 import type { Id } from '../domain/types.ts';
 import type { FeedTokens } from '../feeds/tokens.ts';
 import type { StaffMembership } from '../identity/directory.ts';
 import { canPrintSensitive, canSeeTeam, type SensitiveRole } from '../identity/roles.ts';
+import { overlaps } from '../rosters/data.ts';
 import type { SchoolId, Store, Stored } from '../store/types.ts';
 import { csrfOf, type Principal, principalOf, type StaffAuth } from './staff-auth.ts';
 import { escapeHtml, sendPage } from './staff-html.ts';
@@ -33,18 +37,44 @@ export interface StaffPageOptions {
 
 const DAY = 86_400_000;
 const SESSIONS_SHOWN = 3;
+/** Sessions after today in "Today and next" (all of today's come first). */
+const NEXT_SHOWN = 3;
 const ADMIN_CARDS = 30;
 
 type Session = Stored<'sessions'>;
 type Team = Stored<'teams'>;
+type School = StaffPageOptions['schools'][number];
 
-function day(s: Session, timeZone: string): string {
-  return new Intl.DateTimeFormat('en-GB', {
+interface When {
+  day: string;
+  /** The school's calendar date (YYYY-MM-DD), to tell today's sessions. */
+  date: string;
+  /** The start on the school's clock, for the sheets' labels. */
+  start: string;
+}
+
+/** The day and start of a session on the school's calendar (its time range is the decision's: calendar/). */
+function when(s: Session, timeZone: string): When {
+  const start = new Date(s.start);
+  const day = new Intl.DateTimeFormat('en-GB', {
     timeZone,
     weekday: 'short',
     day: 'numeric',
     month: 'short',
-  }).format(new Date(s.start));
+  }).format(start);
+  const from = new Intl.DateTimeFormat('en-GB', { timeZone, hour: '2-digit', minute: '2-digit' }).format(
+    start,
+  );
+  return { day, date: localDate(start, timeZone), start: from };
+}
+
+function localDate(at: Date, timeZone: string): string {
+  return new Intl.DateTimeFormat('en-CA', {
+    timeZone,
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+  }).format(at);
 }
 
 function rosterHref(schoolId: SchoolId, teamId: Id, template: string, session?: Id): string {
@@ -53,58 +83,130 @@ function rosterHref(schoolId: SchoolId, teamId: Id, template: string, session?: 
   }`;
 }
 
+function button(href: string, label: string, primary = false): string {
+  return `<a class="btn${primary ? ' primary' : ''}" href="${escapeHtml(href)}">${escapeHtml(label)}</a>`;
+}
+
+/** What a list says of a session: its day and time, its title (home or away, result) and a cancelled one's why. */
+function sessionSays(d: SessionDecision, day: string): string {
+  const head = `<div><strong${d.cancelled ? ' class="cancelled"' : ''}>${escapeHtml(day)} ${escapeHtml(d.time)}</strong></div><div>${escapeHtml(d.title)}</div>`;
+  if (!d.cancelled) return head;
+  return `${head}<div><span class="tag warn">cancelled</span>${
+    d.cancellationReason ? ` <span class="muted">${escapeHtml(d.cancellationReason)}</span>` : ''
+  }</div>`;
+}
+
+/** The sheets of one session for one team, each labelled with the session's time (and day, where asked). */
+function sheetButtons(schoolId: SchoolId, teamId: Id, s: Session, label: string): string {
+  return [
+    button(rosterHref(schoolId, teamId, 'attendance-sheet', s.id), `Attendance sheet · ${label}`, true),
+    s.scored
+      ? button(rosterHref(schoolId, teamId, 'match-day-sheet', s.id), `Match-day sheet · ${label}`)
+      : '',
+  ].join('');
+}
+
+function absenceText(count: number): string {
+  if (count === 0) return 'no absences reported';
+  return `<strong>${count} ${count === 1 ? 'absence' : 'absences'} reported</strong>`;
+}
+
+const HIDDEN_NOTE =
+  '<p class="muted">Hidden in the school’s system: students and families do not see it listed there. Its calendar link reaches only those staff give it to.</p>';
+
 export function createStaffPageRouter(opts: StaffPageOptions): express.Router {
   const now = opts.now ?? (() => new Date());
   const sensitiveTemplate = opts.sensitiveTemplate ?? 'medical-and-guardian-contacts';
   const router = express.Router();
 
   async function teamCard(
-    schoolId: SchoolId,
-    timeZone: string,
+    school: School,
     ctx: ProjectionContext,
     team: Team,
     sessions: Session[],
     membership: StaffMembership | null,
-    isTokenAdmin: boolean,
     anchor: string,
   ): Promise<string> {
     const upcoming = sessions.slice(0, SESSIONS_SHOWN);
-    const next = upcoming.find((s) => !s.cancelled);
-    const fixture = sessions.find((s) => s.scored && !s.cancelled);
-    const feed = await opts.tokens.ensureIfVouched(schoolId, 'team', team.id);
-    const sensitive = isTokenAdmin
+    const feed = await opts.tokens.ensureIfVouched(school.id, 'team', team.id);
+    const sensitive = !membership
       ? opts.sensitiveRoles.includes('admin') || opts.sensitiveRoles.includes('staff')
-      : membership !== null && canPrintSensitive(membership.access, team.id, opts.sensitiveRoles);
+      : canPrintSensitive(membership.access, team.id, opts.sensitiveRoles);
     const rows = upcoming
       .map((s) => {
         // Title (home or away, result), times and cancelled-and-why as calendar/ decides them for every output.
         const d = decideSession(s, ctx, 'staff', { scope: 'team', id: team.id });
-        const w = { day: day(s, timeZone), time: d.time };
-        const place = s.location?.name ? ` · ${escapeHtml(s.location.name)}` : '';
-        const kind = s.scored
-          ? `<span class="tag">fixture${s.opponent ? ` v ${escapeHtml(s.opponent)}` : ''}</span>`
-          : '';
-        const what = `<div>${escapeHtml(d.title)}</div>`;
-        if (d.cancelled)
-          return `<li data-session="${s.id}"><span class="cancelled">${escapeHtml(w.day)} ${escapeHtml(w.time)}</span> <span class="tag warn">cancelled</span>${kind}${what}${
-            d.cancellationReason ? `<div class="muted">${escapeHtml(d.cancellationReason)}</div>` : ''
-          }</li>`;
-        return `<li data-session="${s.id}"><div>${escapeHtml(w.day)} ${escapeHtml(w.time)}${place}${kind}</div>${what}<div class="actions"><a class="btn primary" href="${escapeHtml(rosterHref(schoolId, team.id, 'attendance-sheet', s.id))}">Attendance sheet · ${escapeHtml(w.day)}</a></div></li>`;
+        const w = when(s, school.timeZone);
+        if (d.cancelled) return `<li data-session="${s.id}">${sessionSays(d, w.day)}</li>`;
+        const place = s.location?.name ? `<div class="muted">${escapeHtml(s.location.name)}</div>` : '';
+        return `<li data-session="${s.id}">${sessionSays(d, w.day)}${place}<div class="actions">${sheetButtons(school.id, team.id, s, `${w.day} ${w.start}`)}</div></li>`;
       })
       .join('');
     const actions = [
-      `<a class="btn" href="${escapeHtml(rosterHref(schoolId, team.id, 'team-roster'))}">Team roster</a>`,
-      fixture
-        ? `<a class="btn" href="${escapeHtml(rosterHref(schoolId, team.id, 'match-day-sheet', fixture.id))}">Match-day sheet · ${escapeHtml(day(fixture, timeZone))}</a>`
-        : '',
-      sensitive
-        ? `<a class="btn" href="${escapeHtml(rosterHref(schoolId, team.id, sensitiveTemplate))}">Medical &amp; guardian contacts</a>`
-        : '',
-      feed?.token ? `<a class="btn" href="/feeds/${escapeHtml(feed.token)}">Team calendar</a>` : '',
-    ].filter(Boolean);
-    return `<section class="card" id="${escapeHtml(anchor)}"><h2>${escapeHtml(team.name)}</h2><div class="muted">${escapeHtml(team.activity.name)} · ${team.students.length} students${team.hidden ? ' · hidden' : ''}</div>
-<ul class="sessions">${rows || `<li class="muted">No sessions in the next 30 days${next ? '' : ''}.</li>`}</ul>
-<div class="actions">${actions.join('')}</div></section>`;
+      button(rosterHref(school.id, team.id, 'team-roster'), 'Team roster'),
+      sensitive ? button(rosterHref(school.id, team.id, sensitiveTemplate), 'Medical & contacts') : '',
+    ].join('');
+    // The sessions' sheets and the link for families fold away: "Today and next" has the coming ones.
+    const calendar = feed?.token
+      ? `<div class="actions">${button(`/feeds/${feed.token}`, 'Team calendar (the page for families)')}</div>`
+      : '';
+    const summary = rows
+      ? `${upcoming.length === 1 ? 'Next session' : `Next ${upcoming.length} sessions`}, sheets${calendar ? ' and calendar' : ''}`
+      : 'Team calendar';
+    const folded =
+      rows || calendar
+        ? `<details><summary>${summary}</summary>${rows ? `<ul class="sessions">${rows}</ul>` : ''}${calendar}</details>`
+        : '';
+    return `<section class="card" id="${escapeHtml(anchor)}"><h3>${escapeHtml(team.name)}</h3><div class="muted">${escapeHtml(team.activity.name)} · ${team.students.length} students</div>${
+      team.hidden ? HIDDEN_NOTE : ''
+    }<div class="actions">${actions}</div>${rows ? '' : '<p class="muted">No sessions in the next 30 days.</p>'}${folded}</section>`;
+  }
+
+  /** Today's sessions of the person's own teams, then the next few, soonest first; with absences and sheets. */
+  async function todayAndNext(
+    school: School,
+    ctx: ProjectionContext,
+    own: Team[],
+    sessions: Session[],
+    at: Date,
+    anchor: string,
+  ): Promise<string> {
+    if (!own.length) return '';
+    const open = `<section class="card" id="${escapeHtml(anchor)}"><h2>Today and next</h2>`;
+    const ownIds = new Set(own.map((t) => t.id));
+    const today = localDate(at, school.timeZone);
+    const mine = sessions.filter((s) => s.teams.some((t) => ownIds.has(t.id)));
+    const todays = mine.filter((s) => when(s, school.timeZone).date === today);
+    const shown = [...todays, ...mine.filter((s) => !todays.includes(s)).slice(0, NEXT_SHOWN)];
+    if (!shown.length)
+      return `${open}<p class="muted">None of your teams has a session in the next 30 days.</p></section>`;
+    const students = new Map(own.map((t) => [t.id, new Set(t.students.map((s) => s.studentId))]));
+    const absences = (
+      await opts.store.listAbsences(school.id, {
+        studentIds: [...new Set(own.flatMap((t) => t.students.map((s) => s.studentId)))],
+        from: shown.reduce((m, s) => (s.start < m ? s.start : m), shown[0]!.start),
+        to: shown.reduce((m, s) => (s.end > m ? s.end : m), shown[0]!.end),
+      })
+    ).filter((a) => !a.meta.deletedAt);
+    const byTeam = new Map(own.map((t) => [t.id, t]));
+    const rows = shown.map((s) => {
+      const w = when(s, school.timeZone);
+      const teams = s.teams.flatMap((t) => byTeam.get(t.id) ?? []);
+      const day = w.date === today ? 'Today' : w.day;
+      const d = decideSession(s, ctx, 'staff', { scope: 'team', id: teams[0]!.id });
+      if (d.cancelled) return `<li data-session="${s.id}">${sessionSays(d, day)}</li>`;
+      const away = new Set(
+        absences
+          .filter((a) => overlaps(a, s) && teams.some((t) => students.get(t.id)?.has(a.studentId)))
+          .map((a) => a.studentId),
+      );
+      const place = s.location?.name ? `${escapeHtml(s.location.name)} · ` : '';
+      const sheets = teams
+        .map((t) => sheetButtons(school.id, t.id, s, teams.length > 1 ? `${w.start} · ${t.name}` : w.start))
+        .join('');
+      return `<li data-session="${s.id}">${sessionSays(d, day)}<div class="muted">${place}${absenceText(away.size)}</div><div class="actions">${sheets}</div></li>`;
+    });
+    return `${open}<ul class="sessions">${rows.join('')}</ul></section>`;
   }
 
   router.get('/staff', opts.auth.requireStaff, async (req: Request, res: Response, next) => {
@@ -120,110 +222,110 @@ export function createStaffPageRouter(opts: StaffPageOptions): express.Router {
               const s = opts.schools.find((x) => x.id === m.school.id);
               return s ? [{ school: s, membership: m }] : [];
             });
-      for (const { school, membership } of schools) {
-        const all = (await opts.store.list(school.id, 'teams')).sort((a, b) => a.name.localeCompare(b.name));
-        const isAdmin = !membership || membership.access.role === 'admin';
-        let shown: Team[];
-        let index = '';
-        if (isAdmin) {
-          const needle = q.toLowerCase();
-          const matching = needle
-            ? all.filter((t) => `${t.name} ${t.activity.name}`.toLowerCase().includes(needle))
-            : [];
-          const own = membership ? all.filter((t) => membership.access.assignedTeamIds.has(t.id)) : [];
-          shown = needle ? matching.slice(0, ADMIN_CARDS) : own;
-          index = `<form class="card" method="get" action="/staff" role="search"><label for="q">Find a team (${all.length} teams)</label><input id="q" type="search" name="q" value="${escapeHtml(q)}" placeholder="team or activity name"><div class="actions"><button type="submit" class="primary">Search</button></div>${
-            needle && matching.length > ADMIN_CARDS
-              ? `<p class="muted">${matching.length} teams match; the first ${ADMIN_CARDS} are shown.</p>`
-              : needle && !matching.length
-                ? '<p class="muted">No team matches.</p>'
-                : ''
-          }</form>`;
-        } else {
-          shown = all.filter(
-            (t) =>
-              canSeeTeam(membership.access, t.id) &&
-              (!t.hidden || membership.access.assignedTeamIds.has(t.id)),
-          );
-          // Own teams first, then the teams of their activities.
-          shown.sort(
-            (a, b) =>
-              Number(membership.access.assignedTeamIds.has(b.id)) -
-                Number(membership.access.assignedTeamIds.has(a.id)) || a.name.localeCompare(b.name),
-          );
-        }
-        const sessions = shown.length
-          ? await opts.store.listSessions(school.id, {
-              teamIds: shown.map((t) => t.id),
-              from: at.toISOString(),
-              to: new Date(at.getTime() + 30 * DAY).toISOString(),
-            })
-          : [];
-        const byTeam = new Map<Id, Session[]>();
-        for (const s of sessions.sort((a, b) => a.start.localeCompare(b.start)))
-          for (const t of s.teams) {
-            const list = byTeam.get(t.id) ?? [];
-            list.push(s);
-            byTeam.set(t.id, list);
-          }
-        const cards: string[] = [];
-        const templates = opts.templates?.(school.id);
-        const ctx = createProjectionContext({
-          school: await loadSchoolInfo(opts.store, school.id),
-          ...(templates ? { templates } : {}),
-        });
-        // A coach's own teams first, then those their activities (a manager's: and departments) add: with both,
-        // headings say which is which (a demo coach of 7 teams sees 35 cards).
-        const ownCount = membership
-          ? shown.filter((t) => membership.access.assignedTeamIds.has(t.id)).length
-          : 0;
-        const grouped = !isAdmin && ownCount > 0 && ownCount < shown.length;
-        for (const [i, t] of shown.entries()) {
-          if (grouped && i === 0) cards.push(`<h2 class="group">Your teams (${ownCount})</h2>`);
-          if (grouped && i === ownCount)
-            cards.push(
-              `<h2 class="group">Other teams of your ${membership?.access.role === 'manager' ? 'activities and departments' : 'activities'} (${shown.length - ownCount})</h2>`,
-            );
-          cards.push(
-            await teamCard(
-              school.id,
-              school.timeZone,
-              ctx,
-              t,
-              byTeam.get(t.id) ?? [],
-              membership,
-              !membership,
-              // Two schools may number their teams alike: the page's anchors stay unique.
-              schools.length > 1 ? `team-${school.id}-${t.id}` : `team-${t.id}`,
-            ),
-          );
-        }
-        let ownFeed = '';
-        if (membership) {
-          const issued = await opts.tokens.ensureIfVouched(school.id, 'staff', membership.user.id);
-          if (issued?.token)
-            ownFeed = `<a class="btn" href="/feeds/${escapeHtml(issued.token)}">My calendar (all my sessions)</a>`;
-        }
-        const role = membership
-          ? { admin: 'administrator', manager: 'manager', staff: 'coach' }[membership.access.role]
-          : 'admin token';
-        parts.push(
-          `<h1>${escapeHtml(school.name)}</h1><p class="muted">Signed in as ${escapeHtml(role)}.${
-            isAdmin ? ' <a href="/admin">Admin pages</a>' : ''
-          }</p><div class="actions">${ownFeed}</div>${index}${
-            cards.join('') ||
-            (isAdmin
-              ? ''
-              : '<div class="card"><p>No teams are assigned to you in the school’s extracurricular system today.</p><p class="muted">Teams come from the “assigned staff” of each team and the activities you have permissions for; ask the sports office if one is missing.</p></div>')
-          }`,
-        );
-      }
+      for (const { school, membership } of schools)
+        parts.push(await schoolPart(school, membership, q, at, schools.length > 1));
       const label = p.kind === 'admin-token' ? 'Admin token' : (p.displayName ?? p.email);
       sendPage(res, { title: 'My teams', body: parts.join(''), who: { label, csrf: csrfOf(p) } });
     } catch (err) {
       next(err);
     }
   });
+
+  async function schoolPart(
+    school: School,
+    membership: StaffMembership | null,
+    q: string,
+    at: Date,
+    manySchools: boolean,
+  ): Promise<string> {
+    const all = (await opts.store.list(school.id, 'teams')).sort((a, b) => a.name.localeCompare(b.name));
+    const isAdmin = !membership || membership.access.role === 'admin';
+    const own = membership ? all.filter((t) => membership.access.assignedTeamIds.has(t.id)) : [];
+    let others: Team[] = [];
+    let index = '';
+    let found: Team[] = [];
+    if (isAdmin) {
+      const needle = q.toLowerCase();
+      const matching = needle
+        ? all.filter((t) => `${t.name} ${t.activity.name}`.toLowerCase().includes(needle))
+        : [];
+      found = matching.slice(0, ADMIN_CARDS);
+      index = `<form class="card" method="get" action="/staff" role="search"><label for="q">Find a team (${all.length} teams)</label><input id="q" type="search" name="q" value="${escapeHtml(q)}" placeholder="team or activity name"><div class="actions"><button type="submit" class="primary">Search</button></div>${
+        needle && matching.length > ADMIN_CARDS
+          ? `<p class="muted">${matching.length} teams match; the first ${ADMIN_CARDS} are shown.</p>`
+          : needle && !matching.length
+            ? '<p class="muted">No team matches.</p>'
+            : ''
+      }</form>`;
+    } else {
+      // The teams of their activities (a manager's: and departments) that are not their own; hidden ones only
+      // where assigned.
+      others = all.filter(
+        (t) =>
+          !membership.access.assignedTeamIds.has(t.id) && canSeeTeam(membership.access, t.id) && !t.hidden,
+      );
+    }
+    const carded = q && isAdmin ? found : [...own, ...others];
+    const sessions =
+      carded.length || own.length
+        ? (
+            await opts.store.listSessions(school.id, {
+              teamIds: [...new Set([...carded, ...own].map((t) => t.id))],
+              from: at.toISOString(),
+              to: new Date(at.getTime() + 30 * DAY).toISOString(),
+            })
+          ).sort((a, b) => a.start.localeCompare(b.start))
+        : [];
+    const byTeam = new Map<Id, Session[]>();
+    for (const s of sessions)
+      for (const t of s.teams) {
+        const list = byTeam.get(t.id) ?? [];
+        list.push(s);
+        byTeam.set(t.id, list);
+      }
+    const templates = opts.templates?.(school.id);
+    const ctx = createProjectionContext({
+      school: await loadSchoolInfo(opts.store, school.id),
+      ...(templates ? { templates } : {}),
+    });
+    // Two schools may number their teams alike: the page's anchors stay unique.
+    const card = (t: Team) =>
+      teamCard(
+        school,
+        ctx,
+        t,
+        byTeam.get(t.id) ?? [],
+        membership,
+        manySchools ? `team-${school.id}-${t.id}` : `team-${t.id}`,
+      );
+    const cards = async (teams: Team[]) => {
+      // One after the other: a card may issue the team's feed token (a write).
+      const html: string[] = [];
+      for (const t of teams) html.push(await card(t));
+      return html.join('');
+    };
+    let body: string;
+    if (q && isAdmin) body = await cards(found);
+    else if (own.length && others.length)
+      body = `<h2 class="group">Your teams (${own.length})</h2>${await cards(own)}<details class="group" id="other-teams"><summary><h2 class="group">Other teams of your ${
+        membership?.access.role === 'manager' ? 'activities and departments' : 'activities'
+      } (${others.length})</h2></summary>${await cards(others)}</details>`;
+    else body = await cards([...own, ...others]);
+    if (!body && !isAdmin)
+      body =
+        '<div class="card"><p>No teams are assigned to you in the school’s extracurricular system today.</p><p class="muted">Teams come from the “assigned staff” of each team and the activities you have permissions for; ask the sports office if one is missing.</p></div>';
+    let ownFeed = '';
+    if (membership) {
+      const issued = await opts.tokens.ensureIfVouched(school.id, 'staff', membership.user.id);
+      if (issued?.token) ownFeed = button(`/feeds/${issued.token}`, 'My calendar (all my sessions)');
+    }
+    const role = membership
+      ? { admin: 'administrator', manager: 'manager', staff: 'coach' }[membership.access.role]
+      : 'admin token';
+    return `<h1>${escapeHtml(school.name)}</h1><p class="muted">Signed in as ${escapeHtml(role)}.${
+      isAdmin ? ' <a href="/admin">Admin pages</a>' : ''
+    }</p>${await todayAndNext(school, ctx, own, sessions, at, manySchools ? `next-${school.id}` : 'next')}<div class="actions">${ownFeed}</div>${index}${body}`;
+  }
 
   router.get('/', (_req, res) => {
     res.redirect(303, '/staff');

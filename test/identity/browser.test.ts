@@ -93,8 +93,8 @@ describe('a coach on a phone (Chromium, 390 px)', () => {
       teams.find((t) => !access.teamIds.has(t.id) && t.staff.some((s) => s.id === other.id))?.id,
     );
 
-    // The first team's first attendance sheet is its next session that is not cancelled.
-    const sheet = page.locator('section[id^="team-"] a', { hasText: 'Attendance sheet' }).first();
+    // The first attendance sheet on the page is the coach's next session that is not cancelled ("Today and next").
+    const sheet = page.locator('#next a', { hasText: 'Attendance sheet' }).first();
     const href = (await sheet.getAttribute('href'))!;
     const link = new URL(href, site.url);
     const teamId = Number(/\/rosters\/teams\/(\d+)\.pdf/.exec(link.pathname)![1]);
