@@ -133,19 +133,38 @@ export async function loadSchoolInfo(
   schoolId: SchoolId,
   opts: { locationOwnerIds?: Id[] } = {},
 ): Promise<SchoolInfo> {
-  const [schools, uidDomain] = await Promise.all([store.listSchools(), store.uidDomain()]);
-  const school = schools.find((s) => s.id === schoolId);
+  const school = (await store.listSchools()).find((s) => s.id === schoolId);
   if (!school) throw new Error(`unknown school: ${schoolId}`);
   const owners = opts.locationOwnerIds?.length
     ? opts.locationOwnerIds
-    : inferLocationOwnerIds(await store.listSessions(schoolId, {}), school.name);
+    : await inferredOwners(store, schoolId, school.name);
   return {
     id: school.id,
     name: school.name,
     timeZone: school.timeZone,
     ...(owners.length ? { locationOwnerIds: owners } : {}),
-    ...(uidDomain ? { uidDomain } : {}),
   };
+}
+
+// Inferring the owners reads every session of the school (~0.2 s for 3,200): /staff and each PDF ask on every
+// request, so the answer is kept per store and school until the data version (or the school's name) changes.
+const ownersKept = new WeakMap<Store, Map<SchoolId, { key: string; owners: Promise<Id[]> }>>();
+
+async function inferredOwners(store: Store, schoolId: SchoolId, schoolName: string): Promise<Id[]> {
+  const key = `${await store.dataVersion(schoolId)}|${schoolName}`;
+  let bySchool = ownersKept.get(store);
+  if (!bySchool) {
+    bySchool = new Map();
+    ownersKept.set(store, bySchool);
+  }
+  const kept = bySchool.get(schoolId);
+  if (kept?.key === key) return kept.owners;
+  const owners = store.listSessions(schoolId, {}).then((all) => inferLocationOwnerIds(all, schoolName));
+  bySchool.set(schoolId, { key, owners });
+  owners.catch(() => {
+    if (bySchool.get(schoolId)?.owners === owners) bySchool.delete(schoolId);
+  });
+  return owners;
 }
 
 /** Reads what the projection needs for one school from the store. */
