@@ -26,12 +26,12 @@ import { listFeedDefs } from '../src/feeds/catalog.ts';
 import { FeedService } from '../src/feeds/feed-service.ts';
 import { workerRenderer } from '../src/feeds/school-renderer.ts';
 import { FeedTokens } from '../src/feeds/tokens.ts';
+import { createMetrics } from '../src/metrics.ts';
 import { startSandbox } from '../src/sandbox/index.ts';
 import { openStore } from '../src/store/index.ts';
 import { pullSchool } from '../src/sync/pull.ts';
 import { createUpstreamClient } from '../src/upstream/client.ts';
 import { createApp } from '../src/web/app.ts';
-import { createMetrics } from '../src/web/metrics.ts';
 import { startServer } from '../src/web/server.ts';
 import { rostercalNodeFlags } from './support/node-flags.ts';
 

@@ -17,14 +17,14 @@ import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { type PushTargetConfig, parseTargets } from '../src/config/push-targets.ts';
 import { parseConfig } from '../src/config.ts';
+import { syncWindow } from '../src/jobs/window.ts';
 import { pushTarget } from '../src/push/run.ts';
 import type { PushSummary } from '../src/push/summary.ts';
-import { type PushTargetConfig, parseTargets } from '../src/push/targets.ts';
 import { SCHOOL_TIME_ZONE, startSandbox } from '../src/sandbox/index.ts';
 import { openStore } from '../src/store/index.ts';
 import { pullSchool } from '../src/sync/pull.ts';
-import { syncWindow } from '../src/sync/window.ts';
 import { createUpstreamClient } from '../src/upstream/client.ts';
 import { trustCertificate } from '../test/fakes/tls.ts';
 

@@ -9,6 +9,13 @@ import cron from 'node-cron';
 import { z } from 'zod';
 import { EventTemplateError, type EventTemplates, loadEventTemplates } from './calendar/templates.ts';
 import {
+  feedRateLimitFromEnv,
+  feedRateLimitSchema,
+  trustProxyFromEnv,
+  trustProxySchema,
+} from './config/edge-settings.ts';
+import { type PushTargetConfig, resolveTargets, targetsSchema } from './config/push-targets.ts';
+import {
   type AuthSettings,
   authSchema,
   oidcEnvName,
@@ -16,7 +23,6 @@ import {
   withOidcFromEnv,
 } from './identity/settings.ts';
 import { LOG_LEVELS, type LogLevel, scrubSecrets } from './log.ts';
-import { type PushTargetConfig, resolveTargets, targetsSchema } from './push/targets.ts';
 import { editDistance } from './util/edit-distance.ts';
 import { isKnownTimeZone } from './util/time-zone.ts';
 import { didYouMean, isAbbreviation } from './util/time-zone-suggest.ts';
@@ -29,12 +35,6 @@ import {
   type Problem,
   resolveSecret,
 } from './validation.ts';
-import {
-  feedRateLimitFromEnv,
-  feedRateLimitSchema,
-  trustProxyFromEnv,
-  trustProxySchema,
-} from './web/edge-settings.ts';
 
 export { ConfigError, formatPath };
 

@@ -1,10 +1,11 @@
 // `rostercal serve`: the web server and the scheduler. With no configuration and --demo (what `npm start` runs)
 // it serves the demo: an in-process sandbox school, an embedded SQLite store, one pull, then the web on :8080.
+
+import { trustProxyWarning } from '../config/edge-settings.ts';
 import { type Config, demoNotAskedFor, withPort } from '../config.ts';
 import { createLogger } from '../log.ts';
 import { type RunningService, startService } from '../running-service.ts';
 import { printError, printLines } from '../terminal.ts';
-import { trustProxyWarning } from '../web/edge-settings.ts';
 import { defineCommand, numberOption, reportError } from './command.ts';
 
 const USAGE = `usage: rostercal serve [--port N] [--demo]

@@ -1,8 +1,8 @@
 // `rostercal status`: the last sync runs of each school and the state of its scheduled jobs, from the store.
 
+import type { PushTargetConfig } from '../config/push-targets.ts';
 import { scrubSecrets } from '../log.ts';
 import { pendingRotations } from '../push/live-rotation.ts';
-import type { PushTargetConfig } from '../push/targets.ts';
 import type { JobStatus, RunCounts, Store, SyncRun } from '../store/types.ts';
 import { describeJob } from '../sync/job-display.ts';
 import { seconds } from '../sync/report.ts';

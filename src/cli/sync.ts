@@ -1,10 +1,10 @@
 // `rostercal sync`: pull every configured school (or one) into the store now, then run the after-pull steps
 // listed in STEPS (pushing, with its --dry-run & co.).
 import { type Config, describeConfig } from '../config.ts';
+import type { AfterPullStep } from '../jobs/after-pull.ts';
 import { createLogger } from '../log.ts';
 import { pushStep } from '../push/triggers.ts';
 import type { Store } from '../store/types.ts';
-import type { AfterPullStep } from '../sync/after-pull.ts';
 import { PullBusyError, type PullSummary, pullSchool } from '../sync/pull.ts';
 import { formatSummary, progressWriter } from '../sync/report.ts';
 import { clientForSchool, startDemoUpstream } from '../sync/school-upstream.ts';

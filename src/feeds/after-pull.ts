@@ -4,10 +4,11 @@
 // whose feeds could not be stored is not recorded as a success; its after-pull step only counts. A separate
 // `rostercal sync` process needs neither: the server notices the new data version on the next request and
 // renders then.
+
+import type { AfterPullStep } from '../jobs/after-pull.ts';
 import type { Logger } from '../log.ts';
+import type { Metrics } from '../metrics.ts';
 import type { SchoolId } from '../store/types.ts';
-import type { AfterPullStep } from '../sync/after-pull.ts';
-import type { Metrics } from '../web/metrics.ts';
 import type { SchoolRenderer } from './school-renderer.ts';
 
 export function feedsAfterPull(opts: {

@@ -2,8 +2,9 @@
 // 1. The secret must be the one the store's feeds were made with (else every family's URL would die quietly).
 // 2. A rotation record (the store's, or the file in DATA_DIR) must vouch for the secret (rotations.ts); until one
 //    does, no URL of it is issued, shown or served (503 with Retry-After, never 404), and /readyz says why.
+
+import type { AfterPullStep } from '../jobs/after-pull.ts';
 import type { FeedToken, SchoolId, Store } from '../store/types.ts';
-import type { AfterPullStep } from '../sync/after-pull.ts';
 import { listFeedDefs } from './catalog.ts';
 import {
   RecordMirror,

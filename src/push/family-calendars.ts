@@ -1,11 +1,12 @@
 // Which Google calendar a family may add for a feed: the one a Google target with `calendars.familiesMayAdd`
 // keeps for that team or activity (public read ACL). Google refreshes a subscribed feed only every 12–24 hours;
 // a calendar written through the API shows changes within minutes, so the landing page offers it instead.
+
+import type { PushTargetConfig } from '../config/push-targets.ts';
 import type { Id } from '../domain/types.ts';
 import type { FeedScope, SchoolId, Store } from '../store/types.ts';
 import { decodeCalendarId } from './calendar-id.ts';
 import { publicTargetsFor } from './live-rotation.ts';
-import type { PushTargetConfig } from './targets.ts';
 
 export type LiveGoogleCalendarFinder = (
   schoolId: SchoolId,

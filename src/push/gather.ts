@@ -5,6 +5,7 @@ import type { FeedScopeRef } from '../calendar/context.ts';
 import { CAPS, capText, feedVoice } from '../calendar/gate.ts';
 import type { ProjectionContext } from '../calendar/index.ts';
 import type { Audience, CalendarEvent } from '../calendar/types.ts';
+import type { PushTargetConfig } from '../config/push-targets.ts';
 import type { Id, Instant } from '../domain/types.ts';
 import { RotationJournal } from '../feeds/rotations.ts';
 import type { PushCalendar, PushMapping, SchoolId, Store, Stored } from '../store/types.ts';
@@ -15,7 +16,6 @@ import { calendarName, type Member, members, ownerOf, sessionsByMember } from '.
 import type { CalendarInput, Departed, Desired } from './plan.ts';
 import type { CalendarRef, CalendarSpec, PushProvider, RemoteEvent, WriteOp } from './provider.ts';
 import type { CalendarOutcome } from './summary.ts';
-import type { PushTargetConfig } from './targets.ts';
 
 export type ProjectFn = (
   session: Stored<'sessions'>,

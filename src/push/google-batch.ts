@@ -2,7 +2,7 @@
 // per round trip, accounts in parallel up to `concurrency`. Each part is paced and counted against quota like
 // a single request; the parts are checked one by one — throttled ones come back later, a create whose id is
 // taken becomes an adoption (PUT), an update of a vanished event becomes an insert.
-import { mapLimit } from '../sync/concurrency.ts';
+import { mapLimit } from '../util/concurrency.ts';
 import {
   failureOf,
   type GoogleClients,

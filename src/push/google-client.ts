@@ -3,11 +3,11 @@
 // gaxios never retries POST/PATCH or a 403 by itself (and we switch its retries off to count them): 429 and
 // 403 rateLimitExceeded/userRateLimitExceeded back off exponentially here; quotaExceeded pauses the calendar.
 import { type Auth, type calendar_v3, google } from 'googleapis';
+import type { GoogleSettings } from '../config/push-targets.ts';
 import { scrubSecrets } from '../log.ts';
 import { GoogleAuthError, googleAuthClient } from './google-auth.ts';
 import { backoffDelay, Pacer, sleep } from './pace.ts';
 import type { ProviderStats } from './provider.ts';
-import type { GoogleSettings } from './targets.ts';
 
 /** Google said quotaExceeded: rest the calendar. */
 export class PausedError extends Error {}

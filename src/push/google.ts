@@ -3,8 +3,9 @@
 // google-calendars.ts (find or create), google-listing.ts, google-writes.ts (one request per write) and
 // google-batch.ts (the batch engine). Calendars are worked on in parallel up to `concurrency`.
 import type { CalendarEvent } from '../calendar/types.ts';
+import type { GoogleSettings } from '../config/push-targets.ts';
 import type { Instant } from '../domain/types.ts';
-import { mapLimit } from '../sync/concurrency.ts';
+import { mapLimit } from '../util/concurrency.ts';
 import { applyBatched } from './google-batch.ts';
 import { GoogleCalendars } from './google-calendars.ts';
 import { failureOf, GoogleClients } from './google-client.ts';
@@ -23,7 +24,6 @@ import type {
   WriteOp,
   WriteResult,
 } from './provider.ts';
-import type { GoogleSettings } from './targets.ts';
 
 export interface GoogleProviderOptions {
   schoolId: string;

@@ -3,12 +3,13 @@
 // reader rule removed, when Google answers) and is no longer offered; the next push makes the calendar of the
 // new generation, fills it, and deletes the old one (found by its marker even if this step could not reach Google
 // or the database is lost). Until then the rotation is pending (a store cursor per target, shown by `status`).
+
+import type { GoogleTarget, PushTargetConfig } from '../config/push-targets.ts';
 import type { Id } from '../domain/types.ts';
 import type { FeedScope, SchoolId, Store } from '../store/types.ts';
 import { decodeCalendarId } from './calendar-id.ts';
 import { GoogleProvider } from './google.ts';
 import { failureOf } from './google-client.ts';
-import type { GoogleTarget, PushTargetConfig } from './targets.ts';
 
 /** The store cursor (per school and target) listing calendar keys whose public calendar awaits replacement. */
 export const pendingCursor = (targetId: string) => `push.live-rotations.${targetId}`;

@@ -1,8 +1,9 @@
 // Who a target's calendars belong to (every team/activity/staff member/student in scope) and which sessions
 // each calendar shows in the window.
+
+import type { PushTargetConfig } from '../config/push-targets.ts';
 import type { Id, Instant } from '../domain/types.ts';
 import type { SchoolId, Store, Stored } from '../store/types.ts';
-import type { PushTargetConfig } from './targets.ts';
 
 function fillTemplate(
   template: string,

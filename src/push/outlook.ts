@@ -22,6 +22,7 @@ import {
 } from '@microsoft/microsoft-graph-client';
 import { TokenCredentialAuthenticationProvider } from '@microsoft/microsoft-graph-client/authProviders/azureTokenCredentials/index.js';
 import type { CalendarEvent } from '../calendar/types.ts';
+import type { OutlookSettings } from '../config/push-targets.ts';
 import type { Instant } from '../domain/types.ts';
 import { scrubSecrets } from '../log.ts';
 import { GraphBatcher, PREFER_IMMUTABLE_ID, type SubRequest, type SubResponse } from './graph-batcher.ts';
@@ -45,7 +46,6 @@ import type {
   WriteOp,
   WriteResult,
 } from './provider.ts';
-import type { OutlookSettings } from './targets.ts';
 
 const PROPERTY_SET = '{8d6a2c4e-31b7-4f0a-9e25-6c1d7b3f0a94}';
 export const OWNER_PROP = `String ${PROPERTY_SET} Name rostercal`;

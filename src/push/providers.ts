@@ -1,8 +1,9 @@
 // Builds the provider a target's settings call for. Loaded on demand: googleapis alone takes a second to import,
 // and an Outlook-only deployment never needs it (nor Google-only the Graph SDK).
+
+import type { PushTargetConfig } from '../config/push-targets.ts';
 import type { SchoolId } from '../store/types.ts';
 import type { PushProvider } from './provider.ts';
-import type { PushTargetConfig } from './targets.ts';
 
 export async function createProvider(schoolId: SchoolId, target: PushTargetConfig): Promise<PushProvider> {
   if (target.provider === 'google') {

@@ -9,11 +9,12 @@ import {
   type ProjectionContext,
   projectSession,
 } from '../calendar/index.ts';
+import type { PushTargetConfig } from '../config/push-targets.ts';
 import type { Instant } from '../domain/types.ts';
+import { keepAlive, processOwner } from '../jobs/heartbeat.ts';
+import { syncWindow } from '../jobs/window.ts';
 import { type Logger, silentLogger } from '../log.ts';
 import type { SchoolId, Store } from '../store/types.ts';
-import { keepAlive, processOwner } from '../sync/owner.ts';
-import { syncWindow } from '../sync/window.ts';
 import { type ApplyStep, applyPlan, pauseCalendar } from './apply.ts';
 import { type CalendarWork, gather, lookUpDeparted, type ProjectFn, planInput } from './gather.ts';
 import { pendingRotations, setPending } from './live-rotation.ts';
@@ -22,7 +23,6 @@ import type { PushProvider } from './provider.ts';
 import { createProvider } from './providers.ts';
 import { dueForListing, ensureCalendars, listCalendars, type RemoteStep } from './remote.ts';
 import { type PushSummary, tally } from './summary.ts';
-import type { PushTargetConfig } from './targets.ts';
 
 export interface PushOptions {
   store: Store;

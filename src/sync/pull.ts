@@ -12,6 +12,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { SchoolConfig } from '../config.ts';
 import type { Id, Instant, Team } from '../domain/types.ts';
+import { keepAlive, processOwner } from '../jobs/heartbeat.ts';
+import { type SyncWindow, syncWindow } from '../jobs/window.ts';
 import { type Logger, silentLogger } from '../log.ts';
 import { prepareRecord } from '../store/kinds.ts';
 import type {
@@ -25,14 +27,12 @@ import type {
 } from '../store/types.ts';
 import type { EndpointStats, MalformedRecord, UpstreamClient } from '../upstream/api.ts';
 import { UnreachableError, UpstreamError } from '../upstream/errors.ts';
+import { mapLimit } from '../util/concurrency.ts';
 import { TimeSlice } from '../util/event-loop.ts';
-import { mapLimit } from './concurrency.ts';
 import { deletionGuard } from './deletion-guard.ts';
-import { keepAlive, processOwner } from './owner.ts';
 import { type Presence, RESOURCES, type ResourceSpec } from './resources.ts';
 import { RecordSpool } from './spool.ts';
 import { explainUpstreamFailure, isWrongPath } from './upstream-hint.ts';
-import { type SyncWindow, syncWindow } from './window.ts';
 
 export type PullKind = 'incremental' | 'full';
 export type ResourceMode = 'full' | 'incremental' | 'skipped';

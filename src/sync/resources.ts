@@ -1,9 +1,9 @@
 // What the pull reads for each resource kind: the listings that make up the whole set, whether upstream can
 // filter them by `updatedAfter`, and whether their ids are counted within the sync window.
 import type { Id, Team } from '../domain/types.ts';
+import type { SyncWindow } from '../jobs/window.ts';
 import type { ResourceKind, ResourceMap } from '../store/types.ts';
 import type { Page, TeamListParams, UpstreamClient } from '../upstream/api.ts';
-import type { SyncWindow } from './window.ts';
 
 export interface ListingContext {
   client: UpstreamClient;

@@ -6,10 +6,10 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import cron, { type RunCoordinator, type ScheduledTask } from 'node-cron';
 import type { Config, SchoolConfig } from '../config.ts';
+import { processOwner } from '../jobs/heartbeat.ts';
 import { type Logger, silentLogger } from '../log.ts';
 import type { JobResult, JobStatusPatch, Store } from '../store/types.ts';
 import type { UpstreamClient } from '../upstream/api.ts';
-import { processOwner } from './owner.ts';
 import { Pace, SLOWED_DOWN } from './pace.ts';
 import {
   PullBusyError,

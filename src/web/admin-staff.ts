@@ -4,11 +4,11 @@
 // /admin/feeds/rotate asks, naming the calendar and what happens to families; POST rotates and sends to GET
 // /admin/feeds/rotated, the new page to send them). Every form is CSRF-checked.
 import express, { type Request, type Response } from 'express';
+import type { PushTargetConfig } from '../config/push-targets.ts';
 import { type FeedDef, getFeedDef } from '../feeds/catalog.ts';
 import type { FeedTokens } from '../feeds/tokens.ts';
 import { FeedTrustError, isFeedScope, untilEveryServerKnows } from '../feeds/tokens.ts';
 import { closeLiveGoogleCalendars, describeClosed, publicTargetsFor } from '../push/live-rotation.ts';
-import type { PushTargetConfig } from '../push/targets.ts';
 import type { AuditQuery, AuditRecord, FeedScope, SchoolId, Store } from '../store/types.ts';
 import { zoneAbbreviation } from '../util/time-zone.ts';
 import { accessIn, csrfOf, type Principal, principalOf, type StaffAuth } from './staff-auth.ts';

@@ -5,12 +5,12 @@ import type { Logger } from 'pino';
 import pino from 'pino';
 import { FamilyLinks } from '../feeds/family.ts';
 import type { FeedService } from '../feeds/feed-service.ts';
+import type { Metrics } from '../metrics.ts';
 import type { FeedToken, Store } from '../store/types.ts';
 import { errorHandler, formBodiesOnly, redactPath } from './errors.ts';
 import { familyRouter } from './family-router.ts';
 import { type FeedRouterOptions, feedsRouter, notFound } from './feeds-router.ts';
 import { healthRoutes, type ReadinessOptions } from './health.ts';
-import type { Metrics } from './metrics.ts';
 import { FailedLookups, type RateLimitOptions, rateLimit } from './rate-limit.ts';
 import { securityHeaderPairs, securityHeaders, setSecurityHeaders } from './security.ts';
 

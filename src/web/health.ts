@@ -8,8 +8,8 @@
 // Prometheus text.
 import { Router } from 'express';
 import { scrubSecrets } from '../log.ts';
+import type { Metrics } from '../metrics.ts';
 import type { Store, SyncRun } from '../store/types.ts';
-import type { Metrics } from './metrics.ts';
 import type { StoreTrouble } from './store-trouble.ts';
 
 export interface ReadinessOptions {

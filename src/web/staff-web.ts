@@ -2,6 +2,7 @@
 // in-process demo identity provider), "My teams", the admins' pages and the rosters. Also prunes the audit log
 // and ended sessions once a day.
 import express, { type Router } from 'express';
+import type { PushTargetConfig } from '../config/push-targets.ts';
 import type { FeedTokens } from '../feeds/tokens.ts';
 import { createDemoIdp, type DemoPerson } from '../identity/demo-idp.ts';
 import { StaffDirectory } from '../identity/directory.ts';
@@ -10,7 +11,6 @@ import type { SensitiveRole } from '../identity/roles.ts';
 import { StaffSessions } from '../identity/sessions.ts';
 import { FailureThrottle } from '../identity/throttle.ts';
 import type { Logger } from '../log.ts';
-import type { PushTargetConfig } from '../push/targets.ts';
 import type { SchoolId, Store } from '../store/types.ts';
 import { createAdminRouter } from './admin.ts';
 import { createAdminStaffRouter } from './admin-staff.ts';

@@ -6,6 +6,7 @@ import pino from 'pino';
 import { parseConfig, type SchoolConfig } from '../../src/config.ts';
 import { FeedService } from '../../src/feeds/feed-service.ts';
 import { FeedTokens } from '../../src/feeds/tokens.ts';
+import { createMetrics, type Metrics } from '../../src/metrics.ts';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
 import { openStore } from '../../src/store/index.ts';
 import type { Store } from '../../src/store/types.ts';
@@ -13,7 +14,6 @@ import { type PullSummary, pullSchool } from '../../src/sync/pull.ts';
 import type { UpstreamClient } from '../../src/upstream/api.ts';
 import { createUpstreamClient } from '../../src/upstream/client.ts';
 import { createApp } from '../../src/web/app.ts';
-import { createMetrics, type Metrics } from '../../src/web/metrics.ts';
 import { type RunningServer, startServer } from '../../src/web/server.ts';
 import { TEST_NOW } from '../support/clock.ts';
 

@@ -5,7 +5,7 @@
 // address. IPv6 clients are counted by their /64, IPv4 written as IPv4-mapped IPv6 or with a port as IPv4.
 import { randomInt } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { trustProxyWarning } from '../../src/web/edge-settings.ts';
+import { trustProxyWarning } from '../../src/config/edge-settings.ts';
 import { type ReverseProxy, requestFrom, reverseProxy } from '../support/proxy.ts';
 import { ADMIN_TOKEN, type PrivacySchool, privacySchool, type Served, serve } from './served.ts';
 

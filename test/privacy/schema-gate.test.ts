@@ -16,6 +16,7 @@ import { loadProjectionContext, projectSession } from '../../src/calendar/index.
 import { foldWord } from '../../src/calendar/names.ts';
 import { FeedService } from '../../src/feeds/feed-service.ts';
 import { FeedTokens } from '../../src/feeds/tokens.ts';
+import { createMetrics } from '../../src/metrics.ts';
 import { renderGoogleEvent } from '../../src/push/google-render.ts';
 import { renderOutlookEvent } from '../../src/push/outlook.ts';
 import { openStore } from '../../src/store/index.ts';
@@ -38,7 +39,6 @@ import {
   zTeam,
 } from '../../src/upstream/schemas.ts';
 import { createApp } from '../../src/web/app.ts';
-import { createMetrics } from '../../src/web/metrics.ts';
 import { type RunningServer, startServer } from '../../src/web/server.ts';
 
 const SCHOOL = 'hill';

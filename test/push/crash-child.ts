@@ -1,8 +1,8 @@
 // Runs one push in a child process, so a test can kill it (SIGKILL) in the middle of writing.
 // Input (env PUSH_CHILD): { dbFile, school: { id, name, timeZone }, targets: raw targets list }.
 
+import { parseTargets } from '../../src/config/push-targets.ts';
 import { pushTarget } from '../../src/push/run.ts';
-import { parseTargets } from '../../src/push/targets.ts';
 import { openStore } from '../../src/store/index.ts';
 
 const input = JSON.parse(process.env.PUSH_CHILD ?? '{}') as {

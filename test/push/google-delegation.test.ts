@@ -2,9 +2,9 @@
 // configurable token endpoint (the fake verifies the signature), one Google account per staff member.
 import { generateKeyPairSync } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseTargets } from '../../src/config/push-targets.ts';
 import { parseSessionTag } from '../../src/push/identity.ts';
 import { pushTarget } from '../../src/push/run.ts';
-import { parseTargets } from '../../src/push/targets.ts';
 import { type FakeGoogle, startFakeGoogle } from '../fakes/google-calendar.ts';
 import { type Bench, expectCalendarsEqual, expectedCalendars, startBench } from './harness.ts';
 

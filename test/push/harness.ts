@@ -5,14 +5,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import { loadProjectionContext, projectSession } from '../../src/calendar/index.ts';
+import type { PushTargetConfig } from '../../src/config/push-targets.ts';
 import { parseConfig, type SchoolConfig } from '../../src/config.ts';
 import { sessionQuery } from '../../src/feeds/catalog.ts';
-import type { PushTargetConfig } from '../../src/push/targets.ts';
+import { syncWindow } from '../../src/jobs/window.ts';
 import { type Sandbox, SCHOOL_TIME_ZONE, startSandbox } from '../../src/sandbox/index.ts';
 import { openStore } from '../../src/store/index.ts';
 import type { Store } from '../../src/store/types.ts';
 import { pullSchool } from '../../src/sync/pull.ts';
-import { syncWindow } from '../../src/sync/window.ts';
 import type { UpstreamClient } from '../../src/upstream/api.ts';
 import { createUpstreamClient } from '../../src/upstream/client.ts';
 

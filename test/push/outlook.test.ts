@@ -3,10 +3,10 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type PushTargetConfig, parseTargets } from '../../src/config/push-targets.ts';
 import { parseSessionTag } from '../../src/push/identity.ts';
 import { SESSION_PROP } from '../../src/push/outlook.ts';
 import { planTarget, pushTarget } from '../../src/push/run.ts';
-import { type PushTargetConfig, parseTargets } from '../../src/push/targets.ts';
 import { type FakeGraph, startFakeGraph } from '../fakes/graph.ts';
 import { trustCertificate } from '../fakes/tls.ts';
 import { type Bench, expectCalendarsEqual, expectedCalendars, startBench } from './harness.ts';

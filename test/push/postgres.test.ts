@@ -1,8 +1,8 @@
 // The push bookkeeping on PostgreSQL (a database of its own, dropped afterwards): first push, unchanged rerun,
 // an edit, and a second replica's view of the same mapping.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type PushTargetConfig, parseTargets } from '../../src/config/push-targets.ts';
 import { pushTarget } from '../../src/push/run.ts';
-import { type PushTargetConfig, parseTargets } from '../../src/push/targets.ts';
 import { openStore } from '../../src/store/index.ts';
 import { type FakeGraph, startFakeGraph } from '../fakes/graph.ts';
 import { trustCertificate } from '../fakes/tls.ts';

@@ -2,9 +2,9 @@
 // the store's own per-scope query, which the feeds use, for every team, activity, staff member and student.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sessionQuery } from '../../src/feeds/catalog.ts';
+import { syncWindow } from '../../src/jobs/window.ts';
 import { sessionsByMember } from '../../src/push/members.ts';
 import type { FeedScope } from '../../src/store/types.ts';
-import { syncWindow } from '../../src/sync/window.ts';
 import { type Bench, startBench } from './harness.ts';
 
 describe('sessions per calendar', () => {

@@ -3,8 +3,8 @@
 // push slower than the pulls never piles up more) and across processes and replicas (a lease per target in the
 // store). Sandbox → pull → SQLite → real googleapis → fake Google.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseTargets } from '../../src/config/push-targets.ts';
 import type { SchoolConfig } from '../../src/config.ts';
-import { parseTargets } from '../../src/push/targets.ts';
 import { pushLeaseKey, pushSchool } from '../../src/push/triggers.ts';
 import { type FakeGoogle, startFakeGoogle } from '../fakes/google-calendar.ts';
 import { type Bench, startBench } from './harness.ts';

@@ -11,13 +11,13 @@
 // CLI (which lists from the real present) still has them ahead of it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decideSession, loadProjectionContext, type SessionDecision } from '../../src/calendar/index.ts';
+import { parseTargets } from '../../src/config/push-targets.ts';
 import type { StaffUser } from '../../src/domain/types.ts';
 import type { DemoPerson } from '../../src/identity/demo-idp.ts';
 import { staffAccess } from '../../src/identity/roles.ts';
 import { parseSessionTag } from '../../src/push/identity.ts';
 import { SESSION_PROP } from '../../src/push/outlook.ts';
 import { pushTarget } from '../../src/push/run.ts';
-import { parseTargets } from '../../src/push/targets.ts';
 import { generateRoster } from '../../src/rosters/index.ts';
 import { transitions } from '../../src/util/time-zone.ts';
 import type { RunningServer } from '../../src/web/server.ts';

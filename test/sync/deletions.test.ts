@@ -6,10 +6,10 @@
 // one single read per record it misses.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SchoolConfig } from '../../src/config.ts';
+import { syncWindow } from '../../src/jobs/window.ts';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
 import type { Store } from '../../src/store/types.ts';
 import { pullSchool } from '../../src/sync/pull.ts';
-import { syncWindow } from '../../src/sync/window.ts';
 import type { UpstreamClient } from '../../src/upstream/api.ts';
 import {
   openTestStore,

@@ -3,10 +3,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SchoolConfig } from '../../src/config.ts';
 import type { Session, Team } from '../../src/domain/types.ts';
+import { syncWindow } from '../../src/jobs/window.ts';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
 import type { Store } from '../../src/store/types.ts';
 import { pullSchool } from '../../src/sync/pull.ts';
-import { syncWindow } from '../../src/sync/window.ts';
 import type { UpstreamClient } from '../../src/upstream/api.ts';
 import {
   DIALECTS,

@@ -4,10 +4,10 @@
 import { request as httpRequest } from 'node:http';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type PushTargetConfig, parseTargets } from '../../src/config/push-targets.ts';
 import { ConfigError } from '../../src/config.ts';
 import { liveGoogleCalendars } from '../../src/push/family-calendars.ts';
 import { pushTarget } from '../../src/push/run.ts';
-import { type PushTargetConfig, parseTargets } from '../../src/push/targets.ts';
 import { createApp } from '../../src/web/app.ts';
 import { type RunningServer, startServer } from '../../src/web/server.ts';
 import { type FakeGoogle, startFakeGoogle } from '../fakes/google-calendar.ts';

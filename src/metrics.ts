@@ -2,7 +2,7 @@
 // requests and feed renders, and the sync side reports each finished run through observeSyncRun (or increments
 // the counters directly). Labels stay low-cardinality: route names, never paths or tokens.
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import type { FeedScope, SyncRun } from '../store/types.ts';
+import type { FeedScope, SyncRun } from './store/types.ts';
 
 export interface Metrics {
   registry: Registry;

@@ -3,8 +3,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { parseTargets } from '../../src/config/push-targets.ts';
 import { ConfigError, loadConfig } from '../../src/config.ts';
-import { parseTargets } from '../../src/push/targets.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'rostercal-push-config-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
