@@ -129,7 +129,7 @@ export const schoolSchema = z.strictObject({
       sensitive: z.boolean().default(false),
     })
     .prefault({}),
-  /** Push targets: their shape is the push module's (src/push/targets.ts). */
+  /** Push targets: their shape is src/config/push-targets.ts. */
   targets: targetsSchema.default([]),
 });
 
@@ -153,7 +153,7 @@ export const configSchema = z
       .optional(),
     /** Staff sign-in, sensitive sheets, sessions and the audit log: src/identity/settings.ts. */
     auth: authSchema,
-    /** Reverse proxies trusted to name the client (TRUST_PROXY): src/web/edge-settings.ts. */
+    /** Reverse proxies trusted to name the client (TRUST_PROXY): src/config/edge-settings.ts. */
     trustProxy: trustProxySchema.optional(),
     /** A per-client limit on feed requests (FEED_RATE_LIMIT); unset: only failed lookups are throttled. */
     feedRateLimit: feedRateLimitSchema.optional(),

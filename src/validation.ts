@@ -1,7 +1,7 @@
 // What every part of the configuration shares when it validates: the error type, one way of turning zod issues
 // into lines that name the field (`config: schools[0].upstream.url: is not an http(s) URL`), the http(s) URL
 // field, and `env:NAME` secret references. A leaf module, so that src/config.ts and the schemas it gathers from
-// their owners (src/push/targets.ts) both build on it without importing each other.
+// their owners (src/config/push-targets.ts) both build on it without importing each other.
 import { z } from 'zod';
 
 /** Thrown for any configuration problem; its message is meant to be printed as is. */

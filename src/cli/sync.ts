@@ -2,10 +2,11 @@
 // listed in STEPS (pushing, with its --dry-run & co.).
 import { type Config, describeConfig } from '../config.ts';
 import type { AfterPullStep } from '../jobs/after-pull.ts';
+import type { PullSummary } from '../jobs/pull-summary.ts';
 import { createLogger } from '../log.ts';
 import { pushStep } from '../push/triggers.ts';
 import type { Store } from '../store/types.ts';
-import { PullBusyError, type PullSummary, pullSchool } from '../sync/pull.ts';
+import { PullBusyError, pullSchool } from '../sync/pull.ts';
 import { formatSummary, progressWriter } from '../sync/report.ts';
 import { clientForSchool, startDemoUpstream } from '../sync/school-upstream.ts';
 import { printError, printJson, printLines } from '../terminal.ts';

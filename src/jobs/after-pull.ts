@@ -4,7 +4,7 @@
 import type { SchoolConfig } from '../config.ts';
 import type { Logger } from '../log.ts';
 import type { Store } from '../store/types.ts';
-import type { PullSummary } from '../sync/pull.ts';
+import type { PullSummary } from './pull-summary.ts';
 
 export interface AfterPullContext {
   store: Store;

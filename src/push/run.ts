@@ -64,7 +64,7 @@ export async function planTarget(opts: Omit<PushOptions, 'dryRun'>): Promise<Pus
 }
 
 async function run(opts: PushOptions & { dryRun: boolean }): Promise<PushSummary> {
-  // A recorded run belongs to this process, which beats while it goes (see sync/owner.ts).
+  // A recorded run belongs to this process, which beats while it goes (see jobs/heartbeat.ts).
   const stopBeating = opts.dryRun ? null : await keepAlive(opts.store, opts.log);
   try {
     return await runPush(opts);

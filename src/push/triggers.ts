@@ -6,9 +6,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { SchoolConfig } from '../config.ts';
 import type { AfterPullStep } from '../jobs/after-pull.ts';
 import { keepAlive, processOwner } from '../jobs/heartbeat.ts';
+import type { JobDefinition, JobOutcome } from '../jobs/job.ts';
 import { type Logger, silentLogger } from '../log.ts';
 import type { Store } from '../store/types.ts';
-import type { JobDefinition, JobOutcome } from '../sync/scheduler.ts';
 import { planTarget, pushTarget } from './run.ts';
 import { formatPlan, type PushSummary } from './summary.ts';
 

@@ -1,11 +1,13 @@
 // Everything `rostercal serve` needs from the sync side, in one call: the demo sandbox when the configuration
 // has a demo school, one upstream client per school, the scheduler, and a first pull where one is due.
 import type { Config } from '../config.ts';
+import type { JobDefinition } from '../jobs/job.ts';
+import type { PullSummary } from '../jobs/pull-summary.ts';
 import { type Logger, silentLogger } from '../log.ts';
 import type { Store } from '../store/types.ts';
 import type { UpstreamClient } from '../upstream/api.ts';
-import { needsStartupPull, type PullSummary } from './pull.ts';
-import { type FireEvent, type JobDefinition, type SchedulerHandle, startScheduler } from './scheduler.ts';
+import { needsStartupPull } from './pull.ts';
+import { type FireEvent, type SchedulerHandle, startScheduler } from './scheduler.ts';
 import { clientForSchool, startDemoUpstream } from './school-upstream.ts';
 
 export interface SyncServiceOptions {

@@ -13,6 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { SchoolConfig } from '../config.ts';
 import type { Id, Instant, Team } from '../domain/types.ts';
 import { keepAlive, processOwner } from '../jobs/heartbeat.ts';
+import type { PullKind, PullSummary, ResourceMode, ResourceOutcome } from '../jobs/pull-summary.ts';
 import { type SyncWindow, syncWindow } from '../jobs/window.ts';
 import { type Logger, silentLogger } from '../log.ts';
 import { prepareRecord } from '../store/kinds.ts';
@@ -34,9 +35,6 @@ import { type Presence, RESOURCES, type ResourceSpec } from './resources.ts';
 import { RecordSpool } from './spool.ts';
 import { explainUpstreamFailure, isWrongPath } from './upstream-hint.ts';
 
-export type PullKind = 'incremental' | 'full';
-export type ResourceMode = 'full' | 'incremental' | 'skipped';
-
 export type PullProgress =
   | {
       type: 'start';
@@ -49,36 +47,6 @@ export type PullProgress =
   | { type: 'details'; kind: ResourceKind; done: number; total: number }
   | { type: 'resource-done'; kind: ResourceKind; outcome: ResourceOutcome }
   | { type: 'done'; summary: PullSummary };
-
-export interface ResourceOutcome {
-  kind: ResourceKind;
-  mode: ResourceMode;
-  /** guarded: read and written, but the deletion guard kept it from deleting. */
-  status: 'ok' | 'guarded' | 'failed' | 'skipped';
-  counts: RunCounts;
-  pages: number;
-  durationMs: number;
-  error?: string;
-}
-
-export interface PullSummary {
-  runId: number;
-  schoolId: string;
-  /** What ran: an incremental request becomes full when the school never had a complete full run. */
-  kind: PullKind;
-  requestedKind: PullKind;
-  /** Why an incremental request ran full (no complete full run yet; a full pull asked for), or null. */
-  upgradedBecause: string | null;
-  status: RunStatus;
-  startedAt: Instant;
-  finishedAt: Instant;
-  durationMs: number;
-  resources: ResourceOutcome[];
-  counts: Record<string, RunCounts>;
-  upstream: EndpointStats;
-  errors: string[];
-  warning: string | null;
-}
 
 export interface PullOptions {
   store: Store;

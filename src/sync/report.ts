@@ -1,8 +1,10 @@
 // How a pull looks to a person: live progress (one rewritten line on a terminal, plain lines otherwise) and the
 // summary table printed at the end.
+
+import type { PullSummary, ResourceMode } from '../jobs/pull-summary.ts';
 import type { ResourceKind, RunCounts } from '../store/types.ts';
 import { terminalSafe } from '../terminal.ts';
-import type { PullProgress, PullSummary, ResourceMode } from './pull.ts';
+import type { PullProgress } from './pull.ts';
 
 const LABELS: Record<ResourceKind, string> = {
   sessions: 'sessions',

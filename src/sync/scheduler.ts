@@ -2,61 +2,16 @@
 // push), with overlap prevention, job status in the store, and — through node-cron's RunCoordinator backed by
 // store.claimFire — exactly one runner per fire across every replica sharing the database.
 
-import { randomBytes } from 'node:crypto';
-import { hostname } from 'node:os';
 import cron, { type RunCoordinator, type ScheduledTask } from 'node-cron';
 import type { Config, SchoolConfig } from '../config.ts';
 import { processOwner } from '../jobs/heartbeat.ts';
+import type { JobDefinition, JobOutcome } from '../jobs/job.ts';
+import type { PullKind, PullSummary } from '../jobs/pull-summary.ts';
 import { type Logger, silentLogger } from '../log.ts';
 import type { JobResult, JobStatusPatch, Store } from '../store/types.ts';
 import type { UpstreamClient } from '../upstream/api.ts';
 import { Pace, SLOWED_DOWN } from './pace.ts';
-import {
-  PullBusyError,
-  PullInterruptedError,
-  type PullKind,
-  PullNotNeededError,
-  type PullSummary,
-  pullSchool,
-} from './pull.ts';
-
-export interface JobOutcome {
-  /** `skipped`: the fire was let pass without running; `error` says why. */
-  status: JobResult;
-  error?: string | null;
-}
-
-/** One recurring job of a school. `run` must not throw for expected trouble: return a failed outcome. */
-export interface JobDefinition {
-  /** Unique within the school: `incremental`, `full`, `push:google`. */
-  name: string;
-  cron: string;
-  /** A reason to let this fire pass without running (it would only repeat work in progress), or null. */
-  skipReason?(): string | null;
-  /**
-   * Scheduled fires before `until` are let pass (the upstream asked us to slow down: `why`); the status names the
-   * first fire that will run. Not consulted by runNow: a person asking for a pull gets one.
-   */
-  deferredUntil?(at: Date): { until: Date; why: string } | null;
-  /**
-   * The job says when its run really begins (after waiting its turn) by calling `ctx.started`; otherwise it
-   * begins at the fire. Until then, status shows the job's last run, not a wait.
-   */
-  reportsStart?: boolean;
-  run(ctx: JobContext): Promise<JobOutcome>;
-}
-
-export interface JobContext {
-  fireTime: string | null;
-  log: Logger;
-  started: () => Promise<void>;
-  /**
-   * Work that follows the run but is not part of it (a pull's pushes): it holds neither the school's pull lock nor
-   * the job's next fire, which a scheduled fire would otherwise let pass as an overlap. `runNow` and `fire` settle
-   * after it too; `stop` waits for it like for a job.
-   */
-  following(work: Promise<unknown>): void;
-}
+import { PullBusyError, PullInterruptedError, PullNotNeededError, pullSchool } from './pull.ts';
 
 export type FireEvent =
   | { type: 'claimed'; schoolId: string; job: string; fireTime: string; owner: string }
@@ -95,7 +50,7 @@ export interface SchedulerOptions {
   /** The upstream client of each school (one per school, reused across runs so its pacing holds). */
   clientFor: (school: SchoolConfig) => UpstreamClient;
   log?: Logger;
-  /** Names this replica in claims and logs; default host:pid:random. */
+  /** Names this replica in claims and logs; default this process's one identity (jobs/heartbeat.ts). */
   owner?: string;
   /** More jobs per school (the push module adds its own here). */
   extraJobs?: (school: SchoolConfig) => JobDefinition[];
@@ -146,10 +101,6 @@ class SchoolLock {
     this.#tail = result.catch(() => {});
     return result;
   }
-}
-
-export function defaultOwner(): string {
-  return `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
 }
 
 function pullJob(
@@ -248,7 +199,7 @@ function pullJob(
 export async function startScheduler(opts: SchedulerOptions): Promise<SchedulerHandle> {
   const { store } = opts;
   const log = (opts.log ?? silentLogger).child({ component: 'scheduler' });
-  const owner = opts.owner ?? defaultOwner();
+  const owner = opts.owner ?? processOwner().id;
   const now = opts.now ?? (() => new Date());
   const running = new Set<Promise<unknown>>();
   const entries: {

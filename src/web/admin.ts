@@ -3,17 +3,27 @@
 // Staff only (the shared AdminAuth); student feeds are many and personal, so the page counts them and points to
 // `rostercal feeds list` instead of listing them.
 import express, { type Request, type RequestHandler, type Response } from 'express';
-import type { Config } from '../config.ts';
 import { listFeedDefs } from '../feeds/catalog.ts';
 import { type FeedTokens, FeedTrustError } from '../feeds/tokens.ts';
-import type { JobStatus, Store, SyncRun } from '../store/types.ts';
+import type { JobStatus, SchoolId, Store, SyncRun } from '../store/types.ts';
 import { describeJob } from '../sync/job-display.ts';
 import { accessIn, csrfOf, type Principal, principalOf } from './staff-auth.ts';
 import { ADMIN_NAV, escapeHtml, sendPage } from './staff-html.ts';
 
+/** What the dashboard reads of a school's configuration. */
+export interface AdminSchool {
+  id: SchoolId;
+  name: string;
+  timeZone: string;
+}
+
 export interface AdminRouterOptions {
   store: Store;
-  config: Pick<Config, 'schools' | 'publicUrl' | 'trustProxy'>;
+  config: {
+    schools: readonly AdminSchool[];
+    publicUrl: string;
+    trustProxy?: number | string;
+  };
   /** Admits administrators only (StaffAuth.requireAdmin). */
   auth: { requireAdmin: RequestHandler };
   tokens: FeedTokens;

@@ -4,8 +4,8 @@
 // A person gets only the teams their role allows (403 with no byte of the roster otherwise); templates with
 // medical or guardian columns only for the roles the school allows. Every PDF served is audited first.
 import express, { type NextFunction, type Request, type Response } from 'express';
-import type { Config } from '../config.ts';
-import { StaffDirectory } from '../identity/directory.ts';
+import type { EventTemplates } from '../calendar/templates.ts';
+import { type SchoolRef, StaffDirectory } from '../identity/directory.ts';
 import {
   canPrintSensitive,
   canSeeTeam,
@@ -24,10 +24,16 @@ import {
 import type { Store } from '../store/types.ts';
 import { createStaffAuth, forbidden, type Principal, principalOf, type StaffAuth } from './staff-auth.ts';
 
+/** What rosters read of a school's configuration. */
+export interface RosterSchool extends SchoolRef {
+  eventTemplates?: EventTemplates;
+  rosters: { sensitive: boolean };
+}
+
 export interface RostersRouterOptions {
   store: Store;
   /** The schools: with exactly one, `?school=` may be left out. */
-  config: Pick<Config, 'schools'>;
+  config: { schools: readonly RosterSchool[] };
   /** ADMIN_TOKEN; ignored when `auth` is given (then only the bearer token gets in). */
   adminToken?: string | null;
   /** The shared staff auth; its identify middleware must run before this router (createStaffAuth). */

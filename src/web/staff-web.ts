@@ -12,9 +12,9 @@ import { StaffSessions } from '../identity/sessions.ts';
 import { FailureThrottle } from '../identity/throttle.ts';
 import type { Logger } from '../log.ts';
 import type { SchoolId, Store } from '../store/types.ts';
-import { createAdminRouter } from './admin.ts';
+import { type AdminRouterOptions, type AdminSchool, createAdminRouter } from './admin.ts';
 import { createAdminStaffRouter } from './admin-staff.ts';
-import { createRostersRouter } from './rosters.ts';
+import { createRostersRouter, type RosterSchool } from './rosters.ts';
 import { createStaffAuth, type StaffAuth } from './staff-auth.ts';
 import { createStaffPageRouter } from './staff-page.ts';
 
@@ -37,8 +37,10 @@ export interface StaffWebOptions extends StaffWebSettings {
   publicUrl: string;
   /** With their push targets: a feed's rotation also replaces its live Google calendar. */
   schools: readonly { id: SchoolId; name: string; timeZone: string; targets?: readonly PushTargetConfig[] }[];
-  /** The admin dashboard's config view (schools, publicUrl). */
-  config: Parameters<typeof createAdminRouter>[0]['config'];
+  /** What the admin dashboard and rosters read of the configuration (schools, publicUrl). */
+  config: Omit<AdminRouterOptions['config'], 'schools'> & {
+    schools: readonly (AdminSchool & RosterSchool)[];
+  };
   log: Logger;
   /** Lines for the operator's terminal (serve): the identity provider unreachable, then answering again. */
   say?: (line: string) => void;

@@ -24,7 +24,7 @@ const goodSchool = {
   timeZone: 'Australia/Sydney',
   syncWindow: { daysBack: 30 },
   schedules: { incremental: '*/5 * * * *' },
-  // Shape owned by src/push/targets.ts; loadConfig validates it with the rest and carries the targets typed.
+  // Shape owned by src/config/push-targets.ts; loadConfig validates it with the rest and carries the targets typed.
   targets: [{ id: 'g', scope: 'team', provider: 'google', google: { auth: { accessToken: 'ya29.static' } } }],
 };
 

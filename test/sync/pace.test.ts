@@ -6,8 +6,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { schoolSchema } from '../../src/config.ts';
+import type { JobOutcome } from '../../src/jobs/job.ts';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
-import { type JobOutcome, type SchedulerHandle, startScheduler } from '../../src/sync/scheduler.ts';
+import { type SchedulerHandle, startScheduler } from '../../src/sync/scheduler.ts';
 import { createUpstreamClient } from '../../src/upstream/client.ts';
 import { rostercal, schoolEnv } from '../support/cli.ts';
 import { openTestStore, type TestStore, testSchool } from './helpers.ts';
