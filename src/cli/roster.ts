@@ -1,5 +1,6 @@
 // `rostercal roster`: print a team's roster, a session's attendance sheet or a fixture's match-day sheet as PDF,
-// from the local store (run `rostercal sync` first), or every visible team's roster into a directory.
+// from the local store (run `rostercal sync` first); or into a directory, every visible team's roster (--all) or
+// the sheets of every session of a day (--date).
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { auditCommandLine } from '../identity/command-line-audit.ts';
@@ -8,17 +9,21 @@ import {
   generateRoster,
   loadAllTemplates,
   preloadFonts,
+  type Roster,
   type RosterOptions,
+  sheetsOfDay,
   templateFor,
   visibleTeams,
 } from '../rosters/index.ts';
 import type { RosterTemplate } from '../rosters/template.ts';
 import type { Store } from '../store/index.ts';
 import { printError, printLines } from '../terminal.ts';
+import { hourMinute } from '../util/time-zone.ts';
 import { defineCommand, EXIT, numberOption, UsageError, withStore } from './command.ts';
 
 const USAGE = `usage: rostercal roster --team ID [--session ID] [--template NAME] [--school ID] -o FILE.pdf
        rostercal roster --all [--template NAME] [--school ID] -o DIR/
+       rostercal roster --date YYYY-MM-DD [--template NAME] [--school ID] -o DIR/
        rostercal roster --templates
 
 Prints a PDF roster from the local store (fill it with \`rostercal sync\`).
@@ -32,7 +37,11 @@ options:
                        medical-and-guardian-contacts, or one of the school's own
   --school ID          the school (needed when the store holds several)
   --all                one PDF per visible (not hidden) team, into the directory given with -o
-  -o, --output PATH    the PDF file, "-" for standard output, or a directory with --all
+  --date YYYY-MM-DD    every session starting that day (the school's time zone): one PDF per session and team
+                       into the directory given with -o, named from the start time (1600-u14-netball-…pdf) so
+                       they list and print in the evening's order; the template defaults to attendance-sheet;
+                       cancelled sessions (and practices, for match-day-sheet) are left out and counted
+  -o, --output PATH    the PDF file, "-" for standard output, or a directory with --all or --date
   --templates-dir DIR  the school's own templates (default: $ROSTER_TEMPLATES_DIR)
   --templates          list the available templates (and any invalid template files) and exit
   --fonts              list the embedded fonts and their licences and exit
@@ -59,6 +68,7 @@ export const run = defineCommand({
     template: { type: 'string' },
     school: { type: 'string' },
     all: { type: 'boolean' },
+    date: { type: 'string' },
     output: { type: 'string', short: 'o' },
     'templates-dir': { type: 'string' },
     templates: { type: 'boolean' },
@@ -83,7 +93,7 @@ export const run = defineCommand({
     }
     if (!values.output)
       throw new UsageError(
-        'say where the PDF goes: -o FILE.pdf, -o - (standard output), or -o DIR/ with --all',
+        'say where the PDF goes: -o FILE.pdf, -o - (standard output), or -o DIR/ with --all or --date',
       );
     const teamId = numberOption('--team', values.team);
     const sessionId = numberOption('--session', values.session);
@@ -92,6 +102,23 @@ export const run = defineCommand({
     const eventTemplates = (id: string) => config.schools.find((s) => s.id === id)?.eventTemplates;
     // Whoever runs the command reads the store itself, medical data included: sheets mark it where the school keeps it.
     const mayShowMedical = true;
+    const options = { ...source, sensitiveRosters, eventTemplates, mayShowMedical };
+    if (values.date !== undefined) {
+      if (values.all || teamId !== undefined || sessionId !== undefined)
+        throw new UsageError('--date prints every session of the day: leave out --all, --team and --session');
+      if (values.output === '-')
+        throw new UsageError('--date writes one file per session and team: -o must be a directory');
+      dayOption(values.date); // a bad day is a usage error before the store opens
+      const template = templateFor(values.template ?? 'attendance-sheet', source);
+      if (template.session === 'none')
+        throw new UsageError(
+          `the "${template.name}" template is not for a session; --date prints session templates (attendance-sheet, match-day-sheet)`,
+        );
+      const batch = { outDir: resolve(values.output), template, source: options };
+      return withStore(config, async (store) =>
+        printEach(store, { ...batch, ...(await dayBatch(store, school, values.date!, template)) }),
+      );
+    }
     if (values.all) {
       if (teamId !== undefined || sessionId !== undefined)
         throw new UsageError('--all prints every team: leave out --team and --session');
@@ -100,18 +127,14 @@ export const run = defineCommand({
       const template = templateFor(values.template ?? 'team-roster', source);
       if (template.session === 'required' || template.session === 'fixture')
         throw new UsageError(
-          `the "${template.name}" template is for one session; --all prints team templates`,
+          `the "${template.name}" template is for one session; --all prints team templates (--date YYYY-MM-DD prints every session of a day)`,
         );
-      return withStore(config, (store) =>
-        printAll(store, values.output!, template, school, {
-          ...source,
-          sensitiveRosters,
-          eventTemplates,
-          mayShowMedical,
-        }),
+      const batch = { outDir: resolve(values.output), template, source: options };
+      return withStore(config, async (store) =>
+        printEach(store, { ...batch, ...(await teamsBatch(store, school)) }),
       );
     }
-    if (teamId === undefined) throw new UsageError('say which team: --team ID (or --all)');
+    if (teamId === undefined) throw new UsageError('say which team: --team ID (or --all, or --date)');
     const output = values.output;
     return withStore(config, async (store) => {
       const roster = await generateRoster(store, {
@@ -149,50 +172,126 @@ export const run = defineCommand({
   },
 });
 
-async function printAll(
-  store: Store,
-  dir: string,
-  template: RosterTemplate,
-  school: string | null,
-  source: Pick<RosterOptions, 'dir' | 'sensitiveRosters' | 'eventTemplates' | 'mayShowMedical'>,
-): Promise<number> {
-  const outDir = resolve(dir);
-  await mkdir(outDir, { recursive: true });
-  const { school: s, teams } = await visibleTeams(store, school);
+function dayOption(text: string): { year: number; month: number; day: number } {
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text);
+  const [year, month, day] = m ? [Number(m[1]), Number(m[2]), Number(m[3])] : [0, 0, 0];
+  const d = new Date(Date.UTC(year, month - 1, day));
+  if (!m || d.getUTCMonth() !== month - 1 || d.getUTCDate() !== day)
+    throw new UsageError(`--date must be a day as YYYY-MM-DD, like 2026-12-02 (got "${text.slice(0, 40)}")`);
+  return { year, month, day };
+}
+
+type PrintOptions = Pick<RosterOptions, 'dir' | 'sensitiveRosters' | 'eventTemplates' | 'mayShowMedical'>;
+
+/** One PDF to write: what to print, and what a failure names. */
+interface Job {
+  label: string;
+  roster: Pick<RosterOptions, 'teamId' | 'sessionId'>;
+  /** The file name, from the roster made (default its own). */
+  fileName?: (roster: Roster) => string;
+}
+
+/** What to print: the school, the PDFs, and how the audit and the summary name them. */
+interface Plan {
+  school: { id: string; name: string };
+  jobs: Job[];
+  /** The audit record's detail: which command line. */
+  detail: string;
+  /** What the summary says beside the school ("on 2026-12-02"), and what was left out. */
+  scope?: string;
+  leftOut?: string[];
+}
+
+interface Batch extends Plan {
+  outDir: string;
+  template: RosterTemplate;
+  source: PrintOptions;
+}
+
+/**
+ * Writes each job's PDF into the directory, each audited before its file exists (no record, no roster); a job that
+ * fails is reported and the rest go on. Exit 1 when any failed.
+ */
+async function printEach(store: Store, b: Batch): Promise<number> {
+  await mkdir(b.outDir, { recursive: true });
   preloadFonts();
   const started = performance.now();
   const tty = process.stderr.isTTY;
+  const written = new Set<string>();
   let failed = 0;
   let done = 0;
-  for (const team of teams) {
+  for (const job of b.jobs) {
     try {
       const roster = await generateRoster(store, {
-        schoolId: s.id,
-        teamId: team.id,
-        template: template.name,
-        ...source,
+        schoolId: b.school.id,
+        template: b.template.name,
+        ...job.roster,
+        ...b.source,
       });
-      // Audited before the file exists: no record, no roster.
       await auditCommandLine(store, {
         action: 'roster',
-        schoolId: s.id,
-        teamId: team.id,
+        schoolId: b.school.id,
+        teamId: roster.data.team.id,
+        sessionId: roster.data.session?.id ?? null,
         template: roster.template.name,
-        detail: 'rostercal roster --all',
+        detail: b.detail,
       });
-      await writeAtomically(join(outDir, roster.fileName), roster.pdf);
+      let name = job.fileName?.(roster) ?? roster.fileName;
+      // Two sessions of one team starting at the same minute: the second file says which session it is.
+      if (written.has(name)) name = name.replace(/\.pdf$/, `-session-${roster.data.session?.id ?? 0}.pdf`);
+      written.add(name);
+      await writeAtomically(join(b.outDir, name), roster.pdf);
     } catch (err) {
       failed++;
       if (tty) process.stderr.write('\n');
-      printError(`team ${team.id} (${team.name}): ${(err as Error).message}`);
+      printError(`${job.label}: ${(err as Error).message}`);
     }
     done++;
-    if (tty) process.stderr.write(`\r${done}/${teams.length} rosters`);
+    if (tty) process.stderr.write(`\r${done}/${b.jobs.length} PDFs`);
   }
-  if (tty) process.stderr.write('\n');
+  if (tty && b.jobs.length > 0) process.stderr.write('\n');
   const secs = ((performance.now() - started) / 1000).toFixed(1);
+  const left = b.leftOut?.length ? ` (left out: ${b.leftOut.join(', ')})` : '';
   printError(
-    `wrote ${done - failed} of ${teams.length} ${template.name} PDFs for ${s.name} to ${outDir} in ${secs} s`,
+    `wrote ${b.jobs.length - failed} of ${b.jobs.length} ${b.template.name} PDFs for ${b.school.name}${b.scope ?? ''} to ${b.outDir} in ${secs} s${left}`,
   );
   return failed > 0 ? EXIT.failure : EXIT.ok;
+}
+
+/** Every visible team's roster. */
+async function teamsBatch(store: Store, school: string | null): Promise<Plan> {
+  const { school: s, teams } = await visibleTeams(store, school);
+  const jobs = teams.map((team) => ({
+    label: `team ${team.id} (${team.name})`,
+    roster: { teamId: team.id },
+  }));
+  return { school: s, jobs, detail: 'rostercal roster --all' };
+}
+
+/** Every sheet of a day, each file named from its session's start so the folder lists in the evening's order. */
+async function dayBatch(
+  store: Store,
+  school: string | null,
+  dayText: string,
+  template: RosterTemplate,
+): Promise<Plan> {
+  const {
+    school: s,
+    sheets,
+    cancelled,
+    notFixtures,
+  } = await sheetsOfDay(store, school, dayOption(dayText), template);
+  const jobs: Job[] = sheets.map(({ session, team }) => {
+    const time = hourMinute(Date.parse(session.start), s.timeZone);
+    return {
+      label: `session ${session.id} at ${time}, team ${team.id} (${team.name})`,
+      roster: { teamId: team.id, sessionId: session.id },
+      fileName: (roster) => `${time.replace(':', '')}-${roster.fileName}`,
+    };
+  });
+  const leftOut = [
+    cancelled > 0 ? `${cancelled} cancelled session${cancelled === 1 ? '' : 's'}` : '',
+    notFixtures > 0 ? `${notFixtures} session${notFixtures === 1 ? '' : 's'} that are not fixtures` : '',
+  ].filter(Boolean);
+  return { school: s, jobs, detail: 'rostercal roster --date', scope: ` on ${dayText}`, leftOut };
 }

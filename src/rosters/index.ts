@@ -1,7 +1,8 @@
 // Printable PDF rosters: the one entry point the CLI and the web route use.
 import type { EventTemplates } from '../calendar/index.ts';
 import type { Id } from '../domain/types.ts';
-import type { SchoolId, Store } from '../store/types.ts';
+import type { SchoolId, Store, Stored } from '../store/types.ts';
+import { DAY, wallToUtc } from '../util/time-zone.ts';
 import { loadRosterData, RosterError, resolveSchool } from './data.ts';
 import type { FontSet } from './fonts.ts';
 import { renderSheet } from './render.ts';
@@ -127,4 +128,50 @@ export async function visibleTeams(store: Store, schoolId?: SchoolId | null) {
   const school = await resolveSchool(store, schoolId);
   const teams = await store.list(school.id, 'teams');
   return { school, teams: teams.filter((t) => !t.hidden && !t.meta.deletedAt) };
+}
+
+/** One sheet of a day: a session and one of its teams. */
+export interface DaySheet {
+  session: Stored<'sessions'>;
+  team: { id: Id; name: string };
+}
+
+/**
+ * Every sheet a session template prints for one day of a school (`YYYY-MM-DD` in its time zone): one per visible
+ * team of each session starting that day, in start order. Cancelled sessions need no sheet, nor practices a
+ * fixture template; both are counted, so the caller can say what it left out.
+ */
+export async function sheetsOfDay(
+  store: Store,
+  schoolId: SchoolId | null | undefined,
+  date: { year: number; month: number; day: number },
+  template: Pick<RosterTemplate, 'session'>,
+) {
+  const { school, teams } = await visibleTeams(store, schoolId);
+  const midnight = Date.UTC(date.year, date.month - 1, date.day);
+  const from = wallToUtc(midnight, 0, 0, school.timeZone);
+  const to = wallToUtc(midnight + DAY, 0, 0, school.timeZone);
+  const byId = new Map(teams.map((t) => [t.id, t]));
+  const sessions = (
+    await store.listSessions(school.id, {
+      from: new Date(from).toISOString(),
+      to: new Date(to).toISOString(),
+    })
+  )
+    .filter((s) => !s.meta.deletedAt && Date.parse(s.start) >= from && Date.parse(s.start) < to)
+    .sort((a, b) => a.start.localeCompare(b.start) || a.id - b.id);
+  const sheets: DaySheet[] = [];
+  let cancelled = 0;
+  let notFixtures = 0;
+  for (const session of sessions) {
+    const mine = session.teams.flatMap((t) => {
+      const team = byId.get(t.id);
+      return team ? [{ id: team.id, name: team.name }] : [];
+    });
+    if (mine.length === 0) continue;
+    if (session.cancelled) cancelled++;
+    else if (template.session === 'fixture' && !session.scored) notFixtures++;
+    else for (const team of mine) sheets.push({ session, team });
+  }
+  return { school, sheets, cancelled, notFixtures };
 }
