@@ -158,6 +158,8 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
       initialPull: (opts.initialPull ?? true) ? 'auto' : 'none',
       onPull: afterPull,
       storeOutputs: (school) => storeOutputs(school.id),
+      // From a pull's first write to the end of its re-render, requests answer the stored bytes (FeedService).
+      whilePulling: (school) => feeds.holdRenders(school.id),
       // Pushes also run on their own schedule (schools[].schedules.push), besides after each pull.
       extraJobs: (school) => pushJobs(store, school),
     });

@@ -136,6 +136,8 @@ export class FeedService {
   readonly #versions = new Map<SchoolId, { at: number; version: Promise<number> }>();
   /** Per school, the (data version, window, selection) a renderSchool pass last left entirely current. */
   readonly #schoolCurrent = new Map<SchoolId, string>();
+  /** Per school, how many holds are on its renders (see holdRenders). */
+  readonly #held = new Map<SchoolId, number>();
 
   constructor(opts: FeedServiceOptions) {
     this.store = opts.store;
@@ -454,9 +456,28 @@ export class FeedService {
   }
 
   /**
+   * While a pull of the school writes and the re-render pass that follows it (on a worker thread) brings every
+   * issued feed to the new data version, a request answers the feed's stored bytes, a moment older, instead of
+   * projecting and rendering it on the event loop every request shares: at district scale a request's projection
+   * context alone held the loop for seconds, and its writes waited for the pass's. A feed nothing stored yet is
+   * still rendered. Call the returned function when the pass has ended, whatever its result.
+   */
+  holdRenders(schoolId: SchoolId): () => void {
+    this.#held.set(schoolId, (this.#held.get(schoolId) ?? 0) + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const n = (this.#held.get(schoolId) ?? 1) - 1;
+      if (n > 0) this.#held.set(schoolId, n);
+      else this.#held.delete(schoolId);
+    };
+  }
+
+  /**
    * The rendered feed: from memory, else from the store when its bytes are current for the data version and
-   * window, else rendered (once, however many requests arrive meanwhile) unless what it is made from did not
-   * change. null when the feed's subject no longer exists.
+   * window (or, while the school's renders are held, for the window), else rendered (once, however many requests
+   * arrive meanwhile) unless what it is made from did not change. null when the feed's subject no longer exists.
    */
   async get(schoolId: SchoolId, scope: FeedScope, scopeId: Id): Promise<RenderedFeed | null> {
     const key = feedKey(schoolId, scope, scopeId);
@@ -464,11 +485,13 @@ export class FeedService {
     const windowKey = this.#windowKey();
     const hit = this.#recall(key);
     if (hit && hit.dataVersion === version && hit.windowKey === windowKey) return hit;
+    const held = this.#held.has(schoolId);
+    if (held && hit && hit.windowKey === windowKey) return hit;
     return this.#once(key, version, async () => {
       const stored = await this.store.getRenderedFeed(schoolId, scope, scopeId);
-      if (stored && stored.dataVersion === version && stored.windowKey === windowKey) {
+      if (stored && stored.windowKey === windowKey && (stored.dataVersion === version || held)) {
         const def = JSON.parse(stored.def) as FeedDef;
-        return this.#remember(key, await this.#fromRecord(def, stored, version));
+        return this.#remember(key, await this.#fromRecord(def, stored, stored.dataVersion));
       }
       const def = await getFeedDef(this.store, schoolId, scope, scopeId);
       if (!def) {

@@ -24,6 +24,7 @@ export interface SyncServiceOptions {
   extraJobs?: (school: Config['schools'][number]) => JobDefinition[];
   onPull?: (school: Config['schools'][number], summary: PullSummary) => void | Promise<void>;
   storeOutputs?: (school: Config['schools'][number]) => Promise<void>;
+  whilePulling?: (school: Config['schools'][number]) => () => void;
   onFire?: (event: FireEvent) => void;
 }
 
@@ -66,6 +67,7 @@ export async function startSyncService(opts: SyncServiceOptions): Promise<SyncSe
       ...(opts.extraJobs ? { extraJobs: opts.extraJobs } : {}),
       ...(opts.onPull ? { onPull: opts.onPull } : {}),
       ...(opts.storeOutputs ? { storeOutputs: opts.storeOutputs } : {}),
+      ...(opts.whilePulling ? { whilePulling: opts.whilePulling } : {}),
       ...(opts.onFire ? { onFire: opts.onFire } : {}),
     });
   } catch (err) {

@@ -60,6 +60,11 @@ export interface SchedulerOptions {
   onPull?: (school: SchoolConfig, summary: PullSummary) => void | Promise<void>;
   /** A pull's PullOptions.storeOutputs, per school: its failure fails the run. */
   storeOutputs?: (school: SchoolConfig) => Promise<void>;
+  /**
+   * Called when a pull of the school begins writing (it holds the school's lease); the function it returns, when
+   * that pull has ended, its storeOutputs included, whatever its result.
+   */
+  whilePulling?: (school: SchoolConfig) => () => void;
   now?: () => Date;
   /** How long stop() waits for running jobs after interrupting the pulls (default 15 s). */
   stopWaitMs?: number;
@@ -135,6 +140,7 @@ function pullJob(
       if (answers) await opts.store.requestFullPull(school.id, answers, owner);
       const pulled = await lock.run(async (): Promise<{ outcome: JobOutcome; summary?: PullSummary }> => {
         let summary: PullSummary;
+        const hold: { release?: (() => void) | undefined } = {};
         try {
           summary = await pullSchool({
             store: opts.store,
@@ -143,7 +149,10 @@ function pullJob(
             kind,
             log,
             signal,
-            onStart: started,
+            onStart: async () => {
+              hold.release = opts.whilePulling?.(school);
+              await started();
+            },
             ...(answers ? { answers, whenBusy: 'queue' as const } : {}),
             onWait: (holder) => {
               log.info(
@@ -181,6 +190,8 @@ function pullJob(
           // repeat it.
           if (!(err instanceof PullBusyError)) throw err;
           return { outcome: { status: 'skipped', error: err.message } };
+        } finally {
+          hold.release?.();
         }
         // Counted from the fire (the schedule's clock), so the doubling lines up with the fires it lets pass.
         pace.afterPull(fireTime ? new Date(fireTime) : now(), summary.upstream.throttled);

@@ -89,4 +89,29 @@ describe('the work after a pull', () => {
     hold.open();
     expect(waited, JSON.stringify(ran)).toBe('pulled');
   }, 60_000);
+
+  // serve holds the school's feed renders (requests answer the stored bytes) from a pull's first write until its
+  // re-render (storeOutputs) has ended: never the work after it, which must not hold them.
+  it('is not inside the hold on renders, which covers the pull and its stored outputs', async () => {
+    ts = await openTestStore('sqlite');
+    const steps: string[] = [];
+    const NEVER = '0 3 1 1 *';
+    scheduler = await startScheduler({
+      store: ts.store,
+      config: { schools: [testSchool(sandbox, { schedules: { incremental: NEVER, full: NEVER } })] },
+      clientFor: () => testClient(sandbox),
+      whilePulling: () => {
+        steps.push('held');
+        return () => steps.push('released');
+      },
+      storeOutputs: async () => {
+        steps.push('outputs stored');
+      },
+      onPull: () => {
+        steps.push('after the pull');
+      },
+    });
+    expect(await scheduler.fire('hillcrest', 'full', at(0))).toEqual({ status: 'succeeded', error: null });
+    expect(steps).toEqual(['held', 'outputs stored', 'released', 'after the pull']);
+  }, 60_000);
 });
