@@ -3,7 +3,7 @@
 // rendering it on the event loop every request shares (a district's projection context alone held it for
 // seconds). Once the hold ends, the next request gets the new bytes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FeedService } from '../../src/feeds/feed-cache.ts';
+import { FeedService } from '../../src/feeds/feed-service.ts';
 import { type Harness, startHarness } from './harness.ts';
 
 describe('renders held during a pull', () => {
