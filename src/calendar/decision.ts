@@ -6,7 +6,7 @@ import type { FixtureStatus, Id, Instant, Session } from '../domain/types.ts';
 import type { FeedScopeRef, ProjectionContext, SchoolInfo } from './context.ts';
 import { CAPS, capText, throughGate, voiceFor } from './gate.ts';
 import { fill } from './templates.ts';
-import { sessionTimeRange } from './times.ts';
+import { sessionDate, sessionTimeRange } from './times.ts';
 import type { Audience, CalendarEvent } from './types.ts';
 
 /** Where a fixture is played: at one of the school's own venues, someone else's, or unknown (neutral wording). */
@@ -18,6 +18,8 @@ export interface SessionDecision {
   end: Instant;
   /** The school's IANA zone. */
   timeZone: string;
+  /** The day it starts on the school's calendar, `YYYY-MM-DD` (not the UTC date of its start). */
+  date: string;
   /** The school's wall clock (`sessionTimeRange`): "15:30–16:30", "02:30 AEDT–02:30 AEST" across a change. */
   time: string;
   where: HomeOrAway;
@@ -36,7 +38,7 @@ export interface SessionDecision {
 }
 
 /** The decision without the wall-clock text, which the feeds (instants and VTIMEZONE) have no use for. */
-export type SessionFacts = Omit<SessionDecision, 'time'>;
+export type SessionFacts = Omit<SessionDecision, 'time' | 'date'>;
 
 /**
  * What the session is for `audience` (in `scope`'s feed: its team's name in the title, its student's own name
@@ -50,7 +52,11 @@ export function decideSession(
 ): SessionDecision {
   const keep = scope?.scope === 'student' ? scope.id : null;
   const facts = decideGated(raw, throughGate(raw, voiceFor(ctx, audience, keep, raw)), ctx, scope);
-  return { ...facts, time: sessionTimeRange(raw.start, raw.end, ctx.school.timeZone) };
+  return {
+    ...facts,
+    date: sessionDate(raw.start, ctx.school.timeZone),
+    time: sessionTimeRange(raw.start, raw.end, ctx.school.timeZone),
+  };
 }
 
 /** The decision from the session as the audience reads it (`session`, already through the gate) and `raw`. */

@@ -44,3 +44,8 @@ export function sessionTimeRange(start: string, end: string, timeZone: string, l
     t === endMs ? `${f.day.format(t)} ${f.time.format(t)}` : f.time.format(t),
   );
 }
+
+/** The day a session starts on the school's calendar, `YYYY-MM-DD`. */
+export function sessionDate(start: string, timeZone: string): string {
+  return formatsFor('en-GB', timeZone).ymd.format(Date.parse(start));
+}

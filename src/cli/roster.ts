@@ -159,9 +159,11 @@ export const run = defineCommand({
         await writeStdout(roster.pdf);
       } else {
         await writeAtomically(resolve(output), roster.pdf);
+        // The school's date and times as calendar/ decided them (the UTC date named Saturday a Sunday 02:30).
         const s = roster.data.session;
+        const d = roster.data.decision;
         const session = s
-          ? `, session ${s.id} on ${s.start.slice(0, 10)}${s.cancelled ? ', CANCELLED' : ''}`
+          ? `, session ${s.id} on ${d ? `${d.date} ${d.time}` : s.start}${(d?.cancelled ?? s.cancelled) ? ', CANCELLED' : ''}`
           : '';
         printError(
           `wrote ${output} (${roster.template.title}, ${roster.data.team.name}${session}, ${roster.pdf.length} bytes)`,

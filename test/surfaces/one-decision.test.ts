@@ -178,9 +178,23 @@ describe('the decision itself', () => {
     expect(guardian.get('result')!.result).toBe('Won 3–1');
     expect(guardian.get('result')!.title).toContain('Won 3–1');
     expect(guardian.get('dst')!.time).toBe('02:30 AEDT–02:30 AEST');
+    // Sunday in Sydney (AEDT, +11 at its start), Saturday in UTC.
+    const dst = guardian.get('dst')!;
+    expect(dst.date).toBe(new Date(Date.parse(dst.start) + 11 * HOUR).toISOString().slice(0, 10));
+    expect(dst.date).not.toBe(dst.start.slice(0, 10));
     expect(guardian.get('home')!.time).toBe('22:00–23:00');
     for (const d of guardian.values()) expect(d.title).toBe(staff.get(kindOf(d.sessionId))!.title);
   });
+});
+
+/** The configuration `rostercal` reads from the environment, for the harness's store and sandbox. */
+const cliEnv = () => ({
+  DATA_DIR: h.dir,
+  SCHOOL_ID: SCHOOL,
+  SCHOOL_NAME: h.school.name,
+  SCHOOL_TZ: ZONE,
+  UPSTREAM_URL: h.sandbox.url,
+  UPSTREAM_TOKEN: h.sandbox.token,
 });
 
 function kindOf(id: number): Kind {
@@ -296,14 +310,7 @@ describe('every surface says what the decision says', () => {
   });
 
   it('`rostercal sessions`, the real CLI', async () => {
-    const env = {
-      DATA_DIR: h.dir,
-      SCHOOL_ID: SCHOOL,
-      SCHOOL_NAME: h.school.name,
-      SCHOOL_TZ: ZONE,
-      UPSTREAM_URL: h.sandbox.url,
-      UPSTREAM_TOKEN: h.sandbox.token,
-    };
+    const env = cliEnv();
     for (const t of ['a', 'b'] as const) {
       const child = rostercal(['sessions', '--team', String(teams[t]), '--days', '400', '--json'], env);
       expect(await child.exit, child.output()).toBe(0);
@@ -335,6 +342,18 @@ describe('every surface says what the decision says', () => {
         if (d.cancellationReason) expect(line, f.kind).toContain(d.cancellationReason);
       }
     }
+  });
+
+  it('`rostercal roster` names the sheet’s session by the school’s date and times', async () => {
+    // 02:30 AEDT on Sunday is Saturday in UTC: a date cut from the instant names the wrong day.
+    const d = staff.get('dst')!;
+    const out = `${h.dir}/dst-sheet.pdf`;
+    const child = rostercal(
+      ['roster', '--team', String(teams.b), '--session', String(d.sessionId), '-o', out],
+      cliEnv(),
+    );
+    expect(await child.exit, child.output()).toBe(0);
+    expect(child.stderr()).toContain(`session ${d.sessionId} on ${d.date} ${d.time}`);
   });
 
   it('Google (team calendars) and Outlook (the coach’s own) after a push', async () => {
