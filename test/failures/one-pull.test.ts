@@ -68,7 +68,7 @@ describe('one pull of a school at a time (PostgreSQL, two processes)', () => {
     expect(outputs).not.toMatch(/duplicate key/);
     const runs = await ts.store.listRuns('hillcrest');
     expect(runs.map((r) => r.status)).toEqual(['succeeded']);
-  });
+  }, 180_000);
 
   it('with --wait it waits for the running pull to end, then pulls', async () => {
     const env = schoolEnv(sandbox, ts.env);
@@ -85,11 +85,15 @@ describe('one pull of a school at a time (PostgreSQL, two processes)', () => {
     const before = (await ts.store.listRuns('hillcrest')).length;
     const b = rostercal(['sync', '--wait', '120'], env);
     await b.waitFor(/hillcrest: waiting for the pull already running \(replica-b:41:abc123, since /);
-    await sleep(1500);
+    // Ordered by events, not by a sleep: no run while the lease is held, and the one it makes starts after the
+    // lease is let go.
     expect((await ts.store.listRuns('hillcrest')).length).toBe(before);
+    const releasedAt = Date.now();
     await ts.store.releasePullLease('hillcrest', lease.token);
     expect(await b.exit, b.output()).toBe(0);
-    expect((await ts.store.listRuns('hillcrest')).length).toBe(before + 1);
+    const runs = await ts.store.listRuns('hillcrest');
+    expect(runs.length).toBe(before + 1);
+    expect(Date.parse(runs[0]!.startedAt)).toBeGreaterThanOrEqual(releasedAt - 5);
 
     // Waiting has its limit: then it says so, exit 1.
     const again = await ts.store.acquirePullLease('hillcrest', owner.id, new Date().toISOString());
@@ -100,7 +104,7 @@ describe('one pull of a school at a time (PostgreSQL, two processes)', () => {
       /a pull of hillcrest is already running .*; nothing was pulled\. It did not end within 2 s\./,
     );
     await ts.store.releasePullLease('hillcrest', again.token);
-  });
+  }, 180_000);
 
   it('scheduled full and incremental fires on two replicas at once: the full pull is never lost, a skip is called a skip', async () => {
     const school = testSchool(sandbox, {

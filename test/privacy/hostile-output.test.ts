@@ -141,7 +141,9 @@ describe('every command prints upstream text through the terminal-safe path', ()
       ['roster', '--team', String(teamId), '--session', String(otherSessionId), '-o', `${out}-x.pdf`],
       env,
     );
-    expect(await refused.exit).not.toBe(0);
+    // The documented failure code (1: the command ran and was refused), not any crash.
+    expect(await refused.exit, refused.output()).toBe(1);
+    expect(refused.output()).toMatch(/has no session/);
     expectSafe('roster refused', refused.output());
   }, 120_000);
 

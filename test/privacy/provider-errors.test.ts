@@ -1,29 +1,19 @@
 // A provider whose error text echoes the Authorization header (as Google and Microsoft front ends do): the
 // token never reaches the run history, `rostercal sync`'s output or `rostercal status`.
-import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Sandbox, SCHOOL_TIME_ZONE, startSandbox } from '../../src/sandbox/index.ts';
+import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
 import { openStore } from '../../src/store/index.ts';
+import { runCli, writeSchoolConfig } from '../support/cli.ts';
+import { googleTeamTarget } from '../support/live-google.ts';
 
-const run = promisify(execFile);
-const MAIN = join(import.meta.dirname, '../../bin/rostercal.js');
 const SECRET_PART = 'GOOGLE_ACCESS_TOKEN_k3yM4t3r1al9x';
 
-async function cli(args: string[], env: NodeJS.ProcessEnv) {
-  try {
-    const r = await run(process.execPath, [MAIN, ...args], { env, encoding: 'utf8' });
-    return { code: 0, out: r.stdout + r.stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, out: e.stdout + e.stderr };
-  }
-}
+const cli = runCli;
 
 describe('provider error text that echoes credentials', () => {
   let sandbox: Sandbox;
@@ -53,32 +43,9 @@ describe('provider error text that echoes credentials', () => {
     });
     await new Promise<void>((r) => echo.listen(0, '127.0.0.1', r));
     dir = mkdtempSync(join(tmpdir(), 'rostercal-redact-'));
-    const config = join(dir, 'config.json');
-    writeFileSync(
-      config,
-      JSON.stringify({
-        dataDir: join(dir, 'data'),
-        schools: [
-          {
-            id: 'hill',
-            name: 'Hill School',
-            upstream: { url: sandbox.url, token: 'env:HILL_TOKEN' },
-            timeZone: SCHOOL_TIME_ZONE,
-            targets: [
-              {
-                id: 'teams',
-                provider: 'google',
-                scope: 'team',
-                google: {
-                  rootUrl: `http://127.0.0.1:${(echo.address() as AddressInfo).port}/`,
-                  auth: { accessToken: 'env:GOOGLE_TOKEN' },
-                },
-              },
-            ],
-          },
-        ],
-      }),
-    );
+    const config = writeSchoolConfig(dir, sandbox.url, [
+      googleTeamTarget(`http://127.0.0.1:${(echo.address() as AddressInfo).port}/`),
+    ]);
     env = {
       PATH: process.env.PATH ?? '',
       ROSTERCAL_CONFIG: config,
@@ -112,5 +79,5 @@ describe('provider error text that echoes credentials', () => {
       expect(status.code).toBe(0);
       expect(status.out).not.toContain(SECRET_PART);
     }
-  });
+  }, 180_000);
 });

@@ -2,19 +2,16 @@
 // error text (stored in run history, printed by `sync` and `status`, logged) and a configuration file the JSON
 // parser refuses (quoted in the error every command prints). Each form: a private key's body after -----BEGIN,
 // a JSON "clientSecret" value, a Google refresh token (1//…) and a family link (/family/<token>).
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Sandbox, SCHOOL_TIME_ZONE, startSandbox } from '../../src/sandbox/index.ts';
+import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
 import { openStore } from '../../src/store/index.ts';
-
-const run = promisify(execFile);
-const MAIN = join(import.meta.dirname, '../../bin/rostercal.js');
+import { runCli, writeSchoolConfig } from '../support/cli.ts';
+import { googleTeamTarget } from '../support/live-google.ts';
 
 const PEM_BODY = 'MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7cHJvdmlkZXJrZXk';
 const PEM_LINE2 = 'c2Vjb25kbGluZW9mdGhla2V5Ym9keQ';
@@ -23,15 +20,7 @@ const REFRESH_TOKEN = '1//0eEchoedRefreshToken-AbCdEfGhIjKlMnOpQrStUv';
 const FAMILY_TOKEN = 'Ab12Cd34Ef56Gh78Ij90Kl12Mn34Op56';
 const LEAKS = [PEM_BODY, PEM_LINE2, CLIENT_SECRET, REFRESH_TOKEN.slice(3), FAMILY_TOKEN];
 
-async function cli(args: string[], env: NodeJS.ProcessEnv) {
-  try {
-    const r = await run(process.execPath, [MAIN, ...args], { env, encoding: 'utf8' });
-    return { code: 0, out: r.stdout + r.stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, out: e.stdout + e.stderr };
-  }
-}
+const cli = runCli;
 
 function expectNoLeak(text: string): void {
   for (const leak of LEAKS) expect(text).not.toContain(leak);
@@ -60,32 +49,9 @@ describe('a provider error text holding every form', () => {
     });
     await new Promise<void>((r) => echo.listen(0, '127.0.0.1', r));
     dir = mkdtempSync(join(tmpdir(), 'rostercal-secret-forms-'));
-    const config = join(dir, 'config.json');
-    writeFileSync(
-      config,
-      JSON.stringify({
-        dataDir: join(dir, 'data'),
-        schools: [
-          {
-            id: 'hill',
-            name: 'Hill School',
-            upstream: { url: sandbox.url, token: 'env:HILL_TOKEN' },
-            timeZone: SCHOOL_TIME_ZONE,
-            targets: [
-              {
-                id: 'teams',
-                provider: 'google',
-                scope: 'team',
-                google: {
-                  rootUrl: `http://127.0.0.1:${(echo.address() as AddressInfo).port}/`,
-                  auth: { accessToken: 'env:GOOGLE_TOKEN' },
-                },
-              },
-            ],
-          },
-        ],
-      }),
-    );
+    const config = writeSchoolConfig(dir, sandbox.url, [
+      googleTeamTarget(`http://127.0.0.1:${(echo.address() as AddressInfo).port}/`),
+    ]);
     env = {
       PATH: process.env.PATH ?? '',
       ROSTERCAL_CONFIG: config,

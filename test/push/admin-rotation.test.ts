@@ -5,15 +5,15 @@
 // says the rotation is pending until then. Audited with both calendar ids; the pages tell the admin that families
 // must add the live calendar again. Only team calendars of the public target ever carry the public rule, not the
 // staff or student calendars pushed beside them.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Sandbox, SCHOOL_TIME_ZONE, startSandbox } from '../../src/sandbox/index.ts';
+import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
 import { openStore } from '../../src/store/index.ts';
 import type { Store } from '../../src/store/types.ts';
 import { type FakeGoogle, startFakeGoogle } from '../fakes/google-calendar.ts';
-import { type Child, rostercal, runRostercal } from '../support/cli.ts';
+import { type Child, rostercal, runRostercal, writeSchoolConfig } from '../support/cli.ts';
 import { TEST_NOW } from '../support/clock.ts';
 import {
   teamCalendars as calendarsOf,
@@ -91,35 +91,25 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'rostercal-admin-rotation-'));
   const port = await freePort();
   base = `http://127.0.0.1:${port}`;
-  const config = join(dir, 'config.json');
-  writeFileSync(
-    config,
-    JSON.stringify({
-      dataDir: join(dir, 'data'),
-      port,
-      publicUrl: base,
-      schools: [
-        {
-          id: 'hill',
-          name: 'Hill School',
-          upstream: { url: sandbox.url, token: 'env:HILL_TOKEN' },
-          timeZone: SCHOOL_TIME_ZONE,
-          // No fire comes round while the test runs: only the first pull and the rotation push.
-          schedules: { incremental: '0 3 1 1 *', full: '0 3 1 1 *' },
-          targets: [
-            ...liveTargets(fake, [teamA, teamB]),
-            // Pushed beside it, in the same account: never public.
-            {
-              id: 'kids',
-              provider: 'google',
-              scope: 'student',
-              ids: students,
-              google: fakeGoogleSettings(fake),
-            },
-          ],
-        },
-      ],
-    }),
+  const config = writeSchoolConfig(
+    dir,
+    sandbox.url,
+    [
+      ...liveTargets(fake, [teamA, teamB]),
+      // Pushed beside it, in the same account: never public.
+      {
+        id: 'kids',
+        provider: 'google',
+        scope: 'student',
+        ids: students,
+        google: fakeGoogleSettings(fake),
+      },
+    ],
+    {
+      extra: { port, publicUrl: base },
+      // No fire comes round while the test runs: only the first pull and the rotation push.
+      school: { schedules: { incremental: '0 3 1 1 *', full: '0 3 1 1 *' } },
+    },
   );
   env = { ROSTERCAL_CONFIG: config, HILL_TOKEN: sandbox.token, GOOGLE_TOKEN: fake.token, ADMIN_TOKEN };
   serve = rostercal(['serve'], env);

@@ -1,16 +1,12 @@
 // `rostercal sync --dry-run`, as a person runs it: the pull, then the push plan printed, nothing written remotely.
 // Then `rostercal sync` for real, and a second run that has nothing to do.
-import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Sandbox, SCHOOL_TIME_ZONE, startSandbox } from '../../src/sandbox/index.ts';
+import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
 import { type FakeGraph, startFakeGraph } from '../fakes/graph.ts';
-
-const run = promisify(execFile);
-const MAIN = join(import.meta.dirname, '../../bin/rostercal.js');
+import { runRostercal, writeSchoolConfig } from '../support/cli.ts';
 
 describe('rostercal sync with push targets', () => {
   let sandbox: Sandbox;
@@ -21,29 +17,14 @@ describe('rostercal sync with push targets', () => {
   beforeAll(async () => {
     [sandbox, fake] = await Promise.all([startSandbox({ seed: 9, scale: 'small' }), startFakeGraph()]);
     dir = mkdtempSync(join(tmpdir(), 'rostercal-push-cli-'));
-    const config = join(dir, 'config.json');
-    writeFileSync(
-      config,
-      JSON.stringify({
-        dataDir: join(dir, 'data'),
-        schools: [
-          {
-            id: 'hill',
-            name: 'Hill School',
-            upstream: { url: sandbox.url, token: 'env:HILL_TOKEN' },
-            timeZone: SCHOOL_TIME_ZONE,
-            targets: [
-              {
-                id: 'staff',
-                provider: 'outlook',
-                scope: 'staff',
-                outlook: { baseUrl: fake.url, accessToken: 'env:GRAPH_TOKEN' },
-              },
-            ],
-          },
-        ],
-      }),
-    );
+    const config = writeSchoolConfig(dir, sandbox.url, [
+      {
+        id: 'staff',
+        provider: 'outlook',
+        scope: 'staff',
+        outlook: { baseUrl: fake.url, accessToken: 'env:GRAPH_TOKEN' },
+      },
+    ]);
     env = {
       ...process.env,
       ROSTERCAL_CONFIG: config,
@@ -60,7 +41,7 @@ describe('rostercal sync with push targets', () => {
   });
 
   it('--dry-run prints the plan and writes nothing remotely', async () => {
-    const { stdout } = await run(process.execPath, [MAIN, 'sync', '--dry-run'], { env });
+    const { stdout } = await runRostercal(['sync', '--dry-run'], env);
     expect(stdout).toMatch(/plan hill\/staff \(outlook\): \d+ to create, 0 to update, 0 to delete/);
     expect(stdout).toMatch(/\+ session \d+/);
     expect(fake.stats.writes).toBe(0);
@@ -69,11 +50,11 @@ describe('rostercal sync with push targets', () => {
   });
 
   it('then pushes for real, and a second sync has nothing to push', async () => {
-    const first = await run(process.execPath, [MAIN, 'sync'], { env });
+    const first = await runRostercal(['sync'], env);
     const created = Number(/push hill\/staff \(outlook\): (\d+) created/.exec(first.stdout)?.[1]);
     expect(created).toBeGreaterThan(0);
     expect(fake.stats.writes).toBe(created);
-    const second = await run(process.execPath, [MAIN, 'sync'], { env });
+    const second = await runRostercal(['sync'], env);
     expect(second.stdout).toMatch(/push hill\/staff \(outlook\): 0 created, 0 updated, 0 deleted/);
     expect(fake.stats.writes).toBe(created);
   });

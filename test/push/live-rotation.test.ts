@@ -3,18 +3,18 @@
 // stops being public at once and is no longer offered, the next push makes a new one with every event exactly
 // once (new event ids: no iCalUID shared with the old one) and deletes the old one; a crash between the steps, a
 // lost database and Google throttling each end with exactly one public calendar for the team.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { parseTargets } from '../../src/config/push-targets.ts';
 import { liveGoogleCalendars } from '../../src/push/family-calendars.ts';
 import { pendingRotations } from '../../src/push/live-rotation.ts';
-import { type Sandbox, SCHOOL_TIME_ZONE, startSandbox } from '../../src/sandbox/index.ts';
+import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
 import { openStore } from '../../src/store/index.ts';
 import type { Store } from '../../src/store/types.ts';
 import { type FakeGoogle, type FakeGoogleCalendar, startFakeGoogle } from '../fakes/google-calendar.ts';
-import { rostercal } from '../support/cli.ts';
+import { rostercal, runCli, writeSchoolConfig } from '../support/cli.ts';
 import { TEST_NOW } from '../support/clock.ts';
 import {
   teamCalendars as calendarsOf,
@@ -31,11 +31,7 @@ let rawTargets: unknown[];
 let teamA: number;
 let teamB: number;
 
-async function cli(args: string[]): Promise<{ code: number | null; out: string }> {
-  const child = rostercal(args, env);
-  const code = await child.exit;
-  return { code, out: child.output() };
-}
+const cli = (args: string[]) => runCli(args, env);
 
 async function withStore<T>(fn: (store: Store) => Promise<T>): Promise<T> {
   const store = await openStore({ dataDir: join(dir, 'data') });
@@ -86,22 +82,7 @@ beforeEach(() => {
   fake.knobs.faults = [];
   for (const c of fake.calendars()) fake.deleteCalendar(c.id);
   rawTargets = liveTargets(fake, [teamA, teamB]);
-  const config = join(dir, 'config.json');
-  writeFileSync(
-    config,
-    JSON.stringify({
-      dataDir: join(dir, 'data'),
-      schools: [
-        {
-          id: 'hill',
-          name: 'Hill School',
-          upstream: { url: sandbox.url, token: 'env:HILL_TOKEN' },
-          timeZone: SCHOOL_TIME_ZONE,
-          targets: rawTargets,
-        },
-      ],
-    }),
-  );
+  const config = writeSchoolConfig(dir, sandbox.url, rawTargets);
   env = {
     ROSTERCAL_CONFIG: config,
     HILL_TOKEN: sandbox.token,

@@ -114,7 +114,10 @@ describe('attendance sheet', () => {
   it('marks exactly the students whose pre-explained absence overlaps the session', async () => {
     const team = teams.find((t) => t.students.length >= 6)!;
     const sessions = await store.listSessions(SCHOOL, { teamIds: [team.id], from: NOW });
-    const session = sessions.find((s) => !s.cancelled && s.teams.some((t) => t.id === team.id))!;
+    // One with a place, so the sheet is checked for it.
+    const session = sessions.find(
+      (s) => !s.cancelled && s.location && s.teams.some((t) => t.id === team.id),
+    )!;
     expect(session).toBeDefined();
     const [a, b, c, d] = team.students;
     const hour = 3_600_000;
@@ -174,7 +177,7 @@ describe('attendance sheet', () => {
     expect(flat).toContain(squash('Reported: Leaves early RCB2'));
     for (const s of team.students) expect(containsText(text, fullName(s))).toBe(true);
     expect(containsText(text, session.title)).toBe(true);
-    if (session.location) expect(containsText(text, session.location.name)).toBe(true);
+    expect(containsText(text, session.location!.name)).toBe(true);
     await pagePng(roster.pdf, 'attendance-sheet');
   });
 });
@@ -184,7 +187,16 @@ describe('match-day sheet', () => {
     let pick: { team: Team; session: Session } | null = null;
     for (const team of teams.filter((t) => t.positions.length > 0 && t.students.some((s) => s.captain))) {
       const sessions = await store.listSessions(SCHOOL, { teamIds: [team.id] });
-      const session = sessions.find((s) => s.scored && !s.cancelled && !s.bye && s.opponent);
+      // A fixture with an address and a meet time, so the sheet is checked for both.
+      const session = sessions.find(
+        (s) =>
+          s.scored &&
+          !s.cancelled &&
+          !s.bye &&
+          s.opponent &&
+          s.location?.address &&
+          typeof s.teams.find((t) => t.id === team.id)?.customFieldsData.meet_time === 'string',
+      );
       if (session) {
         pick = { team, session };
         break;
@@ -202,13 +214,15 @@ describe('match-day sheet', () => {
     const text = await pdfText(roster.pdf);
     const layout = await pdfText(roster.pdf, { layout: true });
     expect(containsText(text, session.opponent!)).toBe(true);
-    if (session.location?.address) expect(containsText(text, session.location.address)).toBe(true);
-    for (const s of team.students) {
-      expect(containsText(text, fullName(s))).toBe(true);
-      if (s.jerseyNumber) expect(layout).toMatch(new RegExp(`(^|\\s)${s.jerseyNumber}\\s`, 'm'));
-      const position = team.positions.find((p) => p.id === s.positionId);
-      if (position) expect(containsText(text, position.name)).toBe(true);
-    }
+    expect(containsText(text, session.location!.address!)).toBe(true);
+    for (const s of team.students) expect(containsText(text, fullName(s))).toBe(true);
+    // Each number and position the team's members have is on the sheet (and some have them).
+    const numbered = team.students.filter((s) => s.jerseyNumber);
+    expect(numbered.length).toBeGreaterThan(0);
+    for (const s of numbered) expect(layout).toMatch(new RegExp(`(^|\\s)${s.jerseyNumber}\\s`, 'm'));
+    const placed = team.students.flatMap((s) => team.positions.filter((p) => p.id === s.positionId));
+    expect(placed.length).toBeGreaterThan(0);
+    for (const position of placed) expect(containsText(text, position.name)).toBe(true);
     const captains = team.students.filter((s) => s.captain);
     const pages = Number((await pdfInfo(roster.pdf)).Pages);
     // "Captain" is the column's label on each page, and the mark on each captain's row.
@@ -219,7 +233,7 @@ describe('match-day sheet', () => {
     }
     expect(text).toContain('Result');
     const meet = session.teams.find((t) => t.id === team.id)?.customFieldsData.meet_time;
-    if (typeof meet === 'string') expect(text).toContain(meet);
+    expect(text).toContain(meet as string);
     for (const coach of session.staff.length > 0 ? session.staff : team.staff) {
       expect(containsText(text, fullName(coach))).toBe(true);
     }

@@ -37,7 +37,7 @@ function bigWrite(db: DatabaseSync): void {
   db.exec('COMMIT');
 }
 
-async function until(what: string, check: () => Promise<boolean> | boolean, ms = 10_000): Promise<void> {
+async function until(what: string, check: () => Promise<boolean> | boolean, ms = 60_000): Promise<void> {
   const deadline = Date.now() + ms;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);

@@ -2,8 +2,10 @@
 // apart), a way to wait for a line, and the exit code.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { rostercalNodeFlags } from '../../bench/support/node-flags.ts';
-import type { Sandbox } from '../../src/sandbox/index.ts';
+import { type Sandbox, SCHOOL_TIME_ZONE } from '../../src/sandbox/index.ts';
 
 export interface Child {
   proc: ChildProcess;
@@ -117,4 +119,46 @@ export function schoolEnv(
     PUBLIC_URL: 'https://calendars.hillcrest.example',
     ...(store as Record<string, string>),
   };
+}
+
+/** A command run to its end: the exit code and its output (stdout and stderr interleaved). */
+export async function runCli(
+  args: string[],
+  env: Record<string, string | undefined>,
+): Promise<{ code: number | null; out: string }> {
+  const child = rostercal(args, env);
+  const code = await child.exit;
+  return { code, out: child.output() };
+}
+
+/**
+ * A config file (`DIR/config.json`, data in `DIR/data`) with one school, `hill`, pulling from `upstreamUrl` with the
+ * token in HILL_TOKEN, pushing to `targets`; `extra` adds top-level settings and `school` the school's. Returns
+ * the file's path, for ROSTERCAL_CONFIG.
+ */
+export function writeSchoolConfig(
+  dir: string,
+  upstreamUrl: string,
+  targets: unknown[],
+  more: { extra?: Record<string, unknown>; school?: Record<string, unknown> } = {},
+): string {
+  const config = join(dir, 'config.json');
+  writeFileSync(
+    config,
+    JSON.stringify({
+      dataDir: join(dir, 'data'),
+      ...more.extra,
+      schools: [
+        {
+          id: 'hill',
+          name: 'Hill School',
+          upstream: { url: upstreamUrl, token: 'env:HILL_TOKEN' },
+          timeZone: SCHOOL_TIME_ZONE,
+          ...more.school,
+          targets,
+        },
+      ],
+    }),
+  );
+  return config;
 }

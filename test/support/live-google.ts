@@ -54,3 +54,13 @@ export function liveTargets(fake: FakeGoogle, teams: number[]): Record<string, u
     { id: 'coaches', provider: 'google', scope: 'staff', google },
   ];
 }
+
+/** A plain Google target of the school's team calendars at `rootUrl` (a fake, or a server that answers errors). */
+export function googleTeamTarget(rootUrl: string): Record<string, unknown> {
+  return {
+    id: 'teams',
+    provider: 'google',
+    scope: 'team',
+    google: { rootUrl, auth: { accessToken: 'env:GOOGLE_TOKEN' } },
+  };
+}

@@ -14,13 +14,14 @@ describe('deletion guard', () => {
   });
   it('refuses an empty listing against a non-empty store', () => {
     const v = deletionGuard({ ...base, storedCount: 5, listedCount: 0, missingCount: 5 });
-    expect(v.allowed).toBe(false);
-    if (!v.allowed) expect(v.reason).toMatch(/empty.*holds 5/);
+    expect(v).toMatchObject({ allowed: false, reason: expect.stringMatching(/empty.*holds 5/) });
   });
   it('refuses a shrink beyond the fraction', () => {
     const v = deletionGuard({ ...base, storedCount: 100, listedCount: 60, missingCount: 40 });
-    expect(v.allowed).toBe(false);
-    if (!v.allowed) expect(v.reason).toContain('40 of 100 stored (40 %, more than the 30 % allowed)');
+    expect(v).toMatchObject({
+      allowed: false,
+      reason: expect.stringContaining('40 of 100 stored (40 %, more than the 30 % allowed)'),
+    });
   });
   it('has nothing to guard when nothing is missing', () => {
     expect(deletionGuard({ ...base, storedCount: 0, listedCount: 0, missingCount: 0 })).toEqual({

@@ -136,6 +136,8 @@ describe('landing page: coming up', () => {
     expect(r.status).toBe(200);
     const items = eventItems(r.text);
     expect(items.length).toBe(team.upcoming.length);
+    // Some have a place (checked below) and one is cancelled (teamWithCancellation).
+    expect(team.upcoming.some((e) => e.location)).toBe(true);
     for (const [i, e] of team.upcoming.entries()) {
       const item = items[i]!;
       const text = textOf(item);
