@@ -1,9 +1,22 @@
 // Fast font subsetting for pdfkit. pdfkit embeds a subset of each font it uses, built by fontkit's subsetters; those
 // encode through a generic struct library and cost ~20 ms for a DejaVu subset and ~200-350 ms for a subset of the
-// CID-keyed CFF Noto Sans Hans, per document. These writers copy the needed bytes directly (well under 1 ms) and
-// produce the same kind of font program pdfkit expects: a TrueType font with head/hhea/maxp/loca/glyf/hmtx (and the
-// hinting tables) for FontFile2, or a bare CID-keyed CFF for FontFile3/CIDFontType0C. New glyph ids are assigned in
-// order of use, glyph 0 (.notdef) first, exactly as fontkit's subsets do, so pdfkit's own bookkeeping is unchanged.
+// CID-keyed CFF Noto Sans Hans, per document. These writers copy the needed bytes directly and produce the same kind
+// of font program pdfkit expects: a TrueType font with head/hhea/maxp/loca/glyf/hmtx (and the hinting tables) for
+// FontFile2, or a bare CID-keyed CFF for FontFile3/CIDFontType0C. New glyph ids are assigned in order of use, glyph 0
+// (.notdef) first, exactly as fontkit's subsets do, so pdfkit's own bookkeeping is unchanged. They read only the font
+// file's bytes (its table directory, loca, CFF), never fontkit's private fields.
+//
+// Why not a maintained subsetter (issue 29): HarfBuzz's hb-subset (harfbuzzjs 1.6.4, WebAssembly, the engine of
+// `subset-font`) was measured against these writers by `npm run bench:subset`, per document, giving HarfBuzz its best
+// case (the font copied into WebAssembly memory and its face made once, outside the timing). Medians, 27 Nov 2026,
+// on this project's shared 2-core machine:
+//   DejaVu Sans, a 40-student roster (115 glyphs):      0.2 ms here,  1.8 ms hb-subset (9x slower)
+//   Noto Sans Hans, a 40-student roster (81 glyphs):    0.2 ms here, 24.5 ms hb-subset (120x slower)
+//   Noto Sans Hans, a whole school's names (1,581):     9 ms here,   67 ms hb-subset (8x slower)
+// A roster embeds DejaVu regular and bold and, with one Chinese name, Noto Sans Hans: hb-subset would add ~30 ms to a
+// 40-student roster rendered in ~20 ms CPU (bench:rosters), and as much to each of a whole school's rosters. It also
+// renumbers glyphs in its own order, so pdfkit's glyph-to-CID bookkeeping would need a remapping layer. So these
+// writers stay; bench:subset re-measures both whenever fonts or HarfBuzz change.
 import type { Font } from 'fontkit';
 
 /** What pdfkit's EmbeddedFont uses of a fontkit subset. */
@@ -14,20 +27,19 @@ export interface PdfkitSubset {
   cff: unknown;
 }
 
-// fontkit internals these writers read; stable across fontkit 2.x (its own subsetters use the same fields).
-interface TableEntry {
-  offset: number;
-  length: number;
-}
-interface FontkitInternals {
-  directory: { tables: Record<string, TableEntry | undefined> };
-  loca: { offsets: number[]; version: number };
-  getGlyph(id: number): {
-    path: unknown;
-    /** Subroutines the glyph's charstring calls, filled in by fontkit when it interprets the outline. */
-    _usedGsubrs?: Record<string, boolean>;
-    _usedSubrs?: Record<string, boolean>;
-  };
+/** Where each table of an sfnt file lies, read from the file's own table directory (not from fontkit's fields). */
+type TableDirectory = Map<string, { offset: number; length: number }>;
+
+function tableDirectory(bytes: Uint8Array): TableDirectory {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const tables: TableDirectory = new Map();
+  const count = view.getUint16(4);
+  for (let i = 0; i < count; i++) {
+    const rec = 12 + 16 * i;
+    const tag = String.fromCharCode(bytes[rec]!, bytes[rec + 1]!, bytes[rec + 2]!, bytes[rec + 3]!);
+    tables.set(tag, { offset: view.getUint32(rec + 8), length: view.getUint32(rec + 12) });
+  }
+  return tables;
 }
 
 class GlyphList {
@@ -110,13 +122,24 @@ function withoutInstructions(glyph: Uint8Array): Uint8Array {
   return out;
 }
 
+/** Each glyph's offset in glyf, from the loca table (short or long, as head's indexToLocFormat says). */
+function locaOffsets(loca: Uint8Array | null, head: Uint8Array): ArrayLike<number> {
+  if (!loca) throw new Error('not a TrueType font: no loca table');
+  const view = new DataView(loca.buffer, loca.byteOffset, loca.byteLength);
+  const long = new DataView(head.buffer, head.byteOffset, head.byteLength).getInt16(50) === 1;
+  const n = loca.length / (long ? 4 : 2);
+  const out = new Uint32Array(n);
+  for (let i = 0; i < n; i++) out[i] = long ? view.getUint32(4 * i) : 2 * view.getUint16(2 * i);
+  return out;
+}
+
 class TrueTypeSubset implements PdfkitSubset {
   readonly cff = null;
   private readonly list = new GlyphList();
-  private readonly font: Font & FontkitInternals;
+  private readonly tables: TableDirectory;
   private readonly bytes: Uint8Array;
-  constructor(font: Font & FontkitInternals, bytes: Uint8Array) {
-    this.font = font;
+  constructor(tables: TableDirectory, bytes: Uint8Array) {
+    this.tables = tables;
     this.bytes = bytes;
   }
 
@@ -142,7 +165,7 @@ class TrueTypeSubset implements PdfkitSubset {
   }
 
   private table(tag: string): Uint8Array | null {
-    const t = this.font.directory.tables[tag];
+    const t = this.tables.get(tag);
     return t ? this.bytes.subarray(t.offset, t.offset + t.length) : null;
   }
 
@@ -153,7 +176,7 @@ class TrueTypeSubset implements PdfkitSubset {
     const maxp = this.table('maxp');
     const hmtxTable = this.table('hmtx');
     if (!glyfTable || !head || !hhea || !maxp || !hmtxTable) throw new Error('not a TrueType font');
-    const offsets = this.font.loca.offsets;
+    const offsets = locaOffsets(this.table('loca'), head);
     const hmtxIn = new DataView(hmtxTable.buffer, hmtxTable.byteOffset, hmtxTable.byteLength);
     const numHMetrics = new DataView(hhea.buffer, hhea.byteOffset, hhea.byteLength).getUint16(34);
     const parts: Uint8Array[] = [];
@@ -602,10 +625,8 @@ function numberLength(out: number[], at: number): number {
 class CffSubset implements PdfkitSubset {
   readonly cff = true;
   private readonly list = new GlyphList();
-  private readonly font: Font & FontkitInternals;
   private readonly parsed: ParsedCff;
-  constructor(font: Font & FontkitInternals, parsed: ParsedCff) {
-    this.font = font;
+  constructor(parsed: ParsedCff) {
     this.parsed = parsed;
   }
 
@@ -669,12 +690,15 @@ class CffSubset implements PdfkitSubset {
       fdOfGlyph.push(newFd);
       const [s, e] = p.charStrings.item(id);
       charStrings.push(cff.subarray(s, e));
-      // fontkit records the subroutines a glyph calls when it interprets the glyph's outline.
-      const g = (this.font as FontkitInternals).getGlyph(id);
-      void g.path;
-      for (const k of Object.keys(g._usedGsubrs ?? {})) gsubrsUsed.add(Number(k));
-      for (const k of Object.keys(g._usedSubrs ?? {})) localUsed[newFd]!.add(Number(k));
     }
+    // Which subroutines a glyph calls would take interpreting its charstring (fontkit keeps that in private fields):
+    // this path runs only when flattening failed, so it keeps them all, a larger subset rather than a wrong one.
+    const all = (index: Index) => new Set(Array.from({ length: index.count }, (_, i) => i));
+    for (const i of all(p.gsubrs)) gsubrsUsed.add(i);
+    [...fdMap.keys()].forEach((fd, i) => {
+      const subrs = p.fonts[fd]?.subrs;
+      if (subrs) localUsed[i] = all(subrs);
+    });
 
     const gsubrIndex = subsetSubrs(cff, p.gsubrs, gsubrsUsed);
     const usedFonts = [...fdMap.keys()].map((fd) => p.fonts[fd]!);
@@ -784,11 +808,11 @@ const LAYOUT_CACHE_LIMIT = 50_000;
  * Everything else (metrics, tables, glyphs) is the fontkit font's own, through the prototype chain.
  */
 export function forPdfkit(font: Font, bytes: Uint8Array): Font {
-  const internals = font as Font & FontkitInternals;
   // A plain Uint8Array view: the writers only read it, and must never write through a Buffer's slice().
   const fileBytes = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   let make: (() => PdfkitSubset) | null = null;
-  const cffTable = internals.directory.tables['CFF '];
+  const tables = tableDirectory(fileBytes);
+  const cffTable = tables.get('CFF ');
   if (cffTable) {
     let parsed: ParsedCff | null = null;
     try {
@@ -798,10 +822,10 @@ export function forPdfkit(font: Font, bytes: Uint8Array): Font {
     }
     if (parsed) {
       const p = parsed;
-      make = () => new CffSubset(internals, p);
+      make = () => new CffSubset(p);
     }
-  } else if (internals.directory.tables.glyf) {
-    make = () => new TrueTypeSubset(internals, fileBytes);
+  } else if (tables.has('glyf')) {
+    make = () => new TrueTypeSubset(tables, fileBytes);
   }
   const wrapper = Object.create(font) as Font;
   if (make) Object.defineProperty(wrapper, 'createSubset', { value: make });
