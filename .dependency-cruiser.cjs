@@ -19,8 +19,9 @@ const FLOORS = [
   ['jobs'],
   // what is made from the snapshot: feeds (ICS) and rosters (PDF)
   ['feeds', 'rosters'],
-  // pull and push: peers, so neither borrows from the other (what both need is in jobs/)
-  ['sync', 'push'],
+  // pull and push: peers, so neither borrows from the other (what both need is in jobs/); families: what a family
+  // writes upstream from its calendar page (a reported absence), beside them
+  ['sync', 'push', 'families'],
   ['web'],
   ['running-service.ts'],
   ['cli'],

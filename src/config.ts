@@ -129,6 +129,19 @@ export const schoolSchema = z.strictObject({
       sensitive: z.boolean().default(false),
     })
     .prefault({}),
+  /**
+   * What families may do from their calendar pages. `reportAbsences`: "Can't make it?" on a child's page and on
+   * family pages writes a pre-explained absence upstream (src/families/absences.ts); off unless the school turns
+   * it on. The limits hold per link and child (counted in the audit log, so across replicas) and per client
+   * address (in each process).
+   */
+  families: z
+    .strictObject({
+      reportAbsences: z.boolean().default(false),
+      reportsPerChildPerDay: positiveInt.default(3),
+      actsPerAddressPerHour: positiveInt.default(20),
+    })
+    .prefault({}),
   /** Push targets: their shape is src/config/push-targets.ts. */
   targets: targetsSchema.default([]),
 });
@@ -574,6 +587,8 @@ export async function loadConfig(env: NodeJS.ProcessEnv = process.env): Promise<
         timeZone: DEMO_SANDBOX.timeZone,
         // The demo shows every roster, the medical one included (the sandbox's people are invented).
         rosters: { sensitive: true },
+        // And lets families say "can't make it" (it writes to the in-process sandbox only).
+        families: { reportAbsences: true },
       },
     ],
     ...deploymentOverrides(env),
@@ -634,6 +649,7 @@ export function describeConfig(cfg: Config): Record<string, unknown> {
       schedules: s.schedules,
       deletionGuard: s.deletionGuard,
       rosters: s.rosters,
+      families: s.families,
       targets: s.targets.length,
     })),
     auth: {

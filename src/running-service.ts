@@ -2,6 +2,8 @@
 // first pull, scheduler), pre-rendered feeds, rosters, the staff dashboard and the web server, wired together once.
 // Each part stays ignorant of the others; this file is the only place that knows them all.
 import type { Config, SchoolConfig } from './config.ts';
+import { clearRefusal } from './families/absence-state.ts';
+import { FamilyAbsences } from './families/absences.ts';
 import { feedsAfterPull, storeFeedsOf } from './feeds/after-pull.ts';
 import { listFeedDefs } from './feeds/catalog.ts';
 import { FeedService } from './feeds/feed-service.ts';
@@ -194,6 +196,15 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
       await Promise.allSettled([...rotationPushes]);
     });
 
+    // A refusal to write absences (403) is remembered until serve starts again: perhaps with a token that may.
+    if (!store.readOnly)
+      for (const s of config.schools) if (s.families.reportAbsences) await clearRefusal(store, s.id);
+    const absences = new FamilyAbsences({
+      store,
+      schools: config.schools,
+      clientFor: (school) => sync.clientFor(school),
+      log,
+    });
     const demoMode = config.schools.every((s) => s.demo);
     const auth = { ...config.auth, ...opts.staff };
     const staff = createStaffWeb({
@@ -226,6 +237,7 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
       demo: config.schools.some((s) => s.demo),
       liveGoogleCalendar: liveGoogleCalendars(store, config.schools),
       feedGuard: guard,
+      absences,
       ...(config.trustProxy !== undefined ? { trustProxy: config.trustProxy } : {}),
       ...(config.feedRateLimit ? { feedRateLimit: config.feedRateLimit } : {}),
       routers: { '/': staff.router },

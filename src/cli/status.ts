@@ -1,6 +1,7 @@
 // `rostercal status`: the last sync runs of each school and the state of its scheduled jobs, from the store.
 
 import type { PushTargetConfig } from '../config/push-targets.ts';
+import { absenceReporting } from '../families/absence-state.ts';
 import { scrubSecrets } from '../log.ts';
 import { pendingRotations } from '../push/live-rotation.ts';
 import type { JobStatus, RunCounts, Store, SyncRun } from '../store/types.ts';
@@ -115,12 +116,15 @@ export const run = defineCommand({
       for (const id of selected) {
         const name =
           config.schools.find((s) => s.id === id)?.name ?? known.find((s) => s.id === id)?.name ?? id;
+        const configured = config.schools.find((s) => s.id === id);
+        const reporting = configured ? await absenceReporting(store, configured) : null;
         report.push({
           id,
           name,
           timeZone: config.schools.find((s) => s.id === id)?.timeZone ?? 'UTC',
           jobs: await store.listJobStatus(id),
           runs: await store.listRuns(id, { limit }),
+          familyAbsences: reporting && (reporting.on ? 'on' : reporting.why),
           liveCalendarRotations: await liveRotationsPending(
             store,
             id,
@@ -135,6 +139,7 @@ export const run = defineCommand({
       const out: string[] = [];
       for (const s of report) {
         out.push(`${s.name} [${s.id}] — times in ${s.timeZone}`);
+        if (s.familyAbsences) out.push(`  families reporting absences: ${s.familyAbsences}`);
         if (s.jobs.length === 0)
           out.push('  jobs: none recorded yet (the scheduler of `rostercal serve` records them)');
         else

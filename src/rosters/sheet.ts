@@ -1,5 +1,6 @@
 // What a roster says, independent of how it is drawn: header facts, columns and one row per student, in order.
 import { type SessionDecision, sessionTimeRange } from '../calendar/index.ts';
+import { familyReportOf } from '../domain/family-absence.ts';
 import type { CustomFieldMeta, Id, PreExplainedAbsence, Session, Team, TeamMember } from '../domain/types.ts';
 import { ACTION_MARK, conditionLines, MEDICAL_MARK } from './medical.ts';
 import {
@@ -338,6 +339,9 @@ function absenceText(list: PreExplainedAbsence[], session: Session, f: DateForma
       if (a.start > session.start) parts.push(`from ${f.time.format(new Date(a.start))}`);
       if (a.end < session.end) parts.push(`until ${f.time.format(new Date(a.end))}`);
       const when = parts.length > 0 ? ` (${parts.join(', ')})` : '';
+      // One a family reported on its calendar page says so, without the mark rostercal keeps in the reason.
+      const family = familyReportOf(a);
+      if (family) return `Family reported${family.words ? `: ${family.words}` : ''}${when}`;
       const reason = a.reason.trim() || 'no reason given';
       return `${a.explained ? 'Pre-explained' : 'Reported'}: ${reason}${when}`;
     })

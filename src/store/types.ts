@@ -307,14 +307,18 @@ export type AuditAction =
   | 'sign-in'
   | 'sign-in-refused'
   | 'sign-out'
-  | 'sessions-ended';
+  | 'sessions-ended'
+  /** A family's "can't make it" through a calendar page (src/families/absences.ts), its undo, and refusals. */
+  | 'absence-report'
+  | 'absence-undo'
+  | 'absence-refused';
 
 /** One line of the audit log: who did what to which school/team/session, from where. */
 export interface AuditRecord {
   id: number;
   at: Instant;
   action: AuditAction;
-  /** The person's e-mail, or `admin token`. */
+  /** The person's e-mail, `admin token`, or a calendar link by its id (`child link 1a2b…`, `family link …`). */
   actor: string;
   schoolId: SchoolId | null;
   teamId: Id | null;

@@ -1,6 +1,6 @@
 // Everything `rostercal serve` needs from the sync side, in one call: the demo sandbox when the configuration
 // has a demo school, one upstream client per school, the scheduler, and a first pull where one is due.
-import type { Config } from '../config.ts';
+import type { Config, SchoolConfig } from '../config.ts';
 import type { JobDefinition } from '../jobs/job.ts';
 import type { PullSummary } from '../jobs/pull-summary.ts';
 import { type Logger, silentLogger } from '../log.ts';
@@ -36,6 +36,8 @@ export interface SyncService {
   scheduler: SchedulerHandle;
   /** Settles when the start-up pulls are done (never rejects; failures are in the runs and job status). */
   initialPulls: Promise<void>;
+  /** The school's upstream client, shared with its pulls (one pace): for writes made on behalf of people. */
+  clientFor(school: SchoolConfig): UpstreamClient;
   /** Stops the scheduler (waiting for running jobs), then the demo sandbox. */
   stop(): Promise<void>;
 }
@@ -50,20 +52,21 @@ export async function startSyncService(opts: SyncServiceOptions): Promise<SyncSe
   if (demo.url) log.info({ url: demo.url }, 'demo sandbox started');
 
   const clients = new Map<string, UpstreamClient>();
+  const clientFor = (school: SchoolConfig) => {
+    let c = clients.get(school.id);
+    if (!c) {
+      c = clientForSchool(school, log);
+      clients.set(school.id, c);
+    }
+    return c;
+  };
   let scheduler: SchedulerHandle;
   try {
     scheduler = await startScheduler({
       store: opts.store,
       config,
       log,
-      clientFor: (school) => {
-        let c = clients.get(school.id);
-        if (!c) {
-          c = clientForSchool(school, log);
-          clients.set(school.id, c);
-        }
-        return c;
-      },
+      clientFor,
       ...(opts.extraJobs ? { extraJobs: opts.extraJobs } : {}),
       ...(opts.onPull ? { onPull: opts.onPull } : {}),
       ...(opts.storeOutputs ? { storeOutputs: opts.storeOutputs } : {}),
@@ -95,6 +98,7 @@ export async function startSyncService(opts: SyncServiceOptions): Promise<SyncSe
     demoUrl: demo.url,
     scheduler,
     initialPulls,
+    clientFor,
     stop: async () => {
       await scheduler.stop();
       await demo.close();

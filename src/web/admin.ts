@@ -3,6 +3,7 @@
 // Staff only (the shared AdminAuth); student feeds are many and personal, so the page counts them and points to
 // `rostercal feeds list` instead of listing them.
 import express, { type Request, type RequestHandler, type Response } from 'express';
+import { absenceReporting } from '../families/absence-state.ts';
 import { listFeedDefs } from '../feeds/catalog.ts';
 import { type FeedTokens, FeedTrustError } from '../feeds/tokens.ts';
 import type { JobStatus, SchoolId, Store, SyncRun } from '../store/types.ts';
@@ -15,6 +16,8 @@ export interface AdminSchool {
   id: SchoolId;
   name: string;
   timeZone: string;
+  /** Whether its families may report absences (absent: they may not). */
+  families?: { reportAbsences: boolean };
 }
 
 export interface AdminRouterOptions {
@@ -211,8 +214,14 @@ export function createAdminRouter(opts: AdminRouterOptions): express.Router {
               `<div class="actions">${sheets.join('')}</div>${session ? '' : '<span class="muted">no session in 30 days</span>'}`,
             ];
           });
+        const reporting = await absenceReporting(opts.store, school);
+        const families = `<p id="absences-${escapeHtml(school.id)}"${reporting.on ? '' : ' class="muted"'}><strong>Families reporting absences:</strong> ${
+          reporting.on
+            ? 'on: child and family calendar pages offer “Can’t make it?” (a pre-explained absence written upstream; each act is in the audit log).'
+            : escapeHtml(reporting.why)
+        }</p>`;
         parts.push(`<section><h2 class="group">${escapeHtml(school.name)} <span class="muted">(${escapeHtml(school.id)}, times in ${escapeHtml(school.timeZone)})</span></h2>
-<div class="card"><h3>Scheduled jobs</h3>${stackTable(
+<div class="card">${families}<h3>Scheduled jobs</h3>${stackTable(
           ['job', 'status', 'last run', 'next run', 'note'],
           jobs.map((j) => jobCells(j, at)),
           'no scheduled jobs have run yet',

@@ -3,10 +3,12 @@
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import type { Logger } from 'pino';
 import pino from 'pino';
+import type { FamilyAbsences } from '../families/absences.ts';
 import { FamilyLinks } from '../feeds/family.ts';
 import type { FeedService } from '../feeds/feed-service.ts';
 import type { Metrics } from '../metrics.ts';
 import type { FeedToken, Store } from '../store/types.ts';
+import { absenceRouter } from './absence-router.ts';
 import { errorHandler, formBodiesOnly, redactPath } from './errors.ts';
 import { familyRouter } from './family-router.ts';
 import { type FeedRouterOptions, feedsRouter, notFound } from './feeds-router.ts';
@@ -45,6 +47,8 @@ export interface AppOptions {
     vouchesFor(record: FeedToken | null): Promise<boolean>;
     problems(): Promise<ReadonlyMap<string, string>>;
   };
+  /** Families' "can't make it" (src/families/absences.ts): offered on child and family pages where it is on. */
+  absences?: FamilyAbsences;
 }
 
 function requestObserver(metrics: Metrics, logger: Logger) {
@@ -128,16 +132,18 @@ export function createApp(opts: AppOptions): express.Express {
     ...(opts.now ? { now: opts.now } : {}),
     ...(vouchesFor ? { vouchesFor } : {}),
     ...(failedLookups ? { failedLookups } : {}),
+    ...(opts.absences ? { absences: opts.absences } : {}),
     ...staleAfter,
+  });
+  const families = new FamilyLinks({
+    store: opts.store,
+    feeds: opts.feeds,
+    ...(opts.now ? { now: opts.now } : {}),
+    ...(vouchesFor ? { serves: (r: FeedToken) => vouchesFor(r) } : {}),
   });
   const family = familyRouter({
     store: opts.store,
-    families: new FamilyLinks({
-      store: opts.store,
-      feeds: opts.feeds,
-      ...(opts.now ? { now: opts.now } : {}),
-      ...(vouchesFor ? { serves: (r: FeedToken) => vouchesFor(r) } : {}),
-    }),
+    families,
     ...(vouchesFor ? { vouchesFor } : {}),
     publicUrl: opts.publicUrl.replace(/\/+$/, ''),
     securityHeaders: security,
@@ -145,8 +151,23 @@ export function createApp(opts: AppOptions): express.Express {
     ...(opts.feedCacheControl ? { cacheControl: opts.feedCacheControl } : {}),
     ...(opts.demo ? { demo: true } : {}),
     ...(opts.now ? { now: opts.now } : {}),
+    ...(opts.absences ? { absences: opts.absences } : {}),
     ...staleAfter,
   });
+  // Before the feed and family routers: their paths are the pages' own (`/feeds/<token>/absences`).
+  if (opts.absences)
+    app.use(
+      absenceRouter({
+        store: opts.store,
+        absences: opts.absences,
+        families,
+        feeds: opts.feeds,
+        publicUrl: opts.publicUrl.replace(/\/+$/, ''),
+        securityHeaders: security,
+        ...(failedLookups ? { failedLookups } : {}),
+        ...(vouchesFor ? { vouchesFor } : {}),
+      }),
+    );
   if (limit) {
     app.use(
       '/feeds',

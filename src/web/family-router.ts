@@ -6,11 +6,13 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { gzipSync } from 'node:zlib';
 import express, { type Request, type Response, Router } from 'express';
+import type { FamilyAbsences } from '../families/absences.ts';
 import type { FamilyLinks } from '../feeds/family.ts';
 import { tokensIn } from '../feeds/family.ts';
 import { reminderEtag, reminderVariant } from '../feeds/reminders.ts';
 import { looksLikeToken } from '../feeds/tokens.ts';
 import type { SchoolId, Store } from '../store/types.ts';
+import { familyLink, landingAbsences } from './absence-links.ts';
 import { deviceOf } from './device.ts';
 import {
   badReminder,
@@ -41,6 +43,8 @@ export interface FamilyRouterOptions {
   now?: () => Date;
   /** How old a school's last pull may be before its pages say the calendar may be out of date. */
   staleAfterMs?: (schoolId: SchoolId) => number | null;
+  /** "Can't make it?" for the family's children, where the school turns it on. */
+  absences?: FamilyAbsences;
 }
 
 /**
@@ -141,11 +145,13 @@ export function familyRouter(opts: FamilyRouterOptions): Router {
     setSecurityHeaders(res, opts.securityHeaders);
 
     if (!isIcs) {
+      const pageUrl = `${opts.publicUrl}/family/${token}`;
+      const absences = await landingAbsences(req, res, opts, pageUrl, () => familyLink(token, feed));
       const html = await landingPage({
         scope: 'family',
         name: feed.name,
         description: feed.description,
-        pageUrl: `${opts.publicUrl}/family/${token}`,
+        pageUrl,
         feedUrl: `${opts.publicUrl}/family/${token}.ics`,
         reminder,
         upcoming: feed.upcoming,
@@ -160,6 +166,7 @@ export function familyRouter(opts: FamilyRouterOptions): Router {
         familyFrom: token,
         familyAction: `${opts.publicUrl}/family`,
         members: feed.members.map((m) => m.label),
+        ...(absences ? { absences } : {}),
       });
       res.setHeader('Content-Type', 'text/html; charset=utf-8');
       res.setHeader('Cache-Control', 'private, no-cache');

@@ -6,6 +6,7 @@
 
 import { type Request, type Response, Router } from 'express';
 import type { Id } from '../domain/types.ts';
+import type { FamilyAbsences } from '../families/absences.ts';
 import type { FeedService, RenderedFeed } from '../feeds/feed-service.ts';
 import {
   isReminderKey,
@@ -16,6 +17,7 @@ import {
 } from '../feeds/reminders.ts';
 import { FeedTokenResolver, tokenForLog } from '../feeds/tokens.ts';
 import type { FeedScope, FeedToken, SchoolId, Store } from '../store/types.ts';
+import { childLink, landingAbsences } from './absence-links.ts';
 import { deviceOf } from './device.ts';
 import { lastPulledAt } from './freshness.ts';
 import { LANDING_CSP, LANDING_PERMISSIONS, landingPage } from './landing.ts';
@@ -48,6 +50,8 @@ export interface FeedRouterOptions {
   vouchesFor?: (record: FeedToken | null) => Promise<boolean>;
   /** Counts each client's lookups of unknown tokens and answers 429 past its allowance (rate-limit.ts). */
   failedLookups?: FailedLookups;
+  /** "Can't make it?" on a child's page, where the school turns it on. */
+  absences?: FamilyAbsences;
 }
 
 /** A phone that scans a QR code of one of these cannot reach this server. */
@@ -263,11 +267,15 @@ export function feedsRouter(opts: FeedRouterOptions): Router {
         opts.liveGoogleCalendar?.(schoolId, scope, scopeId) ?? null,
         opts.store.listSchools().then((all) => all.find((x) => x.id === schoolId)),
       ]);
+      const pageUrl = `${opts.publicUrl}/feeds/${token}`;
+      const absences = await landingAbsences(req, res, opts, pageUrl, () =>
+        childLink(opts.store, record, feed),
+      );
       const html = await landingPage({
         scope,
         name: feed.def.calendarName,
         description: feed.def.description,
-        pageUrl: `${opts.publicUrl}/feeds/${token}`,
+        pageUrl,
         feedUrl: `${opts.publicUrl}/feeds/${token}.ics`,
         reminder,
         upcoming: feed.upcoming,
@@ -281,6 +289,7 @@ export function feedsRouter(opts: FeedRouterOptions): Router {
         showQr: opts.demo === true || !isLocalUrl(opts.publicUrl),
         familyFrom: scope === 'staff' ? null : token,
         familyAction: `${opts.publicUrl}/family`,
+        ...(absences ? { absences } : {}),
       });
       setSecurityHeaders(res, opts.securityHeaders);
       res.setHeader('Content-Type', 'text/html; charset=utf-8');

@@ -8,8 +8,10 @@ import { sessionTimeRange } from '../calendar/times.ts';
 import type { CalendarEvent } from '../calendar/types.ts';
 import { REMINDER_KEYS, REMINDERS, type ReminderKey } from '../feeds/reminders.ts';
 import type { FeedScope } from '../store/types.ts';
+import { ABSENCE_CSS, absenceDoneHtml, absenceHtml, type LandingAbsences } from './absence-form.ts';
 import type { Device } from './device.ts';
 import { ago } from './freshness.ts';
+import { escapeHtml } from './html-escape.ts';
 
 export interface SubscribeLinks {
   https: string;
@@ -37,12 +39,7 @@ export function liveGoogleLink(calendarId: string): string {
   return `https://calendar.google.com/calendar/render?cid=${encodeURIComponent(calendarId)}`;
 }
 
-export function escapeHtml(s: string): string {
-  return s.replace(
-    /[&<>"']/g,
-    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c,
-  );
-}
+export { escapeHtml };
 
 // Copy buttons; the reminder choice applies itself as soon as it changes (the Apply button stays for pages
 // without scripts). The family section's scanner reads another child's QR code, from the camera or from a photo,
@@ -74,7 +71,7 @@ export const LANDING_CSP = [
   "img-src 'self' data:",
   "frame-ancestors 'none'",
   "base-uri 'none'",
-  // The reminder choice (GET, same page) and the family-link form (POST /family).
+  // The reminder choice (GET, same page), the family-link form (POST /family) and "Can't make it?" (POST).
   "form-action 'self'",
   // The camera preview of the QR scanner.
   "media-src 'self' blob: mediastream:",
@@ -192,7 +189,17 @@ function dayKey(iso: string, timeZone: string): string {
   }).format(new Date(iso));
 }
 
-function eventHtml(e: CalendarEvent, locale: string): string {
+/** "Tue 3 Mar": how a reported absence names its session's day. */
+function shortDay(e: CalendarEvent, locale: string): string {
+  return new Intl.DateTimeFormat(locale, {
+    timeZone: e.timeZone,
+    weekday: 'short',
+    day: 'numeric',
+    month: 'short',
+  }).format(new Date(e.start));
+}
+
+function eventHtml(e: CalendarEvent, locale: string, absences?: LandingAbsences): string {
   const h = escapeHtml;
   // The school's wall clock as every output prints it (calendar/times.ts): DST-marked, a later day named.
   const when = sessionTimeRange(e.start, e.end, e.timeZone, locale);
@@ -205,12 +212,12 @@ function eventHtml(e: CalendarEvent, locale: string): string {
       }</p>`
     : '';
   const details = e.description.trim() ? `<p class="details">${h(e.description.trim())}</p>` : '';
-  return `<li class="event ${e.status}" data-session="${e.sessionId}">${
+  return `<li class="event ${e.status}" id="session-${e.sessionId}" data-session="${e.sessionId}">${
     cancelled ? '<p class="badge" role="status">Cancelled</p>' : ''
-  }<p class="when"><time datetime="${h(e.start)}">${h(when)}</time></p><h3 class="what">${h(e.title)}</h3>${place}${details}</li>`;
+  }<p class="when"><time datetime="${h(e.start)}">${h(when)}</time></p><h3 class="what">${h(e.title)}</h3>${place}${details}${absenceHtml(absences, e, shortDay(e, locale))}</li>`;
 }
 
-function upcomingHtml(events: CalendarEvent[], locale: string): string {
+function upcomingHtml(events: CalendarEvent[], locale: string, absences?: LandingAbsences): string {
   if (!events.length) return '<p class="empty">Nothing coming up in this calendar yet.</p>';
   const out: string[] = [];
   let day = '';
@@ -227,7 +234,7 @@ function upcomingHtml(events: CalendarEvent[], locale: string): string {
       }).format(new Date(e.start));
       out.push(`<li class="day"><h3 class="date">${escapeHtml(label)}</h3><ul class="events">`);
     }
-    out.push(eventHtml(e, locale));
+    out.push(eventHtml(e, locale, absences));
   }
   out.push('</ul></li>');
   return `<ul class="days">${out.join('')}</ul>`;
@@ -286,6 +293,8 @@ export interface LandingInput {
   familyAction?: string;
   /** A family link's members, named for the family ("Ana", "Under 12 Netball"). */
   members?: string[];
+  /** "Can't make it?" on each session a child of this link may miss (a child's page, a family page). */
+  absences?: LandingAbsences;
   locale?: string;
 }
 
@@ -381,6 +390,7 @@ textarea{width:100%;min-height:5.5rem;padding:.5rem;border:1px solid #9aa4b2;bor
 .scan-photo:focus-within{outline:2px solid #1f5fbf;outline-offset:2px}
 #scan-video{width:100%;max-height:50vh;border-radius:8px;background:#000}
 [hidden]{display:none!important}
+${input.absences ? ABSENCE_CSS : ''}
 </style>
 </head>
 <body>
@@ -406,7 +416,8 @@ ${buttonHtml(recommended, 'primary', true)}
 </section>
 <section class="upcoming" aria-labelledby="upcoming-h">
 <h2 id="upcoming-h">${h(words.listHeading)}</h2>
-${upcomingHtml(input.upcoming, locale)}
+${absenceDoneHtml(input.absences)}
+${upcomingHtml(input.upcoming, locale, input.absences)}
 <p><small>Times are ${h(zoneLabel(input.timeZone, input.now, locale))}. ${input.eventCount} event${input.eventCount === 1 ? '' : 's'} in this calendar.</small></p>
 </section>
 <section aria-labelledby="copy-h">

@@ -1,0 +1,157 @@
+// POST <page>/absences (report) and <page>/absences/undo, for a child's page (/feeds/<token>) and a family page
+// (/family/<token>). The form works without script: a success redirects back to the page (303), which shows what
+// was reported; a refusal is a small page with its status (403, 404, 409, 429, 502, 503) that says what happened
+// and leads back. Unknown, rotated and revoked links get the same 404 page as a feed would.
+import express, { type Request, type Response, Router } from 'express';
+import type { FamilyAbsences, Outcome, ReportingLink } from '../families/absences.ts';
+import type { FamilyLinks } from '../feeds/family.ts';
+import type { FeedService } from '../feeds/feed-service.ts';
+import { resolveFeedToken, tokenForLog } from '../feeds/tokens.ts';
+import type { FeedToken, Store } from '../store/types.ts';
+import { crossSiteProblem } from './absence-form.ts';
+import { childLink, familyLink } from './absence-links.ts';
+import { unavailable, unknownCapability } from './feeds-router.ts';
+import { escapeHtml } from './html-escape.ts';
+import type { FailedLookups } from './rate-limit.ts';
+import { setSecurityHeaders } from './security.ts';
+
+export interface AbsenceRouterOptions {
+  store: Store;
+  absences: FamilyAbsences;
+  families: FamilyLinks;
+  feeds: FeedService;
+  publicUrl: string;
+  securityHeaders: readonly [string, string][];
+  failedLookups?: FailedLookups;
+  vouchesFor?: (record: FeedToken | null) => Promise<boolean>;
+}
+
+const PAGE_CSP =
+  "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
+
+function problemPage(title: string, message: string, back: string): string {
+  const h = escapeHtml;
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex, nofollow"><meta name="referrer" content="no-referrer"><link rel="icon" href="data:,"><title>${h(title)}</title>
+<style>body{font-family:system-ui,sans-serif;margin:0;background:#f5f6f8;color:#1d2330;line-height:1.45}main{max-width:36rem;margin:0 auto;padding:1.5rem 1rem}
+h1{font-size:1.4rem;line-height:1.25}p.problem{background:#fef2f2;border-left:4px solid #b91c1c;padding:.8rem;border-radius:0 8px 8px 0}
+a{display:inline-flex;align-items:center;min-height:44px;font-weight:600;color:#1f5fbf}</style>
+</head><body><main><h1>${h(title)}</h1><p class="problem" role="alert">${h(message)}</p>
+<p><a href="${h(back)}">Back to the calendar page</a></p></main></body></html>
+`;
+}
+
+type Act = 'report' | 'undo';
+
+function idOf(v: unknown): number | null {
+  if (typeof v !== 'string' || !/^\d{1,15}$/.test(v)) return null;
+  const n = Number(v);
+  return Number.isSafeInteger(n) ? n : null;
+}
+
+export function absenceRouter(opts: AbsenceRouterOptions): Router {
+  const router = Router();
+  const form = express.urlencoded({ extended: false, limit: '4kb', parameterLimit: 8 });
+
+  function answer(res: Response, act: Act, pageUrl: string, outcome: Outcome): void {
+    setSecurityHeaders(res, opts.securityHeaders);
+    res.setHeader('Cache-Control', 'no-store');
+    if (outcome.ok) {
+      const done =
+        outcome.kind === 'reported' || outcome.kind === 'already-reported' ? 'reported' : 'withdrawn';
+      const anchor = outcome.sessionId === null ? '#upcoming-h' : `#session-${outcome.sessionId}`;
+      res.redirect(303, `${pageUrl}?done=${done}${anchor}`);
+      return;
+    }
+    res.status(outcome.status);
+    if (outcome.retryAfterS) res.setHeader('Retry-After', String(outcome.retryAfterS));
+    res.setHeader('Content-Type', 'text/html; charset=utf-8');
+    res.setHeader('Content-Security-Policy', PAGE_CSP);
+    res.end(
+      problemPage(
+        act === 'report' ? 'The absence was not reported' : 'The absence was not undone',
+        outcome.message,
+        pageUrl,
+      ),
+    );
+  }
+
+  async function act(
+    req: Request,
+    res: Response,
+    act: Act,
+    pageUrl: string,
+    link: ReportingLink | null,
+  ): Promise<void> {
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    if (!link?.children.length)
+      return answer(res, act, pageUrl, {
+        ok: false,
+        status: 403,
+        message: 'Absences can be reported only from a child\u2019s own calendar page or a family page.',
+      });
+    if (crossSiteProblem(req, opts.publicUrl, body.csrf) !== null)
+      return answer(res, act, pageUrl, {
+        ok: false,
+        status: 403,
+        message:
+          'This form has expired or did not come from the calendar page. Open the calendar page again and try once more.',
+      });
+    const address = req.ip ?? req.socket.remoteAddress ?? 'unknown';
+    if (act === 'undo') {
+      const absenceId = idOf(body.absence);
+      if (absenceId === null)
+        return answer(res, act, pageUrl, {
+          ok: false,
+          status: 400,
+          message: 'Which absence to undo is missing.',
+        });
+      return answer(res, act, pageUrl, await opts.absences.undo(link, { absenceId, address }));
+    }
+    const sessionId = idOf(body.session);
+    const studentId = idOf(body.student);
+    if (sessionId === null || studentId === null)
+      return answer(res, act, pageUrl, {
+        ok: false,
+        status: 400,
+        message: 'Choose the child and the session, then confirm.',
+      });
+    const words = typeof body.reason === 'string' ? body.reason : '';
+    answer(res, act, pageUrl, await opts.absences.report(link, { studentId, sessionId, words, address }));
+  }
+
+  /** A link by its token: what it may do, or that it is unknown (404) or cannot be vouched for now (503). */
+  type Found = ReportingLink | null | 'unknown' | 'unsure';
+  const resolvers: Record<'/feeds' | '/family', (token: string) => Promise<Found>> = {
+    // Never the remembered token: a link rotated a moment ago on another replica acts no more.
+    '/feeds': async (token) => {
+      const record = await resolveFeedToken(opts.store, token);
+      if (!record) return 'unknown';
+      if (opts.vouchesFor && !(await opts.vouchesFor(record))) return 'unsure';
+      const feed = await opts.feeds.get(record.schoolId, record.scope, record.scopeId);
+      return feed ? childLink(opts.store, record, feed) : 'unknown';
+    },
+    '/family': async (token) => {
+      const feed = await opts.families.get(token);
+      return feed ? familyLink(token, feed) : 'unknown';
+    },
+  };
+
+  for (const [base, resolve] of Object.entries(resolvers))
+    for (const kind of ['report', 'undo'] as const) {
+      const path = `${base}/:token/absences${kind === 'undo' ? '/undo' : ''}`;
+      router.post(path, form, async (req: Request<{ token: string }>, res: Response) => {
+        const token = String(req.params.token ?? '');
+        res.locals.route = path;
+        res.locals.logPath = path.replace(':token', tokenForLog(token));
+        const found = await resolve(token);
+        if (found === 'unsure') return unavailable(res, opts.securityHeaders);
+        if (found === 'unknown')
+          return unknownCapability(req, res, opts.failedLookups, opts.securityHeaders, opts.vouchesFor);
+        await act(req, res, kind, `${opts.publicUrl}${base}/${token}`, found);
+      });
+    }
+
+  return router;
+}

@@ -1,0 +1,626 @@
+// "Can't make it" (issue 30) through the whole service as `rostercal serve` runs it, against the sandbox over HTTP:
+// a parent on a phone (390 px, real Chromium) reports from the child's page, sees it, undoes it; the emulator holds
+// exactly one absence, then none; the coach's /staff and attendance sheet (read back with PDF.js) show it at once
+// and after a pull; a retried report makes no second absence; the limits, a rotated link, CSRF, team and staff
+// links, a token that may not write (403) and an upstream that fails each behave as the issue asks; the audit log
+// (and `rostercal audit`) holds every act; nothing of it reaches a team feed or another child's page.
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, request as httpRequest, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseConfig } from '../../src/config.ts';
+import { familyReportOf } from '../../src/domain/family-absence.ts';
+import type { Id } from '../../src/domain/types.ts';
+import { FeedTokens, loadFeedSecret } from '../../src/feeds/tokens.ts';
+import { hashSessionId } from '../../src/identity/sessions.ts';
+import { type RunningService, startService } from '../../src/running-service.ts';
+import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
+import type { FeedScope } from '../../src/store/types.ts';
+import type { UpstreamClient } from '../../src/upstream/api.ts';
+import { createUpstreamClient } from '../../src/upstream/client.ts';
+import { type Browser, launchBrowser, type Page } from '../support/browser.ts';
+import { runRostercal } from '../support/cli.ts';
+import { pdfText } from '../support/pdf.ts';
+import { expectPhoneFriendly } from '../support/phone.ts';
+import { freePort } from '../support/ports.ts';
+import { requestFrom } from '../support/proxy.ts';
+
+const ADMIN = 'test-admin-token-absences-91c2';
+const REASON = 'dentist appointment';
+
+/** In front of the sandbox for the school that writes: passes everything, or fails absence writes on demand. */
+interface Gate {
+  url: string;
+  mode: 'pass' | 'fail-500' | 'down';
+  close(): Promise<void>;
+}
+
+async function gate(target: string): Promise<Gate> {
+  const to = new URL(target);
+  const g = { mode: 'pass' } as Gate;
+  const server: Server = createServer((req, res) => {
+    const write = req.method !== 'GET' && (req.url ?? '').startsWith('/pre-explained-absences');
+    if (write && g.mode === 'fail-500') {
+      res.writeHead(500, { 'content-type': 'application/json' }).end('{"error":"boom"}');
+      return;
+    }
+    if (write && g.mode === 'down') {
+      req.socket.destroy();
+      return;
+    }
+    const onward = httpRequest(
+      { host: to.hostname, port: to.port, method: req.method, path: req.url, headers: req.headers },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
+    onward.on('error', () => res.writeHead(502).end());
+    req.pipe(onward);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  g.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  g.close = () =>
+    new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    });
+  return g;
+}
+
+let sandbox: Sandbox;
+let upstream: UpstreamClient;
+let proxy: Gate;
+let service: RunningService;
+let tokens: FeedTokens;
+let browser: Browser;
+let dir: string;
+let configFile: string;
+let base: string;
+
+beforeAll(async () => {
+  sandbox = await startSandbox({ seed: 3, scale: 'small' });
+  upstream = createUpstreamClient({ baseUrl: sandbox.url, token: sandbox.token });
+  proxy = await gate(sandbox.url);
+  dir = mkdtempSync(path.join(tmpdir(), 'rostercal-absences-'));
+  const port = await freePort();
+  base = `http://127.0.0.1:${port}`;
+  const raw = {
+    dataDir: dir,
+    publicUrl: base,
+    schools: [
+      {
+        id: 'hill',
+        name: 'Hillcrest College',
+        upstream: { url: proxy.url, token: sandbox.token },
+        timeZone: sandbox.school.timeZone,
+        families: { reportAbsences: true, reportsPerChildPerDay: 3, actsPerAddressPerHour: 8 },
+      },
+      {
+        // The same school through a token that may only read: its writes answer 403.
+        id: 'ro',
+        name: 'Read-only College',
+        upstream: { url: sandbox.url, token: sandbox.readonlyToken },
+        timeZone: sandbox.school.timeZone,
+        families: { reportAbsences: true },
+      },
+      {
+        id: 'off',
+        name: 'Not-turned-on College',
+        upstream: { url: sandbox.url, token: sandbox.token },
+        timeZone: sandbox.school.timeZone,
+      },
+    ],
+  };
+  configFile = path.join(dir, 'config.json');
+  writeFileSync(configFile, JSON.stringify(raw));
+  const config = {
+    ...parseConfig(raw),
+    publicUrl: base,
+    source: { kind: 'file' as const, path: configFile },
+  };
+  service = await startService({ config, port, host: '127.0.0.1', adminToken: ADMIN });
+  await service.initialPulls;
+  tokens = new FeedTokens(service.store, loadFeedSecret({ dataDir: dir, create: false }));
+  browser = await launchBrowser();
+}, 180_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await service?.close();
+  await proxy?.close();
+  await sandbox?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+/** Students of a school with at least `n` upcoming, not cancelled sessions, each used by one test only. */
+const taken = new Set<Id>();
+async function student(school = 'hill', n = 2): Promise<{ id: Id; firstName: string; sessions: Id[] }> {
+  const now = Date.now();
+  for (const s of await service.store.list(school, 'students')) {
+    if (taken.has(s.id)) continue;
+    const sessions = (
+      await service.store.listSessions(school, {
+        studentId: s.id,
+        from: new Date(now + 3_600_000).toISOString(),
+        to: new Date(now + 14 * 86_400_000).toISOString(),
+      })
+    ).filter((x) => !x.cancelled && x.teams.length > 0);
+    if (sessions.length < n) continue;
+    taken.add(s.id);
+    // The earliest first: the one its page lists.
+    sessions.sort((x, y) => x.start.localeCompare(y.start));
+    return { id: s.id, firstName: s.firstName, sessions: sessions.map((x) => x.id) };
+  }
+  throw new Error('no student with upcoming sessions left');
+}
+
+async function pageOf(scope: FeedScope, id: Id, school = 'hill'): Promise<string> {
+  const issued = await tokens.ensure(school, scope, id);
+  return `${base}/feeds/${issued.token}`;
+}
+
+/** A child of the school not used by another test, and the address of its page. */
+async function childPage(
+  school = 'hill',
+): Promise<{ child: Awaited<ReturnType<typeof student>>; url: string }> {
+  const child = await student(school);
+  return { child, url: await pageOf('student', child.id, school) };
+}
+
+/** A refusal: its status, its words, and nothing written upstream for the child. */
+async function expectRefused(
+  r: { status: number; body: string },
+  status: number,
+  words: string,
+  studentId: Id,
+): Promise<void> {
+  expect(r.status).toBe(status);
+  expect(r.body).toContain(words);
+  expect(await reportedUpstream(studentId)).toHaveLength(0);
+}
+
+/** The sandbox's absences of a student that a calendar page reported. */
+async function reportedUpstream(studentId: Id): Promise<{ id: Id; reason: string; start: string }[]> {
+  const out: { id: Id; reason: string; start: string }[] = [];
+  for await (const page of upstream.preExplainedAbsences({ studentIds: [studentId] }))
+    for (const a of page.records) if (familyReportOf(a)) out.push(a);
+  return out;
+}
+
+/** The sessions a page offers "Can't make it?" for, in its order. */
+function offered(html: string): string[] {
+  return [...html.matchAll(/name="session" value="(\d+)"/g)].map((m) => m[1]!);
+}
+
+/** A page read and a form posted as a browser would, from a chosen client address (127.0.0.x). */
+async function formOf(from: string, url: string): Promise<{ cookie: string; csrf: string; html: string }> {
+  const res = await requestFrom(from, url);
+  expect(res.status).toBe(200);
+  const set = ([] as string[]).concat(res.headers['set-cookie'] ?? []);
+  const cookie = set.map((c) => c.split(';')[0]!).find((c) => c.startsWith('rostercal_form=')) ?? '';
+  const csrf = /name="csrf" value="([^"]+)"/.exec(res.body)?.[1] ?? '';
+  return { cookie, csrf, html: res.body };
+}
+
+async function post(
+  from: string,
+  url: string,
+  fields: Record<string, string>,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; location: string; body: string }> {
+  const res = await requestFrom(from, url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+    body: new URLSearchParams(fields).toString(),
+  });
+  return { status: res.status, location: String(res.headers.location ?? ''), body: res.body };
+}
+
+/**
+ * The coach's "My teams" (a signed-in coach of the team: a staff session as sign-in would store it), and what its
+ * "Today and next" says of a session: how many absences are reported for it (null: not listed there).
+ */
+async function coachSees(teamId: Id, sessionId: Id): Promise<number | null> {
+  const team = (await service.store.get('hill', 'teams', teamId))!;
+  const coach = (await service.store.get('hill', 'staff', team.staff[0]!.id))!;
+  const id = randomBytes(24).toString('base64url');
+  const now = Date.now();
+  await service.store.createStaffSession({
+    idHash: hashSessionId(id),
+    email: coach.email ?? '',
+    issuer: 'https://idp.test',
+    subject: `coach-${coach.id}`,
+    displayName: coach.firstName,
+    createdAt: new Date(now).toISOString(),
+    lastSeenAt: new Date(now).toISOString(),
+    expiresAt: new Date(now + 3_600_000).toISOString(),
+    revokedAt: null,
+    clientAddress: null,
+    userAgent: null,
+  });
+  const res = await fetch(`${base}/staff`, { headers: { cookie: `rostercal_session=${id}` } });
+  expect(res.status).toBe(200);
+  const html = await res.text();
+  const row = html.split(`<li data-session="${sessionId}">`)[1]?.split('</li>')[0];
+  if (row === undefined) return null;
+  if (row.includes('no absences reported')) return 0;
+  return Number(/(\d+) absences? reported/.exec(row)?.[1]);
+}
+
+/** The page's form filled for its first offered session, posted from that address. */
+async function reportOn(
+  from: string,
+  url: string,
+  studentId: Id,
+): Promise<{ status: number; location: string; body: string }> {
+  const form = await formOf(from, url);
+  const fields = { csrf: form.csrf, session: offered(form.html)[0]!, student: String(studentId) };
+  return post(from, `${url}/absences`, fields, { cookie: form.cookie });
+}
+
+async function sheet(teamId: Id, sessionId: Id): Promise<string> {
+  const res = await fetch(
+    `${base}/rosters/teams/${teamId}.pdf?template=attendance-sheet&session=${sessionId}&school=hill`,
+    { headers: { authorization: `Bearer ${ADMIN}` } },
+  );
+  expect(res.status).toBe(200);
+  // A wrapped cell's lines stay together in pdfText's blocks: one space for each line break reads the cell.
+  return (await pdfText(new Uint8Array(await res.arrayBuffer()))).replace(/\s+/g, ' ');
+}
+
+async function phone(): Promise<Page> {
+  const ctx = await browser.newContext({
+    viewport: { width: 390, height: 844 },
+    isMobile: true,
+    hasTouch: true,
+    deviceScaleFactor: 2,
+  });
+  return ctx.newPage();
+}
+
+describe('a parent on a phone', () => {
+  it('reports from the child’s page, sees it, and the coach’s sheet shows it; then undoes it', async () => {
+    const { child, url } = await childPage();
+    const page = await phone();
+    await page.goto(url);
+    await expectPhoneFriendly(page);
+    const event = page.locator('li.event', { has: page.locator('details.absence') }).first();
+    const sessionId = Number(await event.getAttribute('data-session'));
+    const session = (await service.store.get('hill', 'sessions', sessionId))!;
+    const teamId = session.teams[0]!.id;
+    const awayBefore = await coachSees(teamId, sessionId);
+    expect(awayBefore, 'the session is in the coach\u2019s "Today and next"').not.toBeNull();
+
+    // Two taps: "Can't make it?", then confirm (a reason typed on the way).
+    await event.locator('summary', { hasText: 'Can’t make it?' }).tap();
+    await expectPhoneFriendly(page);
+    await event.locator('input[name="reason"]').fill(REASON);
+    const tapped = performance.now();
+    await Promise.all([
+      page.waitForURL(/done=reported/),
+      event.locator('button', { hasText: 'Confirm' }).tap(),
+    ]);
+    const reported = page.locator(`#session-${sessionId} .reported`);
+    await expect(reported.textContent()).resolves.toMatch(/^Reported: .+, /);
+    await expect(page.locator('p.absence-done').textContent()).resolves.toContain('Reported');
+    await expectPhoneFriendly(page);
+    await page.screenshot({ path: `${process.env.SCREENSHOT_DIR ?? '/tmp'}/absence-reported.png` });
+
+    // The emulator holds exactly one, for the session's times, marked as the family's.
+    const held = await reportedUpstream(child.id);
+    expect(held).toHaveLength(1);
+    expect(held[0]!.reason).toContain(REASON);
+    expect(held[0]!.start).toBe(session.start);
+
+    // The coach: the sheet marks the child at once (the upstream's answer went to the store)…
+    const text = await sheet(teamId, sessionId);
+    const atOnceMs = performance.now() - tapped;
+    expect(text).toContain(`Family reported: ${REASON}`);
+    // …and so does the next pull (the record it brings is the same), with /staff counting it.
+    const pullStarted = performance.now();
+    const pulled = await service.scheduler.runNow('hill', 'incremental');
+    const pullMs = performance.now() - pullStarted;
+    expect(pulled.status).toBe('succeeded');
+    expect(await sheet(teamId, sessionId)).toContain(`Family reported: ${REASON}`);
+    expect(await coachSees(teamId, sessionId)).toBe(awayBefore! + 1);
+    console.info(
+      `tap → coach's sheet: ${Math.round(atOnceMs)} ms (store written with the upstream's answer); an incremental pull took ${Math.round(pullMs)} ms, so by the default schedule (every minute) at most ~${Math.round(60 + pullMs / 1000)} s`,
+    );
+
+    // Undo, from the same page.
+    await Promise.all([
+      page.waitForURL(/done=withdrawn/),
+      reported.locator('button', { hasText: 'Undo' }).tap(),
+    ]);
+    await expect(page.locator(`#session-${sessionId} .reported`).count()).resolves.toBe(0);
+    await expect(page.locator(`#session-${sessionId} details.absence`).count()).resolves.toBe(1);
+    expect(await reportedUpstream(child.id)).toHaveLength(0);
+    expect(await sheet(teamId, sessionId)).not.toContain('Family reported');
+    await page.context().close();
+
+    const acts = await service.store.listAudit({ actor: undefined, schoolId: 'hill', limit: 50 });
+    const mine = acts.filter((a) => a.detail?.startsWith(`student ${child.id}:`));
+    expect(mine.map((a) => a.action).sort()).toEqual(['absence-report', 'absence-undo']);
+    for (const a of mine) {
+      expect(a.actor).toMatch(/^child link [0-9a-f]{12}$/);
+      expect(a.sessionId).toBe(sessionId);
+      expect(a.clientAddress).toMatch(/127\.0\.0\.1/);
+      expect(url).not.toContain(a.actor.slice(-12));
+    }
+  }, 120_000);
+
+  it('reports for one child of a family page, naming the child', async () => {
+    const [a, b] = [await student(), await student()];
+    const made = await fetch(`${base}/family`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        from: (await pageOf('student', a.id)).split('/').at(-1)!,
+        links: await pageOf('student', b.id),
+      }).toString(),
+      redirect: 'manual',
+    });
+    expect(made.status).toBe(303);
+    const familyUrl = made.headers.get('location')!;
+    const page = await phone();
+    await page.goto(familyUrl);
+    await expectPhoneFriendly(page);
+    const event = page.locator('li.event', { has: page.locator('details.absence') }).first();
+    const sessionId = Number(await event.getAttribute('data-session'));
+    await event.locator('summary').tap();
+    const choices = event.locator('input[name="student"][type="radio"]');
+    const label = (await choices.count()) > 1 ? a.firstName : null;
+    if (label) await event.locator('label.choice', { hasText: label }).tap();
+    await Promise.all([
+      page.waitForURL(/done=reported/),
+      event.locator('button', { hasText: 'Confirm' }).tap(),
+    ]);
+    const line = (await page.locator(`#session-${sessionId} .reported`).first().textContent()) ?? '';
+    expect(line).toMatch(/^Reported for .+: /);
+    const total = (await reportedUpstream(a.id)).length + (await reportedUpstream(b.id)).length;
+    expect(total).toBe(1);
+    await Promise.all([
+      page.waitForURL(/done=withdrawn/),
+      page.locator(`#session-${sessionId} .reported button`).first().tap(),
+    ]);
+    expect((await reportedUpstream(a.id)).length + (await reportedUpstream(b.id)).length).toBe(0);
+    await page.context().close();
+  }, 90_000);
+});
+
+describe('the safety rules', () => {
+  it('a retried report never makes two absences, however it is retried', async () => {
+    const { child, url } = await childPage();
+    const form = await formOf('127.0.0.2', url);
+    const fields = {
+      csrf: form.csrf,
+      session: offered(form.html)[0]!,
+      student: String(child.id),
+      reason: '',
+    };
+    const headers = { cookie: form.cookie };
+    // A double tap (two at once), then a reload of the result.
+    const answers = await Promise.all([
+      post('127.0.0.2', `${url}/absences`, fields, headers),
+      post('127.0.0.2', `${url}/absences`, fields, headers),
+    ]);
+    answers.push(await post('127.0.0.2', `${url}/absences`, fields, headers));
+    for (const r of answers) expect(r.status).toBe(303);
+    expect(await reportedUpstream(child.id)).toHaveLength(1);
+    const audit = await service.store.listAudit({ action: 'absence-report', schoolId: 'hill', limit: 50 });
+    const details = audit.filter((r) => r.detail?.startsWith(`student ${child.id}:`)).map((r) => r.detail);
+    expect(details.filter((d) => d?.includes(': reported'))).toHaveLength(1);
+    expect(details.filter((d) => d?.includes('already reported'))).toHaveLength(2);
+  });
+
+  it('limits reports per child and acts per address, with a clear message', async () => {
+    const [b, c] = [await student('hill', 1), await student('hill', 1)];
+    const from = '127.0.0.4';
+    const act = async (who: { id: Id; sessions: Id[] }, what: 'report' | 'undo') => {
+      const url = await pageOf('student', who.id);
+      if (what === 'report') return reportOn(from, url, who.id);
+      const form = await formOf(from, url);
+      const absence = /data-absence="(\d+)"/.exec(form.html)![1]!;
+      return post(from, `${url}/absences/undo`, { csrf: form.csrf, absence }, { cookie: form.cookie });
+    };
+    for (const step of ['report', 'undo', 'report', 'undo', 'report'] as const)
+      expect((await act(b, step)).status).toBe(303);
+    await act(b, 'undo');
+    await expectRefused(await act(b, 'report'), 429, '3 absences have been reported for', b.id);
+    // The address has used 6 of its 8 acts; another child's link from it gets two more.
+    expect((await act(c, 'report')).status).toBe(303);
+    expect((await act(c, 'undo')).status).toBe(303);
+    await expectRefused(await act(c, 'report'), 429, 'Too many absence reports from this connection', c.id);
+    const refused = await service.store.listAudit({ action: 'absence-refused', schoolId: 'hill', limit: 50 });
+    expect(refused.map((r) => r.detail)).toEqual(
+      expect.arrayContaining([
+        expect.stringContaining('per-child limit'),
+        expect.stringContaining('per-address limit'),
+      ]),
+    );
+  });
+
+  it('refuses a form without its CSRF token, from another site, or with another browser’s cookie', async () => {
+    const { child, url } = await childPage();
+    const form = await formOf('127.0.0.5', url);
+    const other = await formOf('127.0.0.5', await pageOf('student', (await student()).id));
+    const fields = { csrf: form.csrf, session: offered(form.html)[0]!, student: String(child.id) };
+    const cases: [Record<string, string>, Record<string, string>][] = [
+      [{ ...fields, csrf: '' }, { cookie: form.cookie }],
+      [fields, {}],
+      [fields, { cookie: other.cookie }],
+      [fields, { cookie: form.cookie, origin: 'https://evil.example' }],
+      [fields, { cookie: form.cookie, 'sec-fetch-site': 'cross-site' }],
+    ];
+    for (const [body, headers] of cases) {
+      const r = await post('127.0.0.5', `${url}/absences`, body, headers);
+      await expectRefused(r, 403, 'This form has expired or did not come from the calendar page', child.id);
+    }
+  });
+
+  it('a rotated link can no longer report or undo, and the new link cannot undo what the old one reported', async () => {
+    const { child, url } = await childPage();
+    const form = await formOf('127.0.0.6', url);
+    const headers = { cookie: form.cookie };
+    const fields = { csrf: form.csrf, session: offered(form.html)[0]!, student: String(child.id) };
+    expect((await post('127.0.0.6', `${url}/absences`, fields, headers)).status).toBe(303);
+    const dbg = (await formOf('127.0.0.6', url)).html;
+    console.log(
+      'DEBUG',
+      child.sessions.slice(0, 3),
+      [...dbg.matchAll(/data-session="(\d+)"/g)].map((m) => m[1]),
+      await service.store.listAbsences('hill', { studentIds: [child.id] }),
+    );
+    const absence = /data-absence="(\d+)"/.exec((await formOf('127.0.0.6', url)).html)![1]!;
+
+    const rotated = await runRostercal(['feeds', 'rotate', 'student', String(child.id), '--school', 'hill'], {
+      ROSTERCAL_CONFIG: configFile,
+    });
+    expect(rotated.code, rotated.stderr).toBe(0);
+    const report = await post('127.0.0.6', `${url}/absences`, fields, headers);
+    const undo = await post('127.0.0.6', `${url}/absences/undo`, { csrf: form.csrf, absence }, headers);
+    expect(report.status).toBe(404);
+    expect(undo.status).toBe(404);
+    // The absence it reported stands (the school's to deal with); the new link cannot undo it either.
+    expect(await reportedUpstream(child.id)).toHaveLength(1);
+    const fresh = await pageOf('student', child.id);
+    expect(fresh).not.toBe(url);
+    const newForm = await formOf('127.0.0.6', fresh);
+    expect(newForm.html).toContain('Reported: ');
+    expect(newForm.html).not.toMatch(/absences\/undo/);
+    const stolen = await post(
+      '127.0.0.6',
+      `${fresh}/absences/undo`,
+      { csrf: newForm.csrf, absence },
+      { cookie: newForm.cookie },
+    );
+    expect(stolen.status).toBe(404);
+    expect(await reportedUpstream(child.id)).toHaveLength(1);
+  });
+
+  it('team, activity and staff links offer nothing and cannot report', async () => {
+    const child = await student();
+    const session = (await service.store.get('hill', 'sessions', child.sessions[0]!))!;
+    const team = session.teams[0]!.id;
+    const staffId = session.staff[0]?.id ?? (await service.store.list('hill', 'staff'))[0]!.id;
+    const activity = session.activity.id;
+    for (const [scope, id] of [
+      ['team', team],
+      ['activity', activity],
+      ['staff', staffId],
+    ] as const) {
+      const url = await pageOf(scope, id);
+      const form = await formOf('127.0.0.7', url);
+      expect(form.html).not.toContain('Can’t make it');
+      expect(form.cookie).toBe('');
+      const r = await post(
+        '127.0.0.7',
+        `${url}/absences`,
+        { csrf: 'x'.repeat(32), session: String(session.id), student: String(child.id) },
+        { cookie: `rostercal_form=${'x'.repeat(32)}` },
+      );
+      await expectRefused(r, 403, 'only from a child’s own calendar page or a family page', child.id);
+    }
+  });
+
+  it('says so when the upstream fails (5xx, unreachable) and keeps nothing', async () => {
+    const { child, url } = await childPage();
+    for (const [mode, status, words] of [
+      ['fail-500', 502, 'could not be reached'],
+      ['down', 503, 'could not be reached'],
+    ] as const) {
+      proxy.mode = mode;
+      try {
+        const r = await reportOn('127.0.0.8', url, child.id);
+        expect(r.status).toBe(status);
+        expect(r.body).toContain(words);
+        expect(r.body).toContain('nothing was reported');
+      } finally {
+        proxy.mode = 'pass';
+      }
+      const after = await formOf('127.0.0.8', url);
+      expect(after.html).not.toContain('Reported: ');
+      expect(await reportedUpstream(child.id)).toHaveLength(0);
+      const stored = await service.store.listAbsences('hill', { studentIds: [child.id] });
+      expect(stored.filter((a) => familyReportOf(a))).toHaveLength(0);
+    }
+  });
+
+  it('a token that may not write (403): the page says so, then hides the option; /admin and status say why', async () => {
+    const { child, url } = await childPage('ro');
+    expect((await formOf('127.0.0.9', url)).html).toContain('Can’t make it?');
+    const r = await reportOn('127.0.0.9', url, child.id);
+    await expectRefused(r, 502, 'does not let this calendar record absences', child.id);
+    expect((await formOf('127.0.0.9', url)).html).not.toContain('Can’t make it?');
+
+    const admin = await (
+      await fetch(`${base}/admin`, { headers: { authorization: `Bearer ${ADMIN}` } })
+    ).text();
+    const line = /<p id="absences-ro"[^>]*>([\s\S]*?)<\/p>/.exec(admin)?.[1] ?? '';
+    expect(line).toContain('403');
+    expect(line).toContain('may not write pre-explained absences');
+    expect(/<p id="absences-off"[^>]*>([\s\S]*?)<\/p>/.exec(admin)?.[1]).toContain('families.reportAbsences');
+    const status = await runRostercal(['status', '--school', 'ro'], { ROSTERCAL_CONFIG: configFile });
+    expect(status.code, status.stderr).toBe(0);
+    expect(status.stdout).toMatch(/families reporting absences: .*403.*may not write pre-explained absences/);
+  });
+
+  it('a school that did not turn it on offers nothing', async () => {
+    const child = await student('off');
+    const form = await formOf('127.0.0.10', await pageOf('student', child.id, 'off'));
+    expect(form.html).not.toContain('Can’t make it');
+  });
+
+  it('nothing about an absence reaches the team’s feed or another child’s page', async () => {
+    const { child, url } = await childPage();
+    const form = await formOf('127.0.0.11', url);
+    const secret = 'grandma visiting';
+    const sessionId = Number(offered(form.html)[0]);
+    const r = await post(
+      '127.0.0.11',
+      `${url}/absences`,
+      { csrf: form.csrf, session: String(sessionId), student: String(child.id), reason: secret },
+      { cookie: form.cookie },
+    );
+    expect(r.status).toBe(303);
+    const session = (await service.store.get('hill', 'sessions', sessionId))!;
+    const team = (await service.store.get('hill', 'teams', session.teams[0]!.id))!;
+    const teamUrl = await pageOf('team', team.id);
+    const mate = team.students.find((s) => s.studentId !== child.id)!;
+    const mateUrl = await pageOf('student', mate.studentId);
+    await service.scheduler.runNow('hill', 'incremental');
+    for (const u of [teamUrl, `${teamUrl}.ics`, mateUrl, `${mateUrl}.ics`]) {
+      const text = await (await fetch(u)).text();
+      expect(text).not.toContain(secret);
+      expect(text).not.toContain('Reported');
+      expect(text).not.toContain('rostercal ');
+    }
+    // The child's own page shows that it was reported, never the words.
+    const own = await (await fetch(url)).text();
+    expect(own).toContain('Reported: ');
+    expect(own).not.toContain(secret);
+  });
+
+  it('the audit log holds every act, in /admin/audit and `rostercal audit`', async () => {
+    const records = await service.store.listAudit({ schoolId: 'hill', limit: 500 });
+    const acts = records.filter((r) => r.action.startsWith('absence-'));
+    expect(acts.length).toBeGreaterThanOrEqual(10);
+    const page = await (
+      await fetch(`${base}/admin/audit`, { headers: { authorization: `Bearer ${ADMIN}` } })
+    ).text();
+    expect(page).toContain('absence-report');
+    expect(page).toContain('absence-undo');
+    const cli = await runRostercal(['audit', '--school', 'hill', '--json'], { ROSTERCAL_CONFIG: configFile });
+    expect(cli.code, cli.stderr).toBe(0);
+    const listed = JSON.parse(cli.stdout) as { action: string; actor: string }[];
+    expect(listed.filter((r) => r.action.startsWith('absence-')).length).toBe(acts.length);
+    // A link is named by its id, never by its token.
+    for (const r of listed) expect(r.actor).not.toMatch(/[A-Za-z0-9_-]{32}/);
+    const all = `${cli.stdout}${JSON.stringify(records)}`;
+    for (const t of await service.store.listFeedTokens('hill')) expect(all).not.toContain(t.tokenHash);
+  });
+});
