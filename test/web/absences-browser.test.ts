@@ -227,7 +227,7 @@ async function post(
 async function coachSees(teamId: Id, sessionId: Id): Promise<number | null> {
   const team = (await service.store.get('hill', 'teams', teamId))!;
   const coach = (await service.store.get('hill', 'staff', team.staff[0]!.id))!;
-  const id = randomBytes(24).toString('base64url');
+  const id = randomBytes(32).toString('base64url');
   const now = Date.now();
   await service.store.createStaffSession({
     idHash: hashSessionId(id),
