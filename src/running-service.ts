@@ -9,7 +9,7 @@ import { listFeedDefs } from './feeds/catalog.ts';
 import { FeedService } from './feeds/feed-service.ts';
 import { workerRenderer } from './feeds/school-renderer.ts';
 import { feedTokensAfterPull, prepareFeedTokens } from './feeds/trust.ts';
-import { type DemoPerson, pickDemoStaff } from './identity/demo-idp.ts';
+import { type DemoPerson, pickDemoStaff } from './identity/demo-people.ts';
 import type { AfterPullStep } from './jobs/after-pull.ts';
 import { processOwner } from './jobs/heartbeat.ts';
 import type { PullSummary } from './jobs/pull-summary.ts';
@@ -207,6 +207,8 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
     });
     const demoMode = config.schools.every((s) => s.demo);
     const auth = { ...config.auth, ...opts.staff };
+    // The demo's OpenID provider is loaded only when it runs: production never loads oidc-provider.
+    const demoIdp = demoMode && !auth.oidc ? (await import('./identity/demo-idp.ts')).createDemoIdp : null;
     const staff = createStaffWeb({
       store,
       tokens,
@@ -219,7 +221,7 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
       adminToken: opts.adminToken ?? null,
       oidc: auth.oidc ?? null,
       // The demo signs staff in through its own in-process identity provider (demo mode only).
-      demo: demoMode && !auth.oidc ? { people: () => demoPeople(store, config.schools[0]!.id) } : null,
+      demo: demoIdp ? { people: () => demoPeople(store, config.schools[0]!.id), createIdp: demoIdp } : null,
       sessionIdleHours: auth.sessionIdleHours,
       sessionMaxHours: auth.sessionMaxHours,
       sensitiveRoles: auth.sensitiveRoles,

@@ -8,8 +8,6 @@ import type { GoogleTarget, PushTargetConfig } from '../config/push-targets.ts';
 import type { Id } from '../domain/types.ts';
 import type { FeedScope, SchoolId, Store } from '../store/types.ts';
 import { decodeCalendarId } from './calendar-id.ts';
-import { GoogleProvider } from './google.ts';
-import { failureOf } from './google-client.ts';
 
 /** The store cursor (per school and target) listing calendar keys whose public calendar awaits replacement. */
 export const pendingCursor = (targetId: string) => `push.live-rotations.${targetId}`;
@@ -92,6 +90,12 @@ export async function closeLiveGoogleCalendars(
       continue;
     }
     const { owner, id } = decodeCalendarId(stored.remoteCalendarId);
+    // Google's client (googleapis, ~600 modules) is loaded only by a rotation that has a calendar to close:
+    // `rostercal status` and `feeds` read this file's cursors without it.
+    const [{ GoogleProvider }, { failureOf }] = await Promise.all([
+      import('./google.ts'),
+      import('./google-client.ts'),
+    ]);
     // Forgotten first: the landing page stops offering it at once, whatever Google answers.
     await store.savePushCalendar({
       ...stored,

@@ -4,7 +4,8 @@
 import express, { type Router } from 'express';
 import type { PushTargetConfig } from '../config/push-targets.ts';
 import type { FeedTokens } from '../feeds/tokens.ts';
-import { createDemoIdp, type DemoPerson } from '../identity/demo-idp.ts';
+import type { DemoIdp, DemoIdpOptions } from '../identity/demo-idp.ts';
+import type { DemoPerson } from '../identity/demo-people.ts';
 import { StaffDirectory } from '../identity/directory.ts';
 import { OidcRelyingParty, type OidcSettings } from '../identity/oidc.ts';
 import type { SensitiveRole } from '../identity/roles.ts';
@@ -21,8 +22,11 @@ import { createStaffPageRouter } from './staff-page.ts';
 export interface StaffWebSettings {
   /** null: no identity provider (only ADMIN_TOKEN gets in), unless `demo` is set. */
   oidc: OidcSettings | null;
-  /** Demo mode: an in-process identity provider offering these people. */
-  demo: { people: () => Promise<DemoPerson[]> } | null;
+  /**
+   * Demo mode: an in-process identity provider offering these people. The caller hands in the provider
+   * (identity/demo-idp.ts's createDemoIdp, imported only in demo mode), so no other process loads it.
+   */
+  demo: { people: () => Promise<DemoPerson[]>; createIdp: (opts: DemoIdpOptions) => DemoIdp } | null;
   adminToken: string | null;
   sessionIdleHours: number;
   sessionMaxHours: number;
@@ -69,7 +73,7 @@ export function createStaffWeb(opts: StaffWebOptions): StaffWeb {
   const router = express.Router();
   let oidcSettings = opts.oidc;
   if (opts.demo) {
-    const demo = createDemoIdp({ issuer: `${base}/demo-idp`, redirectUri, people: opts.demo.people });
+    const demo = opts.demo.createIdp({ issuer: `${base}/demo-idp`, redirectUri, people: opts.demo.people });
     router.use('/demo-idp', demo.router);
     oidcSettings = {
       issuer: demo.issuer,

@@ -3,7 +3,8 @@
 // authorization-code + PKCE flow over HTTP with a cookie jar per browser, exactly as a browser would.
 import express from 'express';
 import pino from 'pino';
-import { createDemoIdp, type DemoPerson } from '../../src/identity/demo-idp.ts';
+import { createDemoIdp } from '../../src/identity/demo-idp.ts';
+import type { DemoPerson } from '../../src/identity/demo-people.ts';
 import type { SensitiveRole } from '../../src/identity/roles.ts';
 import type { Logger } from '../../src/log.ts';
 import type { Store } from '../../src/store/types.ts';

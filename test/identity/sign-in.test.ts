@@ -4,7 +4,7 @@
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StaffUser } from '../../src/domain/types.ts';
-import type { DemoPerson } from '../../src/identity/demo-idp.ts';
+import type { DemoPerson } from '../../src/identity/demo-people.ts';
 import { staffAccess } from '../../src/identity/roles.ts';
 import { type Harness, startHarness } from '../feeds/harness.ts';
 import { freePort } from '../support/ports.ts';

@@ -4,7 +4,7 @@
 // through an activity permission (not allowed medical data by default) gets the same sheet without it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StaffUser, Team } from '../../src/domain/types.ts';
-import type { DemoPerson } from '../../src/identity/demo-idp.ts';
+import type { DemoPerson } from '../../src/identity/demo-people.ts';
 import { staffAccess } from '../../src/identity/roles.ts';
 import { MEDICAL_MARK } from '../../src/rosters/medical.ts';
 import { renderSheet } from '../../src/rosters/render.ts';

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decideSession, loadProjectionContext, type SessionDecision } from '../../src/calendar/index.ts';
 import { parseTargets } from '../../src/config/push-targets.ts';
 import type { StaffUser } from '../../src/domain/types.ts';
-import type { DemoPerson } from '../../src/identity/demo-idp.ts';
+import type { DemoPerson } from '../../src/identity/demo-people.ts';
 import { staffAccess } from '../../src/identity/roles.ts';
 import { parseSessionTag } from '../../src/push/identity.ts';
 import { SESSION_PROP } from '../../src/push/outlook.ts';
