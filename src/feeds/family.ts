@@ -10,6 +10,7 @@ import type { CalendarEvent } from '../calendar/types.ts';
 import type { FamilyLink, FamilyMember, FeedScope, FeedToken, SchoolId, Store } from '../store/types.ts';
 import { type FeedDef, getFeedDef } from './catalog.ts';
 import { versionFeedEvents } from './event-versions.ts';
+import { etagOf, httpInstant, upcomingOf } from './feed-renderer.ts';
 import type { FeedService, RenderedFeed } from './feed-service.ts';
 import { DEFAULT_MAX_BYTES, renderIcs } from './ics.ts';
 import { hashToken, looksLikeToken, resolveFeedToken } from './tokens.ts';
@@ -278,12 +279,10 @@ export class FamilyLinks {
       { maxBytes: DEFAULT_MAX_BYTES },
     );
     const body = Buffer.from(ics.body, 'utf8');
-    const etag = createHash('sha256').update(body).digest('base64url').slice(0, 27);
+    const etag = etagOf(body);
     // Last-Modified moves only when the bytes do.
     const lastModified =
-      stored && stored.etag === etag
-        ? new Date(stored.lastModified)
-        : new Date(Math.floor(this.#now().getTime() / 1000) * 1000);
+      stored && stored.etag === etag ? new Date(stored.lastModified) : httpInstant(this.#now());
     const nowIso = this.#now().toISOString();
     const feed: FamilyFeed = {
       ...shell,
@@ -292,10 +291,7 @@ export class FamilyLinks {
       etag,
       lastModified,
       eventCount: ics.eventCount,
-      upcoming: events
-        .filter((e) => e.end >= nowIso)
-        .sort((a, b) => a.start.localeCompare(b.start))
-        .slice(0, 8),
+      upcoming: upcomingOf(events, this.#now()),
     };
     await this.#feeds.spare(() =>
       this.#store.saveRenderedFeed({

@@ -13,7 +13,8 @@ import type { EventTemplates } from '../calendar/templates.ts';
 import type { Id } from '../domain/types.ts';
 import type { OpenStoreOptions } from '../store/index.ts';
 import type { SchoolId } from '../store/types.ts';
-import type { FeedRenderObserver, FeedService, FeedWindow, RenderSchoolResult } from './feed-service.ts';
+import type { FeedRenderObserver, FeedService, FeedWindow } from './feed-service.ts';
+import type { RenderSchoolResult } from './school-rerender.ts';
 
 export interface SchoolRenderer {
   renderSchool(schoolId: SchoolId, opts?: { all?: boolean; force?: boolean }): Promise<RenderSchoolResult>;
