@@ -133,7 +133,8 @@ export async function loadSchoolInfo(
   schoolId: SchoolId,
   opts: { locationOwnerIds?: Id[] } = {},
 ): Promise<SchoolInfo> {
-  const school = (await store.listSchools()).find((s) => s.id === schoolId);
+  const [schools, uidDomain] = await Promise.all([store.listSchools(), store.uidDomain()]);
+  const school = schools.find((s) => s.id === schoolId);
   if (!school) throw new Error(`unknown school: ${schoolId}`);
   const owners = opts.locationOwnerIds?.length
     ? opts.locationOwnerIds
@@ -143,6 +144,7 @@ export async function loadSchoolInfo(
     name: school.name,
     timeZone: school.timeZone,
     ...(owners.length ? { locationOwnerIds: owners } : {}),
+    ...(uidDomain ? { uidDomain } : {}),
   };
 }
 
