@@ -29,6 +29,7 @@ async function storedFeeds(): Promise<Map<string, string>> {
   return out;
 }
 
+// Two whole-school renders per test: 54 s and then over 60 s for the first under load 15-20 on two cores.
 describe('re-rendering on a worker thread', () => {
   it('stores exactly what the in-process pass stores, and reports every render to the observer', async () => {
     await h.feeds.renderSchool(SCHOOL, { all: true, force: true });
@@ -60,7 +61,7 @@ describe('re-rendering on a worker thread', () => {
       const [scope, id] = key.split(':') as ['team', string];
       expect((await h.feeds.get(SCHOOL, scope, Number(id)))?.etag).toBe(stored.split('|')[0]);
     }
-  });
+  }, 180_000);
 
   it('leaves the event loop free while it renders (in-process, the same pass keeps it busy)', async () => {
     // The share of the pass during which this thread's event loop was running something, not waiting.
@@ -79,7 +80,7 @@ describe('re-rendering on a worker thread', () => {
     } finally {
       await renderer.close();
     }
-  });
+  }, 180_000);
 
   it('renders in-process, and says so, when the worker cannot open the store', async () => {
     const reasons: string[] = [];
