@@ -14,6 +14,7 @@ import { looksLikeToken } from '../feeds/tokens.ts';
 import type { SchoolId, Store } from '../store/types.ts';
 import { familyLink, landingAbsences } from './absence-links.ts';
 import { deviceOf } from './device.ts';
+import { eventPath } from './event-download.ts';
 import {
   badReminder,
   capabilityPath,
@@ -22,6 +23,7 @@ import {
   isLocalUrl,
   notModified,
   reminderOf,
+  serveEventFile,
   unknownCapability,
 } from './feeds-router.ts';
 import { lastPulledAt } from './freshness.ts';
@@ -133,6 +135,15 @@ export function familyRouter(opts: FamilyRouterOptions): Router {
     if (gzip) res.setHeader('Content-Encoding', 'gzip');
     res.setHeader('Content-Length', String(body.length));
     res.status(200).end(body);
+  });
+
+  // One coming session of the family's calendar as a file to add (event-download.ts).
+  router.get('/:name/events/:file', async (req: Request<{ name: string; file: string }>, res: Response) => {
+    const token = String(req.params.name ?? '');
+    const sessionId = eventPath(res, '/family', token, String(req.params.file ?? ''));
+    const feed = await opts.families.get(token);
+    if (!feed) return unknownCapability(req, res, opts.failedLookups, opts.securityHeaders, opts.vouchesFor);
+    serveEventFile(req, res, feed, sessionId, opts.securityHeaders);
   });
 
   router.get('/:name', async (req: Request<{ name: string }>, res: Response) => {

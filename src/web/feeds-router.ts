@@ -5,6 +5,7 @@
 // every feed URL answers 503 with Retry-After, so calendar apps try again instead of dropping the subscription.
 
 import { type Request, type Response, Router } from 'express';
+import type { CalendarEvent } from '../calendar/types.ts';
 import type { Id } from '../domain/types.ts';
 import type { FamilyAbsences } from '../families/absences.ts';
 import type { FeedService, RenderedFeed } from '../feeds/feed-service.ts';
@@ -19,6 +20,7 @@ import { FeedTokenResolver, tokenForLog } from '../feeds/tokens.ts';
 import type { FeedScope, FeedToken, SchoolId, Store } from '../store/types.ts';
 import { childLink, landingAbsences } from './absence-links.ts';
 import { deviceOf } from './device.ts';
+import { eventPath, sendEventFile } from './event-download.ts';
 import { lastPulledAt } from './freshness.ts';
 import { LANDING_CSP, LANDING_PERMISSIONS, landingPage } from './landing.ts';
 import type { FailedLookups } from './rate-limit.ts';
@@ -240,6 +242,28 @@ function fixedOf(feed: RenderedFeed) {
   return f;
 }
 
+/**
+ * One coming session of a feed or family calendar as its own file (event-download.ts), with the reminder asked
+ * for; a session the page does not offer answers like an unknown link: it says nothing of the session.
+ */
+export function serveEventFile(
+  req: Request,
+  res: Response,
+  feed: { body: Buffer; upcoming: readonly CalendarEvent[] },
+  sessionId: number | null,
+  securityHeaders: readonly [string, string][],
+): void {
+  const reminder = reminderOf(req.query.reminder);
+  if (reminder === null) {
+    badReminder(res, securityHeaders);
+    return;
+  }
+  const bytes = reminder === 'none' ? feed : reminderVariant(feed, reminder);
+  const ics = bytes.body.toString('utf8');
+  if (!sendEventFile(res, { ics, upcoming: feed.upcoming, sessionId, securityHeaders }))
+    notFound(res, securityHeaders);
+}
+
 export function feedsRouter(opts: FeedRouterOptions): Router {
   const router = Router();
   const cacheControl = opts.cacheControl ?? 'private, max-age=300';
@@ -247,15 +271,35 @@ export function feedsRouter(opts: FeedRouterOptions): Router {
   const securityFlat = opts.securityHeaders.flat();
   const now = opts.now ?? (() => new Date());
 
+  /** The rendered feed of a token, or null when the answer (503, 429, 404) has been sent. */
+  async function feedOf(req: Request, res: Response, token: string) {
+    const record = await tokens.resolve(token);
+    if (record && opts.vouchesFor && !(await opts.vouchesFor(record))) {
+      unavailable(res, opts.securityHeaders);
+      return null;
+    }
+    const feed = record && (await opts.feeds.get(record.schoolId, record.scope, record.scopeId));
+    if (!record || !feed) {
+      await unknownCapability(req, res, opts.failedLookups, opts.securityHeaders, opts.vouchesFor);
+      return null;
+    }
+    return { record, feed };
+  }
+
+  // One coming session of the feed as a file to add (event-download.ts): the same capability, the same 404s.
+  router.get('/:name/events/:file', async (req, res) => {
+    const token = req.params.name ?? '';
+    const sessionId = eventPath(res, '/feeds', token, req.params.file ?? '');
+    const found = await feedOf(req, res, token);
+    if (found) serveEventFile(req, res, found.feed, sessionId, opts.securityHeaders);
+  });
+
   router.get('/:name', async (req, res) => {
     const name = req.params.name ?? '';
     const { token, isIcs } = capabilityPath(res, '/feeds', name);
-    const record = await tokens.resolve(token);
-    if (record && opts.vouchesFor && !(await opts.vouchesFor(record)))
-      return unavailable(res, opts.securityHeaders);
-    const feed = record && (await opts.feeds.get(record.schoolId, record.scope, record.scopeId));
-    if (!record || !feed)
-      return unknownCapability(req, res, opts.failedLookups, opts.securityHeaders, opts.vouchesFor);
+    const found = await feedOf(req, res, token);
+    if (!found) return;
+    const { record, feed } = found;
 
     const reminder = reminderOf(req.query.reminder);
     if (reminder === null) return badReminder(res, opts.securityHeaders);

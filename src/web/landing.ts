@@ -10,6 +10,7 @@ import { REMINDER_KEYS, REMINDERS, type ReminderKey } from '../feeds/reminders.t
 import type { FeedScope } from '../store/types.ts';
 import { ABSENCE_CSS, absenceDoneHtml, absenceHtml, type LandingAbsences } from './absence-form.ts';
 import type { Device } from './device.ts';
+import { eventFileUrl } from './event-download.ts';
 import { ago } from './freshness.ts';
 import { escapeHtml } from './html-escape.ts';
 
@@ -199,7 +200,49 @@ function shortDay(e: CalendarEvent, locale: string): string {
   }).format(new Date(e.start));
 }
 
-function eventHtml(e: CalendarEvent, locale: string, absences?: LandingAbsences): string {
+/** A map of the venue: OpenStreetMap (a plain link, no script) and, on Android, the phone's maps app (geo:). */
+function mapLinks(location: CalendarEvent['location'], device: Device): string {
+  if (!location) return '';
+  const { latitude: lat, longitude: lon } = location;
+  const external = ' rel="noreferrer noopener" target="_blank"';
+  if (lat === null || lon === null)
+    return location.address
+      ? `<a class="act" href="${escapeHtml(`https://www.openstreetmap.org/search?query=${encodeURIComponent(location.address)}`)}"${external}>Map</a>`
+      : '';
+  const osm = `https://www.openstreetmap.org/?mlat=${lat}&mlon=${lon}#map=17/${lat}/${lon}`;
+  const geo = `geo:${lat},${lon}?q=${lat},${lon}(${encodeURIComponent(location.name)})`;
+  return `<a class="act" href="${escapeHtml(osm)}"${external}>Map</a>${
+    device === 'android' ? `<a class="act" href="${escapeHtml(geo)}">Directions</a>` : ''
+  }`;
+}
+
+/** Under a session that takes place: add it alone to a calendar, and find its venue. */
+export interface EventActions {
+  /** The link of the session's own .ics (event-download.ts). */
+  file: (e: CalendarEvent) => string;
+  device: Device;
+}
+
+function actionsHtml(e: CalendarEvent, locale: string, when: string, actions?: EventActions): string {
+  if (!actions || e.status === 'cancelled') return '';
+  const day = new Intl.DateTimeFormat(locale, {
+    timeZone: e.timeZone,
+    weekday: 'long',
+    day: 'numeric',
+    month: 'long',
+  }).format(new Date(e.start));
+  // Every session's link says which session it adds (its visible words first, for voice control).
+  const label = `Add to my calendar: ${e.title}, ${day} ${when}`;
+  const add = `<a class="act" href="${escapeHtml(actions.file(e))}" aria-label="${escapeHtml(label)}">Add to my calendar</a>`;
+  return `<p class="acts">${add}${mapLinks(e.location, actions.device)}</p>`;
+}
+
+function eventHtml(
+  e: CalendarEvent,
+  locale: string,
+  absences?: LandingAbsences,
+  actions?: EventActions,
+): string {
   const h = escapeHtml;
   // The school's wall clock as every output prints it (calendar/times.ts): DST-marked, a later day named.
   const when = sessionTimeRange(e.start, e.end, e.timeZone, locale);
@@ -214,10 +257,15 @@ function eventHtml(e: CalendarEvent, locale: string, absences?: LandingAbsences)
   const details = e.description.trim() ? `<p class="details">${h(e.description.trim())}</p>` : '';
   return `<li class="event ${e.status}" id="session-${e.sessionId}" data-session="${e.sessionId}">${
     cancelled ? '<p class="badge" role="status">Cancelled</p>' : ''
-  }<p class="when"><time datetime="${h(e.start)}">${h(when)}</time></p><h3 class="what">${h(e.title)}</h3>${place}${details}${absenceHtml(absences, e, shortDay(e, locale))}</li>`;
+  }<p class="when"><time datetime="${h(e.start)}">${h(when)}</time></p><h3 class="what">${h(e.title)}</h3>${place}${details}${actionsHtml(e, locale, when, actions)}${absenceHtml(absences, e, shortDay(e, locale))}</li>`;
 }
 
-function upcomingHtml(events: CalendarEvent[], locale: string, absences?: LandingAbsences): string {
+function upcomingHtml(
+  events: CalendarEvent[],
+  locale: string,
+  absences?: LandingAbsences,
+  actions?: EventActions,
+): string {
   if (!events.length) return '<p class="empty">Nothing coming up in this calendar yet.</p>';
   const out: string[] = [];
   let day = '';
@@ -234,7 +282,7 @@ function upcomingHtml(events: CalendarEvent[], locale: string, absences?: Landin
       }).format(new Date(e.start));
       out.push(`<li class="day"><h3 class="date">${escapeHtml(label)}</h3><ul class="events">`);
     }
-    out.push(eventHtml(e, locale, absences));
+    out.push(eventHtml(e, locale, absences, actions));
   }
   out.push('</ul></li>');
   return `<ul class="days">${out.join('')}</ul>`;
@@ -388,6 +436,8 @@ textarea{width:100%;min-height:5.5rem;padding:.5rem;border:1px solid #9aa4b2;bor
 .scan-photo{display:inline-flex;align-items:center;min-height:44px;padding:.5rem .9rem;border-radius:8px;border:2px solid #1f5fbf;color:#1f5fbf;font-weight:600;cursor:pointer;position:relative}
 .scan-photo input{position:absolute;width:0;height:0;opacity:0}
 .scan-photo:focus-within{outline:2px solid #1f5fbf;outline-offset:2px}
+.acts{display:flex;flex-wrap:wrap;gap:.5rem;margin:.45rem 0 .1rem}
+a.act{display:inline-flex;align-items:center;min-height:44px;padding:0 .8rem;border-radius:8px;border:2px solid #c7d5ee;background:#fff;color:#1f5fbf;font-weight:600;text-decoration:none}
 #scan-video{width:100%;max-height:50vh;border-radius:8px;background:#000}
 [hidden]{display:none!important}
 ${input.absences ? ABSENCE_CSS : ''}
@@ -416,8 +466,10 @@ ${buttonHtml(recommended, 'primary', true)}
 </section>
 <section class="upcoming" aria-labelledby="upcoming-h">
 <h2 id="upcoming-h">${h(words.listHeading)}</h2>
-${absenceDoneHtml(input.absences)}
-${upcomingHtml(input.upcoming, locale, input.absences)}
+${upcomingHtml(input.upcoming, locale, input.absences, {
+  file: (e) => eventFileUrl(input.pageUrl, e.sessionId, input.reminder),
+  device: input.device,
+})}
 <p><small>Times are ${h(zoneLabel(input.timeZone, input.now, locale))}. ${input.eventCount} event${input.eventCount === 1 ? '' : 's'} in this calendar.</small></p>
 </section>
 <section aria-labelledby="copy-h">
