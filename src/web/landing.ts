@@ -466,6 +466,7 @@ ${buttonHtml(recommended, 'primary', true)}
 </section>
 <section class="upcoming" aria-labelledby="upcoming-h">
 <h2 id="upcoming-h">${h(words.listHeading)}</h2>
+${absenceDoneHtml(input.absences)}
 ${upcomingHtml(input.upcoming, locale, input.absences, {
   file: (e) => eventFileUrl(input.pageUrl, e.sessionId, input.reminder),
   device: input.device,
