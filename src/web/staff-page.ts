@@ -49,11 +49,9 @@ interface When {
   day: string;
   /** The school's calendar date (YYYY-MM-DD), to tell today's sessions. */
   date: string;
-  /** The start on the school's clock, for the sheets' labels. */
-  start: string;
 }
 
-/** The day and start of a session on the school's calendar (its time range is the decision's: calendar/). */
+/** The day a session starts on the school's calendar (its times, in lists and on sheet buttons, are the decision's: calendar/). */
 function when(s: Session, timeZone: string): When {
   const start = new Date(s.start);
   const day = new Intl.DateTimeFormat('en-GB', {
@@ -62,10 +60,7 @@ function when(s: Session, timeZone: string): When {
     day: 'numeric',
     month: 'short',
   }).format(start);
-  const from = new Intl.DateTimeFormat('en-GB', { timeZone, hour: '2-digit', minute: '2-digit' }).format(
-    start,
-  );
-  return { day, date: localDate(start, timeZone), start: from };
+  return { day, date: localDate(start, timeZone) };
 }
 
 function localDate(at: Date, timeZone: string): string {
@@ -139,7 +134,7 @@ export function createStaffPageRouter(opts: StaffPageOptions): express.Router {
         const w = when(s, school.timeZone);
         if (d.cancelled) return `<li data-session="${s.id}">${sessionSays(d, w.day)}</li>`;
         const place = s.location?.name ? `<div class="muted">${escapeHtml(s.location.name)}</div>` : '';
-        return `<li data-session="${s.id}">${sessionSays(d, w.day)}${place}<div class="actions">${sheetButtons(school.id, team.id, s, `${w.day} ${w.start}`)}</div></li>`;
+        return `<li data-session="${s.id}">${sessionSays(d, w.day)}${place}<div class="actions">${sheetButtons(school.id, team.id, s, `${w.day} ${d.time}`)}</div></li>`;
       })
       .join('');
     const actions = [
@@ -202,7 +197,7 @@ export function createStaffPageRouter(opts: StaffPageOptions): express.Router {
       );
       const place = s.location?.name ? `${escapeHtml(s.location.name)} · ` : '';
       const sheets = teams
-        .map((t) => sheetButtons(school.id, t.id, s, teams.length > 1 ? `${w.start} · ${t.name}` : w.start))
+        .map((t) => sheetButtons(school.id, t.id, s, teams.length > 1 ? `${d.time} · ${t.name}` : d.time))
         .join('');
       return `<li data-session="${s.id}">${sessionSays(d, day)}<div class="muted">${place}${absenceText(away.size)}</div><div class="actions">${sheets}</div></li>`;
     });

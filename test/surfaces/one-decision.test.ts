@@ -282,8 +282,21 @@ describe('every surface says what the decision says', () => {
     await signIn(jar, site.url, String(coach.id));
     const page = await browse(jar, `${site.url}/staff`);
     expect(page.res.status).toBe(200);
-    for (const f of FIXTURES)
-      expectItemSays(itemOf(page.body, ids.get(f.kind)!), staff.get(f.kind)!, `/staff ${f.kind}`);
+    for (const f of FIXTURES) {
+      const d = staff.get(f.kind)!;
+      expectItemSays(itemOf(page.body, ids.get(f.kind)!), d, `/staff ${f.kind}`);
+      // The one-tap sheets are labelled with the decision's times too (in a repeated hour "02:30" alone is two instants).
+      const items =
+        page.body.match(new RegExp(`<li data-session="${ids.get(f.kind)!}">[\\s\\S]*?</li>`, 'g')) ?? [];
+      const labels = items.flatMap((li) =>
+        [...li.matchAll(/>(?:Attendance|Match-day) sheet · ([^<]*)</g)].map((m) => m[1]!),
+      );
+      if (d.cancelled) expect(labels, `/staff ${f.kind}: no sheet`).toEqual([]);
+      else {
+        expect(labels.length, `/staff ${f.kind}: sheets offered`).toBeGreaterThan(0);
+        for (const label of labels) expect(label, `/staff ${f.kind} sheet label`).toContain(d.time);
+      }
+    }
   });
 
   it('attendance and match-day sheets, read back with PDF.js', async () => {
