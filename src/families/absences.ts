@@ -141,7 +141,10 @@ export class FamilyAbsences {
     const child = link.children.find((c) => c.studentId === ask.studentId);
     if (!school || !(await this.available(school.id)))
       return refuse(403, 'Reporting an absence is not available on this page.');
-    if (!child) return refuse(403, 'This link cannot report an absence for that child.');
+    if (!child) {
+      await this.refused(link, ask.address, `report refused (student ${ask.studentId} is not on this link)`);
+      return refuse(403, 'This link cannot report an absence for that child.');
+    }
     const now = this.#now();
     const session = link.shown.has(ask.sessionId)
       ? (await this.#sessionsOf(link, now)).get(child.studentId)?.get(ask.sessionId)
@@ -150,18 +153,42 @@ export class FamilyAbsences {
       const known = link.shown.has(ask.sessionId)
         ? await this.#store.get(school.id, 'sessions', ask.sessionId)
         : null;
-      if (known && Date.parse(known.start) <= now.getTime())
+      const why =
+        known && Date.parse(known.start) <= now.getTime()
+          ? 'started'
+          : known?.cancelled
+            ? 'cancelled'
+            : 'not on the page';
+      await this.refused(
+        link,
+        ask.address,
+        `student ${child.studentId}: report refused (session ${ask.sessionId} ${why})`,
+      );
+      if (why === 'started')
         return refuse(409, 'That session has already started: please tell the coach directly.');
-      if (known?.cancelled) return refuse(409, 'That session is cancelled: there is nothing to miss.');
+      if (why === 'cancelled') return refuse(409, 'That session is cancelled: there is nothing to miss.');
       return refuse(400, `That session is not on ${child.label}\u2019s calendar.`);
     }
     const audit = (action: AuditAction, detail: string) =>
       this.#audit(link, action, ask.address, session, `student ${child.studentId}: ${detail}`);
 
-    const limited = await this.#limit(school, link, child, ask.address, now);
+    const limited = await this.#childLimit(school, child, now);
     if (limited) {
+      // A repeat of a report already made (a reload, a double tap) is answered as such, not as one too many.
+      const made = (await this.#reportedFor(link, now)).find(
+        (a) => a.studentId === child.studentId && overlaps(a, session),
+      );
+      if (made) {
+        await audit('absence-report', `already reported (absence ${made.id})`);
+        return { ok: true, kind: 'already-reported', sessionId: session.id };
+      }
       await audit('absence-refused', `report refused (${limited.why})`);
       return limited.outcome;
+    }
+    const wait = this.#addressBuckets(school).take(addressKey(ask.address));
+    if (wait > 0) {
+      await audit('absence-refused', 'report refused (per-address limit)');
+      return tooMany(wait);
     }
 
     return this.#locked(`${school.id}|${child.studentId}|${session.id}`, async () => {
@@ -204,8 +231,14 @@ export class FamilyAbsences {
     const child = stored && link.children.find((c) => c.studentId === stored.studentId);
     const mark = stored && familyReportOf(stored);
     // One answer for "no such absence" and "not yours": the page reveals nothing it did not show.
-    if (!stored || !child || mark?.linkId !== linkIdOf(link.tokenHash))
+    if (!stored || !child || mark?.linkId !== linkIdOf(link.tokenHash)) {
+      await this.refused(
+        link,
+        ask.address,
+        `undo refused (absence ${ask.absenceId} not reported through this link)`,
+      );
       return refuse(404, 'That absence was not reported through this page, so it cannot be undone here.');
+    }
     const now = this.#now();
     const session = await this.#sessionAt(school.id, child.studentId, stored);
     const audit = (action: AuditAction, detail: string) =>
@@ -319,33 +352,33 @@ export class FamilyAbsences {
     }
   }
 
-  async #limit(
+  /**
+   * At most `reportsPerChildPerDay` absences made for a child in 24 hours, whichever link reported them: a new
+   * family link (anyone holding a child's link can make one) starts no fresh allowance, and a repeat that found
+   * its absence already made, a refusal or a failed write uses none (counted in the audit log: across replicas).
+   */
+  async #childLimit(
     school: SchoolConfig,
-    link: ReportingLink,
     child: { studentId: Id; label: string },
-    address: string,
     now: Date,
   ): Promise<{ outcome: Outcome; why: string } | null> {
     const max = school.families.reportsPerChildPerDay;
     const recent = await this.#store.listAudit({
-      actor: actorOf(link),
       action: 'absence-report',
       schoolId: school.id,
       since: new Date(now.getTime() - DAY_MS).toISOString(),
-      limit: 1000,
+      limit: 10_000,
     });
-    const count = recent.filter((r) => r.detail?.startsWith(`student ${child.studentId}:`)).length;
-    if (count >= max)
-      return {
-        why: `per-child limit, ${max} a day`,
-        outcome: refuse(
-          429,
-          `${max} absences have been reported for ${child.label} through this page in the last 24 hours, the most it takes. Please tell the coach or the school office directly.`,
-        ),
-      };
-    const wait = this.#addressBuckets(school).take(addressKey(address));
-    if (wait > 0) return { why: 'per-address limit', outcome: tooMany(wait) };
-    return null;
+    const made = `student ${child.studentId}: reported (`;
+    const count = recent.filter((r) => r.detail?.startsWith(made)).length;
+    if (count < max) return null;
+    return {
+      why: `per-child limit, ${max} a day`,
+      outcome: refuse(
+        429,
+        `${max} absences have been reported for ${child.label} in the last 24 hours, the most this calendar takes. Please tell the coach or the school office directly.`,
+      ),
+    };
   }
 
   #addressBuckets(school: SchoolConfig): TokenBuckets {
@@ -386,6 +419,11 @@ export class FamilyAbsences {
         `The school\u2019s system refused the report (it answered ${err.status}), so nothing was reported. Please tell the coach directly.`,
       ),
     };
+  }
+
+  /** A refused act with no session of this link's to name (audited all the same: probing leaves a trace). */
+  async refused(link: ReportingLink, address: string, detail: string): Promise<void> {
+    await this.#audit(link, 'absence-refused', address, null, detail);
   }
 
   async #audit(

@@ -91,14 +91,19 @@ export function absenceRouter(opts: AbsenceRouterOptions): Router {
         status: 403,
         message: 'Absences can be reported only from a child\u2019s own calendar page or a family page.',
       });
-    if (crossSiteProblem(req, opts.publicUrl, body.csrf) !== null)
+    const address = req.ip ?? req.socket.remoteAddress ?? 'unknown';
+    const problem = crossSiteProblem(req, opts.publicUrl, body.csrf);
+    if (problem !== null) {
+      // The header's own value is the sender's words: name the kind of problem only.
+      const why = problem.startsWith('Sec-Fetch-Site') ? 'a cross-site request' : problem;
+      await opts.absences.refused(link, address, `${act} refused (the form: ${why})`);
       return answer(res, act, pageUrl, {
         ok: false,
         status: 403,
         message:
           'This form has expired or did not come from the calendar page. Open the calendar page again and try once more.',
       });
-    const address = req.ip ?? req.socket.remoteAddress ?? 'unknown';
+    }
     if (act === 'undo') {
       const absenceId = idOf(body.absence);
       if (absenceId === null)

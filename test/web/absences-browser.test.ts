@@ -449,6 +449,93 @@ describe('the safety rules', () => {
     );
   });
 
+  it('the per-child limit holds whichever link reports, a repeat uses none of it, and every refusal is audited', async () => {
+    // Tried from outside: a new family link (anyone holding the child's link can make one) started a fresh
+    // allowance; a reload of a report already made used one of the day's three; refusals left no trace.
+    const d = await student('hill', 4);
+    const url = await pageOf('student', d.id);
+    let n = 0;
+    const from = () => `127.0.1.${++n}`; // one address per act: only the per-child limit is under test
+    const form = await formOf(from(), url);
+    const sessions = offered(form.html);
+    expect(sessions.length).toBeGreaterThanOrEqual(4);
+    const send = (target: string, fields: Record<string, string>) =>
+      post(from(), target, { csrf: form.csrf, student: String(d.id), ...fields }, { cookie: form.cookie });
+    expect((await send(`${url}/absences`, { session: sessions[0]! })).status).toBe(303);
+    expect((await send(`${url}/absences`, { session: sessions[0]! })).status).toBe(303); // a reload
+    expect((await send(`${url}/absences`, { session: sessions[1]! })).status).toBe(303);
+    expect((await send(`${url}/absences`, { session: sessions[2]! })).status).toBe(303);
+    expect(await reportedUpstream(d.id)).toHaveLength(3);
+    // A repeat after the limit is still answered as what it is.
+    const again = await send(`${url}/absences`, { session: sessions[0]! });
+    expect(again.status).toBe(303);
+    expect(again.location).toContain('done=reported');
+    // A family page made now from the child's link starts no new allowance.
+    const made = await fetch(`${base}/family`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        from: url.split('/').at(-1)!,
+        // The child's own team beside it: the family page then lists the child's next sessions.
+        links: await pageOf(
+          'team',
+          (await service.store.get('hill', 'sessions', Number(sessions[3])))!.teams[0]!.id,
+        ),
+      }).toString(),
+      redirect: 'manual',
+    });
+    expect(made.status).toBe(303);
+    const familyUrl = new URL(made.headers.get('location')!, base).toString();
+    const family = await formOf(from(), familyUrl);
+    const next = offered(family.html).find(
+      (x) => d.sessions.map(String).includes(x) && !sessions.slice(0, 3).includes(x),
+    );
+    expect(next, 'a session of the child the family page offers').toBeDefined();
+    const over = await post(
+      from(),
+      `${familyUrl}/absences`,
+      { csrf: family.csrf, student: String(d.id), session: next! },
+      { cookie: family.cookie },
+    );
+    expect(over.status).toBe(429);
+    expect(over.body).toContain(`3 absences have been reported for`);
+    expect(await reportedUpstream(d.id)).toHaveLength(3);
+
+    // Probing from a link leaves a trace: another child, a session not on the page, an absence not its own, a bad form.
+    const other = await student();
+    expect((await send(`${url}/absences`, { session: sessions[0]!, student: String(other.id) })).status).toBe(
+      403,
+    );
+    expect((await send(`${url}/absences`, { session: '999999999' })).status).toBe(400);
+    expect((await send(`${url}/absences/undo`, { absence: '999999999' })).status).toBe(404);
+    const forged = await post(from(), `${url}/absences`, {
+      csrf: 'x',
+      session: sessions[0]!,
+      student: String(d.id),
+    });
+    expect(forged.status).toBe(403);
+    const refused = (
+      await service.store.listAudit({ action: 'absence-refused', schoolId: 'hill', limit: 500 })
+    )
+      .map((r) => r.detail ?? '')
+      .filter(
+        (x) =>
+          x.includes(`student ${other.id} is not on this link`) ||
+          x.startsWith(`student ${d.id}:`) ||
+          x.includes('999999999') ||
+          x.includes('the form'),
+      );
+    expect(refused).toEqual(
+      expect.arrayContaining([
+        expect.stringContaining('per-child limit'),
+        expect.stringContaining(`student ${other.id} is not on this link`),
+        expect.stringContaining('session 999999999 not on the page'),
+        expect.stringContaining('absence 999999999 not reported through this link'),
+        expect.stringContaining('report refused (the form:'),
+      ]),
+    );
+  }, 120_000);
+
   it('refuses a form without its CSRF token, from another site, or with another browser’s cookie', async () => {
     const { child, url } = await childPage();
     const form = await formOf('127.0.0.5', url);
