@@ -12,6 +12,6 @@ export type { ProjectableSession } from './project.ts';
 export { audienceMaySee, normaliseHexColor, orderCustomFields, projectSession } from './project.ts';
 export type { EventTemplates } from './templates.ts';
 export { DEFAULT_TEMPLATE_DIR, loadEventTemplates } from './templates.ts';
-export { sessionTimeRange } from './times.ts';
+export { sessionTimeRange, sessionTimeRangeZoned } from './times.ts';
 export type { Audience, CalendarEvent } from './types.ts';
 export { eventUid } from './uid.ts';

@@ -1,6 +1,6 @@
 // A session's times on the school's wall clock, as every output prints them (landing and family pages, /staff,
 // PDFs, `rostercal sessions`): one rule, so the two 02:30s of the night clocks go back read the same everywhere.
-import { wallTimeRange } from '../util/time-zone.ts';
+import { wallTimeRange, zoneAbbreviation } from '../util/time-zone.ts';
 
 interface Formats {
   time: Intl.DateTimeFormat;
@@ -48,4 +48,19 @@ export function sessionTimeRange(start: string, end: string, timeZone: string, l
 /** The day a session starts on the school's calendar, `YYYY-MM-DD`. */
 export function sessionDate(start: string, timeZone: string): string {
   return formatsFor('en-GB', timeZone).ymd.format(Date.parse(start));
+}
+
+/**
+ * The same range, always naming the zone ("15:30–16:30 AEDT"): for a terminal, whose reader may sit in
+ * another zone than the school's; a range that already names its zones is left as it is.
+ */
+export function sessionTimeRangeZoned(
+  start: string,
+  end: string,
+  timeZone: string,
+  locale = 'en-GB',
+): string {
+  const range = sessionTimeRange(start, end, timeZone, locale);
+  const abbr = zoneAbbreviation(Date.parse(start), timeZone);
+  return range.includes(abbr) ? range : `${range} ${abbr}`;
 }

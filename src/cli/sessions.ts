@@ -1,6 +1,11 @@
 // `rostercal sessions --team ID`: a team's upcoming sessions with their ids, dates and status, so a coach can
 // pick the one to print (`rostercal roster --team ID --session ID`). Read from the local store.
-import { createProjectionContext, decideSession, loadSchoolInfo } from '../calendar/index.ts';
+import {
+  createProjectionContext,
+  decideSession,
+  loadSchoolInfo,
+  sessionTimeRangeZoned,
+} from '../calendar/index.ts';
 import { defaultSession, RosterError, resolveSchool, upcomingSessions } from '../rosters/index.ts';
 import { columns, printJson, printLines } from '../terminal.ts';
 import { defineCommand, EXIT, numberOption, UsageError, withStore } from './command.ts';
@@ -87,7 +92,7 @@ export const run = defineCommand({
             rows.map((r) => [
               String(r.id),
               r.date,
-              r.time,
+              sessionTimeRangeZoned(r.start, r.end, school.timeZone),
               r.status.toUpperCase(),
               r.next ? 'next' : '',
               r.cancellationReason ? `${r.title} · ${r.cancellationReason}` : r.title,

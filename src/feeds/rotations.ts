@@ -163,6 +163,8 @@ export interface RotationState {
   reissue: Set<SchoolId>;
   /** Lines for the operator (what was repaired). */
   notes: string[];
+  /** Reconciling itself failed: the schools stay unsure until a restart reconciles (no recheck clears them). */
+  stuck?: boolean;
 }
 
 /** What `issue` must do: save a live token of that version, revoking older ones. */

@@ -67,7 +67,12 @@ export class RotationGuard {
   }
 
   async #recheck(): Promise<void> {
-    if (this.#state.unsure.size === 0 || performance.now() - this.#checkedAt < RECHECK_MS) return;
+    if (
+      this.#state.unsure.size === 0 ||
+      this.#state.stuck ||
+      performance.now() - this.#checkedAt < RECHECK_MS
+    )
+      return;
     this.#checking ??= (async () => {
       this.#checkedAt = performance.now();
       if (!(await vouched(this.#store, this.#journal, this.#secret))) return;
@@ -141,15 +146,30 @@ export async function prepareFeedTokens(opts: {
       );
   }
   const fingerprint = secretFingerprint(secret);
-  const state = await reconcileRotations({
-    store: opts.store,
-    journal,
-    schools: opts.schools,
-    secret: fingerprint,
-    secretSource: source,
-    newSecret: created,
-    issue: (school, scope, id, version) => tokens.issueVersion(school, scope, id, version),
-  });
+  let state: RotationState;
+  try {
+    state = await reconcileRotations({
+      store: opts.store,
+      journal,
+      schools: opts.schools,
+      secret: fingerprint,
+      secretSource: source,
+      newSecret: created,
+      issue: (school, scope, id, version) => tokens.issueVersion(school, scope, id, version),
+    });
+  } catch (err) {
+    // A database (or file system) failing mid-reconcile, a damaged SQLite page say: which URLs were rotated cannot
+    // be told, so no feed is served; serve still starts, so /readyz can name the damage instead of a crash loop.
+    // Errors of our own (a malformed rotation file) carry no code and still stop the start.
+    if (typeof (err as { code?: unknown } | null)?.code !== 'string') throw err;
+    const why = `the database failed while rostercal read which feed URLs were rotated (${(err as Error).message}): no feed is served until rostercal starts again with a readable database`;
+    state = {
+      unsure: new Map(opts.schools.map((s) => [s, why])),
+      reissue: new Set(),
+      notes: [],
+      stuck: true,
+    };
+  }
   const guard = new RotationGuard(state, journal, opts.store, fingerprint);
   tokens.refuseWhile((school) => guard.reason(school));
   return { tokens, guard, journal, notes: state.notes };
