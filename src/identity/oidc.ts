@@ -3,7 +3,7 @@
 // is reported in one clear line, never a crash, and sign-in answers "not available yet" until it succeeds.
 import * as client from 'openid-client';
 import type { Logger } from '../log.ts';
-import { backoffDelay } from '../util/backoff.ts';
+import { retryDelay } from '../util/retry.ts';
 import type { OidcSettings } from './settings.ts';
 
 export type { OidcSettings };
@@ -106,7 +106,7 @@ export class OidcRelyingParty {
       } catch (err) {
         this.#failures++;
         this.#lastError = describe(err);
-        const delay = backoffDelay(
+        const delay = retryDelay(
           { baseMs: this.#opts.retryMs ?? 2000, capMs: this.#opts.maxRetryMs ?? 60_000 },
           Math.min(this.#failures - 1, 10),
         );

@@ -3,6 +3,7 @@
 // a single request; the parts are checked one by one — throttled ones come back later, a create whose id is
 // taken becomes an adoption (PUT), an update of a vanished event becomes an insert.
 import { mapLimit } from '../util/concurrency.ts';
+import { nextRetryDelay, sleep } from '../util/retry.ts';
 import {
   failureOf,
   type GoogleClients,
@@ -13,7 +14,6 @@ import {
   isTransient,
 } from './google-client.ts';
 import { googleEventId } from './identity.ts';
-import { backoffDelay, sleep } from './pace.ts';
 import type { WriteOp, WriteResult } from './provider.ts';
 
 type Stage = 'insert' | 'adopt' | 'put' | 'delete';
@@ -84,19 +84,23 @@ async function runAccount(run: AccountRun, indexes: number[]): Promise<void> {
 /** Sends one batch; returns the items to send again (throttled, or needing a second step). */
 async function sendBatch(run: AccountRun, items: Pending[]): Promise<Pending[]> {
   const { c, results } = run;
-  const b = c.settings.backoff;
+  const policy = c.retryPolicy;
   const again: Pending[] = [];
   const retry = (p: Pending, reason: string, throttled: boolean) => {
     if (throttled) c.stats.throttled++;
     // Throttling is not a failure of the write: it has its own, larger bound, so that at 30 % throttling
     // (batch and part alike) maxRetries does not lose writes.
     const tries = throttled ? (p.throttled ?? 0) : p.attempts;
-    if (tries >= (throttled ? THROTTLED_RETRIES : b.maxRetries)) {
+    const delay = nextRetryDelay(policy, tries, {
+      limit: throttled ? THROTTLED_RETRIES : policy.maxRetries,
+      step: Math.min(tries, policy.maxRetries),
+    });
+    if (delay === null) {
       results[p.i] = { ok: false, reason };
       return;
     }
     c.stats.retries++;
-    p.notBefore = Date.now() + backoffDelay(Math.min(tries, b.maxRetries), b);
+    p.notBefore = Date.now() + delay;
     if (throttled) p.throttled = tries + 1;
     else p.attempts++;
     again.push(p);

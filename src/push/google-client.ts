@@ -5,8 +5,9 @@
 import { type Auth, type calendar_v3, google } from 'googleapis';
 import type { GoogleSettings } from '../config/push-targets.ts';
 import { scrubSecrets } from '../log.ts';
+import { type RetryPolicy, retrying } from '../util/retry.ts';
 import { GoogleAuthError, googleAuthClient } from './google-auth.ts';
-import { backoffDelay, Pacer, sleep } from './pace.ts';
+import { Pacer } from './pace.ts';
 import type { ProviderStats } from './provider.ts';
 
 /** Google said quotaExceeded: rest the calendar. */
@@ -70,9 +71,13 @@ export class GoogleClients {
   readonly #auths = new Map<string, Auth.OAuth2Client>();
   readonly #pacers = new Map<string, Pacer>();
 
+  /** The settings' backoff, jittered: parallel calendars must not retry in lockstep. */
+  readonly retryPolicy: RetryPolicy;
+
   constructor(settings: GoogleSettings, delegated: boolean) {
     this.settings = settings;
     this.delegated = delegated;
+    this.retryPolicy = { ...settings.backoff, jitter: true };
   }
 
   /** Account key: '' is the target's own account; otherwise the delegated user. */
@@ -113,25 +118,26 @@ export class GoogleClients {
   }
 
   /** One API call with pacing (writes), counting, backoff on throttling and transient failures. */
-  async call<T>(account: string, write: boolean, fn: (api: calendar_v3.Calendar) => Promise<T>): Promise<T> {
-    const b = this.settings.backoff;
-    for (let attempt = 0; ; attempt++) {
-      if (write) await this.pacer(account).take();
-      this.stats.requests++;
-      try {
+  call<T>(account: string, write: boolean, fn: (api: calendar_v3.Calendar) => Promise<T>): Promise<T> {
+    return retrying(
+      async () => {
+        if (write) await this.pacer(account).take();
+        this.stats.requests++;
         return await fn(this.#api(account));
-      } catch (err) {
-        const f = failureOf(err);
-        if (isQuota(f)) throw new PausedError(f.message);
-        const throttle = isThrottle(f);
-        if (throttle) this.stats.throttled++;
-        if ((throttle || isTransient(f)) && attempt < b.maxRetries) {
+      },
+      {
+        policy: this.retryPolicy,
+        retryable: (err) => {
+          const f = failureOf(err);
+          if (isQuota(f)) throw new PausedError(f.message);
+          const throttle = isThrottle(f);
+          if (throttle) this.stats.throttled++;
+          return throttle || isTransient(f);
+        },
+        onRetry: () => {
           this.stats.retries++;
-          await sleep(backoffDelay(attempt, b));
-          continue;
-        }
-        throw err;
-      }
-    }
+        },
+      },
+    );
   }
 }

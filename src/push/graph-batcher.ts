@@ -4,7 +4,7 @@
 // request at a time), so one busy mailbox can still fill a batch while staying at 4 concurrent requests.
 // Sub-responses are checked one by one: throttled ones (429/503/504) wait their Retry-After and go again, the
 // ones cut short by a failed predecessor (424) go again at once, everything else is handed back.
-import { type BackoffSettings, backoffDelay } from './pace.ts';
+import { nextRetryDelay, type RetryPolicy } from '../util/retry.ts';
 
 export interface SubRequest {
   method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
@@ -46,7 +46,7 @@ export interface BatcherSettings {
   batchSize: number;
   maxConcurrentPerMailbox: number;
   parallelBatches: number;
-  backoff: BackoffSettings;
+  backoff: RetryPolicy;
 }
 
 export interface BatcherStats {
@@ -105,9 +105,13 @@ export class GraphBatcher {
   #rr = 0;
   readonly stats: BatcherStats = { batches: 0, items: 0, throttledItems: 0, retriedItems: 0 };
 
+  /** The settings' backoff, jittered: parallel mailboxes must not retry in lockstep. */
+  readonly #policy: RetryPolicy;
+
   constructor(send: SendBatch, settings: BatcherSettings) {
     this.#send = send;
     this.#s = settings;
+    this.#policy = { ...settings.backoff, jitter: true };
   }
 
   submit(mailbox: string, req: SubRequest): Promise<SubResponse> {
@@ -240,18 +244,23 @@ export class GraphBatcher {
     return { items, chains: perMailbox, json };
   }
 
-  #retry(it: Item, delayMs: number, throttled = false) {
-    if (throttled) {
-      // Graph said when to come back: that is not a failure of the request, so it does not use up the backoff's
-      // retries (at 30 % throttling, 8 retries would still lose about one write in 50,000) — but it is bounded.
-      it.throttledAttempts++;
-      if (it.throttledAttempts > THROTTLED_RETRIES) return false;
-    } else {
-      it.attempts++;
-      if (it.attempts > this.#s.backoff.maxRetries) return false;
-    }
+  /**
+   * Puts an item back to wait `retryAfterMs` (Graph's Retry-After, throttled items) or its backoff; false when its
+   * retries are spent. Throttling is not a failure of the request, so it does not use up the backoff's retries
+   * (at 30 % throttling, 8 retries would still lose about one write in 50,000) — but it is bounded.
+   */
+  #retry(it: Item, throttled: boolean, retryAfterMs: number | null = null): boolean {
+    const delay = throttled
+      ? nextRetryDelay(this.#policy, it.throttledAttempts, {
+          limit: THROTTLED_RETRIES,
+          retryAfter: { ms: retryAfterMs, use: 'exact' },
+        })
+      : nextRetryDelay(this.#policy, it.attempts);
+    if (delay === null) return false;
+    if (throttled) it.throttledAttempts++;
+    else it.attempts++;
     this.stats.retriedItems++;
-    it.notBefore = Date.now() + delayMs;
+    it.notBefore = Date.now() + delay;
     this.#enqueue(it, true);
     return true;
   }
@@ -278,8 +287,7 @@ export class GraphBatcher {
         }
         if (!r) {
           // The whole batch failed (or the server left this one out): try again later.
-          const delay = backoffDelay(it.attempts, this.#s.backoff);
-          if (!this.#retry(it, delay)) it.resolve(lastFailure(failure));
+          if (!this.#retry(it, false)) it.resolve(lastFailure(failure));
           return;
         }
         if (r.status === 424) {
@@ -291,11 +299,7 @@ export class GraphBatcher {
         if (THROTTLED.has(r.status)) {
           this.stats.throttledItems++;
           const after = Number(header(r.headers, 'Retry-After'));
-          const delay =
-            Number.isFinite(after) && after >= 0
-              ? after * 1000
-              : backoffDelay(it.throttledAttempts, this.#s.backoff);
-          if (this.#retry(it, delay, true)) return;
+          if (this.#retry(it, true, Number.isFinite(after) && after >= 0 ? after * 1000 : null)) return;
         }
         it.resolve({ status: r.status, headers: r.headers ?? {}, body: r.body });
       });

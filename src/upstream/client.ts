@@ -14,9 +14,8 @@ import type {
   UpstreamClientOptions,
   UserWriteResult,
 } from './api.ts';
-import { DEFAULT_BACKOFF } from './backoff.ts';
 import { InvalidResponseError } from './errors.ts';
-import { createTransport } from './http.ts';
+import { createTransport, DEFAULT_BACKOFF } from './http.ts';
 import { toInstant, toWireDateTime } from './instant.ts';
 import {
   indexCustomFields,

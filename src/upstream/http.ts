@@ -4,9 +4,8 @@
 // the connection); writes only after 429 (the service did nothing), because a 5xx or a timeout on a write may
 // have been applied and repeating it could create a record twice.
 
-import { backoffDelay, parseRetryAfter } from '../util/backoff.ts';
+import { parseRetryAfter, type RetryPolicy, retrying } from '../util/retry.ts';
 import type { RetryInfo } from './api.ts';
-import type { BackoffPolicy } from './backoff.ts';
 import {
   errorForStatus,
   InvalidResponseError,
@@ -14,10 +13,24 @@ import {
   RateLimitedError,
   TimeoutError,
   UnreachableError,
-  type UpstreamError,
+  UpstreamError,
 } from './errors.ts';
 import type { RateLimiter } from './rate-limiter.ts';
 import type { StatsRecorder } from './stats.ts';
+
+// The spec's recommended schedule: wait 1 s after the first 429 and double after each further one (2, 4, 8 s),
+// capped. The same schedule serves 5xx, network failures and timeouts on reads.
+export interface BackoffPolicy extends RetryPolicy {
+  /** A Retry-After longer than this is not waited out: the request fails with the 429 instead. */
+  maxRetryAfterMs: number;
+}
+
+export const DEFAULT_BACKOFF: BackoffPolicy = {
+  baseMs: 1000,
+  capMs: 32_000,
+  maxRetries: 6,
+  maxRetryAfterMs: 120_000,
+};
 
 export type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
@@ -58,7 +71,7 @@ export interface Transport {
 
 type Attempt =
   | { ok: true; body: string; json?: unknown }
-  | { ok: false; error: UpstreamError; retryAfterMs: number | null; counts: 'throttled' | 'errors' };
+  | { ok: false; error: UpstreamError; counts: 'throttled' | 'errors' };
 
 const REASON_MAX = 200;
 /** Retries (1 s, 2 s with the default backoff) before an unreachable service ends the request. */
@@ -151,14 +164,12 @@ export function createTransport(opts: TransportOptions): Transport {
         return {
           ok: false,
           error: new RateLimitedError(label, reason, retryAfterMs),
-          retryAfterMs,
           counts: 'throttled',
         };
       }
       return {
         ok: false,
         error: errorForStatus(label, res.status, reason),
-        retryAfterMs: null,
         counts: 'errors',
       };
     } catch (err) {
@@ -167,7 +178,6 @@ export function createTransport(opts: TransportOptions): Transport {
         return {
           ok: false,
           error: new TimeoutError(label, opts.timeoutMs),
-          retryAfterMs: null,
           counts: 'errors',
         };
       }
@@ -177,7 +187,6 @@ export function createTransport(opts: TransportOptions): Transport {
         error: unreachable
           ? new UnreachableError(label, publicUrl, unreachable)
           : new NetworkError(label, redact(networkReason(err))),
-        retryAfterMs: null,
         counts: 'errors',
       };
     } finally {
@@ -188,38 +197,41 @@ export function createTransport(opts: TransportOptions): Transport {
   const send = async (req: HttpRequest): Promise<Extract<Attempt, { ok: true }>> => {
     const label = `${req.method} ${req.path}`;
     const stats = opts.stats.for(req.endpoint);
-    for (let retry = 0; ; retry++) {
-      if (req.signal?.aborted) throw new AbandonedError(label);
-      stats.requests++;
-      if (retry > 0) stats.retries++;
-      const result = await attempt(req, label);
-      if (result.ok) return result;
-      stats[result.counts]++;
-      const { error } = result;
-      const retryable = error.status === 429 || (req.read && error.retryable);
-      // Nobody answering at all: a couple of quick tries (a restarting service), not the whole backoff.
-      const maxRetries =
-        error instanceof UnreachableError
-          ? Math.min(UNREACHABLE_RETRIES, opts.backoff.maxRetries)
-          : opts.backoff.maxRetries;
-      if (!retryable || retry >= maxRetries) throw error;
-      // Retry-After is a floor: never sooner than the server asks, never faster than the 1-2-4-8 schedule (a
-      // server that keeps answering "retry in 1 s" is still backed off from).
-      let waitMs = backoffDelay(opts.backoff, retry);
-      if (result.retryAfterMs !== null) {
-        if (result.retryAfterMs > opts.backoff.maxRetryAfterMs)
-          throw tooLongToWait(label, error, result.retryAfterMs, opts.backoff.maxRetryAfterMs);
-        waitMs = Math.max(waitMs, result.retryAfterMs);
-      }
-      opts.onRetry?.({
-        endpoint: req.endpoint,
-        retry: retry + 1,
-        waitMs,
-        status: error.status,
-        reason: error.reason,
-      });
-      await opts.sleep(waitMs);
-    }
+    return retrying(
+      async (retry) => {
+        if (req.signal?.aborted) throw new AbandonedError(label);
+        stats.requests++;
+        if (retry > 0) stats.retries++;
+        const result = await attempt(req, label);
+        if (result.ok) return result;
+        stats[result.counts]++;
+        throw result.error;
+      },
+      {
+        policy: opts.backoff,
+        sleep: opts.sleep,
+        retryable: (error) => {
+          if (!(error instanceof UpstreamError)) return false;
+          if (!(error.status === 429 || (req.read && error.retryable))) return false;
+          return {
+            // Nobody answering at all: a couple of quick tries (a restarting service), not the whole backoff.
+            ...(error instanceof UnreachableError
+              ? { maxRetries: Math.min(UNREACHABLE_RETRIES, opts.backoff.maxRetries) }
+              : {}),
+            // Retry-After is a floor: never sooner than the server asks, never faster than the 1-2-4-8 schedule
+            // (a server that keeps answering "retry in 1 s" is still backed off from).
+            retryAfterMs: error instanceof RateLimitedError ? error.retryAfterMs : null,
+            retryAfterUse: 'floor',
+          };
+        },
+        onRetry: ({ retry, waitMs, error, retryAfterMs }) => {
+          const e = error as UpstreamError;
+          if (retryAfterMs !== null && retryAfterMs > opts.backoff.maxRetryAfterMs)
+            throw tooLongToWait(label, e, retryAfterMs, opts.backoff.maxRetryAfterMs);
+          opts.onRetry?.({ endpoint: req.endpoint, retry, waitMs, status: e.status, reason: e.reason });
+        },
+      },
+    );
   };
 
   return {
@@ -245,7 +257,6 @@ function parsed(req: HttpRequest, label: string, text: string): Attempt {
     return {
       ok: false,
       error: new InvalidResponseError(label, 200, reason, req.read),
-      retryAfterMs: null,
       counts: 'errors',
     };
   }

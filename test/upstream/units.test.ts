@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_BACKOFF } from '../../src/upstream/backoff.ts';
+import { DEFAULT_BACKOFF } from '../../src/upstream/http.ts';
 import { isCanonicalInstant, toInstant, toWireDateTime } from '../../src/upstream/instant.ts';
 import { encodeQuery } from '../../src/upstream/query.ts';
-import { backoffDelay, parseRetryAfter } from '../../src/util/backoff.ts';
+import { backoffDelay, parseRetryAfter } from '../../src/util/retry.ts';
 
 describe('toInstant', () => {
   it.each([
