@@ -206,14 +206,14 @@ async function main(): Promise<void> {
     let renders = 0;
     const feeds = new FeedService({ store, now, dataVersionTtlMs: 0, onRender: () => renders++ });
     const w = feeds.currentWindow();
-    const teams = await store.list(SCHOOL, 'teams');
+    const teams = await store.records.list(SCHOOL, 'teams');
     const counts = await Promise.all(
       teams.map(
         async (tm) =>
           [
             tm,
             (
-              await store.listSessions(SCHOOL, {
+              await store.records.listSessions(SCHOOL, {
                 teamIds: [tm.id],
                 from: w.from.toISOString(),
                 to: w.to.toISOString(),
@@ -224,7 +224,7 @@ async function main(): Promise<void> {
     );
     const [team, have] = counts.sort((a, b) => b[1] - a[1])[0]!;
     const coach = sandbox.school.users.find((u) => !u.frozen)!;
-    const locations = await store.list(SCHOOL, 'locations');
+    const locations = await store.records.list(SCHOOL, 'locations');
     const base = Date.parse(sandbox.now());
     const extra = Math.max(0, TARGET_EVENTS - have);
     const extraSessions = Array.from({ length: extra }, (_, i) => {
@@ -259,7 +259,7 @@ async function main(): Promise<void> {
       `render all feeds (cold): ${cold.feeds} feeds, ${cold.events} events, ${(cold.bytes / 1e6).toFixed(1)} MB in ${ms(performance.now() - t)}`,
     );
     // An upstream edit, an incremental sync, and the re-render that follows it.
-    const some = (await store.listSessions(SCHOOL, { from: sandbox.now() })).slice(0, 5);
+    const some = (await store.records.listSessions(SCHOOL, { from: sandbox.now() })).slice(0, 5);
     await client.updateSessions({
       email: coach.email,
       sessions: some.map((s) => ({ id: s.id, studentParentNotes: `${s.studentParentNotes} (updated)` })),
@@ -483,7 +483,7 @@ async function district(): Promise<void> {
     await neverAStall({ store, client, ask, nextLine, feedUrls, serving, pid, upstreamUrl, now });
 
     // An upstream edit of 5 sessions, then a pull that changed nothing.
-    const some = (await store.listSessions(SCHOOL, { from: now().toISOString() }))
+    const some = (await store.records.listSessions(SCHOOL, { from: now().toISOString() }))
       .filter((x) => !x.cancelled)
       .slice(0, 5);
     const coach = await coachEmail(store);
@@ -534,7 +534,7 @@ function districtSchool(url: string) {
 }
 
 async function coachEmail(store: Awaited<ReturnType<typeof openStore>>): Promise<string> {
-  const staff = await store.list(SCHOOL, 'staff');
+  const staff = await store.records.list(SCHOOL, 'staff');
   const withEmail = staff.find((s) => s.email);
   if (!withEmail) throw new Error('no member of staff with an e-mail address to write as');
   return withEmail.email!;
@@ -605,7 +605,7 @@ async function neverAStall(ctx: {
   const idleLoop = await ctx.ask<LoopDelay>('report');
 
   // EDITS sessions of the coming months changed upstream, spread over the district.
-  const upcoming = (await ctx.store.listSessions(SCHOOL, { from: ctx.now().toISOString() })).filter(
+  const upcoming = (await ctx.store.records.listSessions(SCHOOL, { from: ctx.now().toISOString() })).filter(
     (x) => !x.cancelled,
   );
   const step = Math.max(1, Math.floor(upcoming.length / EDITS));

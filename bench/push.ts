@@ -207,11 +207,11 @@ async function main(): Promise<void> {
     console.log('\nincremental push');
     let total = 0;
     for (const target of targets) {
-      const mapped = (await store.listPushMappings(school.id, target.id)).filter((m) =>
+      const mapped = (await store.push.listPushMappings(school.id, target.id)).filter((m) =>
         changedSet.has(m.sessionId),
       ).length;
       const sessionsTouched = new Set(
-        (await store.listPushMappings(school.id, target.id))
+        (await store.push.listPushMappings(school.id, target.id))
           .filter((m) => changedSet.has(m.sessionId))
           .map((m) => m.sessionId),
       ).size;

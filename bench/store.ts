@@ -61,18 +61,18 @@ async function time<T>(fn: () => Promise<T>): Promise<[T, number]> {
 async function measure(label: string, store: Store, d: ReturnType<typeof data>, baselineMs: number) {
   const [, first] = await time(() =>
     store.transaction(async (tx) => {
-      await tx.upsert('s', 'students', d.students, AT);
-      await tx.upsert('s', 'teams', d.teams, AT);
-      await tx.upsert('s', 'sessions', d.sessions, AT);
+      await tx.records.upsert('s', 'students', d.students, AT);
+      await tx.records.upsert('s', 'teams', d.teams, AT);
+      await tx.records.upsert('s', 'sessions', d.sessions, AT);
     }),
   );
   const [, again] = await time(async () => {
-    await store.upsert('s', 'students', d.students, AT);
-    await store.upsert('s', 'teams', d.teams, AT);
-    await store.upsert('s', 'sessions', d.sessions, AT);
+    await store.records.upsert('s', 'students', d.students, AT);
+    await store.records.upsert('s', 'teams', d.teams, AT);
+    await store.records.upsert('s', 'sessions', d.sessions, AT);
   });
-  const [rows, query] = await time(() => store.listSessions('s', { studentId: 15 }));
-  const [all, readAll] = await time(() => store.list('s', 'sessions'));
+  const [rows, query] = await time(() => store.records.listSessions('s', { studentId: 15 }));
+  const [all, readAll] = await time(() => store.records.list('s', 'sessions'));
   console.log(
     `${label.padEnd(9)} first write ${first.toFixed(0).padStart(5)} ms (${(first / baselineMs).toFixed(1)}× baseline)` +
       `  unchanged rewrite ${again.toFixed(0).padStart(4)} ms` +

@@ -81,13 +81,13 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
         `the store can be read but not written (${store.readOnly}): serving what it has; no pull until it can be written and serve starts again`,
       );
       log.error({ reason: store.readOnly }, 'store opened read-only');
-      const known = new Set((await store.listSchools()).map((s) => s.id));
+      const known = new Set((await store.records.listSchools()).map((s) => s.id));
       for (const s of opts.config.schools)
         if (!known.has(s.id))
           say(`${s.id}: not in the store, which cannot record it: nothing of it to serve`);
     } else
       for (const s of opts.config.schools)
-        await store.upsertSchool({ id: s.id, name: s.name, timeZone: s.timeZone });
+        await store.records.upsertSchool({ id: s.id, name: s.name, timeZone: s.timeZone });
 
     // Refuses to start with a feed secret that did not make the store's feeds; repairs rotations the store lost.
     const { tokens, guard, notes, journal } = await prepareFeedTokens({
@@ -261,7 +261,7 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
                   `${store.readOnly} (opened read-only at start; start serve again once it can be written)`,
                 ),
               )
-            : store.beat(processOwner(), new Date().toISOString()),
+            : store.runs.beat(processOwner(), new Date().toISOString()),
         schedulerProblems: () => sync.scheduler.problems(),
         storeTrouble: trouble,
       },
@@ -321,6 +321,9 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
 }
 
 async function demoPeople(store: Store, schoolId: string): Promise<DemoPerson[]> {
-  const [staff, teams] = await Promise.all([store.list(schoolId, 'staff'), store.list(schoolId, 'teams')]);
+  const [staff, teams] = await Promise.all([
+    store.records.list(schoolId, 'staff'),
+    store.records.list(schoolId, 'teams'),
+  ]);
   return pickDemoStaff(staff, teams);
 }

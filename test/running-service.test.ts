@@ -50,7 +50,7 @@ describe('rostercal serve', () => {
   });
 
   it('pulls on start and reports healthy and ready', async () => {
-    const runs = await service.store.listRuns('hill');
+    const runs = await service.store.runs.listRuns('hill');
     expect(runs[0]?.status).toBe('succeeded');
     expect((await fetch(`${service.url}/healthz`)).status).toBe(200);
     const ready = await fetch(`${service.url}/readyz`);
@@ -71,7 +71,7 @@ describe('rostercal serve', () => {
   });
 
   it('keeps the dashboard and rosters to staff', async () => {
-    const team = (await service.store.list('hill', 'teams')).find((t) => !t.hidden)!;
+    const team = (await service.store.records.list('hill', 'teams')).find((t) => !t.hidden)!;
     for (const p of ['/admin', `/rosters/teams/${team.id}.pdf?template=team-roster`]) {
       const res = await fetch(`${service.url}${p}`);
       expect(res.status).toBe(401);

@@ -133,7 +133,7 @@ export async function loadSchoolInfo(
   schoolId: SchoolId,
   opts: { locationOwnerIds?: Id[] } = {},
 ): Promise<SchoolInfo> {
-  const [schools, uidDomain] = await Promise.all([store.listSchools(), store.uidDomain()]);
+  const [schools, uidDomain] = await Promise.all([store.records.listSchools(), store.feeds.uidDomain()]);
   const school = schools.find((s) => s.id === schoolId);
   if (!school) throw new Error(`unknown school: ${schoolId}`);
   const owners = opts.locationOwnerIds?.length
@@ -153,7 +153,7 @@ export async function loadSchoolInfo(
 const ownersKept = new WeakMap<Store, Map<SchoolId, { key: string; owners: Promise<Id[]> }>>();
 
 async function inferredOwners(store: Store, schoolId: SchoolId, schoolName: string): Promise<Id[]> {
-  const key = `${await store.dataVersion(schoolId)}|${schoolName}`;
+  const key = `${await store.records.dataVersion(schoolId)}|${schoolName}`;
   let bySchool = ownersKept.get(store);
   if (!bySchool) {
     bySchool = new Map();
@@ -161,7 +161,9 @@ async function inferredOwners(store: Store, schoolId: SchoolId, schoolName: stri
   }
   const kept = bySchool.get(schoolId);
   if (kept?.key === key) return kept.owners;
-  const owners = store.listSessions(schoolId, {}).then((all) => inferLocationOwnerIds(all, schoolName));
+  const owners = store.records
+    .listSessions(schoolId, {})
+    .then((all) => inferLocationOwnerIds(all, schoolName));
   bySchool.set(schoolId, { key, owners });
   owners.catch(() => {
     if (bySchool.get(schoolId)?.owners === owners) bySchool.delete(schoolId);
@@ -182,10 +184,10 @@ export async function loadProjectionContext(
 ): Promise<ProjectionContext> {
   const pause = opts.pause ?? yieldToEventLoop;
   const [customFields, staff, students, teams, schoolInfo] = await Promise.all([
-    store.list(schoolId, 'customFields'),
-    store.list(schoolId, 'staff'),
-    store.list(schoolId, 'students', { includeDeleted: true }),
-    store.list(schoolId, 'teams'),
+    store.records.list(schoolId, 'customFields'),
+    store.records.list(schoolId, 'staff'),
+    store.records.list(schoolId, 'students', { includeDeleted: true }),
+    store.records.list(schoolId, 'teams'),
     loadSchoolInfo(store, schoolId, opts.locationOwnerIds ? { locationOwnerIds: opts.locationOwnerIds } : {}),
   ]);
   await pause();

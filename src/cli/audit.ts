@@ -56,7 +56,7 @@ export const run = defineCommand({
       for (;;) {
         const want = Math.min(PAGE, limit === undefined ? PAGE : limit - out.length);
         if (want <= 0) break;
-        const page = await store.listAudit({
+        const page = await store.access.listAudit({
           ...(since !== undefined ? { since } : {}),
           ...(values.person !== undefined ? { actor: values.person } : {}),
           ...(teamId !== undefined ? { teamId } : {}),

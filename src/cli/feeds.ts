@@ -56,7 +56,7 @@ export async function listFeeds(
   publicUrl: string,
   schoolIds?: string[],
 ): Promise<FeedListing[]> {
-  const schools = schoolIds ?? (await store.listSchools()).map((s) => s.id);
+  const schools = schoolIds ?? (await store.records.listSchools()).map((s) => s.id);
   const out: FeedListing[] = [];
   for (const schoolId of schools) {
     const defs = await listFeedDefs(store, schoolId);
@@ -95,7 +95,7 @@ function table(rows: FeedListing[]): string[] {
 
 /** The school to act on: --school, else the only school the store holds. */
 async function pickSchool(store: Store, asked: string | undefined): Promise<string> {
-  const known = (await store.listSchools()).map((s) => s.id);
+  const known = (await store.records.listSchools()).map((s) => s.id);
   if (asked) {
     if (!known.includes(asked)) {
       throw new Error(
@@ -147,7 +147,10 @@ export const run = defineCommand({
       if (rest.length) throw new UsageError(`list: unexpected ${rest.join(' ')}`);
       return withStore(config, async (store) => {
         const schoolIds = values.school ? [await pickSchool(store, values.school)] : undefined;
-        const tokens = await prepare(store, schoolIds ?? (await store.listSchools()).map((s) => s.id));
+        const tokens = await prepare(
+          store,
+          schoolIds ?? (await store.records.listSchools()).map((s) => s.id),
+        );
         if (!tokens) return EXIT.failure;
         const rows = await listFeeds(store, tokens, config.publicUrl, schoolIds);
         if (values.json) printJson(rows);
@@ -245,10 +248,10 @@ async function acceptStore(config: Config, store: Store): Promise<number> {
     );
     return EXIT.ok;
   }
-  await store.startFeedRotationRecord(fingerprint, new Date().toISOString());
+  await store.links.startFeedRotationRecord(fingerprint, new Date().toISOString());
   await mergeRecords(store, journal, fingerprint);
-  const rotated = (await store.listFeedRotations()).length;
-  const schools = await store.listSchools();
+  const rotated = (await store.links.listFeedRotations()).length;
+  const schools = await store.records.listSchools();
   for (const s of schools)
     await auditCommandLine(store, {
       action: 'feeds-accept-store',

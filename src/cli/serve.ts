@@ -107,7 +107,7 @@ async function banner(
   await service.initialPulls;
   if (stopping()) return;
   for (const school of service.config.schools) {
-    const last = (await service.store.listRuns(school.id, { limit: 10 })).find((r) => r.kind !== 'push');
+    const last = (await service.store.runs.listRuns(school.id, { limit: 10 })).find((r) => r.kind !== 'push');
     if (!last) continue;
     const took = last.finishedAt
       ? `, took ${((Date.parse(last.finishedAt) - Date.parse(last.startedAt)) / 1000).toFixed(1)} s`

@@ -42,7 +42,7 @@ export const run = defineCommand({
         store,
         values.school ?? (cfg.schools.length === 1 ? cfg.schools[0]!.id : null),
       );
-      const team = await store.get(school.id, 'teams', teamId);
+      const team = await store.records.get(school.id, 'teams', teamId);
       if (!team || team.meta.deletedAt)
         throw new RosterError('unknown-team', `unknown team ${teamId} in school "${school.id}"`);
       const now = new Date();

@@ -105,7 +105,7 @@ export const run = defineCommand({
     const limit = numberOption('--runs', values.runs, { min: 1 }) ?? 5;
     const config = await loadConfig();
     return withStore(config, async (store) => {
-      const known = await store.listSchools();
+      const known = await store.records.listSchools();
       // Configured schools first (even before their first run), then any others the store remembers.
       const ids = [...new Set([...config.schools.map((s) => s.id), ...known.map((s) => s.id)])];
       const selected = values.school ? ids.filter((id) => id === values.school) : ids;
@@ -122,8 +122,8 @@ export const run = defineCommand({
           id,
           name,
           timeZone: config.schools.find((s) => s.id === id)?.timeZone ?? 'UTC',
-          jobs: await store.listJobStatus(id),
-          runs: await store.listRuns(id, { limit }),
+          jobs: await store.runs.listJobStatus(id),
+          runs: await store.runs.listRuns(id, { limit }),
           familyAbsences: reporting && (reporting.on ? 'on' : reporting.why),
           liveCalendarRotations: await liveRotationsPending(
             store,

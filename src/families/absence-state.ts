@@ -24,7 +24,7 @@ export function refusedWhy(r: AbsenceWriteRefusal): string {
 }
 
 export async function readRefusal(store: Store, schoolId: SchoolId): Promise<AbsenceWriteRefusal | null> {
-  const raw = await store.getCursor(schoolId, REFUSED_KEY);
+  const raw = await store.records.getCursor(schoolId, REFUSED_KEY);
   if (!raw) return null;
   try {
     const v = JSON.parse(raw) as Partial<AbsenceWriteRefusal>;
@@ -35,12 +35,12 @@ export async function readRefusal(store: Store, schoolId: SchoolId): Promise<Abs
 }
 
 export function recordRefusal(store: Store, schoolId: SchoolId, r: AbsenceWriteRefusal): Promise<void> {
-  return store.setCursor(schoolId, REFUSED_KEY, JSON.stringify(r));
+  return store.records.setCursor(schoolId, REFUSED_KEY, JSON.stringify(r));
 }
 
 /** At start: a new token (or new permissions) may write, so the next report tries again. */
 export function clearRefusal(store: Store, schoolId: SchoolId): Promise<void> {
-  return store.setCursor(schoolId, REFUSED_KEY, '');
+  return store.records.setCursor(schoolId, REFUSED_KEY, '');
 }
 
 /** The state of the feature for a school, as /admin, `status` and the landing pages read it. */

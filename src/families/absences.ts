@@ -151,7 +151,7 @@ export class FamilyAbsences {
       : undefined;
     if (!session) {
       const known = link.shown.has(ask.sessionId)
-        ? await this.#store.get(school.id, 'sessions', ask.sessionId)
+        ? await this.#store.records.get(school.id, 'sessions', ask.sessionId)
         : null;
       const why =
         known && Date.parse(known.start) <= now.getTime()
@@ -227,7 +227,7 @@ export class FamilyAbsences {
     const school = this.#schools.get(link.schoolId);
     if (!school || !(await this.available(school.id)))
       return refuse(403, 'Undoing a reported absence is not available on this page.');
-    const stored = await this.#store.get(school.id, 'absences', ask.absenceId);
+    const stored = await this.#store.records.get(school.id, 'absences', ask.absenceId);
     const child = stored && link.children.find((c) => c.studentId === stored.studentId);
     const mark = stored && familyReportOf(stored);
     // One answer for "no such absence" and "not yours": the page reveals nothing it did not show.
@@ -260,7 +260,7 @@ export class FamilyAbsences {
     }
     // Gone upstream already (withdrawn elsewhere, or an earlier try whose answer was lost): so it is here too.
     const gone = async (): Promise<Outcome> => {
-      await this.#store.markDeleted(school.id, 'absences', [stored.id], now.toISOString());
+      await this.#store.records.markDeleted(school.id, 'absences', [stored.id], now.toISOString());
       await audit('absence-undo', 'already withdrawn upstream');
       return { ok: true, kind: 'already-withdrawn', sessionId: session?.id ?? null };
     };
@@ -276,7 +276,7 @@ export class FamilyAbsences {
           return refuse(409, 'The school has changed this absence since: please ask the school office.');
         }
         await client.deleteAbsences([stored.id]);
-        await this.#store.markDeleted(school.id, 'absences', [stored.id], now.toISOString());
+        await this.#store.records.markDeleted(school.id, 'absences', [stored.id], now.toISOString());
         await audit('absence-undo', 'withdrawn');
         return { ok: true, kind: 'withdrawn', sessionId: session?.id ?? null };
       } catch (err) {
@@ -294,7 +294,7 @@ export class FamilyAbsences {
     const school = this.#schools.get(link.schoolId);
     const days = school?.syncWindow.daysAhead ?? 365;
     for (const child of link.children) {
-      const list = await this.#store.listSessions(link.schoolId, {
+      const list = await this.#store.records.listSessions(link.schoolId, {
         studentId: child.studentId,
         from: now.toISOString(),
         to: new Date(now.getTime() + days * DAY_MS).toISOString(),
@@ -309,7 +309,7 @@ export class FamilyAbsences {
 
   /** The absences rostercal wrote for the link's children that have not begun. */
   async #reportedFor(link: ReportingLink, now: Date): Promise<Stored<'absences'>[]> {
-    const list = await this.#store.listAbsences(link.schoolId, {
+    const list = await this.#store.records.listAbsences(link.schoolId, {
       studentIds: link.children.map((c) => c.studentId),
       from: now.toISOString(),
       to: new Date(now.getTime() + 400 * DAY_MS).toISOString(),
@@ -323,7 +323,7 @@ export class FamilyAbsences {
     studentId: Id,
     a: PreExplainedAbsence,
   ): Promise<Stored<'sessions'> | null> {
-    const list = await this.#store.listSessions(schoolId, { studentId, from: a.start, to: a.end });
+    const list = await this.#store.records.listSessions(schoolId, { studentId, from: a.start, to: a.end });
     return list.find((s) => s.start === a.start && s.end === a.end) ?? list[0] ?? null;
   }
 
@@ -345,7 +345,7 @@ export class FamilyAbsences {
   /** What the upstream accepted is the store's at once (the next pull would bring the same record). */
   async #keep(schoolId: SchoolId, a: PreExplainedAbsence, now: Date): Promise<void> {
     try {
-      await this.#store.upsert(schoolId, 'absences', [a], now.toISOString());
+      await this.#store.records.upsert(schoolId, 'absences', [a], now.toISOString());
     } catch (err) {
       // The upstream holds it: the next pull brings it in; the family's report stands.
       this.#log.error({ err, schoolId }, 'a reported absence could not be stored; the next pull brings it');
@@ -363,7 +363,7 @@ export class FamilyAbsences {
     now: Date,
   ): Promise<{ outcome: Outcome; why: string } | null> {
     const max = school.families.reportsPerChildPerDay;
-    const recent = await this.#store.listAudit({
+    const recent = await this.#store.access.listAudit({
       action: 'absence-report',
       schoolId: school.id,
       since: new Date(now.getTime() - DAY_MS).toISOString(),
@@ -434,7 +434,7 @@ export class FamilyAbsences {
     detail: string,
   ): Promise<void> {
     try {
-      await this.#store.appendAudit({
+      await this.#store.access.appendAudit({
         at: this.#now().toISOString(),
         action,
         actor: actorOf(link),

@@ -53,7 +53,7 @@ function def(
 }
 
 async function schoolOf(store: Store, schoolId: SchoolId) {
-  const school = (await store.listSchools()).find((s) => s.id === schoolId);
+  const school = (await store.records.listSchools()).find((s) => s.id === schoolId);
   if (!school) throw new Error(`unknown school: ${schoolId}`);
   return school;
 }
@@ -70,12 +70,12 @@ export async function listFeedDefs(store: Store, schoolId: SchoolId): Promise<Fe
   const school = await schoolOf(store, schoolId);
   // One read at a time with the event loop's turn between them: a district's teams and students are ~100 ms of
   // reading each, which a web server in the same process would otherwise wait out back to back.
-  const teams = await store.list(schoolId, 'teams');
+  const teams = await store.records.list(schoolId, 'teams');
   await yieldToEventLoop();
-  const students = await store.list(schoolId, 'students');
+  const students = await store.records.list(schoolId, 'students');
   await yieldToEventLoop();
-  const staff = await store.list(schoolId, 'staff');
-  const activities = await store.list(schoolId, 'activities');
+  const staff = await store.records.list(schoolId, 'staff');
+  const activities = await store.records.list(schoolId, 'activities');
   const colors = activityColors(activities);
   const byName = <T>(items: T[], name: (t: T) => string) =>
     items.sort((a, b) => name(a).localeCompare(name(b)));
@@ -105,25 +105,25 @@ export async function getFeedDef(
   scope: FeedScope,
   scopeId: Id,
 ): Promise<FeedDef | null> {
-  const school = (await store.listSchools()).find((s) => s.id === schoolId);
+  const school = (await store.records.listSchools()).find((s) => s.id === schoolId);
   if (!school) return null;
   switch (scope) {
     case 'team': {
-      const t = await store.get(schoolId, 'teams', scopeId);
+      const t = await store.records.get(schoolId, 'teams', scopeId);
       if (!t || t.meta.deletedAt) return null;
-      const a = await store.get(schoolId, 'activities', t.activity.id);
+      const a = await store.records.get(schoolId, 'activities', t.activity.id);
       return def(school, scope, scopeId, t.name, normaliseHexColor(a?.hexColor ?? null));
     }
     case 'student': {
-      const s = await store.get(schoolId, 'students', scopeId);
+      const s = await store.records.get(schoolId, 'students', scopeId);
       return s && !s.meta.deletedAt && s.current ? def(school, scope, scopeId, personName(s), null) : null;
     }
     case 'staff': {
-      const s = await store.get(schoolId, 'staff', scopeId);
+      const s = await store.records.get(schoolId, 'staff', scopeId);
       return s && !s.meta.deletedAt && !s.frozen ? def(school, scope, scopeId, personName(s), null) : null;
     }
     case 'activity': {
-      const a = await store.get(schoolId, 'activities', scopeId);
+      const a = await store.records.get(schoolId, 'activities', scopeId);
       return a && !a.meta.deletedAt && !a.archived
         ? def(school, scope, scopeId, a.name, normaliseHexColor(a.hexColor))
         : null;

@@ -20,7 +20,7 @@ export async function versionFeedEvents(
   now: Date,
   onSaveError?: (err: unknown) => void,
 ): Promise<CalendarEvent[]> {
-  const before = await store.getFeedEventVersions(feed.schoolId, feed.scope, feed.scopeId);
+  const before = await store.feeds.getFeedEventVersions(feed.schoolId, feed.scope, feed.scopeId);
   const after = new Map<Id, PublishedEvent>();
   let changed = before.size !== events.length;
   const nowIso = new Date(Math.floor(now.getTime() / 1000) * 1000).toISOString();
@@ -43,7 +43,7 @@ export async function versionFeedEvents(
   });
   if (!changed) return out;
   try {
-    await store.saveFeedEventVersions(feed.schoolId, feed.scope, feed.scopeId, after);
+    await store.feeds.saveFeedEventVersions(feed.schoolId, feed.scope, feed.scopeId, after);
   } catch (err) {
     if (!onSaveError) throw err;
     onSaveError(err);

@@ -156,18 +156,18 @@ export class FamilyLinks {
       createdAt: this.#now().toISOString(),
       revokedAt: null,
     };
-    await this.#store.saveFamilyLink(link);
+    await this.#store.links.saveFamilyLink(link);
     return { ok: true, token, link };
   }
 
   /** The link behind a token with its members that still stand (their own URL not rotated, subject not gone). */
   async #liveLink(token: string): Promise<{ link: FamilyLink; members: LiveMember[] } | null> {
     if (!looksLikeToken(token)) return null;
-    const link = await this.#store.findFamilyLinkByHash(hashToken(token));
+    const link = await this.#store.links.findFamilyLinkByHash(hashToken(token));
     if (!link || link.revokedAt !== null) return null;
     const members: LiveMember[] = [];
     for (const m of link.members) {
-      const feed = await this.#store.findFeedTokenByHash(m.feedTokenHash);
+      const feed = await this.#store.links.findFeedTokenByHash(m.feedTokenHash);
       if (!feed || feed.revokedAt !== null) continue;
       if (this.#serves && !(await this.#serves(feed))) continue;
       const def = await getFeedDef(this.#store, link.schoolId, m.scope, m.scopeId);
@@ -184,7 +184,7 @@ export class FamilyLinks {
   /** A child by first name (the family knows them), a team or activity by its name. */
   async #label(def: FeedDef): Promise<string> {
     if (def.scope !== 'student') return familyLabel(def.subject);
-    const s = await this.#store.get(def.schoolId, 'students', def.scopeId);
+    const s = await this.#store.records.get(def.schoolId, 'students', def.scopeId);
     return familyLabel(s?.firstName.trim() || def.subject);
   }
 
@@ -208,7 +208,7 @@ export class FamilyLinks {
       if (m.scope !== 'student') m.label = familyLabel(renders[i]!.def.subject);
     });
     const labels = members.map((m) => m.label);
-    const school = (await this.#store.listSchools()).find((s) => s.id === link.schoolId);
+    const school = (await this.#store.records.listSchools()).find((s) => s.id === link.schoolId);
     const schoolName = school?.name ?? link.schoolId;
     const shell: FamilyShell = {
       schoolId: link.schoolId,
@@ -250,7 +250,7 @@ export class FamilyLinks {
     w: { from: Date; to: Date; key: string },
   ): Promise<FamilyFeed> {
     const key = { schoolId: link.schoolId, scope: 'family' as const, scopeId: familyFeedId(link.tokenHash) };
-    const stored = await this.#store.getRenderedFeed(key.schoolId, key.scope, key.scopeId);
+    const stored = await this.#store.feeds.getRenderedFeed(key.schoolId, key.scope, key.scopeId);
     if (stored && stored.inputs === inputs) {
       return this.#keep(link.tokenHash, inputs, {
         ...shell,
@@ -294,7 +294,7 @@ export class FamilyLinks {
       upcoming: upcomingOf(events, this.#now()),
     };
     await this.#feeds.spare(() =>
-      this.#store.saveRenderedFeed({
+      this.#store.feeds.saveRenderedFeed({
         ...key,
         dataVersion: renders[0]!.dataVersion,
         windowKey: w.key,

@@ -135,7 +135,7 @@ export class FeedService {
     const now = Date.now();
     const hit = this.#versions.get(schoolId);
     if (!fresh && hit && now - hit.at < ttl) return hit.version;
-    const version = this.store.dataVersion(schoolId);
+    const version = this.store.records.dataVersion(schoolId);
     this.#versions.set(schoolId, { at: now, version });
     version.catch(() => this.#versions.delete(schoolId));
     return version;
@@ -168,7 +168,7 @@ export class FeedService {
     const w = this.currentWindow();
     const sessions =
       prefetched ??
-      (await this.store.listSessions(
+      (await this.store.records.listSessions(
         def.schoolId,
         sessionQuery(def.scope, def.scopeId, w.from.toISOString(), w.to.toISOString()),
       ));
@@ -340,7 +340,7 @@ export class FeedService {
     const held = this.#held.has(schoolId);
     if (held && hit && hit.windowKey === windowKey) return hit;
     return this.#rendered.once(key, version, async () => {
-      const stored = await this.store.getRenderedFeed(schoolId, scope, scopeId);
+      const stored = await this.store.feeds.getRenderedFeed(schoolId, scope, scopeId);
       if (stored && stored.windowKey === windowKey && (stored.dataVersion === version || held)) {
         const def = JSON.parse(stored.def) as FeedDef;
         return this.#rendered.remember(key, await this.#rendered.fromRecord(def, stored, stored.dataVersion));
@@ -352,14 +352,14 @@ export class FeedService {
       }
       const ctx = await this.#context(schoolId, version);
       const w = this.currentWindow();
-      const sessions = await this.store.listSessions(
+      const sessions = await this.store.records.listSessions(
         schoolId,
         sessionQuery(scope, scopeId, w.from.toISOString(), w.to.toISOString()),
       );
       const inputs = this.#inputsOf(def, ctx, w.key, sessions);
       if (stored && stored.inputs === inputs) {
         await this.spare(() =>
-          this.store.markRenderedFeedsCurrent(schoolId, [{ scope, scopeId, inputs }], version),
+          this.store.feeds.markRenderedFeedsCurrent(schoolId, [{ scope, scopeId, inputs }], version),
         );
         // Still in memory from an earlier version: the same bytes, nothing to unzip.
         if (hit && hit.inputs === inputs)

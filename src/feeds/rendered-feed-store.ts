@@ -122,7 +122,7 @@ export class RenderedFeedStore {
     let br: Promise<Buffer> | null = stored ? Promise.resolve(stored) : null;
     return () => {
       br ??= brotliOf(body).then(async (bytes) => {
-        await this.#store
+        await this.#store.feeds
           .saveRenderedFeedBrotli(def.schoolId, def.scope, def.scopeId, etag, bytes)
           .catch(() => {});
         return bytes;
@@ -152,7 +152,7 @@ export class RenderedFeedStore {
 
   /** Stores a render: for a request, a refusal is told and swallowed; for a re-render pass it fails the pass. */
   save(record: RenderedFeedRecord, forRequest: boolean): Promise<void> {
-    const write = () => this.#store.saveRenderedFeed(record);
+    const write = () => this.#store.feeds.saveRenderedFeed(record);
     return forRequest ? this.spare(write) : write();
   }
 }

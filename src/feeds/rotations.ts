@@ -177,7 +177,7 @@ export function unvouchedReason(secretSource: string, file: string): string {
 
 /** Does a record of the store or of the file vouch for the secret with this fingerprint? */
 export async function vouched(store: Store, journal: RotationJournal, secret: string): Promise<boolean> {
-  if ((await store.getFeedRotationRecord())?.secret === secret) return true;
+  if ((await store.links.getFeedRotationRecord())?.secret === secret) return true;
   if (!journal.exists()) return false;
   const file = journal.read().secret;
   return file === null || file === secret;
@@ -193,8 +193,8 @@ export async function mergeRecords(
   journal: RotationJournal,
   secret: string,
 ): Promise<{ storeLacked: Rotation[] }> {
-  if ((await store.getFeedRotationRecord())?.secret !== secret)
-    await store.startFeedRotationRecord(secret, new Date().toISOString());
+  if ((await store.links.getFeedRotationRecord())?.secret !== secret)
+    await store.links.startFeedRotationRecord(secret, new Date().toISOString());
   if (!journal.exists()) journal.create(secret);
   let file = journal.read();
   if (file.secret === null) journal.claim(secret);
@@ -203,9 +203,9 @@ export async function mergeRecords(
     file = journal.read();
   }
   const now = new Date().toISOString();
-  const inStore = latestVersions(await store.listFeedRotations());
+  const inStore = latestVersions(await store.links.listFeedRotations());
   const tokenVersions = new Map<string, Rotation>();
-  for (const t of await store.listFeedTokens()) {
+  for (const t of await store.links.listFeedTokens()) {
     const k = rotationKey(t.schoolId, t.scope, t.scopeId);
     if ((tokenVersions.get(k)?.version ?? 0) < t.version)
       tokenVersions.set(k, {
@@ -225,7 +225,7 @@ export async function mergeRecords(
   const toFile: Rotation[] = [];
   for (const [k, r] of storeKnows) if ((file.rotations.get(k)?.version ?? 1) < r.version) toFile.push(r);
   journal.append(toFile);
-  if (toStore.length) await store.addFeedRotations(toStore);
+  if (toStore.length) await store.links.addFeedRotations(toStore);
   const storeLacked = [...file.rotations.entries()]
     .filter(([k, r]) => (tokenVersions.get(k)?.version ?? 0) < r.version)
     .map(([, r]) => r);
@@ -249,7 +249,7 @@ export async function reconcileRotations(opts: {
   const state: RotationState = { unsure: new Map(), reissue: new Set(), notes: [] };
   if (!opts.newSecret && !(await vouched(store, journal, opts.secret))) {
     const why = unvouchedReason(opts.secretSource, journal.file);
-    const withTokens = new Set((await store.listFeedTokens()).map((t) => t.schoolId));
+    const withTokens = new Set((await store.links.listFeedTokens()).map((t) => t.schoolId));
     for (const s of schools) {
       state.unsure.set(s, why);
       // Once an operator decides, the next pull issues what a lost store forgot.
@@ -257,7 +257,7 @@ export async function reconcileRotations(opts: {
     }
     return state;
   }
-  const hadTokens = new Set((await store.listFeedTokens()).map((t) => t.schoolId));
+  const hadTokens = new Set((await store.links.listFeedTokens()).map((t) => t.schoolId));
   const { storeLacked } = await mergeRecords(store, journal, opts.secret);
   for (const school of schools) {
     const lacked = storeLacked.filter((r) => r.school === school);
@@ -292,16 +292,16 @@ export class RecordMirror {
   }
 
   async sync(): Promise<void> {
-    const mark = await this.#store.feedRotationsMark();
+    const mark = await this.#store.links.feedRotationsMark();
     if (mark === this.#mark && this.#journal.exists()) return;
-    if ((await this.#store.getFeedRotationRecord())?.secret !== this.#secret) return;
+    if ((await this.#store.links.getFeedRotationRecord())?.secret !== this.#secret) return;
     if (!this.#journal.exists()) this.#journal.create(this.#secret);
     let file = this.#journal.read();
     if (file.secret !== null && file.secret !== this.#secret) {
       this.#journal.create(this.#secret);
       file = this.#journal.read();
     }
-    const missing = [...latestVersions(await this.#store.listFeedRotations()).entries()]
+    const missing = [...latestVersions(await this.#store.links.listFeedRotations()).entries()]
       .filter(([k, r]) => (file.rotations.get(k)?.version ?? 1) < r.version)
       .map(([, r]) => r);
     this.#journal.append(missing);

@@ -92,7 +92,7 @@ export class SchoolRerender {
     let wanted = defs;
     if (!opts.all) {
       const live = new Set(
-        (await p.store.listFeedTokens(schoolId))
+        (await p.store.links.listFeedTokens(schoolId))
           .filter((t) => t.revokedAt === null)
           .map((t) => feedKey(t.schoolId, t.scope, t.scopeId)),
       );
@@ -102,13 +102,13 @@ export class SchoolRerender {
     await slice.yield();
     const states = new Map<string, RenderedFeedState>();
     // Family calendars are rendered on request (feeds/family.ts), from their members' renders.
-    for (const s of await p.store.listRenderedFeedStates(schoolId))
+    for (const s of await p.store.feeds.listRenderedFeedStates(schoolId))
       if (s.scope !== 'family') states.set(feedKey(schoolId, s.scope, s.scopeId), s);
     await slice.yield();
     // Feeds whose subject is gone lose their stored bytes.
     const liveKeys = new Set(defs.map((d) => feedKey(d.schoolId, d.scope, d.scopeId)));
     const gone = [...states.entries()].filter(([k]) => !liveKeys.has(k)).map(([, s]) => s);
-    await inBatches(gone, slice, (batch) => p.store.deleteRenderedFeeds(schoolId, batch));
+    await inBatches(gone, slice, (batch) => p.store.feeds.deleteRenderedFeeds(schoolId, batch));
     for (const key of p.rendered.keys())
       if (key.startsWith(`${schoolId}|`) && !liveKeys.has(key)) p.rendered.forget(key);
 
@@ -147,7 +147,7 @@ export class SchoolRerender {
       }
       // Short transactions: one of thousands of updates would hold the event loop (and the writer) for as long.
       await inBatches(confirmed, slice, (batch) =>
-        p.store.markRenderedFeedsCurrent(schoolId, batch, version),
+        p.store.feeds.markRenderedFeedsCurrent(schoolId, batch, version),
       );
       result.unchanged = confirmed.length;
     }
@@ -170,7 +170,7 @@ export class SchoolRerender {
  */
 async function indexSessions(store: Store, schoolId: SchoolId, from: Date, to: Date, slice: TimeSlice) {
   const sessions = await listWindowSessions(store, schoolId, from, to, slice);
-  const teams = await store.list(schoolId, 'teams');
+  const teams = await store.records.list(schoolId, 'teams');
   await slice.yield();
   const push = (m: Map<Id, Stored<'sessions'>[]>, id: Id, s: Stored<'sessions'>) => {
     const list = m.get(id);
@@ -259,7 +259,7 @@ async function listWindowSessions(
   let span = Math.max(MIN_SPAN_MS, (end - at) / 64);
   while (at < end) {
     const until = Math.min(end, at + span);
-    const rows = await store.listSessions(schoolId, {
+    const rows = await store.records.listSessions(schoolId, {
       from: new Date(at).toISOString(),
       to: new Date(until).toISOString(),
     });

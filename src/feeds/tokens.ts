@@ -185,7 +185,7 @@ export class FeedTokens {
   async #recorded(schoolId: SchoolId): Promise<Map<string, number>> {
     const out = new Map<string, number>();
     const rows = [
-      ...(await this.#store.listFeedRotations()),
+      ...(await this.#store.links.listFeedRotations()),
       ...(this.#journal?.exists() ? this.#journal.read().rotations.values() : []),
     ];
     for (const r of rows)
@@ -200,7 +200,7 @@ export class FeedTokens {
     scope: FeedScope,
     scopeId: Id,
   ): Promise<{ tokens: number; record: number }> {
-    const all = await this.#store.listFeedTokens(schoolId);
+    const all = await this.#store.links.listFeedTokens(schoolId);
     const versions = all.filter((t) => t.scope === scope && t.scopeId === scopeId).map((t) => t.version);
     return {
       tokens: versions.length ? Math.max(...versions) : 0,
@@ -219,14 +219,14 @@ export class FeedTokens {
       createdAt: this.#now().toISOString(),
       revokedAt: null,
     };
-    await this.#store.saveFeedToken(record);
+    await this.#store.links.saveFeedToken(record);
     return { record, token };
   }
 
   /** The live token of a scope, issuing one when there is none. */
   async ensure(schoolId: SchoolId, scope: FeedScope, scopeId: Id): Promise<IssuedFeed> {
     this.#trusted(schoolId);
-    const existing = await this.#store.getFeedToken(schoolId, scope, scopeId);
+    const existing = await this.#store.links.getFeedToken(schoolId, scope, scopeId);
     if (existing) return { record: existing, token: this.#tokenOf(existing) };
     const h = await this.#highest(schoolId, scope, scopeId);
     return this.#issue(schoolId, scope, scopeId, Math.max(h.tokens + 1, h.record));
@@ -249,7 +249,7 @@ export class FeedTokens {
     const key = (scope: FeedScope, id: Id) => `${scope}|${id}`;
     const live = new Map<string, FeedToken>();
     const highest = new Map<string, number>();
-    for (const t of await this.#store.listFeedTokens(schoolId)) {
+    for (const t of await this.#store.links.listFeedTokens(schoolId)) {
       const k = key(t.scope, t.scopeId);
       if (t.revokedAt === null) live.set(k, t);
       highest.set(k, Math.max(highest.get(k) ?? 0, t.version));
@@ -286,8 +286,8 @@ export class FeedTokens {
     const rotation = { school: schoolId, scope, id: scopeId, version, at: this.#now().toISOString() };
     this.#journal?.append([rotation]);
     const issued = await this.#store.transaction(async (tx) => {
-      await tx.addFeedRotations([rotation]);
-      await tx.revokeFeedToken(schoolId, scope, scopeId, this.#now().toISOString());
+      await tx.links.addFeedRotations([rotation]);
+      await tx.links.revokeFeedToken(schoolId, scope, scopeId, this.#now().toISOString());
       return new FeedTokens(tx, this.#secret, { now: this.#now }).#issue(schoolId, scope, scopeId, version);
     });
     revokedThrough(this.#store);
@@ -297,7 +297,7 @@ export class FeedTokens {
   /** Makes `version` the live token of a scope (older ones revoked): the rotation record's repair. */
   async issueVersion(schoolId: SchoolId, scope: FeedScope, scopeId: Id, version: number): Promise<void> {
     await this.#store.transaction(async (tx) => {
-      await tx.revokeFeedToken(schoolId, scope, scopeId, this.#now().toISOString());
+      await tx.links.revokeFeedToken(schoolId, scope, scopeId, this.#now().toISOString());
       await new FeedTokens(tx, this.#secret, { now: this.#now }).#issue(schoolId, scope, scopeId, version);
     });
     revokedThrough(this.#store);
@@ -305,7 +305,7 @@ export class FeedTokens {
 
   /** Live tokens of the store that this secret did not make (0 of 0 for an empty store). */
   async foreignTokens(): Promise<{ foreign: number; live: number }> {
-    const live = (await this.#store.listFeedTokens()).filter((t) => t.revokedAt === null);
+    const live = (await this.#store.links.listFeedTokens()).filter((t) => t.revokedAt === null);
     return { foreign: live.filter((t) => this.#tokenOf(t) === null).length, live: live.length };
   }
 
@@ -320,7 +320,7 @@ export class FeedTokens {
  */
 export async function resolveFeedToken(store: Store, token: string): Promise<FeedToken | null> {
   if (!looksLikeToken(token)) return null;
-  const record = await store.findFeedTokenByHash(hashToken(token));
+  const record = await store.links.findFeedTokenByHash(hashToken(token));
   return record && record.revokedAt === null ? record : null;
 }
 
@@ -375,7 +375,7 @@ export class FeedTokenResolver {
 
   async #readMark(): Promise<void> {
     const started = performance.now();
-    const mark = await this.#store.feedRotationsMark();
+    const mark = await this.#store.links.feedRotationsMark();
     if (mark !== this.#mark) {
       this.#mark = mark;
       this.#clear();

@@ -128,7 +128,7 @@ export async function prepareFeedTokens(opts: {
 }): Promise<PreparedFeedTokens> {
   const source = feedSecretSource({ secret: opts.secret ?? null, dataDir: opts.dataDir });
   const file = feedSecretSource({ dataDir: opts.dataDir });
-  const holdsFeeds = (await opts.store.listFeedTokens()).length > 0;
+  const holdsFeeds = (await opts.store.links.listFeedTokens()).length > 0;
   // Never make a new secret beside a store whose feeds were made with the old one.
   const { secret, created } = openFeedSecret({
     secret: opts.secret ?? null,

@@ -16,7 +16,7 @@ export async function auditCommandLine(
   rec: Pick<AuditRecord, 'action' | 'schoolId'> &
     Partial<Pick<AuditRecord, 'teamId' | 'sessionId' | 'template' | 'detail'>>,
 ): Promise<void> {
-  await store.appendAudit({
+  await store.access.appendAudit({
     at: new Date().toISOString(),
     actor: commandLineActor(),
     teamId: null,

@@ -59,15 +59,15 @@ export class StaffDirectory {
   }
 
   async #inSchool(school: SchoolRef, email: string): Promise<StaffMembership | Refusal> {
-    const version = await this.#store.dataVersion(school.id);
+    const version = await this.#store.records.dataVersion(school.id);
     const key = `${school.id}\0${email}`;
     const hit = this.#cache.get(key);
     if (hit && hit.version === version) return hit.result;
-    const staff = await this.#store.list(school.id, 'staff');
+    const staff = await this.#store.records.list(school.id, 'staff');
     const match = matchStaffByEmail(staff, email);
     let result: StaffMembership | Refusal;
     if (match.kind === 'found') {
-      const teams = await this.#store.list(school.id, 'teams');
+      const teams = await this.#store.records.list(school.id, 'teams');
       result = { school, user: match.user, access: staffAccess(match.user, teams) };
     } else result = match.kind;
     if (this.#cache.size > 5_000) this.#cache.clear();

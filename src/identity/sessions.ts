@@ -90,7 +90,7 @@ export class StaffSessions {
       clientAddress: req.ip ?? null,
       userAgent: req.get('user-agent') ?? null,
     };
-    await this.#store.createStaffSession(session);
+    await this.#store.access.createStaffSession(session);
     res.cookie(this.cookie, id, {
       httpOnly: true,
       secure: this.#settings.secure,
@@ -106,12 +106,12 @@ export class StaffSessions {
     const id = parseCookies(req.get('cookie')).get(this.cookie);
     if (!id || !/^[A-Za-z0-9_-]{43}$/.test(id)) return null;
     const hash = hashSessionId(id);
-    const session = await this.#store.getStaffSession(hash);
+    const session = await this.#store.access.getStaffSession(hash);
     if (!session) return null;
     const now = this.#now();
     if (sessionState(session, now, this.#settings.idleMs) !== 'live') return null;
     if (now - Date.parse(session.lastSeenAt) > TOUCH_EVERY_MS) {
-      await this.#store.touchStaffSession(hash, new Date(now).toISOString());
+      await this.#store.access.touchStaffSession(hash, new Date(now).toISOString());
     }
     return { session, hash, csrf: csrfTokenFor(id) };
   }
@@ -122,8 +122,8 @@ export class StaffSessions {
     this.clearCookie(res);
     if (!id) return null;
     const hash = hashSessionId(id);
-    const session = await this.#store.getStaffSession(hash);
-    await this.#store.revokeStaffSession(hash, new Date(this.#now()).toISOString());
+    const session = await this.#store.access.getStaffSession(hash);
+    await this.#store.access.revokeStaffSession(hash, new Date(this.#now()).toISOString());
     return session;
   }
 

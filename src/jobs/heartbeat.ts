@@ -36,12 +36,12 @@ export async function keepAlive(store: Store, log: Logger = silentLogger): Promi
   const owner = processOwner();
   let entry = beating.get(store);
   if (!entry) {
-    await store.beat(owner, new Date().toISOString());
+    await store.runs.beat(owner, new Date().toISOString());
     entry = beating.get(store);
   }
   if (!entry) {
     const timer = setInterval(() => {
-      store.beat(owner, new Date().toISOString()).catch((err: unknown) => {
+      store.runs.beat(owner, new Date().toISOString()).catch((err: unknown) => {
         log.warn({ err }, 'could not record this process as alive; its runs may read as interrupted');
       });
     }, OWNER_BEAT_MS);

@@ -29,14 +29,14 @@ export interface ApplyStep {
 export async function applyPlan(step: ApplyStep, works: CalendarWork[]): Promise<void> {
   const { store, schoolId, targetId } = step;
   const adopt = works.flatMap((w) => w.adopt);
-  if (adopt.length) await store.upsertPushMappings(adopt);
+  if (adopt.length) await store.push.upsertPushMappings(adopt);
   for (const w of works)
-    if (w.forget.length) await store.deletePushMappings(schoolId, targetId, w.spec.key, w.forget);
+    if (w.forget.length) await store.push.deletePushMappings(schoolId, targetId, w.spec.key, w.forget);
   await writeOps(step, works);
   const reconciledAt = step.clock().toISOString();
   for (const w of works) {
     if (!w.outcome.reconciled || w.outcome.state !== 'ok' || !w.ref) continue;
-    await store.savePushCalendar({
+    await store.push.savePushCalendar({
       schoolId,
       target: targetId,
       calendarKey: w.spec.key,
@@ -54,7 +54,7 @@ export async function pauseCalendar(step: ApplyStep, w: CalendarWork): Promise<v
   if (!w.ref?.remoteCalendarId) return;
   const until = new Date(step.clock().getTime() + step.pauseMinutes * 60_000).toISOString();
   w.outcome.note = `paused until ${until} (quota exceeded)`;
-  await step.store.savePushCalendar({
+  await step.store.push.savePushCalendar({
     schoolId: step.schoolId,
     target: step.targetId,
     calendarKey: w.spec.key,
@@ -68,7 +68,7 @@ export async function pauseCalendar(step: ApplyStep, w: CalendarWork): Promise<v
 async function forgetCalendar(step: ApplyStep, w: CalendarWork): Promise<void> {
   w.outcome.note = 'the remote calendar is gone (deleted by hand?): it is created again on the next run';
   step.note(`${w.spec.key}: ${w.outcome.note}`);
-  await step.store.savePushCalendar({
+  await step.store.push.savePushCalendar({
     schoolId: step.schoolId,
     target: step.targetId,
     calendarKey: w.spec.key,
@@ -77,7 +77,7 @@ async function forgetCalendar(step: ApplyStep, w: CalendarWork): Promise<void> {
     lastReconciledAt: null,
   });
   if (w.mappings.size || w.ops.length)
-    await step.store.deletePushMappings(step.schoolId, step.targetId, w.spec.key, [
+    await step.store.push.deletePushMappings(step.schoolId, step.targetId, w.spec.key, [
       ...new Set([...w.mappings.keys(), ...w.ops.map((o) => o.identity.sessionId)]),
     ]);
 }
@@ -117,7 +117,7 @@ async function writeOps(step: ApplyStep, works: CalendarWork[]): Promise<void> {
         ? [mappingOf(step, w.spec.key, op.identity.sessionId, op.remoteEventId ?? '', PENDING)]
         : [],
     );
-    if (pending.length) await step.store.upsertPushMappings(pending);
+    if (pending.length) await step.store.push.upsertPushMappings(pending);
     const results = await step.provider.apply(chunk.map((x) => x.op));
     await record(step, chunk, results, paused);
   }
@@ -171,7 +171,7 @@ async function record(
     else c.updated++;
     upserts.push(mappingOf(step, w.spec.key, op.identity.sessionId, r.remoteEventId ?? '', op.rendered.hash));
   });
-  if (upserts.length) await step.store.upsertPushMappings(upserts);
+  if (upserts.length) await step.store.push.upsertPushMappings(upserts);
   for (const [key, ids] of deletes)
-    await step.store.deletePushMappings(step.schoolId, step.targetId, key, ids);
+    await step.store.push.deletePushMappings(step.schoolId, step.targetId, key, ids);
 }

@@ -21,7 +21,7 @@ export function liveGoogleCalendars(
   return async (schoolId, scope, scopeId) => {
     const school = schools.find((s) => s.id === schoolId);
     for (const t of publicTargetsFor(school?.targets ?? [], scope, scopeId)) {
-      const cal = (await store.listPushCalendars(schoolId, t.id)).find(
+      const cal = (await store.push.listPushCalendars(schoolId, t.id)).find(
         (c) => c.calendarKey === `${scope}:${scopeId}`,
       );
       // Created (and made readable) by a push run; until then (and after a rotation) there is nothing to add.

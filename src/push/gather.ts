@@ -68,8 +68,8 @@ export function emptyCounts(): CalendarOutcome['counts'] {
 export async function gather(g: GatherInput): Promise<CalendarWork[]> {
   const { store, school, target } = g;
   const [storedCalendars, allMappings, people] = await Promise.all([
-    store.listPushCalendars(school.id, target.id),
-    store.listPushMappings(school.id, target.id),
+    store.push.listPushCalendars(school.id, target.id),
+    store.push.listPushMappings(school.id, target.id),
     members(store, school.id, target),
   ]);
   const calByKey = new Map(storedCalendars.map((c) => [c.calendarKey, c]));
@@ -121,11 +121,11 @@ async function publicGenerations(g: GatherInput, ids: Id[]): Promise<Map<Id, num
   if (g.target.provider !== 'google' || !g.target.google.calendars.familiesMayAdd) return null;
   const out = new Map<Id, number>();
   const at = (id: Id, version: number) => out.set(id, Math.max(out.get(id) ?? 1, version));
-  for (const t of await g.store.listFeedTokens(g.school.id))
+  for (const t of await g.store.links.listFeedTokens(g.school.id))
     if (t.scope === g.target.scope) at(t.scopeId, t.version);
   for (const id of ids) {
     const key = `${g.target.scope}:${id}`;
-    const bumped = Number(await g.store.getCursor(g.school.id, generationCursor(g.target.id, key)));
+    const bumped = Number(await g.store.records.getCursor(g.school.id, generationCursor(g.target.id, key)));
     if (bumped) at(id, bumped);
   }
   const journal = g.dataDir ? new RotationJournal(g.dataDir) : null;
@@ -284,7 +284,7 @@ export async function lookUpDeparted(store: Store, schoolId: SchoolId, works: Ca
     if (!w.ref || w.gone || !['ok', 'created', 'retired'].includes(w.outcome.state)) continue;
     for (const m of w.mappings.values()) {
       if (w.desired.has(m.sessionId)) continue;
-      const s = await store.get(schoolId, 'sessions', m.sessionId, { includeDeleted: true });
+      const s = await store.records.get(schoolId, 'sessions', m.sessionId, { includeDeleted: true });
       if (s) w.departed.set(m.sessionId, { start: s.start, end: s.end, deleted: Boolean(s.meta.deletedAt) });
     }
   }

@@ -39,7 +39,7 @@ export async function pendingRotations(
   schoolId: SchoolId,
   targetId: string,
 ): Promise<string[]> {
-  const raw = await store.getCursor(schoolId, pendingCursor(targetId));
+  const raw = await store.records.getCursor(schoolId, pendingCursor(targetId));
   try {
     const list = raw ? (JSON.parse(raw) as unknown) : [];
     return Array.isArray(list) ? list.filter((k): k is string => typeof k === 'string') : [];
@@ -58,7 +58,7 @@ export async function setPending(
   const now = await pendingRotations(store, schoolId, targetId);
   const next = pending ? [...new Set([...now, key])] : now.filter((k) => k !== key);
   if (next.length !== now.length)
-    await store.setCursor(schoolId, pendingCursor(targetId), JSON.stringify(next));
+    await store.records.setCursor(schoolId, pendingCursor(targetId), JSON.stringify(next));
 }
 
 export interface ClosedLiveCalendar {
@@ -80,11 +80,11 @@ export async function closeLiveGoogleCalendars(
   const key = `${scope}:${scopeId}`;
   const out: ClosedLiveCalendar[] = [];
   for (const t of publicTargetsFor(school.targets, scope, scopeId)) {
-    const was = Number(await store.getCursor(school.id, generationCursor(t.id, key))) || 1;
-    const version = (await store.getFeedToken(school.id, scope, scopeId))?.version ?? 1;
-    await store.setCursor(school.id, generationCursor(t.id, key), String(Math.max(was + 1, version)));
+    const was = Number(await store.records.getCursor(school.id, generationCursor(t.id, key))) || 1;
+    const version = (await store.links.getFeedToken(school.id, scope, scopeId))?.version ?? 1;
+    await store.records.setCursor(school.id, generationCursor(t.id, key), String(Math.max(was + 1, version)));
     await setPending(store, school.id, t.id, key, true);
-    const stored = (await store.listPushCalendars(school.id, t.id)).find((c) => c.calendarKey === key);
+    const stored = (await store.push.listPushCalendars(school.id, t.id)).find((c) => c.calendarKey === key);
     if (!stored?.remoteCalendarId) {
       out.push({ target: t.id, calendarId: null, closed: true });
       continue;
@@ -97,7 +97,7 @@ export async function closeLiveGoogleCalendars(
       import('./google-client.ts'),
     ]);
     // Forgotten first: the landing page stops offering it at once, whatever Google answers.
-    await store.savePushCalendar({
+    await store.push.savePushCalendar({
       ...stored,
       remoteCalendarId: '',
       pausedUntil: null,

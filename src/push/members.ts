@@ -34,7 +34,7 @@ export async function members(store: Store, schoolId: SchoolId, target: PushTarg
   let all: Member[];
   switch (target.scope) {
     case 'team':
-      all = (await store.list(schoolId, 'teams')).map((t) => ({
+      all = (await store.records.list(schoolId, 'teams')).map((t) => ({
         id: t.id,
         name: t.name,
         email: null,
@@ -42,12 +42,12 @@ export async function members(store: Store, schoolId: SchoolId, target: PushTarg
       }));
       break;
     case 'activity':
-      all = (await store.list(schoolId, 'activities'))
+      all = (await store.records.list(schoolId, 'activities'))
         .filter((a) => !a.archived)
         .map((a) => ({ id: a.id, name: a.name, email: null, values: {} }));
       break;
     case 'staff':
-      all = (await store.list(schoolId, 'staff'))
+      all = (await store.records.list(schoolId, 'staff'))
         .filter((s) => !s.frozen)
         .map((s) => ({
           id: s.id,
@@ -64,7 +64,7 @@ export async function members(store: Store, schoolId: SchoolId, target: PushTarg
         }));
       break;
     case 'student':
-      all = (await store.list(schoolId, 'students'))
+      all = (await store.records.list(schoolId, 'students'))
         .filter((s) => s.current)
         .map((s) => {
           // Student records carry no email in the domain model today; a later one may.
@@ -110,11 +110,11 @@ export async function sessionsByMember(
 ): Promise<Map<Id, Stored<'sessions'>[]>> {
   const out = new Map<Id, Stored<'sessions'>[]>(ids.map((id) => [id, []]));
   if (ids.length === 0) return out;
-  const all = await store.listSessions(schoolId, { from: window.from, to: window.to });
+  const all = await store.records.listSessions(schoolId, { from: window.from, to: window.to });
   let rosters: Map<Id, Id[]> | null = null;
   if (scope === 'student') {
     rosters = new Map();
-    for (const t of await store.list(schoolId, 'teams'))
+    for (const t of await store.records.list(schoolId, 'teams'))
       rosters.set(
         t.id,
         t.students.map((x) => x.studentId),

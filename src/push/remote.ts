@@ -48,7 +48,9 @@ export async function ensureCalendars(step: RemoteStep, works: CalendarWork[]): 
       (r.created || (w.spec.generation !== undefined && encoded !== w.stored?.remoteCalendarId))
     ) {
       if (!step.dryRun)
-        await step.store.deletePushMappings(step.schoolId, step.targetId, w.spec.key, [...w.mappings.keys()]);
+        await step.store.push.deletePushMappings(step.schoolId, step.targetId, w.spec.key, [
+          ...w.mappings.keys(),
+        ]);
       w.mappings = new Map();
     }
     if (!step.dryRun && encoded !== (w.stored?.remoteCalendarId ?? null)) {
@@ -65,7 +67,7 @@ export async function ensureCalendars(step: RemoteStep, works: CalendarWork[]): 
             ? (w.stored?.lastReconciledAt ?? null)
             : null,
       };
-      await step.store.savePushCalendar(saved);
+      await step.store.push.savePushCalendar(saved);
       w.stored = saved;
     }
   }

@@ -180,7 +180,7 @@ async function retireReplaced(run: Run, works: CalendarWork[]): Promise<void> {
     if (!deleted.length) continue;
     w.outcome.note = `replaced ${deleted.join(', ')}`;
     const [scope, id] = w.spec.key.split(':');
-    await opts.store.appendAudit({
+    await opts.store.access.appendAudit({
       at: run.clock().toISOString(),
       action: 'feed-rotate',
       actor: `push (target ${opts.target.id})`,
@@ -212,7 +212,7 @@ async function begin(opts: PushOptions & { dryRun: boolean }): Promise<Run> {
   };
   const runId = dryRun
     ? null
-    : await store.startRun({
+    : await store.runs.startRun({
         schoolId: school.id,
         kind: 'push',
         target: target.id,
@@ -307,7 +307,7 @@ async function recordRun(
     warning,
   };
   if (runId !== null) {
-    await opts.store.finishRun(runId, {
+    await opts.store.runs.finishRun(runId, {
       status,
       finishedAt: summary.finishedAt,
       counts,

@@ -68,7 +68,7 @@ async function acrossReplicas<T>(
     const key = pushLeaseKey(target);
     let token: string | null = null;
     for (let told = false; token === null; told = true) {
-      const lease = await store.acquirePullLease(key, processOwner().id, new Date().toISOString());
+      const lease = await store.runs.acquirePullLease(key, processOwner().id, new Date().toISOString());
       if (lease.acquired) token = lease.token;
       else {
         if (!told) log.info({ holder: lease.holder }, `push of ${target} waits for another process's`);
@@ -78,7 +78,7 @@ async function acrossReplicas<T>(
     try {
       return await fn();
     } finally {
-      await store
+      await store.runs
         .releasePullLease(key, token)
         .catch((err: unknown) => log.error({ err }, 'could not release the push lease'));
     }

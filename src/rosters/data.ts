@@ -39,7 +39,7 @@ export class RosterError extends Error {
 
 /** The school to print for: the one asked for, or the only one in the store. */
 export async function resolveSchool(store: Store, schoolId?: SchoolId | null): Promise<RosterSchool> {
-  const schools = await store.listSchools();
+  const schools = await store.records.listSchools();
   if (schoolId) {
     const school = schools.find((s) => s.id === schoolId);
     if (!school) {
@@ -89,7 +89,7 @@ export async function upcomingSessions(
   now: Date,
   days = 365,
 ): Promise<Stored<'sessions'>[]> {
-  const sessions = await store.listSessions(schoolId, {
+  const sessions = await store.records.listSessions(schoolId, {
     teamIds: [teamId],
     from: now.toISOString(),
     to: new Date(now.getTime() + days * DAY).toISOString(),
@@ -119,7 +119,7 @@ export async function loadRosterData(
   req: RosterRequest,
 ): Promise<RosterData> {
   const school = await resolveSchool(store, req.schoolId);
-  const team = await store.get(school.id, 'teams', req.teamId);
+  const team = await store.records.get(school.id, 'teams', req.teamId);
   if (!team || team.meta.deletedAt) {
     throw new RosterError('unknown-team', `unknown team ${req.teamId} in school "${school.id}"`, 404);
   }
@@ -143,7 +143,7 @@ export async function loadRosterData(
   }
   let session = null;
   if (sessionId !== null) {
-    session = await store.get(school.id, 'sessions', sessionId);
+    session = await store.records.get(school.id, 'sessions', sessionId);
     // Another team's session answers as one that does not exist: a refusal names nothing of it (its title), nor
     // says that it exists.
     if (!session || session.meta.deletedAt || !session.teams.some((t) => t.id === team.id)) {
@@ -159,7 +159,7 @@ export async function loadRosterData(
 
   const absences = new Map<Id, PreExplainedAbsence[]>();
   if (session && team.students.length > 0) {
-    const list = await store.listAbsences(school.id, {
+    const list = await store.records.listAbsences(school.id, {
       studentIds: team.students.map((s) => s.studentId),
       from: session.start,
       to: session.end,
@@ -176,9 +176,9 @@ export async function loadRosterData(
   let locationAddress: string | null = null;
   const loc = session?.location;
   if (loc && !loc.address && loc.id !== null) {
-    locationAddress = (await store.get(school.id, 'locations', loc.id))?.address ?? null;
+    locationAddress = (await store.records.get(school.id, 'locations', loc.id))?.address ?? null;
   }
-  const customFields = session ? await store.list(school.id, 'customFields') : [];
+  const customFields = session ? await store.records.list(school.id, 'customFields') : [];
 
   // What the session is (title, times, cancelled and why), in the same words as the feeds and pushes: the one
   // decision in calendar/.

@@ -126,7 +126,7 @@ export async function generateRoster(store: Store, opts: RosterOptions): Promise
 /** Visible (not hidden, not deleted) teams of a school, for printing every roster. */
 export async function visibleTeams(store: Store, schoolId?: SchoolId | null) {
   const school = await resolveSchool(store, schoolId);
-  const teams = await store.list(school.id, 'teams');
+  const teams = await store.records.list(school.id, 'teams');
   return { school, teams: teams.filter((t) => !t.hidden && !t.meta.deletedAt) };
 }
 
@@ -153,7 +153,7 @@ export async function sheetsOfDay(
   const to = wallToUtc(midnight + DAY, 0, 0, school.timeZone);
   const byId = new Map(teams.map((t) => [t.id, t]));
   const sessions = (
-    await store.listSessions(school.id, {
+    await store.records.listSessions(school.id, {
       from: new Date(from).toISOString(),
       to: new Date(to).toISOString(),
     })

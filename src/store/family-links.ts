@@ -1,5 +1,5 @@
-// SQL for family links (the SqlStore delegates here). Members are kept as one JSON array: a link is read whole
-// and never queried by member.
+// SQL for family links (feed-links-repository.ts delegates here). Members are kept as one JSON array: a link
+// is read whole and never queried by member.
 import type { Kysely, Transaction } from 'kysely';
 import { storedInstant } from './instants.ts';
 import type { DB } from './schema.ts';

@@ -1,5 +1,6 @@
-// SQL for what each feed last published per session (the SqlStore delegates here). One row per feed holding a
-// JSON object: a feed's versions are read and written whole, at render time, and never queried by session.
+// SQL for what each feed last published per session (rendered-feeds-repository.ts delegates here). One row
+// per feed holding a JSON object: a feed's versions are read and written whole, at render time, and never
+// queried by session.
 import type { Kysely, Transaction } from 'kysely';
 import type { Id } from '../domain/types.ts';
 import type { DB } from './schema.ts';

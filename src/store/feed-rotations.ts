@@ -1,6 +1,6 @@
-// SQL for the store's copy of the feed rotation record (feeds/rotations.ts; the SqlStore delegates here): which
-// feed secret it vouches for (a fingerprint, never the secret) and every rotation, in the order made. Shared by
-// every replica on the store; each mirrors it into its DATA_DIR.
+// SQL for the store's copy of the feed rotation record (feeds/rotations.ts; feed-links-repository.ts
+// delegates here): which feed secret it vouches for (a fingerprint, never the secret) and every rotation, in
+// the order made. Shared by every replica on the store; each mirrors it into its DATA_DIR.
 import type { Kysely, Transaction } from 'kysely';
 import type { Id } from '../domain/types.ts';
 import { storedInstant } from './instants.ts';

@@ -10,3 +10,7 @@ export function storedInstant(value: Instant, what: string): string {
   if (Number.isNaN(ms)) throw new Error(`invalid instant for ${what}: ${JSON.stringify(value)}`);
   return new Date(ms).toISOString();
 }
+
+export function maybeInstant(value: Instant | null, what: string): string | null {
+  return value === null ? null : storedInstant(value, what);
+}

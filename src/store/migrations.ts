@@ -455,11 +455,11 @@ const sessionStudentsIdsOnly: Migration = {
 };
 
 /**
- * The membership tables lose their owner index (school_id, session_id / team_id). Every read goes member first,
- * by the primary key; the index served only to find a rewritten record's rows, which are now found from the
- * stored record itself (sql-store #storedMemberships) and deleted by primary key. Its inserts, in random order
- * for rows written in member order, were most of the cost of writing memberships: a district's full sync into
- * SQLite spent 2.5–3.1 s on session_students with it and 0.9–1.2 s without.
+ * The membership tables lose their owner index (school_id, session_id / team_id). Every read goes member
+ * first, by the primary key; the index served only to find a rewritten record's rows, which are now found
+ * from the stored record itself (MembershipRows.stored in memberships.ts) and deleted by primary key. Its
+ * inserts, in random order for rows written in member order, were most of the cost of writing memberships: a
+ * district's full sync into SQLite spent 2.5–3.1 s on session_students with it and 0.9–1.2 s without.
  */
 const membershipsWithoutOwnerIndex: Migration = {
   name: '0019_i16_memberships_without_owner_index',

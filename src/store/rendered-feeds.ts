@@ -1,6 +1,7 @@
-// SQL for rendered feeds (the SqlStore delegates here): one row per feed with its compressed bytes (gzip always,
-// brotli once a client asked for it), the validators it was served with, and what it was made from. The bytes
-// carry children's data, so they live in the same store with the same protections as the snapshot.
+// SQL for rendered feeds (rendered-feeds-repository.ts delegates here): one row per feed with its compressed
+// bytes (gzip always, brotli once a client asked for it), the validators it was served with, and what it was
+// made from. The bytes carry children's data, so they live in the same store with the same protections as the
+// snapshot.
 import type { Kysely, Transaction } from 'kysely';
 import type { Id } from '../domain/types.ts';
 import { yieldToEventLoop } from '../util/event-loop.ts';

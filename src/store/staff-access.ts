@@ -1,4 +1,4 @@
-// SQL for staff sessions and the audit log (the SqlStore delegates here, so the snapshot code stays apart).
+// SQL for staff sessions and the audit log (staff-access-repository.ts delegates here).
 // Instants are canonical ISO strings, so text comparison is time comparison in both dialects.
 import type { Kysely, Transaction } from 'kysely';
 import type { Instant } from '../domain/types.ts';

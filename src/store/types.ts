@@ -347,27 +347,11 @@ export interface AuditQuery {
   beforeId?: number;
 }
 
-export interface Store {
-  readonly dialect: 'sqlite' | 'postgres';
-  /**
-   * Why this store was opened read-only (SQLite: its file or DATA_DIR cannot be written: a read-only mount, a
-   * full disk at start), or null. Reads work; every write fails. It stays so until the process starts again.
-   */
-  readonly readOnly: string | null;
-  /** Applies pending migrations (idempotent; safe when several processes start at once); returns their names. */
-  migrate(): Promise<string[]>;
-  close(): Promise<void>;
-  /** Health probe for /readyz. */
-  ping(): Promise<void>;
-  /**
-   * Whether every page of the store can be read: null, or what is damaged. SQLite: quick_check of the whole
-   * file, off the event loop (seconds for a large file: call it now and then, not per request). PostgreSQL:
-   * null (the server checks its own pages; a damaged one fails the queries that read it).
-   */
-  checkIntegrity(): Promise<string | null>;
-  /** Runs fn atomically: everything it wrote is kept, or nothing is. */
-  transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T>;
-
+/**
+ * The snapshot: schools, the records a pull writes and everything else reads (projection, feeds, rosters, push),
+ * the data version feeds cache by, the pull's cursors, and the records a full listing left out.
+ */
+export interface RecordsRepository {
   // --- schools
   upsertSchool(school: { id: SchoolId; name: string; timeZone: string }): Promise<void>;
   listSchools(): Promise<{ id: SchoolId; name: string; timeZone: string }[]>;
@@ -422,6 +406,17 @@ export interface Store {
   listSessions(schoolId: SchoolId, query: SessionQuery): Promise<Stored<'sessions'>[]>;
   listAbsences(schoolId: SchoolId, query: AbsenceQuery): Promise<Stored<'absences'>[]>;
 
+  /** Sync cursors, e.g. the `updatedAfter` high-water mark per resource. */
+  getCursor(schoolId: SchoolId, key: string): Promise<string | null>;
+  setCursor(schoolId: SchoolId, key: string, value: string): Promise<void>;
+  /** Ids of a kind that the last complete full listing left out (still live), with since when. */
+  listMissing(schoolId: SchoolId, kind: ResourceKind): Promise<Map<Id, Instant>>;
+  /** Replaces the kind's missing ids with these (existing ones keep their `since`). */
+  setMissing(schoolId: SchoolId, kind: ResourceKind, ids: readonly Id[], at: Instant): Promise<void>;
+}
+
+/** Runs and who runs them: sync runs, job status, full-pull requests, claimed fires, owners' heartbeats, pull leases. */
+export interface RunsRepository {
   // --- sync runs and job status
   startRun(run: {
     schoolId: SchoolId;
@@ -441,9 +436,6 @@ export interface Store {
    */
   recordRunProgress(id: number, progress: RunProgress): Promise<void>;
   listRuns(schoolId: SchoolId, opts?: { kind?: RunKind; limit?: number }): Promise<SyncRun[]>;
-  /** Sync cursors, e.g. the `updatedAfter` high-water mark per resource. */
-  getCursor(schoolId: SchoolId, key: string): Promise<string | null>;
-  setCursor(schoolId: SchoolId, key: string, value: string): Promise<void>;
   /** Writes the fields given and leaves the others (a replica's save never undoes another's). */
   saveJobStatus(status: JobStatusPatch): Promise<void>;
   listJobStatus(schoolId?: SchoolId): Promise<JobStatus[]>;
@@ -456,33 +448,28 @@ export interface Store {
   fullPullRequest(schoolId: SchoolId): Promise<{ at: Instant; by: string } | null>;
   /** A full pull that started at `startedAt` has run: requests made up to then are satisfied. */
   satisfyFullPull(schoolId: SchoolId, startedAt: Instant): Promise<void>;
-  /** Ids of a kind that the last complete full listing left out (still live), with since when. */
-  listMissing(schoolId: SchoolId, kind: ResourceKind): Promise<Map<Id, Instant>>;
-  /** Replaces the kind's missing ids with these (existing ones keep their `since`). */
-  setMissing(schoolId: SchoolId, kind: ResourceKind, ids: readonly Id[], at: Instant): Promise<void>;
+  // --- cross-replica coordination (PostgreSQL; SQLite is single-process)
+  /** Claims one scheduled fire: true for exactly one caller per (job, fireTime). */
+  claimFire(job: string, fireTime: Instant, owner: string): Promise<boolean>;
 
-  // --- feed tokens
-  saveFeedToken(token: FeedToken): Promise<void>;
-  /** The live (not revoked) token of a scope, if one was issued. */
-  getFeedToken(schoolId: SchoolId, scope: FeedScope, scopeId: Id): Promise<FeedToken | null>;
-  findFeedTokenByHash(tokenHash: string): Promise<FeedToken | null>;
-  revokeFeedToken(schoolId: SchoolId, scope: FeedScope, scopeId: Id, at: Instant): Promise<void>;
-  listFeedTokens(schoolId?: SchoolId): Promise<FeedToken[]>;
+  // --- run owners and pull leases (every process and replica sharing the database)
+  /** Records that the owner is alive now. Runs of an owner silent for OWNER_SILENT_MS read as interrupted. */
+  beat(owner: RunOwner, at: Instant): Promise<void>;
+  /** The owner stopped cleanly: its runs still marked running read as interrupted at once. */
+  forgetOwner(ownerId: string): Promise<void>;
+  /** Takes the school's pull lease unless a live owner holds it. */
+  acquirePullLease(schoolId: SchoolId, ownerId: string, at: Instant): Promise<PullLease>;
+  /** Frees the lease taken with this token (a no-op when it was taken over since). */
+  releasePullLease(schoolId: SchoolId, token: string): Promise<void>;
+}
 
+/** Feeds as last published: each event's version per feed, the rendered bytes, and the installation's UID domain. */
+export interface RenderedFeedsRepository {
   /**
    * This installation's part of event UIDs (calendar/uid.ts), made when the store was created; null for a store
    * that published UIDs before installations had one (they keep `@<school>.rostercal`), or one not yet migrated.
    */
   uidDomain(): Promise<string | null>;
-
-  // --- the feed rotation record (feeds/rotations.ts): the secret it vouches for, and every rotation
-  getFeedRotationRecord(): Promise<{ secret: string; createdAt: Instant } | null>;
-  /** Starts the record for this secret fingerprint (a record of another secret is replaced, rotations and all). */
-  startFeedRotationRecord(secret: string, at: Instant): Promise<void>;
-  addFeedRotations(rows: readonly FeedRotationRow[]): Promise<void>;
-  listFeedRotations(): Promise<FeedRotationRow[]>;
-  /** A number that changes whenever a rotation is recorded: one cheap read, polled by feed servers. */
-  feedRotationsMark(): Promise<number>;
 
   // --- what each feed last published per session (SEQUENCE/LAST-MODIFIED move only when its audience's view does)
   getFeedEventVersions(
@@ -523,11 +510,34 @@ export interface Store {
     schoolId: SchoolId,
     feeds: readonly { scope: StoredFeedScope; scopeId: Id }[],
   ): Promise<void>;
+}
+
+/** The capabilities that open feeds: feed tokens, the feed rotation record, family links. */
+export interface FeedLinksRepository {
+  // --- feed tokens
+  saveFeedToken(token: FeedToken): Promise<void>;
+  /** The live (not revoked) token of a scope, if one was issued. */
+  getFeedToken(schoolId: SchoolId, scope: FeedScope, scopeId: Id): Promise<FeedToken | null>;
+  findFeedTokenByHash(tokenHash: string): Promise<FeedToken | null>;
+  revokeFeedToken(schoolId: SchoolId, scope: FeedScope, scopeId: Id, at: Instant): Promise<void>;
+  listFeedTokens(schoolId?: SchoolId): Promise<FeedToken[]>;
+
+  // --- the feed rotation record (feeds/rotations.ts): the secret it vouches for, and every rotation
+  getFeedRotationRecord(): Promise<{ secret: string; createdAt: Instant } | null>;
+  /** Starts the record for this secret fingerprint (a record of another secret is replaced, rotations and all). */
+  startFeedRotationRecord(secret: string, at: Instant): Promise<void>;
+  addFeedRotations(rows: readonly FeedRotationRow[]): Promise<void>;
+  listFeedRotations(): Promise<FeedRotationRow[]>;
+  /** A number that changes whenever a rotation is recorded: one cheap read, polled by feed servers. */
+  feedRotationsMark(): Promise<number>;
 
   // --- family links (one capability for several feeds)
   saveFamilyLink(link: FamilyLink): Promise<void>;
   findFamilyLinkByHash(tokenHash: string): Promise<FamilyLink | null>;
+}
 
+/** What push believes exists in remote calendars: the calendars a target owns and the events in them. */
+export interface PushRepository {
   // --- push bookkeeping
   savePushCalendar(cal: PushCalendar): Promise<void>;
   listPushCalendars(schoolId: SchoolId, target: string): Promise<PushCalendar[]>;
@@ -539,7 +549,10 @@ export interface Store {
     sessionIds: Id[],
   ): Promise<void>;
   listPushMappings(schoolId: SchoolId, target: string, calendarKey?: string): Promise<PushMapping[]>;
+}
 
+/** Who is signed in as staff, and the audit log. */
+export interface StaffAccessRepository {
   // --- staff sessions and the audit log
   createStaffSession(session: StaffSession): Promise<void>;
   getStaffSession(idHash: string): Promise<StaffSession | null>;
@@ -557,18 +570,38 @@ export interface Store {
   listAudit(query?: AuditQuery): Promise<AuditRecord[]>;
   /** Deletes audit records older than `before`; returns how many. */
   pruneAudit(before: Instant): Promise<number>;
+}
 
-  // --- cross-replica coordination (PostgreSQL; SQLite is single-process)
-  /** Claims one scheduled fire: true for exactly one caller per (job, fireTime). */
-  claimFire(job: string, fireTime: Instant, owner: string): Promise<boolean>;
+/**
+ * The store: one database (one Kysely instance, one transaction context) seen through small repositories. A
+ * consumer takes only the repositories it uses (`Pick<Store, 'records' | 'feeds'>`); a transaction opened here
+ * spans every repository: calls made inside `transaction(fn)`, through `tx` or not, join it.
+ */
+export interface Store {
+  readonly dialect: 'sqlite' | 'postgres';
+  /**
+   * Why this store was opened read-only (SQLite: its file or DATA_DIR cannot be written: a read-only mount, a
+   * full disk at start), or null. Reads work; every write fails. It stays so until the process starts again.
+   */
+  readonly readOnly: string | null;
+  /** Applies pending migrations (idempotent; safe when several processes start at once); returns their names. */
+  migrate(): Promise<string[]>;
+  close(): Promise<void>;
+  /** Health probe for /readyz. */
+  ping(): Promise<void>;
+  /**
+   * Whether every page of the store can be read: null, or what is damaged. SQLite: quick_check of the whole
+   * file, off the event loop (seconds for a large file: call it now and then, not per request). PostgreSQL:
+   * null (the server checks its own pages; a damaged one fails the queries that read it).
+   */
+  checkIntegrity(): Promise<string | null>;
+  /** Runs fn atomically: everything it wrote is kept, or nothing is. */
+  transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T>;
 
-  // --- run owners and pull leases (every process and replica sharing the database)
-  /** Records that the owner is alive now. Runs of an owner silent for OWNER_SILENT_MS read as interrupted. */
-  beat(owner: RunOwner, at: Instant): Promise<void>;
-  /** The owner stopped cleanly: its runs still marked running read as interrupted at once. */
-  forgetOwner(ownerId: string): Promise<void>;
-  /** Takes the school's pull lease unless a live owner holds it. */
-  acquirePullLease(schoolId: SchoolId, ownerId: string, at: Instant): Promise<PullLease>;
-  /** Frees the lease taken with this token (a no-op when it was taken over since). */
-  releasePullLease(schoolId: SchoolId, token: string): Promise<void>;
+  readonly records: RecordsRepository;
+  readonly runs: RunsRepository;
+  readonly feeds: RenderedFeedsRepository;
+  readonly links: FeedLinksRepository;
+  readonly push: PushRepository;
+  readonly access: StaffAccessRepository;
 }

@@ -217,13 +217,13 @@ export function listingGap(label: string, t: ListingTally): string | null {
 
 /** Runs of the school whose process died (they read as interrupted) are closed as such, for good. */
 async function closeInterruptedRuns(store: Store, schoolId: string, now: Date, log: Logger) {
-  const runs = await store.listRuns(schoolId, { limit: 20 });
+  const runs = await store.runs.listRuns(schoolId, { limit: 20 });
   for (const run of runs) {
     // Runs recorded before runs had owners can only be judged by their age.
     const legacy =
       run.status === 'running' && !run.owner && now.getTime() - Date.parse(run.startedAt) > LEGACY_RUN_MS;
     if (!legacy && (run.status !== 'interrupted' || run.finishedAt !== null)) continue;
-    await store.finishRun(run.id, {
+    await store.runs.finishRun(run.id, {
       status: 'interrupted',
       finishedAt: now.toISOString(),
       counts: run.counts,
@@ -240,7 +240,7 @@ async function closeInterruptedRuns(store: Store, schoolId: string, now: Date, l
 /** Whether `serve` should pull the school at start-up: never completed a full pull, or the last pull died. */
 export async function needsStartupPull(store: Store, schoolId: string): Promise<boolean> {
   if (!(await hadCompleteFullRun(store, schoolId))) return true;
-  const last = (await store.listRuns(schoolId, { limit: 10 })).find((r) => r.kind !== 'push');
+  const last = (await store.runs.listRuns(schoolId, { limit: 10 })).find((r) => r.kind !== 'push');
   return last?.status === 'interrupted';
 }
 
@@ -258,7 +258,7 @@ async function takeLease(
         : 0;
   let told = false;
   for (;;) {
-    const lease = await store.acquirePullLease(schoolId, owner, new Date().toISOString());
+    const lease = await store.runs.acquirePullLease(schoolId, owner, new Date().toISOString());
     if (lease.acquired) return lease.token;
     if (Date.now() >= deadline) throw new PullBusyError(schoolId, lease.holder);
     if (!told) opts.onWait?.(lease.holder);
@@ -273,7 +273,7 @@ async function takeLease(
 }
 
 async function hadCompleteFullRun(store: Store, schoolId: string): Promise<boolean> {
-  const runs = await store.listRuns(schoolId, { kind: 'full', limit: 50 });
+  const runs = await store.runs.listRuns(schoolId, { kind: 'full', limit: 50 });
   return runs.some((r: SyncRun) => r.status === 'succeeded' || r.status === 'suspicious');
 }
 
@@ -309,18 +309,20 @@ async function decideMode(
   // Sensitive rosters turned on or off since the teams were stored: every team is read (and rewritten) again.
   if (spec.kind === 'teams' && (await sensitiveChanged(store, school))) return { mode: 'full' };
   if (spec.incremental) {
-    const cursor = await store.getCursor(school.id, cursorKey(spec.kind));
+    const cursor = await store.records.getCursor(school.id, cursorKey(spec.kind));
     // No cursor: this resource never completed a listing; read it whole.
     return cursor ? { mode: 'incremental', updatedAfter: cursor } : { mode: 'full' };
   }
-  const refreshed = await store.getCursor(school.id, refreshKey(spec.kind));
+  const refreshed = await store.records.getCursor(school.id, refreshKey(spec.kind));
   const due =
     !refreshed || now.getTime() - Date.parse(refreshed) >= school.pull.referenceRefreshMinutes * 60_000;
   return { mode: due ? 'full' : 'skipped' };
 }
 
 async function sensitiveChanged(store: Store, school: SchoolConfig): Promise<boolean> {
-  return (await store.getCursor(school.id, SENSITIVE_KEY)) !== (school.rosters.sensitive ? 'on' : 'off');
+  return (
+    (await store.records.getCursor(school.id, SENSITIVE_KEY)) !== (school.rosters.sensitive ? 'on' : 'off')
+  );
 }
 
 /** A team as a school without sensitive rosters keeps it: no medical conditions, guardians or absence marks. */
@@ -470,7 +472,7 @@ const UNTRUSTED_AFTER = 20;
 
 /** Ids the store holds live (within the window, for windowed kinds) that the listing did not return. */
 async function missingFrom(store: Store, ctx: ResourceRunContext, spec: ResourceSpec, seen: Set<Id>) {
-  const live = await store.liveIds(ctx.school.id, spec.kind, spec.windowed ? ctx.window : undefined);
+  const live = await store.records.liveIds(ctx.school.id, spec.kind, spec.windowed ? ctx.window : undefined);
   return { live, missing: live.filter((id) => !seen.has(id)) };
 }
 
@@ -594,7 +596,7 @@ async function fetchResource(
     confirmations: new Map(),
   };
   try {
-    const stored = await ctx.store.liveHashes(ctx.school.id, spec.kind);
+    const stored = await ctx.store.records.liveHashes(ctx.school.id, spec.kind);
     await readListings(ctx, spec, updatedAfter, { counts, noteError, onPage, stored, out });
     if (!updatedAfter && spec.confirm)
       await confirmMissing(ctx, { ...spec, confirm: spec.confirm }, out, noteError);
@@ -676,7 +678,7 @@ async function pullResource(
     await store.transaction(async (tx) => {
       const at = ctx.now().toISOString();
       for await (const chunk of got.records.chunks(WRITE_CHUNK.records, WRITE_CHUNK.chars)) {
-        const stats = await tx.upsertPrepared(school.id, spec.kind, chunk, at);
+        const stats = await tx.records.upsertPrepared(school.id, spec.kind, chunk, at);
         counts.added += stats.added + stats.restored;
         counts.changed += stats.changed;
         counts.unchanged += stats.unchanged;
@@ -684,7 +686,7 @@ async function pullResource(
 
       if (got.customFields.size > 0) {
         const cf = zeroCounts();
-        const stats = await tx.upsert(school.id, 'customFields', [...got.customFields.values()], at);
+        const stats = await tx.records.upsert(school.id, 'customFields', [...got.customFields.values()], at);
         cf.added = stats.added + stats.restored;
         cf.changed = stats.changed;
         cf.unchanged = stats.unchanged;
@@ -705,7 +707,7 @@ async function pullResource(
       }
 
       // Records a complete listing left out once (kinds without a single read): a record seen since is no longer.
-      const marks = await tx.listMissing(school.id, spec.kind);
+      const marks = await tx.records.listMissing(school.id, spec.kind);
       let marksSeen = [...marks.keys()].some((id) => got.seen.has(id));
       if (full) {
         const { live, missing } = await missingFrom(tx, ctx, spec, got.seen);
@@ -725,9 +727,11 @@ async function pullResource(
             // One listing's word is not enough: a record goes when a single read answers 404, or when this is the
             // second complete listing in a row to leave it out (see decideMissing).
             const { remove, pending, present } = decideMissing(missing, got.confirmations, marks);
-            if (remove.length > 0) counts.deleted = await tx.markDeleted(school.id, spec.kind, remove, at);
+            if (remove.length > 0)
+              counts.deleted = await tx.records.markDeleted(school.id, spec.kind, remove, at);
             if (pending.length > 0) counts.pending = pending.length;
-            if (pending.length > 0 || marks.size > 0) await tx.setMissing(school.id, spec.kind, pending, at);
+            if (pending.length > 0 || marks.size > 0)
+              await tx.records.setMissing(school.id, spec.kind, pending, at);
             marksSeen = false;
             const asked = present.filter((id) => got.confirmations.get(id) === 'present');
             if (present.length > 0)
@@ -745,7 +749,7 @@ async function pullResource(
       }
       if (marksSeen) {
         const still = [...marks.keys()].filter((id) => !got.seen.has(id));
-        await tx.setMissing(school.id, spec.kind, still, at);
+        await tx.records.setMissing(school.id, spec.kind, still, at);
       }
 
       if (!full && problems.length > 0) {
@@ -755,17 +759,17 @@ async function pullResource(
       // and so is an incomplete listing of changes (it may have left some out).
       if (spec.incremental && !incomplete) {
         const cursor = new Date(ctx.startedAt.getTime() - school.pull.overlapSeconds * 1000).toISOString();
-        await tx.setCursor(school.id, cursorKey(spec.kind), cursor);
+        await tx.records.setCursor(school.id, cursorKey(spec.kind), cursor);
       }
-      if (full) await tx.setCursor(school.id, refreshKey(spec.kind), ctx.startedAt.toISOString());
+      if (full) await tx.records.setCursor(school.id, refreshKey(spec.kind), ctx.startedAt.toISOString());
       if (spec.kind === 'teams' && full && (await sensitiveChanged(tx, school))) {
         // Turned off: the listing rewrote every live team it returned whole; teams deleted upstream, and those it
         // served malformed, keep their last record here, so strip those as well (and read no other).
         if (!school.rosters.sensitive) {
           const written = new Set([...got.seen].filter((id) => !got.malformed.has(id)));
-          await tx.rewriteRecords(school.id, 'teams', withoutSensitive, written);
+          await tx.records.rewriteRecords(school.id, 'teams', withoutSensitive, written);
         }
-        await tx.setCursor(school.id, SENSITIVE_KEY, school.rosters.sensitive ? 'on' : 'off');
+        await tx.records.setCursor(school.id, SENSITIVE_KEY, school.rosters.sensitive ? 'on' : 'off');
       }
     });
   } catch (err) {
@@ -823,16 +827,16 @@ export async function pullSchool(opts: PullOptions): Promise<PullSummary> {
   // Alive before anything is recorded, so no other process takes this pull's lease or run for an orphan.
   const stopBeating = await keepAlive(store, log);
   try {
-    await store.upsertSchool({ id: school.id, name: school.name, timeZone: school.timeZone });
+    await store.records.upsertSchool({ id: school.id, name: school.name, timeZone: school.timeZone });
     const token = await takeLease(store, school.id, opts);
     if (opts.signal?.aborted) {
-      await store.releasePullLease(school.id, token).catch(() => {});
+      await store.runs.releasePullLease(school.id, token).catch(() => {});
       throw new PullInterruptedError(school.id, abortReason(opts.signal), null);
     }
     try {
       return await pullLeased(opts, log);
     } finally {
-      await store
+      await store.runs
         .releasePullLease(school.id, token)
         .catch((err: unknown) => log.error({ err }, 'could not release the pull lease'));
     }
@@ -851,9 +855,9 @@ async function pullLeased(opts: PullOptions, log: Logger): Promise<PullSummary> 
 
   // A full pull asked for while another held the school (a full fire that met an incremental one) is run by
   // whichever pull takes the lease next, on any replica: it is never dropped.
-  const request = await store.fullPullRequest(school.id);
+  const request = await store.runs.fullPullRequest(school.id);
   if (opts.answers !== undefined && request === null) {
-    const [done] = await store.listRuns(school.id, { kind: 'full', limit: 1 });
+    const [done] = await store.runs.listRuns(school.id, { kind: 'full', limit: 1 });
     throw new PullNotNeededError(school.id, done ?? null);
   }
   let kind = opts.kind;
@@ -866,7 +870,7 @@ async function pullLeased(opts: PullOptions, log: Logger): Promise<PullSummary> 
     upgradedBecause = 'first complete run';
   }
   if (upgradedBecause) log.info(`running a full pull: ${upgradedBecause}`);
-  const runId = await store.startRun({
+  const runId = await store.runs.startRun({
     schoolId: school.id,
     kind,
     at: startedAt.toISOString(),
@@ -883,12 +887,12 @@ async function pullLeased(opts: PullOptions, log: Logger): Promise<PullSummary> 
     );
     // Done, whatever its result (a failed full pull is in the history like any other): requests made before it
     // started are answered; one made while it ran waits for the next pull.
-    if (kind === 'full') await store.satisfyFullPull(school.id, startedAt.toISOString());
+    if (kind === 'full') await store.runs.satisfyFullPull(school.id, startedAt.toISOString());
     return summary;
   } catch (err) {
     if (opts.signal?.aborted) {
       const why = abortReason(opts.signal);
-      await store
+      await store.runs
         .finishRun(runId, {
           status: 'interrupted',
           finishedAt: now().toISOString(),
@@ -901,7 +905,7 @@ async function pullLeased(opts: PullOptions, log: Logger): Promise<PullSummary> 
       throw new PullInterruptedError(school.id, why, runId);
     }
     // Not upstream trouble (that is in the summary) but the store or a bug: the run must not stay "running".
-    await store
+    await store.runs
       .finishRun(runId, {
         status: 'failed',
         finishedAt: now().toISOString(),
@@ -926,7 +930,7 @@ async function recordProgress(
   progress.retries = upstream.retries;
   progress.throttled = upstream.throttled;
   // The records are written either way; a store that cannot take this line fails the run's end, if anything.
-  await store
+  await store.runs
     .recordRunProgress(runId, progress)
     .catch((err: unknown) => log.error({ err, runId }, 'could not record the run’s progress'));
 }
@@ -1032,7 +1036,7 @@ async function runResources(
   const finishedAt = now();
   const warning = warnings.length > 0 ? warnings.join('; ') : null;
   opts.signal?.throwIfAborted();
-  await store.finishRun(runId, {
+  await store.runs.finishRun(runId, {
     status,
     finishedAt: finishedAt.toISOString(),
     counts,

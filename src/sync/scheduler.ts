@@ -137,7 +137,7 @@ function pullJob(
       // A full fire is written down before it waits for anything: if this replica dies first, or another pull
       // holds the school, the next pull to take the lease (any replica, any kind) runs full.
       const answers = kind === 'full' ? now().toISOString() : undefined;
-      if (answers) await opts.store.requestFullPull(school.id, answers, owner);
+      if (answers) await opts.store.runs.requestFullPull(school.id, answers, owner);
       const pulled = await lock.run(async (): Promise<{ outcome: JobOutcome; summary?: PullSummary }> => {
         let summary: PullSummary;
         const hold: { release?: (() => void) | undefined } = {};
@@ -229,7 +229,7 @@ export async function startScheduler(opts: SchedulerOptions): Promise<SchedulerH
     patch: Omit<JobStatusPatch, 'schoolId' | 'job'>,
   ) => {
     try {
-      await store.saveJobStatus({ schoolId, job, ...patch });
+      await store.runs.saveJobStatus({ schoolId, job, ...patch });
     } catch (err) {
       log.error({ err, schoolId, job }, 'could not save job status');
     }
@@ -366,7 +366,7 @@ export async function startScheduler(opts: SchedulerOptions): Promise<SchedulerH
       const elect = async (fireTime: string): Promise<boolean> => {
         let won: boolean;
         try {
-          won = await store.claimFire(name, fireTime, owner);
+          won = await store.runs.claimFire(name, fireTime, owner);
         } catch (err) {
           // node-cron would print this to the console and skip the fire: say it through our logger, keep it
           // for /readyz (no run can record it when the store is what failed), and skip.

@@ -17,7 +17,7 @@ export async function childLink(
   feed: { def: { subject: string }; upcoming: readonly CalendarEvent[] },
 ): Promise<ReportingLink | null> {
   if (record.scope !== 'student') return null;
-  const student = await store.get(record.schoolId, 'students', record.scopeId);
+  const student = await store.records.get(record.schoolId, 'students', record.scopeId);
   if (!student) return null;
   return {
     schoolId: record.schoolId,

@@ -107,7 +107,7 @@ export function createAdminStaffRouter(opts: AdminStaffOptions): express.Router 
       if (template) query.template = template;
       const mine = new Set(adminSchools(p).map((s) => s.id));
       // Records without a school (refused sign-ins) are shown to every administrator.
-      const records = (await opts.store.listAudit(query)).filter(
+      const records = (await opts.store.access.listAudit(query)).filter(
         (r) => r.schoolId === null || mine.has(r.schoolId),
       );
       if (req.query.format === 'json') {
@@ -135,7 +135,9 @@ export function createAdminStaffRouter(opts: AdminStaffOptions): express.Router 
   ): Promise<string> {
     const options = ['<option value="">any team</option>'];
     for (const school of schools) {
-      const teams = (await opts.store.list(school.id, 'teams')).sort((a, b) => a.name.localeCompare(b.name));
+      const teams = (await opts.store.records.list(school.id, 'teams')).sort((a, b) =>
+        a.name.localeCompare(b.name),
+      );
       for (const t of teams) {
         const label = schools.length > 1 ? `${t.name} (${school.name})` : t.name;
         options.push(
@@ -156,7 +158,7 @@ export function createAdminStaffRouter(opts: AdminStaffOptions): express.Router 
     const fallback = opts.schools.length === 1 ? opts.schools[0]!.timeZone : 'UTC';
     const teamNames = new Map<string, string>();
     for (const id of new Set(records.flatMap((r) => (r.schoolId && r.teamId !== null ? [r.schoolId] : []))))
-      for (const t of await opts.store.list(id, 'teams')) teamNames.set(`${id}|${t.id}`, t.name);
+      for (const t of await opts.store.records.list(id, 'teams')) teamNames.set(`${id}|${t.id}`, t.name);
     const cell = (label: string, html: string) => `<td data-label="${label}">${html}</td>`;
     return records.map((r) => {
       const school = r.schoolId ? byId.get(r.schoolId) : undefined;
@@ -185,7 +187,7 @@ export function createAdminStaffRouter(opts: AdminStaffOptions): express.Router 
     try {
       const p = principalOf(res) as Principal;
       const csrf = escapeHtml(csrfOf(p) ?? '');
-      const live = await opts.store.listStaffSessions(now().toISOString());
+      const live = await opts.store.access.listStaffSessions(now().toISOString());
       // Sessions span schools: the only school's zone, else UTC (each time says which).
       const zone = opts.schools.length === 1 ? opts.schools[0]!.timeZone : 'UTC';
       const rows = live
@@ -218,7 +220,7 @@ export function createAdminStaffRouter(opts: AdminStaffOptions): express.Router 
       if (!confirmed(req, res)) return;
       const email = text((req.body as Record<string, unknown>)?.email).toLowerCase();
       if (!email) return sendProblem(res, 400, 'No address', ['Give the e-mail address of the person.']);
-      const ended = await opts.store.revokeStaffSessionsOf(email, now().toISOString());
+      const ended = await opts.store.access.revokeStaffSessionsOf(email, now().toISOString());
       await opts.auth.audit(req, res, { action: 'sessions-ended', detail: `${email}: ${ended}` });
       sendPage(res, {
         title: 'Sessions ended',
@@ -282,7 +284,8 @@ export function createAdminStaffRouter(opts: AdminStaffOptions): express.Router 
 
   // Asks first: a new link stops the old one for every family at once.
   feedPage('/admin/feeds/rotate', async (res, p, { def, school }) => {
-    const team = def.scope === 'team' ? await opts.store.get(def.schoolId, 'teams', def.scopeId) : null;
+    const team =
+      def.scope === 'team' ? await opts.store.records.get(def.schoolId, 'teams', def.scopeId) : null;
     const csrf = escapeHtml(csrfOf(p) ?? '');
     sendPage(res, {
       title: `New link for ${def.calendarName}?`,

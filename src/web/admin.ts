@@ -128,12 +128,12 @@ export function createAdminRouter(opts: AdminRouterOptions): express.Router {
       // An administrator of one school sees that school only.
       for (const school of opts.config.schools.filter((s) => accessIn(p, s.id) === 'all')) {
         const [runs, jobs, defs, teams] = await Promise.all([
-          opts.store.listRuns(school.id, { limit: 10 }),
-          opts.store.listJobStatus(school.id),
+          opts.store.runs.listRuns(school.id, { limit: 10 }),
+          opts.store.runs.listJobStatus(school.id),
           listFeedDefs(opts.store, school.id),
-          opts.store.list(school.id, 'teams'),
+          opts.store.records.list(school.id, 'teams'),
         ]);
-        const upcoming = await opts.store.listSessions(school.id, {
+        const upcoming = await opts.store.records.listSessions(school.id, {
           from: at.toISOString(),
           to: new Date(at.getTime() + 30 * DAY).toISOString(),
         });

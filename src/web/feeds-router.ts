@@ -309,7 +309,7 @@ export function feedsRouter(opts: FeedRouterOptions): Router {
       const [updatedAt, live, school] = await Promise.all([
         lastPulledAt(opts.store, schoolId),
         opts.liveGoogleCalendar?.(schoolId, scope, scopeId) ?? null,
-        opts.store.listSchools().then((all) => all.find((x) => x.id === schoolId)),
+        opts.store.records.listSchools().then((all) => all.find((x) => x.id === schoolId)),
       ]);
       const pageUrl = `${opts.publicUrl}/feeds/${token}`;
       const absences = await landingAbsences(req, res, opts, pageUrl, () =>

@@ -100,8 +100,8 @@ export function healthRoutes(
     try {
       feeds = Object.fromEntries((await opts.feedProblems?.()) ?? []);
       await opts.store.ping();
-      for (const school of await opts.store.listSchools()) {
-        const runs = await opts.store.listRuns(school.id, { limit: RUNS_LOOKED_AT });
+      for (const school of await opts.store.records.listSchools()) {
+        const runs = await opts.store.runs.listRuns(school.id, { limit: RUNS_LOOKED_AT });
         const problem =
           freshnessProblem(runs, now(), opts.maxPullAgeMs?.(school.id) ?? null) ??
           syncProblem(runs, now(), maxFailureMs);

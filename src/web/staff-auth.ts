@@ -154,7 +154,7 @@ export function createStaffAuth(opts: StaffAuthOptions): StaffAuth {
 
   async function audit(req: Request, res: Response, rec: AuditInput): Promise<void> {
     const p = principalOf(res);
-    await store.appendAudit({
+    await store.access.appendAudit({
       at: new Date().toISOString(),
       action: rec.action,
       actor: p ? actorOf(p) : (rec.detail ?? 'unknown'),
@@ -363,7 +363,7 @@ export function createStaffAuth(opts: StaffAuthOptions): StaffAuth {
       const found = await directory.lookup(who.email);
       if (!found.memberships.length) {
         throttle.fail(client);
-        await store.appendAudit({
+        await store.access.appendAudit({
           at: new Date().toISOString(),
           action: 'sign-in-refused',
           actor: who.email,

@@ -177,7 +177,7 @@ export function createStaffPageRouter(opts: StaffPageOptions): express.Router {
       return `${open}<p class="muted">None of your teams has a session in the next 30 days.</p></section>`;
     const students = new Map(own.map((t) => [t.id, new Set(t.students.map((s) => s.studentId))]));
     const absences = (
-      await opts.store.listAbsences(school.id, {
+      await opts.store.records.listAbsences(school.id, {
         studentIds: [...new Set(own.flatMap((t) => t.students.map((s) => s.studentId)))],
         from: shown.reduce((m, s) => (s.start < m ? s.start : m), shown[0]!.start),
         to: shown.reduce((m, s) => (s.end > m ? s.end : m), shown[0]!.end),
@@ -233,7 +233,9 @@ export function createStaffPageRouter(opts: StaffPageOptions): express.Router {
     at: Date,
     manySchools: boolean,
   ): Promise<string> {
-    const all = (await opts.store.list(school.id, 'teams')).sort((a, b) => a.name.localeCompare(b.name));
+    const all = (await opts.store.records.list(school.id, 'teams')).sort((a, b) =>
+      a.name.localeCompare(b.name),
+    );
     const isAdmin = !membership || membership.access.role === 'admin';
     const own = membership ? all.filter((t) => membership.access.assignedTeamIds.has(t.id)) : [];
     let others: Team[] = [];
@@ -264,7 +266,7 @@ export function createStaffPageRouter(opts: StaffPageOptions): express.Router {
     const sessions =
       carded.length || own.length
         ? (
-            await opts.store.listSessions(school.id, {
+            await opts.store.records.listSessions(school.id, {
               teamIds: [...new Set([...carded, ...own].map((t) => t.id))],
               from: at.toISOString(),
               to: new Date(at.getTime() + 30 * DAY).toISOString(),

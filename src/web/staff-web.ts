@@ -140,10 +140,10 @@ export function createStaffWeb(opts: StaffWebOptions): StaffWeb {
   let timer: NodeJS.Timeout | null = null;
   const prune = async () => {
     const at = Date.now();
-    const audit = await opts.store.pruneAudit(
+    const audit = await opts.store.access.pruneAudit(
       new Date(at - opts.auditRetentionDays * 86_400_000).toISOString(),
     );
-    const ended = await opts.store.pruneStaffSessions(new Date(at - 86_400_000).toISOString());
+    const ended = await opts.store.access.pruneStaffSessions(new Date(at - 86_400_000).toISOString());
     return { audit, sessions: ended };
   };
   return {

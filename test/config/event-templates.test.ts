@@ -181,7 +181,7 @@ describe('one wording for feeds, landing pages, pushes and rosters', () => {
     expect(pushed.length).toBeGreaterThan(0);
     for (const s of pushed) expect(s).toContain(MARK);
 
-    const teams = await service.store.list('hill', 'teams');
+    const teams = await service.store.records.list('hill', 'teams');
     let pdf: Response | null = null;
     for (const t of teams) {
       pdf = await fetch(`${service.url}/rosters/teams/${t.id}.pdf?template=attendance-sheet`, {

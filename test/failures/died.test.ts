@@ -37,7 +37,7 @@ describe('a pull killed with SIGKILL (rostercal sync, rostercal status)', () => 
 
     const again = rostercal(['sync'], env);
     expect(await again.exit, again.output()).toBe(0);
-    const runs = await ts.store.listRuns('hillcrest');
+    const runs = await ts.store.runs.listRuns('hillcrest');
     expect(runs.map((r) => [r.id, r.status])).toEqual([
       [2, 'succeeded'],
       [1, 'interrupted'],
@@ -50,7 +50,7 @@ describe.each(DIALECTS)('run owners on another machine (%s)', (dialect) => {
   let ts: TestStore;
   beforeAll(async () => {
     ts = await openTestStore(dialect);
-    await ts.store.upsertSchool({ id: 'hillcrest', name: 'Hillcrest', timeZone: 'Australia/Sydney' });
+    await ts.store.records.upsertSchool({ id: 'hillcrest', name: 'Hillcrest', timeZone: 'Australia/Sydney' });
   });
   afterAll(async () => {
     await ts?.cleanup();
@@ -64,25 +64,33 @@ describe.each(DIALECTS)('run owners on another machine (%s)', (dialect) => {
       pid: 41,
       startedAt: new Date().toISOString(),
     };
-    await ts.store.beat(owner, new Date().toISOString());
-    const id = await ts.store.startRun({
+    await ts.store.runs.beat(owner, new Date().toISOString());
+    const id = await ts.store.runs.startRun({
       schoolId: 'hillcrest',
       kind: 'full',
       at: new Date().toISOString(),
       owner: owner.id,
     });
-    const statusOf = async () => (await ts.store.listRuns('hillcrest')).find((r) => r.id === id)!.status;
+    const statusOf = async () => (await ts.store.runs.listRuns('hillcrest')).find((r) => r.id === id)!.status;
     expect(await statusOf()).toBe('running');
     // Its lease is respected while it beats…
-    const lease = await ts.store.acquirePullLease('hillcrest', owner.id, new Date().toISOString());
+    const lease = await ts.store.runs.acquirePullLease('hillcrest', owner.id, new Date().toISOString());
     expect(lease.acquired).toBe(true);
-    const refused = await ts.store.acquirePullLease('hillcrest', 'here:1:def456', new Date().toISOString());
+    const refused = await ts.store.runs.acquirePullLease(
+      'hillcrest',
+      'here:1:def456',
+      new Date().toISOString(),
+    );
     expect(refused).toMatchObject({ acquired: false, holder: { owner: owner.id } });
 
     // …and after OWNER_SILENT_MS without a beat, the run reads as interrupted and the lease can be taken.
-    await ts.store.beat(owner, new Date(Date.now() - OWNER_SILENT_MS - 1000).toISOString());
+    await ts.store.runs.beat(owner, new Date(Date.now() - OWNER_SILENT_MS - 1000).toISOString());
     expect(await statusOf()).toBe('interrupted');
-    const taken = await ts.store.acquirePullLease('hillcrest', 'here:1:def456', new Date().toISOString());
+    const taken = await ts.store.runs.acquirePullLease(
+      'hillcrest',
+      'here:1:def456',
+      new Date().toISOString(),
+    );
     expect(taken.acquired).toBe(true);
   });
 });
@@ -114,7 +122,7 @@ describe('rostercal serve killed during its start-up pull', () => {
       expect(second.output()).toMatch(/hillcrest: last pull succeeded \(full/);
       const store = await openStore({ dataDir: dir });
       try {
-        const runs = await store.listRuns('hillcrest');
+        const runs = await store.runs.listRuns('hillcrest');
         expect(runs.map((r) => [r.id, r.kind, r.status])).toEqual([
           [2, 'full', 'succeeded'],
           [1, 'full', 'interrupted'],

@@ -23,7 +23,7 @@ describe('a listing cut short (rostercal sync, sandbox listing faults)', () => {
     await sandbox?.close();
   });
 
-  const liveSessions = async () => (await ts.store.list('hillcrest', 'sessions')).length;
+  const liveSessions = async () => (await ts.store.records.list('hillcrest', 'sessions')).length;
 
   it('lastPage one less: nothing deleted, the run flagged with the listing and the count missing', async () => {
     const before = await liveSessions();
@@ -38,7 +38,7 @@ describe('a listing cut short (rostercal sync, sandbox listing faults)', () => {
         /warning: sessions: the sessions listing is incomplete: it announced [\d,]+ records and delivered [\d,]+ distinct \([\d,]+ missing\); deleted nothing/,
       );
       expect(await liveSessions()).toBe(before);
-      const [run] = await ts.store.listRuns('hillcrest', { limit: 1 });
+      const [run] = await ts.store.runs.listRuns('hillcrest', { limit: 1 });
       expect(run).toMatchObject({ status: 'suspicious' });
       expect(run!.counts.sessions!.deleted).toBe(0);
 
@@ -69,26 +69,28 @@ describe('a listing cut short (rostercal sync, sandbox listing faults)', () => {
   });
 
   it('an incomplete listing of changes does not move the cursor', async () => {
-    const cursor = await ts.store.getCursor('hillcrest', 'updatedAfter:sessions');
+    const cursor = await ts.store.records.getCursor('hillcrest', 'updatedAfter:sessions');
     expect(cursor).not.toBeNull();
     sandbox.setListingFaults({ sessions: 'short' });
     try {
       // Changes since the cursor: every session, so that the listing has more than one page to lose.
-      await ts.store.setCursor('hillcrest', 'updatedAfter:sessions', '2000-01-01T00:00:00.000Z');
+      await ts.store.records.setCursor('hillcrest', 'updatedAfter:sessions', '2000-01-01T00:00:00.000Z');
       const child = rostercal(['sync'], env);
       expect(await child.exit, child.output()).toBe(0);
       expect(child.output()).toMatch(/incremental pull finished, SUSPICIOUS/);
       expect(child.output()).toMatch(
         /sessions listing is incomplete: .*missing\); will read these changes again/,
       );
-      expect(await ts.store.getCursor('hillcrest', 'updatedAfter:sessions')).toBe('2000-01-01T00:00:00.000Z');
+      expect(await ts.store.records.getCursor('hillcrest', 'updatedAfter:sessions')).toBe(
+        '2000-01-01T00:00:00.000Z',
+      );
     } finally {
       sandbox.setListingFaults({});
     }
     const healed = rostercal(['sync'], env);
     expect(await healed.exit).toBe(0);
     expect(healed.output()).toMatch(/incremental pull succeeded/);
-    expect(await ts.store.getCursor('hillcrest', 'updatedAfter:sessions')).not.toBe(
+    expect(await ts.store.records.getCursor('hillcrest', 'updatedAfter:sessions')).not.toBe(
       '2000-01-01T00:00:00.000Z',
     );
   });

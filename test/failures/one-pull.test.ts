@@ -66,7 +66,7 @@ describe('one pull of a school at a time (PostgreSQL, two processes)', () => {
       /rostercal sync: hillcrest: a pull of hillcrest is already running \(.+:\d+:\w+, since \d{4}-.+\); nothing was pulled\. Try again when it ends, or use --wait SECONDS\./,
     );
     expect(outputs).not.toMatch(/duplicate key/);
-    const runs = await ts.store.listRuns('hillcrest');
+    const runs = await ts.store.runs.listRuns('hillcrest');
     expect(runs.map((r) => r.status)).toEqual(['succeeded']);
   }, 180_000);
 
@@ -79,31 +79,31 @@ describe('one pull of a school at a time (PostgreSQL, two processes)', () => {
       pid: 41,
       startedAt: new Date().toISOString(),
     };
-    await ts.store.beat(owner, new Date().toISOString());
-    const lease = await ts.store.acquirePullLease('hillcrest', owner.id, new Date().toISOString());
+    await ts.store.runs.beat(owner, new Date().toISOString());
+    const lease = await ts.store.runs.acquirePullLease('hillcrest', owner.id, new Date().toISOString());
     if (!lease.acquired) throw new Error('lease not acquired');
-    const before = (await ts.store.listRuns('hillcrest')).length;
+    const before = (await ts.store.runs.listRuns('hillcrest')).length;
     const b = rostercal(['sync', '--wait', '120'], env);
     await b.waitFor(/hillcrest: waiting for the pull already running \(replica-b:41:abc123, since /);
     // Ordered by events, not by a sleep: no run while the lease is held, and the one it makes starts after the
     // lease is let go.
-    expect((await ts.store.listRuns('hillcrest')).length).toBe(before);
+    expect((await ts.store.runs.listRuns('hillcrest')).length).toBe(before);
     const releasedAt = Date.now();
-    await ts.store.releasePullLease('hillcrest', lease.token);
+    await ts.store.runs.releasePullLease('hillcrest', lease.token);
     expect(await b.exit, b.output()).toBe(0);
-    const runs = await ts.store.listRuns('hillcrest');
+    const runs = await ts.store.runs.listRuns('hillcrest');
     expect(runs.length).toBe(before + 1);
     expect(Date.parse(runs[0]!.startedAt)).toBeGreaterThanOrEqual(releasedAt - 5);
 
     // Waiting has its limit: then it says so, exit 1.
-    const again = await ts.store.acquirePullLease('hillcrest', owner.id, new Date().toISOString());
+    const again = await ts.store.runs.acquirePullLease('hillcrest', owner.id, new Date().toISOString());
     if (!again.acquired) throw new Error('lease not acquired');
     const c = rostercal(['sync', '--wait', '2'], env);
     expect(await c.exit).toBe(1);
     expect(c.output()).toMatch(
       /a pull of hillcrest is already running .*; nothing was pulled\. It did not end within 2 s\./,
     );
-    await ts.store.releasePullLease('hillcrest', again.token);
+    await ts.store.runs.releasePullLease('hillcrest', again.token);
   }, 180_000);
 
   it('scheduled full and incremental fires on two replicas at once: the full pull is never lost, a skip is called a skip', async () => {
@@ -134,12 +134,14 @@ describe('one pull of a school at a time (PostgreSQL, two processes)', () => {
       const story = JSON.stringify(outcomes);
       // Whichever took the school first, a full pull ran after the full fire: the incremental one turned full, the
       // full one waited its turn, or the incremental one was let pass — and said so (never "succeeded").
-      const runs = (await ts.store.listRuns('hillcrest', { limit: 5 })).filter((r) => r.startedAt >= since);
+      const runs = (await ts.store.runs.listRuns('hillcrest', { limit: 5 })).filter(
+        (r) => r.startedAt >= since,
+      );
       expect(
         runs.filter((r) => r.kind === 'full' && r.status === 'succeeded'),
         story,
       ).not.toHaveLength(0);
-      expect(await ts.store.fullPullRequest('hillcrest')).toBeNull();
+      expect(await ts.store.runs.fullPullRequest('hillcrest')).toBeNull();
       for (const o of outcomes) {
         expect(['succeeded', 'skipped'], story).toContain(o.status);
         if (o.status === 'succeeded') expect(o.error ?? '', story).not.toMatch(/skip/);
@@ -158,7 +160,7 @@ describe('overlapping writers (PostgreSQL)', () => {
   beforeAll(async () => {
     ts = await openTestStore('postgres');
     other = await ts.reopen();
-    await ts.store.upsertSchool({ id: 'hillcrest', name: 'Hillcrest', timeZone: 'Australia/Sydney' });
+    await ts.store.records.upsertSchool({ id: 'hillcrest', name: 'Hillcrest', timeZone: 'Australia/Sydney' });
   });
   afterAll(async () => {
     await other?.close();
@@ -177,19 +179,19 @@ describe('overlapping writers (PostgreSQL)', () => {
       wrote = r;
     });
     const first = ts.store.transaction(async (tx) => {
-      await tx.upsert('hillcrest', 'sessions', sessions, at);
+      await tx.records.upsert('hillcrest', 'sessions', sessions, at);
       wrote();
       await held;
     });
     await written;
     // Waits on the first transaction's rows, then finds them there: before, its membership insert failed.
-    const second = other.upsert('hillcrest', 'sessions', sessions, at);
+    const second = other.records.upsert('hillcrest', 'sessions', sessions, at);
     // Committed only once PostgreSQL says the second writer waits on a lock (pg_stat_activity), not after a pause.
     await waitUntilBlockedOnLock(ts.env.DATABASE_URL!);
     commitFirst();
     await first;
     await expect(second).resolves.toBeDefined();
-    const stored = await other.listSessions('hillcrest', { teamIds: [10] });
+    const stored = await other.records.listSessions('hillcrest', { teamIds: [10] });
     expect(stored.map((s) => s.id)).toEqual([1, 2, 3]);
   });
 });

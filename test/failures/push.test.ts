@@ -112,7 +112,7 @@ describe('pushes that end mid-way (rostercal sync against faulty providers)', ()
   async function lastPushMs(dataDir: string): Promise<number> {
     const store = await openStore({ dataDir });
     try {
-      const [run] = await store.listRuns('hill', { kind: 'push', limit: 1 });
+      const [run] = await store.runs.listRuns('hill', { kind: 'push', limit: 1 });
       expect(run?.finishedAt, 'a finished push run').toBeTruthy();
       return Date.parse(run!.finishedAt!) - Date.parse(run!.startedAt);
     } finally {

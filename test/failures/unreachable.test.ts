@@ -50,7 +50,7 @@ describe('an unreachable upstream (rostercal sync)', () => {
     // process's start-up nor the machine's load counts), and how often it retried: the two retries an unreachable
     // service gets, never the full backoff.
     const store = await openStore({ dataDir: dir });
-    const [run] = await store.listRuns('hillcrest', { limit: 1 });
+    const [run] = await store.runs.listRuns('hillcrest', { limit: 1 });
     await store.close();
     expect(run?.status).toBe('failed');
     expect(run!.retries, child.output()).toBeLessThanOrEqual(2);

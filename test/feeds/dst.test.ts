@@ -65,7 +65,7 @@ const text = (html: string) =>
 
 describe('sessions in the repeated and the skipped hour, end to end', () => {
   it('are stored at the instants written', async () => {
-    const stored = await h.store.listSessions(SCHOOL, { teamIds: [teamId] });
+    const stored = await h.store.records.listSessions(SCHOOL, { teamIds: [teamId] });
     const start = (t: string) => stored.find((s) => s.id === ids.get(t))?.start;
     expect(start('DST first 02:30')).toBe(FIRST_0230);
     expect(start('DST second 02:30')).toBe(SECOND_0230);

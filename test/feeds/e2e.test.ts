@@ -31,7 +31,7 @@ async function feed(
 beforeAll(async () => {
   h = await startHarness();
   defs = await listFeedDefs(h.store, SCHOOL);
-  at = `${SCHOOL}.${await h.store.uidDomain()}.rostercal`;
+  at = `${SCHOOL}.${await h.store.feeds.uidDomain()}.rostercal`;
 });
 afterAll(async () => {
   await h?.close();
@@ -47,7 +47,7 @@ describe('every feed of the school', () => {
     let checked = 0;
     for (const def of defs) {
       const { p, r } = await feed(def);
-      const sessions = await h.store.listSessions(
+      const sessions = await h.store.records.listSessions(
         SCHOOL,
         sessionQuery(def.scope, def.scopeId, w.from.toISOString(), w.to.toISOString()),
       );
@@ -130,7 +130,7 @@ describe('privacy', () => {
       (f) => !f.showToUserTypes.includes('guardian') && !f.showToUserTypes.includes('student'),
     );
     expect(staffOnly.length).toBeGreaterThan(0);
-    const sessions = await h.store.listSessions(SCHOOL, {});
+    const sessions = await h.store.records.listSessions(SCHOOL, {});
     const staffOnlyTexts = new Set<string>();
     for (const s of sessions) {
       for (const data of [s.customFieldsData, ...s.teams.map((t) => t.customFieldsData)]) {
@@ -164,7 +164,9 @@ describe('upstream changes flow into the feeds', () => {
       .sort((a, b) => b.subject.localeCompare(a.subject))[0]!;
     const before = await feed(team);
     const nowMs = Date.parse(h.sandbox.now());
-    const future = (await h.store.listSessions(SCHOOL, { teamIds: [team.scopeId], from: h.sandbox.now() }))
+    const future = (
+      await h.store.records.listSessions(SCHOOL, { teamIds: [team.scopeId], from: h.sandbox.now() })
+    )
       .filter((s) => !s.cancelled && s.status !== 'draft' && Date.parse(s.start) > nowMs + 86_400_000)
       .slice(0, 3);
     expect(future.length).toBe(3);
@@ -177,7 +179,7 @@ describe('upstream changes flow into the feeds', () => {
     const touched = new Set(future.map((s) => s.id));
     const otherTeams: FeedDef[] = [];
     for (const d of defs.filter((x) => x.scope === 'team' && x.scopeId !== team.scopeId)) {
-      const sessions = await h.store.listSessions(SCHOOL, { teamIds: [d.scopeId] });
+      const sessions = await h.store.records.listSessions(SCHOOL, { teamIds: [d.scopeId] });
       if (!sessions.some((s) => touched.has(s.id) || s.teams.some((t) => t.id === team.scopeId)))
         otherTeams.push(d);
     }
@@ -264,7 +266,7 @@ describe('SEQUENCE and LAST-MODIFIED follow what each audience sees (issue 13 it
   it('renaming a staff member changes no guardian or student feed (same bytes, same ETag); the staff feed advances', async () => {
     // A staff member with sessions in the window, seen in guardian feeds too.
     const w = h.feeds.currentWindow();
-    const sessions = await h.store.listSessions(SCHOOL, {
+    const sessions = await h.store.records.listSessions(SCHOOL, {
       from: w.from.toISOString(),
       to: w.to.toISOString(),
     });
@@ -284,7 +286,10 @@ describe('SEQUENCE and LAST-MODIFIED follow what each audience sees (issue 13 it
     await h.pull('full');
 
     // The session records did change (they list their staff): that is what used to move every SEQUENCE.
-    const after = await h.store.listSessions(SCHOOL, { from: w.from.toISOString(), to: w.to.toISOString() });
+    const after = await h.store.records.listSessions(SCHOOL, {
+      from: w.from.toISOString(),
+      to: w.to.toISOString(),
+    });
     const bumped = after.filter(
       (s) => s.staff.some((p) => p.id === staffId) && s.meta.version > (versionsBefore.get(s.id) ?? 0),
     );

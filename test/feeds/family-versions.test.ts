@@ -86,8 +86,8 @@ function events(text: string): Map<string, Seen> {
 
 /** Two current students of one team with different first names: the team's sessions are shared. */
 async function twoTeamMates(store: Store): Promise<[number, number]> {
-  const students = new Map((await store.list('hillcrest', 'students')).map((s) => [s.id, s]));
-  for (const t of await store.list('hillcrest', 'teams')) {
+  const students = new Map((await store.records.list('hillcrest', 'students')).map((s) => [s.id, s]));
+  for (const t of await store.records.list('hillcrest', 'teams')) {
     const mates = t.students.map((m) => students.get(m.studentId)).filter((s) => s?.current);
     const a = mates[0];
     const b = mates.find((s) => s && a && s.firstName !== a.firstName);
@@ -176,7 +176,9 @@ describe('a family calendar is rendered and stored like any other feed', () => {
   it('is kept in the store’s rendered feeds: one render, read again by every replica', async () => {
     const store = await openStore({ dataDir: dir, migrate: false });
     try {
-      const family = (await store.listRenderedFeedStates('hillcrest')).filter((s) => s.scope === 'family');
+      const family = (await store.feeds.listRenderedFeedStates('hillcrest')).filter(
+        (s) => s.scope === 'family',
+      );
       expect(family).toHaveLength(1);
       const [row] = family;
       expect(first.etag).toBe(`"${row!.etag}-gz"`);
@@ -184,7 +186,7 @@ describe('a family calendar is rendered and stored like any other feed', () => {
       const renderedAt = row!.renderedAt;
       await get(0, familyIcs);
       await get(1, familyIcs);
-      const later = (await store.listRenderedFeedStates('hillcrest')).find((s) => s.scope === 'family');
+      const later = (await store.feeds.listRenderedFeedStates('hillcrest')).find((s) => s.scope === 'family');
       expect(later!.renderedAt).toBe(renderedAt);
     } finally {
       await store.close();

@@ -20,7 +20,7 @@ describe('renders held during a pull', () => {
     const service = () =>
       new FeedService({ store: h.store, now, dataVersionTtlMs: 0, onRender: () => renders++ });
     const feeds = service();
-    const sessions = await h.store.listSessions('hill', { from: now().toISOString() });
+    const sessions = await h.store.records.listSessions('hill', { from: now().toISOString() });
     const session = sessions.find((s) => s.teams.length > 0 && !s.cancelled)!;
     const team = session.teams[0]!.id;
     const before = (await feeds.get('hill', 'team', team))!;

@@ -86,7 +86,7 @@ describe('feeds list at scale', () => {
     expect(rows[1]!.url).toBe(`https://cal.example.org/feeds/${rotated.token}.ics`);
     for (const r of rows) {
       const token = /feeds\/([^.]+)\.ics$/.exec(r.url!)![1]!;
-      const record = await store.findFeedTokenByHash(hashToken(token));
+      const record = await store.links.findFeedTokenByHash(hashToken(token));
       expect(record?.revokedAt).toBeNull();
       expect(record?.scopeId).toBe(r.id);
     }

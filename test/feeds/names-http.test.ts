@@ -41,8 +41,8 @@ async function get(path: string): Promise<string> {
 
 beforeAll(async () => {
   h = await startHarness();
-  const teams = await h.store.list(SCHOOL, 'teams');
-  const students = new Map((await h.store.list(SCHOOL, 'students')).map((s) => [s.id, s]));
+  const teams = await h.store.records.list(SCHOOL, 'teams');
+  const students = new Map((await h.store.records.list(SCHOOL, 'students')).map((s) => [s.id, s]));
   // A team with two members: the child whose name is planted, and a teammate whose own feed must not show it.
   // Prefer a child whose name has diacritics and a legal name, the hardest spellings.
   const candidates = teams.flatMap((t) =>
@@ -70,9 +70,9 @@ beforeAll(async () => {
 
   const coach = h.sandbox.school.users.find((u) => !u.frozen)!;
   const nowMs = Date.parse(h.sandbox.now());
-  const future = (await h.store.listSessions(SCHOOL, { teamIds: [team.id], from: h.sandbox.now() })).find(
-    (s) => !s.cancelled && s.status !== 'draft' && Date.parse(s.start) > nowMs + 86_400_000,
-  )!;
+  const future = (
+    await h.store.records.listSessions(SCHOOL, { teamIds: [team.id], from: h.sandbox.now() })
+  ).find((s) => !s.cancelled && s.status !== 'draft' && Date.parse(s.start) > nowMs + 86_400_000)!;
   await h.client.updateSessions({
     email: coach.email,
     sessions: [{ id: future.id, studentParentNotes: note }],

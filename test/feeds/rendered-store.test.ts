@@ -132,19 +132,19 @@ describe('re-rendering after a pull', () => {
     const first = await feeds.renderSchool('hill', { all: true });
     const defs = await listFeedDefs(h.store, 'hill');
     expect(first.rendered).toBe(defs.length);
-    const statesBefore = await h.store.listRenderedFeedStates('hill');
+    const statesBefore = await h.store.feeds.listRenderedFeedStates('hill');
     expect(statesBefore).toHaveLength(defs.length);
 
     // Unchanged pull: same data version, no feed rendered, no stored row written.
     rendered.length = 0;
-    const versionBefore = await h.store.dataVersion('hill');
+    const versionBefore = await h.store.records.dataVersion('hill');
     const s = await h.pull('incremental');
     expect(s.status).not.toBe('failed');
-    expect(await h.store.dataVersion('hill')).toBe(versionBefore);
+    expect(await h.store.records.dataVersion('hill')).toBe(versionBefore);
     const unchanged = await feeds.renderSchool('hill', { all: true });
     expect(unchanged.rendered).toBe(0);
     expect(rendered).toEqual([]);
-    expect(await h.store.listRenderedFeedStates('hill')).toEqual(statesBefore);
+    expect(await h.store.feeds.listRenderedFeedStates('hill')).toEqual(statesBefore);
     // A new process over the same store also finds nothing to do.
     const other = new FeedService({
       store: h.store,
@@ -156,7 +156,9 @@ describe('re-rendering after a pull', () => {
 
     // An edit of 5 sessions: only the feeds showing one of them are rendered.
     const w = feeds.currentWindow();
-    const upcoming = (await h.store.listSessions('hill', { from: h.sandbox.now(), to: w.to.toISOString() }))
+    const upcoming = (
+      await h.store.records.listSessions('hill', { from: h.sandbox.now(), to: w.to.toISOString() })
+    )
       .filter((x) => !x.cancelled)
       .slice(0, 5);
     expect(upcoming).toHaveLength(5);
@@ -180,7 +182,7 @@ describe('re-rendering after a pull', () => {
             : def.scope === 'staff'
               ? { staffId: def.scopeId }
               : { studentId: def.scopeId };
-      const sessions = await h.store.listSessions('hill', {
+      const sessions = await h.store.records.listSessions('hill', {
         from: w.from.toISOString(),
         to: w.to.toISOString(),
         ...q,
@@ -196,7 +198,7 @@ describe('re-rendering after a pull', () => {
     expect(after.unchanged).toBe(defs.length - expected.length);
     // The others' stored bytes were confirmed for the new version, not rewritten.
     const statesAfter = new Map(
-      (await h.store.listRenderedFeedStates('hill')).map((x) => [`${x.scope}:${x.scopeId}`, x]),
+      (await h.store.feeds.listRenderedFeedStates('hill')).map((x) => [`${x.scope}:${x.scopeId}`, x]),
     );
     for (const b of statesBefore) {
       const k = `${b.scope}:${b.scopeId}`;

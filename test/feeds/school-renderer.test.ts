@@ -23,7 +23,7 @@ const sqlite = () => ({ file: path.join(h.dir, 'rostercal.sqlite') });
 async function storedFeeds(): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   for (const d of await listFeedDefs(h.store, SCHOOL)) {
-    const r = await h.store.getRenderedFeed(SCHOOL, d.scope, d.scopeId);
+    const r = await h.store.feeds.getRenderedFeed(SCHOOL, d.scope, d.scopeId);
     out.set(`${d.scope}:${d.scopeId}`, r ? `${r.etag}|${r.dataVersion}|${r.windowKey}` : 'none');
   }
   return out;

@@ -31,7 +31,7 @@ describe('the UID domain', () => {
 
   it('a new store gets one of its own: two installations of one school share no UID', async () => {
     teamId = one.sandbox.school.teams[0]!.id;
-    const [a, b] = await Promise.all([one.store.uidDomain(), two.store.uidDomain()]);
+    const [a, b] = await Promise.all([one.store.feeds.uidDomain(), two.store.feeds.uidDomain()]);
     expect(a).toMatch(/^[0-9a-f]{12}$/);
     expect(b).toMatch(/^[0-9a-f]{12}$/);
     expect(a).not.toBe(b);
@@ -50,7 +50,7 @@ describe('the UID domain', () => {
   it('is made once: the same store keeps it', async () => {
     const again = await openStore({ file: path.join(one.dir, 'rostercal.sqlite') });
     try {
-      expect(await again.uidDomain()).toBe(domain);
+      expect(await again.feeds.uidDomain()).toBe(domain);
     } finally {
       await again.close();
     }
@@ -67,7 +67,7 @@ describe('the UID domain', () => {
     raw.exec("delete from schema_migrations where name like '0023_%'");
     raw.close();
     reopened = await openStore({ file });
-    expect(await reopened.uidDomain()).toBeNull();
+    expect(await reopened.feeds.uidDomain()).toBeNull();
     const feeds = new FeedService({ store: reopened, now: () => new Date(one.sandbox.now()) });
     const after = (await feeds.get('hill', 'team', teamId))!.body.toString('utf8');
     for (const uid of uids(unfold(after)))

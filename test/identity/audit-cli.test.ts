@@ -30,8 +30,12 @@ beforeAll(async () => {
   ts = await openTestStore('sqlite');
   // The command reads the store only: the upstream is never contacted.
   env = schoolEnv({ url: 'http://127.0.0.1:9/', token: 'unused-token' }, ts.env);
-  await ts.store.upsertSchool({ id: 'hillcrest', name: 'Hillcrest College', timeZone: 'Australia/Sydney' });
-  await ts.store.appendAudit(
+  await ts.store.records.upsertSchool({
+    id: 'hillcrest',
+    name: 'Hillcrest College',
+    timeZone: 'Australia/Sydney',
+  });
+  await ts.store.access.appendAudit(
     record({
       at: '2026-10-01T22:15:00.000Z',
       action: 'sign-in',
@@ -41,13 +45,13 @@ beforeAll(async () => {
       detail: 'staff',
     }),
   );
-  await ts.store.appendAudit(
+  await ts.store.access.appendAudit(
     record({ at: '2026-11-20T05:30:00.000Z', template: 'medical-and-guardian-contacts' }),
   );
-  await ts.store.appendAudit(
+  await ts.store.access.appendAudit(
     record({ at: '2026-11-21T01:00:00.000Z', actor: 'admin token', teamId: 3010, template: 'team-roster' }),
   );
-  await ts.store.appendAudit(
+  await ts.store.access.appendAudit(
     record({
       at: '2026-11-22T03:00:00.000Z',
       action: 'sign-in-refused',
@@ -133,7 +137,7 @@ describe('what is done at the command line is audited too', () => {
       const cliEnv = schoolEnv(sandbox, pulled.env);
       const sync = rostercal(['sync', '--full'], cliEnv);
       expect(await sync.exit, sync.output()).toBe(0);
-      const team = (await pulled.store.list('hillcrest', 'teams'))[0]!;
+      const team = (await pulled.store.records.list('hillcrest', 'teams'))[0]!;
       const file = path.join(pulled.env.DATA_DIR!, 'roster.pdf');
       const roster = rostercal(
         ['roster', '--team', String(team.id), '--template', 'team-roster', '-o', file],

@@ -22,8 +22,8 @@ let other: StaffUser;
 
 beforeAll(async () => {
   h = await startHarness();
-  const teams = await h.store.list('hill', 'teams');
-  const coaches = (await h.store.list('hill', 'staff')).filter(
+  const teams = await h.store.records.list('hill', 'teams');
+  const coaches = (await h.store.records.list('hill', 'staff')).filter(
     (s) =>
       s.email && !s.frozen && !s.isAdmin && !s.isManager && staffAccess(s, teams).assignedTeamIds.size > 0,
   );
@@ -79,7 +79,7 @@ describe('a coach on a phone (Chromium, 390 px)', () => {
     ]);
     await expectPhoneFriendly(page);
 
-    const teams = await h.store.list('hill', 'teams');
+    const teams = await h.store.records.list('hill', 'teams');
     const access = staffAccess(coach, teams);
     const expected = teams
       .filter((t) => access.teamIds.has(t.id) && (!t.hidden || access.assignedTeamIds.has(t.id)))
@@ -100,7 +100,7 @@ describe('a coach on a phone (Chromium, 390 px)', () => {
     const teamId = Number(/\/rosters\/teams\/(\d+)\.pdf/.exec(link.pathname)![1]);
     const sessionId = Number(link.searchParams.get('session'));
     expect(access.teamIds.has(teamId)).toBe(true);
-    const session = await h.store.get('hill', 'sessions', sessionId);
+    const session = await h.store.records.get('hill', 'sessions', sessionId);
     expect(session?.status).not.toBe('cancelled');
 
     const download = page.waitForEvent('download', { timeout: 30_000 }).catch(() => null);
@@ -117,7 +117,7 @@ describe('a coach on a phone (Chromium, 390 px)', () => {
     // Sign-in (one tap at the provider) and the sheet: within the three taps the issue allows.
     expect(taps).toBeLessThanOrEqual(3);
 
-    const [record] = await h.store.listAudit({ actor: coach.email!, action: 'roster' });
+    const [record] = await h.store.access.listAudit({ actor: coach.email!, action: 'roster' });
     expect(record).toMatchObject({ teamId, sessionId, template: 'attendance-sheet', schoolId: 'hill' });
     await context.close();
   });

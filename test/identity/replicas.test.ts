@@ -77,8 +77,8 @@ afterAll(async () => {
 
 describe('two replicas on PostgreSQL', () => {
   it('share sessions: signed in on one, used on the other; signed out on the other, refused on the first', async () => {
-    const teams = await store.list('hillcrest', 'teams');
-    const staff = await store.list('hillcrest', 'staff');
+    const teams = await store.records.list('hillcrest', 'teams');
+    const staff = await store.records.list('hillcrest', 'staff');
     const coach = staff.find(
       (s) =>
         s.email && !s.frozen && !s.isAdmin && !s.isManager && staffAccess(s, teams).assignedTeamIds.size > 0,

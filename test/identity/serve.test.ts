@@ -117,7 +117,7 @@ describe('rostercal serve with OIDC_* in the environment', () => {
       [401, 'past retention'],
       [399, 'within retention'],
     ] as const)
-      await before.appendAudit({
+      await before.access.appendAudit({
         at: new Date(Date.now() - days * day).toISOString(),
         action: 'sign-in-refused',
         actor: 'someone@example.org',
@@ -150,7 +150,7 @@ describe('rostercal serve with OIDC_* in the environment', () => {
       expect(jar.get(site, 'rostercal_session')).toMatch(/^[A-Za-z0-9_-]{43}$/);
       expect(child.output()).toContain(`staff:   ${site}/auth/login  (or ${site}/staff), through 127.0.0.1:`);
       const after = await openStore({ dataDir: dir });
-      const kept = (await after.listAudit({ actor: 'someone@example.org' })).map((r) => r.detail);
+      const kept = (await after.access.listAudit({ actor: 'someone@example.org' })).map((r) => r.detail);
       await after.close();
       expect(kept).toEqual(['within retention']);
       // The demo's identity provider exists only in demo mode.
@@ -264,8 +264,8 @@ describe('rostercal serve with auth in the config file', () => {
     try {
       await child.waitFor(/Stop with Ctrl-C/, 90_000);
       const store = await openStore({ dataDir: fileDir });
-      const teams = await store.list('hillcrest', 'teams');
-      const staff = await store.list('hillcrest', 'staff');
+      const teams = await store.records.list('hillcrest', 'teams');
+      const staff = await store.records.list('hillcrest', 'staff');
       await store.close();
       const coach = staff.find(
         (u) =>

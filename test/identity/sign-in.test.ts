@@ -46,8 +46,8 @@ const teamIdsOn = (html: string) => [...html.matchAll(/id="team-(\d+)"/g)].map((
 beforeAll(async () => {
   h = await startHarness();
   // Deactivate one coach upstream (PATCH /users activated:false), then pull: rostercal must refuse them.
-  const before = await h.store.list('hill', 'staff');
-  const teams = await h.store.list('hill', 'teams');
+  const before = await h.store.records.list('hill', 'staff');
+  const teams = await h.store.records.list('hill', 'teams');
   const toFreeze = before.filter((s) => !s.isAdmin && !s.isManager && s.email).at(-1)!;
   const patched = await fetch(`${h.sandbox.url}/users`, {
     method: 'PATCH',
@@ -56,7 +56,7 @@ beforeAll(async () => {
   });
   expect(patched.status).toBe(200);
   await h.pull('full');
-  const staff = await h.store.list('hill', 'staff');
+  const staff = await h.store.records.list('hill', 'staff');
   const live = staff.filter((s) => s.email && !s.frozen);
   coachUser = live.find((s) => !s.isAdmin && !s.isManager && staffAccess(s, teams).assignedTeamIds.size > 0)!;
   managerUser = live.find((s) => s.isManager && !s.isAdmin && s.activityIds.length > 0)!;
@@ -100,7 +100,7 @@ describe('sign-in with the school’s identity provider (code + PKCE)', () => {
     expect(page.res.status).toBe(200);
     expect(page.url).toBe(`${site.url}/staff`);
     // PKCE and state were used: the provider saw a code_challenge (openid-client always sends S256 here).
-    const teams = await h.store.list('hill', 'teams');
+    const teams = await h.store.records.list('hill', 'teams');
     const access = staffAccess(coachUser, teams);
     const expected = teams
       .filter((t) => access.teamIds.has(t.id) && (!t.hidden || access.assignedTeamIds.has(t.id)))
@@ -114,18 +114,18 @@ describe('sign-in with the school’s identity provider (code + PKCE)', () => {
     const cookie = jar.get(site.url, 'rostercal_session');
     expect(cookie).toMatch(/^[A-Za-z0-9_-]{43}$/);
     // Only the hash is stored.
-    const stored = await h.store.listStaffSessions(new Date().toISOString());
+    const stored = await h.store.access.listStaffSessions(new Date().toISOString());
     expect(stored.some((s) => s.email === coachUser.email!.toLowerCase())).toBe(true);
     expect(JSON.stringify(stored)).not.toContain(cookie);
 
-    const audit = await h.store.listAudit({ actor: coachUser.email!, action: 'sign-in' });
+    const audit = await h.store.access.listAudit({ actor: coachUser.email!, action: 'sign-in' });
     expect(audit[0]).toMatchObject({ schoolId: 'hill', detail: 'staff', clientAddress: expect.any(String) });
   });
 
   it('another team’s roster is 403 with no PDF bytes; an own team’s medical sheet is 200 and audited', async () => {
     const jar = new CookieJar();
     await signIn(jar, site.url, people.coach.id);
-    const teams = await h.store.list('hill', 'teams');
+    const teams = await h.store.records.list('hill', 'teams');
     const access = staffAccess(coachUser, teams);
     const other = teams.find((t) => !access.teamIds.has(t.id))!;
     const refused = await browse(jar, `${site.url}/rosters/teams/${other.id}.pdf?template=team-roster`);
@@ -144,7 +144,7 @@ describe('sign-in with the school’s identity provider (code + PKCE)', () => {
         .subarray(0, 5)
         .toString(),
     ).toBe('%PDF-');
-    const [record] = await h.store.listAudit({ actor: coachUser.email!, teamId: own });
+    const [record] = await h.store.access.listAudit({ actor: coachUser.email!, teamId: own });
     expect(record).toMatchObject({
       action: 'roster',
       actor: coachUser.email!.toLowerCase(),
@@ -159,7 +159,7 @@ describe('sign-in with the school’s identity provider (code + PKCE)', () => {
     // The coach of an activity (chosen in beforeAll for having such teams), not one who may have none.
     const jar = new CookieJar();
     await signIn(jar, site.url, people.coachOfActivity.id);
-    const access = staffAccess(activityCoach, await h.store.list('hill', 'teams'));
+    const access = staffAccess(activityCoach, await h.store.records.list('hill', 'teams'));
     const viaActivity = [...access.teamIds].find((id) => !access.assignedTeamIds.has(id));
     expect(viaActivity, 'a team seen only through an activity permission').toBeDefined();
     const roster = await fetch(`${site.url}/rosters/teams/${viaActivity}.pdf?template=team-roster`, {
@@ -182,7 +182,7 @@ describe('sign-in with the school’s identity provider (code + PKCE)', () => {
   it('a coach whose activities add teams sees their own teams first, under headings that say which are which', async () => {
     const jar = new CookieJar();
     const page = await signIn(jar, site.url, people.coachOfActivity.id);
-    const access = staffAccess(activityCoach, await h.store.list('hill', 'teams'));
+    const access = staffAccess(activityCoach, await h.store.records.list('hill', 'teams'));
     const ids = teamIdsOn(page.body);
     const own = ids.filter((id) => access.assignedTeamIds.has(id));
     expect(own.length).toBe(access.assignedTeamIds.size);
@@ -204,7 +204,7 @@ describe('sign-in with the school’s identity provider (code + PKCE)', () => {
   it('a manager sees the teams of their activities; an admin finds every team', async () => {
     const jar = new CookieJar();
     const page = await signIn(jar, site.url, people.manager.id);
-    const teams = await h.store.list('hill', 'teams');
+    const teams = await h.store.records.list('hill', 'teams');
     const access = staffAccess(managerUser, teams);
     expect(teamIdsOn(page.body).length).toBeGreaterThan(0);
     for (const id of teamIdsOn(page.body)) expect(access.teamIds.has(id)).toBe(true);
@@ -239,7 +239,7 @@ describe('sign-in with the school’s identity provider (code + PKCE)', () => {
     const unverified = await signIn(new CookieJar(), site.url, people.unverified.id);
     expect(unverified.res.status).toBe(401);
     expect(unverified.body).toContain('not verified');
-    const refusals = await h.store.listAudit({ action: 'sign-in-refused' });
+    const refusals = await h.store.access.listAudit({ action: 'sign-in-refused' });
     expect(refusals.map((r) => r.detail)).toEqual(expect.arrayContaining(['frozen', 'unknown']));
   });
 
@@ -325,7 +325,7 @@ function requestFrom(localAddress: string, url: string, headers: Record<string, 
 
 describe('ADMIN_TOKEN as a bearer token', () => {
   it('a roster of a school that does not exist says so (404), not "name the school"', async () => {
-    const team = (await h.store.list('hill', 'teams'))[0]!;
+    const team = (await h.store.records.list('hill', 'teams'))[0]!;
     const res = await fetch(`${site.url}/rosters/teams/${team.id}.pdf?template=team-roster&school=nope`, {
       headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
     });
@@ -333,7 +333,7 @@ describe('ADMIN_TOKEN as a bearer token', () => {
     expect((await res.text()).trim()).toBe('unknown school "nope"');
   });
   it('50 wrong tokens from one address are throttled; the right token from another address still works', async () => {
-    const team = (await h.store.list('hill', 'teams'))[0]!;
+    const team = (await h.store.records.list('hill', 'teams'))[0]!;
     const url = `${site.url}/rosters/teams/${team.id}.pdf?template=team-roster`;
     const statuses: number[] = [];
     for (let i = 0; i < 50; i++)
@@ -346,7 +346,7 @@ describe('ADMIN_TOKEN as a bearer token', () => {
     expect(await requestFrom('127.0.0.2', url, { authorization: `Bearer ${ADMIN_TOKEN}` })).toBe(429);
     // …but nobody else is.
     expect(await requestFrom('127.0.0.3', url, { authorization: `Bearer ${ADMIN_TOKEN}` })).toBe(200);
-    const [rec] = await h.store.listAudit({ actor: 'admin token', teamId: team.id });
+    const [rec] = await h.store.access.listAudit({ actor: 'admin token', teamId: team.id });
     expect(rec).toMatchObject({ action: 'roster', template: 'team-roster', clientAddress: '127.0.0.3' });
   });
 });

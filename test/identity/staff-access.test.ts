@@ -38,15 +38,15 @@ async function another(adminToken: string | null): Promise<StaffSite> {
 
 beforeAll(async () => {
   h = await startHarness();
-  const staff = await h.store.list('hill', 'staff');
-  const teams = await h.store.list('hill', 'teams');
+  const staff = await h.store.records.list('hill', 'staff');
+  const teams = await h.store.records.list('hill', 'teams');
   coach = staff.find(
     (s) =>
       s.email && !s.frozen && !s.isAdmin && !s.isManager && staffAccess(s, teams).assignedTeamIds.size > 0,
   )!;
   const access = staffAccess(coach, teams);
   ownTeam = [...access.assignedTeamIds][0]!;
-  const sessions = await h.store.listSessions('hill', {
+  const sessions = await h.store.records.listSessions('hill', {
     from: new Date(Date.parse(String(h.sandbox.now())) - 60 * 86_400_000).toISOString(),
     to: new Date(Date.parse(String(h.sandbox.now())) + 365 * 86_400_000).toISOString(),
   });
@@ -116,7 +116,7 @@ describe('roster refusals', () => {
     const url = `${site.url}/rosters/teams/${otherTeam}.pdf?template=medical-and-guardian-contacts`;
     const refused = await browse(jar, url, { headers: { accept: 'application/pdf' } });
     expect(refused.res.status).toBe(403);
-    const records = await h.store.listAudit({ limit: 20 });
+    const records = await h.store.access.listAudit({ limit: 20 });
     const record = records.find((r) => r.action === 'roster-refused' && r.teamId === otherTeam);
     expect(record).toBeDefined();
     expect(record!.actor).toBe(coach.email!.toLowerCase());
@@ -131,7 +131,7 @@ describe('roster refusals', () => {
     expect(refused.res.status).toBe(403);
     expect(refused.body).toMatch(/not staff of this school/);
     expect(refused.body).not.toContain('no-such-school');
-    const records = await h.store.listAudit({ limit: 20 });
+    const records = await h.store.access.listAudit({ limit: 20 });
     expect(
       records.some((r) => r.action === 'roster-refused' && /not staff of this school/.test(r.detail ?? '')),
     ).toBe(true);
@@ -150,7 +150,7 @@ describe('roster refusals', () => {
       missing.body.replace('987654321', 'ID'),
     );
     // Both refusals are audited too.
-    const records = await h.store.listAudit({ limit: 20 });
+    const records = await h.store.access.listAudit({ limit: 20 });
     expect(
       records.filter((r) => r.action === 'roster-refused' && r.teamId === ownTeam).map((r) => r.sessionId),
     ).toEqual(expect.arrayContaining([otherSession.id, 987_654_321]));

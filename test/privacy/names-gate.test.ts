@@ -62,7 +62,7 @@ beforeAll(async () => {
   const school = h.sandbox.school;
   const nowMs = Date.parse(NOW);
   // A team with fixtures ahead and at least four members: Xander, the child whose feed is read, and two more.
-  const stored = await h.store.list(SCHOOL, 'teams');
+  const stored = await h.store.records.list(SCHOOL, 'teams');
   const upcoming = (id: number) =>
     school.sessions.filter(
       (s) => s.teamIds.includes(id) && s.start > nowMs + DAY && s.start < nowMs + 60 * DAY && !s.cancelled,

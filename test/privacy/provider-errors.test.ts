@@ -66,7 +66,7 @@ describe('provider error text that echoes credentials', () => {
     expect(sync.out).not.toContain(SECRET_PART);
     const store = await openStore({ dataDir: join(dir, 'data') });
     try {
-      const runs = await store.listRuns('hill');
+      const runs = await store.runs.listRuns('hill');
       const push = runs.find((r) => r.kind === 'push');
       expect(push?.status).toBe('failed');
       expect(push!.errors.join('\n')).toMatch(/Authorization: Bearer \[redacted\]/);

@@ -262,13 +262,18 @@ beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'rostercal-schema-gate-'));
   store = await openStore({ file: path.join(dir, 'rostercal.sqlite') });
   const at = NOW.toISOString();
-  await store.upsertSchool({ id: SCHOOL, name: 'Hillcrest College', timeZone: 'Australia/Sydney' });
-  await store.upsert(SCHOOL, 'students', students, at);
-  await store.upsert(SCHOOL, 'teams', [team], at);
-  await store.upsert(SCHOOL, 'activities', [normaliseActivity(zActivity.parse(records.activity))], at);
-  await store.upsert(SCHOOL, 'locations', [normaliseLocation(zLocation.parse(records.location))], at);
-  await store.upsert(SCHOOL, 'customFields', meta.fields, at);
-  await store.upsert(SCHOOL, 'sessions', [session], at);
+  await store.records.upsertSchool({ id: SCHOOL, name: 'Hillcrest College', timeZone: 'Australia/Sydney' });
+  await store.records.upsert(SCHOOL, 'students', students, at);
+  await store.records.upsert(SCHOOL, 'teams', [team], at);
+  await store.records.upsert(
+    SCHOOL,
+    'activities',
+    [normaliseActivity(zActivity.parse(records.activity))],
+    at,
+  );
+  await store.records.upsert(SCHOOL, 'locations', [normaliseLocation(zLocation.parse(records.location))], at);
+  await store.records.upsert(SCHOOL, 'customFields', meta.fields, at);
+  await store.records.upsert(SCHOOL, 'sessions', [session], at);
 
   const now = () => NOW;
   const feeds = new FeedService({ store, now, dataVersionTtlMs: 0 });
@@ -306,7 +311,7 @@ beforeAll(async () => {
   outputs.push({ what: 'family page', text: await http(family) });
   // What a family-visible push writes (Google and Outlook bodies), from the same projection.
   const ctx = await loadProjectionContext(store, SCHOOL);
-  const stored = (await store.listSessions(SCHOOL, {}))[0]!;
+  const stored = (await store.records.listSessions(SCHOOL, {}))[0]!;
   for (const scope of [
     { scope: 'team' as const, id: TEAM },
     { scope: 'student' as const, id: OWN },

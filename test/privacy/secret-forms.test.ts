@@ -73,7 +73,7 @@ describe('a provider error text holding every form', () => {
     expectNoLeak(sync.out);
     const store = await openStore({ dataDir: join(dir, 'data') });
     try {
-      const runs = await store.listRuns('hill');
+      const runs = await store.runs.listRuns('hill');
       const push = runs.find((r) => r.kind === 'push');
       expect(push?.status).toBe('failed');
       expect(push!.errors.join('\n')).toMatch(/Invalid grant/);

@@ -58,7 +58,7 @@ async function until(what: string, check: () => boolean | Promise<boolean>, ms =
 /** Push runs of the target that have ended. */
 const pushesDone = (target: string) =>
   withStore(async (s) =>
-    (await s.listRuns('hill', { kind: 'push', limit: 100 })).filter(
+    (await s.runs.listRuns('hill', { kind: 'push', limit: 100 })).filter(
       (r) => r.target === target && r.status !== 'running',
     ),
   );
@@ -212,7 +212,7 @@ describe('rotating a team link through /admin on serve replaces its live Google 
       expect((await runRostercal(['status'], env)).stdout).not.toMatch(/rotation pending/);
 
       // Audited with both calendar ids: the admin's rotation names the old one, the push the old and the new.
-      const audit = await withStore((s) => s.listAudit({ action: 'feed-rotate' }));
+      const audit = await withStore((s) => s.access.listAudit({ action: 'feed-rotate' }));
       expect(
         audit.some((a) => a.detail?.includes(`live Google calendar ${old!.id} (live) no longer public`)),
       ).toBe(true);

@@ -17,7 +17,7 @@ describe('Google push through domain-wide delegation', () => {
 
   beforeAll(async () => {
     bench = await startBench({ seed: 5 });
-    staff = (await bench.store.list('hill', 'staff'))
+    staff = (await bench.store.records.list('hill', 'staff'))
       .filter((s) => !s.frozen && s.email)
       .map((s) => ({ id: s.id, email: s.email!.toLowerCase() }));
     const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });

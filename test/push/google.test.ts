@@ -46,7 +46,7 @@ describe('Google push', () => {
       ],
       'schools[0].targets',
     )[0]!;
-    teamIds = (await bench.store.list('hill', 'teams')).map((t) => t.id);
+    teamIds = (await bench.store.records.list('hill', 'teams')).map((t) => t.id);
   });
   afterAll(async () => {
     await fake.close();
@@ -56,7 +56,8 @@ describe('Google push', () => {
   const push = (extra: Partial<Parameters<typeof pushTarget>[0]> = {}) =>
     pushTarget({ store: bench.store, school: bench.school, target, ...extra });
   const expected = () => expectedCalendars(bench.store, 'hill', target, teamIds);
-  const staffEmail = async () => (await bench.store.list('hill', 'staff')).find((s) => s.email)!.email!;
+  const staffEmail = async () =>
+    (await bench.store.records.list('hill', 'staff')).find((s) => s.email)!.email!;
 
   it('first push creates exactly one event per session and calendar, in calendars it creates and shares', async () => {
     const want = await expected();
@@ -77,7 +78,7 @@ describe('Google push', () => {
         .find((c) => c.summary.endsWith('· Hill School'))
         ?.acl.some((a) => a.id === 'default' && a.role === 'reader'),
     ).toBe(true);
-    const runs = await bench.store.listRuns('hill', { kind: 'push' });
+    const runs = await bench.store.runs.listRuns('hill', { kind: 'push' });
     expect(runs[0]?.status).toBe('succeeded');
     expect(runs[0]?.upstreamRequests).toBe(s.requests);
   });
@@ -216,14 +217,14 @@ describe('Google push', () => {
   it('quotaExceeded pauses that calendar and the others go on', async () => {
     const want = await expected();
     const [firstKey] = [...want.keys()];
-    const stored = await bench.store.listPushCalendars('hill', 'teams');
+    const stored = await bench.store.push.listPushCalendars('hill', 'teams');
     const victim = stored.find((c) => c.calendarKey === firstKey)!;
     fake.knobs.quotaExceeded.add(victim.remoteCalendarId);
     try {
       const s = await push({ reconcile: true });
       const paused = s.calendars.find((c) => c.key === firstKey)!;
       expect(paused.state).toBe('paused');
-      const after = await bench.store.listPushCalendars('hill', 'teams');
+      const after = await bench.store.push.listPushCalendars('hill', 'teams');
       expect(after.find((c) => c.calendarKey === firstKey)?.pausedUntil).not.toBeNull();
       expect(s.calendars.filter((c) => c.reconciled).length).toBe(want.size - 1);
       // While paused the calendar is left alone.
@@ -238,9 +239,9 @@ describe('Google push', () => {
 
   it('a calendar deleted by hand in Google is created again, with all its events', async () => {
     // The calendar paused by the quota test rests until later: end the pause.
-    const stored = await bench.store.listPushCalendars('hill', 'teams');
+    const stored = await bench.store.push.listPushCalendars('hill', 'teams');
     for (const c of stored)
-      if (c.pausedUntil) await bench.store.savePushCalendar({ ...c, pausedUntil: null });
+      if (c.pausedUntil) await bench.store.push.savePushCalendar({ ...c, pausedUntil: null });
     const victim = stored.find((c) => fake.liveEvents(c.remoteCalendarId).length > 0)!;
     expect(fake.deleteCalendar(victim.remoteCalendarId)).toBe(true);
     const s = await push({ reconcile: true });

@@ -97,7 +97,7 @@ export async function expectedCalendars(
   const w = syncWindow(new Date(), target.window);
   const out = new Map<string, Map<number, string>>();
   for (const id of ids) {
-    const sessions = await store.listSessions(schoolId, sessionQuery(target.scope, id, w.from, w.to));
+    const sessions = await store.records.listSessions(schoolId, sessionQuery(target.scope, id, w.from, w.to));
     const m = new Map<number, string>();
     for (const s of sessions) {
       const ev = projectSession(s, ctx, target.audience, { scope: target.scope, id });

@@ -144,7 +144,7 @@ describe('rotating a feed replaces its live Google calendar', () => {
     expect(isPublic(fake.calendar(other.id)!)).toBe(true);
     expect(await withStore((s) => pendingRotations(s, 'hill', 'live'))).toEqual([]);
     // Audited with both calendar ids.
-    const audit = await withStore((s) => s.listAudit({ action: 'feed-rotate' }));
+    const audit = await withStore((s) => s.access.listAudit({ action: 'feed-rotate' }));
     expect(audit.map((a) => a.detail).join('\n')).toContain(old.id);
     expect(audit.some((a) => a.detail?.includes(`${old.id} deleted, replaced by ${now.id}`))).toBe(true);
     expectNoOtherPublic();

@@ -54,11 +54,13 @@ describe('Outlook push', () => {
 
   beforeAll(async () => {
     bench = await startBench();
-    staff = (await bench.store.list('hill', 'staff'))
+    staff = (await bench.store.records.list('hill', 'staff'))
       .filter((s) => !s.frozen && s.email)
       .map((s) => ({ id: s.id, email: s.email!.toLowerCase() }));
     [ghost, unlicensed] = staff.slice(-2) as [typeof ghost, typeof unlicensed];
-    const students = (await bench.store.list('hill', 'students')).map((s) => `s${s.id}@pupils.hill.example`);
+    const students = (await bench.store.records.list('hill', 'students')).map(
+      (s) => `s${s.id}@pupils.hill.example`,
+    );
     fake = await startFakeGraph({
       apps: [{ tenant: 'hill-tenant', clientId: 'rostercal-app', clientSecret: 'graph-secret' }],
       mailboxes: [...staff.filter((s) => s !== ghost).map((s) => s.email), ...students],
@@ -88,7 +90,7 @@ describe('Outlook push', () => {
     expect(plan.totals.created).toBeGreaterThan(0);
     expect(fake.stats.writes).toBe(0);
     expect(fake.mailboxes().every((m) => m.calendars.size === 1)).toBe(true);
-    expect(await bench.store.listRuns('hill', { kind: 'push' })).toHaveLength(0);
+    expect(await bench.store.runs.listRuns('hill', { kind: 'push' })).toHaveLength(0);
   });
 
   it('first push: one event per session and mailbox, batched, ≤ 4 per mailbox, immutable ids, bad mailboxes skipped', async () => {
@@ -151,7 +153,7 @@ describe('Outlook push', () => {
     const now = Date.now();
     const soon = now + 86_400_000;
     const upcoming = bench.sandbox.school.sessions.filter((x) => x.start > soon && x.teamIds.length === 1);
-    const teams = await bench.store.list('hill', 'teams');
+    const teams = await bench.store.records.list('hill', 'teams');
     const team = teams.find((t) => t.students.length > 0 && upcoming.some((x) => x.teamIds[0] === t.id))!;
     const studentId = team.students[0]!.studentId;
     const target = parseTargets([targetRaw('pupils', 'student', { ids: [studentId] })], 'targets', {
@@ -163,7 +165,7 @@ describe('Outlook push', () => {
     const before = await expectedCalendars(bench.store, 'hill', target, [studentId]);
     expectCalendarsEqual(remote(fake, keyOf), before);
     const teamSessions = new Set(
-      (await bench.store.listSessions('hill', { teamIds: [team.id] })).map((s) => s.id),
+      (await bench.store.records.listSessions('hill', { teamIds: [team.id] })).map((s) => s.id),
     );
     expect([...before.get(`student:${studentId}`)!.keys()].some((id) => teamSessions.has(id))).toBe(true);
 
@@ -184,7 +186,9 @@ describe('Outlook push', () => {
     const after = await expectedCalendars(bench.store, 'hill', target, [studentId]);
     expectCalendarsEqual(remote(fake, keyOf), after);
     const left = remote(fake, keyOf).get(`student:${studentId}`)!;
-    const stillListed = new Set((await bench.store.listSessions('hill', { studentId })).map((x) => x.id));
+    const stillListed = new Set(
+      (await bench.store.records.listSessions('hill', { studentId })).map((x) => x.id),
+    );
     expect(left.every((e) => !teamSessions.has(e.sessionId) || stillListed.has(e.sessionId))).toBe(true);
   });
 

@@ -43,7 +43,7 @@ describe('push with the PostgreSQL store', () => {
     expect(first.status).toBe('succeeded');
     expect(first.totals.created).toBeGreaterThan(0);
     expect(fake.stats.writes).toBe(first.totals.created);
-    const mappings = await bench.store.listPushMappings('hill', 'staff');
+    const mappings = await bench.store.push.listPushMappings('hill', 'staff');
     expect(mappings).toHaveLength(first.totals.created);
     expect(mappings.every((m) => m.contentHash.length === 32 && m.remoteEventId)).toBe(true);
 
@@ -53,7 +53,7 @@ describe('push with the PostgreSQL store', () => {
       const again = await pushTarget({ store: replica, school: bench.school, target });
       expect(again.totals).toMatchObject({ created: 0, updated: 0, deleted: 0 });
       expect(fake.stats.writes).toBe(0);
-      const runs = await replica.listRuns('hill', { kind: 'push' });
+      const runs = await replica.runs.listRuns('hill', { kind: 'push' });
       expect(runs.map((r) => r.status)).toEqual(['succeeded', 'succeeded']);
       expect(runs[1]?.counts).toBeTypeOf('object');
     } finally {
@@ -62,10 +62,10 @@ describe('push with the PostgreSQL store', () => {
   });
 
   it('an upstream edit updates exactly the events showing it', async () => {
-    const mappings = await bench.store.listPushMappings('hill', 'staff');
+    const mappings = await bench.store.push.listPushMappings('hill', 'staff');
     const sessionId = mappings[0]!.sessionId;
     const shown = mappings.filter((m) => m.sessionId === sessionId).length;
-    const email = (await bench.store.list('hill', 'staff')).find((s) => s.email)!.email!;
+    const email = (await bench.store.records.list('hill', 'staff')).find((s) => s.email)!.email!;
     await bench.client.updateSessions({
       email,
       sessions: [{ id: sessionId, notes: 'Kit check at 3 (pg test)' }],

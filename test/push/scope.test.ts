@@ -21,11 +21,11 @@ describe('sessions per calendar', () => {
     ['student', 'students'],
   ])('%s scope matches store.listSessions', async (scope, kind) => {
     const w = syncWindow(new Date(), { daysBack: 30, daysAhead: 365 });
-    const ids = (await bench.store.list('hill', kind)).map((x) => x.id);
+    const ids = (await bench.store.records.list('hill', kind)).map((x) => x.id);
     const grouped = await sessionsByMember(bench.store, 'hill', scope, ids, w);
     let nonEmpty = 0;
     for (const id of ids) {
-      const direct = await bench.store.listSessions('hill', sessionQuery(scope, id, w.from, w.to));
+      const direct = await bench.store.records.listSessions('hill', sessionQuery(scope, id, w.from, w.to));
       expect(
         grouped.get(id)?.map((s) => s.id),
         `${scope} ${id}`,

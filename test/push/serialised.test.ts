@@ -34,7 +34,7 @@ describe('pushes of one target', () => {
     await bench.close();
   });
 
-  const pushRuns = async () => (await bench.store.listRuns('hill', { kind: 'push', limit: 100 })).length;
+  const pushRuns = async () => (await bench.store.runs.listRuns('hill', { kind: 'push', limit: 100 })).length;
 
   it('run one at a time; those asked for while one waits join it', async () => {
     const before = await pushRuns();
@@ -56,8 +56,8 @@ describe('pushes of one target', () => {
       pid: 1,
       startedAt: new Date().toISOString(),
     };
-    await bench.store.beat(other, new Date().toISOString());
-    const lease = await bench.store.acquirePullLease(
+    await bench.store.runs.beat(other, new Date().toISOString());
+    const lease = await bench.store.runs.acquirePullLease(
       pushLeaseKey('hill/teams'),
       other.id,
       new Date().toISOString(),
@@ -72,7 +72,7 @@ describe('pushes of one target', () => {
     await new Promise((r) => setTimeout(r, 2_500));
     expect(done).toBe(false);
     expect(await pushRuns()).toBe(before);
-    await bench.store.releasePullLease(pushLeaseKey('hill/teams'), lease.token);
+    await bench.store.runs.releasePullLease(pushLeaseKey('hill/teams'), lease.token);
     const [result] = await pushing;
     expect(result!.status).toBe('succeeded');
     expect(await pushRuns()).toBe(before + 1);

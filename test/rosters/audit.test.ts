@@ -40,7 +40,7 @@ function refuseAuditWrites(on: boolean): void {
 }
 
 async function rosterRecords(): Promise<number> {
-  return (await ts.store.listAudit({ action: 'roster' })).length;
+  return (await ts.store.access.listAudit({ action: 'roster' })).length;
 }
 
 async function roster(args: string[]) {
@@ -62,7 +62,7 @@ beforeAll(async () => {
     now: () => new Date(NOW),
   });
   expect(summary.status).toBe('succeeded');
-  teams = (await ts.store.list(school.id, 'teams')).filter((t) => !t.hidden);
+  teams = (await ts.store.records.list(school.id, 'teams')).filter((t) => !t.hidden);
   expect(teams.length).toBeGreaterThan(1);
   env = schoolEnv(sandbox, ts.env);
 });
@@ -86,7 +86,7 @@ describe('rostercal roster: one audit record per roster, on every path', () => {
     expect(every.code, every.output).toBe(0);
     expect(readdirSync(all).filter((f) => f.endsWith('.pdf'))).toHaveLength(teams.length);
 
-    const records = (await ts.store.listAudit({ action: 'roster' })).slice(
+    const records = (await ts.store.access.listAudit({ action: 'roster' })).slice(
       0,
       (await rosterRecords()) - before,
     );
@@ -147,7 +147,7 @@ describe('rostercal roster --date: every session of a day, one PDF per session a
   /** The sheets a day needs, worked out here from the store: sessions starting that local day, not cancelled. */
   async function expectedSheets(day: string, fixturesOnly = false) {
     const visible = new Set(teams.map((t) => t.id));
-    const sessions = (await ts.store.listSessions('hillcrest', {})).filter(
+    const sessions = (await ts.store.records.listSessions('hillcrest', {})).filter(
       (s) => !s.meta.deletedAt && localDay(s.start) === day,
     );
     const live = sessions.filter((s) => !s.cancelled && (!fixturesOnly || s.scored));
@@ -160,7 +160,7 @@ describe('rostercal roster --date: every session of a day, one PDF per session a
   }
   /** The local day with the most sheets to print (preferring one with a cancelled session beside them). */
   async function busyDay(): Promise<string> {
-    const sessions = (await ts.store.listSessions('hillcrest', {})).filter((s) => !s.meta.deletedAt);
+    const sessions = (await ts.store.records.listSessions('hillcrest', {})).filter((s) => !s.meta.deletedAt);
     let best = { day: '', score: -1 };
     for (const day of new Set(sessions.map((s) => localDay(s.start)))) {
       const e = await expectedSheets(day);
@@ -195,7 +195,7 @@ describe('rostercal roster --date: every session of a day, one PDF per session a
     expect(text).toContain('Attendance sheet');
     expect(text).toContain(teams.find((t) => t.id === first.teamId)!.name);
 
-    const records = (await ts.store.listAudit({ action: 'roster' })).slice(
+    const records = (await ts.store.access.listAudit({ action: 'roster' })).slice(
       0,
       (await rosterRecords()) - before,
     );
@@ -239,7 +239,7 @@ describe('rostercal roster --date: every session of a day, one PDF per session a
   });
 
   it('with the match-day template, only the day’s fixtures', async () => {
-    const sessions = (await ts.store.listSessions('hillcrest', {})).filter(
+    const sessions = (await ts.store.records.listSessions('hillcrest', {})).filter(
       (s) =>
         !s.meta.deletedAt &&
         !s.cancelled &&

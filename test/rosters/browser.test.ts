@@ -25,8 +25,8 @@ beforeAll(async () => {
   // A store filled by hand: this test is about the browser and the cookie, the pipeline tests cover the data.
   dir = mkdtempSync(join(tmpdir(), 'rostercal-browser-'));
   store = await openStore({ dataDir: dir });
-  await store.upsertSchool({ id: 'demo', name: 'Browser School', timeZone: 'Europe/London' });
-  await store.upsert('demo', 'teams', [sampleTeam(12, 77)], '2026-11-20T00:00:00.000Z');
+  await store.records.upsertSchool({ id: 'demo', name: 'Browser School', timeZone: 'Europe/London' });
+  await store.records.upsert('demo', 'teams', [sampleTeam(12, 77)], '2026-11-20T00:00:00.000Z');
   const school = parseSchool({
     id: 'demo',
     name: 'Browser School',

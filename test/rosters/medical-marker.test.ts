@@ -116,8 +116,8 @@ describe('medical marker on the staff site (signed in through the school’s pro
       now: () => new Date(h.sandbox.now()),
     });
     expect(summary.status).toBe('succeeded');
-    const teams = (await h.store.list('hill', 'teams')).filter((t) => !t.hidden);
-    const staff = (await h.store.list('hill', 'staff')).filter(
+    const teams = (await h.store.records.list('hill', 'teams')).filter((t) => !t.hidden);
+    const staff = (await h.store.records.list('hill', 'staff')).filter(
       (s) => s.email && !s.frozen && !s.isAdmin && !s.isManager,
     );
     // A team with children with and without a condition, and with an upcoming session to print.

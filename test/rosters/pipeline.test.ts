@@ -57,7 +57,7 @@ beforeAll(async () => {
     timeZone: SCHOOL_TIME_ZONE,
   });
   await pull();
-  teams = (await store.list(SCHOOL, 'teams')).filter((t) => !t.hidden);
+  teams = (await store.records.list(SCHOOL, 'teams')).filter((t) => !t.hidden);
   expect(teams.length).toBeGreaterThan(1);
 });
 
@@ -79,7 +79,7 @@ describe('team roster from the generated school', () => {
       ['latin-diacritics', /[À-ɏ]/u],
     ];
     // Hidden teams too: a roster is printed by team id whether or not the team is listed.
-    for (const team of await store.list(SCHOOL, 'teams')) {
+    for (const team of await store.records.list(SCHOOL, 'teams')) {
       const roster = await generateRoster(store, {
         schoolId: SCHOOL,
         teamId: team.id,
@@ -113,7 +113,7 @@ describe('team roster from the generated school', () => {
 describe('attendance sheet', () => {
   it('marks exactly the students whose pre-explained absence overlaps the session', async () => {
     const team = teams.find((t) => t.students.length >= 6)!;
-    const sessions = await store.listSessions(SCHOOL, { teamIds: [team.id], from: NOW });
+    const sessions = await store.records.listSessions(SCHOOL, { teamIds: [team.id], from: NOW });
     // One with a place, so the sheet is checked for it.
     const session = sessions.find(
       (s) => !s.cancelled && s.location && s.teams.some((t) => t.id === team.id),
@@ -159,7 +159,7 @@ describe('attendance sheet', () => {
     await pull();
 
     const ids = new Set(team.students.map((s) => s.studentId));
-    const all = await store.listAbsences(SCHOOL, {});
+    const all = await store.records.listAbsences(SCHOOL, {});
     const expected: PreExplainedAbsence[] = all.filter((x) => ids.has(x.studentId) && overlaps(x, session));
     expect(expected.map((x) => x.reason)).toEqual(
       expect.arrayContaining(['Orthodontist RCA1', 'Leaves early RCB2']),
@@ -186,7 +186,7 @@ describe('match-day sheet', () => {
   it('shows the fixture, jersey numbers, positions and the captain', async () => {
     let pick: { team: Team; session: Session } | null = null;
     for (const team of teams.filter((t) => t.positions.length > 0 && t.students.some((s) => s.captain))) {
-      const sessions = await store.listSessions(SCHOOL, { teamIds: [team.id] });
+      const sessions = await store.records.listSessions(SCHOOL, { teamIds: [team.id] });
       // A fixture with an address and a meet time, so the sheet is checked for both.
       const session = sessions.find(
         (s) =>
@@ -242,7 +242,7 @@ describe('match-day sheet', () => {
 
   it('refuses a session that is not the team’s, and a template that needs a fixture for a practice', async () => {
     const [t1, t2] = teams;
-    const other = (await store.listSessions(SCHOOL, { teamIds: [t2!.id] })).find(
+    const other = (await store.records.listSessions(SCHOOL, { teamIds: [t2!.id] })).find(
       (s) => !s.teams.some((t) => t.id === t1!.id),
     )!;
     await expect(
@@ -253,7 +253,7 @@ describe('match-day sheet', () => {
         template: 'attendance-sheet',
       }),
     ).rejects.toThrow(`team ${t1!.id} has no session ${other.id}`);
-    const practice = (await store.listSessions(SCHOOL, { teamIds: [t1!.id] })).find((s) => !s.scored);
+    const practice = (await store.records.listSessions(SCHOOL, { teamIds: [t1!.id] })).find((s) => !s.scored);
     if (practice) {
       await expect(
         generateRoster(store, {
@@ -302,7 +302,7 @@ describe('rostercal roster (CLI)', () => {
     expect(r.code).toBe(0);
     const files = readdirSync(dir).filter((f) => f.endsWith('.pdf'));
     expect(files).toHaveLength(teams.length);
-    const hidden = (await store.list(SCHOOL, 'teams')).filter((t) => t.hidden);
+    const hidden = (await store.records.list(SCHOOL, 'teams')).filter((t) => t.hidden);
     for (const h of hidden) expect(files.some((f) => f.endsWith(`-${h.id}.pdf`))).toBe(false);
     for (const t of teams) expect(files.some((f) => f.endsWith(`-${t.id}.pdf`))).toBe(true);
     await qpdfCheck(join(dir, files[0]!));
@@ -317,7 +317,7 @@ describe('rostercal roster (CLI)', () => {
     expect(unknownTemplate.code, unknownTemplate.stderr).toBe(1);
     expect(unknownTemplate.stderr).toContain('unknown roster template "no-such"');
     const [t1, t2] = teams;
-    const other = (await store.listSessions(SCHOOL, { teamIds: [t2!.id] })).find(
+    const other = (await store.records.listSessions(SCHOOL, { teamIds: [t2!.id] })).find(
       (s) => !s.teams.some((t) => t.id === t1!.id),
     )!;
     const foreign = await cli(['--team', String(t1!.id), '--session', String(other.id), '-o', out]);
@@ -440,7 +440,7 @@ describe('which session a sheet is for (issue 13: rosters)', () => {
   it('without a session, an attendance sheet prints the next session that is not cancelled; a cancelled one carries a banner', async () => {
     const now = new Date(NOW);
     const team = teams.find((t) => t.students.length > 0)!;
-    const upcoming = (await store.listSessions(SCHOOL, { teamIds: [team.id], from: NOW }))
+    const upcoming = (await store.records.listSessions(SCHOOL, { teamIds: [team.id], from: NOW }))
       .filter((s) => Date.parse(s.end) > now.getTime())
       .sort((a, b) => a.start.localeCompare(b.start));
     expect(upcoming.length).toBeGreaterThan(2);
@@ -499,7 +499,7 @@ describe('which session a sheet is for (issue 13: rosters)', () => {
     const listed = JSON.parse(json.stdout) as {
       sessions: { id: number; status: string; date: string; next: boolean; title: string }[];
     };
-    const stored = (await store.listSessions(SCHOOL, { teamIds: [team.id] })).filter(
+    const stored = (await store.records.listSessions(SCHOOL, { teamIds: [team.id] })).filter(
       (s) => Date.parse(s.end) > Date.now() && !s.meta.deletedAt,
     );
     expect(listed.sessions.map((s) => s.id).sort()).toEqual(stored.map((s) => s.id).sort());
@@ -525,7 +525,7 @@ describe('medical and guardian contacts', () => {
     const on = { ...school, rosters: { sensitive: true } };
     const summary = await pullSchool({ store, client, school: on, kind: 'full', now: () => new Date(NOW) });
     expect(summary.status).toBe('succeeded');
-    const withMedical = (await store.list(SCHOOL, 'teams')).find(
+    const withMedical = (await store.records.list(SCHOOL, 'teams')).find(
       (t) => !t.hidden && t.students.some((m) => m.medicalConditions.length > 0),
     )!;
     expect(withMedical).toBeDefined();
@@ -558,7 +558,9 @@ describe('medical and guardian contacts', () => {
     });
     // Back to the default (off): the next pull deletes what was kept.
     await pull();
-    const kept = (await store.list(SCHOOL, 'teams', { includeDeleted: true })).flatMap((t) => t.students);
+    const kept = (await store.records.list(SCHOOL, 'teams', { includeDeleted: true })).flatMap(
+      (t) => t.students,
+    );
     expect(kept.filter((m) => m.medicalConditions.length > 0 || m.guardians.length > 0)).toEqual([]);
   });
 });

@@ -65,8 +65,8 @@ export function describeStoreContract(name: string, createDb: () => Promise<Test
       try {
         const applied = await Promise.all(stores.map((s) => s.migrate()));
         expect(applied.flat()).toEqual(MIGRATIONS.map((m) => m.name));
-        await stores[0]!.upsertSchool({ id: 'a', name: 'A', timeZone: 'UTC' });
-        expect(await stores[2]!.listSchools()).toHaveLength(1);
+        await stores[0]!.records.upsertSchool({ id: 'a', name: 'A', timeZone: 'UTC' });
+        expect(await stores[2]!.records.listSchools()).toHaveLength(1);
       } finally {
         await Promise.all(stores.map((s) => s.close()));
         await fresh.drop();
@@ -75,9 +75,9 @@ export function describeStoreContract(name: string, createDb: () => Promise<Test
 
     it('upserts and lists schools', async () => {
       const id = school();
-      await store.upsertSchool({ id, name: 'First name', timeZone: 'Europe/London' });
-      await store.upsertSchool({ id, name: 'Trường Quốc tế', timeZone: 'Asia/Ho_Chi_Minh' });
-      const found = (await store.listSchools()).filter((s) => s.id === id);
+      await store.records.upsertSchool({ id, name: 'First name', timeZone: 'Europe/London' });
+      await store.records.upsertSchool({ id, name: 'Trường Quốc tế', timeZone: 'Asia/Ho_Chi_Minh' });
+      const found = (await store.records.listSchools()).filter((s) => s.id === id);
       expect(found).toEqual([{ id, name: 'Trường Quốc tế', timeZone: 'Asia/Ho_Chi_Minh' }]);
     });
 
@@ -85,61 +85,69 @@ export function describeStoreContract(name: string, createDb: () => Promise<Test
       it('counts added, unchanged, changed and restored, and versions only on content change', async () => {
         const s = school();
         const first = [session(1), session(2), session(3)];
-        expect(await store.upsert(s, 'sessions', first, T0)).toEqual({
+        expect(await store.records.upsert(s, 'sessions', first, T0)).toEqual({
           added: 3,
           changed: 0,
           unchanged: 0,
           restored: 0,
         });
-        expect(await store.upsert(s, 'sessions', first, T1)).toEqual({
+        expect(await store.records.upsert(s, 'sessions', first, T1)).toEqual({
           added: 0,
           changed: 0,
           unchanged: 3,
           restored: 0,
         });
-        const unchanged = await store.get(s, 'sessions', 2);
+        const unchanged = await store.records.get(s, 'sessions', 2);
         expect(unchanged?.meta).toEqual({ createdAt: T0, updatedAt: T0, version: 0, deletedAt: null });
 
         // Same content with keys in another order is the same record.
         const reordered = Object.fromEntries(Object.entries(session(1)).reverse()) as ReturnType<
           typeof session
         >;
-        const stats = await store.upsert(
+        const stats = await store.records.upsert(
           s,
           'sessions',
           [reordered, session(2, { title: 'Renamed' }), session(3, { cancelled: true })],
           T1,
         );
         expect(stats).toEqual({ added: 0, changed: 2, unchanged: 1, restored: 0 });
-        const renamed = await store.get(s, 'sessions', 2);
+        const renamed = await store.records.get(s, 'sessions', 2);
         expect(renamed?.title).toBe('Renamed');
         expect(renamed?.meta).toEqual({ createdAt: T0, updatedAt: T1, version: 1, deletedAt: null });
-        expect((await store.get(s, 'sessions', 1))?.meta.version).toBe(0);
+        expect((await store.records.get(s, 'sessions', 1))?.meta.version).toBe(0);
 
-        expect(await store.markDeleted(s, 'sessions', [3], T2)).toBe(1);
-        expect(await store.get(s, 'sessions', 3)).toBeNull();
-        const gone = await store.get(s, 'sessions', 3, { includeDeleted: true });
+        expect(await store.records.markDeleted(s, 'sessions', [3], T2)).toBe(1);
+        expect(await store.records.get(s, 'sessions', 3)).toBeNull();
+        const gone = await store.records.get(s, 'sessions', 3, { includeDeleted: true });
         expect(gone?.meta.deletedAt).toBe(T2);
 
         // Back unchanged: restored, same version. Back changed: restored, next version.
-        expect(await store.upsert(s, 'sessions', [session(3, { cancelled: true })], T2)).toEqual({
+        expect(await store.records.upsert(s, 'sessions', [session(3, { cancelled: true })], T2)).toEqual({
           added: 0,
           changed: 0,
           unchanged: 0,
           restored: 1,
         });
-        const back = await store.get(s, 'sessions', 3);
+        const back = await store.records.get(s, 'sessions', 3);
         expect(back?.meta).toMatchObject({ version: 1, deletedAt: null, createdAt: T0 });
-        await store.markDeleted(s, 'sessions', [3], T2);
-        await store.upsert(s, 'sessions', [session(3, { title: 'Again' })], T2);
-        expect((await store.get(s, 'sessions', 3))?.meta).toMatchObject({ version: 2, deletedAt: null });
+        await store.records.markDeleted(s, 'sessions', [3], T2);
+        await store.records.upsert(s, 'sessions', [session(3, { title: 'Again' })], T2);
+        expect((await store.records.get(s, 'sessions', 3))?.meta).toMatchObject({
+          version: 2,
+          deletedAt: null,
+        });
       });
 
       it('writes a repeated id once, last occurrence winning', async () => {
         const s = school();
-        const stats = await store.upsert(s, 'sessions', [session(1), session(1, { title: 'Later' })], T0);
+        const stats = await store.records.upsert(
+          s,
+          'sessions',
+          [session(1), session(1, { title: 'Later' })],
+          T0,
+        );
         expect(stats.added).toBe(1);
-        expect((await store.get(s, 'sessions', 1))?.title).toBe('Later');
+        expect((await store.records.get(s, 'sessions', 1))?.title).toBe('Later');
       });
 
       it('writes every row of batches of any size, memberships included (full statements, then the rest)', async () => {
@@ -151,11 +159,11 @@ export function describeStoreContract(name: string, createDb: () => Promise<Test
             students: [sessionStudent(1), sessionStudent(2 + (i % 5)), sessionStudent(100 + i)],
           }),
         );
-        expect((await store.upsert(s, 'sessions', many, T0)).added).toBe(1_237);
-        expect((await store.liveIds(s, 'sessions')).length).toBe(1_237);
-        expect((await store.listSessions(s, { studentId: 1 })).length).toBe(1_237);
-        expect(ids(await store.listSessions(s, { studentId: 1_336 }))).toEqual([1_237]);
-        expect((await store.listSessions(s, { studentId: 4 })).length).toBe(247);
+        expect((await store.records.upsert(s, 'sessions', many, T0)).added).toBe(1_237);
+        expect((await store.records.liveIds(s, 'sessions')).length).toBe(1_237);
+        expect((await store.records.listSessions(s, { studentId: 1 })).length).toBe(1_237);
+        expect(ids(await store.records.listSessions(s, { studentId: 1_336 }))).toEqual([1_237]);
+        expect((await store.records.listSessions(s, { studentId: 4 })).length).toBe(247);
       });
 
       it('keeps every character of text as written, in new and in rewritten records', async () => {
@@ -164,37 +172,37 @@ export function describeStoreContract(name: string, createDb: () => Promise<Test
         const s = school();
         const awkward = 'a\\b\tc\nd\re \\N \\\\N "q" \\t 🏑 مرحبا\u0007 end\\';
         const key = 'kit\\\t\\N';
-        await store.upsert(s, 'sessions', [session(1, { title: awkward, notes: '\\N' })], T0);
-        await store.upsert(s, 'customFields', [customField(key, awkward)], T0);
-        expect(await store.get(s, 'sessions', 1)).toMatchObject({ title: awkward, notes: '\\N' });
-        expect((await store.get(s, 'customFields', key))?.label).toBe(awkward);
-        expect(await store.liveIds(s, 'customFields')).toEqual([key]);
+        await store.records.upsert(s, 'sessions', [session(1, { title: awkward, notes: '\\N' })], T0);
+        await store.records.upsert(s, 'customFields', [customField(key, awkward)], T0);
+        expect(await store.records.get(s, 'sessions', 1)).toMatchObject({ title: awkward, notes: '\\N' });
+        expect((await store.records.get(s, 'customFields', key))?.label).toBe(awkward);
+        expect(await store.records.liveIds(s, 'customFields')).toEqual([key]);
 
-        await store.upsert(s, 'sessions', [session(1, { title: `${awkward}!`, notes: '\\N' })], T1);
-        expect((await store.get(s, 'sessions', 1))?.title).toBe(`${awkward}!`);
+        await store.records.upsert(s, 'sessions', [session(1, { title: `${awkward}!`, notes: '\\N' })], T1);
+        expect((await store.records.get(s, 'sessions', 1))?.title).toBe(`${awkward}!`);
       });
 
       it('keeps every kind, keyed by id (custom fields by key), hidden once deleted', async () => {
         const s = school();
-        await store.upsert(s, 'teams', [team(10, [1, 2])], T0);
-        await store.upsert(s, 'students', [student(1), student(2, { yearGroupId: 7 })], T0);
-        await store.upsert(s, 'activities', [activity(1, 'Football'), activity(2, 'Chess')], T0);
-        await store.upsert(s, 'studentTeams', [studentTeam(100, 1, 10)], T0);
-        await store.upsert(
+        await store.records.upsert(s, 'teams', [team(10, [1, 2])], T0);
+        await store.records.upsert(s, 'students', [student(1), student(2, { yearGroupId: 7 })], T0);
+        await store.records.upsert(s, 'activities', [activity(1, 'Football'), activity(2, 'Chess')], T0);
+        await store.records.upsert(s, 'studentTeams', [studentTeam(100, 1, 10)], T0);
+        await store.records.upsert(
           s,
           'customFields',
           [customField('kit', 'Kit'), customField('bus', 'Bus time')],
           T0,
         );
-        await store.upsert(s, 'yearGroups', [{ id: 7, name: 'Year 7', archived: false }], T0);
-        await store.upsert(s, 'departments', [{ id: 3, name: 'Sport' }], T0);
-        await store.upsert(
+        await store.records.upsert(s, 'yearGroups', [{ id: 7, name: 'Year 7', archived: false }], T0);
+        await store.records.upsert(s, 'departments', [{ id: 3, name: 'Sport' }], T0);
+        await store.records.upsert(
           s,
           'locations',
           [{ id: 4, name: 'Field', address: null, latitude: 51.5, longitude: -0.12, archived: false }],
           T0,
         );
-        await store.upsert(
+        await store.records.upsert(
           s,
           'staff',
           [
@@ -217,22 +225,25 @@ export function describeStoreContract(name: string, createDb: () => Promise<Test
           T0,
         );
 
-        expect((await store.get(s, 'teams', 10))?.students.map((m) => m.studentId)).toEqual([1, 2]);
-        expect((await store.get(s, 'students', '2'))?.yearGroupId).toBe(7);
-        expect((await store.list(s, 'activities')).map((a) => a.name)).toEqual(['Football', 'Chess']);
-        expect((await store.get(s, 'customFields', 'bus'))?.label).toBe('Bus time');
-        expect(await store.liveIds(s, 'customFields')).toEqual(['bus', 'kit']);
-        expect((await store.get(s, 'locations', 4))?.latitude).toBe(51.5);
-        expect((await store.get(s, 'staff', 40))?.activityIds).toEqual([1]);
-        expect((await store.get(s, 'studentTeams', 100))?.end).toBeNull();
-        expect(await store.get(s, 'departments', 3)).toMatchObject({ name: 'Sport', meta: { version: 0 } });
-        expect(await store.get(s, 'yearGroups', 'not-a-number')).toBeNull();
-        expect(await store.get(school(), 'teams', 10)).toBeNull();
+        expect((await store.records.get(s, 'teams', 10))?.students.map((m) => m.studentId)).toEqual([1, 2]);
+        expect((await store.records.get(s, 'students', '2'))?.yearGroupId).toBe(7);
+        expect((await store.records.list(s, 'activities')).map((a) => a.name)).toEqual(['Football', 'Chess']);
+        expect((await store.records.get(s, 'customFields', 'bus'))?.label).toBe('Bus time');
+        expect(await store.records.liveIds(s, 'customFields')).toEqual(['bus', 'kit']);
+        expect((await store.records.get(s, 'locations', 4))?.latitude).toBe(51.5);
+        expect((await store.records.get(s, 'staff', 40))?.activityIds).toEqual([1]);
+        expect((await store.records.get(s, 'studentTeams', 100))?.end).toBeNull();
+        expect(await store.records.get(s, 'departments', 3)).toMatchObject({
+          name: 'Sport',
+          meta: { version: 0 },
+        });
+        expect(await store.records.get(s, 'yearGroups', 'not-a-number')).toBeNull();
+        expect(await store.records.get(school(), 'teams', 10)).toBeNull();
 
-        await store.markDeleted(s, 'activities', [2], T1);
-        expect(await store.liveIds(s, 'activities')).toEqual([1]);
-        expect((await store.list(s, 'activities')).map((a) => a.id)).toEqual([1]);
-        const all = await store.list(s, 'activities', { includeDeleted: true });
+        await store.records.markDeleted(s, 'activities', [2], T1);
+        expect(await store.records.liveIds(s, 'activities')).toEqual([1]);
+        expect((await store.records.list(s, 'activities')).map((a) => a.id)).toEqual([1]);
+        const all = await store.records.list(s, 'activities', { includeDeleted: true });
         expect(all.map((a) => [a.id, a.meta.deletedAt])).toEqual([
           [1, null],
           [2, T1],
@@ -241,7 +252,7 @@ export function describeStoreContract(name: string, createDb: () => Promise<Test
 
       it('marks deleted once and filters live ids by window', async () => {
         const s = school();
-        await store.upsert(
+        await store.records.upsert(
           s,
           'sessions',
           [
@@ -252,15 +263,17 @@ export function describeStoreContract(name: string, createDb: () => Promise<Test
           T0,
         );
         const window = { from: '2026-12-01T10:30:00.000Z', to: '2027-01-01T00:00:00.000Z' };
-        expect(await store.liveIds(s, 'sessions', window)).toEqual([1, 2]);
-        expect(await store.markDeleted(s, 'sessions', [2, 2, 99], T1)).toBe(1);
-        expect(await store.markDeleted(s, 'sessions', [2], T2)).toBe(0);
-        expect((await store.get(s, 'sessions', 2, { includeDeleted: true }))?.meta.deletedAt).toBe(T1);
-        expect(await store.liveIds(s, 'sessions', window)).toEqual([1]);
-        expect(await store.liveIds(s, 'sessions')).toEqual([1, 3]);
-        expect(await store.markDeleted(s, 'sessions', [], T2)).toBe(0);
+        expect(await store.records.liveIds(s, 'sessions', window)).toEqual([1, 2]);
+        expect(await store.records.markDeleted(s, 'sessions', [2, 2, 99], T1)).toBe(1);
+        expect(await store.records.markDeleted(s, 'sessions', [2], T2)).toBe(0);
+        expect((await store.records.get(s, 'sessions', 2, { includeDeleted: true }))?.meta.deletedAt).toBe(
+          T1,
+        );
+        expect(await store.records.liveIds(s, 'sessions', window)).toEqual([1]);
+        expect(await store.records.liveIds(s, 'sessions')).toEqual([1, 3]);
+        expect(await store.records.markDeleted(s, 'sessions', [], T2)).toBe(0);
 
-        await store.upsert(
+        await store.records.upsert(
           s,
           'absences',
           [
@@ -269,29 +282,29 @@ export function describeStoreContract(name: string, createDb: () => Promise<Test
           ],
           T0,
         );
-        expect(await store.liveIds(s, 'absences', window)).toEqual([1]);
+        expect(await store.records.liveIds(s, 'absences', window)).toEqual([1]);
       });
 
       it('bumps the data version on add, change, delete and restore only, per school', async () => {
         const s = school();
         const other = school();
-        expect(await store.dataVersion(s)).toBe(0);
-        await store.upsert(s, 'teams', [team(1, [])], T0);
-        const v1 = await store.dataVersion(s);
+        expect(await store.records.dataVersion(s)).toBe(0);
+        await store.records.upsert(s, 'teams', [team(1, [])], T0);
+        const v1 = await store.records.dataVersion(s);
         expect(v1).toBeGreaterThan(0);
-        await store.upsert(s, 'teams', [team(1, [])], T1);
-        await store.upsert(s, 'teams', [], T1);
-        await store.markDeleted(s, 'teams', [42], T1);
-        expect(await store.dataVersion(s)).toBe(v1);
-        await store.upsert(s, 'teams', [team(1, [7])], T1);
-        const v2 = await store.dataVersion(s);
+        await store.records.upsert(s, 'teams', [team(1, [])], T1);
+        await store.records.upsert(s, 'teams', [], T1);
+        await store.records.markDeleted(s, 'teams', [42], T1);
+        expect(await store.records.dataVersion(s)).toBe(v1);
+        await store.records.upsert(s, 'teams', [team(1, [7])], T1);
+        const v2 = await store.records.dataVersion(s);
         expect(v2).toBeGreaterThan(v1);
-        await store.markDeleted(s, 'teams', [1], T2);
-        const v3 = await store.dataVersion(s);
+        await store.records.markDeleted(s, 'teams', [1], T2);
+        const v3 = await store.records.dataVersion(s);
         expect(v3).toBeGreaterThan(v2);
-        await store.upsert(s, 'teams', [team(1, [7])], T2);
-        expect(await store.dataVersion(s)).toBeGreaterThan(v3);
-        expect(await store.dataVersion(other)).toBe(0);
+        await store.records.upsert(s, 'teams', [team(1, [7])], T2);
+        expect(await store.records.dataVersion(s)).toBeGreaterThan(v3);
+        expect(await store.records.dataVersion(other)).toBe(0);
       });
 
       it('round-trips unicode names and free text', async () => {
@@ -302,27 +315,30 @@ export function describeStoreContract(name: string, createDb: () => Promise<Test
           { firstName: 'محمد', lastName: 'العبدالله' },
           { firstName: 'Zoë 👩🏽‍🎓', lastName: 'O\'Brien\n"quoted"\\' },
         ];
-        await store.upsert(
+        await store.records.upsert(
           s,
           'students',
           names.map((n, i) => student(i + 1, n)),
           T0,
         );
-        await store.upsert(
+        await store.records.upsert(
           s,
           'sessions',
           [session(1, { title: 'Bóng đá — 足球 — كرة القدم', notes: '€ ✓' })],
           T0,
         );
         expect(
-          (await store.list(s, 'students')).map((r) => ({ firstName: r.firstName, lastName: r.lastName })),
+          (await store.records.list(s, 'students')).map((r) => ({
+            firstName: r.firstName,
+            lastName: r.lastName,
+          })),
         ).toEqual(names);
-        expect(await store.get(s, 'sessions', 1)).toMatchObject({
+        expect(await store.records.get(s, 'sessions', 1)).toMatchObject({
           title: 'Bóng đá — 足球 — كرة القدم',
           notes: '€ ✓',
         });
         expect(
-          await store.upsert(
+          await store.records.upsert(
             s,
             'students',
             names.map((n, i) => student(i + 1, n)),
@@ -334,9 +350,9 @@ export function describeStoreContract(name: string, createDb: () => Promise<Test
       });
 
       it('rejects an invalid instant with a clear error', async () => {
-        await expect(store.upsert(school(), 'sessions', [session(1, { start: 'soon' })], T0)).rejects.toThrow(
-          /invalid instant/,
-        );
+        await expect(
+          store.records.upsert(school(), 'sessions', [session(1, { start: 'soon' })], T0),
+        ).rejects.toThrow(/invalid instant/);
       });
     });
 
@@ -344,8 +360,8 @@ export function describeStoreContract(name: string, createDb: () => Promise<Test
       const s = school();
       beforeAll(async () => {
         // Teams 10 (students 1, 2) and 11 (student 3); team 12 deleted later (student 1).
-        await store.upsert(s, 'teams', [team(10, [1, 2]), team(11, [3]), team(12, [1])], T0);
-        await store.upsert(
+        await store.records.upsert(s, 'teams', [team(10, [1, 2]), team(11, [3]), team(12, [1])], T0);
+        await store.records.upsert(
           s,
           'sessions',
           [
@@ -381,53 +397,53 @@ export function describeStoreContract(name: string, createDb: () => Promise<Test
           ],
           T0,
         );
-        await store.markDeleted(s, 'teams', [12], T1);
+        await store.records.markDeleted(s, 'teams', [12], T1);
       });
 
       it('filters by team, staff and activity, in start order', async () => {
-        expect(ids(await store.listSessions(s, {}))).toEqual([1, 2, 3, 4, 5]);
-        expect(ids(await store.listSessions(s, { teamIds: [10] }))).toEqual([1, 4]);
-        expect(ids(await store.listSessions(s, { teamIds: [10, 11] }))).toEqual([1, 2, 4]);
-        expect(ids(await store.listSessions(s, { teamIds: [] }))).toEqual([]);
-        expect(ids(await store.listSessions(s, { staffId: 40 }))).toEqual([1, 2]);
-        expect(ids(await store.listSessions(s, { staffId: 41 }))).toEqual([2]);
-        expect(ids(await store.listSessions(s, { activityIds: [2] }))).toEqual([2]);
-        expect(ids(await store.listSessions(s, { activityIds: [1], teamIds: [11] }))).toEqual([4]);
-        expect(ids(await store.listSessions(school(), { teamIds: [10] }))).toEqual([]);
+        expect(ids(await store.records.listSessions(s, {}))).toEqual([1, 2, 3, 4, 5]);
+        expect(ids(await store.records.listSessions(s, { teamIds: [10] }))).toEqual([1, 4]);
+        expect(ids(await store.records.listSessions(s, { teamIds: [10, 11] }))).toEqual([1, 2, 4]);
+        expect(ids(await store.records.listSessions(s, { teamIds: [] }))).toEqual([]);
+        expect(ids(await store.records.listSessions(s, { staffId: 40 }))).toEqual([1, 2]);
+        expect(ids(await store.records.listSessions(s, { staffId: 41 }))).toEqual([2]);
+        expect(ids(await store.records.listSessions(s, { activityIds: [2] }))).toEqual([2]);
+        expect(ids(await store.records.listSessions(s, { activityIds: [1], teamIds: [11] }))).toEqual([4]);
+        expect(ids(await store.records.listSessions(school(), { teamIds: [10] }))).toEqual([]);
       });
 
       it('filters by window: sessions intersecting [from, to)', async () => {
         const q = { from: '2026-12-02T10:30:00.000Z', to: '2026-12-04T10:00:00.000Z' };
-        expect(ids(await store.listSessions(s, q))).toEqual([2, 3]);
-        expect(ids(await store.listSessions(s, { from: '2026-12-04T11:00:00.000Z' }))).toEqual([5]);
-        expect(ids(await store.listSessions(s, { to: '2026-12-01T10:00:00.001Z' }))).toEqual([1]);
+        expect(ids(await store.records.listSessions(s, q))).toEqual([2, 3]);
+        expect(ids(await store.records.listSessions(s, { from: '2026-12-04T11:00:00.000Z' }))).toEqual([5]);
+        expect(ids(await store.records.listSessions(s, { to: '2026-12-01T10:00:00.001Z' }))).toEqual([1]);
         // Accepts an instant without milliseconds or in another offset.
-        expect(ids(await store.listSessions(s, { from: '2026-12-05T11:30:00+01:00' }))).toEqual([5]);
+        expect(ids(await store.records.listSessions(s, { from: '2026-12-05T11:30:00+01:00' }))).toEqual([5]);
       });
 
       it("finds a student's sessions: current live teams plus sessions listing them", async () => {
-        expect(ids(await store.listSessions(s, { studentId: 1 }))).toEqual([1, 4]);
-        expect(ids(await store.listSessions(s, { studentId: 3 }))).toEqual([2, 3, 4]);
-        expect(ids(await store.listSessions(s, { studentId: 3, staffId: 40 }))).toEqual([2]);
-        expect(ids(await store.listSessions(s, { studentId: 99 }))).toEqual([]);
+        expect(ids(await store.records.listSessions(s, { studentId: 1 }))).toEqual([1, 4]);
+        expect(ids(await store.records.listSessions(s, { studentId: 3 }))).toEqual([2, 3, 4]);
+        expect(ids(await store.records.listSessions(s, { studentId: 3, staffId: 40 }))).toEqual([2]);
+        expect(ids(await store.records.listSessions(s, { studentId: 99 }))).toEqual([]);
       });
 
       it('follows team membership changes and deleted sessions', async () => {
         const t = school();
-        await store.upsert(t, 'teams', [team(10, [1, 2])], T0);
-        await store.upsert(t, 'sessions', [session(1, { teams: [sessionTeam(10)] }), session(2)], T0);
-        expect(ids(await store.listSessions(t, { studentId: 2 }))).toEqual([1]);
+        await store.records.upsert(t, 'teams', [team(10, [1, 2])], T0);
+        await store.records.upsert(t, 'sessions', [session(1, { teams: [sessionTeam(10)] }), session(2)], T0);
+        expect(ids(await store.records.listSessions(t, { studentId: 2 }))).toEqual([1]);
         // Student 2 leaves the team.
-        await store.upsert(t, 'teams', [team(10, [1])], T1);
-        expect(ids(await store.listSessions(t, { studentId: 2 }))).toEqual([]);
-        expect(ids(await store.listSessions(t, { studentId: 1 }))).toEqual([1]);
+        await store.records.upsert(t, 'teams', [team(10, [1])], T1);
+        expect(ids(await store.records.listSessions(t, { studentId: 2 }))).toEqual([]);
+        expect(ids(await store.records.listSessions(t, { studentId: 1 }))).toEqual([1]);
         // The session moves to no team, then is deleted.
-        await store.upsert(t, 'sessions', [session(1)], T1);
-        expect(ids(await store.listSessions(t, { teamIds: [10] }))).toEqual([]);
-        await store.upsert(t, 'sessions', [session(1, { teams: [sessionTeam(10)] })], T1);
-        await store.markDeleted(t, 'sessions', [1], T2);
-        expect(ids(await store.listSessions(t, { teamIds: [10] }))).toEqual([]);
-        const withDeleted = await store.listSessions(t, { teamIds: [10], includeDeleted: true });
+        await store.records.upsert(t, 'sessions', [session(1)], T1);
+        expect(ids(await store.records.listSessions(t, { teamIds: [10] }))).toEqual([]);
+        await store.records.upsert(t, 'sessions', [session(1, { teams: [sessionTeam(10)] })], T1);
+        await store.records.markDeleted(t, 'sessions', [1], T2);
+        expect(ids(await store.records.listSessions(t, { teamIds: [10] }))).toEqual([]);
+        const withDeleted = await store.records.listSessions(t, { teamIds: [10], includeDeleted: true });
         expect(withDeleted.map((r) => [r.id, r.meta.deletedAt])).toEqual([[1, T2]]);
       });
 
@@ -449,27 +465,29 @@ export function describeStoreContract(name: string, createDb: () => Promise<Test
             teams: [],
           });
         const all = Array.from({ length: 1_200 }, (_, i) => i + 1);
-        await store.upsert(t, 'sessions', all.map(before), T0);
+        await store.records.upsert(t, 'sessions', all.map(before), T0);
         const moved = all.filter((i) => i % 12 < 7);
-        expect((await store.upsert(t, 'sessions', moved.map(after), T1)).changed).toBe(moved.length);
+        expect((await store.records.upsert(t, 'sessions', moved.map(after), T1)).changed).toBe(moved.length);
         const expected = (i: number) => (moved.includes(i) ? after(i) : before(i));
         // Every membership as each session now lists it, and nothing else.
         for (const studentId of [1, 7, 50, 1_001, 1_012, 1_200]) {
           const want = all.filter((i) => expected(i).students.some((x) => x.id === studentId));
-          expect(ids(await store.listSessions(t, { studentId })), `student ${studentId}`).toEqual(want);
+          expect(ids(await store.records.listSessions(t, { studentId })), `student ${studentId}`).toEqual(
+            want,
+          );
         }
         for (const staffId of [500, 502, 600]) {
           const want = all.filter((i) => expected(i).staff.some((x) => x.id === staffId));
-          expect(ids(await store.listSessions(t, { staffId })), `staff ${staffId}`).toEqual(want);
+          expect(ids(await store.records.listSessions(t, { staffId })), `staff ${staffId}`).toEqual(want);
         }
         const teamWant = all.filter((i) => expected(i).teams.some((x) => x.id === 901));
-        expect(ids(await store.listSessions(t, { teamIds: [901] }))).toEqual(teamWant);
+        expect(ids(await store.records.listSessions(t, { teamIds: [901] }))).toEqual(teamWant);
         // Deleted, then restored with other members: only the restored record's own rows count.
-        await store.markDeleted(t, 'sessions', [2], T2);
-        await store.upsert(t, 'sessions', [session(2, { students: [sessionStudent(4_000)] })], T2);
-        expect(ids(await store.listSessions(t, { studentId: 4_000 }))).toEqual([2]);
-        expect(ids(await store.listSessions(t, { studentId: 1_002 }))).toEqual([]);
-        expect(ids(await store.listSessions(t, { staffId: 600 }))).not.toContain(2);
+        await store.records.markDeleted(t, 'sessions', [2], T2);
+        await store.records.upsert(t, 'sessions', [session(2, { students: [sessionStudent(4_000)] })], T2);
+        expect(ids(await store.records.listSessions(t, { studentId: 4_000 }))).toEqual([2]);
+        expect(ids(await store.records.listSessions(t, { studentId: 1_002 }))).toEqual([]);
+        expect(ids(await store.records.listSessions(t, { staffId: 600 }))).not.toContain(2);
       });
 
       it('writes a resource in chunks inside one transaction with every membership exact, seen inside it', async () => {
@@ -482,8 +500,8 @@ export function describeStoreContract(name: string, createDb: () => Promise<Test
           session(i, { students: [sessionStudent(10 + i), sessionStudent(7)] }),
         );
         await store.transaction(async (tx) => {
-          await tx.upsert(t, 'sessions', first, T0);
-          await tx.upsert(
+          await tx.records.upsert(t, 'sessions', first, T0);
+          await tx.records.upsert(
             t,
             'sessions',
             [
@@ -493,27 +511,27 @@ export function describeStoreContract(name: string, createDb: () => Promise<Test
             ],
             T0,
           );
-          expect(ids(await tx.listSessions(t, { studentId: 7 }))).toEqual([1, 3, 4, big]);
-          await tx.upsert(t, 'sessions', [session(6, { students: [sessionStudent(7)] })], T0);
-          expect(ids(await tx.listSessions(t, { studentId: 7 }))).toEqual([1, 3, 4, 6, big]);
+          expect(ids(await tx.records.listSessions(t, { studentId: 7 }))).toEqual([1, 3, 4, big]);
+          await tx.records.upsert(t, 'sessions', [session(6, { students: [sessionStudent(7)] })], T0);
+          expect(ids(await tx.records.listSessions(t, { studentId: 7 }))).toEqual([1, 3, 4, 6, big]);
         });
-        expect(ids(await store.listSessions(t, { studentId: 7 }))).toEqual([1, 3, 4, 6, big]);
-        expect(ids(await store.listSessions(t, { studentId: 12 }))).toEqual([]);
-        expect(ids(await store.listSessions(t, { studentId: 20 }))).toEqual([2]);
-        expect(ids(await store.listSessions(t, { studentId: 2 ** 22 }))).toEqual([4]);
-        expect(ids(await store.listSessions(t, { staffId: 3 }))).toEqual([big]);
+        expect(ids(await store.records.listSessions(t, { studentId: 7 }))).toEqual([1, 3, 4, 6, big]);
+        expect(ids(await store.records.listSessions(t, { studentId: 12 }))).toEqual([]);
+        expect(ids(await store.records.listSessions(t, { studentId: 20 }))).toEqual([2]);
+        expect(ids(await store.records.listSessions(t, { studentId: 2 ** 22 }))).toEqual([4]);
+        expect(ids(await store.records.listSessions(t, { staffId: 3 }))).toEqual([big]);
 
         const failed = store.transaction(async (tx) => {
-          await tx.upsert(t, 'sessions', [session(5, { students: [sessionStudent(7)] })], T1);
+          await tx.records.upsert(t, 'sessions', [session(5, { students: [sessionStudent(7)] })], T1);
           throw new Error('stop');
         });
         await expect(failed).rejects.toThrow('stop');
-        expect(ids(await store.listSessions(t, { studentId: 7 }))).toEqual([1, 3, 4, 6, big]);
+        expect(ids(await store.records.listSessions(t, { studentId: 7 }))).toEqual([1, 3, 4, 6, big]);
       });
 
       it('lists absences by student and window', async () => {
         const a = school();
-        await store.upsert(
+        await store.records.upsert(
           a,
           'absences',
           [
@@ -523,67 +541,134 @@ export function describeStoreContract(name: string, createDb: () => Promise<Test
           ],
           T0,
         );
-        expect(ids(await store.listAbsences(a, {}))).toEqual([1, 2, 3]);
-        expect(ids(await store.listAbsences(a, { studentIds: [5] }))).toEqual([1, 3]);
-        expect(ids(await store.listAbsences(a, { studentIds: [] }))).toEqual([]);
+        expect(ids(await store.records.listAbsences(a, {}))).toEqual([1, 2, 3]);
+        expect(ids(await store.records.listAbsences(a, { studentIds: [5] }))).toEqual([1, 3]);
+        expect(ids(await store.records.listAbsences(a, { studentIds: [] }))).toEqual([]);
         expect(
           ids(
-            await store.listAbsences(a, { from: '2026-12-01T13:00:00.000Z', to: '2026-12-10T00:00:00.000Z' }),
+            await store.records.listAbsences(a, {
+              from: '2026-12-01T13:00:00.000Z',
+              to: '2026-12-10T00:00:00.000Z',
+            }),
           ),
         ).toEqual([1]);
         expect(
-          ids(await store.listAbsences(a, { studentIds: [6], from: '2026-12-01T12:59:00.000Z' })),
+          ids(await store.records.listAbsences(a, { studentIds: [6], from: '2026-12-01T12:59:00.000Z' })),
         ).toEqual([2]);
-        await store.markDeleted(a, 'absences', [1], T1);
-        expect(ids(await store.listAbsences(a, { studentIds: [5] }))).toEqual([3]);
+        await store.records.markDeleted(a, 'absences', [1], T1);
+        expect(ids(await store.records.listAbsences(a, { studentIds: [5] }))).toEqual([3]);
       });
     });
 
     describe('transactions', () => {
       it('keeps nothing when the function throws', async () => {
         const s = school();
-        await store.upsert(s, 'teams', [team(1, [1])], T0);
-        const before = await store.dataVersion(s);
+        await store.records.upsert(s, 'teams', [team(1, [1])], T0);
+        const before = await store.records.dataVersion(s);
         await expect(
           store.transaction(async (tx) => {
-            await tx.upsert(s, 'teams', [team(1, [1, 2]), team(2, [])], T1);
-            await tx.markDeleted(s, 'teams', [1], T1);
-            await tx.setCursor(s, 'teams', T1);
+            await tx.records.upsert(s, 'teams', [team(1, [1, 2]), team(2, [])], T1);
+            await tx.records.markDeleted(s, 'teams', [1], T1);
+            await tx.records.setCursor(s, 'teams', T1);
             // Calls on the outer store join the open transaction too.
-            await store.upsert(s, 'students', [student(1)], T1);
-            expect(await tx.liveIds(s, 'teams')).toEqual([2]);
+            await store.records.upsert(s, 'students', [student(1)], T1);
+            expect(await tx.records.liveIds(s, 'teams')).toEqual([2]);
             throw new Error('boom');
           }),
         ).rejects.toThrow('boom');
-        expect(await store.liveIds(s, 'teams')).toEqual([1]);
-        expect((await store.get(s, 'teams', 1))?.students).toHaveLength(1);
-        expect(await store.list(s, 'students')).toEqual([]);
-        expect(await store.getCursor(s, 'teams')).toBeNull();
-        expect(await store.dataVersion(s)).toBe(before);
-        expect(ids(await store.listSessions(s, { studentId: 2 }))).toEqual([]);
+        expect(await store.records.liveIds(s, 'teams')).toEqual([1]);
+        expect((await store.records.get(s, 'teams', 1))?.students).toHaveLength(1);
+        expect(await store.records.list(s, 'students')).toEqual([]);
+        expect(await store.records.getCursor(s, 'teams')).toBeNull();
+        expect(await store.records.dataVersion(s)).toBe(before);
+        expect(ids(await store.records.listSessions(s, { studentId: 2 }))).toEqual([]);
+      });
+
+      it('spans every repository: all of it is kept, or none', async () => {
+        // Each repository is its own object over the one database: a transaction opened on the store must take
+        // in what every one of them writes, through `tx` or through the store itself.
+        const s = school();
+        const write = async (tx: Store, n: number) => {
+          await tx.records.upsert(s, 'teams', [team(n, [])], T1);
+          await tx.runs.startRun({ schoolId: s, kind: 'full', at: T1 });
+          await store.runs.requestFullPull(s, T1, 'test');
+          await tx.feeds.saveFeedEventVersions(
+            s,
+            'team',
+            n,
+            new Map([[n, { hash: 'h', sequence: 0, lastModified: T1 }]]),
+          );
+          await tx.links.saveFeedToken({
+            schoolId: s,
+            scope: 'team',
+            scopeId: n,
+            tokenHash: `${s}-span-${n}`,
+            version: 1,
+            createdAt: T1,
+            revokedAt: null,
+          });
+          await store.push.savePushCalendar({
+            schoolId: s,
+            target: 'google',
+            calendarKey: `team:${n}`,
+            remoteCalendarId: 'r',
+            pausedUntil: null,
+            lastReconciledAt: null,
+          });
+          await tx.access.appendAudit({
+            at: T1,
+            action: 'feed-rotate',
+            actor: 'admin token',
+            schoolId: s,
+            teamId: n,
+            sessionId: null,
+            template: null,
+            clientAddress: null,
+            staffSession: null,
+            detail: null,
+          });
+        };
+        const kept = async (n: number) => [
+          (await store.records.liveIds(s, 'teams')).includes(n),
+          (await store.runs.listRuns(s)).length > 0,
+          (await store.runs.fullPullRequest(s)) !== null,
+          (await store.feeds.getFeedEventVersions(s, 'team', n)).size > 0,
+          (await store.links.findFeedTokenByHash(`${s}-span-${n}`)) !== null,
+          (await store.push.listPushCalendars(s, 'google')).some((c) => c.calendarKey === `team:${n}`),
+          (await store.access.listAudit({ schoolId: s })).some((a) => a.teamId === n),
+        ];
+        await expect(
+          store.transaction(async (tx) => {
+            await write(tx, 1);
+            throw new Error('boom');
+          }),
+        ).rejects.toThrow('boom');
+        expect(await kept(1)).toEqual([false, false, false, false, false, false, false]);
+        await store.transaction((tx) => write(tx, 2));
+        expect(await kept(2)).toEqual([true, true, true, true, true, true, true]);
       });
 
       it('nested transactions join the outer one and commit with it', async () => {
         const s = school();
         const result = await store.transaction(async (tx) => {
-          await tx.upsert(s, 'teams', [team(1, [])], T0);
+          await tx.records.upsert(s, 'teams', [team(1, [])], T0);
           return tx.transaction(async (inner) => {
-            await inner.upsert(s, 'teams', [team(2, [])], T0);
+            await inner.records.upsert(s, 'teams', [team(2, [])], T0);
             return 'done';
           });
         });
         expect(result).toBe('done');
-        expect(await store.liveIds(s, 'teams')).toEqual([1, 2]);
+        expect(await store.records.liveIds(s, 'teams')).toEqual([1, 2]);
 
         await expect(
           store.transaction(async (tx) => {
-            await tx.upsert(s, 'teams', [team(3, [])], T0);
+            await tx.records.upsert(s, 'teams', [team(3, [])], T0);
             await tx.transaction(async () => {
               throw new Error('inner');
             });
           }),
         ).rejects.toThrow('inner');
-        expect(await store.liveIds(s, 'teams')).toEqual([1, 2]);
+        expect(await store.records.liveIds(s, 'teams')).toEqual([1, 2]);
       });
 
       it('hides uncommitted writes from other callers and serialises concurrent transactions', async () => {
@@ -591,15 +676,15 @@ export function describeStoreContract(name: string, createDb: () => Promise<Test
         const started = deferred();
         const release = deferred();
         const tx1 = store.transaction(async (tx) => {
-          await tx.upsert(s, 'teams', [team(1, [])], T0);
+          await tx.records.upsert(s, 'teams', [team(1, [])], T0);
           started.resolve();
           await release.promise;
         });
         await started.promise;
-        expect(await store.liveIds(s, 'teams')).toEqual([]);
+        expect(await store.records.liveIds(s, 'teams')).toEqual([]);
         const tx2 = store.transaction(async (tx) => {
-          const seen = await tx.liveIds(s, 'teams');
-          await tx.upsert(s, 'teams', [team(2, [])], T0);
+          const seen = await tx.records.liveIds(s, 'teams');
+          await tx.records.upsert(s, 'teams', [team(2, [])], T0);
           return seen;
         });
         release.resolve();
@@ -607,7 +692,7 @@ export function describeStoreContract(name: string, createDb: () => Promise<Test
         // On SQLite tx2 starts after tx1 (one writer); on PostgreSQL it reads committed data at its own pace.
         const seen = await tx2;
         expect(seen.every((id) => id === 1)).toBe(true);
-        expect(await store.liveIds(s, 'teams')).toEqual([1, 2]);
+        expect(await store.records.liveIds(s, 'teams')).toEqual([1, 2]);
       });
     });
 
@@ -624,31 +709,31 @@ export function describeStoreContract(name: string, createDb: () => Promise<Test
       const started = deferred();
       const release = deferred();
       const tx1 = store.transaction(async (tx) => {
-        await tx.upsert(s, 'sessions', first, T0);
+        await tx.records.upsert(s, 'sessions', first, T0);
         started.resolve();
         await release.promise;
       });
       await started.promise;
-      const tx2 = store.transaction((tx) => tx.upsert(s, 'sessions', second, T1));
+      const tx2 = store.transaction((tx) => tx.records.upsert(s, 'sessions', second, T1));
       // Let the second writer reach the store before the first commits.
       await new Promise((r) => setTimeout(r, 50));
       release.resolve();
       await tx1;
       expect(await tx2).toMatchObject({ changed: 1, added: 0 });
-      expect((await store.get(s, 'sessions', 1))?.title).toBe('Moved');
-      expect(ids(await store.listSessions(s, { studentId: 3 }))).toEqual([1]);
-      expect(ids(await store.listSessions(s, { studentId: 4 }))).toEqual([]);
-      expect(ids(await store.listSessions(s, { teamIds: [10] }))).toEqual([1]);
+      expect((await store.records.get(s, 'sessions', 1))?.title).toBe('Moved');
+      expect(ids(await store.records.listSessions(s, { studentId: 3 }))).toEqual([1]);
+      expect(ids(await store.records.listSessions(s, { studentId: 4 }))).toEqual([]);
+      expect(ids(await store.records.listSessions(s, { teamIds: [10] }))).toEqual([1]);
     });
 
     describe('sync runs, cursors and job status', () => {
       it('records runs from start to finish', async () => {
         const s = school();
-        const a = await store.startRun({ schoolId: s, kind: 'full', at: T0 });
-        const b = await store.startRun({ schoolId: s, kind: 'incremental', at: T1 });
-        const p = await store.startRun({ schoolId: s, kind: 'push', target: 'google', at: T1 });
+        const a = await store.runs.startRun({ schoolId: s, kind: 'full', at: T0 });
+        const b = await store.runs.startRun({ schoolId: s, kind: 'incremental', at: T1 });
+        const p = await store.runs.startRun({ schoolId: s, kind: 'push', target: 'google', at: T1 });
         expect(b).toBeGreaterThan(a);
-        const running = await store.listRuns(s, { kind: 'full' });
+        const running = await store.runs.listRuns(s, { kind: 'full' });
         expect(running).toEqual([
           {
             id: a,
@@ -668,15 +753,20 @@ export function describeStoreContract(name: string, createDb: () => Promise<Test
           },
         ]);
         const partial = { staff: { added: 120, changed: 0, deleted: 0, unchanged: 0, skipped: 0 } };
-        await store.recordRunProgress(a, { counts: partial, upstreamRequests: 4, retries: 1, throttled: 0 });
-        expect((await store.listRuns(s, { kind: 'full' }))[0]).toMatchObject({
+        await store.runs.recordRunProgress(a, {
+          counts: partial,
+          upstreamRequests: 4,
+          retries: 1,
+          throttled: 0,
+        });
+        expect((await store.runs.listRuns(s, { kind: 'full' }))[0]).toMatchObject({
           status: 'running',
           counts: partial,
           upstreamRequests: 4,
           retries: 1,
         });
         const counts = { sessions: { added: 5, changed: 1, deleted: 0, unchanged: 2, skipped: 1 } };
-        await store.finishRun(a, {
+        await store.runs.finishRun(a, {
           status: 'suspicious',
           finishedAt: T1,
           counts,
@@ -686,7 +776,7 @@ export function describeStoreContract(name: string, createDb: () => Promise<Test
           errors: ['session 17: malformed start', 'Trường: ✓'],
           warning: 'sessions listing shrank by 80 %: nothing deleted',
         });
-        const [done] = await store.listRuns(s, { kind: 'full' });
+        const [done] = await store.runs.listRuns(s, { kind: 'full' });
         expect(done).toMatchObject({
           status: 'suspicious',
           finishedAt: T1,
@@ -698,16 +788,21 @@ export function describeStoreContract(name: string, createDb: () => Promise<Test
           warning: 'sessions listing shrank by 80 %: nothing deleted',
         });
         // A finished run is what it finished as: a late progress line does not change it.
-        await store.recordRunProgress(a, { counts: partial, upstreamRequests: 99, retries: 0, throttled: 0 });
-        expect((await store.listRuns(s, { kind: 'full' }))[0]).toMatchObject({
+        await store.runs.recordRunProgress(a, {
+          counts: partial,
+          upstreamRequests: 99,
+          retries: 0,
+          throttled: 0,
+        });
+        expect((await store.runs.listRuns(s, { kind: 'full' }))[0]).toMatchObject({
           counts,
           upstreamRequests: 12,
         });
-        expect((await store.listRuns(s)).map((r) => r.id)).toEqual([p, b, a]);
-        expect((await store.listRuns(s, { limit: 1 }))[0]).toMatchObject({ id: p, target: 'google' });
-        expect(await store.listRuns(school())).toEqual([]);
+        expect((await store.runs.listRuns(s)).map((r) => r.id)).toEqual([p, b, a]);
+        expect((await store.runs.listRuns(s, { limit: 1 }))[0]).toMatchObject({ id: p, target: 'google' });
+        expect(await store.runs.listRuns(school())).toEqual([]);
         await expect(
-          store.finishRun(999_999_999, {
+          store.runs.finishRun(999_999_999, {
             status: 'failed',
             finishedAt: T1,
             counts: {},
@@ -722,13 +817,13 @@ export function describeStoreContract(name: string, createDb: () => Promise<Test
 
       it('keeps cursors per school and key', async () => {
         const s = school();
-        expect(await store.getCursor(s, 'sessions')).toBeNull();
-        await store.setCursor(s, 'sessions', T0);
-        await store.setCursor(s, 'sessions', T1);
-        await store.setCursor(s, 'teams', T2);
-        expect(await store.getCursor(s, 'sessions')).toBe(T1);
-        expect(await store.getCursor(s, 'teams')).toBe(T2);
-        expect(await store.getCursor(school(), 'sessions')).toBeNull();
+        expect(await store.records.getCursor(s, 'sessions')).toBeNull();
+        await store.records.setCursor(s, 'sessions', T0);
+        await store.records.setCursor(s, 'sessions', T1);
+        await store.records.setCursor(s, 'teams', T2);
+        expect(await store.records.getCursor(s, 'sessions')).toBe(T1);
+        expect(await store.records.getCursor(s, 'teams')).toBe(T2);
+        expect(await store.records.getCursor(school(), 'sessions')).toBeNull();
       });
 
       it('keeps one status per school and job', async () => {
@@ -742,16 +837,16 @@ export function describeStoreContract(name: string, createDb: () => Promise<Test
           lastError: null,
           nextRunAt: T1,
         };
-        await store.saveJobStatus(base);
-        await store.saveJobStatus({ ...base, job: 'full', nextRunAt: T2 });
-        await store.saveJobStatus({
+        await store.runs.saveJobStatus(base);
+        await store.runs.saveJobStatus({ ...base, job: 'full', nextRunAt: T2 });
+        await store.runs.saveJobStatus({
           ...base,
           lastFinishedAt: T1,
           lastStatus: 'failed',
           lastError: 'HTTP 503',
         });
         const derived = { owner: null, lastSkippedAt: null, lastSkipReason: null };
-        expect(await store.listJobStatus(s)).toEqual([
+        expect(await store.runs.listJobStatus(s)).toEqual([
           // Started and not finished, by no known process: it cannot be told interrupted.
           { ...base, ...derived, job: 'full', nextRunAt: T2, state: 'running' },
           {
@@ -763,14 +858,19 @@ export function describeStoreContract(name: string, createDb: () => Promise<Test
             state: null,
           },
         ]);
-        expect((await store.listJobStatus()).filter((j) => j.schoolId === s)).toHaveLength(2);
+        expect((await store.runs.listJobStatus()).filter((j) => j.schoolId === s)).toHaveLength(2);
         // Instants come back in the one canonical form whatever offset they were given in.
-        await store.saveJobStatus({ ...base, job: 'push', nextRunAt: '2026-11-02T09:00:00+01:00' });
-        expect((await store.listJobStatus(s)).find((j) => j.job === 'push')?.nextRunAt).toBe(T1);
+        await store.runs.saveJobStatus({ ...base, job: 'push', nextRunAt: '2026-11-02T09:00:00+01:00' });
+        expect((await store.runs.listJobStatus(s)).find((j) => j.job === 'push')?.nextRunAt).toBe(T1);
 
         // A save writes only what it is given: a skip recorded by one replica leaves another's run as it was.
-        await store.saveJobStatus({ schoolId: s, job: 'full', lastSkippedAt: T1, lastSkipReason: 'busy' });
-        expect((await store.listJobStatus(s)).find((j) => j.job === 'full')).toMatchObject({
+        await store.runs.saveJobStatus({
+          schoolId: s,
+          job: 'full',
+          lastSkippedAt: T1,
+          lastSkipReason: 'busy',
+        });
+        expect((await store.runs.listJobStatus(s)).find((j) => j.job === 'full')).toMatchObject({
           lastStartedAt: T0,
           nextRunAt: T2,
           lastSkippedAt: T1,
@@ -778,46 +878,46 @@ export function describeStoreContract(name: string, createDb: () => Promise<Test
         });
         // A run started by a process that beats is running; once it stops beating, interrupted.
         const owner = { id: `${s}-replica:1:abc`, host: 'elsewhere', pid: 1, startedAt: T0 };
-        await store.beat(owner, new Date().toISOString());
-        await store.saveJobStatus({ schoolId: s, job: 'full', lastStartedAt: T2, owner: owner.id });
-        const stateOf = async () => (await store.listJobStatus(s)).find((j) => j.job === 'full')?.state;
+        await store.runs.beat(owner, new Date().toISOString());
+        await store.runs.saveJobStatus({ schoolId: s, job: 'full', lastStartedAt: T2, owner: owner.id });
+        const stateOf = async () => (await store.runs.listJobStatus(s)).find((j) => j.job === 'full')?.state;
         expect(await stateOf()).toBe('running');
-        await store.forgetOwner(owner.id);
+        await store.runs.forgetOwner(owner.id);
         expect(await stateOf()).toBe('interrupted');
       });
 
       it('keeps a full-pull request until a full pull that started after it has run', async () => {
         const s = school();
-        expect(await store.fullPullRequest(s)).toBeNull();
-        await store.requestFullPull(s, T1, 'replica-b');
+        expect(await store.runs.fullPullRequest(s)).toBeNull();
+        await store.runs.requestFullPull(s, T1, 'replica-b');
         // An earlier request does not move it back; a later one moves it forward.
-        await store.requestFullPull(s, T0, 'replica-c');
-        expect(await store.fullPullRequest(s)).toEqual({ at: T1, by: 'replica-b' });
-        await store.satisfyFullPull(s, T0);
-        expect(await store.fullPullRequest(s)).toEqual({ at: T1, by: 'replica-b' });
-        await store.requestFullPull(s, T2, 'replica-c');
-        await store.satisfyFullPull(s, T1);
-        expect(await store.fullPullRequest(s)).toEqual({ at: T2, by: 'replica-c' });
-        await store.satisfyFullPull(s, T2);
-        expect(await store.fullPullRequest(s)).toBeNull();
+        await store.runs.requestFullPull(s, T0, 'replica-c');
+        expect(await store.runs.fullPullRequest(s)).toEqual({ at: T1, by: 'replica-b' });
+        await store.runs.satisfyFullPull(s, T0);
+        expect(await store.runs.fullPullRequest(s)).toEqual({ at: T1, by: 'replica-b' });
+        await store.runs.requestFullPull(s, T2, 'replica-c');
+        await store.runs.satisfyFullPull(s, T1);
+        expect(await store.runs.fullPullRequest(s)).toEqual({ at: T2, by: 'replica-c' });
+        await store.runs.satisfyFullPull(s, T2);
+        expect(await store.runs.fullPullRequest(s)).toBeNull();
       });
 
       it('remembers which records a listing left out, until told otherwise', async () => {
         const s = school();
-        expect(await store.listMissing(s, 'sessions')).toEqual(new Map());
-        await store.setMissing(s, 'sessions', [3, 1, 2], T0);
-        await store.setMissing(s, 'students', [1], T0);
-        await store.setMissing(s, 'sessions', [2, 3, 4], T1);
-        expect(await store.listMissing(s, 'sessions')).toEqual(
+        expect(await store.records.listMissing(s, 'sessions')).toEqual(new Map());
+        await store.records.setMissing(s, 'sessions', [3, 1, 2], T0);
+        await store.records.setMissing(s, 'students', [1], T0);
+        await store.records.setMissing(s, 'sessions', [2, 3, 4], T1);
+        expect(await store.records.listMissing(s, 'sessions')).toEqual(
           new Map([
             [2, T0],
             [3, T0],
             [4, T1],
           ]),
         );
-        expect(await store.listMissing(s, 'students')).toEqual(new Map([[1, T0]]));
-        await store.setMissing(s, 'sessions', [], T2);
-        expect(await store.listMissing(s, 'sessions')).toEqual(new Map());
+        expect(await store.records.listMissing(s, 'students')).toEqual(new Map([[1, T0]]));
+        await store.records.setMissing(s, 'sessions', [], T2);
+        expect(await store.records.listMissing(s, 'sessions')).toEqual(new Map());
       });
     });
 
@@ -832,57 +932,57 @@ export function describeStoreContract(name: string, createDb: () => Promise<Test
         createdAt: T0,
         revokedAt: null,
       });
-      await store.saveFeedToken(token('a', 1));
-      await store.saveFeedToken(token('z', 1, 11));
-      expect(await store.getFeedToken(s, 'team', 10)).toEqual(token('a', 1));
-      expect(await store.findFeedTokenByHash(`${s}-a`)).toEqual(token('a', 1));
-      expect(await store.getFeedToken(s, 'student', 10)).toBeNull();
+      await store.links.saveFeedToken(token('a', 1));
+      await store.links.saveFeedToken(token('z', 1, 11));
+      expect(await store.links.getFeedToken(s, 'team', 10)).toEqual(token('a', 1));
+      expect(await store.links.findFeedTokenByHash(`${s}-a`)).toEqual(token('a', 1));
+      expect(await store.links.getFeedToken(s, 'student', 10)).toBeNull();
 
       // Rotation: revoke the live one, save the next version, atomically.
       await store.transaction(async (tx) => {
-        await tx.revokeFeedToken(s, 'team', 10, T1);
-        await tx.saveFeedToken({ ...token('b', 2), createdAt: T1 });
+        await tx.links.revokeFeedToken(s, 'team', 10, T1);
+        await tx.links.saveFeedToken({ ...token('b', 2), createdAt: T1 });
       });
-      expect(await store.getFeedToken(s, 'team', 10)).toEqual({ ...token('b', 2), createdAt: T1 });
-      expect(await store.findFeedTokenByHash(`${s}-a`)).toEqual({ ...token('a', 1), revokedAt: T1 });
-      expect(await store.findFeedTokenByHash('nope')).toBeNull();
+      expect(await store.links.getFeedToken(s, 'team', 10)).toEqual({ ...token('b', 2), createdAt: T1 });
+      expect(await store.links.findFeedTokenByHash(`${s}-a`)).toEqual({ ...token('a', 1), revokedAt: T1 });
+      expect(await store.links.findFeedTokenByHash('nope')).toBeNull();
 
-      await store.revokeFeedToken(s, 'team', 10, T2);
-      expect(await store.getFeedToken(s, 'team', 10)).toBeNull();
-      const listed = await store.listFeedTokens(s);
+      await store.links.revokeFeedToken(s, 'team', 10, T2);
+      expect(await store.links.getFeedToken(s, 'team', 10)).toBeNull();
+      const listed = await store.links.listFeedTokens(s);
       expect(listed.map((t) => [t.scopeId, t.version, t.revokedAt])).toEqual([
         [10, 1, T1],
         [10, 2, T2],
         [11, 1, null],
       ]);
-      expect((await store.listFeedTokens()).filter((t) => t.schoolId === s)).toHaveLength(3);
+      expect((await store.links.listFeedTokens()).filter((t) => t.schoolId === s)).toHaveLength(3);
     });
 
     it('keeps what each feed last published per session, replaced whole, per feed', async () => {
       const s = school();
-      expect((await store.getFeedEventVersions(s, 'team', 3)).size).toBe(0);
+      expect((await store.feeds.getFeedEventVersions(s, 'team', 3)).size).toBe(0);
       const v = new Map([
         [101, { hash: 'abc', sequence: 2, lastModified: T0 }],
         [102, { hash: 'def', sequence: 0, lastModified: T1 }],
       ]);
-      await store.saveFeedEventVersions(s, 'team', 3, v);
-      await store.saveFeedEventVersions(
+      await store.feeds.saveFeedEventVersions(s, 'team', 3, v);
+      await store.feeds.saveFeedEventVersions(
         s,
         'student',
         3,
         new Map([[101, { hash: 'x', sequence: 9, lastModified: T2 }]]),
       );
-      expect(await store.getFeedEventVersions(s, 'team', 3)).toEqual(v);
+      expect(await store.feeds.getFeedEventVersions(s, 'team', 3)).toEqual(v);
       const next = new Map([[102, { hash: 'ghi', sequence: 1, lastModified: T2 }]]);
-      await store.saveFeedEventVersions(s, 'team', 3, next);
-      expect(await store.getFeedEventVersions(s, 'team', 3)).toEqual(next);
-      expect((await store.getFeedEventVersions(s, 'student', 3)).get(101)?.sequence).toBe(9);
-      expect((await store.getFeedEventVersions(school(), 'team', 3)).size).toBe(0);
+      await store.feeds.saveFeedEventVersions(s, 'team', 3, next);
+      expect(await store.feeds.getFeedEventVersions(s, 'team', 3)).toEqual(next);
+      expect((await store.feeds.getFeedEventVersions(s, 'student', 3)).get(101)?.sequence).toBe(9);
+      expect((await store.feeds.getFeedEventVersions(school(), 'team', 3)).size).toBe(0);
     });
 
     it('keeps rendered feeds: compressed bytes round-trip, brotli added by ETag, confirmed and deleted per feed', async () => {
       const s = school();
-      expect(await store.getRenderedFeed(s, 'team', 3)).toBeNull();
+      expect(await store.feeds.getRenderedFeed(s, 'team', 3)).toBeNull();
       const gzip = Buffer.from([0x1f, 0x8b, 0, 1, 2, 255, 254]);
       const rec = {
         schoolId: s,
@@ -901,17 +1001,17 @@ export function describeStoreContract(name: string, createDb: () => Promise<Test
         def: '{"scope":"team"}',
         renderedAt: T1,
       };
-      await store.saveRenderedFeed(rec);
-      await store.saveRenderedFeed({ ...rec, scope: 'student', inputs: 'in-2', etag: 'e2' });
-      const got = await store.getRenderedFeed(s, 'team', 3);
+      await store.feeds.saveRenderedFeed(rec);
+      await store.feeds.saveRenderedFeed({ ...rec, scope: 'student', inputs: 'in-2', etag: 'e2' });
+      const got = await store.feeds.getRenderedFeed(s, 'team', 3);
       expect(got).toEqual(rec);
       expect(Buffer.isBuffer(got!.gzip)).toBe(true);
-      await store.saveRenderedFeedBrotli(s, 'team', 3, 'stale-etag', Buffer.from([9]));
-      expect((await store.getRenderedFeed(s, 'team', 3))!.br).toBeNull();
-      await store.saveRenderedFeedBrotli(s, 'team', 3, 'e1', Buffer.from([7, 8]));
-      expect([...(await store.getRenderedFeed(s, 'team', 3))!.br!]).toEqual([7, 8]);
+      await store.feeds.saveRenderedFeedBrotli(s, 'team', 3, 'stale-etag', Buffer.from([9]));
+      expect((await store.feeds.getRenderedFeed(s, 'team', 3))!.br).toBeNull();
+      await store.feeds.saveRenderedFeedBrotli(s, 'team', 3, 'e1', Buffer.from([7, 8]));
+      expect([...(await store.feeds.getRenderedFeed(s, 'team', 3))!.br!]).toEqual([7, 8]);
       // Confirmed only where the inputs still match.
-      await store.markRenderedFeedsCurrent(
+      await store.feeds.markRenderedFeedsCurrent(
         s,
         [
           { scope: 'team', scopeId: 3, inputs: 'in-1' },
@@ -919,14 +1019,14 @@ export function describeStoreContract(name: string, createDb: () => Promise<Test
         ],
         5,
       );
-      const states = await store.listRenderedFeedStates(s);
+      const states = await store.feeds.listRenderedFeedStates(s);
       expect(states.map((x) => [x.scope, x.dataVersion, x.lastModified]).sort()).toEqual([
         ['student', 4, T0],
         ['team', 5, T0],
       ]);
-      await store.deleteRenderedFeeds(s, [{ scope: 'student', scopeId: 3 }]);
-      expect(await store.getRenderedFeed(s, 'student', 3)).toBeNull();
-      expect(await store.listRenderedFeedStates(school())).toEqual([]);
+      await store.feeds.deleteRenderedFeeds(s, [{ scope: 'student', scopeId: 3 }]);
+      expect(await store.feeds.getRenderedFeed(s, 'student', 3)).toBeNull();
+      expect(await store.feeds.listRenderedFeedStates(school())).toEqual([]);
     });
 
     it('saves and finds family links by hash, members in order, revocation kept', async () => {
@@ -941,11 +1041,11 @@ export function describeStoreContract(name: string, createDb: () => Promise<Test
         createdAt: T0,
         revokedAt: null,
       };
-      await store.saveFamilyLink(link);
-      expect(await store.findFamilyLinkByHash(`${s}-family`)).toEqual(link);
-      expect(await store.findFamilyLinkByHash('nope')).toBeNull();
-      await store.saveFamilyLink({ ...link, revokedAt: '2026-11-02T09:00:00+01:00' });
-      expect(await store.findFamilyLinkByHash(`${s}-family`)).toEqual({ ...link, revokedAt: T1 });
+      await store.links.saveFamilyLink(link);
+      expect(await store.links.findFamilyLinkByHash(`${s}-family`)).toEqual(link);
+      expect(await store.links.findFamilyLinkByHash('nope')).toBeNull();
+      await store.links.saveFamilyLink({ ...link, revokedAt: '2026-11-02T09:00:00+01:00' });
+      expect(await store.links.findFamilyLinkByHash(`${s}-family`)).toEqual({ ...link, revokedAt: T1 });
     });
 
     it('round-trips push calendars and mappings', async () => {
@@ -958,14 +1058,14 @@ export function describeStoreContract(name: string, createDb: () => Promise<Test
         pausedUntil: null,
         lastReconciledAt: null,
       };
-      await store.savePushCalendar(cal);
-      await store.savePushCalendar({ ...cal, calendarKey: 'staff:40', remoteCalendarId: 'x' });
-      await store.savePushCalendar({ ...cal, pausedUntil: T2, lastReconciledAt: T1 });
-      expect(await store.listPushCalendars(s, 'google')).toEqual([
+      await store.push.savePushCalendar(cal);
+      await store.push.savePushCalendar({ ...cal, calendarKey: 'staff:40', remoteCalendarId: 'x' });
+      await store.push.savePushCalendar({ ...cal, pausedUntil: T2, lastReconciledAt: T1 });
+      expect(await store.push.listPushCalendars(s, 'google')).toEqual([
         { ...cal, calendarKey: 'staff:40', remoteCalendarId: 'x' },
         { ...cal, pausedUntil: T2, lastReconciledAt: T1 },
       ]);
-      expect(await store.listPushCalendars(s, 'outlook')).toEqual([]);
+      expect(await store.push.listPushCalendars(s, 'outlook')).toEqual([]);
 
       const m = (sessionId: number, calendarKey = 'team:10', hash = 'h1') => ({
         schoolId: s,
@@ -976,16 +1076,18 @@ export function describeStoreContract(name: string, createDb: () => Promise<Test
         contentHash: hash,
         updatedAt: T0,
       });
-      await store.upsertPushMappings([m(1), m(2), m(3), m(1, 'staff:40')]);
-      await store.upsertPushMappings([{ ...m(2, 'team:10', 'h2'), updatedAt: T1 }]);
-      await store.upsertPushMappings([]);
-      expect(await store.listPushMappings(s, 'google', 'team:10')).toEqual([
+      await store.push.upsertPushMappings([m(1), m(2), m(3), m(1, 'staff:40')]);
+      await store.push.upsertPushMappings([{ ...m(2, 'team:10', 'h2'), updatedAt: T1 }]);
+      await store.push.upsertPushMappings([]);
+      expect(await store.push.listPushMappings(s, 'google', 'team:10')).toEqual([
         m(1),
         { ...m(2, 'team:10', 'h2'), updatedAt: T1 },
         m(3),
       ]);
-      await store.deletePushMappings(s, 'google', 'team:10', [1, 3]);
-      expect((await store.listPushMappings(s, 'google')).map((x) => [x.calendarKey, x.sessionId])).toEqual([
+      await store.push.deletePushMappings(s, 'google', 'team:10', [1, 3]);
+      expect(
+        (await store.push.listPushMappings(s, 'google')).map((x) => [x.calendarKey, x.sessionId]),
+      ).toEqual([
         ['staff:40', 1],
         ['team:10', 2],
       ]);
@@ -1001,13 +1103,13 @@ export function describeStoreContract(name: string, createDb: () => Promise<Test
         );
         const claims = await Promise.all(
           fires.flatMap((fire) =>
-            stores.flatMap((st, i) => [0, 1].map((k) => st.claimFire(job, fire, `owner-${i}-${k}`))),
+            stores.flatMap((st, i) => [0, 1].map((k) => st.runs.claimFire(job, fire, `owner-${i}-${k}`))),
           ),
         );
         const perFire = fires.map((_, f) => claims.slice(f * 6, f * 6 + 6).filter(Boolean).length);
         expect(perFire).toEqual(fires.map(() => 1));
-        expect(await store.claimFire(job, fires[0]!, 'late')).toBe(false);
-        expect(await store.claimFire(`${job}-other`, fires[0]!, 'late')).toBe(true);
+        expect(await store.runs.claimFire(job, fires[0]!, 'late')).toBe(false);
+        expect(await store.runs.claimFire(`${job}-other`, fires[0]!, 'late')).toBe(true);
       } finally {
         await Promise.all(others.map((o) => o.close()));
       }

@@ -137,11 +137,11 @@ export function customField(key: string, label: string): CustomFieldMeta {
 
 /** Writes session 1 of school `s` with student 7, and finds it again by that student. */
 export async function writeAndFindSession(store: Store): Promise<void> {
-  await store.upsert(
+  await store.records.upsert(
     's',
     'sessions',
     [session(1, { students: [sessionStudent(7)] })],
     '2026-11-01T08:00:00.000Z',
   );
-  expect((await store.listSessions('s', { studentId: 7 })).map((r) => r.id)).toEqual([1]);
+  expect((await store.records.listSessions('s', { studentId: 7 })).map((r) => r.id)).toEqual([1]);
 }

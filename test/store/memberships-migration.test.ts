@@ -24,8 +24,8 @@ describe('migrations 0019 and 0020: membership tables without an owner index, wi
   it('keep every membership row of an older store, and rewrite them correctly after', async () => {
     const file = path.join(dir, 'rostercal.sqlite');
     let store = await openStore({ file });
-    await store.upsert('s', 'teams', [team(10, [1, 2]), team(11, [2])], '2026-11-01T08:00:00.000Z');
-    await store.upsert(
+    await store.records.upsert('s', 'teams', [team(10, [1, 2]), team(11, [2])], '2026-11-01T08:00:00.000Z');
+    await store.records.upsert(
       's',
       'sessions',
       Array.from({ length: 300 }, (_, i) =>
@@ -55,24 +55,24 @@ describe('migrations 0019 and 0020: membership tables without an owner index, wi
     store = await openStore({ file });
     try {
       const all = Array.from({ length: 300 }, (_, i) => i + 1);
-      expect(ids(await store.listSessions('s', { studentId: 103 }))).toEqual(
+      expect(ids(await store.records.listSessions('s', { studentId: 103 }))).toEqual(
         all.filter((id) => (id - 1) % 7 === 3),
       );
-      expect(ids(await store.listSessions('s', { studentId: 250 }))).toEqual([51]);
-      expect((await store.listSessions('s', { staffId: 41 })).length).toBe(150);
-      expect((await store.listSessions('s', { teamIds: [11] })).length).toBe(150);
+      expect(ids(await store.records.listSessions('s', { studentId: 250 }))).toEqual([51]);
+      expect((await store.records.listSessions('s', { staffId: 41 })).length).toBe(150);
+      expect((await store.records.listSessions('s', { teamIds: [11] })).length).toBe(150);
       // Student 2 is in both teams: all 300 sessions through them.
-      expect((await store.listSessions('s', { studentId: 2 })).length).toBe(300);
+      expect((await store.records.listSessions('s', { studentId: 2 })).length).toBe(300);
 
-      await store.upsert(
+      await store.records.upsert(
         's',
         'sessions',
         [session(51, { students: [sessionStudent(999)] })],
         '2026-11-02T08:00:00.000Z',
       );
-      expect(ids(await store.listSessions('s', { studentId: 250 }))).toEqual([]);
-      expect(ids(await store.listSessions('s', { studentId: 999 }))).toEqual([51]);
-      expect(ids(await store.listSessions('s', { staffId: 40 }))).not.toContain(51);
+      expect(ids(await store.records.listSessions('s', { studentId: 250 }))).toEqual([]);
+      expect(ids(await store.records.listSessions('s', { studentId: 999 }))).toEqual([51]);
+      expect(ids(await store.records.listSessions('s', { staffId: 40 }))).not.toContain(51);
     } finally {
       await store.close();
     }

@@ -151,12 +151,12 @@ describe('a store whose PostgreSQL session is ended during a COPY', () => {
           if (terminated === 0) await new Promise((r) => setTimeout(r, 2));
         }
       })();
-      await expect(store.upsert('s', 'sessions', many, '2026-11-01T08:00:00.000Z')).rejects.toThrow(
+      await expect(store.records.upsert('s', 'sessions', many, '2026-11-01T08:00:00.000Z')).rejects.toThrow(
         /terminat|connection|ECONNRESET|EPIPE/i,
       );
       await watch;
       expect(terminated).toBe(1);
-      expect(await store.liveIds('s', 'sessions')).toEqual([]);
+      expect(await store.records.liveIds('s', 'sessions')).toEqual([]);
       await writeAndFindSession(store);
     } finally {
       await admin.end();

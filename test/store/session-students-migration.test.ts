@@ -28,7 +28,7 @@ describe('migration 0018: session students as ids', () => {
       })),
     } as unknown as Session;
     let store = await openStore({ file });
-    await store.upsert('s', 'sessions', [before, session(8)], '2026-11-01T08:00:00.000Z');
+    await store.records.upsert('s', 'sessions', [before, session(8)], '2026-11-01T08:00:00.000Z');
     await store.close();
     // Back to the store as it was before 0018 ran.
     const raw = new DatabaseSync(file);
@@ -37,12 +37,17 @@ describe('migration 0018: session students as ids', () => {
 
     store = await openStore({ file });
     try {
-      const migrated = await store.get('s', 'sessions', 7);
+      const migrated = await store.records.get('s', 'sessions', 7);
       expect(migrated?.students).toEqual([{ id: 3 }, { id: 4 }]);
       expect(migrated?.meta.version).toBe(0);
-      const stats = await store.upsert('s', 'sessions', [now, session(8)], '2026-11-02T08:00:00.000Z');
+      const stats = await store.records.upsert(
+        's',
+        'sessions',
+        [now, session(8)],
+        '2026-11-02T08:00:00.000Z',
+      );
       expect(stats).toEqual({ added: 0, changed: 0, unchanged: 2, restored: 0 });
-      expect(await store.listSessions('s', { studentId: 4 })).toHaveLength(1);
+      expect(await store.records.listSessions('s', { studentId: 4 })).toHaveLength(1);
     } finally {
       await store.close();
     }

@@ -59,15 +59,15 @@ async function oldStore(dataDir: string): Promise<string> {
   made.exec('PRAGMA page_size = 4096; PRAGMA journal_mode = WAL');
   made.close();
   const store = await openStore({ file });
-  await store.upsertSchool({ id: 'hc', name: 'Hillcrest College', timeZone: 'Australia/Sydney' });
+  await store.records.upsertSchool({ id: 'hc', name: 'Hillcrest College', timeZone: 'Australia/Sydney' });
   const at = '2026-11-01T00:00:00.000Z';
-  await store.upsert(
+  await store.records.upsert(
     'hc',
     'sessions',
     Array.from({ length: 300 }, (_, i) => session(i + 1, { notes: 'x'.repeat(2_000) })),
     at,
   );
-  await store.markDeleted(
+  await store.records.markDeleted(
     'hc',
     'sessions',
     Array.from({ length: 100 }, (_, i) => i + 1),
@@ -92,7 +92,7 @@ describe('rostercal migrate --compact', () => {
     expect((statSync(file).mode & 0o777).toString(8)).toBe('600');
     // The service reads and writes it as ever.
     const store = await openStore({ file });
-    expect((await store.get('hc', 'sessions', 250))?.notes).toBe('x'.repeat(2_000));
+    expect((await store.records.get('hc', 'sessions', 250))?.notes).toBe('x'.repeat(2_000));
     await store.close();
   });
 
@@ -101,7 +101,7 @@ describe('rostercal migrate --compact', () => {
     const file = await oldStore(dataDir);
     const open = await openStore({ file });
     try {
-      expect(await open.get('hc', 'sessions', 250)).not.toBeNull();
+      expect(await open.records.get('hc', 'sessions', 250)).not.toBeNull();
       const r = await rostercal(['migrate', '--compact'], { DATA_DIR: dataDir });
       expect(r.code).toBe(1);
       expect(r.stderr).toMatch(/is open in another process \(a running rostercal serve or sync\?\): stop it/);

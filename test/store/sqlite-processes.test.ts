@@ -28,8 +28,8 @@ it('lets several processes share one SQLite file', async () => {
   const store = await openStore({ file, migrate: false });
   try {
     expect(await store.migrate()).toEqual([]);
-    expect(await store.liveIds('s', 'sessions')).toHaveLength(10);
-    for (const n of names) expect(await store.getCursor('s', `cursor-${n}`)).toBe('9');
+    expect(await store.records.liveIds('s', 'sessions')).toHaveLength(10);
+    for (const n of names) expect(await store.records.getCursor('s', `cursor-${n}`)).toBe('9');
   } finally {
     await store.close();
   }
@@ -51,15 +51,15 @@ it('waits for another process’s write lock without blocking this process', asy
     let ticks = 0;
     const timer = setInterval(() => ticks++, 50);
     const started = Date.now();
-    await store.setCursor('s', 'mine', 'x');
+    await store.records.setCursor('s', 'mine', 'x');
     clearInterval(timer);
     const waited = Date.now() - started;
     expect(waited).toBeGreaterThan(300);
     // The event loop kept turning while the write waited for the lock.
     expect(ticks).toBeGreaterThan(waited / 50 / 3);
     expect(await exited).toBe(0);
-    expect(await store.getCursor('s', 'held')).toBe('holder');
-    expect(await store.getCursor('s', 'mine')).toBe('x');
+    expect(await store.records.getCursor('s', 'held')).toBe('holder');
+    expect(await store.records.getCursor('s', 'mine')).toBe('x');
   } finally {
     await store.close();
   }

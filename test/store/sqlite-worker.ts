@@ -8,7 +8,7 @@ const [file, name, mode = 'compete'] = process.argv.slice(2) as [string, string,
 const store = await openStore({ file });
 if (mode === 'hold') {
   await store.transaction(async (tx) => {
-    await tx.setCursor('s', 'held', name);
+    await tx.records.setCursor('s', 'held', name);
     console.log('locked');
     await new Promise((resolve) => setTimeout(resolve, 1500));
   });
@@ -16,11 +16,16 @@ if (mode === 'hold') {
   const won: string[] = [];
   for (let i = 0; i < 10; i++) {
     await store.transaction(async (tx) => {
-      await tx.upsert('s', 'sessions', [session(i, { title: `${name} ${i}` })], new Date().toISOString());
-      await tx.setCursor('s', `cursor-${name}`, String(i));
+      await tx.records.upsert(
+        's',
+        'sessions',
+        [session(i, { title: `${name} ${i}` })],
+        new Date().toISOString(),
+      );
+      await tx.records.setCursor('s', `cursor-${name}`, String(i));
     });
     const fire = new Date(Date.UTC(2026, 10, 22, 0, i)).toISOString();
-    if (await store.claimFire('s:incremental', fire, name)) won.push(fire);
+    if (await store.runs.claimFire('s:incremental', fire, name)) won.push(fire);
   }
   console.log(JSON.stringify(won));
 }

@@ -46,7 +46,7 @@ beforeAll(async () => {
   });
   const summary = await pullSchool({ store, client, school, kind: 'full', now: () => new Date(NOW) });
   expect(summary.status).toBe('succeeded');
-  const sessions = await store.listSessions(SCHOOL, {});
+  const sessions = await store.records.listSessions(SCHOOL, {});
   const owners = inferLocationOwnerIds(sessions, NAME);
   expect(owners.length).toBeGreaterThan(0);
   const upcomingFixtures = sessions.filter(
@@ -90,7 +90,7 @@ describe('home and away on the sheets and in `rostercal sessions`', () => {
       // Every row says what the feeds' and pushes' projection context says of it.
       const ctx = await loadProjectionContext(store, SCHOOL);
       for (const r of rows) {
-        const stored = await store.get(SCHOOL, 'sessions', r.id);
+        const stored = await store.records.get(SCHOOL, 'sessions', r.id);
         expect(r.title).toBe(projectSession(stored!, ctx, 'staff', { scope: 'team', id: team })!.title);
       }
     }

@@ -84,8 +84,8 @@ const local = (url: string) => url.replace(PUBLIC, server.url);
 beforeAll(async () => {
   // The school's day is the evening before the clocks go back.
   h = await startHarness({ now: at(-8 * HOUR) });
-  const all = await h.store.list(SCHOOL, 'teams');
-  const people = (await h.store.list(SCHOOL, 'staff')).filter((s) => s.email && !s.frozen);
+  const all = await h.store.records.list(SCHOOL, 'teams');
+  const people = (await h.store.records.list(SCHOOL, 'staff')).filter((s) => s.email && !s.frozen);
   coach = people.find((s) => !s.isAdmin && !s.isManager && staffAccess(s, all).assignedTeamIds.size >= 2)!;
   expect(coach, 'a coach with two teams').toBeDefined();
   [teams.a, teams.b] = [...staffAccess(coach, all).assignedTeamIds].sort((x, y) => x - y) as [number, number];
@@ -135,7 +135,7 @@ beforeAll(async () => {
   await h.pull('full');
   const ctx = await loadProjectionContext(h.store, SCHOOL);
   for (const f of FIXTURES) {
-    const s = (await h.store.get(SCHOOL, 'sessions', ids.get(f.kind)!))!;
+    const s = (await h.store.records.get(SCHOOL, 'sessions', ids.get(f.kind)!))!;
     guardian.set(f.kind, decideSession(s, ctx, 'guardian', { scope: 'team', id: teams[f.team] }));
     staff.set(f.kind, decideSession(s, ctx, 'staff', { scope: 'team', id: teams[f.team] }));
   }
@@ -417,7 +417,7 @@ describe('every surface says what the decision says', () => {
     const outlookEvents = [...mailbox.calendars.values()].flatMap((c) => graph.events(mailbox.upn, c.name));
     for (const f of FIXTURES) {
       // The coach's own calendar: the staff decision, with no team in scope.
-      const s = (await h.store.get(SCHOOL, 'sessions', ids.get(f.kind)!))!;
+      const s = (await h.store.records.get(SCHOOL, 'sessions', ids.get(f.kind)!))!;
       const d = decideSession(s, await loadProjectionContext(h.store, SCHOOL), 'staff', {
         scope: 'staff',
         id: coach.id,

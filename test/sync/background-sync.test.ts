@@ -39,9 +39,9 @@ describe('startSyncService', () => {
     for (const r of svc.scheduler.nextRuns()) expect(Date.parse(r.nextRunAt!)).toBeGreaterThan(Date.now());
     await svc.stop();
 
-    const runs = await ts.store.listRuns('hillcrest');
+    const runs = await ts.store.runs.listRuns('hillcrest');
     expect(runs.map((r) => [r.kind, r.status])).toEqual([['full', 'succeeded']]);
-    const jobs = await ts.store.listJobStatus('hillcrest');
+    const jobs = await ts.store.runs.listJobStatus('hillcrest');
     const full = jobs.find((j) => j.job === 'full')!;
     expect(full).toMatchObject({ lastStatus: 'succeeded', lastError: null });
     expect(full.lastFinishedAt).not.toBeNull();
@@ -51,6 +51,6 @@ describe('startSyncService', () => {
     const again = await startSyncService({ config, store: ts.store });
     await again.initialPulls;
     await again.stop();
-    expect((await ts.store.listRuns('hillcrest')).length).toBe(1);
+    expect((await ts.store.runs.listRuns('hillcrest')).length).toBe(1);
   });
 });

@@ -55,7 +55,7 @@ describe('pull under chaos', () => {
     expect(summary.status).toBe('succeeded');
     expect(summary.upstream.throttled).toBeGreaterThan(0);
     expect(summary.upstream.retries).toBeGreaterThan(summary.upstream.throttled);
-    const [run] = await ts.store.listRuns(school.id, { limit: 1 });
+    const [run] = await ts.store.runs.listRuns(school.id, { limit: 1 });
     expect(run!.throttled).toBe(summary.upstream.throttled);
     expect(run!.retries).toBe(summary.upstream.retries);
     expect(await snapshot(ts.store, school.id)).toEqual(clean);
@@ -97,7 +97,7 @@ describe('pull under chaos', () => {
     expect(summary.errors.some((e) => /failed, nothing of it was kept: .*failed with 5\d\d/.test(e))).toBe(
       true,
     );
-    const [run] = await ts.store.listRuns(school.id, { limit: 1 });
+    const [run] = await ts.store.runs.listRuns(school.id, { limit: 1 });
     expect(run).toMatchObject({ status: 'failed', errors: summary.errors });
   });
 
@@ -126,7 +126,7 @@ describe('pull under chaos', () => {
     for (const kind of Object.keys(clean)) expect(ids(after[kind]), kind).toEqual(ids(clean[kind]));
     expect(sessionIds.length, summary.errors.join('\n')).toBeGreaterThan(0);
     expect(after.sessions).toEqual(clean.sessions);
-    const [run] = await ts.store.listRuns(school.id, { limit: 1 });
+    const [run] = await ts.store.runs.listRuns(school.id, { limit: 1 });
     expect(run!.errors).toEqual(summary.errors);
     expect(run!.counts.sessions!.skipped).toBe(summary.counts.sessions!.skipped);
   });

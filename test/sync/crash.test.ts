@@ -159,7 +159,7 @@ describe.each(DIALECTS)('crash mid-run (%s)', (dialect) => {
       expect(after.sessions).toEqual(before.sessions);
       expect(after.absences).toEqual(before.absences);
       expect(after.students).toEqual(before.students);
-      const [killed] = await reopened.listRuns(school.id, { limit: 1 });
+      const [killed] = await reopened.runs.listRuns(school.id, { limit: 1 });
       // Its process is gone: the run reads as interrupted at once, before anything closes it.
       expect(killed).toMatchObject({ kind: 'full', status: 'interrupted', finishedAt: null });
 
@@ -171,11 +171,11 @@ describe.each(DIALECTS)('crash mid-run (%s)', (dialect) => {
       });
       expect(summary.status).toBe('succeeded');
       expect(summary.counts.sessions!.changed).toBe(5);
-      const runs = await reopened.listRuns(school.id, { limit: 2 });
+      const runs = await reopened.runs.listRuns(school.id, { limit: 2 });
       expect(runs[1]).toMatchObject({ id: killed!.id, status: 'interrupted' });
       expect(runs[1]!.finishedAt).not.toBeNull();
       expect(runs[1]!.errors.join(' ')).toMatch(/interrupted/);
-      const moved = await reopened.get(school.id, 'sessions', future[0]!.id);
+      const moved = await reopened.records.get(school.id, 'sessions', future[0]!.id);
       expect(moved!.title).toMatch(/\(moved\)$/);
     } finally {
       await reopened.close();

@@ -55,8 +55,8 @@ describe('deletions confirmed by the upstream (SQLite, sandbox listing faults)',
   });
 
   it('a listing that drops its last record and lowers numRecords deletes nothing: the upstream still has it', async () => {
-    const liveBefore = await store.liveIds(school.id, 'sessions');
-    const teamsBefore = await store.liveIds(school.id, 'teams');
+    const liveBefore = await store.records.liveIds(school.id, 'sessions');
+    const teamsBefore = await store.records.liveIds(school.id, 'teams');
     sandbox.setListingFaults({ sessions: 'truncated', teams: 'truncated' });
     await resetSandboxStats(sandbox.url);
     // The teams' two listings (visible, hidden) each lose one of five teams: past the default 30 % guard, which
@@ -67,8 +67,8 @@ describe('deletions confirmed by the upstream (SQLite, sandbox listing faults)',
     // Observed before: the session missing from the listing was deleted at once, in a run called a success.
     expect(summary.counts.sessions!.deleted).toBe(0);
     expect(summary.counts.teams!.deleted).toBe(0);
-    expect(await store.liveIds(school.id, 'sessions')).toEqual(liveBefore);
-    expect(await store.liveIds(school.id, 'teams')).toEqual(teamsBefore);
+    expect(await store.records.liveIds(school.id, 'sessions')).toEqual(liveBefore);
+    expect(await store.records.liveIds(school.id, 'teams')).toEqual(teamsBefore);
     // One single read each proved them there; the run says the listings left out records the upstream has.
     expect(await singleReads()).toBe(3);
     expect(summary.status).toBe('suspicious');
@@ -80,7 +80,7 @@ describe('deletions confirmed by the upstream (SQLite, sandbox listing faults)',
     // The next pull of any kind has them, and the listing back whole is no news.
     const inc = await pullSchool({ store, client, school, kind: 'incremental' });
     expect(inc.status).toBe('succeeded');
-    expect(await store.liveIds(school.id, 'sessions')).toEqual(liveBefore);
+    expect(await store.records.liveIds(school.id, 'sessions')).toEqual(liveBefore);
     const again = await full();
     expect(again.status).toBe('succeeded');
     expect(again.warning).toBeNull();
@@ -94,7 +94,7 @@ describe('deletions confirmed by the upstream (SQLite, sandbox listing faults)',
     const summary = await full();
     expect(summary.status).toBe('succeeded');
     expect(summary.counts.sessions!.deleted).toBe(1);
-    expect(await store.get(school.id, 'sessions', gone.id)).toBeNull();
+    expect(await store.records.get(school.id, 'sessions', gone.id)).toBeNull();
     expect((await sandboxStats(sandbox.url)).routes['GET /sessions/{id}']).toMatchObject({
       total: 1,
       byStatus: { '404': 1 },
@@ -120,54 +120,54 @@ describe('deletions confirmed by the upstream (SQLite, sandbox listing faults)',
     const summary = await full();
     expect(summary.status).toBe('succeeded');
     expect(summary.counts.sessions!.deleted).toBe(1);
-    expect(await store.get(school.id, 'sessions', moved.id)).toBeNull();
+    expect(await store.records.get(school.id, 'sessions', moved.id)).toBeNull();
   });
 
   it('without a single read: absent from two consecutive full listings, then deleted; back once seen again', async () => {
     // Students: one listing misses the last one; it stays (missing once), and an incremental pull keeps it.
     // (Both student listings, current and left, lose their last record.)
-    const students = (await store.liveIds(school.id, 'students')).length;
+    const students = (await store.records.liveIds(school.id, 'students')).length;
     sandbox.setListingFaults({ students: 'truncated' });
     const first = await full();
     expect(first.counts.students!.deleted).toBe(0);
     expect(first.counts.students!.pending).toBe(2);
     expect(first.status).toBe('succeeded');
-    expect((await store.liveIds(school.id, 'students')).length).toBe(students);
-    const pending = [...(await store.listMissing(school.id, 'students')).keys()];
+    expect((await store.records.liveIds(school.id, 'students')).length).toBe(students);
+    const pending = [...(await store.records.listMissing(school.id, 'students')).keys()];
     expect(pending).toHaveLength(2);
     // The listing whole again: the mark goes, nothing was ever deleted.
     sandbox.setListingFaults({});
     const whole = await full();
     expect(whole.counts.students).toMatchObject({ deleted: 0, added: 0 });
-    expect(await store.listMissing(school.id, 'students')).toEqual(new Map());
+    expect(await store.records.listMissing(school.id, 'students')).toEqual(new Map());
 
     // Left out twice in a row: the second listing confirms the first, and the record goes.
     sandbox.setListingFaults({ students: 'truncated' });
     await full();
     const second = await full();
     expect(second.counts.students!.deleted).toBe(2);
-    for (const id of pending) expect(await store.get(school.id, 'students', id)).toBeNull();
+    for (const id of pending) expect(await store.records.get(school.id, 'students', id)).toBeNull();
     // Served again: the next listing brings them back.
     sandbox.setListingFaults({});
     const back = await full();
     expect(back.counts.students!.added).toBe(2);
-    for (const id of pending) expect(await store.get(school.id, 'students', id)).not.toBeNull();
+    for (const id of pending) expect(await store.records.get(school.id, 'students', id)).not.toBeNull();
   });
 
   it('an absence deleted upstream goes after two full listings without it', async () => {
-    const absence = (await store.list(school.id, 'absences'))[0]!;
+    const absence = (await store.records.list(school.id, 'absences'))[0]!;
     await client.deleteAbsences([absence.id]);
     const first = await full();
     expect(first.counts.absences).toMatchObject({ deleted: 0, pending: 1 });
-    expect(await store.get(school.id, 'absences', absence.id)).not.toBeNull();
+    expect(await store.records.get(school.id, 'absences', absence.id)).not.toBeNull();
     // Waiting for the second listing costs an incremental pull nothing: its four listings, as ever.
     await resetSandboxStats(sandbox.url);
     const inc = await pullSchool({ store, client, school, kind: 'incremental' });
     expect(inc.upstream.requests).toBe(4);
     expect((await sandboxStats(sandbox.url)).total).toBe(4);
-    expect(await store.get(school.id, 'absences', absence.id)).not.toBeNull();
+    expect(await store.records.get(school.id, 'absences', absence.id)).not.toBeNull();
     const second = await full();
     expect(second.counts.absences!.deleted).toBe(1);
-    expect(await store.get(school.id, 'absences', absence.id)).toBeNull();
+    expect(await store.records.get(school.id, 'absences', absence.id)).toBeNull();
   });
 });

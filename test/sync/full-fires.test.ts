@@ -50,7 +50,7 @@ describe('full fires that meet a running pull, three replicas on PostgreSQL', ()
     await Promise.all(all.map((r) => r.next((l) => l.type === 'ready')));
     const alive = new Set(all);
     const live = () => [...alive];
-    const fullRunsBefore = (await ts.store.listRuns('hillcrest', { kind: 'full' })).length;
+    const fullRunsBefore = (await ts.store.runs.listRuns('hillcrest', { kind: 'full' })).length;
     const minute = (n: number) => new Date(Date.parse('2026-11-27T00:00:00Z') + n * 60_000).toISOString();
 
     /**
@@ -86,7 +86,7 @@ describe('full fires that meet a running pull, three replicas on PostgreSQL', ()
       expect(passed.outcome!.error).toMatch(/a pull of hillcrest is already running|another pull/);
       if (round === 0) {
         // Shown as skipped, with why, while the incremental run it met is still going.
-        const job = (await ts.store.listJobStatus('hillcrest')).find((j) => j.job === 'incremental')!;
+        const job = (await ts.store.runs.listJobStatus('hillcrest')).find((j) => j.job === 'incremental')!;
         expect(job.lastSkipReason).toMatch(/already running|another pull/);
         expect(describeJob(job)).toMatchObject({ result: 'running' });
         expect(describeJob(job).note).toMatch(/skipped: .*(already running|another pull)/);
@@ -98,9 +98,9 @@ describe('full fires that meet a running pull, three replicas on PostgreSQL', ()
       expect(full.outcome, JSON.stringify(waiter.lines)).toEqual({ status: 'succeeded', error: null });
       const pulled = waiter.lines.filter((l) => l.type === 'pulled').at(-1)!;
       expect(pulled).toMatchObject({ kind: 'full', requestedKind: 'full', status: 'succeeded' });
-      expect(await ts.store.fullPullRequest('hillcrest')).toBeNull();
+      expect(await ts.store.runs.fullPullRequest('hillcrest')).toBeNull();
     }
-    const jobs = await ts.store.listJobStatus('hillcrest');
+    const jobs = await ts.store.runs.listJobStatus('hillcrest');
     const fullJob = jobs.find((j) => j.job === 'full')!;
     expect(describeJob(fullJob)).toMatchObject({ result: 'succeeded' });
 
@@ -109,7 +109,7 @@ describe('full fires that meet a running pull, three replicas on PostgreSQL', ()
     {
       const t = minute(9);
       const { holder, waiter } = await collide(t);
-      expect(await ts.store.fullPullRequest('hillcrest')).not.toBeNull();
+      expect(await ts.store.runs.fullPullRequest('hillcrest')).not.toBeNull();
       waiter.proc.kill('SIGKILL');
       await waiter.exit;
       alive.delete(waiter);
@@ -123,7 +123,7 @@ describe('full fires that meet a running pull, three replicas on PostgreSQL', ()
       const pulled = runner.lines.filter((l) => l.type === 'pulled').at(-1)!;
       expect(pulled).toMatchObject({ kind: 'full', requestedKind: 'incremental', status: 'succeeded' });
       expect(pulled.upgradedBecause).toMatch(/full pull asked for at .* by replica-/);
-      expect(await ts.store.fullPullRequest('hillcrest')).toBeNull();
+      expect(await ts.store.runs.fullPullRequest('hillcrest')).toBeNull();
     }
 
     // Round 5: the replica holding the school dies mid-pull. The waiting full pull takes the school over and runs;
@@ -137,7 +137,7 @@ describe('full fires that meet a running pull, three replicas on PostgreSQL', ()
       gate.open();
       const full = await waiter.next(is('finished', 'full', t));
       expect(full.outcome).toEqual({ status: 'succeeded', error: null });
-      const job = (await ts.store.listJobStatus('hillcrest')).find((j) => j.job === 'incremental')!;
+      const job = (await ts.store.runs.listJobStatus('hillcrest')).find((j) => j.job === 'incremental')!;
       expect(job.state).toBe('interrupted');
       expect(describeJob(job)).toMatchObject({ result: 'interrupted' });
       expect(describeJob(job).note).toContain(job.owner!);
@@ -147,7 +147,7 @@ describe('full fires that meet a running pull, three replicas on PostgreSQL', ()
     }
 
     // Five full fires, five full pulls recorded, none lost; no pull failed.
-    const runs = await ts.store.listRuns('hillcrest', { limit: 100 });
+    const runs = await ts.store.runs.listRuns('hillcrest', { limit: 100 });
     expect(runs.filter((r) => r.kind === 'full').length - fullRunsBefore).toBe(5);
     expect(runs.filter((r) => r.status === 'failed')).toEqual([]);
     // No fire was called a success without running.

@@ -99,7 +99,7 @@ export const SNAPSHOT_KINDS: ResourceKind[] = [
 export async function snapshot(store: Store, schoolId: string): Promise<Record<string, unknown[]>> {
   const out: Record<string, unknown[]> = {};
   for (const kind of SNAPSHOT_KINDS) {
-    const rows = await store.list(schoolId, kind);
+    const rows = await store.records.list(schoolId, kind);
     out[kind] = rows
       .map(({ meta: _meta, ...rest }) => rest as Record<string, unknown>)
       .sort((a, b) => String(a.id ?? a.key).localeCompare(String(b.id ?? b.key), 'en', { numeric: true }));

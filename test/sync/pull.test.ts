@@ -57,7 +57,7 @@ describe.each(DIALECTS)('pull into %s', (dialect) => {
     const from = Date.parse(window.from);
     const to = Date.parse(window.to);
     const inWindow = sandbox.school.sessions.filter((s) => s.start < to && s.end > from);
-    const stored = await store.list(school.id, 'sessions');
+    const stored = await store.records.list(school.id, 'sessions');
     expect(stored.length).toBe(inWindow.length);
     expect(summary.counts.sessions).toMatchObject({
       added: inWindow.length,
@@ -66,7 +66,7 @@ describe.each(DIALECTS)('pull into %s', (dialect) => {
       skipped: 0,
     });
     for (const s of inWindow.filter((_, i) => i % 17 === 0)) {
-      const got = await store.get(school.id, 'sessions', s.id);
+      const got = await store.records.get(school.id, 'sessions', s.id);
       expect(got, `session ${s.id}`).not.toBeNull();
       expect(got!.title).toBe(s.title);
       expect(got!.cancelled).toBe(s.cancelled);
@@ -78,13 +78,13 @@ describe.each(DIALECTS)('pull into %s', (dialect) => {
       expect(got!.notes).toBe(s.notes);
     }
 
-    const teams = await store.list(school.id, 'teams');
+    const teams = await store.records.list(school.id, 'teams');
     expect(teams.length).toBe(sandbox.school.teams.length);
     expect(teams.filter((t) => t.hidden).length).toBe(sandbox.school.teams.filter((t) => t.hidden).length);
     expect(teams.some((t) => t.hidden)).toBe(true);
     const nowMs = Date.parse(sandbox.now());
     for (const t of sandbox.school.teams) {
-      const got = (await store.get(school.id, 'teams', t.id))!;
+      const got = (await store.records.get(school.id, 'teams', t.id))!;
       expect(got.name).toBe(t.name);
       expect(got.hidden).toBe(t.hidden);
       const members = sandbox.school.memberships
@@ -104,7 +104,7 @@ describe.each(DIALECTS)('pull into %s', (dialect) => {
     }
     expect(sandbox.school.students.some((s) => s.medicalConditions.length > 0)).toBe(true);
 
-    const students = await store.list(school.id, 'students');
+    const students = await store.records.list(school.id, 'students');
     expect(students.length).toBe(sandbox.school.students.length);
     for (const s of sandbox.school.students) {
       const got = students.find((x) => x.id === s.id)!;
@@ -112,16 +112,20 @@ describe.each(DIALECTS)('pull into %s', (dialect) => {
       expect(got.lastName).toBe(s.lastName);
     }
     expect(students.some((s) => !s.current)).toBe(true);
-    expect((await store.list(school.id, 'staff')).length).toBe(sandbox.school.users.length);
-    expect((await store.list(school.id, 'activities')).length).toBe(sandbox.school.activities.length);
-    expect((await store.list(school.id, 'yearGroups')).length).toBe(sandbox.school.yearGroups.length);
-    expect((await store.list(school.id, 'departments')).length).toBe(sandbox.school.departments.length);
-    expect((await store.list(school.id, 'customFields')).map((c) => c.key).sort()).toEqual(
+    expect((await store.records.list(school.id, 'staff')).length).toBe(sandbox.school.users.length);
+    expect((await store.records.list(school.id, 'activities')).length).toBe(sandbox.school.activities.length);
+    expect((await store.records.list(school.id, 'yearGroups')).length).toBe(sandbox.school.yearGroups.length);
+    expect((await store.records.list(school.id, 'departments')).length).toBe(
+      sandbox.school.departments.length,
+    );
+    expect((await store.records.list(school.id, 'customFields')).map((c) => c.key).sort()).toEqual(
       sandbox.school.customFields.map((c) => c.key).sort(),
     );
-    expect((await store.list(school.id, 'studentTeams')).length).toBe(sandbox.school.memberships.length);
+    expect((await store.records.list(school.id, 'studentTeams')).length).toBe(
+      sandbox.school.memberships.length,
+    );
     const absences = sandbox.school.absences.filter((a) => a.start < to && a.end > from);
-    expect((await store.list(school.id, 'absences')).length).toBe(absences.length);
+    expect((await store.records.list(school.id, 'absences')).length).toBe(absences.length);
 
     // Field by field against what the client reads now.
     const listed = await listAll(
@@ -139,18 +143,18 @@ describe.each(DIALECTS)('pull into %s', (dialect) => {
       ...(await listAll(client.locations({ archived: false }))),
       ...(await listAll(client.locations({ archived: true }))),
     ];
-    expect(byId((await store.list(school.id, 'locations')).map(strip))).toEqual(byId(locations));
+    expect(byId((await store.records.list(school.id, 'locations')).map(strip))).toEqual(byId(locations));
     const team = sandbox.school.teams.find((t) => !t.hidden)!;
     const listedTeam = (
       await listAll(client.teams({ includeStudents: true, includeStaff: true, includePositions: true }))
     ).find((t) => t.id === team.id)!;
-    expect(strip((await store.get(school.id, 'teams', team.id))!)).toEqual({
+    expect(strip((await store.records.get(school.id, 'teams', team.id))!)).toEqual({
       ...listedTeam,
       hidden: team.hidden,
     } satisfies Team);
 
     // The run record.
-    const [run] = await store.listRuns(school.id, { limit: 1 });
+    const [run] = await store.runs.listRuns(school.id, { limit: 1 });
     expect(run).toMatchObject({
       id: summary.runId,
       kind: 'full',
@@ -164,7 +168,7 @@ describe.each(DIALECTS)('pull into %s', (dialect) => {
   });
 
   it('an unchanged rerun asks once per incremental listing and changes nothing', async () => {
-    const version = await store.dataVersion(school.id);
+    const version = await store.records.dataVersion(school.id);
     await resetSandboxStats(sandbox.url);
     const summary = await pullSchool({ store, client, school, kind: 'incremental' });
     expect(summary.kind).toBe('incremental');
@@ -186,7 +190,7 @@ describe.each(DIALECTS)('pull into %s', (dialect) => {
     ).toEqual(
       ['activities', 'departments', 'locations', 'staff', 'studentTeams', 'students', 'yearGroups'].sort(),
     );
-    expect(await store.dataVersion(school.id)).toBe(version);
+    expect(await store.records.dataVersion(school.id)).toBe(version);
   });
 
   it('shows upstream changes after the next run of the right kind', async () => {
@@ -223,29 +227,29 @@ describe.each(DIALECTS)('pull into %s', (dialect) => {
     expect(inc.status).toBe('succeeded');
     expect(inc.counts.sessions).toMatchObject({ changed: 2, deleted: 0, added: 0 });
     expect(inc.counts.absences).toMatchObject({ added: 1, deleted: 0 });
-    const got = (await store.get(school.id, 'sessions', renamed.id))!;
+    const got = (await store.records.get(school.id, 'sessions', renamed.id))!;
     expect(got.title).toBe('Renamed by the test');
     expect(got.meta.version).toBe(1);
-    expect((await store.get(school.id, 'sessions', cancelled.id))!.cancelled).toBe(true);
-    expect((await store.get(school.id, 'absences', absence!.id))!.reason).toBe('Orthodontist');
-    expect(await store.get(school.id, 'sessions', deleted.id)).not.toBeNull();
+    expect((await store.records.get(school.id, 'sessions', cancelled.id))!.cancelled).toBe(true);
+    expect((await store.records.get(school.id, 'absences', absence!.id))!.reason).toBe('Orthodontist');
+    expect(await store.records.get(school.id, 'sessions', deleted.id)).not.toBeNull();
 
     // Full: the deletion and the membership change.
     const full = await pullSchool({ store, client, school, kind: 'full' });
     expect(full.status).toBe('succeeded');
     expect(full.counts.sessions).toMatchObject({ deleted: 1, changed: 0 });
-    expect(await store.get(school.id, 'sessions', deleted.id)).toBeNull();
-    const tomb = await store.get(school.id, 'sessions', deleted.id, { includeDeleted: true });
+    expect(await store.records.get(school.id, 'sessions', deleted.id)).toBeNull();
+    const tomb = await store.records.get(school.id, 'sessions', deleted.id, { includeDeleted: true });
     expect(tomb?.meta.deletedAt).toBeTruthy();
-    const team = (await store.get(school.id, 'teams', membership.teamId))!;
+    const team = (await store.records.get(school.id, 'teams', membership.teamId))!;
     expect(team.students.map((s) => s.studentId)).not.toContain(membership.studentId);
     expect(full.counts.teams!.changed).toBeGreaterThanOrEqual(1);
-    const link = (await store.get(school.id, 'studentTeams', membership.id))!;
+    const link = (await store.records.get(school.id, 'studentTeams', membership.id))!;
     expect(link.end).toBe(new Date(membership.end).toISOString());
   });
 
   it('the deletion guard holds against a shrunken or empty listing', async () => {
-    const liveBefore = (await store.list(school.id, 'sessions')).length;
+    const liveBefore = (await store.records.list(school.id, 'sessions')).length;
     const window = syncWindow(new Date(sandbox.now()), school.syncWindow);
     const ids = sandbox.school.sessions
       .filter((s) => s.start < Date.parse(window.to) && s.end > Date.parse(window.from))
@@ -254,7 +258,7 @@ describe.each(DIALECTS)('pull into %s', (dialect) => {
     await client.deleteSessions({ email: staffEmail, sessionIds: gone });
     const absenceIds = sandbox.school.absences.map((a) => a.id);
     await client.deleteAbsences(absenceIds);
-    const absencesBefore = (await store.list(school.id, 'absences')).length;
+    const absencesBefore = (await store.records.list(school.id, 'absences')).length;
     expect(absencesBefore).toBeGreaterThan(0);
 
     const summary = await pullSchool({ store, client, school, kind: 'full' });
@@ -263,9 +267,9 @@ describe.each(DIALECTS)('pull into %s', (dialect) => {
     expect(summary.warning).toMatch(/absences: the full listing came back empty/);
     expect(summary.counts.sessions!.deleted).toBe(0);
     expect(summary.counts.absences!.deleted).toBe(0);
-    expect((await store.list(school.id, 'sessions')).length).toBe(liveBefore);
-    expect((await store.list(school.id, 'absences')).length).toBe(absencesBefore);
-    const [run] = await store.listRuns(school.id, { limit: 1 });
+    expect((await store.records.list(school.id, 'sessions')).length).toBe(liveBefore);
+    expect((await store.records.list(school.id, 'absences')).length).toBe(absencesBefore);
+    const [run] = await store.runs.listRuns(school.id, { limit: 1 });
     expect(run).toMatchObject({ status: 'suspicious', warning: summary.warning });
     expect(summary.resources.find((r) => r.kind === 'sessions')!.status).toBe('guarded');
 
@@ -292,7 +296,7 @@ describe.each(DIALECTS)('sensitive rosters into %s', (dialect) => {
   });
 
   const sensitiveData = async (store: Store, schoolId: string, includeDeleted = false) =>
-    (await store.list(schoolId, 'teams', { includeDeleted }))
+    (await store.records.list(schoolId, 'teams', { includeDeleted }))
       .flatMap((t) => t.students)
       .filter(
         (m) => m.medicalConditions.length > 0 || m.guardians.length > 0 || m.absentReason !== undefined,
@@ -310,7 +314,7 @@ describe.each(DIALECTS)('sensitive rosters into %s', (dialect) => {
     const teamCount = sandbox.school.teams.length;
     expect((await sandboxStats(sandbox.url)).routes['GET /teams/{id}']?.total).toBe(teamCount);
     // A team member with conditions: the store keeps them all (the test holds whichever student it finds).
-    const members = (await store.list(on.id, 'teams')).flatMap((t) => t.students);
+    const members = (await store.records.list(on.id, 'teams')).flatMap((t) => t.students);
     const withMedical = sandbox.school.students.find(
       (s) => s.current && s.medicalConditions.length > 0 && members.some((m) => m.studentId === s.id),
     );
@@ -320,8 +324,8 @@ describe.each(DIALECTS)('sensitive rosters into %s', (dialect) => {
     expect((await sensitiveData(store, on.id)).length).toBeGreaterThan(0);
 
     // A team deleted upstream since keeps its last record here (a tombstone): it must be stripped too.
-    const tombstone = (await store.list(on.id, 'teams')).find((t) => t.students.length > 0)!;
-    await store.markDeleted(on.id, 'teams', [tombstone.id], new Date().toISOString());
+    const tombstone = (await store.records.list(on.id, 'teams')).find((t) => t.students.length > 0)!;
+    await store.records.markDeleted(on.id, 'teams', [tombstone.id], new Date().toISOString());
 
     // Turned off: the next run (even an incremental one) rereads the teams listing and keeps none of it.
     await resetSandboxStats(sandbox.url);
@@ -330,9 +334,9 @@ describe.each(DIALECTS)('sensitive rosters into %s', (dialect) => {
     expect(stripped.resources.find((r) => r.kind === 'teams')!.mode).toBe('full');
     expect((await sandboxStats(sandbox.url)).routes['GET /teams/{id}']?.total ?? 0).toBe(0);
     expect(await sensitiveData(store, off.id, true)).toEqual([]);
-    expect((await store.get(off.id, 'teams', tombstone.id, { includeDeleted: true }))!.students.length).toBe(
-      tombstone.students.length,
-    );
+    expect(
+      (await store.records.get(off.id, 'teams', tombstone.id, { includeDeleted: true }))!.students.length,
+    ).toBe(tombstone.students.length);
 
     // Off and unchanged: a later run reads no team singly and rewrites nothing.
     await resetSandboxStats(sandbox.url);
@@ -363,7 +367,7 @@ describe.each(DIALECTS)('sensitive rosters into %s', (dialect) => {
       const kept = sandbox.school.teams.filter((t) => broken.isMalformed('teams', t.id)).map((t) => t.id);
       expect(kept.length).toBeGreaterThan(0);
       for (const id of kept)
-        expect(await store.get(on.id, 'teams', id, { includeDeleted: true })).not.toBeNull();
+        expect(await store.records.get(on.id, 'teams', id, { includeDeleted: true })).not.toBeNull();
       expect(await sensitiveData(store, on.id, true)).toEqual([]);
     } finally {
       await broken.close();

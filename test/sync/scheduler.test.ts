@@ -58,7 +58,7 @@ describe('scheduler with two replicas on PostgreSQL', () => {
   it('runs each fire once across replicas, and the survivor carries on alone', async () => {
     const [a, b] = (await start('replica-a', 'replica-b')) as [Replica, Replica];
     const lastRunBefore = Math.max(
-      ...(await ts.store.listRuns('hillcrest', { limit: 500 })).map((r) => r.id),
+      ...(await ts.store.runs.listRuns('hillcrest', { limit: 500 })).map((r) => r.id),
     );
     let minute = 0;
     /** Fires `job` at the next minute on every replica of `rs`: the winner once it has finished the run. */
@@ -91,7 +91,9 @@ describe('scheduler with two replicas on PostgreSQL', () => {
     // Eight fires asked of both, each lost by one of them.
     expect(all.filter((l) => l.type === 'not-elected')).toHaveLength(8);
     // Every run is recorded once in the store, and each succeeded.
-    const runs = (await ts.store.listRuns('hillcrest', { limit: 500 })).filter((r) => r.id > lastRunBefore);
+    const runs = (await ts.store.runs.listRuns('hillcrest', { limit: 500 })).filter(
+      (r) => r.id > lastRunBefore,
+    );
     expect(runs).toHaveLength(12);
     expect(runs.filter((r) => r.status !== 'succeeded')).toEqual([]);
     expect(runs.filter((r) => r.kind === 'full')).toHaveLength(3);
@@ -99,7 +101,7 @@ describe('scheduler with two replicas on PostgreSQL', () => {
     // Job status is in the store for `rostercal status` and the admin pages: each job's last run is the
     // survivor's last one, finished after the other replica died.
     const diedAt = Math.max(...a.lines.map((l) => Date.parse(l.at)));
-    const jobs = await ts.store.listJobStatus('hillcrest');
+    const jobs = await ts.store.runs.listJobStatus('hillcrest');
     expect(jobs.map((j) => j.job).sort()).toEqual(['full', 'incremental']);
     for (const j of jobs) {
       expect(j.lastStatus, j.job).toBe('succeeded');

@@ -140,10 +140,10 @@ afterAll(async () => {
 const taken = new Set<Id>();
 async function student(school = 'hill', n = 2): Promise<{ id: Id; firstName: string; sessions: Id[] }> {
   const now = Date.now();
-  for (const s of await service.store.list(school, 'students')) {
+  for (const s of await service.store.records.list(school, 'students')) {
     if (taken.has(s.id)) continue;
     const sessions = (
-      await service.store.listSessions(school, {
+      await service.store.records.listSessions(school, {
         studentId: s.id,
         from: new Date(now + 3_600_000).toISOString(),
         to: new Date(now + 14 * 86_400_000).toISOString(),
@@ -225,11 +225,11 @@ async function post(
  * "Today and next" says of a session: how many absences are reported for it (null: not listed there).
  */
 async function coachSees(teamId: Id, sessionId: Id): Promise<number | null> {
-  const team = (await service.store.get('hill', 'teams', teamId))!;
-  const coach = (await service.store.get('hill', 'staff', team.staff[0]!.id))!;
+  const team = (await service.store.records.get('hill', 'teams', teamId))!;
+  const coach = (await service.store.records.get('hill', 'staff', team.staff[0]!.id))!;
   const id = randomBytes(32).toString('base64url');
   const now = Date.now();
-  await service.store.createStaffSession({
+  await service.store.access.createStaffSession({
     idHash: hashSessionId(id),
     email: coach.email ?? '',
     issuer: 'https://idp.test',
@@ -290,7 +290,7 @@ describe('a parent on a phone', () => {
     await expectPhoneFriendly(page);
     const event = page.locator('li.event', { has: page.locator('details.absence') }).first();
     const sessionId = Number(await event.getAttribute('data-session'));
-    const session = (await service.store.get('hill', 'sessions', sessionId))!;
+    const session = (await service.store.records.get('hill', 'sessions', sessionId))!;
     const teamId = session.teams[0]!.id;
     const awayBefore = await coachSees(teamId, sessionId);
     expect(awayBefore, 'the session is in the coach\u2019s "Today and next"').not.toBeNull();
@@ -347,7 +347,7 @@ describe('a parent on a phone', () => {
     expect(await sheet(teamId, sessionId)).not.toContain('Family reported');
     await page.context().close();
 
-    const acts = await service.store.listAudit({ actor: undefined, schoolId: 'hill', limit: 50 });
+    const acts = await service.store.access.listAudit({ actor: undefined, schoolId: 'hill', limit: 50 });
     const mine = acts.filter((a) => a.detail?.startsWith(`student ${child.id}:`));
     expect(mine.map((a) => a.action).sort()).toEqual(['absence-report', 'absence-undo']);
     for (const a of mine) {
@@ -416,7 +416,11 @@ describe('the safety rules', () => {
     answers.push(await post('127.0.0.2', `${url}/absences`, fields, headers));
     for (const r of answers) expect(r.status).toBe(303);
     expect(await reportedUpstream(child.id)).toHaveLength(1);
-    const audit = await service.store.listAudit({ action: 'absence-report', schoolId: 'hill', limit: 50 });
+    const audit = await service.store.access.listAudit({
+      action: 'absence-report',
+      schoolId: 'hill',
+      limit: 50,
+    });
     const details = audit.filter((r) => r.detail?.startsWith(`student ${child.id}:`)).map((r) => r.detail);
     expect(details.filter((d) => d?.includes(': reported'))).toHaveLength(1);
     expect(details.filter((d) => d?.includes('already reported'))).toHaveLength(2);
@@ -440,7 +444,11 @@ describe('the safety rules', () => {
     expect((await act(c, 'report')).status).toBe(303);
     expect((await act(c, 'undo')).status).toBe(303);
     await expectRefused(await act(c, 'report'), 429, 'Too many absence reports from this connection', c.id);
-    const refused = await service.store.listAudit({ action: 'absence-refused', schoolId: 'hill', limit: 50 });
+    const refused = await service.store.access.listAudit({
+      action: 'absence-refused',
+      schoolId: 'hill',
+      limit: 50,
+    });
     expect(refused.map((r) => r.detail)).toEqual(
       expect.arrayContaining([
         expect.stringContaining('per-child limit'),
@@ -479,7 +487,7 @@ describe('the safety rules', () => {
         // The child's own team beside it: the family page then lists the child's next sessions.
         links: await pageOf(
           'team',
-          (await service.store.get('hill', 'sessions', Number(sessions[3])))!.teams[0]!.id,
+          (await service.store.records.get('hill', 'sessions', Number(sessions[3])))!.teams[0]!.id,
         ),
       }).toString(),
       redirect: 'manual',
@@ -515,7 +523,7 @@ describe('the safety rules', () => {
     });
     expect(forged.status).toBe(403);
     const refused = (
-      await service.store.listAudit({ action: 'absence-refused', schoolId: 'hill', limit: 500 })
+      await service.store.access.listAudit({ action: 'absence-refused', schoolId: 'hill', limit: 500 })
     )
       .map((r) => r.detail ?? '')
       .filter(
@@ -565,7 +573,7 @@ describe('the safety rules', () => {
       'DEBUG',
       child.sessions.slice(0, 3),
       [...dbg.matchAll(/data-session="(\d+)"/g)].map((m) => m[1]),
-      await service.store.listAbsences('hill', { studentIds: [child.id] }),
+      await service.store.records.listAbsences('hill', { studentIds: [child.id] }),
     );
     const absence = /data-absence="(\d+)"/.exec((await formOf('127.0.0.6', url)).html)![1]!;
 
@@ -596,9 +604,9 @@ describe('the safety rules', () => {
 
   it('team, activity and staff links offer nothing and cannot report', async () => {
     const child = await student();
-    const session = (await service.store.get('hill', 'sessions', child.sessions[0]!))!;
+    const session = (await service.store.records.get('hill', 'sessions', child.sessions[0]!))!;
     const team = session.teams[0]!.id;
-    const staffId = session.staff[0]?.id ?? (await service.store.list('hill', 'staff'))[0]!.id;
+    const staffId = session.staff[0]?.id ?? (await service.store.records.list('hill', 'staff'))[0]!.id;
     const activity = session.activity.id;
     for (const [scope, id] of [
       ['team', team],
@@ -637,7 +645,7 @@ describe('the safety rules', () => {
       const after = await formOf('127.0.0.8', url);
       expect(after.html).not.toContain('Reported: ');
       expect(await reportedUpstream(child.id)).toHaveLength(0);
-      const stored = await service.store.listAbsences('hill', { studentIds: [child.id] });
+      const stored = await service.store.records.listAbsences('hill', { studentIds: [child.id] });
       expect(stored.filter((a) => familyReportOf(a))).toHaveLength(0);
     }
   });
@@ -679,8 +687,8 @@ describe('the safety rules', () => {
       { cookie: form.cookie },
     );
     expect(r.status).toBe(303);
-    const session = (await service.store.get('hill', 'sessions', sessionId))!;
-    const team = (await service.store.get('hill', 'teams', session.teams[0]!.id))!;
+    const session = (await service.store.records.get('hill', 'sessions', sessionId))!;
+    const team = (await service.store.records.get('hill', 'teams', session.teams[0]!.id))!;
     const teamUrl = await pageOf('team', team.id);
     const mate = team.students.find((s) => s.studentId !== child.id)!;
     const mateUrl = await pageOf('student', mate.studentId);
@@ -698,7 +706,7 @@ describe('the safety rules', () => {
   });
 
   it('the audit log holds every act, in /admin/audit and `rostercal audit`', async () => {
-    const records = await service.store.listAudit({ schoolId: 'hill', limit: 500 });
+    const records = await service.store.access.listAudit({ schoolId: 'hill', limit: 500 });
     const acts = records.filter((r) => r.action.startsWith('absence-'));
     expect(acts.length).toBeGreaterThanOrEqual(10);
     const page = await (
@@ -713,6 +721,6 @@ describe('the safety rules', () => {
     // A link is named by its id, never by its token.
     for (const r of listed) expect(r.actor).not.toMatch(/[A-Za-z0-9_-]{32}/);
     const all = `${cli.stdout}${JSON.stringify(records)}`;
-    for (const t of await service.store.listFeedTokens('hill')) expect(all).not.toContain(t.tokenHash);
+    for (const t of await service.store.links.listFeedTokens('hill')) expect(all).not.toContain(t.tokenHash);
   });
 });

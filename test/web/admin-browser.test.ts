@@ -89,7 +89,9 @@ describe('/admin', () => {
 describe('a new link for a team calendar', () => {
   it('asks first, naming the team and what happens to families; then gives the page to send and audits it', async () => {
     const page = await signedIn(PHONE);
-    const team = (await h.store.list('hill', 'teams')).sort((a, b) => a.name.localeCompare(b.name))[0]!;
+    const team = (await h.store.records.list('hill', 'teams')).sort((a, b) =>
+      a.name.localeCompare(b.name),
+    )[0]!;
     const old = (await h.tokens.ensure('hill', 'team', team.id)).token!;
     await openAll(page);
     const row = page
@@ -132,7 +134,7 @@ describe('a new link for a team calendar', () => {
     expect(await page.locator('#page').inputValue()).toBe(sent);
     expect((await fetch(`${sent}.ics`)).status).toBe(200);
 
-    const records = await h.store.listAudit({ teamId: team.id, limit: 10 });
+    const records = await h.store.access.listAudit({ teamId: team.id, limit: 10 });
     const rotations = records.filter((r) => r.action === 'feed-rotate');
     expect(rotations).toHaveLength(1);
     expect(rotations[0]!.actor).toBe('admin token');
@@ -141,7 +143,7 @@ describe('a new link for a team calendar', () => {
 
   it('a form from elsewhere (no CSRF token) rotates nothing', async () => {
     const page = await signedIn(DESKTOP);
-    const team = (await h.store.list('hill', 'teams'))[1]!;
+    const team = (await h.store.records.list('hill', 'teams'))[1]!;
     const old = (await h.tokens.ensure('hill', 'team', team.id)).token!;
     // The browser's own cookies (page.request shares them), posted without the form's token.
     const res = await page.request.post(`${site.url}/admin/feeds/rotate`, {
@@ -155,7 +157,7 @@ describe('a new link for a team calendar', () => {
 describe('/admin/audit', () => {
   it('on a desktop: the table uses the width, no word is cut, times in the school’s zone, teams by name', async () => {
     const page = await signedIn(DESKTOP);
-    const team = (await h.store.list('hill', 'teams'))[2]!;
+    const team = (await h.store.records.list('hill', 'teams'))[2]!;
     // Something for the log: a roster download of a known team.
     const pdf = await page.request.get(
       `${site.url}/rosters/teams/${team.id}.pdf?template=team-roster&school=hill`,

@@ -25,8 +25,8 @@ describe('/admin job status (issue 27)', () => {
     const at = (ms: number) => new Date(now + ms).toISOString();
     // A replica on another machine that stopped beating a minute ago, in the middle of an incremental pull.
     const dead = { id: 'replica-b:41:abc123', host: 'replica-b', pid: 41, startedAt: at(-3_600_000) };
-    await h.store.beat(dead, at(-OWNER_SILENT_MS - 15_000));
-    await h.store.saveJobStatus({
+    await h.store.runs.beat(dead, at(-OWNER_SILENT_MS - 15_000));
+    await h.store.runs.saveJobStatus({
       schoolId: h.school.id,
       job: 'incremental',
       lastStartedAt: at(-120_000),
@@ -36,7 +36,7 @@ describe('/admin job status (issue 27)', () => {
       nextRunAt: at(480_000),
       owner: dead.id,
     });
-    await h.store.saveJobStatus({
+    await h.store.runs.saveJobStatus({
       schoolId: h.school.id,
       job: 'full',
       lastStartedAt: at(-7_200_000),

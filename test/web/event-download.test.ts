@@ -40,7 +40,7 @@ function vevent(ics: string, uid: string): string | undefined {
 beforeAll(async () => {
   h = await startHarness();
   server = await h.serve({ publicUrl: PUBLIC });
-  for (const t of await h.store.list('hill', 'teams')) {
+  for (const t of await h.store.records.list('hill', 'teams')) {
     const feed = await h.feeds.get('hill', 'team', t.id);
     const located = feed?.upcoming.find(
       (e) => e.status !== 'cancelled' && e.location?.latitude != null && e.location.longitude != null,
@@ -112,7 +112,7 @@ describe('a coming session, alone, from the landing page', () => {
   it('a session the page does not show, and every download of a rotated link, answer as an unknown link', async () => {
     const unknown = await get(`${PUBLIC}/feeds/${'x'.repeat(43)}/events/${team.located.sessionId}.ics`);
     expect(unknown.status).toBe(404);
-    const other = (await h.store.listSessions('hill', {})).find(
+    const other = (await h.store.records.listSessions('hill', {})).find(
       (s) => !s.teams.some((t) => t.id === team.id),
     )!;
     for (const path of [`${other.id}.ics`, '0.ics', 'abc.ics', `${team.located.sessionId}`]) {
@@ -134,7 +134,7 @@ describe('a coming session, alone, from the landing page', () => {
   });
 
   it('a family link offers each coming session too, as its own calendar says it', async () => {
-    const second = (await h.store.list('hill', 'teams')).find((t) => t.id !== team.id)!;
+    const second = (await h.store.records.list('hill', 'teams')).find((t) => t.id !== team.id)!;
     const other = (await h.tokens.ensure('hill', 'team', second.id)).token!;
     const made = await fetch(local(`${PUBLIC}/family`), {
       method: 'POST',

@@ -59,8 +59,8 @@ afterAll(async () => {
 
 /** Two children who share a team (different first names) and a third in another team without them. */
 async function family() {
-  const teams = await h.store.list('hill', 'teams');
-  const students = new Map((await h.store.list('hill', 'students')).map((s) => [s.id, s]));
+  const teams = await h.store.records.list('hill', 'teams');
+  const students = new Map((await h.store.records.list('hill', 'students')).map((s) => [s.id, s]));
   for (const t of teams) {
     const ids = t.students.map((m) => m.studentId).filter((id) => students.get(id)?.current);
     for (const a of ids) {
@@ -171,7 +171,7 @@ describe('one link for the family', () => {
   });
 
   it('two children of the link who share a first name are told apart by their full names', async () => {
-    const students = (await h.store.list('hill', 'students')).filter((s) => s.current);
+    const students = (await h.store.records.list('hill', 'students')).filter((s) => s.current);
     const byFirst = new Map<string, typeof students>();
     for (const s of students) byFirst.set(s.firstName, [...(byFirst.get(s.firstName) ?? []), s]);
     const [a, b] = [...byFirst.values()].find((list) => list.length > 1)!;
@@ -198,7 +198,7 @@ describe('one link for the family', () => {
   it('explains what went wrong instead of making a link: unknown, staff, nothing added; never a 500', async () => {
     const team = h.sandbox.school.teams[0]!;
     const tt = (await h.tokens.ensure('hill', 'team', team.id)).token!;
-    const staff = (await h.store.list('hill', 'staff')).find((s) => !s.frozen)!;
+    const staff = (await h.store.records.list('hill', 'staff')).find((s) => !s.frozen)!;
     const ts = (await h.tokens.ensure('hill', 'staff', staff.id)).token!;
     const post = (form: Record<string, string>) => call(`${server.url}/family`, { form });
 

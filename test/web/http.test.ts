@@ -283,8 +283,8 @@ describe('health, readiness, metrics, logs', () => {
   it('readyz reports a sync that has failed for too long', async () => {
     // A failure after the harness's successful pull, looked at two hours later with a one-hour allowance.
     const started = new Date(Date.now() + 1000).toISOString();
-    const id = await h.store.startRun({ schoolId: 'hill', kind: 'incremental', at: started });
-    await h.store.finishRun(id, {
+    const id = await h.store.runs.startRun({ schoolId: 'hill', kind: 'incremental', at: started });
+    await h.store.runs.finishRun(id, {
       status: 'failed',
       finishedAt: started,
       counts: {},

@@ -125,8 +125,8 @@ async function tokenOf(scope: 'team' | 'student', id: number) {
 
 /** Two current children of the team with a cancelled session, with different first names, and their tokens. */
 async function twoChildren() {
-  const team = await h.store.get('hill', 'teams', cancelledTeam);
-  const students = new Map((await h.store.list('hill', 'students')).map((s) => [s.id, s]));
+  const team = await h.store.records.get('hill', 'teams', cancelledTeam);
+  const students = new Map((await h.store.records.list('hill', 'students')).map((s) => [s.id, s]));
   const [a, b] = team!.students
     .map((m) => students.get(m.studentId)!)
     .filter((s, i, all) => s?.current && all.findIndex((x) => x.firstName === s.firstName) === i);

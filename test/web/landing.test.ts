@@ -173,7 +173,7 @@ describe('landing page: coming up', () => {
   });
 
   it('says how fresh it is and how often calendar apps refresh', async () => {
-    const runs = await h.store.listRuns('hill');
+    const runs = await h.store.runs.listRuns('hill');
     const finished = new Date(runs.find((x) => x.status === 'succeeded')!.finishedAt!);
     clock = new Date(finished.getTime() + 5 * 60_000 + 10_000);
     const token = await tokenOf('team', h.sandbox.school.teams[0]!.id);
@@ -248,7 +248,7 @@ describe('landing page: QR code', () => {
 
 describe('landing page: speaks to its audience', () => {
   it('a staff page says it is a staff calendar, never "Keep it among the family", and offers no family link', async () => {
-    const staff = (await h.store.list('hill', 'staff')).find((s) => !s.frozen)!;
+    const staff = (await h.store.records.list('hill', 'staff')).find((s) => !s.frozen)!;
     const html = (await get(`${server.url}/feeds/${await tokenOf('staff', staff.id)}`)).text;
     const text = textOf(html);
     expect(text).not.toMatch(/family/i);

@@ -36,8 +36,8 @@ const contexts: BrowserContext[] = [];
 
 beforeAll(async () => {
   h = await startHarness({ scale: 'school' });
-  const teams = await h.store.list('hill', 'teams');
-  const coaches = (await h.store.list('hill', 'staff'))
+  const teams = await h.store.records.list('hill', 'teams');
+  const coaches = (await h.store.records.list('hill', 'staff'))
     .filter((s) => s.email && !s.frozen && !s.isAdmin && !s.isManager)
     .map((s) => ({ s, access: staffAccess(s, teams) }))
     .sort((a, b) => b.access.assignedTeamIds.size - a.access.assignedTeamIds.size);
@@ -53,7 +53,7 @@ beforeAll(async () => {
 
   // Two students of the coach's next session have told the school they will be away (pre-explained absences).
   const next = (
-    await h.store.listSessions('hill', {
+    await h.store.records.listSessions('hill', {
       teamIds: [...ownTeamIds],
       from: new Date(h.sandbox.now()).toISOString(),
     })
@@ -72,7 +72,7 @@ beforeAll(async () => {
   );
   await h.pull('incremental');
   // With those the school already had (the sandbox's own), counted as the sheet marks them: per student.
-  const overlapping = await h.store.listAbsences('hill', {
+  const overlapping = await h.store.records.listAbsences('hill', {
     studentIds: team.students.map((s) => s.studentId),
     from: next.start,
     to: next.end,
@@ -138,7 +138,7 @@ describe('/staff for a coach of six teams', () => {
       })),
     );
     expect(items.length).toBeGreaterThan(1);
-    const sessions = await h.store.listSessions('hill', {
+    const sessions = await h.store.records.listSessions('hill', {
       teamIds: [...ownTeamIds],
       from: new Date(h.sandbox.now()).toISOString(),
     });

@@ -1,0 +1,107 @@
+// Push's bookkeeping: the remote calendars each target owns, and the events it believes are in them (with the
+// hash of what it last wrote), so a push run writes only what changed.
+import type { Id } from '../domain/types.ts';
+import { maybeInstant, storedInstant } from './instants.ts';
+import { chunks, type SqlContext } from './sql-context.ts';
+import type { PushCalendar, PushMapping, PushRepository, SchoolId } from './types.ts';
+
+export class SqlPush implements PushRepository {
+  readonly #ctx: SqlContext;
+
+  constructor(ctx: SqlContext) {
+    this.#ctx = ctx;
+  }
+
+  async savePushCalendar(cal: PushCalendar): Promise<void> {
+    const values = {
+      remote_calendar_id: cal.remoteCalendarId,
+      paused_until: maybeInstant(cal.pausedUntil, 'pausedUntil'),
+      last_reconciled_at: maybeInstant(cal.lastReconciledAt, 'lastReconciledAt'),
+    };
+    await this.#ctx.w
+      .insertInto('push_calendars')
+      .values({ school_id: cal.schoolId, target: cal.target, calendar_key: cal.calendarKey, ...values })
+      .onConflict((oc) => oc.columns(['school_id', 'target', 'calendar_key']).doUpdateSet(values))
+      .execute();
+  }
+
+  async listPushCalendars(schoolId: SchoolId, target: string): Promise<PushCalendar[]> {
+    const rows = await this.#ctx.r
+      .selectFrom('push_calendars')
+      .selectAll()
+      .where('school_id', '=', schoolId)
+      .where('target', '=', target)
+      .orderBy('calendar_key')
+      .execute();
+    return rows.map((r) => ({
+      schoolId: r.school_id,
+      target: r.target,
+      calendarKey: r.calendar_key,
+      remoteCalendarId: r.remote_calendar_id,
+      pausedUntil: r.paused_until,
+      lastReconciledAt: r.last_reconciled_at,
+    }));
+  }
+
+  async upsertPushMappings(mappings: PushMapping[]): Promise<void> {
+    if (mappings.length === 0) return;
+    // Last occurrence of a key wins (PostgreSQL refuses to update one row twice in a statement).
+    const byKey = new Map<string, PushMapping>();
+    for (const m of mappings)
+      byKey.set(JSON.stringify([m.schoolId, m.target, m.calendarKey, m.sessionId]), m);
+    const rows = [...byKey.values()].map((m) => ({
+      school_id: m.schoolId,
+      target: m.target,
+      calendar_key: m.calendarKey,
+      session_id: m.sessionId,
+      remote_event_id: m.remoteEventId,
+      content_hash: m.contentHash,
+      updated_at: storedInstant(m.updatedAt, 'updatedAt'),
+    }));
+    await this.#ctx.transaction(() =>
+      this.#ctx.insertRows('push_mappings', rows, {
+        columns: ['school_id', 'target', 'calendar_key', 'session_id'],
+        update: ['remote_event_id', 'content_hash', 'updated_at'],
+      }),
+    );
+  }
+
+  async deletePushMappings(
+    schoolId: SchoolId,
+    target: string,
+    calendarKey: string,
+    sessionIds: Id[],
+  ): Promise<void> {
+    if (sessionIds.length === 0) return;
+    await this.#ctx.transaction(async () => {
+      for (const batch of chunks(sessionIds, this.#ctx.inChunk)) {
+        await this.#ctx.w
+          .deleteFrom('push_mappings')
+          .where('school_id', '=', schoolId)
+          .where('target', '=', target)
+          .where('calendar_key', '=', calendarKey)
+          .where((eb) => this.#ctx.inList(eb, 'session_id', batch, 'int8'))
+          .execute();
+      }
+    });
+  }
+
+  async listPushMappings(schoolId: SchoolId, target: string, calendarKey?: string): Promise<PushMapping[]> {
+    let q = this.#ctx.r
+      .selectFrom('push_mappings')
+      .selectAll()
+      .where('school_id', '=', schoolId)
+      .where('target', '=', target);
+    if (calendarKey !== undefined) q = q.where('calendar_key', '=', calendarKey);
+    const rows = await q.orderBy('calendar_key').orderBy('session_id').execute();
+    return rows.map((r) => ({
+      schoolId: r.school_id,
+      target: r.target,
+      calendarKey: r.calendar_key,
+      sessionId: Number(r.session_id),
+      remoteEventId: r.remote_event_id,
+      contentHash: r.content_hash,
+      updatedAt: r.updated_at,
+    }));
+  }
+}

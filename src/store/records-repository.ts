@@ -1,0 +1,537 @@
+// The snapshot: schools, every record a pull writes (with their membership rows and the data version feeds cache
+// by), the reads that projection, feeds, rosters and push make of it, the pull's cursors, and the records a full
+// listing left out.
+import { type Expression, type SqlBool, sql } from 'kysely';
+import type { Id, Instant } from '../domain/types.ts';
+import { maybeInstant, storedInstant } from './instants.ts';
+import { type KindSpec, kindSpec, prepareRecord } from './kinds.ts';
+import { MembershipBuffer, type Pair } from './membership-buffer.ts';
+import { MembershipRows } from './memberships.ts';
+import type { SnapshotTable } from './schema.ts';
+import { chunks, type Row, type SqlContext } from './sql-context.ts';
+import type {
+  AbsenceQuery,
+  PreparedRecord,
+  RecordsRepository,
+  ResourceKind,
+  ResourceMap,
+  SchoolId,
+  SessionQuery,
+  Stored,
+  UpsertStats,
+} from './types.ts';
+
+function toStored<K extends ResourceKind>(row: {
+  data: string;
+  version: number;
+  created_at: string;
+  updated_at: string;
+  deleted_at: string | null;
+}): Stored<K> {
+  const record = JSON.parse(row.data) as ResourceMap[K];
+  return {
+    ...record,
+    meta: {
+      createdAt: row.created_at,
+      updatedAt: row.updated_at,
+      version: Number(row.version),
+      deletedAt: row.deleted_at,
+    },
+  };
+}
+
+export class SqlRecords implements RecordsRepository {
+  readonly #ctx: SqlContext;
+  readonly #memberships: MembershipRows;
+
+  constructor(ctx: SqlContext) {
+    this.#ctx = ctx;
+    this.#memberships = new MembershipRows(ctx);
+  }
+
+  async upsertSchool(school: { id: SchoolId; name: string; timeZone: string }): Promise<void> {
+    const now = new Date().toISOString();
+    await this.#ctx.w
+      .insertInto('schools')
+      .values({
+        id: school.id,
+        name: school.name,
+        time_zone: school.timeZone,
+        created_at: now,
+        updated_at: now,
+      })
+      .onConflict((oc) =>
+        oc.column('id').doUpdateSet({ name: school.name, time_zone: school.timeZone, updated_at: now }),
+      )
+      .execute();
+  }
+
+  async listSchools(): Promise<{ id: SchoolId; name: string; timeZone: string }[]> {
+    const rows = await this.#ctx.r
+      .selectFrom('schools')
+      .select(['id', 'name', 'time_zone'])
+      .orderBy('id')
+      .execute();
+    return rows.map((r) => ({ id: r.id, name: r.name, timeZone: r.time_zone }));
+  }
+
+  // --- snapshot writes
+
+  async upsert<K extends ResourceKind>(
+    schoolId: SchoolId,
+    kind: K,
+    records: ResourceMap[K][],
+    at: Instant,
+  ): Promise<UpsertStats> {
+    return this.upsertPrepared(
+      schoolId,
+      kind,
+      records.map((r) => prepareRecord(kind, r)),
+      at,
+    );
+  }
+
+  async upsertPrepared(
+    schoolId: SchoolId,
+    kind: ResourceKind,
+    records: readonly PreparedRecord[],
+    at: Instant,
+  ): Promise<UpsertStats> {
+    const stats: UpsertStats = { added: 0, changed: 0, unchanged: 0, restored: 0 };
+    if (records.length === 0) return stats;
+    const spec = kindSpec(kind);
+    const now = storedInstant(at, 'upsert');
+
+    // Last occurrence of an id wins: a listing that repeats a record must not write it twice.
+    const incoming = new Map<Id | string, PreparedRecord>();
+    for (const record of records) incoming.set(record.key, record);
+
+    return this.#ctx.transaction(async () => {
+      const db = this.#ctx.w;
+      const table = spec.table;
+      // One writer of a kind at a time, until commit. SQLite's single write connection already gives this; on
+      // PostgreSQL two overlapping pulls (a lease taken over from a stalled replica) would otherwise both read
+      // "not stored yet" and both insert. Serialised, a record new to this transaction owns no membership rows
+      // (owners are never removed, only marked deleted), so memberships are inserted without a conflict check.
+      if (this.#ctx.dialect === 'postgres') {
+        await sql`select pg_advisory_xact_lock(hashtext(${schoolId}), hashtext(${table}))`.execute(db);
+      }
+      const existing = new Map<Id | string, { hash: string; version: number; deleted_at: string | null }>();
+      for (const ids of chunks([...incoming.keys()], this.#ctx.inChunk)) {
+        const rows = await db
+          .selectFrom(table)
+          .select(['id', 'hash', 'version', 'deleted_at'])
+          .where('school_id', '=', schoolId)
+          .where((eb) => this.#ctx.inList(eb, 'id', ids, idType(kind)))
+          .execute();
+        for (const r of rows) existing.set(normaliseId(r.id, kind), r);
+      }
+
+      const writes: SnapshotTable[] = [];
+      const written: { record: PreparedRecord; existed: boolean }[] = [];
+      for (const [id, record] of incoming) {
+        const old = existing.get(id);
+        let version = 0;
+        if (old) {
+          const sameContent = old.hash === record.hash;
+          if (old.deleted_at !== null) stats.restored++;
+          else if (sameContent) {
+            stats.unchanged++;
+            continue;
+          } else stats.changed++;
+          version = sameContent ? Number(old.version) : Number(old.version) + 1;
+        } else stats.added++;
+        writes.push(snapshotRow(spec, schoolId, record, version, now));
+        written.push({ record, existed: old !== undefined });
+      }
+      if (writes.length === 0) return stats;
+
+      // New records own no membership rows yet: only rewritten ones need theirs cleared, found from the members
+      // their stored record lists (the rows were derived from it) before it is overwritten, by primary key.
+      const rewritten = written.filter((w) => w.existed).map((w) => w.record.key as Id);
+      // Rows deferred earlier in this transaction may be among them: in their table first, then found and deleted.
+      if (rewritten.length > 0) await this.#memberships.flush();
+      const stale = spec.joins.length > 0 ? await this.#memberships.stored(spec, schoolId, rewritten) : [];
+
+      const columns = Object.keys(writes[0]!);
+      const upsert = {
+        columns: ['school_id', 'id'],
+        update: columns.filter((c) => c !== 'school_id' && c !== 'id' && c !== 'created_at'),
+      };
+      if (this.#ctx.dialect === 'postgres') {
+        // Records new to the store cannot conflict (the lock above), so they go in by COPY; rewrites upsert.
+        const fresh: Row[] = [];
+        const rewrites: Row[] = [];
+        for (const [i, row] of (writes as unknown as Row[]).entries()) {
+          (written[i]!.existed ? rewrites : fresh).push(row);
+        }
+        await this.#ctx.copyRows(table, columns, fresh, (row) => columns.map((c) => row[c] ?? null));
+        await this.#ctx.insertRows(table, rewrites, upsert);
+      } else await this.#ctx.insertRows(table, writes as unknown as Row[], upsert);
+
+      for (const [j, join] of spec.joins.entries()) {
+        await this.#memberships.delete(join, schoolId, stale[j] ?? []);
+        // Deferred to the end of the transaction, to go in with the rest of the resource's rows in key order
+        // (membership-buffer.ts); the rare pair whose ids the buffer cannot hold goes in now.
+        const deferred = this.#memberships.deferred(join, schoolId);
+        const now: Pair[] = [];
+        for (const { record } of written) {
+          const owner = record.key as number;
+          for (const member of (record.members[j] ?? []) as number[]) {
+            if (MembershipBuffer.fits(owner, member)) deferred.add(owner, member);
+            else now.push([owner, member]);
+          }
+        }
+        now.sort((a, b) => a[1] - b[1] || a[0] - b[0]);
+        await this.#memberships.insert(join, schoolId, now);
+      }
+
+      await this.#bumpDataVersion(schoolId);
+      return stats;
+    });
+  }
+
+  async rewriteRecords<K extends ResourceKind>(
+    schoolId: SchoolId,
+    kind: K,
+    fn: (record: ResourceMap[K]) => ResourceMap[K],
+    except: ReadonlySet<Id | string> = new Set(),
+  ): Promise<number> {
+    const spec = kindSpec(kind);
+    return this.#ctx.transaction(async () => {
+      // Ids first: a pull that has just rewritten every live team leaves only the deleted ones to read.
+      const all = await this.#ctx.w
+        .selectFrom(spec.table)
+        .select('id')
+        .where('school_id', '=', schoolId)
+        .execute();
+      const wanted = all.map((r) => normaliseId(r.id, kind)).filter((id) => !except.has(id));
+      let changed = 0;
+      for (const batch of chunks(wanted, this.#ctx.inChunk)) {
+        const rows = await this.#ctx.w
+          .selectFrom(spec.table)
+          .select(['id', 'data', 'hash'])
+          .where('school_id', '=', schoolId)
+          .where((eb) => this.#ctx.inList(eb, 'id', batch, idType(kind)))
+          .execute();
+        for (const row of rows) {
+          const next = prepareRecord(kind, fn(JSON.parse(row.data) as ResourceMap[K]));
+          if (next.hash === row.hash) continue;
+          await this.#ctx.w
+            .updateTable(spec.table)
+            .set({ data: next.data, hash: next.hash })
+            .where('school_id', '=', schoolId)
+            .where('id', '=', row.id)
+            .execute();
+          changed++;
+        }
+      }
+      if (changed > 0) await this.#bumpDataVersion(schoolId);
+      return changed;
+    });
+  }
+
+  async liveHashes(schoolId: SchoolId, kind: ResourceKind): Promise<Map<Id | string, string>> {
+    const spec = kindSpec(kind);
+    const rows = await this.#ctx.r
+      .selectFrom(spec.table)
+      .select(['id', 'hash'])
+      .where('school_id', '=', schoolId)
+      .where('deleted_at', 'is', null)
+      .execute();
+    return new Map(rows.map((r) => [normaliseId(r.id, kind), r.hash]));
+  }
+
+  async #bumpDataVersion(schoolId: SchoolId): Promise<void> {
+    await this.#ctx.w
+      .insertInto('data_versions')
+      .values({ school_id: schoolId, version: 1 })
+      .onConflict((oc) => oc.column('school_id').doUpdateSet({ version: sql`data_versions.version + 1` }))
+      .execute();
+  }
+
+  async liveIds(
+    schoolId: SchoolId,
+    kind: ResourceKind,
+    window?: { from: Instant; to: Instant },
+  ): Promise<Id[]> {
+    const spec = kindSpec(kind);
+    let q = this.#ctx.r
+      .selectFrom(spec.table)
+      .select('id')
+      .where('school_id', '=', schoolId)
+      .where('deleted_at', 'is', null);
+    if (window) {
+      if (!spec.windowed) throw new Error(`liveIds: ${kind} has no time window`);
+      const from = storedInstant(window.from, 'window.from');
+      const to = storedInstant(window.to, 'window.to');
+      q = q.where((eb) => intersects(eb, from, to));
+    }
+    const rows = await q.orderBy('id').execute();
+    return rows.map((r) => normaliseId(r.id, kind) as Id);
+  }
+
+  async markDeleted(schoolId: SchoolId, kind: ResourceKind, ids: Id[], at: Instant): Promise<number> {
+    if (ids.length === 0) return 0;
+    const spec = kindSpec(kind);
+    const now = storedInstant(at, 'markDeleted');
+    return this.#ctx.transaction(async () => {
+      let count = 0;
+      for (const batch of chunks([...new Set(ids)], this.#ctx.inChunk)) {
+        const result = await this.#ctx.w
+          .updateTable(spec.table)
+          .set({ deleted_at: now })
+          .where('school_id', '=', schoolId)
+          .where((eb) => this.#ctx.inList(eb, 'id', batch, idType(kind)))
+          .where('deleted_at', 'is', null)
+          .executeTakeFirst();
+        count += Number(result.numUpdatedRows);
+      }
+      if (count > 0) await this.#bumpDataVersion(schoolId);
+      return count;
+    });
+  }
+
+  async dataVersion(schoolId: SchoolId): Promise<number> {
+    const row = await this.#ctx.r
+      .selectFrom('data_versions')
+      .select('version')
+      .where('school_id', '=', schoolId)
+      .executeTakeFirst();
+    return row ? Number(row.version) : 0;
+  }
+
+  // --- snapshot reads
+
+  async get<K extends ResourceKind>(
+    schoolId: SchoolId,
+    kind: K,
+    id: Id | string,
+    opts?: { includeDeleted?: boolean },
+  ): Promise<Stored<K> | null> {
+    const spec = kindSpec(kind);
+    let key: Id | string = String(id);
+    if (kind !== 'customFields') {
+      key = Number(id);
+      if (!Number.isSafeInteger(key)) return null;
+    }
+    let q = this.#ctx.r
+      .selectFrom(spec.table)
+      .select(['data', 'version', 'created_at', 'updated_at', 'deleted_at'])
+      .where('school_id', '=', schoolId)
+      .where('id', '=', key);
+    if (!opts?.includeDeleted) q = q.where('deleted_at', 'is', null);
+    const row = await q.executeTakeFirst();
+    return row ? toStored<K>(row) : null;
+  }
+
+  async list<K extends ResourceKind>(
+    schoolId: SchoolId,
+    kind: K,
+    opts?: { includeDeleted?: boolean },
+  ): Promise<Stored<K>[]> {
+    const spec = kindSpec(kind);
+    let q = this.#ctx.r
+      .selectFrom(spec.table)
+      .select(['data', 'version', 'created_at', 'updated_at', 'deleted_at'])
+      .where('school_id', '=', schoolId);
+    if (!opts?.includeDeleted) q = q.where('deleted_at', 'is', null);
+    const rows = await q.orderBy('id').execute();
+    return rows.map((r) => toStored<K>(r));
+  }
+
+  async listSessions(schoolId: SchoolId, query: SessionQuery): Promise<Stored<'sessions'>[]> {
+    if (query.teamIds?.length === 0 || query.activityIds?.length === 0) return [];
+    // Inside a transaction, the memberships it wrote must be in their tables before they are asked about.
+    await this.#memberships.flush();
+    let q = this.#ctx.r
+      .selectFrom('sessions as s')
+      .select(['s.data', 's.version', 's.created_at', 's.updated_at', 's.deleted_at'])
+      .where('s.school_id', '=', schoolId);
+    if (!query.includeDeleted) q = q.where('s.deleted_at', 'is', null);
+    if (query.from !== undefined || query.to !== undefined) {
+      const from = query.from === undefined ? undefined : storedInstant(query.from, 'from');
+      const to = query.to === undefined ? undefined : storedInstant(query.to, 'to');
+      q = q.where((eb) => intersects(eb, from, to, 's.'));
+    }
+    if (query.activityIds) q = q.where('s.activity_id', 'in', query.activityIds);
+    if (query.teamIds) {
+      const teamIds = query.teamIds;
+      q = q.where('s.id', 'in', (eb) =>
+        eb
+          .selectFrom('session_teams')
+          .select('session_id')
+          .where('school_id', '=', schoolId)
+          .where('team_id', 'in', teamIds),
+      );
+    }
+    if (query.staffId !== undefined) {
+      const staffId = query.staffId;
+      q = q.where('s.id', 'in', (eb) =>
+        eb
+          .selectFrom('session_staff')
+          .select('session_id')
+          .where('school_id', '=', schoolId)
+          .where('staff_id', '=', staffId),
+      );
+    }
+    if (query.studentId !== undefined) {
+      const studentId = query.studentId;
+      // One id list (a UNION) the planner can drive the primary-key lookups from: sessions listing the student,
+      // plus sessions of the live teams the student is in now (the teams' current rosters).
+      q = q.where('s.id', 'in', (eb) =>
+        eb
+          .selectFrom('session_students')
+          .select('session_id')
+          .where('school_id', '=', schoolId)
+          .where('student_id', '=', studentId)
+          .unionAll(
+            eb
+              .selectFrom('session_teams')
+              .select('session_id')
+              .where('school_id', '=', schoolId)
+              .where('team_id', 'in', (eb2) =>
+                eb2
+                  .selectFrom('team_students as ts')
+                  .innerJoin('teams as t', (j) =>
+                    j.onRef('t.school_id', '=', 'ts.school_id').onRef('t.id', '=', 'ts.team_id'),
+                  )
+                  .select('ts.team_id')
+                  .where('ts.school_id', '=', schoolId)
+                  .where('ts.student_id', '=', studentId)
+                  .where('t.deleted_at', 'is', null),
+              ),
+          ),
+      );
+    }
+    const rows = await q.orderBy('s.start_at').orderBy('s.id').execute();
+    return rows.map((r) => toStored<'sessions'>(r));
+  }
+
+  async listAbsences(schoolId: SchoolId, query: AbsenceQuery): Promise<Stored<'absences'>[]> {
+    if (query.studentIds?.length === 0) return [];
+    let q = this.#ctx.r
+      .selectFrom('absences')
+      .select(['data', 'version', 'created_at', 'updated_at', 'deleted_at'])
+      .where('school_id', '=', schoolId)
+      .where('deleted_at', 'is', null);
+    if (query.studentIds) q = q.where('student_id', 'in', query.studentIds);
+    if (query.from !== undefined || query.to !== undefined) {
+      const from = query.from === undefined ? undefined : storedInstant(query.from, 'from');
+      const to = query.to === undefined ? undefined : storedInstant(query.to, 'to');
+      q = q.where((eb) => intersects(eb, from, to));
+    }
+    const rows = await q.orderBy('start_at').orderBy('id').execute();
+    return rows.map((r) => toStored<'absences'>(r));
+  }
+
+  async getCursor(schoolId: SchoolId, key: string): Promise<string | null> {
+    const row = await this.#ctx.r
+      .selectFrom('sync_cursors')
+      .select('value')
+      .where('school_id', '=', schoolId)
+      .where('key', '=', key)
+      .executeTakeFirst();
+    return row?.value ?? null;
+  }
+
+  async setCursor(schoolId: SchoolId, key: string, value: string): Promise<void> {
+    const now = new Date().toISOString();
+    await this.#ctx.w
+      .insertInto('sync_cursors')
+      .values({ school_id: schoolId, key, value, updated_at: now })
+      .onConflict((oc) => oc.columns(['school_id', 'key']).doUpdateSet({ value, updated_at: now }))
+      .execute();
+  }
+
+  async listMissing(schoolId: SchoolId, kind: ResourceKind): Promise<Map<Id, Instant>> {
+    const rows = await this.#ctx.r
+      .selectFrom('missing_records')
+      .select(['id', 'since'])
+      .where('school_id', '=', schoolId)
+      .where('kind', '=', kind)
+      .execute();
+    return new Map(rows.map((r) => [Number(r.id), r.since]));
+  }
+
+  async setMissing(schoolId: SchoolId, kind: ResourceKind, ids: readonly Id[], at: Instant): Promise<void> {
+    const since = storedInstant(at, 'setMissing');
+    const wanted = new Set(ids);
+    await this.#ctx.transaction(async () => {
+      const held = await this.listMissing(schoolId, kind);
+      const gone = [...held.keys()].filter((id) => !wanted.has(id));
+      for (const batch of chunks(gone, this.#ctx.inChunk)) {
+        await this.#ctx.w
+          .deleteFrom('missing_records')
+          .where('school_id', '=', schoolId)
+          .where('kind', '=', kind)
+          .where((eb) => this.#ctx.inList(eb, 'id', batch, 'int8'))
+          .execute();
+      }
+      const fresh = [...wanted].filter((id) => !held.has(id));
+      for (const batch of chunks(fresh, 500)) {
+        await this.#ctx.w
+          .insertInto('missing_records')
+          .values(batch.map((id) => ({ school_id: schoolId, kind, id, since })))
+          .execute();
+      }
+    });
+  }
+}
+
+/** Ids come back as numbers from both drivers (int8 is parsed on PostgreSQL); custom fields keep text keys. */
+function normaliseId(id: number | string, kind: ResourceKind): Id | string {
+  return kind === 'customFields' ? String(id) : Number(id);
+}
+
+/** The PostgreSQL type of a kind's ids (custom fields are keyed by text). */
+function idType(kind: ResourceKind): 'int8' | 'text' {
+  return kind === 'customFields' ? 'text' : 'int8';
+}
+
+function snapshotRow<R>(
+  spec: KindSpec<R>,
+  schoolId: SchoolId,
+  record: PreparedRecord,
+  version: number,
+  now: string,
+): SnapshotTable {
+  const row: Record<string, unknown> = {
+    school_id: schoolId,
+    id: record.key,
+    data: record.data,
+    hash: record.hash,
+    version,
+    created_at: now,
+    updated_at: now,
+    deleted_at: null,
+  };
+  for (const c of spec.extraColumns) {
+    const v = record.extras[c];
+    row[c] =
+      v === undefined
+        ? null
+        : c === 'start_at' || c === 'end_at'
+          ? maybeInstant(v as string | null, 'record time')
+          : v;
+  }
+  return row as unknown as SnapshotTable;
+}
+
+/**
+ * Rows intersecting [from, to): start < to and end > from. A zero-length row starting at `from` counts as
+ * inside (its end is not after `from`, but it happens within the window).
+ */
+function intersects(
+  // biome-ignore lint/suspicious/noExplicitAny: shared by queries over differently aliased tables.
+  eb: any,
+  from: string | undefined,
+  to: string | undefined,
+  prefix = '',
+): Expression<SqlBool> {
+  const parts: Expression<SqlBool>[] = [];
+  if (to !== undefined) parts.push(eb(`${prefix}start_at`, '<', to));
+  if (from !== undefined)
+    parts.push(eb.or([eb(`${prefix}end_at`, '>', from), eb(`${prefix}start_at`, '>=', from)]));
+  return eb.and(parts);
+}

@@ -1,0 +1,325 @@
+// Runs and who runs them: sync runs (pull and push) and their progress, each scheduled job's status, full pulls
+// asked for, claimed fires, the heartbeats of the processes that run them, and the school's pull lease.
+import { randomUUID } from 'node:crypto';
+import type { Instant } from '../domain/types.ts';
+import { scrubSecrets } from '../log.ts';
+import { maybeInstant, storedInstant } from './instants.ts';
+import { ownerAlive } from './liveness.ts';
+import type { JobStatusTable } from './schema.ts';
+import type { SqlContext } from './sql-context.ts';
+import type {
+  JobResult,
+  JobStatus,
+  JobStatusPatch,
+  PullLease,
+  RunCounts,
+  RunKind,
+  RunOwner,
+  RunProgress,
+  RunStatus,
+  RunsRepository,
+  SchoolId,
+  SyncRun,
+} from './types.ts';
+
+export class SqlRuns implements RunsRepository {
+  readonly #ctx: SqlContext;
+
+  constructor(ctx: SqlContext) {
+    this.#ctx = ctx;
+  }
+
+  async startRun(run: {
+    schoolId: SchoolId;
+    kind: RunKind;
+    target?: string | null;
+    at: Instant;
+    owner?: string | null;
+  }): Promise<number> {
+    const row = await this.#ctx.w
+      .insertInto('sync_runs')
+      .values({
+        school_id: run.schoolId,
+        kind: run.kind,
+        target: run.target ?? null,
+        status: 'running',
+        started_at: storedInstant(run.at, 'startRun'),
+        finished_at: null,
+        counts: '{}',
+        upstream_requests: 0,
+        retries: 0,
+        throttled: 0,
+        errors: '[]',
+        warning: null,
+        owner: run.owner ?? null,
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    return Number(row.id);
+  }
+
+  async finishRun(
+    id: number,
+    result: Omit<SyncRun, 'id' | 'schoolId' | 'kind' | 'target' | 'startedAt'> & { finishedAt: Instant },
+  ): Promise<void> {
+    const r = await this.#ctx.w
+      .updateTable('sync_runs')
+      .set({
+        status: result.status,
+        finished_at: storedInstant(result.finishedAt, 'finishRun'),
+        counts: JSON.stringify(result.counts),
+        upstream_requests: result.upstreamRequests,
+        retries: result.retries,
+        throttled: result.throttled,
+        // Provider and upstream error text can echo credentials: none is ever stored.
+        errors: JSON.stringify(result.errors.map(scrubSecrets)),
+        warning: result.warning === null ? null : scrubSecrets(result.warning),
+      })
+      .where('id', '=', id)
+      .executeTakeFirst();
+    if (Number(r.numUpdatedRows) === 0) throw new Error(`finishRun: no sync run ${id}`);
+  }
+
+  async recordRunProgress(id: number, progress: RunProgress): Promise<void> {
+    await this.#ctx.w
+      .updateTable('sync_runs')
+      .set({
+        counts: JSON.stringify(progress.counts),
+        upstream_requests: progress.upstreamRequests,
+        retries: progress.retries,
+        throttled: progress.throttled,
+      })
+      .where('id', '=', id)
+      .where('status', '=', 'running')
+      .execute();
+  }
+
+  async listRuns(schoolId: SchoolId, opts?: { kind?: RunKind; limit?: number }): Promise<SyncRun[]> {
+    let q = this.#ctx.r
+      .selectFrom('sync_runs')
+      .leftJoin('run_owners', 'run_owners.owner', 'sync_runs.owner')
+      .selectAll('sync_runs')
+      .select(['run_owners.host', 'run_owners.pid', 'run_owners.heartbeat_at'])
+      .where('school_id', '=', schoolId);
+    if (opts?.kind) q = q.where('kind', '=', opts.kind);
+    const rows = await q
+      .orderBy('id', 'desc')
+      .limit(opts?.limit ?? 50)
+      .execute();
+    const now = new Date();
+    return rows.map((r) => ({
+      id: Number(r.id),
+      schoolId: r.school_id,
+      kind: r.kind as RunKind,
+      target: r.target,
+      status: effectiveStatus(r, now),
+      startedAt: r.started_at,
+      finishedAt: r.finished_at,
+      counts: JSON.parse(r.counts) as Record<string, RunCounts>,
+      upstreamRequests: Number(r.upstream_requests),
+      retries: Number(r.retries),
+      throttled: Number(r.throttled),
+      errors: JSON.parse(r.errors) as string[],
+      warning: r.warning,
+      owner: r.owner,
+    }));
+  }
+
+  async saveJobStatus(status: JobStatusPatch): Promise<void> {
+    const given = <T>(v: T | undefined, f: (v: T) => unknown) => (v === undefined ? undefined : f(v));
+    const patch = {
+      last_started_at: given(status.lastStartedAt, (v) => maybeInstant(v, 'lastStartedAt')),
+      last_finished_at: given(status.lastFinishedAt, (v) => maybeInstant(v, 'lastFinishedAt')),
+      last_status: status.lastStatus,
+      last_error: given(status.lastError, (v) => (v === null ? null : scrubSecrets(v))),
+      next_run_at: given(status.nextRunAt, (v) => maybeInstant(v, 'nextRunAt')),
+      owner: status.owner,
+      last_skipped_at: given(status.lastSkippedAt, (v) => maybeInstant(v, 'lastSkippedAt')),
+      last_skip_reason: given(status.lastSkipReason, (v) => (v === null ? null : scrubSecrets(v))),
+    };
+    const values = Object.fromEntries(
+      Object.entries(patch).filter(([, v]) => v !== undefined),
+    ) as Partial<JobStatusTable>;
+    const insert = { school_id: status.schoolId, job: status.job, ...values } as JobStatusTable;
+    const q = this.#ctx.w.insertInto('job_status').values(insert);
+    await (Object.keys(values).length === 0
+      ? q.onConflict((oc) => oc.columns(['school_id', 'job']).doNothing())
+      : q.onConflict((oc) => oc.columns(['school_id', 'job']).doUpdateSet(values))
+    ).execute();
+  }
+
+  async listJobStatus(schoolId?: SchoolId): Promise<JobStatus[]> {
+    let q = this.#ctx.r
+      .selectFrom('job_status')
+      .leftJoin('run_owners', 'run_owners.owner', 'job_status.owner')
+      .selectAll('job_status')
+      .select(['run_owners.host', 'run_owners.pid', 'run_owners.heartbeat_at']);
+    if (schoolId !== undefined) q = q.where('school_id', '=', schoolId);
+    const rows = await q.orderBy('school_id').orderBy('job').execute();
+    const now = new Date();
+    return rows.map((r) => {
+      const unfinished =
+        r.last_started_at !== null && (r.last_finished_at === null || r.last_finished_at < r.last_started_at);
+      return {
+        schoolId: r.school_id,
+        job: r.job,
+        lastStartedAt: r.last_started_at,
+        lastFinishedAt: r.last_finished_at,
+        lastStatus: r.last_status as JobResult | null,
+        lastError: r.last_error,
+        nextRunAt: r.next_run_at,
+        owner: r.owner,
+        lastSkippedAt: r.last_skipped_at,
+        lastSkipReason: r.last_skip_reason,
+        state: unfinished ? (ownerGone(r, now) ? 'interrupted' : 'running') : null,
+      };
+    });
+  }
+
+  async requestFullPull(schoolId: SchoolId, at: Instant, by: string): Promise<void> {
+    const full_requested_at = storedInstant(at, 'requestFullPull');
+    await this.#ctx.w
+      .insertInto('pull_requests')
+      .values({ school_id: schoolId, full_requested_at, requested_by: by })
+      .onConflict((oc) =>
+        oc
+          .column('school_id')
+          .doUpdateSet({ full_requested_at, requested_by: by })
+          .where('pull_requests.full_requested_at', '<', full_requested_at),
+      )
+      .execute();
+  }
+
+  async fullPullRequest(schoolId: SchoolId): Promise<{ at: Instant; by: string } | null> {
+    const row = await this.#ctx.w
+      .selectFrom('pull_requests')
+      .select(['full_requested_at', 'requested_by'])
+      .where('school_id', '=', schoolId)
+      .executeTakeFirst();
+    return row ? { at: row.full_requested_at, by: row.requested_by } : null;
+  }
+
+  async satisfyFullPull(schoolId: SchoolId, startedAt: Instant): Promise<void> {
+    await this.#ctx.w
+      .deleteFrom('pull_requests')
+      .where('school_id', '=', schoolId)
+      .where('full_requested_at', '<=', storedInstant(startedAt, 'satisfyFullPull'))
+      .execute();
+  }
+
+  // --- coordination
+
+  async claimFire(job: string, fireTime: Instant, owner: string): Promise<boolean> {
+    const fire = storedInstant(fireTime, 'fireTime');
+    const result = await this.#ctx.w
+      .insertInto('fire_claims')
+      .values({ job, fire_time: fire, owner, claimed_at: new Date().toISOString() })
+      .onConflict((oc) => oc.columns(['job', 'fire_time']).doNothing())
+      .executeTakeFirst();
+    const won = Number(result.numInsertedOrUpdatedRows ?? 0) > 0;
+    if (won) {
+      // Keep the table small: claims older than a day before this fire can no longer be contested.
+      const horizon = new Date(Date.parse(fire) - 86_400_000).toISOString();
+      await this.#ctx.w
+        .deleteFrom('fire_claims')
+        .where('job', '=', job)
+        .where('fire_time', '<', horizon)
+        .execute();
+    }
+    return won;
+  }
+
+  // --- run owners and pull leases
+
+  async beat(owner: RunOwner, at: Instant): Promise<void> {
+    const heartbeat_at = storedInstant(at, 'beat');
+    await this.#ctx.w
+      .insertInto('run_owners')
+      .values({
+        owner: owner.id,
+        host: owner.host,
+        pid: owner.pid,
+        started_at: storedInstant(owner.startedAt, 'owner start'),
+        heartbeat_at,
+      })
+      .onConflict((oc) => oc.column('owner').doUpdateSet({ heartbeat_at }))
+      .execute();
+  }
+
+  async forgetOwner(ownerId: string): Promise<void> {
+    await this.#ctx.w.deleteFrom('run_owners').where('owner', '=', ownerId).execute();
+    await this.#ctx.w.deleteFrom('pull_leases').where('owner', '=', ownerId).execute();
+    // Owners silent for a day are long gone: keep the table small.
+    const horizon = new Date(Date.now() - 86_400_000).toISOString();
+    await this.#ctx.w.deleteFrom('run_owners').where('heartbeat_at', '<', horizon).execute();
+  }
+
+  async acquirePullLease(schoolId: SchoolId, ownerId: string, at: Instant): Promise<PullLease> {
+    const acquired_at = storedInstant(at, 'lease');
+    const token = randomUUID();
+    const inserted = await this.#ctx.w
+      .insertInto('pull_leases')
+      .values({ school_id: schoolId, owner: ownerId, token, acquired_at })
+      .onConflict((oc) => oc.column('school_id').doNothing())
+      .executeTakeFirst();
+    if (Number(inserted.numInsertedOrUpdatedRows ?? 0) > 0) return { acquired: true, token };
+    const held = await this.#ctx.w
+      .selectFrom('pull_leases')
+      .leftJoin('run_owners', 'run_owners.owner', 'pull_leases.owner')
+      .select(['pull_leases.owner', 'pull_leases.token', 'pull_leases.acquired_at'])
+      .select(['run_owners.host', 'run_owners.pid', 'run_owners.heartbeat_at'])
+      .where('school_id', '=', schoolId)
+      .executeTakeFirst();
+    // Released between the two statements: try once more from the start.
+    if (!held) return this.acquirePullLease(schoolId, ownerId, at);
+    const beat = held.heartbeat_at
+      ? { host: held.host ?? '', pid: Number(held.pid), heartbeatAt: held.heartbeat_at }
+      : null;
+    if (ownerAlive(beat, new Date())) {
+      return { acquired: false, holder: { owner: held.owner, since: held.acquired_at } };
+    }
+    // Its owner is gone: take it over, unless another caller just did (compare-and-swap on the token).
+    const taken = await this.#ctx.w
+      .updateTable('pull_leases')
+      .set({ owner: ownerId, token, acquired_at })
+      .where('school_id', '=', schoolId)
+      .where('token', '=', held.token)
+      .executeTakeFirst();
+    if (Number(taken.numUpdatedRows) > 0) return { acquired: true, token };
+    return this.acquirePullLease(schoolId, ownerId, at);
+  }
+
+  async releasePullLease(schoolId: SchoolId, token: string): Promise<void> {
+    await this.#ctx.w
+      .deleteFrom('pull_leases')
+      .where('school_id', '=', schoolId)
+      .where('token', '=', token)
+      .execute();
+  }
+}
+
+/** Whether the owner a row names has stopped beating (a row with no owner cannot tell, so it is not). */
+function ownerGone(
+  r: { owner: string | null } & { host: string | null; pid: number | null; heartbeat_at: string | null },
+  now = new Date(),
+): boolean {
+  if (r.owner === null) return false;
+  const beat =
+    r.heartbeat_at === null ? null : { host: r.host ?? '', pid: Number(r.pid), heartbeatAt: r.heartbeat_at };
+  return !ownerAlive(beat, now);
+}
+
+/** A run recorded as running whose owner is gone is interrupted, whatever the row still says. */
+function effectiveStatus(
+  r: { status: string; owner: string | null; started_at: string } & {
+    host: string | null;
+    pid: number | null;
+    heartbeat_at: string | null;
+  },
+  now: Date,
+): RunStatus {
+  if (r.status !== 'running') return r.status as RunStatus;
+  // Recorded before runs had owners: nothing to tell by (the next pull closes it once it is old).
+  if (r.owner === null) return 'running';
+  return ownerGone(r, now) ? 'interrupted' : 'running';
+}

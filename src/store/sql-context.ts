@@ -1,0 +1,238 @@
+// What every repository of the store shares: the connections, the transaction of the current call chain, and
+// the bulk statements (multi-row inserts, COPY, id lists) that are written differently per dialect.
+//
+// Transactions follow the async call chain (AsyncLocalStorage): inside `transaction(fn)` every call on any
+// repository of this store joins the open transaction, so nested calls never deadlock on SQLite's single writer
+// connection and behave the same on PostgreSQL.
+
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { CompiledQuery, type Expression, type Kysely, type SqlBool, sql, type Transaction } from 'kysely';
+import type { Id } from '../domain/types.ts';
+import type { Dialect } from './migrations.ts';
+import { CopyRows, type CopyValue } from './pg-copy.ts';
+import type { DB } from './schema.ts';
+
+/** Parameters per statement: below SQLite's 32,766 and PostgreSQL's 65,535 bound-parameter limits. */
+const MAX_PARAMS = 30_000;
+/** Rows per multi-row statement; larger batches stop paying off and make statements huge to compile. */
+const MAX_ROWS = 500;
+/** Ids per `IN (...)` list. */
+const IN_CHUNK = 900;
+/** Rows per bulk insert on PostgreSQL: bounds one statement's memory. */
+export const PG_BULK_ROWS = 5_000;
+/** Characters of JSON per bulk insert on PostgreSQL: bounds it where rows are large (teams with their members). */
+const PG_BULK_CHARS = 2_000_000;
+
+export type Row = Record<string, string | number | null>;
+
+export type Executor = Kysely<DB> | Transaction<DB>;
+
+/**
+ * [start, length] of each multi-row statement's rows: full batches of `size`, then the rest in power-of-two sizes
+ * (180 rows: 128, 32, 16, 4). Each distinct row count is a statement of its own in the connection's cache,
+ * holding SQLite's compiled program; with write chunks cut by text, remainders of every size took a district's
+ * sync from 298–310 MB to 346–363 MB peak. This way a table and column set has at most ~10 shapes.
+ */
+function statementRanges(count: number, size: number): [start: number, length: number][] {
+  const out: [number, number][] = [];
+  let i = 0;
+  for (; i + size <= count; i += size) out.push([i, size]);
+  for (let n = 2 ** Math.floor(Math.log2(size)); n >= 1 && i < count; n /= 2) {
+    if (i + n <= count) {
+      out.push([i, n]);
+      i += n;
+    }
+  }
+  return out;
+}
+
+export function chunks<T>(items: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+export interface SqlContextOptions {
+  dialect: Dialect;
+  /** Writes and transactions. */
+  db: Kysely<DB>;
+  /** Reads outside transactions; SQLite uses a second connection so reads don't wait behind the pull. */
+  reader?: Kysely<DB>;
+}
+
+export class SqlContext {
+  readonly dialect: Dialect;
+  readonly db: Kysely<DB>;
+  readonly reader: Kysely<DB>;
+  readonly #tx = new AsyncLocalStorage<Transaction<DB>>();
+  /** What runs at the end of every transaction, before its commit (deferred rows written in one go). */
+  readonly #beforeCommit: (() => Promise<void>)[] = [];
+  /** SQLite multi-row INSERT texts by table, columns, row count and conflict clause (see insertSqlite). */
+  readonly #insertTexts = new Map<string, string>();
+
+  constructor(opts: SqlContextOptions) {
+    this.dialect = opts.dialect;
+    this.db = opts.db;
+    this.reader = opts.reader ?? opts.db;
+  }
+
+  /** Executor for writes: the open transaction of this call chain, else the writer. */
+  get w(): Executor {
+    return this.#tx.getStore() ?? this.db;
+  }
+  /** Executor for reads: the open transaction of this call chain (to see its own writes), else the reader. */
+  get r(): Executor {
+    return this.#tx.getStore() ?? this.reader;
+  }
+  /** The open transaction of this call chain, if any. */
+  get openTransaction(): Transaction<DB> | undefined {
+    return this.#tx.getStore();
+  }
+
+  /** Runs `hook` at the end of every transaction, before it commits. */
+  beforeCommit(hook: () => Promise<void>): void {
+    this.#beforeCommit.push(hook);
+  }
+
+  /** Runs fn atomically, or within the transaction already open in this call chain. */
+  async transaction<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.#tx.getStore()) return fn();
+    return this.db.transaction().execute((trx) =>
+      this.#tx.run(trx, async () => {
+        const result = await fn();
+        for (const hook of this.#beforeCommit) await hook();
+        return result;
+      }),
+    );
+  }
+
+  /** Ids per IN-list: PostgreSQL takes one array parameter, SQLite one parameter per id. */
+  get inChunk(): number {
+    return this.dialect === 'postgres' ? 10_000 : IN_CHUNK;
+  }
+
+  /** `column IN (ids)`: `= any($1::type[])` on PostgreSQL, whose planner is slow on long parameter lists. */
+  inList(
+    // biome-ignore lint/suspicious/noExplicitAny: used across tables; the column is checked by the callers' specs.
+    eb: any,
+    column: string,
+    ids: readonly (Id | string)[],
+    pgType: 'int8' | 'text',
+  ): Expression<SqlBool> {
+    if (this.dialect === 'postgres') return eb(column, '=', sql`any(${ids}::${sql.raw(pgType)}[])`);
+    return eb(column, 'in', ids);
+  }
+
+  /** PostgreSQL's COPY of `items` into `table` (see pg-copy.ts), each one row of `values`: no conflict check. */
+  async copyRows<T>(
+    table: string,
+    columns: readonly string[],
+    items: Iterable<T>,
+    values: (item: T) => readonly CopyValue[],
+  ): Promise<void> {
+    if (Array.isArray(items) && items.length === 0) return;
+    const text = `copy "${table}" (${columns.map((c) => `"${c}"`).join(', ')}) from stdin`;
+    await this.w.executeQuery(CompiledQuery.raw(text, [new CopyRows(items, values)]));
+  }
+
+  /**
+   * Inserts rows sharing one set of columns, optionally upserting on a key. SQLite: multi-row VALUES within
+   * its parameter limit. PostgreSQL: the whole batch as one JSON parameter expanded by json_populate_recordset
+   * into the table's own row type: several times faster than thousands of scalar parameters, and cheaper to
+   * encode than one array per column.
+   */
+  async insertRows(
+    table: string,
+    rows: Row[],
+    conflict: { columns: string[]; update: string[] } | null,
+  ): Promise<void> {
+    if (rows.length === 0) return;
+    // biome-ignore lint/suspicious/noExplicitAny: table and columns are chosen at runtime by the callers.
+    const db = this.w as unknown as Kysely<any>;
+    const columns = Object.keys(rows[0]!);
+    const onConflict = <Q extends { onConflict: (...a: never[]) => Q }>(q: Q): Q =>
+      conflict
+        ? // biome-ignore lint/suspicious/noExplicitAny: see above.
+          (q as any).onConflict((oc: any) =>
+            conflict.update.length === 0
+              ? oc.columns(conflict.columns).doNothing()
+              : oc.columns(conflict.columns).doUpdateSet((eb: { ref(c: string): Expression<unknown> }) => {
+                  const set: Record<string, Expression<unknown>> = {};
+                  for (const c of conflict.update) set[c] = eb.ref(`excluded.${c}`);
+                  return set;
+                }),
+          )
+        : q;
+    if (this.dialect === 'postgres') {
+      const selected = sql.join(columns.map((c) => sql.ref(c)));
+      // Batches end at PG_BULK_ROWS rows or PG_BULK_CHARS of JSON, whichever comes first: 5,000 sessions are
+      // 15 MB of text, held three times over (the rows, the joined JSON, the protocol buffer) while it is sent.
+      let parts: string[] = [];
+      let chars = 0;
+      const flush = async () => {
+        if (parts.length === 0) return;
+        const json = `[${parts.join(',')}]`;
+        parts = [];
+        chars = 0;
+        const select = sql`select ${selected} from json_populate_recordset(null::${sql.table(table)}, ${json}::json)`;
+        await onConflict(db.insertInto(table).columns(columns).expression(select)).execute();
+      };
+      for (const row of rows) {
+        const text = JSON.stringify(row);
+        parts.push(text);
+        chars += text.length;
+        if (parts.length >= PG_BULK_ROWS || chars >= PG_BULK_CHARS) await flush();
+      }
+      await flush();
+      return;
+    }
+    await this.insertSqlite(
+      table,
+      columns,
+      rows.length,
+      (params, i) => {
+        const row = rows[i]!;
+        for (const c of columns) params.push(row[c]);
+      },
+      conflict,
+    );
+  }
+
+  /**
+   * SQLite's multi-row INSERT of `items`, each written into the statement's parameters by `put` in `columns`
+   * order. The statement text comes straight from the column list, not through Kysely's query builder: for the
+   * tens of thousands of rows of a full pull, building and compiling a node per value cost more CPU than
+   * SQLite's own work on some tables, and as much garbage. Same text for every full batch, so one prepared
+   * statement.
+   */
+  async insertSqlite(
+    table: string,
+    columns: readonly string[],
+    count: number,
+    put: (params: unknown[], index: number) => void,
+    conflict: { columns: string[]; update: string[] } | null = null,
+  ): Promise<void> {
+    const q = (name: string) => `"${name}"`;
+    const onConflictSql = !conflict
+      ? ''
+      : ` on conflict (${conflict.columns.map(q).join(', ')}) do ` +
+        (conflict.update.length === 0
+          ? 'nothing'
+          : `update set ${conflict.update.map((c) => `${q(c)} = "excluded".${q(c)}`).join(', ')}`);
+    const head = `insert into ${q(table)} (${columns.map(q).join(', ')}) values `;
+    const tuple = `(${columns.map(() => '?').join(', ')})`;
+    const perStatement = Math.min(MAX_ROWS, Math.floor(MAX_PARAMS / columns.length));
+    for (const [start, length] of statementRanges(count, perStatement)) {
+      const params: unknown[] = [];
+      for (let i = start; i < start + length; i++) put(params, i);
+      // The same string for the same statement: made once, and found in the statement cache by identity.
+      const key = `${head}${length}${onConflictSql}`;
+      let text = this.#insertTexts.get(key);
+      if (text === undefined) {
+        text = `${head}${new Array(length).fill(tuple).join(', ')}${onConflictSql}`;
+        this.#insertTexts.set(key, text);
+      }
+      await this.w.executeQuery(CompiledQuery.raw(text, params));
+    }
+  }
+}
