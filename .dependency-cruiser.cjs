@@ -63,6 +63,27 @@ module.exports = {
       from: { path: '^src/', pathNot: rooms.map(({ room }) => roomPattern(room)).join('|') },
       to: {},
     },
+    {
+      name: 'provider-to-provider',
+      severity: 'error',
+      comment:
+        'One push provider imports another: what both need belongs in src/push/ (behind provider.ts), not in a ' +
+        "provider's folder.",
+      from: { path: '^src/push/(google|outlook)/' },
+      to: { path: '^src/push/(google|outlook)/', pathNot: '^src/push/$1/' },
+    },
+    {
+      name: 'push-into-provider',
+      severity: 'error',
+      comment:
+        'The push run reaches into a provider: it talks to providers only through provider.ts, and providers.ts ' +
+        '(or the live calendar rotation, which closes a Google calendar) loads them on demand.',
+      from: {
+        path: '^src/',
+        pathNot: '^src/push/(google|outlook)/|^src/push/(providers|live-rotation)\\.ts$',
+      },
+      to: { path: '^src/push/(google|outlook)/' },
+    },
     ...layerRules.filter((rule) => rule.to.path !== ''),
   ],
   options: {

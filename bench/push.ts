@@ -149,7 +149,7 @@ async function main(): Promise<void> {
       'bench.targets',
     );
     // Provider modules load on first use (googleapis alone takes a second or more): not what is measured here.
-    await Promise.all([import('../src/push/google.ts'), import('../src/push/outlook.ts')]);
+    await Promise.all([import('../src/push/google/index.ts'), import('../src/push/outlook/index.ts')]);
     const run = async (target: PushTargetConfig) => {
       await ask(child, 'reset');
       const start = performance.now();

@@ -10,11 +10,11 @@ import type { Id, Instant } from '../domain/types.ts';
 import { RotationJournal } from '../feeds/rotations.ts';
 import type { PushCalendar, PushMapping, SchoolId, Store, Stored } from '../store/types.ts';
 import { decodeCalendarId } from './calendar-id.ts';
-import { calendarMarker, type EventIdentity } from './identity.ts';
 import { generationCursor } from './live-rotation.ts';
 import { calendarName, type Member, members, ownerOf, sessionsByMember } from './members.ts';
 import type { CalendarInput, Departed, Desired } from './plan.ts';
 import type { CalendarRef, CalendarSpec, PushProvider, RemoteEvent, WriteOp } from './provider.ts';
+import { calendarMarker, type EventIdentity } from './stable-ids.ts';
 import type { CalendarOutcome } from './summary.ts';
 
 export type ProjectFn = (

@@ -93,8 +93,8 @@ export async function closeLiveGoogleCalendars(
     // Google's client (googleapis, ~600 modules) is loaded only by a rotation that has a calendar to close:
     // `rostercal status` and `feeds` read this file's cursors without it.
     const [{ GoogleProvider }, { failureOf }] = await Promise.all([
-      import('./google.ts'),
-      import('./google-client.ts'),
+      import('./google/index.ts'),
+      import('./google/clients.ts'),
     ]);
     // Forgotten first: the landing page stops offering it at once, whatever Google answers.
     await store.push.savePushCalendar({

@@ -9,8 +9,8 @@
 import type { CalendarEvent } from '../calendar/types.ts';
 import type { Id, Instant } from '../domain/types.ts';
 import type { PushMapping, SchoolId } from '../store/types.ts';
-import type { EventIdentity } from './identity.ts';
 import type { CalendarRef, RemoteEvent, Rendered, WriteOp } from './provider.ts';
+import type { EventIdentity } from './stable-ids.ts';
 import type { CalendarOutcome, PlannedOp } from './summary.ts';
 
 /** The content hash of a mapping written ahead of a create that has not been confirmed yet. */

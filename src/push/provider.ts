@@ -2,7 +2,7 @@
 // work at once so a provider can batch across calendars (Graph $batch) or pace and parallelise (Google).
 import type { CalendarEvent } from '../calendar/types.ts';
 import type { Id, Instant } from '../domain/types.ts';
-import type { EventIdentity } from './identity.ts';
+import type { EventIdentity } from './stable-ids.ts';
 
 /** One remote calendar the target owns (or writes into). */
 export interface CalendarSpec {

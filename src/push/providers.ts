@@ -7,7 +7,7 @@ import type { PushProvider } from './provider.ts';
 
 export async function createProvider(schoolId: SchoolId, target: PushTargetConfig): Promise<PushProvider> {
   if (target.provider === 'google') {
-    const { GoogleProvider } = await import('./google.ts');
+    const { GoogleProvider } = await import('./google/index.ts');
     return new GoogleProvider({
       schoolId,
       targetId: target.id,
@@ -15,6 +15,6 @@ export async function createProvider(schoolId: SchoolId, target: PushTargetConfi
       delegated: target.scope === 'staff' && target.google.calendars.mode !== 'created',
     });
   }
-  const { OutlookProvider } = await import('./outlook.ts');
+  const { OutlookProvider } = await import('./outlook/index.ts');
   return new OutlookProvider({ schoolId, targetId: target.id, settings: target.outlook });
 }

@@ -17,8 +17,8 @@ import { foldWord } from '../../src/calendar/names.ts';
 import { FeedService } from '../../src/feeds/feed-service.ts';
 import { FeedTokens } from '../../src/feeds/tokens.ts';
 import { createMetrics } from '../../src/metrics.ts';
-import { renderGoogleEvent } from '../../src/push/google-render.ts';
-import { renderOutlookEvent } from '../../src/push/outlook.ts';
+import { renderGoogleEvent } from '../../src/push/google/render.ts';
+import { renderOutlookEvent } from '../../src/push/outlook/render.ts';
 import { openStore } from '../../src/store/index.ts';
 import type { Store } from '../../src/store/types.ts';
 import {

@@ -3,8 +3,8 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseTargets } from '../../src/config/push-targets.ts';
-import { parseSessionTag } from '../../src/push/identity.ts';
 import { pushTarget } from '../../src/push/run.ts';
+import { parseSessionTag } from '../../src/push/stable-ids.ts';
 import { type FakeGoogle, startFakeGoogle } from '../fakes/google-calendar.ts';
 import { type Bench, expectCalendarsEqual, expectedCalendars, startBench } from './harness.ts';
 

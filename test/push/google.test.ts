@@ -1,8 +1,8 @@
 // Google push end to end: sandbox → pull → SQLite store → projection → engine → real googleapis → fake Google.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type PushTargetConfig, parseTargets } from '../../src/config/push-targets.ts';
-import { parseSessionTag } from '../../src/push/identity.ts';
 import { pushTarget } from '../../src/push/run.ts';
+import { parseSessionTag } from '../../src/push/stable-ids.ts';
 import { type FakeGoogle, startFakeGoogle } from '../fakes/google-calendar.ts';
 import { type Bench, expectCalendarsEqual, expectedCalendars, startBench } from './harness.ts';
 

@@ -1,6 +1,6 @@
 // The Google fake seen as a test of live (public) Google calendars reads it: a target's settings against the fake,
 // the calendars of a team by their ownership marker and generation, who may read them, what they hold.
-import { markerGeneration } from '../../src/push/identity.ts';
+import { markerGeneration } from '../../src/push/stable-ids.ts';
 import type { FakeGoogle, FakeGoogleCalendar } from '../fakes/google-calendar.ts';
 
 /** A Google target's `google` settings for the fake (the token from GOOGLE_TOKEN), with short retries. */

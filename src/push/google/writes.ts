@@ -3,10 +3,10 @@
 // (409: a lost mapping, a crash after the insert, or a deleted event lingering as `cancelled`) adopts it with a
 // full update, which also sets it back to confirmed. A delete answered 404/410 is done.
 import type { calendar_v3 } from 'googleapis';
-import { mapLimit } from '../util/concurrency.ts';
-import { failureOf, type GoogleClients, isAccountProblem, PausedError } from './google-client.ts';
-import { googleEventId } from './identity.ts';
-import type { WriteOp, WriteResult } from './provider.ts';
+import { mapLimit } from '../../util/concurrency.ts';
+import type { WriteOp, WriteResult } from '../provider.ts';
+import { googleEventId } from '../stable-ids.ts';
+import { failureOf, type GoogleClients, isAccountProblem, PausedError } from './clients.ts';
 
 export async function applyOneByOne(c: GoogleClients, ops: WriteOp[]): Promise<WriteResult[]> {
   const results = new Array<WriteResult>(ops.length);

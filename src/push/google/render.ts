@@ -2,9 +2,9 @@
 // ownership tags — private extended properties `rostercal` = school:target (the ONE key listings filter on),
 // `rostercalSession` = calendar/session and `rostercalHash` = content hash.
 import type { calendar_v3 } from 'googleapis';
-import type { CalendarEvent } from '../calendar/types.ts';
-import { contentHash, type EventIdentity, parseSessionTag, sessionTag } from './identity.ts';
-import type { RemoteEvent, Rendered } from './provider.ts';
+import type { CalendarEvent } from '../../calendar/types.ts';
+import type { RemoteEvent, Rendered } from '../provider.ts';
+import { contentHash, type EventIdentity, parseSessionTag, sessionTag } from '../stable-ids.ts';
 
 export const OWNER_KEY = 'rostercal';
 const SESSION_KEY = 'rostercalSession';

@@ -4,7 +4,7 @@
 // needs the token endpoint configurable. The token itself never leaves this module except as a bearer header.
 import { createSign } from 'node:crypto';
 import { type Auth, google } from 'googleapis';
-import type { GoogleAuth } from '../config/push-targets.ts';
+import type { GoogleAuth } from '../../config/push-targets.ts';
 
 export const CALENDAR_SCOPE = 'https://www.googleapis.com/auth/calendar';
 

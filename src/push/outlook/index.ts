@@ -6,8 +6,7 @@
 // - A dedicated calendar per mailbox (default "School activities"), created if missing
 //   (created first: 409 ErrorFolderExists means it is there — then look it up).
 // - A mailbox that does not exist or has no Exchange licence is reported and skipped; the others go on.
-// - Ownership: single-value extended properties under one GUID: `rostercal` = school:target (filtered on),
-//   `rostercalSession` = calendar/session, `rostercalHash` = content hash.
+// - Ownership: extended properties that mark an event as ours (render.ts).
 
 import { ClientSecretCredential } from '@azure/identity';
 import {
@@ -21,19 +20,10 @@ import {
   RetryHandlerOptions,
 } from '@microsoft/microsoft-graph-client';
 import { TokenCredentialAuthenticationProvider } from '@microsoft/microsoft-graph-client/authProviders/azureTokenCredentials/index.js';
-import type { CalendarEvent } from '../calendar/types.ts';
-import type { OutlookSettings } from '../config/push-targets.ts';
-import type { Instant } from '../domain/types.ts';
-import { scrubSecrets } from '../log.ts';
-import { GraphBatcher, PREFER_IMMUTABLE_ID, type SubRequest, type SubResponse } from './graph-batcher.ts';
-import {
-  contentHash,
-  type EventIdentity,
-  graphTransactionId,
-  ownerTag,
-  parseSessionTag,
-  sessionTag,
-} from './identity.ts';
+import type { CalendarEvent } from '../../calendar/types.ts';
+import type { OutlookSettings } from '../../config/push-targets.ts';
+import type { Instant } from '../../domain/types.ts';
+import { scrubSecrets } from '../../log.ts';
 import type {
   CalendarRef,
   CalendarSpec,
@@ -45,13 +35,11 @@ import type {
   Rendered,
   WriteOp,
   WriteResult,
-} from './provider.ts';
+} from '../provider.ts';
+import { type EventIdentity, graphTransactionId, ownerTag, parseSessionTag } from '../stable-ids.ts';
+import { GraphBatcher, PREFER_IMMUTABLE_ID, type SubRequest, type SubResponse } from './graph-batcher.ts';
+import { HASH_PROP, OWNER_PROP, renderOutlookEvent, SESSION_PROP } from './render.ts';
 
-const PROPERTY_SET = '{8d6a2c4e-31b7-4f0a-9e25-6c1d7b3f0a94}';
-export const OWNER_PROP = `String ${PROPERTY_SET} Name rostercal`;
-export const SESSION_PROP = `String ${PROPERTY_SET} Name rostercalSession`;
-export const HASH_PROP = `String ${PROPERTY_SET} Name rostercalHash`;
-const FORMAT = 'o1';
 const GRAPH_SCOPE = 'https://graph.microsoft.com/.default';
 const DEFAULT_AUTHORITY = 'https://login.microsoftonline.com';
 /** Graph's answers for a mailbox that cannot be used. */
@@ -64,10 +52,6 @@ const MAILBOX_PROBLEMS = new Set([
 
 function odataString(s: string): string {
   return `'${s.replace(/'/g, "''")}'`;
-}
-
-function graphUtc(iso: Instant): string {
-  return iso.replace(/Z$/, '');
 }
 
 function fromGraphTime(t: { dateTime?: string; timeZone?: string } | undefined): Instant | null {
@@ -99,40 +83,6 @@ export interface OutlookProviderOptions {
   schoolId: string;
   targetId: string;
   settings: OutlookSettings;
-}
-
-/** The Graph event body and content hash of a projected event; `owner` is the target's ownership tag. */
-export function renderOutlookEvent(ev: CalendarEvent, identity: EventIdentity, owner: string): Rendered {
-  const loc = ev.location;
-  const content = {
-    subject: ev.title,
-    body: { contentType: 'text', content: ev.description },
-    start: { dateTime: graphUtc(ev.start), timeZone: 'UTC' },
-    end: { dateTime: graphUtc(ev.end), timeZone: 'UTC' },
-    location: loc
-      ? {
-          displayName: loc.name,
-          ...(loc.address ? { address: { street: loc.address } } : {}),
-          ...(loc.latitude !== null && loc.longitude !== null
-            ? { coordinates: { latitude: loc.latitude, longitude: loc.longitude } }
-            : {}),
-        }
-      : { displayName: '' },
-    // A cancelled session stays visible (its title says so) but frees the time.
-    showAs: ev.status === 'cancelled' ? 'free' : ev.status === 'tentative' ? 'tentative' : 'busy',
-  };
-  const hash = contentHash({ format: FORMAT, ...content });
-  return {
-    hash,
-    body: {
-      ...content,
-      singleValueExtendedProperties: [
-        { id: OWNER_PROP, value: owner },
-        { id: SESSION_PROP, value: sessionTag(identity.calendarKey, identity.sessionId) },
-        { id: HASH_PROP, value: hash },
-      ],
-    },
-  };
 }
 
 export class OutlookProvider implements PushProvider {

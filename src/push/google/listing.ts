@@ -1,9 +1,9 @@
 // Listing our events in a Google calendar: filtered by the target's ownership tag, cancelled ones included
 // (a deleted event lingers as `cancelled` and its id stays taken).
-import type { Instant } from '../domain/types.ts';
-import { failureOf, type GoogleClients, isAccountProblem, PausedError } from './google-client.ts';
-import { OWNER_KEY, remoteEventOf } from './google-render.ts';
-import type { CalendarRef, ListResult, RemoteEvent } from './provider.ts';
+import type { Instant } from '../../domain/types.ts';
+import type { CalendarRef, ListResult, RemoteEvent } from '../provider.ts';
+import { failureOf, type GoogleClients, isAccountProblem, PausedError } from './clients.ts';
+import { OWNER_KEY, remoteEventOf } from './render.ts';
 
 export async function listGoogleCalendar(
   c: GoogleClients,

@@ -1,6 +1,6 @@
 // Pacing for provider calls: writes stay below per-user quotas. (Their retries are src/util/retry.ts, jittered so
 // that parallel calendars do not retry in lockstep.)
-import { sleep } from '../util/retry.ts';
+import { sleep } from '../../util/retry.ts';
 
 /** At most `perSecond` starts per second, spread evenly (a write waits for its slot). */
 export class Pacer {

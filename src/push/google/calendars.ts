@@ -2,9 +2,9 @@
 // run, one found by the ownership marker in its description, or a new one shared as the settings say (and made
 // publicly readable when families may add it).
 import type { calendar_v3 } from 'googleapis';
-import { failureOf, type GoogleClients, isAccountProblem, PausedError } from './google-client.ts';
-import { markerGeneration } from './identity.ts';
-import type { CalendarSpec, EnsureResult } from './provider.ts';
+import type { CalendarSpec, EnsureResult } from '../provider.ts';
+import { markerGeneration } from '../stable-ids.ts';
+import { failureOf, type GoogleClients, isAccountProblem, PausedError } from './clients.ts';
 
 function isGone(err: unknown): boolean {
   const status = failureOf(err).status;

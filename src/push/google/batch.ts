@@ -2,8 +2,10 @@
 // per round trip, accounts in parallel up to `concurrency`. Each part is paced and counted against quota like
 // a single request; the parts are checked one by one — throttled ones come back later, a create whose id is
 // taken becomes an adoption (PUT), an update of a vanished event becomes an insert.
-import { mapLimit } from '../util/concurrency.ts';
-import { nextRetryDelay, sleep } from '../util/retry.ts';
+import { mapLimit } from '../../util/concurrency.ts';
+import { nextRetryDelay, sleep } from '../../util/retry.ts';
+import type { WriteOp, WriteResult } from '../provider.ts';
+import { googleEventId } from '../stable-ids.ts';
 import {
   failureOf,
   type GoogleClients,
@@ -12,9 +14,7 @@ import {
   isRefusal,
   isThrottle,
   isTransient,
-} from './google-client.ts';
-import { googleEventId } from './identity.ts';
-import type { WriteOp, WriteResult } from './provider.ts';
+} from './clients.ts';
 
 type Stage = 'insert' | 'adopt' | 'put' | 'delete';
 

@@ -1,18 +1,11 @@
 // The Google Calendar adapter (googleapis v3) behind PushProvider: each job in a file of its own —
-// google-client.ts (per-account clients, pacing, backoff), google-render.ts (events and their tags),
-// google-calendars.ts (find or create), google-listing.ts, google-writes.ts (one request per write) and
-// google-batch.ts (the batch engine). Calendars are worked on in parallel up to `concurrency`.
-import type { CalendarEvent } from '../calendar/types.ts';
-import type { GoogleSettings } from '../config/push-targets.ts';
-import type { Instant } from '../domain/types.ts';
-import { mapLimit } from '../util/concurrency.ts';
-import { applyBatched } from './google-batch.ts';
-import { GoogleCalendars } from './google-calendars.ts';
-import { failureOf, GoogleClients } from './google-client.ts';
-import { listGoogleCalendar } from './google-listing.ts';
-import { renderGoogleEvent } from './google-render.ts';
-import { applyOneByOne } from './google-writes.ts';
-import { type EventIdentity, googleEventId, ownerTag } from './identity.ts';
+// clients.ts (per-account clients, pacing, backoff), auth.ts (service account and delegation), render.ts (events
+// and their tags), calendars.ts (find or create), listing.ts, writes.ts (one request per write) and batch.ts (the
+// batch engine). Calendars are worked on in parallel up to `concurrency`.
+import type { CalendarEvent } from '../../calendar/types.ts';
+import type { GoogleSettings } from '../../config/push-targets.ts';
+import type { Instant } from '../../domain/types.ts';
+import { mapLimit } from '../../util/concurrency.ts';
 import type {
   CalendarRef,
   CalendarSpec,
@@ -23,7 +16,14 @@ import type {
   Rendered,
   WriteOp,
   WriteResult,
-} from './provider.ts';
+} from '../provider.ts';
+import { type EventIdentity, googleEventId, ownerTag } from '../stable-ids.ts';
+import { applyBatched } from './batch.ts';
+import { GoogleCalendars } from './calendars.ts';
+import { failureOf, GoogleClients } from './clients.ts';
+import { listGoogleCalendar } from './listing.ts';
+import { renderGoogleEvent } from './render.ts';
+import { applyOneByOne } from './writes.ts';
 
 export interface GoogleProviderOptions {
   schoolId: string;

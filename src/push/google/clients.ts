@@ -3,12 +3,12 @@
 // gaxios never retries POST/PATCH or a 403 by itself (and we switch its retries off to count them): 429 and
 // 403 rateLimitExceeded/userRateLimitExceeded back off exponentially here; quotaExceeded pauses the calendar.
 import { type Auth, type calendar_v3, google } from 'googleapis';
-import type { GoogleSettings } from '../config/push-targets.ts';
-import { scrubSecrets } from '../log.ts';
-import { type RetryPolicy, retrying } from '../util/retry.ts';
-import { GoogleAuthError, googleAuthClient } from './google-auth.ts';
-import { Pacer } from './pace.ts';
-import type { ProviderStats } from './provider.ts';
+import type { GoogleSettings } from '../../config/push-targets.ts';
+import { scrubSecrets } from '../../log.ts';
+import { type RetryPolicy, retrying } from '../../util/retry.ts';
+import type { ProviderStats } from '../provider.ts';
+import { GoogleAuthError, googleAuthClient } from './auth.ts';
+import { Pacer } from './pacer.ts';
 
 /** Google said quotaExceeded: rest the calendar. */
 export class PausedError extends Error {}

@@ -4,7 +4,7 @@
 // request at a time), so one busy mailbox can still fill a batch while staying at 4 concurrent requests.
 // Sub-responses are checked one by one: throttled ones (429/503/504) wait their Retry-After and go again, the
 // ones cut short by a failed predecessor (424) go again at once, everything else is handed back.
-import { nextRetryDelay, type RetryPolicy } from '../util/retry.ts';
+import { nextRetryDelay, type RetryPolicy } from '../../util/retry.ts';
 
 export interface SubRequest {
   method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
