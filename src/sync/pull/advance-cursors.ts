@@ -1,0 +1,36 @@
+// The store side of a resource's turn, last step: its cursors move with the data, in the same transaction, so a
+// failed resource is simply read again next time, and so is an incomplete listing of changes (it may have left
+// some out).
+import type { ResourceMode } from '../../jobs/pull-summary.ts';
+import type { Store } from '../../store/types.ts';
+import type { ResourceSpec } from '../resources.ts';
+import type { Gathered } from './gathered.ts';
+import type { Listed } from './judge-listing.ts';
+import { SENSITIVE_KEY, sensitiveChanged, sensitiveMark, withoutSensitive } from './sensitive.ts';
+import { cursorKey, type ResourceRunContext, refreshKey } from './types.ts';
+
+export async function advanceCursors(
+  tx: Store,
+  ctx: ResourceRunContext,
+  spec: ResourceSpec,
+  mode: ResourceMode,
+  listed: Listed,
+  got: Gathered,
+): Promise<void> {
+  const { school, startedAt } = ctx;
+  const full = mode === 'full';
+  if (spec.incremental && !listed.incomplete) {
+    const cursor = new Date(startedAt.getTime() - school.pull.overlapSeconds * 1000).toISOString();
+    await tx.records.setCursor(school.id, cursorKey(spec.kind), cursor);
+  }
+  if (full) await tx.records.setCursor(school.id, refreshKey(spec.kind), startedAt.toISOString());
+  if (spec.kind === 'teams' && full && (await sensitiveChanged(tx, school))) {
+    // Turned off: the listing rewrote every live team it returned whole; teams deleted upstream, and those it
+    // served malformed, keep their last record here, so strip those as well (and read no other).
+    if (!school.rosters.sensitive) {
+      const written = new Set([...got.seen].filter((id) => !got.malformed.has(id)));
+      await tx.records.rewriteRecords(school.id, 'teams', withoutSensitive, written);
+    }
+    await tx.records.setCursor(school.id, SENSITIVE_KEY, sensitiveMark(school));
+  }
+}

@@ -1,0 +1,42 @@
+// How each resource is read this time: whole, only what changed since its cursor, or not at all (reference data
+// not yet due for a re-read).
+import type { SchoolConfig } from '../../config.ts';
+import type { PullKind, ResourceMode } from '../../jobs/pull-summary.ts';
+import type { Store } from '../../store/types.ts';
+import { RESOURCES, type ResourceSpec } from '../resources.ts';
+import { sensitiveChanged } from './sensitive.ts';
+import { cursorKey, type PlannedResource, refreshKey } from './types.ts';
+
+async function decideMode(
+  store: Store,
+  school: SchoolConfig,
+  spec: ResourceSpec,
+  runKind: PullKind,
+  now: Date,
+): Promise<{ mode: ResourceMode; updatedAfter?: string }> {
+  if (runKind === 'full') return { mode: 'full' };
+  // Sensitive rosters turned on or off since the teams were stored: every team is read (and rewritten) again.
+  if (spec.kind === 'teams' && (await sensitiveChanged(store, school))) return { mode: 'full' };
+  if (spec.incremental) {
+    const cursor = await store.records.getCursor(school.id, cursorKey(spec.kind));
+    // No cursor: this resource never completed a listing; read it whole.
+    return cursor ? { mode: 'incremental', updatedAfter: cursor } : { mode: 'full' };
+  }
+  const refreshed = await store.records.getCursor(school.id, refreshKey(spec.kind));
+  const due =
+    !refreshed || now.getTime() - Date.parse(refreshed) >= school.pull.referenceRefreshMinutes * 60_000;
+  return { mode: due ? 'full' : 'skipped' };
+}
+
+/** Every resource, in RESOURCES' order, with how this run reads it. */
+export async function planResources(
+  store: Store,
+  school: SchoolConfig,
+  runKind: PullKind,
+  startedAt: Date,
+): Promise<PlannedResource[]> {
+  const plan: PlannedResource[] = [];
+  for (const spec of RESOURCES)
+    plan.push({ spec, ...(await decideMode(store, school, spec, runKind, startedAt)) });
+  return plan;
+}

@@ -1,0 +1,141 @@
+// One resource's turn: its download (gathered ahead, see startDownloads) written in one short transaction of
+// named stages: writeRecords → judgeListing → detectDeletions → applyDeletions → advanceCursors.
+import type { ResourceMode, ResourceOutcome } from '../../jobs/pull-summary.ts';
+import type { ResourceKind, RunCounts } from '../../store/types.ts';
+import { UpstreamError } from '../../upstream/errors.ts';
+import type { ResourceSpec } from '../resources.ts';
+import { explainUpstreamFailure } from '../upstream-hint.ts';
+import { advanceCursors } from './advance-cursors.ts';
+import { applyDeletions, detectDeletions } from './detect-deletions.ts';
+import { isFatal, message } from './errors.ts';
+import type { Fetched, Gathered } from './gathered.ts';
+import { judgeListing } from './judge-listing.ts';
+import { type ResourceResult, type ResourceRunContext, zeroCounts } from './types.ts';
+import { writeRecords } from './write-records.ts';
+
+/** What the resource's transaction committed. */
+interface Applied {
+  counts: RunCounts;
+  extra?: { kind: ResourceKind; counts: RunCounts };
+  guarded: boolean;
+  warning: string | null;
+}
+
+/** The store: one short transaction of bulk statements, with no network wait inside it. */
+function applyResource(
+  ctx: ResourceRunContext,
+  spec: ResourceSpec,
+  mode: ResourceMode,
+  got: Gathered,
+  skipped: number,
+): Promise<Applied> {
+  const full = mode === 'full';
+  return ctx.store.transaction(async (tx) => {
+    const at = ctx.now().toISOString();
+    const written = await writeRecords(tx, ctx.school, spec, got, { skipped, at });
+    const listed = judgeListing(got, full);
+    const planned = await detectDeletions(tx, ctx, spec, got, listed, full);
+    const counts = written.counts;
+    counts.deleted = await applyDeletions(tx, ctx.school.id, spec.kind, planned, at);
+    if (planned.pending > 0) counts.pending = planned.pending;
+    await advanceCursors(tx, ctx, spec, mode, listed, got);
+    return {
+      counts,
+      ...(written.extra ? { extra: written.extra } : {}),
+      guarded: planned.guarded,
+      warning: planned.warning,
+    };
+  });
+}
+
+/** Nothing read: not due this run, or the pull stopped before its download started. */
+function notRead(spec: ResourceSpec, mode: ResourceMode): ResourceResult {
+  const outcome: ResourceOutcome = {
+    kind: spec.kind,
+    mode,
+    status: 'skipped',
+    counts: zeroCounts(),
+    pages: 0,
+    durationMs: 0,
+    ...(mode === 'skipped' ? {} : { error: 'not attempted: the pull was stopped' }),
+  };
+  return { outcome, errors: [], warning: null };
+}
+
+function resourceFailed(
+  ctx: ResourceRunContext,
+  spec: ResourceSpec,
+  mode: ResourceMode,
+  fetched: Fetched,
+  err: unknown,
+): ResourceResult {
+  const { school, log } = ctx;
+  // A refusal the configuration explains (token, URL) is said as such; its stack would say nothing more.
+  const explained = explainUpstreamFailure(err, school);
+  const why = explained ?? message(err);
+  log.error(
+    {
+      ...(explained && err instanceof UpstreamError ? { failure: { ...err.toJSON(), explained } } : { err }),
+      schoolId: school.id,
+      resource: spec.kind,
+    },
+    `pull of ${spec.kind} failed; nothing of it was written`,
+  );
+  const outcome: ResourceOutcome = {
+    kind: spec.kind,
+    mode,
+    status: 'failed',
+    // Rolled back: nothing of it happened, except the skips we saw.
+    counts: { ...zeroCounts(), skipped: fetched.skipped },
+    pages: fetched.pages,
+    durationMs: Date.now() - fetched.began,
+    error: why,
+  };
+  return {
+    outcome,
+    errors: [...fetched.errors, `${spec.kind}: ${explained ?? `failed, nothing of it was kept: ${why}`}`],
+    warning: null,
+    fatal: isFatal(err),
+  };
+}
+
+function resourceDone(
+  ctx: ResourceRunContext,
+  spec: ResourceSpec,
+  mode: ResourceMode,
+  fetched: Fetched,
+  applied: Applied,
+): ResourceResult {
+  const { warning } = applied;
+  if (warning) ctx.log.warn({ schoolId: ctx.school.id, resource: spec.kind }, `deletion guard: ${warning}`);
+  const outcome: ResourceOutcome = {
+    kind: spec.kind,
+    mode,
+    status: applied.guarded ? 'guarded' : 'ok',
+    counts: applied.counts,
+    pages: fetched.pages,
+    durationMs: Date.now() - fetched.began,
+  };
+  return { outcome, errors: fetched.errors, warning, ...(applied.extra ? { extra: applied.extra } : {}) };
+}
+
+export async function pullResource(
+  ctx: ResourceRunContext,
+  spec: ResourceSpec,
+  mode: ResourceMode,
+  fetching: Promise<Fetched | null> | undefined,
+): Promise<ResourceResult> {
+  ctx.onProgress({ type: 'resource', kind: spec.kind, mode });
+  const fetched = mode === 'skipped' ? null : await fetching;
+  if (!fetched) return notRead(spec, mode);
+  let applied: Applied;
+  try {
+    if (!fetched.result.ok) throw fetched.result.error;
+    applied = await applyResource(ctx, spec, mode, fetched.result.download, fetched.skipped);
+  } catch (err) {
+    return resourceFailed(ctx, spec, mode, fetched, err);
+  } finally {
+    if (fetched.result.ok) await fetched.result.download.records.close();
+  }
+  return resourceDone(ctx, spec, mode, fetched, applied);
+}

@@ -1,0 +1,89 @@
+// The run's record in the store: closing runs whose process died, progress after each resource, and the end of
+// a run that did not finish by itself (interrupted, or failed outside the upstream).
+import type { Logger } from '../../log.ts';
+import type { RunProgress, Store, SyncRun } from '../../store/types.ts';
+import type { EndpointStats } from '../../upstream/api.ts';
+
+const LEGACY_RUN_MS = 2 * 3_600_000;
+
+/** Runs of the school whose process died (they read as interrupted) are closed as such, for good. */
+export async function closeInterruptedRuns(store: Store, schoolId: string, now: Date, log: Logger) {
+  const runs = await store.runs.listRuns(schoolId, { limit: 20 });
+  for (const run of runs) {
+    // Runs recorded before runs had owners can only be judged by their age.
+    const legacy =
+      run.status === 'running' && !run.owner && now.getTime() - Date.parse(run.startedAt) > LEGACY_RUN_MS;
+    if (!legacy && (run.status !== 'interrupted' || run.finishedAt !== null)) continue;
+    await store.runs.finishRun(run.id, {
+      status: 'interrupted',
+      finishedAt: now.toISOString(),
+      counts: run.counts,
+      upstreamRequests: run.upstreamRequests,
+      retries: run.retries,
+      throttled: run.throttled,
+      errors: [...run.errors, `interrupted: the process running it (${run.owner ?? 'unknown'}) stopped`],
+      warning: run.warning,
+    });
+    log.warn({ runId: run.id, schoolId, owner: run.owner }, 'closed a run whose process stopped');
+  }
+}
+
+export async function hadCompleteFullRun(store: Store, schoolId: string): Promise<boolean> {
+  const runs = await store.runs.listRuns(schoolId, { kind: 'full', limit: 50 });
+  return runs.some((r: SyncRun) => r.status === 'succeeded' || r.status === 'suspicious');
+}
+
+/** Whether `serve` should pull the school at start-up: never completed a full pull, or the last pull died. */
+export async function needsStartupPull(store: Store, schoolId: string): Promise<boolean> {
+  if (!(await hadCompleteFullRun(store, schoolId))) return true;
+  const last = (await store.runs.listRuns(schoolId, { limit: 10 })).find((r) => r.kind !== 'push');
+  return last?.status === 'interrupted';
+}
+
+/** The run's counts after a resource's transaction committed, so a kill -9 from here on leaves true counts. */
+export async function recordProgress(
+  store: Store,
+  runId: number,
+  progress: RunProgress,
+  upstream: EndpointStats,
+  log: Logger,
+): Promise<void> {
+  progress.upstreamRequests = upstream.requests;
+  progress.retries = upstream.retries;
+  progress.throttled = upstream.throttled;
+  // The records are written either way; a store that cannot take this line fails the run's end, if anything.
+  await store.runs
+    .recordRunProgress(runId, progress)
+    .catch((err: unknown) => log.error({ err, runId }, 'could not record the run’s progress'));
+}
+
+/**
+ * Ends a run that stopped before it could record its own end (interrupted, or failed in the store or a bug):
+ * it keeps what it committed so far and must not stay "running". A store that cannot take this is only logged;
+ * the caller throws what stopped the run.
+ */
+export async function recordRunStopped(
+  store: Store,
+  runId: number,
+  end: { status: 'interrupted' | 'failed'; at: Date; progress: RunProgress; error: string },
+  log: Logger,
+): Promise<void> {
+  await store.runs
+    .finishRun(runId, {
+      status: end.status,
+      finishedAt: end.at.toISOString(),
+      ...end.progress,
+      errors: [`${end.status}: ${end.error}`],
+      warning: null,
+    })
+    .catch((e: unknown) => log.error({ err: e, runId }, `could not record the ${end.status} run`));
+}
+
+export function diffStats(after: EndpointStats, before: EndpointStats): EndpointStats {
+  return {
+    requests: after.requests - before.requests,
+    retries: after.retries - before.retries,
+    throttled: after.throttled - before.throttled,
+    errors: after.errors - before.errors,
+  };
+}

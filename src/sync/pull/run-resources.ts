@@ -1,0 +1,175 @@
+// A recorded run's body: plan every resource, write them one at a time in order while the downloads run one
+// ahead, store the outputs, and record how the run ended.
+import type { PullKind, PullSummary, ResourceOutcome } from '../../jobs/pull-summary.ts';
+import { syncWindow } from '../../jobs/window.ts';
+import type { Logger } from '../../log.ts';
+import type { ResourceKind, RunProgress, RunStatus } from '../../store/types.ts';
+import type { EndpointStats } from '../../upstream/api.ts';
+import { message } from './errors.ts';
+import { releaseUnwritten, startDownloads } from './gather.ts';
+import { planResources } from './plan.ts';
+import { pullResource } from './pull-resource.ts';
+import { diffStats, recordProgress } from './run-record.ts';
+import {
+  type PlannedResource,
+  type PullOptions,
+  type PullProgress,
+  type ResourceRunContext,
+  zeroCounts,
+} from './types.ts';
+
+export interface RunInfo {
+  runId: number;
+  kind: PullKind;
+  upgradedBecause: string | null;
+  startedAt: Date;
+  now: () => Date;
+  onProgress: (event: PullProgress) => void;
+  log: Logger;
+  /** What the run has committed so far (kept in its record after each resource). */
+  progress: RunProgress;
+}
+
+/** What the resources' turns came to, for the run's record. */
+interface Turns {
+  resources: ResourceOutcome[];
+  errors: string[];
+  warnings: string[];
+}
+
+function notAttempted(step: PlannedResource, why: string): ResourceOutcome {
+  return {
+    kind: step.spec.kind,
+    mode: step.mode,
+    status: 'skipped',
+    counts: zeroCounts(),
+    pages: 0,
+    durationMs: 0,
+    error: `not attempted: ${why}`,
+  };
+}
+
+/** Each resource in turn; after a fatal failure the rest are not attempted. */
+async function takeTurns(
+  opts: PullOptions,
+  run: RunInfo,
+  ctx: ResourceRunContext,
+  plan: readonly PlannedResource[],
+  before: EndpointStats,
+): Promise<Turns> {
+  const { store, client } = opts;
+  const { runId, onProgress, log, progress } = run;
+  const turns: Turns = { resources: [], errors: [], warnings: [] };
+  const counts = progress.counts;
+  let aborted: string | null = null;
+  const downloads = startDownloads(ctx, plan, () => aborted !== null || opts.signal?.aborted === true);
+  const written = new Set<ResourceKind>();
+  try {
+    for (const step of plan) {
+      // Stopped from outside: pullLeased has recorded the run as interrupted; nothing more may be written.
+      opts.signal?.throwIfAborted();
+      if (aborted) {
+        const outcome = notAttempted(step, aborted);
+        turns.resources.push(outcome);
+        onProgress({ type: 'resource-done', kind: step.spec.kind, outcome });
+        continue;
+      }
+      written.add(step.spec.kind);
+      const result = await pullResource(ctx, step.spec, step.mode, downloads.get(step.spec.kind));
+      turns.resources.push(result.outcome);
+      if (step.mode !== 'skipped') counts[step.spec.kind] = result.outcome.counts;
+      if (result.extra) counts[result.extra.kind] = result.extra.counts;
+      turns.errors.push(...result.errors);
+      if (result.warning) turns.warnings.push(result.warning);
+      await recordProgress(store, runId, progress, diffStats(client.totals(), before), log);
+      log.debug(
+        { runId, resource: step.spec.kind, status: result.outcome.status, ...result.outcome.counts },
+        'resource done',
+      );
+      onProgress({ type: 'resource-done', kind: step.spec.kind, outcome: result.outcome });
+      if (result.fatal) aborted = result.outcome.error ?? 'upstream refused access';
+    }
+  } finally {
+    releaseUnwritten(downloads, written);
+  }
+  return turns;
+}
+
+/** The run's status: failed (a resource, or the outputs), suspicious (warnings), or succeeded. */
+async function judgeRun(opts: PullOptions, turns: Turns): Promise<RunStatus> {
+  let failed = turns.resources.some((r) => r.status === 'failed');
+  if (!failed && opts.storeOutputs) {
+    try {
+      await opts.storeOutputs();
+    } catch (err) {
+      opts.signal?.throwIfAborted();
+      failed = true;
+      turns.errors.push(message(err));
+    }
+  }
+  return failed ? 'failed' : turns.warnings.length > 0 ? 'suspicious' : 'succeeded';
+}
+
+function logEnd(log: Logger, summary: PullSummary) {
+  const { runId, kind, status, durationMs, upstream, counts, warning } = summary;
+  const line = { runId, kind, status, durationMs, upstream, counts };
+  if (status === 'failed') log.error(line, 'pull failed');
+  else if (status === 'suspicious') log.warn({ ...line, warning }, 'pull finished but was suspicious');
+  else log.info(line, 'pull finished');
+}
+
+export async function runResources(opts: PullOptions, run: RunInfo): Promise<PullSummary> {
+  const { store, client, school } = opts;
+  const { runId, kind, startedAt, now, onProgress, log, progress } = run;
+  const before: EndpointStats = client.totals();
+  const window = syncWindow(startedAt, school.syncWindow);
+  log.info({ runId, kind, window }, 'pull started');
+
+  const plan = await planResources(store, school, kind, startedAt);
+  onProgress({
+    type: 'start',
+    schoolId: school.id,
+    kind,
+    resources: plan.map((p) => ({ kind: p.spec.kind, mode: p.mode })),
+  });
+
+  const ctx: ResourceRunContext = { store, client, school, window, startedAt, now, onProgress, log };
+  const turns = await takeTurns(opts, run, ctx, plan, before);
+  const status = await judgeRun(opts, turns);
+  const { resources, errors, warnings } = turns;
+  const counts = progress.counts;
+  const upstream = diffStats(client.totals(), before);
+  const finishedAt = now();
+  const warning = warnings.length > 0 ? warnings.join('; ') : null;
+  opts.signal?.throwIfAborted();
+  await store.runs.finishRun(runId, {
+    status,
+    finishedAt: finishedAt.toISOString(),
+    counts,
+    upstreamRequests: upstream.requests,
+    retries: upstream.retries,
+    throttled: upstream.throttled,
+    errors,
+    warning,
+  });
+
+  const summary: PullSummary = {
+    runId,
+    schoolId: school.id,
+    kind,
+    requestedKind: opts.kind,
+    upgradedBecause: run.upgradedBecause,
+    status,
+    startedAt: startedAt.toISOString(),
+    finishedAt: finishedAt.toISOString(),
+    durationMs: finishedAt.getTime() - startedAt.getTime(),
+    resources,
+    counts,
+    upstream,
+    errors,
+    warning,
+  };
+  logEnd(log, summary);
+  onProgress({ type: 'done', summary });
+  return summary;
+}

@@ -1,0 +1,93 @@
+// What the pull's stages share: its options and progress events, the context a resource's turn runs in, and what
+// each turn hands back to the run.
+import type { SchoolConfig } from '../../config.ts';
+import type { Instant } from '../../domain/types.ts';
+import type { PullKind, PullSummary, ResourceMode, ResourceOutcome } from '../../jobs/pull-summary.ts';
+import type { SyncWindow } from '../../jobs/window.ts';
+import type { Logger } from '../../log.ts';
+import type { ResourceKind, RunCounts, Store } from '../../store/types.ts';
+import type { UpstreamClient } from '../../upstream/api.ts';
+import type { ResourceSpec } from '../resources.ts';
+
+export type PullProgress =
+  | {
+      type: 'start';
+      schoolId: string;
+      kind: PullKind;
+      resources: { kind: ResourceKind; mode: ResourceMode }[];
+    }
+  | { type: 'resource'; kind: ResourceKind; mode: ResourceMode }
+  | { type: 'page'; kind: ResourceKind; listing: string; page: number; lastPage: number; records: number }
+  | { type: 'details'; kind: ResourceKind; done: number; total: number }
+  | { type: 'resource-done'; kind: ResourceKind; outcome: ResourceOutcome }
+  | { type: 'done'; summary: PullSummary };
+
+export interface PullOptions {
+  store: Store;
+  client: UpstreamClient;
+  school: SchoolConfig;
+  kind: PullKind;
+  now?: () => Date;
+  onProgress?: (event: PullProgress) => void;
+  log?: Logger;
+  /**
+   * When another process (or replica) is pulling this school: `fail` (default) throws PullBusyError at once;
+   * a number waits up to that many milliseconds for it to finish, then throws; `queue` waits until it ends (or
+   * `signal` aborts).
+   */
+  whenBusy?: 'fail' | number | 'queue';
+  /**
+   * This pull answers the full-pull request made at this instant (Store.requestFullPull): when a full pull that
+   * started since has satisfied it by the time this one holds the lease, it throws PullNotNeededError instead.
+   */
+  answers?: Instant;
+  /** Called once the run is recorded, before anything is read (after any wait for another pull). */
+  onStart?: (run: { runId: number; kind: PullKind }) => void | Promise<void>;
+  /** Called once while waiting for another pull of the school to end. */
+  onWait?: (holder: { owner: string; since: Instant }) => void;
+  /**
+   * Aborting it (a stop of the process) ends the pull at once: the run is recorded as interrupted and
+   * pullSchool throws PullInterruptedError. What a resource already committed stays; the rest is read next time.
+   */
+  signal?: AbortSignal;
+  /**
+   * Stores what the pulled data becomes for readers (serve: the school's feed renders), after the resources and
+   * before the run is recorded: when it throws, the run is recorded failed with its message, never succeeded
+   * (a full disk took the snapshot's few changed rows and refused the renders). Not called for a failed pull.
+   */
+  storeOutputs?: () => Promise<void>;
+}
+
+export interface ResourceRunContext {
+  store: Store;
+  client: UpstreamClient;
+  school: SchoolConfig;
+  window: SyncWindow;
+  startedAt: Date;
+  now: () => Date;
+  onProgress: (event: PullProgress) => void;
+  log: Logger;
+}
+
+/** A resource's place in the run: how it is read this time (planResources). */
+export interface PlannedResource {
+  spec: ResourceSpec;
+  mode: ResourceMode;
+  updatedAfter?: string;
+}
+
+/** What a resource's turn hands back to the run. */
+export interface ResourceResult {
+  outcome: ResourceOutcome;
+  errors: string[];
+  warning: string | null;
+  /** Custom-field metadata arrives with sessions and is stored as its own kind. */
+  extra?: { kind: ResourceKind; counts: RunCounts };
+  /** The failure will repeat for every resource (bad token): stop the run. */
+  fatal?: boolean;
+}
+
+export const zeroCounts = (): RunCounts => ({ added: 0, changed: 0, deleted: 0, unchanged: 0, skipped: 0 });
+
+export const cursorKey = (kind: ResourceKind) => `updatedAfter:${kind}`;
+export const refreshKey = (kind: ResourceKind) => `refreshedAt:${kind}`;
