@@ -6,7 +6,7 @@
 // everything it imports; docs/architecture.md draws the same list.
 const FLOORS = [
   ['util', 'domain'],
-  ['terminal.ts', 'validation.ts', 'private-files.ts'],
+  ['terminal.ts', 'validation.ts', 'private-files.ts', 'log-text.ts'],
   ['log.ts'],
   // the upstream API's client, and its emulator (the demo's and the tests', loaded lazily by production code)
   ['upstream', 'sandbox'],

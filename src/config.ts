@@ -22,7 +22,7 @@ import {
   resolveAuth,
   withOidcFromEnv,
 } from './identity/settings.ts';
-import { LOG_LEVELS, type LogLevel, scrubSecrets } from './log.ts';
+import { LOG_LEVELS, type LogLevel, scrubSecrets } from './log-text.ts';
 import { editDistance } from './util/edit-distance.ts';
 import { isKnownTimeZone } from './util/time-zone.ts';
 import { didYouMean, isAbbreviation } from './util/time-zone-suggest.ts';

@@ -6,7 +6,9 @@ import {
   loadSchoolInfo,
   sessionTimeRangeZoned,
 } from '../calendar/index.ts';
-import { defaultSession, RosterError, resolveSchool, upcomingSessions } from '../rosters/index.ts';
+// rosters/data.ts, not the rosters index: the index brings the PDF renderer (pdfkit, fontkit: ~60 modules) that
+// listing sessions never uses.
+import { defaultSession, RosterError, resolveSchool, upcomingSessions } from '../rosters/data.ts';
 import { columns, printJson, printLines } from '../terminal.ts';
 import { defineCommand, EXIT, numberOption, UsageError, withStore } from './command.ts';
 

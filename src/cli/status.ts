@@ -2,7 +2,7 @@
 
 import type { PushTargetConfig } from '../config/push-targets.ts';
 import { absenceReporting } from '../families/absence-state.ts';
-import { scrubSecrets } from '../log.ts';
+import { scrubSecrets } from '../log-text.ts';
 import { pendingRotations } from '../push/live-rotation.ts';
 import type { JobStatus, RunCounts, Store, SyncRun } from '../store/types.ts';
 import { describeJob } from '../sync/job-display.ts';

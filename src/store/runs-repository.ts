@@ -2,7 +2,7 @@
 // asked for, claimed fires, the heartbeats of the processes that run them, and the school's pull lease.
 import { randomUUID } from 'node:crypto';
 import type { Instant } from '../domain/types.ts';
-import { scrubSecrets } from '../log.ts';
+import { scrubSecrets } from '../log-text.ts';
 import { maybeInstant, storedInstant } from './instants.ts';
 import { ownerAlive } from './liveness.ts';
 import type { JobStatusTable } from './schema.ts';

@@ -1,0 +1,94 @@
+// What a log line may say, without the logger: the levels, and every secret form scrubbed (log.ts writes the
+// lines with pino). Apart from log.ts so that what only scrubs a text (the configuration, the store's recorded
+// errors, `rostercal status`) does not load pino (~30 modules) into a command that never logs.
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export const SECRET_KEYS = [
+  'token',
+  'accessToken',
+  'access_token',
+  'refreshToken',
+  'refresh_token',
+  'apiToken',
+  'feedToken',
+  'secret',
+  'clientSecret',
+  'client_secret',
+  'password',
+  'privateKey',
+  'private_key',
+  'authorization',
+  'Authorization',
+  'cookie',
+];
+
+export const CENSOR = '[redacted]';
+
+/** A PEM private key (any kind), its body up to its END line, or to the end of a text cut short. */
+const PRIVATE_KEY = /-----BEGIN ((?:[A-Z0-9]+ )*PRIVATE KEY)-----[\s\S]*?(?:-----END \1-----|(?=["'])|$)/g;
+/**
+ * A DER key or certificate body in base64 (an ASN.1 SEQUENCE starts `MII`), even without its header (a parser's
+ * quote of a key file starts mid-way), after a newline escaped in JSON too.
+ */
+const DER_BODY = /(?<=^|[^A-Za-z0-9+/]|\\n)MII[A-Za-z0-9+/]{30,}={0,2}/g;
+/** A field that names a secret, in JSON (quoted, also inside a JSON string) or as `name=value` text. */
+const SECRET_FIELD =
+  /((?:\\?["'])?\b(?:(?:access|refresh|id|api|auth|session|feed|client)[_-]?(?:token|secret|key)|passwo?r?d|private[_-]?key|apikey)(?:\\?["'])?\s*[:=]\s*(?:\\?["'])?)(?!\[redacted)([^"'\s,&}\\]+)/gi;
+/** A generic `"token":` or `"secret":` key, only when quoted as a JSON key (plain text says "the token: …"). */
+const QUOTED_SECRET_KEY =
+  /(\\?["'][A-Za-z_]*(?:token|secret)\\?["']\s*:\s*(?:\\?["'])?)(?!\[redacted)([^"'\s,&}\\]+)/gi;
+/** Google OAuth refresh tokens (`1//0g…`), plain or URL-encoded. */
+const GOOGLE_REFRESH = /\b1(?:\/\/|%2F%2F)[\w-]{20,}/gi;
+/** Capability paths: feed and family links. */
+const CAPABILITY_PATH = /(\/(?:feeds?|family)\/)([A-Za-z0-9_-]{16,})/g;
+/** Cheap first look: a text without any of these holds none of the forms below. */
+const MAYBE_SECRET =
+  /bearer|basic|token|secret|key|passw|code=|sig|ya29|eyJ|\/(?:feeds?|family)\/[\w-]{16}|1(?:\/\/|%2F%2F)|-----BEGIN|MII/i;
+
+/**
+ * Masks secrets inside free text: `Bearer …`/`Basic …` credentials (as providers echo an Authorization header
+ * back in their error text), `token=…` query values, fields that name a secret (`"access_token": "…"`,
+ * `"clientSecret":"…"`, `client_secret=…`, also escaped inside a JSON string), PEM private keys and DER key
+ * bodies, Google access (`ya29.…`) and refresh (`1//…`) tokens, JWTs, and capability paths `/feeds/<token>`,
+ * `/family/<token>`. Used on every log line and on every error a run records.
+ */
+export function scrubSecrets(text: string): string {
+  if (!MAYBE_SECRET.test(text)) return text;
+  return text
+    .replace(PRIVATE_KEY, `-----BEGIN $1-----${CENSOR}`)
+    .replace(DER_BODY, CENSOR)
+    .replace(/\b(bearer|basic)(\s+|%20|\+)[A-Za-z0-9._~+/=-]+/gi, `$1$2${CENSOR}`)
+    .replace(/([?&](?:token|access_token|key|secret|code|sig|signature)=)[^&\s"']+/gi, `$1${CENSOR}`)
+    .replace(SECRET_FIELD, `$1${CENSOR}`)
+    .replace(QUOTED_SECRET_KEY, `$1${CENSOR}`)
+    .replace(GOOGLE_REFRESH, CENSOR)
+    .replace(/\bya29\.[\w.-]+/g, CENSOR)
+    .replace(/\beyJ[\w-]{8,}\.[\w-]{8,}\.[\w-]*/g, CENSOR)
+    .replace(CAPABILITY_PATH, (_m, p: string, t: string) => `${p}${maskToken(t)}`);
+}
+
+const SECRET_KEY_NAMES = new Set(SECRET_KEYS.map((k) => k.toLowerCase()));
+
+/**
+ * A log line's fields as they may be written: every string scrubbed, every field named like a secret censored,
+ * at any depth (pino's redaction paths cover fixed depths only: a provider error's `config.headers.Authorization`
+ * sits deeper). Copies; the caller's objects are left alone. Errors are left to the `err` serializer.
+ */
+export function scrubLogFields(value: unknown, depth = 0): unknown {
+  if (typeof value === 'string') return scrubSecrets(value);
+  if (value === null || typeof value !== 'object' || value instanceof Error || depth > 8) return value;
+  if (Array.isArray(value)) return value.map((v) => scrubLogFields(v, depth + 1));
+  const proto = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return value;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value))
+    out[k] = SECRET_KEY_NAMES.has(k.toLowerCase()) && v != null ? CENSOR : scrubLogFields(v, depth + 1);
+  return out;
+}
+
+/** The first few characters of a token, enough to tell two apart in an operator's eyes, never enough to use. */
+export function maskToken(token: string): string {
+  if (token.length <= 8) return CENSOR;
+  return `${token.slice(0, 4)}…`;
+}
