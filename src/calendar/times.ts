@@ -64,3 +64,27 @@ export function sessionTimeRangeZoned(
   const abbr = zoneAbbreviation(Date.parse(start), timeZone);
   return range.includes(abbr) ? range : `${range} ${abbr}`;
 }
+
+const dayNames = new Map<string, Intl.DateTimeFormat>();
+
+/**
+ * The day a session starts, named in the page's locale: "Tue 3 Mar" (short) or "Tuesday 3 March" (long). Pages
+ * name a day per session, so the formatter of each locale, zone and length is made once: a new
+ * Intl.DateTimeFormat and its first format took ~2 ms, a format alone ~0.03 ms (measured on the loaded 2-core
+ * machine), and the landing pages made three per session. Locales come from the configuration (templates), so the
+ * map stays small.
+ */
+export function sessionDay(
+  start: string,
+  timeZone: string,
+  locale: string,
+  length: 'short' | 'long',
+): string {
+  const key = `${locale}|${timeZone}|${length}`;
+  let f = dayNames.get(key);
+  if (!f) {
+    f = new Intl.DateTimeFormat(locale, { timeZone, weekday: length, day: 'numeric', month: length });
+    dayNames.set(key, f);
+  }
+  return f.format(Date.parse(start));
+}

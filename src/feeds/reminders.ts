@@ -1,4 +1,3 @@
-import { gzipSync } from 'node:zlib';
 // Reminder variants of a feed: the same calendar with a VALARM in every event that still takes place, chosen
 // by the parent when subscribing (`/feeds/<token>.ics?reminder=1h`). Made from the rendered bytes, so a variant
 // always says exactly what the plain feed says; Apple Calendar and Outlook honour VALARM, Google ignores it.
@@ -16,6 +15,11 @@ export const REMINDER_KEYS = Object.keys(REMINDERS) as ReminderKey[];
 export function isReminderKey(v: unknown): v is ReminderKey {
   return typeof v === 'string' && Object.hasOwn(REMINDERS, v);
 }
+
+import { promisify } from 'node:util';
+import { gzip } from 'node:zlib';
+
+const gzipAsync = promisify(gzip);
 
 const END_EVENT = '\r\nEND:VEVENT\r\n';
 
@@ -46,10 +50,16 @@ export function reminderEtag(etag: string, key: ReminderKey): string {
   return key === 'none' ? etag : `${etag}.${key}`;
 }
 
-/** Reminder variants of a rendered calendar, made on first request and dropped with it. */
-const variants = new WeakMap<{ body: Buffer }, Map<ReminderKey, { body: Buffer; gzip: Buffer }>>();
+/** A reminder variant: its bytes, and their gzip made on first ask. */
+export interface ReminderVariant {
+  body: Buffer;
+  gzip(): Promise<Buffer>;
+}
 
-export function reminderVariant(feed: { body: Buffer }, key: ReminderKey): { body: Buffer; gzip: Buffer } {
+/** Reminder variants of a rendered calendar, made on first request and dropped with it. */
+const variants = new WeakMap<{ body: Buffer }, Map<ReminderKey, ReminderVariant>>();
+
+export function reminderVariant(feed: { body: Buffer }, key: ReminderKey): ReminderVariant {
   let byKey = variants.get(feed);
   if (!byKey) {
     byKey = new Map();
@@ -58,7 +68,10 @@ export function reminderVariant(feed: { body: Buffer }, key: ReminderKey): { bod
   let v = byKey.get(key);
   if (!v) {
     const body = Buffer.from(withReminder(feed.body.toString('utf8'), key), 'utf8');
-    v = { body, gzip: gzipSync(body, { level: 6 }) };
+    // Compressed on zlib's thread pool, not the event loop: a large feed's gzip held the loop for tens of
+    // milliseconds, on every variant's first request (issue 28, "never a stall"). Asked once, shared by all.
+    let gzipped: Promise<Buffer> | undefined;
+    v = { body, gzip: () => (gzipped ??= gzipAsync(body, { level: 6 })) };
     byKey.set(key, v);
   }
   return v;

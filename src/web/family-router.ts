@@ -4,7 +4,8 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { gzipSync } from 'node:zlib';
+import { promisify } from 'node:util';
+import { gzip } from 'node:zlib';
 import express, { type Request, type Response, Router } from 'express';
 import type { FamilyAbsences } from '../families/absences.ts';
 import type { FamilyLinks } from '../feeds/family.ts';
@@ -52,18 +53,19 @@ export interface FamilyRouterOptions {
 /**
  * jsQR (Apache-2.0, no dependencies) as npm installed it: a small, long-stable QR decoder in plain JavaScript, so
  * "scan their QR code" works in browsers without BarcodeDetector (Firefox, desktop Chrome on Linux and Windows,
- * older Safari). Read and compressed once, on first request.
+ * older Safari). Read and compressed once, on first request; compressed on zlib's thread pool (its level-9 gzip
+ * held the event loop every other request waits on: issue 28, "never a stall").
  */
-let decoderCache: { body: Buffer; gzip: Buffer; etag: string } | undefined;
-function qrDecoder(): { body: Buffer; gzip: Buffer; etag: string } {
-  if (!decoderCache) {
+let decoderCache: Promise<{ body: Buffer; gzip: Buffer; etag: string }> | undefined;
+function qrDecoder(): Promise<{ body: Buffer; gzip: Buffer; etag: string }> {
+  decoderCache ??= (async () => {
     const body = readFileSync(createRequire(import.meta.url).resolve('jsqr'));
-    decoderCache = {
+    return {
       body,
-      gzip: gzipSync(body, { level: 9 }),
+      gzip: await promisify(gzip)(body, { level: 9 }),
       etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`,
     };
-  }
+  })();
   return decoderCache;
 }
 
@@ -118,9 +120,9 @@ export function familyRouter(opts: FamilyRouterOptions): Router {
   });
 
   // The QR decoder the landing pages' scanner loads where the browser has no BarcodeDetector for QR codes.
-  router.get('/qr-decoder.js', (req: Request, res: Response) => {
+  router.get('/qr-decoder.js', async (req: Request, res: Response) => {
     res.locals.route = '/family/qr-decoder.js';
-    const decoder = qrDecoder();
+    const decoder = await qrDecoder();
     setSecurityHeaders(res, opts.securityHeaders);
     res.setHeader('Content-Type', 'text/javascript; charset=utf-8');
     res.setHeader('Cache-Control', 'public, max-age=86400');
@@ -199,8 +201,8 @@ export function familyRouter(opts: FamilyRouterOptions): Router {
       res.status(304).end();
       return;
     }
-    const bytes = reminder === 'none' ? feed : reminderVariant(feed, reminder);
-    const body = enc === 'gzip' ? bytes.gzip : bytes.body;
+    const variant = reminder === 'none' ? null : reminderVariant(feed, reminder);
+    const body = enc !== 'gzip' ? (variant ?? feed).body : variant ? await variant.gzip() : feed.gzip;
     if (enc === 'gzip') res.setHeader('Content-Encoding', 'gzip');
     res.setHeader('Content-Disposition', 'inline; filename="family.ics"');
     res.setHeader('Content-Length', String(body.length));

@@ -373,7 +373,7 @@ export function feedsRouter(opts: FeedRouterOptions): Router {
     if (reminder === 'none') body = enc === 'br' ? await feed.br() : enc === 'gzip' ? feed.gzip : feed.body;
     else {
       const variant = reminderVariant(feed, reminder);
-      body = enc === 'gzip' ? variant.gzip : variant.body;
+      body = enc === 'gzip' ? await variant.gzip() : variant.body;
     }
     if (enc !== 'identity') headers.push('Content-Encoding', enc);
     headers.push('Content-Disposition', fixed.disposition, 'Content-Length', String(body.length));

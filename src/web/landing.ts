@@ -4,7 +4,7 @@
 // here is the QR code's SVG, which the qrcode package generates from the page's URL alone.
 import { createHash } from 'node:crypto';
 import QRCode from 'qrcode';
-import { sessionTimeRange } from '../calendar/times.ts';
+import { sessionDate, sessionDay, sessionTimeRange } from '../calendar/times.ts';
 import type { CalendarEvent } from '../calendar/types.ts';
 import { REMINDER_KEYS, REMINDERS, type ReminderKey } from '../feeds/reminders.ts';
 import type { FeedScope } from '../store/types.ts';
@@ -181,23 +181,9 @@ function buttonHtml(b: Button, cls: string, recommended: boolean): string {
   }>${h(b.label)}</a>`;
 }
 
-function dayKey(iso: string, timeZone: string): string {
-  return new Intl.DateTimeFormat('en-CA', {
-    timeZone,
-    year: 'numeric',
-    month: '2-digit',
-    day: '2-digit',
-  }).format(new Date(iso));
-}
-
 /** "Tue 3 Mar": how a reported absence names its session's day. */
 function shortDay(e: CalendarEvent, locale: string): string {
-  return new Intl.DateTimeFormat(locale, {
-    timeZone: e.timeZone,
-    weekday: 'short',
-    day: 'numeric',
-    month: 'short',
-  }).format(new Date(e.start));
+  return sessionDay(e.start, e.timeZone, locale, 'short');
 }
 
 /** A map of the venue: OpenStreetMap (a plain link, no script) and, on Android, the phone's maps app (geo:). */
@@ -225,12 +211,7 @@ export interface EventActions {
 
 function actionsHtml(e: CalendarEvent, locale: string, when: string, actions?: EventActions): string {
   if (!actions || e.status === 'cancelled') return '';
-  const day = new Intl.DateTimeFormat(locale, {
-    timeZone: e.timeZone,
-    weekday: 'long',
-    day: 'numeric',
-    month: 'long',
-  }).format(new Date(e.start));
+  const day = sessionDay(e.start, e.timeZone, locale, 'long');
   // Every session's link says which session it adds (its visible words first, for voice control).
   const label = `Add to my calendar: ${e.title}, ${day} ${when}`;
   const add = `<a class="act" href="${escapeHtml(actions.file(e))}" aria-label="${escapeHtml(label)}">Add to my calendar</a>`;
@@ -270,16 +251,11 @@ function upcomingHtml(
   const out: string[] = [];
   let day = '';
   for (const e of events) {
-    const key = dayKey(e.start, e.timeZone);
+    const key = sessionDate(e.start, e.timeZone);
     if (key !== day) {
       if (day) out.push('</ul></li>');
       day = key;
-      const label = new Intl.DateTimeFormat(locale, {
-        timeZone: e.timeZone,
-        weekday: 'long',
-        day: 'numeric',
-        month: 'long',
-      }).format(new Date(e.start));
+      const label = sessionDay(e.start, e.timeZone, locale, 'long');
       out.push(`<li class="day"><h3 class="date">${escapeHtml(label)}</h3><ul class="events">`);
     }
     out.push(eventHtml(e, locale, absences, actions));
