@@ -11,18 +11,21 @@
 // run it counts, so the timed runs have none).
 // Environment: BENCH_BASE (a commit), BENCH_ROUNDS (timed runs of each command and version; default 15).
 import { execFileSync, spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { freePort } from '../test/support/ports.ts';
 import { rostercalNodeFlags } from './support/node-flags.ts';
+import { runNode } from './support/run-node.ts';
 
 const ROOT = path.join(import.meta.dirname, '..');
 const BASE = process.env.BENCH_BASE ?? 'ff03535';
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 15);
 const NODE_FLAGS = rostercalNodeFlags();
 const COUNT_HOOK = path.join(ROOT, 'bench/support/count-modules.js');
+/** Writes the process's CPU time at exit (bench:sync's preload; both versions get it from this checkout). */
+const USAGE_HOOK = path.join(ROOT, 'bench/support/max-rss.js');
+let runs = 0;
 
 interface Version {
   name: string;
@@ -32,30 +35,26 @@ interface Version {
 
 interface Run {
   ms: number;
+  /** CPU time of the process (user + system): steadier than wall time on a machine others load. */
+  cpuMs: number;
   stdout: string;
   stderr: string;
 }
 
 async function rostercal(v: Version, argv: string[], extraFlags: string[] = []): Promise<Run> {
-  const t0 = performance.now();
-  const child = spawn(process.execPath, [...NODE_FLAGS, ...extraFlags, 'bin/rostercal.js', ...argv], {
-    cwd: v.root,
-    env: { ...process.env, LOG_LEVEL: 'warn', ...v.env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.on('data', (d: Buffer) => {
-    stdout += d.toString();
-  });
-  child.stderr!.on('data', (d: Buffer) => {
-    stderr += d.toString();
-  });
-  const [code] = (await once(child, 'exit')) as [number | null];
-  const ms = performance.now() - t0;
+  const usageFile = path.join(tmpdir(), `rostercal-bench-start-${process.pid}-${++runs}`);
+  const { ms, code, stdout, stderr } = await runNode(
+    [...NODE_FLAGS, '--import', USAGE_HOOK, ...extraFlags, 'bin/rostercal.js', ...argv],
+    {
+      cwd: v.root,
+      env: { ...process.env, LOG_LEVEL: 'warn', ...v.env, BENCH_RSS_FILE: usageFile },
+    },
+  );
   if (code !== 0)
     throw new Error(`${v.name}: rostercal ${argv.join(' ')} exited ${code}:\n${stderr.slice(-2000)}`);
-  return { ms, stdout, stderr };
+  const { cpuMs } = JSON.parse(await readFile(usageFile, 'utf8')) as { cpuMs: number };
+  await rm(usageFile, { force: true });
+  return { ms, cpuMs, stdout, stderr };
 }
 
 async function waitForSandbox(url: string): Promise<void> {
@@ -148,29 +147,32 @@ async function main(): Promise<void> {
   );
   // Warm the compile cache of both versions, so neither pays compilation in a timed run.
   for (const argv of commands) for (const v of versions) await rostercal(v, argv);
-  const times = new Map<string, number[]>();
+  const times = new Map<string, Run[]>();
   for (let round = 0; round < ROUNDS; round++) {
     for (const argv of commands) {
       // Alternate which version goes first, so a trend in the machine's load favours neither.
       const order = round % 2 ? [...versions].reverse() : versions;
       for (const v of order) {
         const key = `${argv[0]} ${v.name}`;
-        times.set(key, [...(times.get(key) ?? []), (await rostercal(v, argv)).ms]);
+        times.set(key, [...(times.get(key) ?? []), await rostercal(v, argv)]);
       }
     }
   }
   for (const argv of commands) {
-    const [before, after] = versions.map((v) => times.get(`${argv[0]} ${v.name}`)!);
-    const [mb, ma] = [median(before!), median(after!)];
+    const [before, after] = versions.map((v) => times.get(`${argv[0]} ${v.name}`)!) as [Run[], Run[]];
     console.log(`rostercal ${argv.join(' ')}:`);
     for (const [i, v] of versions.entries()) {
-      const xs = [before!, after!][i]!;
+      const xs = [before, after][i]!;
+      const wall = xs.map((x) => x.ms);
       console.log(
-        `  ${v.name.padEnd(14)} median ${ms(median(xs))}, min ${ms(Math.min(...xs))}, max ${ms(Math.max(...xs))}; ` +
-          `modules ${await modulesLoaded(v, argv)}`,
+        `  ${v.name.padEnd(14)} wall median ${ms(median(wall))} (min ${ms(Math.min(...wall))}, max ${ms(Math.max(...wall))}), ` +
+          `CPU median ${ms(median(xs.map((x) => x.cpuMs)))}; modules ${await modulesLoaded(v, argv)}`,
       );
     }
-    console.log(`  this / base: ${(ma / mb).toFixed(2)}× (median wall time, start to exit)`);
+    const ratio = (f: (r: Run) => number) => (median(after.map(f)) / median(before.map(f))).toFixed(2);
+    console.log(
+      `  this / base: wall ${ratio((x) => x.ms)}×, CPU ${ratio((x) => x.cpuMs)}× (medians; CPU is the steadier under load)`,
+    );
   }
   console.log(
     `load average at the end: ${loadavg()

@@ -12,13 +12,14 @@
 // process with the same flags (startup and module loading count on both sides); its peak RSS is its own
 // (bench/support/max-rss.js reports it at exit).
 //
-// Goals (issue 16): full sync ≤ 1.5× the floor on both stores; peak RSS ≤ 250 MB at school scale and ≤ 1.3× that
-// at district scale; an unchanged incremental sync < 1 s with ≤ 12 upstream requests.
+// Goals (issue 28, restated from issue 16's measured analysis): full sync ≤ 2.0× the floor on SQLite and ≤ 2.5× on
+// PostgreSQL at school scale, ≤ 1.5× and ≤ 2.0× at district scale; peak RSS ≤ 250 MB at school scale and ≤ 1.5×
+// that at district scale; an unchanged incremental sync < 1 s with ≤ 12 upstream requests.
 //
 // It also prints what the machine's processors allow: the CPU time every process spent while a full sync ran
 // (rostercal, the sandbox answering it, PostgreSQL's server; read from /proc/stat, so anything else running on the
 // machine counts too), divided by the number of processors. No scheduling can make the sync faster than that
-// bound for the same work; when the bound itself exceeds 1.5× the floor, the ratio goal asks for less CPU, not for
+// bound for the same work; when the bound itself exceeds the goal's multiple of the floor, the ratio goal asks for less CPU, not for
 // better overlap. The bound is optimistic: it counts each processor as adding a whole processor's work, which
 // shared or hyper-threaded ones do not.
 // Environment: BENCH_QUICK=1 (school scale only, one round: for repeated measurement), BENCH_SCALES (default
@@ -30,12 +31,13 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
-import { availableParallelism, tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { createTestDatabase, useTestPostgres } from '../test/support/pg.ts';
 import { startPostgresServer } from '../test/support/postgres-server.ts';
 import { rostercalNodeFlags } from './support/node-flags.ts';
+import { runNode } from './support/run-node.ts';
 
 const ROOT = path.join(import.meta.dirname, '..');
 const SEED = 7;
@@ -47,9 +49,13 @@ const NODE_FLAGS =
 const QUICK = process.env.BENCH_QUICK === '1';
 const SENSITIVE = process.env.BENCH_SENSITIVE === '1';
 const GOAL = {
-  ratio: 1.5,
+  /** Full sync ÷ floor, by scale and store (issue 28). */
+  ratio: {
+    school: { SQLite: 2.0, PostgreSQL: 2.5 },
+    district: { SQLite: 1.5, PostgreSQL: 2.0 },
+  } as Record<string, Record<Target['name'], number>>,
   schoolRssMb: 250,
-  districtGrowth: 1.3,
+  districtGrowth: 1.5,
   incrementalMs: 1000,
   incrementalRequests: 12,
 };
@@ -151,26 +157,10 @@ async function timed(
     `rostercal-bench-rss-${process.pid}-${Math.random().toString(36).slice(2)}`,
   );
   const busy0 = await machineBusyMs();
-  const t0 = performance.now();
-  const child = spawn(
-    process.execPath,
+  const { ms, code, stdout, stderr } = await runNode(
     [...NODE_FLAGS, '--import', path.join(ROOT, 'bench/support/max-rss.js'), ...argv],
-    {
-      cwd: ROOT,
-      env: { ...process.env, LOG_LEVEL: 'warn', ...env, BENCH_RSS_FILE: rssFile },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
+    { cwd: ROOT, env: { ...process.env, LOG_LEVEL: 'warn', ...env, BENCH_RSS_FILE: rssFile } },
   );
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.on('data', (d: Buffer) => {
-    stdout += d.toString();
-  });
-  child.stderr!.on('data', (d: Buffer) => {
-    stderr += d.toString();
-  });
-  const [code] = (await once(child, 'exit')) as [number | null];
-  const ms = performance.now() - t0;
   const busy1 = await machineBusyMs();
   const machineCpuMs = busy0 === null || busy1 === null ? null : busy1 - busy0;
   if (code !== 0) throw new Error(`${argv.join(' ')} exited ${code}:\n${stderr.slice(-2000)}`);
@@ -296,6 +286,11 @@ const median = (xs: number[]) => {
   const mid = sorted.length >> 1;
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 };
+/** The machine's load average (1, 5, 15 min): the machine is shared, and its load moves every figure. */
+const load = () =>
+  loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ');
 const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
 /** The shortest wall time the machine's processors allow for the CPU a run used (see the head comment). */
 const cpuBound = (m: Measured) => (m.machineCpuMs ?? 0) / CPUS;
@@ -324,7 +319,7 @@ async function main(): Promise<void> {
   ];
   console.log(
     `bench:sync: node ${NODE_FLAGS.join(' ') || '(no flags)'}, PostgreSQL from ${pgServer.source}, ` +
-      `sensitive rosters ${SENSITIVE ? 'on' : 'off'}, seed ${SEED}${QUICK ? ', quick' : ''}`,
+      `sensitive rosters ${SENSITIVE ? 'on' : 'off'}, seed ${SEED}${QUICK ? ', quick' : ''}; load average ${load()}`,
   );
   const results: ScaleResult[] = [];
   try {
@@ -337,33 +332,37 @@ async function main(): Promise<void> {
     await rm(work, { recursive: true, force: true });
   }
 
-  console.log('\ngoals (medians of the rounds; each ratio is of a floor and a sync run next to each other):');
+  console.log(
+    `\ngoals (medians of the rounds; each ratio is of a floor and a sync run next to each other; ` +
+      `load average at the end ${load()}):`,
+  );
   const peakOf = (r: ScaleResult) => Math.max(...r.rows.map((x) => x.full.maxRssMb));
   for (const r of results) {
     for (const target of targets) {
       const rows = r.rows.filter((x) => x.target === target.name);
       const ratio = median(rows.map((x) => x.full.ms / x.floor.ms));
+      const goal = GOAL.ratio[r.scale]?.[target.name] ?? GOAL.ratio.school![target.name];
       const inc = rows.map((x) => x.incremental);
       const incMs = median(inc.map((x) => x.ms));
       const incPullMs = median(inc.map((x) => x.pullMs!));
       const incReq = Math.max(...inc.map((x) => x.requests));
       console.log(
         `  ${r.scale} ${target.name}: full sync ${s(median(rows.map((x) => x.full.ms)))} = ${ratio.toFixed(2)}× the floor ` +
-          `(${s(median(rows.map((x) => x.floor.ms)))}; goal ≤ ${GOAL.ratio}×) ${verdict(ratio <= GOAL.ratio)}; ` +
+          `(${s(median(rows.map((x) => x.floor.ms)))}; goal ≤ ${goal}×) ${verdict(ratio <= goal)}; ` +
           `peak RSS ${mb(Math.max(...rows.map((x) => x.full.maxRssMb)))}; CPU time ` +
           `${median(rows.map((x) => x.full.cpuMs / x.floor.cpuMs)).toFixed(2)}× the floor's (steadier under load)`,
       );
       if (rows.every((x) => x.full.machineCpuMs !== null)) {
         const bound = median(rows.map((x) => cpuBound(x.full) / x.floor.ms));
         const cpu = median(rows.map((x) => x.full.machineCpuMs!));
-        // CPU the goal leaves room for: CPUS processors busy for the whole of 1.5× the floor.
-        const excess = median(rows.map((x) => x.full.machineCpuMs! - GOAL.ratio * x.floor.ms * CPUS));
+        // CPU the goal leaves room for: CPUS processors busy for the whole of the goal's multiple of the floor.
+        const excess = median(rows.map((x) => x.full.machineCpuMs! - goal * x.floor.ms * CPUS));
         console.log(
           `  ${r.scale} ${target.name}: the machine's CPU during the full sync, ${s(cpu)} on ${CPUS} processors, ` +
             `allows no less than ${bound.toFixed(2)}× the floor` +
-            (bound > GOAL.ratio
-              ? `: the ${GOAL.ratio}× goal cannot be met by overlap alone; it needs ≥ ${s(excess)} less CPU`
-              : ` (under ${GOAL.ratio}×: what keeps the sync from the goal is work that does not overlap)`),
+            (bound > goal
+              ? `: the ${goal}× goal cannot be met by overlap alone; it needs ≥ ${s(excess)} less CPU`
+              : ` (under ${goal}×: what keeps the sync from the goal is work that does not overlap)`),
         );
       }
       console.log(
