@@ -1,6 +1,6 @@
 // The schedule: node-cron jobs per school (incremental pull, full pull, and whatever later modules add, such as
 // push), with overlap prevention, job status in the store, and — through node-cron's RunCoordinator backed by
-// store.claimFire — exactly one runner per fire across every replica sharing the database.
+// store.runs.claimFire — exactly one runner per fire across every replica sharing the database.
 
 import cron, { type RunCoordinator, type ScheduledTask } from 'node-cron';
 import type { Config, SchoolConfig } from '../config.ts';
@@ -8,10 +8,11 @@ import { processOwner } from '../jobs/heartbeat.ts';
 import type { JobDefinition, JobOutcome } from '../jobs/job.ts';
 import type { PullKind, PullSummary } from '../jobs/pull-summary.ts';
 import { type Logger, silentLogger } from '../log.ts';
-import type { JobResult, JobStatusPatch, Store } from '../store/types.ts';
+import type { JobStatusPatch, Store } from '../store/types.ts';
 import type { UpstreamClient } from '../upstream/api.ts';
 import { Pace, SLOWED_DOWN } from './pace.ts';
 import { PullBusyError, PullInterruptedError, PullNotNeededError, pullSchool } from './pull.ts';
+import { spreadCron } from './spread.ts';
 
 export type FireEvent =
   | { type: 'claimed'; schoolId: string; job: string; fireTime: string; owner: string }
@@ -207,61 +208,73 @@ function pullJob(
   };
 }
 
-export async function startScheduler(opts: SchedulerOptions): Promise<SchedulerHandle> {
-  const { store } = opts;
-  const log = (opts.log ?? silentLogger).child({ component: 'scheduler' });
-  const owner = opts.owner ?? processOwner().id;
-  const now = opts.now ?? (() => new Date());
-  const running = new Set<Promise<unknown>>();
-  const entries: {
-    school: SchoolConfig;
-    job: JobDefinition;
-    task: ScheduledTask;
-    elect: (fireTime: string) => Promise<boolean>;
-  }[] = [];
-  const problems = new Map<string, string>();
-  const stopping = new AbortController();
-  let stopped = false;
+/** One scheduled job of a school: its cron task, and how a fire of it is elected across replicas. */
+interface Entry {
+  school: SchoolConfig;
+  job: JobDefinition;
+  task: ScheduledTask;
+  elect: (fireTime: string) => Promise<boolean>;
+}
 
-  const saveStatus = async (
-    schoolId: string,
-    job: string,
-    patch: Omit<JobStatusPatch, 'schoolId' | 'job'>,
-  ) => {
+/**
+ * Runs the jobs' fires: what each run writes to the job's status, the fires it lets pass and why, and the runs still
+ * going (stop waits for them).
+ */
+class JobRunner {
+  readonly running = new Set<Promise<unknown>>();
+  readonly #opts: SchedulerOptions;
+  readonly #log: Logger;
+  readonly #owner: string;
+  readonly #now: () => Date;
+
+  constructor(opts: SchedulerOptions, log: Logger, owner: string) {
+    this.#opts = opts;
+    this.#log = log;
+    this.#owner = owner;
+    this.#now = opts.now ?? (() => new Date());
+  }
+
+  async saveStatus(schoolId: string, job: string, patch: Omit<JobStatusPatch, 'schoolId' | 'job'>) {
     try {
-      await store.runs.saveJobStatus({ schoolId, job, ...patch });
+      await this.#opts.store.runs.saveJobStatus({ schoolId, job, ...patch });
     } catch (err) {
-      log.error({ err, schoolId, job }, 'could not save job status');
+      this.#log.error({ err, schoolId, job }, 'could not save job status');
     }
-  };
+  }
 
   /** A fire let pass: said in the log, the job's status (with why) and to onFire; the job's last run stands. */
-  const skipped = async (school: SchoolConfig, job: string, fireTime: string | null, reason: string) => {
-    log.info({ schoolId: school.id, job, ...(fireTime ? { fireTime } : {}) }, `fire skipped: ${reason}`);
-    await saveStatus(school.id, job, { lastSkippedAt: now().toISOString(), lastSkipReason: reason });
-    opts.onFire?.({ type: 'skipped', schoolId: school.id, job, fireTime, owner, reason });
-  };
+  async skipped(school: SchoolConfig, job: string, fireTime: string | null, reason: string) {
+    this.#log.info(
+      { schoolId: school.id, job, ...(fireTime ? { fireTime } : {}) },
+      `fire skipped: ${reason}`,
+    );
+    await this.saveStatus(school.id, job, {
+      lastSkippedAt: this.#now().toISOString(),
+      lastSkipReason: reason,
+    });
+    this.#opts.onFire?.({ type: 'skipped', schoolId: school.id, job, fireTime, owner: this.#owner, reason });
+  }
 
-  const track = <T>(p: Promise<T>): Promise<T> => {
-    running.add(p);
-    p.finally(() => running.delete(p)).catch(() => {});
+  #track<T>(p: Promise<T>): Promise<T> {
+    this.running.add(p);
+    p.finally(() => this.running.delete(p)).catch(() => {});
     return p;
-  };
+  }
 
   /** A job's fire; `after` settles when the work that follows its run (see JobContext.following) has too. */
-  const execute = (
+  execute(
     school: SchoolConfig,
     job: JobDefinition,
     task: ScheduledTask | null,
     fireTime: string | null,
-  ): { outcome: Promise<JobOutcome>; after: Promise<unknown> } => {
+  ): { outcome: Promise<JobOutcome>; after: Promise<unknown> } {
     const following: Promise<unknown>[] = [];
-    const outcome = track(
-      executeJob(school, job, task, fireTime, (work) => {
+    const outcome = this.#track(
+      this.#executeJob(school, job, task, fireTime, (work) => {
         following.push(
-          track(
+          this.#track(
             work.catch((err: unknown) =>
-              log.error({ err, schoolId: school.id, job: job.name }, 'the work after a job failed'),
+              this.#log.error({ err, schoolId: school.id, job: job.name }, 'the work after a job failed'),
             ),
           ),
         );
@@ -273,16 +286,22 @@ export async function startScheduler(opts: SchedulerOptions): Promise<SchedulerH
       () => Promise.all(following),
     );
     return { outcome, after };
-  };
+  }
 
-  const executeJob = async (
+  /** runNow and fire: the outcome once the work after the run has settled too (a pull's pushes). */
+  async executeAll(...args: Parameters<JobRunner['execute']>): Promise<JobOutcome> {
+    const { outcome, after } = this.execute(...args);
+    await after;
+    return outcome;
+  }
+
+  /** Why a fire is let pass before it runs (the upstream asked us to slow down, or the job says so), or null. */
+  async #letPass(
     school: SchoolConfig,
     job: JobDefinition,
     task: ScheduledTask | null,
     fireTime: string | null,
-    following: (work: Promise<unknown>) => void,
-  ) => {
-    const jobLog = log.child({ schoolId: school.id, job: job.name, ...(fireTime ? { fireTime } : {}) });
+  ): Promise<JobOutcome | null> {
     const deferred = fireTime ? (job.deferredUntil?.(new Date(fireTime)) ?? null) : null;
     // A deferred fire names the first fire of the schedule at or after the deferral: status shows it as next run.
     const resumes = deferred
@@ -292,12 +311,26 @@ export async function startScheduler(opts: SchedulerOptions): Promise<SchedulerH
       deferred && resumes
         ? `slowed down: ${deferred.why} — next pull at ${resumes.toISOString()}`
         : (job.skipReason?.() ?? null);
-    if (skip) {
-      await skipped(school, job.name, fireTime, skip);
-      if (resumes) await saveStatus(school.id, job.name, { nextRunAt: resumes.toISOString() });
-      const outcome = { status: 'skipped', error: skip } satisfies JobOutcome;
-      opts.onFire?.({ type: 'finished', schoolId: school.id, job: job.name, fireTime, owner, outcome });
-      return outcome;
+    if (!skip) return null;
+    await this.skipped(school, job.name, fireTime, skip);
+    if (resumes) await this.saveStatus(school.id, job.name, { nextRunAt: resumes.toISOString() });
+    return { status: 'skipped', error: skip };
+  }
+
+  async #executeJob(
+    school: SchoolConfig,
+    job: JobDefinition,
+    task: ScheduledTask | null,
+    fireTime: string | null,
+    following: (work: Promise<unknown>) => void,
+  ): Promise<JobOutcome> {
+    const owner = this.#owner;
+    const fired = { schoolId: school.id, job: job.name, fireTime, owner };
+    const jobLog = this.#log.child({ schoolId: school.id, job: job.name, ...(fireTime ? { fireTime } : {}) });
+    const passed = await this.#letPass(school, job, task, fireTime);
+    if (passed) {
+      this.#opts.onFire?.({ type: 'finished', ...fired, outcome: passed });
+      return passed;
     }
     let began = false;
     const started = async () => {
@@ -306,12 +339,12 @@ export async function startScheduler(opts: SchedulerOptions): Promise<SchedulerH
       // The next fire, not this one: a replica that dies now leaves a next run still ahead, and the run itself
       // reads as interrupted once this process stops beating (the owner below).
       const next = task?.getNextRun() ?? null;
-      await saveStatus(school.id, job.name, {
-        lastStartedAt: now().toISOString(),
+      await this.saveStatus(school.id, job.name, {
+        lastStartedAt: this.#now().toISOString(),
         owner: processOwner().id,
         ...(next ? { nextRunAt: next.toISOString() } : {}),
       });
-      opts.onFire?.({ type: 'started', schoolId: school.id, job: job.name, fireTime, owner });
+      this.#opts.onFire?.({ type: 'started', ...fired });
     };
     if (!job.reportsStart) await started();
     let outcome: JobOutcome;
@@ -323,134 +356,176 @@ export async function startScheduler(opts: SchedulerOptions): Promise<SchedulerH
     }
     const next = task?.getNextRun() ?? null;
     if (outcome.status === 'skipped') {
-      await skipped(school, job.name, fireTime, outcome.error ?? 'no reason given');
-      if (next) await saveStatus(school.id, job.name, { nextRunAt: next.toISOString() });
+      await this.skipped(school, job.name, fireTime, outcome.error ?? 'no reason given');
+      if (next) await this.saveStatus(school.id, job.name, { nextRunAt: next.toISOString() });
     } else {
-      await saveStatus(school.id, job.name, {
-        ...(began ? {} : { lastStartedAt: now().toISOString(), owner: processOwner().id }),
-        lastFinishedAt: now().toISOString(),
+      await this.saveStatus(school.id, job.name, {
+        ...(began ? {} : { lastStartedAt: this.#now().toISOString(), owner: processOwner().id }),
+        lastFinishedAt: this.#now().toISOString(),
         lastStatus: outcome.status,
         lastError: outcome.error ?? null,
         ...(next ? { nextRunAt: next.toISOString() } : {}),
       });
     }
-    opts.onFire?.({ type: 'finished', schoolId: school.id, job: job.name, fireTime, owner, outcome });
+    this.#opts.onFire?.({ type: 'finished', ...fired, outcome });
     return outcome;
-  };
-
-  /** runNow and fire: the outcome once the work after the run has settled too (a pull's pushes). */
-  const executeAll = async (...args: Parameters<typeof execute>): Promise<JobOutcome> => {
-    const { outcome, after } = execute(...args);
-    await after;
-    return outcome;
-  };
-
-  for (const school of opts.config.schools) {
-    const lock = new SchoolLock();
-    const pace = new Pace();
-    let client: UpstreamClient | null = null;
-    const clientOnce = () => {
-      client ??= opts.clientFor(school);
-      return client;
-    };
-    const jobs = [
-      pullJob(opts, school, 'incremental', lock, clientOnce, stopping.signal, owner, pace),
-      pullJob(opts, school, 'full', lock, clientOnce, stopping.signal, owner, pace),
-      ...(opts.extraJobs?.(school) ?? []),
-    ];
-    for (const job of jobs) {
-      const name = `${school.id}:${job.name}`;
-      // The fire this process won, handed from the coordinator to the task (noOverlap: one at a time per task).
-      let claimed: string | null = null;
-      /** Whether this replica runs the fire: exactly one replica sharing the store does. */
-      const elect = async (fireTime: string): Promise<boolean> => {
-        let won: boolean;
-        try {
-          won = await store.runs.claimFire(name, fireTime, owner);
-        } catch (err) {
-          // node-cron would print this to the console and skip the fire: say it through our logger, keep it
-          // for /readyz (no run can record it when the store is what failed), and skip.
-          const why = err instanceof Error ? err.message : String(err);
-          problems.set(
-            school.id,
-            `scheduled ${job.name} fire of ${fireTime} skipped: the store failed (${why})`,
-          );
-          log.error({ err, schoolId: school.id, job: job.name, fireTime }, 'fire skipped: the store failed');
-          opts.onFire?.({
-            type: 'skipped',
-            schoolId: school.id,
-            job: job.name,
-            fireTime,
-            owner,
-            reason: `store: ${why}`,
-          });
-          return false;
-        }
-        problems.delete(school.id);
-        opts.onFire?.({
-          type: won ? 'claimed' : 'not-elected',
-          schoolId: school.id,
-          job: job.name,
-          fireTime,
-          owner,
-        });
-        return won;
-      };
-      const coordinator: RunCoordinator = {
-        shouldRun: async (key: string) => {
-          const fireTime = key.slice(name.length + 1);
-          const won = await elect(fireTime);
-          if (won) claimed = fireTime;
-          return won;
-        },
-      };
-      const task = cron.createTask(
-        job.cron,
-        () => {
-          const fireTime = claimed;
-          claimed = null;
-          // Only the run: cron's next fire of this job must not wait for the work after it.
-          return execute(school, job, task, fireTime).outcome;
-        },
-        {
-          name,
-          timezone: school.timeZone,
-          noOverlap: true,
-          distributed: true,
-          runCoordinator: coordinator,
-        },
-      );
-      task.on('execution:overlap', () => {
-        // A full fire waiting its turn already stands for this one (its request is in the store).
-        void skipped(
-          school,
-          job.name,
-          null,
-          'overlap: the previous fire of this job is still running or waiting',
-        );
-      });
-      entries.push({ school, job, task, elect });
-    }
   }
+}
+
+/**
+ * Whether this replica runs a fire of the school's job: exactly one replica sharing the store does. The key is the
+ * job and its fire time, which every replica computes alike (spread.ts: the offset is the school's id's alone).
+ */
+function electorFor(
+  opts: SchedulerOptions,
+  log: Logger,
+  owner: string,
+  problems: Map<string, string>,
+  school: SchoolConfig,
+  job: JobDefinition,
+): (fireTime: string) => Promise<boolean> {
+  const name = `${school.id}:${job.name}`;
+  const said = { schoolId: school.id, job: job.name, owner };
+  return async (fireTime) => {
+    let won: boolean;
+    try {
+      won = await opts.store.runs.claimFire(name, fireTime, owner);
+    } catch (err) {
+      // node-cron would print this to the console and skip the fire: say it through our logger, keep it
+      // for /readyz (no run can record it when the store is what failed), and skip.
+      const why = err instanceof Error ? err.message : String(err);
+      problems.set(school.id, `scheduled ${job.name} fire of ${fireTime} skipped: the store failed (${why})`);
+      log.error({ err, schoolId: school.id, job: job.name, fireTime }, 'fire skipped: the store failed');
+      opts.onFire?.({ type: 'skipped', ...said, fireTime, reason: `store: ${why}` });
+      return false;
+    }
+    problems.delete(school.id);
+    opts.onFire?.({ type: won ? 'claimed' : 'not-elected', ...said, fireTime });
+    return won;
+  };
+}
+
+/** The cron task of a school's job, at the school's own moments of its schedule, elected across replicas. */
+function scheduleJob(
+  runner: JobRunner,
+  school: SchoolConfig,
+  job: JobDefinition,
+  elect: (fireTime: string) => Promise<boolean>,
+): Entry {
+  const name = `${school.id}:${job.name}`;
+  // The fire this process won, handed from the coordinator to the task (noOverlap: one at a time per task).
+  let claimed: string | null = null;
+  const coordinator: RunCoordinator = {
+    shouldRun: async (key: string) => {
+      const fireTime = key.slice(name.length + 1);
+      const won = await elect(fireTime);
+      if (won) claimed = fireTime;
+      return won;
+    },
+  };
+  const task = cron.createTask(
+    spreadCron(job.cron, school.id),
+    () => {
+      const fireTime = claimed;
+      claimed = null;
+      // Only the run: cron's next fire of this job must not wait for the work after it.
+      return runner.execute(school, job, task, fireTime).outcome;
+    },
+    { name, timezone: school.timeZone, noOverlap: true, distributed: true, runCoordinator: coordinator },
+  );
+  task.on('execution:overlap', () => {
+    // A full fire waiting its turn already stands for this one (its request is in the store).
+    void runner.skipped(
+      school,
+      job.name,
+      null,
+      'overlap: the previous fire of this job is still running or waiting',
+    );
+  });
+  return { school, job, task, elect };
+}
+
+/** A school's jobs: its pulls, serialised by one lock and paced together, and whatever later modules add. */
+function schoolJobs(
+  opts: SchedulerOptions,
+  school: SchoolConfig,
+  signal: AbortSignal,
+  owner: string,
+): JobDefinition[] {
+  const lock = new SchoolLock();
+  const pace = new Pace();
+  let client: UpstreamClient | null = null;
+  const clientOnce = () => {
+    client ??= opts.clientFor(school);
+    return client;
+  };
+  return [
+    pullJob(opts, school, 'incremental', lock, clientOnce, signal, owner, pace),
+    pullJob(opts, school, 'full', lock, clientOnce, signal, owner, pace),
+    ...(opts.extraJobs?.(school) ?? []),
+  ];
+}
+
+/** Stops firing, interrupts the pulls, and waits a bounded time for what still runs. */
+async function stopAll(
+  entries: Entry[],
+  runner: JobRunner,
+  stopping: AbortController,
+  log: Logger,
+  waitMs: number,
+): Promise<void> {
+  for (const { task } of entries) await task.destroy();
+  stopping.abort(new Error('the service is stopping'));
+  // Pulls end at once when interrupted; a push (or a store that hangs) gets a bounded wait, never an endless one.
+  let timer: NodeJS.Timeout | undefined;
+  const late = await Promise.race([
+    Promise.allSettled([...runner.running]).then(() => false),
+    new Promise<boolean>((r) => {
+      timer = setTimeout(() => r(true), waitMs);
+    }),
+  ]);
+  clearTimeout(timer);
+  if (late) log.warn({ jobs: runner.running.size, waitMs }, 'scheduler stopped with jobs still running');
+  else log.info('scheduler stopped');
+}
+
+export async function startScheduler(opts: SchedulerOptions): Promise<SchedulerHandle> {
+  const log = (opts.log ?? silentLogger).child({ component: 'scheduler' });
+  const owner = opts.owner ?? processOwner().id;
+  const runner = new JobRunner(opts, log, owner);
+  const problems = new Map<string, string>();
+  const stopping = new AbortController();
+  let stopped = false;
+
+  const entries: Entry[] = [];
+  for (const school of opts.config.schools)
+    for (const job of schoolJobs(opts, school, stopping.signal, owner))
+      entries.push(scheduleJob(runner, school, job, electorFor(opts, log, owner, problems, school, job)));
 
   for (const { school, job, task } of entries) {
     await task.start();
     const next = task.getNextRun();
-    await saveStatus(school.id, job.name, { nextRunAt: next ? next.toISOString() : null });
-    log.info({ schoolId: school.id, job: job.name, cron: job.cron, next }, 'job scheduled');
+    await runner.saveStatus(school.id, job.name, { nextRunAt: next ? next.toISOString() : null });
+    log.info(
+      { schoolId: school.id, job: job.name, cron: spreadCron(job.cron, school.id), next },
+      'job scheduled',
+    );
   }
 
+  const entry = (schoolId: string, jobName: string): Entry => {
+    const found = entries.find((e) => e.school.id === schoolId && e.job.name === jobName);
+    if (!found) throw new Error(`no job ${jobName} for school ${schoolId}`);
+    return found;
+  };
   return {
-    runNow: (schoolId, jobName) => {
-      const entry = entries.find((e) => e.school.id === schoolId && e.job.name === jobName);
-      if (!entry) return Promise.reject(new Error(`no job ${jobName} for school ${schoolId}`));
-      return executeAll(entry.school, entry.job, entry.task, null);
+    runNow: async (schoolId, jobName) => {
+      const { school, job, task } = entry(schoolId, jobName);
+      return runner.executeAll(school, job, task, null);
     },
     fire: async (schoolId, jobName, fireTime) => {
-      const entry = entries.find((e) => e.school.id === schoolId && e.job.name === jobName);
-      if (!entry) throw new Error(`no job ${jobName} for school ${schoolId}`);
-      if (stopped || !(await entry.elect(fireTime))) return null;
-      return executeAll(entry.school, entry.job, entry.task, fireTime);
+      const { school, job, task, elect } = entry(schoolId, jobName);
+      if (stopped || !(await elect(fireTime))) return null;
+      return runner.executeAll(school, job, task, fireTime);
     },
     problems: () => Object.fromEntries(problems),
     incrementalIntervalMs: (schoolId) => {
@@ -469,20 +544,7 @@ export async function startScheduler(opts: SchedulerOptions): Promise<SchedulerH
     stop: async () => {
       if (stopped) return;
       stopped = true;
-      for (const { task } of entries) await task.destroy();
-      stopping.abort(new Error('the service is stopping'));
-      // Pulls end at once when interrupted; a push (or a store that hangs) gets a bounded wait, never an endless one.
-      const waitMs = opts.stopWaitMs ?? 15_000;
-      let timer: NodeJS.Timeout | undefined;
-      const late = await Promise.race([
-        Promise.allSettled([...running]).then(() => false),
-        new Promise<boolean>((r) => {
-          timer = setTimeout(() => r(true), waitMs);
-        }),
-      ]);
-      clearTimeout(timer);
-      if (late) log.warn({ jobs: running.size, waitMs }, 'scheduler stopped with jobs still running');
-      else log.info('scheduler stopped');
+      await stopAll(entries, runner, stopping, log, opts.stopWaitMs ?? 15_000);
     },
   };
 }
