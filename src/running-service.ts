@@ -8,7 +8,8 @@ import { feedsAfterPull, storeFeedsOf } from './feeds/after-pull.ts';
 import { listFeedDefs } from './feeds/catalog.ts';
 import { FeedService } from './feeds/feed-service.ts';
 import { workerRenderer } from './feeds/school-renderer.ts';
-import { feedTokensAfterPull, prepareFeedTokens } from './feeds/trust.ts';
+import type { FeedTokens } from './feeds/tokens.ts';
+import { feedTokensAfterPull, prepareFeedTokens, type RotationGuard } from './feeds/trust.ts';
 import { type DemoPerson, pickDemoStaff } from './identity/demo-people.ts';
 import type { AfterPullStep } from './jobs/after-pull.ts';
 import { processOwner } from './jobs/heartbeat.ts';
@@ -68,133 +69,43 @@ export interface RunningService {
   close(): Promise<void>;
 }
 
+type Cleanup = (() => Promise<void>)[];
+
 export async function startService(opts: ServiceOptions): Promise<RunningService> {
   const log = opts.log ?? silentLogger;
   const say = opts.say ?? (() => {});
   // Its event loop answers feed requests while pulls and re-renders write: SQLite checkpoints go to a worker.
   const store = await openStoreFor(opts.config, { checkpointsOffThread: true });
-  const cleanup: (() => Promise<void>)[] = [() => store.close()];
+  const cleanup: Cleanup = [() => store.close()];
   try {
-    if (store.readOnly) {
-      // Serving must not depend on writing: a store that can only be read is served as it is.
-      say(
-        `the store can be read but not written (${store.readOnly}): serving what it has; no pull until it can be written and serve starts again`,
-      );
-      log.error({ reason: store.readOnly }, 'store opened read-only');
-      const known = new Set((await store.records.listSchools()).map((s) => s.id));
-      for (const s of opts.config.schools)
-        if (!known.has(s.id))
-          say(`${s.id}: not in the store, which cannot record it: nothing of it to serve`);
-    } else
-      for (const s of opts.config.schools)
-        await store.records.upsertSchool({ id: s.id, name: s.name, timeZone: s.timeZone });
-
-    // Refuses to start with a feed secret that did not make the store's feeds; repairs rotations the store lost.
-    const { tokens, guard, notes, journal } = await prepareFeedTokens({
-      store,
-      dataDir: opts.config.dataDir,
-      secret: opts.config.feedSecret,
-      schools: opts.config.schools.map((s) => s.id),
-    });
-    for (const line of notes) say(line);
-    for (const [school, why] of guard.unsure) {
-      say(`${school}: ${why}`);
-      log.error({ school }, why);
-    }
-    // This DATA_DIR keeps a copy of the store's rotation record: at start (above), every few seconds, at the end.
-    await guard.mirror();
-    guard.start((err) => log.error({ err, file: journal.file }, 'copying the feed rotation record failed'));
-    cleanup.unshift(() => guard.stop());
+    await registerSchools(store, opts.config, say, log);
+    const { tokens, guard } = await openFeedTokens(store, opts.config, cleanup, say, log);
     const metrics = createMetrics();
-    const onRender = (info: Parameters<typeof metrics.observeFeedRender>[0]) =>
-      metrics.observeFeedRender(info);
-    // The school's wording: the same for feeds, landing pages (which read the feeds), pushes and rosters.
-    const templates = (schoolId: string) =>
-      opts.config.schools.find((s) => s.id === schoolId)?.eventTemplates;
-    // Requests are answered from what the store has even when it refuses their writes; readiness says so.
-    const trouble = new StoreTrouble({ checkIntegrity: () => store.checkIntegrity() });
-    // The first check starts now: the first /readyz need not wait for all of it.
-    void trouble.damage();
-    const FEED_RENDERS = 'feed renders';
-    const onRequestWrite = (err: unknown) => {
-      if (trouble.write(FEED_RENDERS, err))
-        log.error(
-          { reason: (err as Error).message },
-          'a feed render could not be stored: feeds are answered from memory until the store takes writes again',
-        );
-    };
-    const feeds = new FeedService({ store, onRender, templates, onRequestWrite });
-    // Passes after a pull run on a worker thread: requests never wait on them.
-    const renderer = workerRenderer({
-      feeds,
-      store: opts.config.databaseUrl
-        ? { databaseUrl: opts.config.databaseUrl }
-        : { dataDir: opts.config.dataDir },
-      templates,
-      onRender,
-      onFallback: (reason) => log.warn({ reason }, 'feed re-render ran in-process: its worker could not'),
-    });
-    // Inside each pull, before its run is recorded: feed re-rendering (so a request costs a lookup); a pass that
-    // cannot store its renders fails the run. A pass that stored every render: the store takes them again.
-    const storeOutputs = storeFeedsOf({
-      feeds: renderer,
-      log,
-      onStored: (err) => trouble.write(FEED_RENDERS, err),
-    });
-    // After every pull, in order: feed tokens a lost database forgot, metrics, then pushing.
-    const steps: AfterPullStep[] = [
-      feedTokensAfterPull({ tokens, guard }),
-      feedsAfterPull({ metrics }),
-      pushStep,
-    ];
-    const afterPull = async (school: SchoolConfig, summary: PullSummary) => {
-      for (const step of steps) {
-        await step.run({ store, school, summary, log, flags: {}, print: (line) => log.info(line) });
-      }
-    };
-
+    const output = startFeedOutput(store, opts.config, metrics, log);
     const sync = await startSyncService({
       config: opts.config,
       store,
       log,
       initialPull: (opts.initialPull ?? true) ? 'auto' : 'none',
-      onPull: afterPull,
-      storeOutputs: (school) => storeOutputs(school.id),
+      onPull: afterPull(store, log, [
+        // After every pull, in order: feed tokens a lost database forgot, metrics, then pushing.
+        feedTokensAfterPull({ tokens, guard }),
+        feedsAfterPull({ metrics }),
+        pushStep,
+      ]),
+      storeOutputs: (school) => output.storeOutputs(school.id),
       // From a pull's first write to the end of its re-render, requests answer the stored bytes (FeedService).
-      whilePulling: (school) => feeds.holdRenders(school.id),
+      whilePulling: (school) => output.feeds.holdRenders(school.id),
       // Pushes also run on their own schedule (schools[].schedules.push), besides after each pull.
       extraJobs: (school) => pushJobs(store, school),
     });
     cleanup.unshift(() => sync.stop());
     // Before the scheduler stops: a re-render under way ends now instead of holding the pull's last step.
-    cleanup.unshift(() => renderer.close());
+    cleanup.unshift(() => output.renderer.close());
     const config = sync.config;
     if (sync.demoUrl) say(`demo sandbox school served at ${sync.demoUrl}`);
-
-    // A rotation from /admin replaced a live Google calendar: its target is pushed now, so the old calendar is
-    // deleted and the new one filled and offered within the push's time, not at the next pull or push fire.
-    const rotationPushes = new Set<Promise<unknown>>();
-    const onLiveRotated = (schoolId: string, targetIds: string[]) => {
-      const school = config.schools.find((s) => s.id === schoolId);
-      if (!school) return;
-      for (const target of targetIds) {
-        const p = pushSchool({ store, school, log, target })
-          .then((results) => {
-            for (const r of results)
-              if (r.status === 'failed')
-                log.error(
-                  { school: schoolId, target, error: r.errors.at(-1) },
-                  'push after a rotation failed: the next push finishes the rotation',
-                );
-          })
-          .catch((err) => log.error({ err, school: schoolId, target }, 'push after a rotation failed'))
-          .finally(() => rotationPushes.delete(p));
-        rotationPushes.add(p);
-      }
-    };
-    cleanup.unshift(async () => {
-      await Promise.allSettled([...rotationPushes]);
-    });
+    const rotations = rotationPushes(store, config, log);
+    cleanup.unshift(() => rotations.settle());
 
     // A refusal to write absences (403) is remembered until serve starts again: perhaps with a token that may.
     if (!store.readOnly)
@@ -206,33 +117,18 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
       log,
     });
     const demoMode = config.schools.every((s) => s.demo);
-    const auth = { ...config.auth, ...opts.staff };
-    // The demo's OpenID provider is loaded only when it runs: production never loads oidc-provider.
-    const demoIdp = demoMode && !auth.oidc ? (await import('./identity/demo-idp.ts')).createDemoIdp : null;
-    const staff = createStaffWeb({
+    const staff = await staffWeb({
+      opts,
+      config,
       store,
       tokens,
       log,
-      // The terminal when serve gives one; otherwise the provider's troubles go to the log.
-      ...(opts.say ? { say: opts.say } : {}),
-      publicUrl: config.publicUrl,
-      schools: config.schools,
-      config,
-      adminToken: opts.adminToken ?? null,
-      oidc: auth.oidc ?? null,
-      // The demo signs staff in through its own in-process identity provider (demo mode only).
-      demo: demoIdp ? { people: () => demoPeople(store, config.schools[0]!.id), createIdp: demoIdp } : null,
-      sessionIdleHours: auth.sessionIdleHours,
-      sessionMaxHours: auth.sessionMaxHours,
-      sensitiveRoles: auth.sensitiveRoles,
-      auditRetentionDays: auth.auditRetentionDays,
-      helpContact: auth.helpContact ?? null,
-      templatesDir: config.rosterTemplatesDir ?? null,
-      onLiveRotated,
+      demoMode,
+      onLiveRotated: rotations.push,
     });
     const app = createApp({
       store,
-      feeds,
+      feeds: output.feeds,
       metrics,
       publicUrl: config.publicUrl,
       logger: log,
@@ -243,28 +139,7 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
       ...(config.trustProxy !== undefined ? { trustProxy: config.trustProxy } : {}),
       ...(config.feedRateLimit ? { feedRateLimit: config.feedRateLimit } : {}),
       routers: { '/': staff.router },
-      readiness: {
-        // Three incremental intervals unless READY_MAX_PULL_AGE_MINUTES says otherwise, and never less than the
-        // longest the pace holds pulls back after 429s plus a few minutes: an every-minute schedule that an
-        // upstream slowed down (or one long full pull) is not a replica to take out of service.
-        maxPullAgeMs: (schoolId) => {
-          if (config.readyMaxPullAgeMinutes) return config.readyMaxPullAgeMinutes * 60_000;
-          const interval = sync.scheduler.incrementalIntervalMs(schoolId);
-          return interval === null ? null : Math.max(3 * interval, MAX_PACE_DEFERRAL_MS + 5 * 60_000);
-        },
-        // A real write: this process's heartbeat (what every run of it needs to be written anyway). A store
-        // opened read-only says why rather than SQLite's "attempt to write a readonly database".
-        probeWrite: () =>
-          store.readOnly
-            ? Promise.reject(
-                new Error(
-                  `${store.readOnly} (opened read-only at start; start serve again once it can be written)`,
-                ),
-              )
-            : store.runs.beat(processOwner(), new Date().toISOString()),
-        schedulerProblems: () => sync.scheduler.problems(),
-        storeTrouble: trouble,
-      },
+      readiness: readiness(store, config, sync, output.trouble),
     });
     const server: RunningServer = await startServer(app, {
       port: opts.port ?? config.port,
@@ -274,42 +149,17 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
     staff.start();
     cleanup.unshift(async () => staff.stop());
 
-    const base = config.publicUrl.replace(/\/+$/, '');
     return {
       url: server.url,
       sandboxUrl: sync.demoUrl,
       config,
       store,
-      feeds,
+      feeds: output.feeds,
       metrics,
       scheduler: sync.scheduler,
       initialPulls: sync.initialPulls,
       demoPeople: () => (demoMode ? demoPeople(store, config.schools[0]!.id) : Promise.resolve([])),
-      async sampleFeeds() {
-        const school = config.schools[0];
-        if (!school) return [];
-        const defs = await listFeedDefs(store, school.id);
-        const out: SampleFeed[] = [];
-        for (const scope of ['team', 'student', 'staff', 'activity'] as const) {
-          // The first few subjects of the scope: show one whose calendar has something in it.
-          for (const def of defs.filter((d) => d.scope === scope).slice(0, 25)) {
-            const rendered = await feeds.get(school.id, scope, def.scopeId);
-            if (!rendered?.eventCount) continue;
-            // None while no rotation record vouches for the feed secret.
-            if (guard.reason(school.id) !== null) return out;
-            const issued = await tokens.ensure(school.id, scope, def.scopeId);
-            if (issued.token)
-              out.push({
-                schoolId: school.id,
-                scope,
-                name: def.calendarName,
-                url: `${base}/feeds/${issued.token}`,
-              });
-            break;
-          }
-        }
-        return out;
-      },
+      sampleFeeds: () => sampleFeeds(store, config, output.feeds, { tokens, guard }),
       async close() {
         for (const step of cleanup) await step().catch((err) => log.error({ err }, 'shutdown step failed'));
       },
@@ -318,6 +168,224 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
     for (const step of cleanup) await step().catch(() => {});
     throw err;
   }
+}
+
+/** Every configured school in the store; a store that can only be read is served as it is. */
+async function registerSchools(store: Store, config: Config, say: (line: string) => void, log: Logger) {
+  if (!store.readOnly) {
+    for (const s of config.schools)
+      await store.records.upsertSchool({ id: s.id, name: s.name, timeZone: s.timeZone });
+    return;
+  }
+  // Serving must not depend on writing.
+  say(
+    `the store can be read but not written (${store.readOnly}): serving what it has; no pull until it can be written and serve starts again`,
+  );
+  log.error({ reason: store.readOnly }, 'store opened read-only');
+  const known = new Set((await store.records.listSchools()).map((s) => s.id));
+  for (const s of config.schools)
+    if (!known.has(s.id)) say(`${s.id}: not in the store, which cannot record it: nothing of it to serve`);
+}
+
+/** Refuses to start with a feed secret that did not make the store's feeds; repairs rotations the store lost. */
+async function openFeedTokens(
+  store: Store,
+  config: Config,
+  cleanup: Cleanup,
+  say: (line: string) => void,
+  log: Logger,
+) {
+  const { tokens, guard, notes, journal } = await prepareFeedTokens({
+    store,
+    dataDir: config.dataDir,
+    secret: config.feedSecret,
+    schools: config.schools.map((s) => s.id),
+  });
+  for (const line of notes) say(line);
+  for (const [school, why] of guard.unsure) {
+    say(`${school}: ${why}`);
+    log.error({ school }, why);
+  }
+  // This DATA_DIR keeps a copy of the store's rotation record: at start (above), every few seconds, at the end.
+  await guard.mirror();
+  guard.start((err) => log.error({ err, file: journal.file }, 'copying the feed rotation record failed'));
+  cleanup.unshift(() => guard.stop());
+  return { tokens, guard };
+}
+
+/** Feeds as requests read them, their re-render after each pull (on a worker), and the store's write trouble. */
+function startFeedOutput(store: Store, config: Config, metrics: Metrics, log: Logger) {
+  const onRender = (info: Parameters<typeof metrics.observeFeedRender>[0]) => metrics.observeFeedRender(info);
+  // The school's wording: the same for feeds, landing pages (which read the feeds), pushes and rosters.
+  const templates = (schoolId: string) => config.schools.find((s) => s.id === schoolId)?.eventTemplates;
+  // Requests are answered from what the store has even when it refuses their writes; readiness says so.
+  const trouble = new StoreTrouble({ checkIntegrity: () => store.checkIntegrity() });
+  // The first check starts now: the first /readyz need not wait for all of it.
+  void trouble.damage();
+  const FEED_RENDERS = 'feed renders';
+  const onRequestWrite = (err: unknown) => {
+    if (trouble.write(FEED_RENDERS, err))
+      log.error(
+        { reason: (err as Error).message },
+        'a feed render could not be stored: feeds are answered from memory until the store takes writes again',
+      );
+  };
+  const feeds = new FeedService({ store, onRender, templates, onRequestWrite });
+  // Passes after a pull run on a worker thread: requests never wait on them.
+  const renderer = workerRenderer({
+    feeds,
+    store: config.databaseUrl ? { databaseUrl: config.databaseUrl } : { dataDir: config.dataDir },
+    templates,
+    onRender,
+    onFallback: (reason) => log.warn({ reason }, 'feed re-render ran in-process: its worker could not'),
+  });
+  // Inside each pull, before its run is recorded: feed re-rendering (so a request costs a lookup); a pass that
+  // cannot store its renders fails the run. A pass that stored every render: the store takes them again.
+  const storeOutputs = storeFeedsOf({
+    feeds: renderer,
+    log,
+    onStored: (err) => trouble.write(FEED_RENDERS, err),
+  });
+  return { feeds, renderer, storeOutputs, trouble };
+}
+
+function afterPull(store: Store, log: Logger, steps: AfterPullStep[]) {
+  return async (school: SchoolConfig, summary: PullSummary) => {
+    for (const step of steps) {
+      await step.run({ store, school, summary, log, flags: {}, print: (line) => log.info(line) });
+    }
+  };
+}
+
+/**
+ * A rotation from /admin replaced a live Google calendar: its target is pushed now, so the old calendar is
+ * deleted and the new one filled and offered within the push's time, not at the next pull or push fire.
+ */
+function rotationPushes(store: Store, config: Config, log: Logger) {
+  const running = new Set<Promise<unknown>>();
+  const push = (schoolId: string, targetIds: string[]) => {
+    const school = config.schools.find((s) => s.id === schoolId);
+    if (!school) return;
+    for (const target of targetIds) {
+      const p = pushSchool({ store, school, log, target })
+        .then((results) => {
+          for (const r of results)
+            if (r.status === 'failed')
+              log.error(
+                { school: schoolId, target, error: r.errors.at(-1) },
+                'push after a rotation failed: the next push finishes the rotation',
+              );
+        })
+        .catch((err) => log.error({ err, school: schoolId, target }, 'push after a rotation failed'))
+        .finally(() => running.delete(p));
+      running.add(p);
+    }
+  };
+  return {
+    push,
+    settle: async () => {
+      await Promise.allSettled([...running]);
+    },
+  };
+}
+
+async function staffWeb(parts: {
+  opts: ServiceOptions;
+  config: Config;
+  store: Store;
+  tokens: FeedTokens;
+  log: Logger;
+  demoMode: boolean;
+  onLiveRotated: (schoolId: string, targetIds: string[]) => void;
+}) {
+  const { opts, config, store, demoMode } = parts;
+  const auth = { ...config.auth, ...opts.staff };
+  // The demo's OpenID provider is loaded only when it runs: production never loads oidc-provider.
+  const demoIdp = demoMode && !auth.oidc ? (await import('./identity/demo-idp.ts')).createDemoIdp : null;
+  return createStaffWeb({
+    store,
+    tokens: parts.tokens,
+    log: parts.log,
+    // The terminal when serve gives one; otherwise the provider's troubles go to the log.
+    ...(opts.say ? { say: opts.say } : {}),
+    publicUrl: config.publicUrl,
+    schools: config.schools,
+    config,
+    adminToken: opts.adminToken ?? null,
+    oidc: auth.oidc ?? null,
+    // The demo signs staff in through its own in-process identity provider (demo mode only).
+    demo: demoIdp ? { people: () => demoPeople(store, config.schools[0]!.id), createIdp: demoIdp } : null,
+    sessionIdleHours: auth.sessionIdleHours,
+    sessionMaxHours: auth.sessionMaxHours,
+    sensitiveRoles: auth.sensitiveRoles,
+    auditRetentionDays: auth.auditRetentionDays,
+    helpContact: auth.helpContact ?? null,
+    templatesDir: config.rosterTemplatesDir ?? null,
+    onLiveRotated: parts.onLiveRotated,
+  });
+}
+
+function readiness(
+  store: Store,
+  config: Config,
+  sync: { scheduler: SchedulerHandle },
+  trouble: StoreTrouble,
+): NonNullable<Parameters<typeof createApp>[0]['readiness']> {
+  return {
+    // Three incremental intervals unless READY_MAX_PULL_AGE_MINUTES says otherwise, and never less than the
+    // longest the pace holds pulls back after 429s plus a few minutes: an every-minute schedule that an
+    // upstream slowed down (or one long full pull) is not a replica to take out of service.
+    maxPullAgeMs: (schoolId) => {
+      if (config.readyMaxPullAgeMinutes) return config.readyMaxPullAgeMinutes * 60_000;
+      const interval = sync.scheduler.incrementalIntervalMs(schoolId);
+      return interval === null ? null : Math.max(3 * interval, MAX_PACE_DEFERRAL_MS + 5 * 60_000);
+    },
+    // A real write: this process's heartbeat (what every run of it needs to be written anyway). A store
+    // opened read-only says why rather than SQLite's "attempt to write a readonly database".
+    probeWrite: () =>
+      store.readOnly
+        ? Promise.reject(
+            new Error(
+              `${store.readOnly} (opened read-only at start; start serve again once it can be written)`,
+            ),
+          )
+        : store.runs.beat(processOwner(), new Date().toISOString()),
+    schedulerProblems: () => sync.scheduler.problems(),
+    storeTrouble: trouble,
+  };
+}
+
+/** One working feed URL per scope kind of the first school (for the demo banner). */
+async function sampleFeeds(
+  store: Store,
+  config: Config,
+  feeds: FeedService,
+  trust: { tokens: FeedTokens; guard: RotationGuard },
+): Promise<SampleFeed[]> {
+  const school = config.schools[0];
+  if (!school) return [];
+  const base = config.publicUrl.replace(/\/+$/, '');
+  const defs = await listFeedDefs(store, school.id);
+  const out: SampleFeed[] = [];
+  for (const scope of ['team', 'student', 'staff', 'activity'] as const) {
+    // The first few subjects of the scope: show one whose calendar has something in it.
+    for (const def of defs.filter((d) => d.scope === scope).slice(0, 25)) {
+      const rendered = await feeds.get(school.id, scope, def.scopeId);
+      if (!rendered?.eventCount) continue;
+      // None while no rotation record vouches for the feed secret.
+      if (trust.guard.reason(school.id) !== null) return out;
+      const issued = await trust.tokens.ensure(school.id, scope, def.scopeId);
+      if (issued.token)
+        out.push({
+          schoolId: school.id,
+          scope,
+          name: def.calendarName,
+          url: `${base}/feeds/${issued.token}`,
+        });
+      break;
+    }
+  }
+  return out;
 }
 
 async function demoPeople(store: Store, schoolId: string): Promise<DemoPerson[]> {

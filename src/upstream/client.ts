@@ -95,6 +95,28 @@ export const ENDPOINTS = {
 export const STUDENTS_MAX_PAGE_LENGTH = 200;
 
 export function createUpstreamClient(opts: UpstreamClientOptions): UpstreamClient {
+  const { transport, stats } = openTransport(opts);
+  const onMalformed = opts.onMalformed ?? (() => {});
+  const pagesAhead = opts.pagesAhead ?? PAGES_AHEAD;
+  if (!(Number.isSafeInteger(pagesAhead) && pagesAhead >= 0)) {
+    throw new RangeError('upstream client option "pagesAhead" must be a whole number ≥ 0');
+  }
+  const calls = clientCalls(transport, onMalformed, pagesAhead);
+  return {
+    ...listings(calls),
+    ...singleReads(calls, transport),
+    ...sessionWrites(calls),
+    ...userWrites(calls),
+    ...absenceWrites(calls),
+    stats: () => stats.snapshot(),
+    totals: () => stats.totals(),
+  };
+}
+
+type Transport = ReturnType<typeof createTransport>;
+
+/** The options checked, and the transport (auth, pacing, backoff, typed errors, stats) they describe. */
+function openTransport(opts: UpstreamClientOptions): { transport: Transport; stats: StatsRecorder } {
   const baseUrl = checkBaseUrl(opts.baseUrl);
   if (typeof opts.token !== 'string' || opts.token.trim() === '') {
     throw new TypeError('upstream client option "token" must be a non-empty string');
@@ -123,14 +145,19 @@ export function createUpstreamClient(opts: UpstreamClientOptions): UpstreamClien
     onRetry: opts.onRetry,
     userAgent: opts.userAgent ?? 'rostercal',
   });
-  const onMalformed = opts.onMalformed ?? (() => {});
-  const pagesAhead = opts.pagesAhead ?? PAGES_AHEAD;
-  if (!(Number.isSafeInteger(pagesAhead) && pagesAhead >= 0)) {
-    throw new RangeError('upstream client option "pagesAhead" must be a whole number ≥ 0');
-  }
+  return { transport, stats };
+}
 
+/** What every endpoint is made of: paged reads, single reads, checked bodies and writes. */
+function clientCalls(transport: Transport, onMalformed: (m: MalformedRecord) => void, pagesAhead: number) {
   const pages = <S extends z.ZodType, T>(ep: ListEndpoint<S, T>, params: object | undefined) =>
     paginate(transport, ep, asQuery(params), onMalformed, pagesAhead);
+
+  const expect = <S extends z.ZodType>(schema: S, body: unknown, endpoint: string): z.output<S> => {
+    const parsed = schema.safeParse(body);
+    if (!parsed.success) throw new InvalidResponseError(endpoint, 200, issueReason(parsed.error.issues));
+    return parsed.data;
+  };
 
   /** A single-record read (`GET /sessions/{id}`, `GET /teams/{id}`): its envelope, checked. */
   const single = async (endpoint: string, path: string, params: object | undefined) => {
@@ -159,15 +186,30 @@ export function createUpstreamClient(opts: UpstreamClientOptions): UpstreamClien
     return out;
   };
 
-  const expect = <S extends z.ZodType>(schema: S, body: unknown, endpoint: string): z.output<S> => {
-    const parsed = schema.safeParse(body);
-    if (!parsed.success) throw new InvalidResponseError(endpoint, 200, issueReason(parsed.error.issues));
-    return parsed.data;
-  };
-
   const write = (method: 'POST' | 'PATCH' | 'DELETE', path: string, body: unknown) =>
     transport.json({ method, endpoint: `${method} ${path}`, path, query: '', body, read: false });
 
+  return { onMalformed, pages, expect, single, writeRecords, write };
+}
+
+type Calls = ReturnType<typeof clientCalls>;
+
+type ListingName =
+  | 'sessions'
+  | 'teams'
+  | 'students'
+  | 'studentTeams'
+  | 'attendanceRecords'
+  | 'users'
+  | 'incidents'
+  | 'locations'
+  | 'departments'
+  | 'yearGroups'
+  | 'activities'
+  | 'activitySelections'
+  | 'preExplainedAbsences';
+
+function listings({ pages }: Calls): Pick<UpstreamClient, ListingName> {
   return {
     sessions: (params?: SessionListParams) => pages(ENDPOINTS.sessions, params),
     teams: (params) => pages(ENDPOINTS.teams, params),
@@ -189,7 +231,14 @@ export function createUpstreamClient(opts: UpstreamClientOptions): UpstreamClien
     activities: (params) => pages(ENDPOINTS.activities, params),
     activitySelections: (params) => pages(ENDPOINTS.activitySelections, params),
     preExplainedAbsences: (params) => pages(ENDPOINTS.preExplainedAbsences, params),
+  };
+}
 
+function singleReads(
+  { single, onMalformed }: Calls,
+  transport: Transport,
+): Pick<UpstreamClient, 'session' | 'team' | 'sessionsIcs'> {
+  return {
     async session(id, params) {
       const endpoint = 'GET /sessions/{id}';
       const path = `/sessions/${checkId(id, 'id')}`;
@@ -233,7 +282,14 @@ export function createUpstreamClient(opts: UpstreamClientOptions): UpstreamClien
         read: true,
       });
     },
+  };
+}
 
+function sessionWrites({
+  expect,
+  write,
+}: Calls): Pick<UpstreamClient, 'createSessions' | 'updateSessions' | 'deleteSessions'> {
+  return {
     async createSessions(body) {
       const sent = { ...body, sessions: body.sessions.map((s, i) => sessionWire(s, `sessions[${i}]`)) };
       const res = expect(zCreatedSessions, await write('POST', '/sessions', sent), 'POST /sessions');
@@ -248,7 +304,15 @@ export function createUpstreamClient(opts: UpstreamClientOptions): UpstreamClien
     async deleteSessions(body) {
       await write('DELETE', '/sessions', body);
     },
+  };
+}
 
+function userWrites({
+  expect,
+  write,
+  writeRecords,
+}: Calls): Pick<UpstreamClient, 'createUsers' | 'updateUsers'> {
+  return {
     async createUsers(body): Promise<UserWriteResult[]> {
       const res = expect(zUsersResponse, await write('POST', '/users', body), 'POST /users');
       return writeRecords(res.users, zUserWriteResult, normaliseUserWriteResult, 'POST /users');
@@ -257,29 +321,28 @@ export function createUpstreamClient(opts: UpstreamClientOptions): UpstreamClien
       const res = expect(zUsersResponse, await write('PATCH', '/users', body), 'PATCH /users');
       return writeRecords(res.users, zUserWriteResult, normaliseUserWriteResult, 'PATCH /users');
     },
+  };
+}
 
-    async createAbsences(absences): Promise<PreExplainedAbsence[]> {
-      const endpoint = 'POST /pre-explained-absences';
-      const sent = {
-        preExplainedAbsences: absences.map((a, i) => absenceWire(a, `preExplainedAbsences[${i}]`)),
-      };
-      const res = expect(zDataArrayResponse, await write('POST', '/pre-explained-absences', sent), endpoint);
-      return writeRecords(res.data, zAbsence, normaliseAbsence, endpoint);
-    },
-    async updateAbsences(absences): Promise<PreExplainedAbsence[]> {
-      const endpoint = 'PATCH /pre-explained-absences';
-      const sent = {
-        preExplainedAbsences: absences.map((a, i) => absenceWire(a, `preExplainedAbsences[${i}]`)),
-      };
-      const res = expect(zDataArrayResponse, await write('PATCH', '/pre-explained-absences', sent), endpoint);
-      return writeRecords(res.data, zAbsence, normaliseAbsence, endpoint);
-    },
+function absenceWrites({
+  expect,
+  write,
+  writeRecords,
+}: Calls): Pick<UpstreamClient, 'createAbsences' | 'updateAbsences' | 'deleteAbsences'> {
+  const send = async (method: 'POST' | 'PATCH', absences: AbsenceWrite[]): Promise<PreExplainedAbsence[]> => {
+    const endpoint = `${method} /pre-explained-absences`;
+    const sent = {
+      preExplainedAbsences: absences.map((a, i) => absenceWire(a, `preExplainedAbsences[${i}]`)),
+    };
+    const res = expect(zDataArrayResponse, await write(method, '/pre-explained-absences', sent), endpoint);
+    return writeRecords(res.data, zAbsence, normaliseAbsence, endpoint);
+  };
+  return {
+    createAbsences: (absences) => send('POST', absences),
+    updateAbsences: (absences) => send('PATCH', absences),
     async deleteAbsences(ids) {
       await write('DELETE', '/pre-explained-absences', { ids });
     },
-
-    stats: () => stats.snapshot(),
-    totals: () => stats.totals(),
   };
 }
 
