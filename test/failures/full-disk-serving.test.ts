@@ -12,21 +12,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
 import { type Child, rostercal } from '../support/cli.ts';
 import { freePort } from '../support/ports.ts';
+import { until } from '../support/until.ts';
 
 async function stopped(child: Child): Promise<void> {
   if (child.proc.exitCode === null) child.proc.kill('SIGTERM');
   await child.exit;
-}
-
-/** Polls until `check` returns a value (not undefined), for at most `ms`. */
-async function until<T>(ms: number, check: () => T | undefined | Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`nothing after ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
 }
 
 /** SQLite's words for a full disk, or (a store a worker opened on the full disk) why it opened read-only. */
@@ -110,8 +100,11 @@ describe('a full disk under `rostercal serve` (DATA_DIR on a 48 MB tmpfs)', () =
       await serve.waitFor(/Stop with Ctrl-C/, 90_000);
       // Two scheduled pulls and their re-renders (the first renders every feed `feeds list` issued) before the
       // disk fills: what follows is the pull that reads the change alone.
-      await until(90_000, () =>
-        (serve.output().match(/"msg":"feeds re-rendered"/g) ?? []).length >= 2 ? true : undefined,
+      await until(
+        'two re-renders',
+        () => (serve.output().match(/"msg":"feeds re-rendered"/g) ?? []).length >= 2,
+        90_000,
+        250,
       );
       const base = `http://127.0.0.1:${port}`;
       const fetchAll = async () => {
@@ -148,15 +141,20 @@ describe('a full disk under `rostercal serve` (DATA_DIR on a 48 MB tmpfs)', () =
 
       // The next pull's outcome: a pull started after the change that finished (its re-render with it), or a
       // fire that could not start one.
-      await until(90_000, () => {
-        const since = serve.output().slice(mark);
-        if (/fire skipped: the store failed/.test(since)) return true;
-        const started = since.indexOf('"msg":"pull started"');
-        if (started < 0) return undefined;
-        return /"msg":"(feed re-render failed|feeds re-rendered|pull failed)"/.test(since.slice(started))
-          ? true
-          : undefined;
-      });
+      await until(
+        'the next pull',
+        () => {
+          const since = serve.output().slice(mark);
+          if (/fire skipped: the store failed/.test(since)) return true;
+          const started = since.indexOf('"msg":"pull started"');
+          return (
+            started >= 0 &&
+            /"msg":"(feed re-render failed|feeds re-rendered|pull failed)"/.test(since.slice(started))
+          );
+        },
+        90_000,
+        250,
+      );
 
       const answers = await fetchAll();
       const failed = answers.filter((a) => a.status !== 200);

@@ -10,8 +10,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FeedListing } from '../../src/cli/feeds.ts';
 import { listFeedDefs } from '../../src/feeds/catalog.ts';
 import { FeedService } from '../../src/feeds/feed-service.ts';
-import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
+import type { Sandbox } from '../../src/sandbox/index.ts';
 import { type Child, rostercal } from '../support/cli.ts';
+import { startWeekSandbox } from '../support/clock.ts';
 import { type Harness, startHarness } from './harness.ts';
 
 describe('rostercal serve, restarted', () => {
@@ -21,7 +22,7 @@ describe('rostercal serve, restarted', () => {
   const children: Child[] = [];
 
   beforeAll(async () => {
-    sandbox = await startSandbox({ seed: 5, scale: 'small' });
+    sandbox = await startWeekSandbox({ seed: 5, scale: 'small' });
     dir = mkdtempSync(path.join(tmpdir(), 'rostercal-rendered-'));
     env = {
       DATA_DIR: dir,
@@ -74,8 +75,11 @@ describe('rostercal serve, restarted', () => {
       });
     }
     await first.stop();
-    // Last-Modified has second precision: a reset at restart would show.
-    await new Promise((r) => setTimeout(r, 1200));
+    // Last-Modified has second precision: the restart comes in a later second than every render, so a reset at
+    // restart would show (usually that second is long past: the renders were the sync's).
+    const lastRender = Math.max(...seen.map((s) => Date.parse(s.lastModified)));
+    const wait = lastRender + 1000 - Date.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
 
     const second = await serve();
     try {
@@ -111,7 +115,7 @@ describe('rostercal serve, restarted', () => {
     } finally {
       await second.stop();
     }
-  });
+  }, 300_000); // four rostercal processes start in it: a loaded machine's start-up, not the product's speed
 });
 
 describe('re-rendering after a pull', () => {

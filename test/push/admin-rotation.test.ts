@@ -23,6 +23,7 @@ import {
   sessionsOf as sessionsIn,
 } from '../support/live-google.ts';
 import { freePort } from '../support/ports.ts';
+import { until } from '../support/until.ts';
 
 const ADMIN_TOKEN = 'admin-rotation-test-admin-token-0123456789abcdef';
 const ANDROID =
@@ -43,15 +44,6 @@ async function withStore<T>(fn: (store: Store) => Promise<T>): Promise<T> {
     return await fn(store);
   } finally {
     await store.close();
-  }
-}
-
-/** Polls `check` (the fake's or the store's state) until it holds: ordered by what the product did. */
-async function until(what: string, check: () => boolean | Promise<boolean>, ms = 120_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
   }
 }
 
@@ -127,8 +119,11 @@ afterAll(async () => {
 describe('rotating a team link through /admin on serve replaces its live Google calendar', () => {
   it('closes the old calendar at once, pushes the new one at once, and says so', async () => {
     // serve's first pull pushed every target.
-    await until('the first push of each target', async () =>
-      (await Promise.all(['live', 'coaches', 'kids'].map(pushesDone))).every((d) => d.length === 1),
+    await until(
+      'the first push of each target',
+      async () =>
+        (await Promise.all(['live', 'coaches', 'kids'].map(pushesDone))).every((d) => d.length === 1),
+      120_000,
     );
     const [old] = teamCalendars(teamA);
     expect(old && isPublic(old)).toBe(true);
@@ -199,7 +194,7 @@ describe('rotating a team link through /admin on serve replaces its live Google 
       );
       release();
 
-      await until('the rotation push', async () => (await pushesDone('live')).length > runsBefore);
+      await until('the rotation push', async () => (await pushesDone('live')).length > runsBefore, 120_000);
       // The old calendar is gone; the new one holds every event once and is what the page offers.
       expect(fake.calendar(old!.id)).toBeUndefined();
       const cals = teamCalendars(teamA);

@@ -2,9 +2,11 @@
 // one target still run one at a time: in this process (pushes asked for while one waits its turn join it, so a
 // push slower than the pulls never piles up more) and across processes and replicas (a lease per target in the
 // store). Sandbox → pull → SQLite → real googleapis → fake Google.
+import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseTargets } from '../../src/config/push-targets.ts';
 import type { SchoolConfig } from '../../src/config.ts';
+import { createLogger } from '../../src/log.ts';
 import { pushLeaseKey, pushSchool } from '../../src/push/triggers.ts';
 import { type FakeGoogle, startFakeGoogle } from '../fakes/google-calendar.ts';
 import { type Bench, startBench } from './harness.ts';
@@ -64,14 +66,31 @@ describe('pushes of one target', () => {
     );
     if (!lease.acquired) throw new Error('the test could not take the lease');
     const before = await pushRuns();
+    const requestsBefore = fake.stats.requests;
+    // Ordered by the push's own word that it waits (its first refused lease), not by a sleep: on a loaded machine a
+    // fixed wait may end before the push has even asked for the lease, and then proves nothing.
+    let waits!: () => void;
+    const waiting = new Promise<void>((resolve) => {
+      waits = resolve;
+    });
+    const log = createLogger({
+      level: 'info',
+      destination: new Writable({
+        write(chunk, _enc, cb) {
+          if (String(chunk).includes('push of hill/teams waits for another process')) waits();
+          cb();
+        },
+      }),
+    });
     let done = false;
-    const pushing = pushSchool({ store: bench.store, school }).then((r) => {
+    const pushing = pushSchool({ store: bench.store, school, log }).then((r) => {
       done = true;
       return r;
     });
-    await new Promise((r) => setTimeout(r, 2_500));
+    await waiting;
     expect(done).toBe(false);
     expect(await pushRuns()).toBe(before);
+    expect(fake.stats.requests).toBe(requestsBefore);
     await bench.store.runs.releasePullLease(pushLeaseKey('hill/teams'), lease.token);
     const [result] = await pushing;
     expect(result!.status).toBe('succeeded');

@@ -139,23 +139,35 @@ describe('a store whose PostgreSQL session is ended during a COPY', () => {
     const admin = new pg.Client({ connectionString: database.url });
     await admin.connect();
     try {
-      // Enough sessions that their COPY takes a while; the admin ends whichever session is running one.
-      const many = Array.from({ length: 20_000 }, (_, i) => session(i + 1, { notes: 'x'.repeat(2_000) }));
-      let terminated = 0;
-      const watch = (async () => {
-        for (let i = 0; i < 2_000 && terminated === 0; i++) {
-          const { rowCount } = await admin.query(
-            "select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and state = 'active' and query ilike 'copy %' and pid <> pg_backend_pid()",
-          );
-          terminated = rowCount ?? 0;
-          if (terminated === 0) await new Promise((r) => setTimeout(r, 2));
-        }
-      })();
-      await expect(store.records.upsert('s', 'sessions', many, '2026-11-01T08:00:00.000Z')).rejects.toThrow(
-        /terminat|connection|ECONNRESET|EPIPE/i,
+      // Ordered by events, not by a poll racing the COPY (under load the COPY once ended before the poll saw it): a
+      // trigger makes the COPY's first row wait for a lock the test holds, so the session is mid-COPY, rows still
+      // streaming, for as long as the test likes; seen waiting there, it is ended.
+      await admin.query(
+        'create function hold_copy() returns trigger language plpgsql as $$ begin perform pg_advisory_xact_lock(31); return new; end $$',
       );
-      await watch;
-      expect(terminated).toBe(1);
+      await admin.query(
+        'create trigger hold_copy before insert on sessions for each row execute function hold_copy()',
+      );
+      await admin.query('select pg_advisory_lock(31)');
+      const many = Array.from({ length: 2_000 }, (_, i) => session(i + 1, { notes: 'x'.repeat(2_000) }));
+      const writing = store.records.upsert('s', 'sessions', many, '2026-11-01T08:00:00.000Z');
+      writing.catch(() => {});
+      let pid: number | undefined;
+      for (let i = 0; i < 3_000 && pid === undefined; i++) {
+        const { rows } = await admin.query<{ pid: number }>(
+          "select pid from pg_stat_activity where datname = current_database() and query ilike 'copy %' and wait_event_type = 'Lock' and wait_event = 'advisory'",
+        );
+        pid = rows[0]?.pid;
+        if (pid === undefined) await new Promise((r) => setTimeout(r, 10));
+      }
+      expect(pid, 'the COPY never reached the held lock').toBeDefined();
+      const { rows: ended } = await admin.query<{ ok: boolean }>('select pg_terminate_backend($1) as ok', [
+        pid,
+      ]);
+      expect(ended[0]!.ok).toBe(true);
+      await expect(writing).rejects.toThrow(/terminat|connection|ECONNRESET|EPIPE/i);
+      await admin.query('select pg_advisory_unlock(31)');
+      await admin.query('drop trigger hold_copy on sessions');
       expect(await store.records.liveIds('s', 'sessions')).toEqual([]);
       await writeAndFindSession(store);
     } finally {

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Checkpointer } from '../../src/store/sqlite-checkpoints.ts';
+import { until } from '../support/until.ts';
 
 const dirs: string[] = [];
 afterEach(async () => {
@@ -35,14 +36,6 @@ function bigWrite(db: DatabaseSync): void {
   db.exec('BEGIN IMMEDIATE');
   for (let i = 0; i < 3_000; i++) insert.run(`${i}:`.padEnd(2_000, 'x'));
   db.exec('COMMIT');
-}
-
-async function until(what: string, check: () => Promise<boolean> | boolean, ms = 60_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 describe('Checkpointer', () => {

@@ -28,6 +28,10 @@ export interface Reply {
 export interface FixtureServer {
   url: string;
   requests: SeenRequest[];
+  /** Requests the client gave up on: their connection closed before an answer was sent. */
+  abandoned: SeenRequest[];
+  /** Resolves once `check` holds, checked again as each request arrives or is abandoned: ordered by events. */
+  until(check: () => boolean): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -39,6 +43,15 @@ export async function startFixtureServer(
   route: (req: SeenRequest) => Reply | Promise<Reply>,
 ): Promise<FixtureServer> {
   const requests: SeenRequest[] = [];
+  const abandoned: SeenRequest[] = [];
+  let waiters: { check: () => boolean; resolve: () => void }[] = [];
+  const changed = () => {
+    waiters = waiters.filter((w) => {
+      if (!w.check()) return true;
+      w.resolve();
+      return false;
+    });
+  };
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -53,6 +66,12 @@ export async function startFixtureServer(
         body: text === '' ? undefined : JSON.parse(text),
       };
       requests.push(seen);
+      res.on('close', () => {
+        if (res.writableFinished) return;
+        abandoned.push(seen);
+        changed();
+      });
+      changed();
       const reply = await route(seen);
       if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs));
       if (reply.hang) return;
@@ -78,6 +97,12 @@ export async function startFixtureServer(
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
+    abandoned,
+    until: (check) =>
+      new Promise<void>((resolve) => {
+        if (check()) resolve();
+        else waiters.push({ check, resolve });
+      }),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -262,19 +262,23 @@ describe('pages ahead', () => {
   const asked = (s: FixtureServer) => s.requests.map((r) => r.query.get('page'));
 
   it('asks for the next two pages while the current one is handled, and abandons them when the caller stops', async () => {
-    server = await startFixtureServer((req) => (req.query.get('page') === '1' ? page(1, 5) : { hang: true }));
-    const { client } = clientFor(server.url, { timeoutMs: 10_000 });
+    const s = await startFixtureServer((req) =>
+      req.query.get('page') === '1' ? page(1, 5) : { hang: true },
+    );
+    server = s;
+    const { client } = clientFor(s.url, { timeoutMs: 10_000 });
     for await (const p of client.departments({ pageLength: 1 })) {
       expect(p.records.map((d) => d.id)).toEqual([1]);
       // While the caller is still busy with page 1, pages 2 and 3 are already on their way; 4 waits its turn.
-      for (let i = 0; i < 400 && server.requests.length < 3; i++) await new Promise((r) => setTimeout(r, 5));
-      await new Promise((r) => setTimeout(r, 30));
-      expect(asked(server)).toEqual(['1', '2', '3']);
+      await s.until(() => s.requests.length >= 3);
+      expect(asked(s)).toEqual(['1', '2', '3']);
       break;
     }
-    // The abandoned requests are cancelled, neither retried nor reported as errors.
-    await new Promise((r) => setTimeout(r, 50));
-    expect(server.requests).toHaveLength(3);
+    // The abandoned requests are cancelled (the server sees both connections close unanswered), neither retried nor
+    // reported as errors; nothing was asked for after them.
+    await s.until(() => s.abandoned.length >= 2);
+    expect(s.abandoned.map((r) => r.query.get('page')).sort()).toEqual(['2', '3']);
+    expect(s.requests).toHaveLength(3);
     expect(client.stats()['GET /departments']).toEqual({ requests: 3, retries: 0, throttled: 0, errors: 0 });
   });
 
@@ -327,11 +331,12 @@ describe('pages ahead', () => {
     server = await startFixtureServer((req) => page(Number(req.query.get('page'))));
     const { client } = clientFor(server.url, { pagesAhead: 0 });
     for await (const _ of client.departments({ pageLength: 1 })) break;
-    await new Promise((r) => setTimeout(r, 50));
     expect(server.requests).toHaveLength(1);
     const all: number[] = [];
     for await (const p of client.departments({ pageLength: 1 })) all.push(...p.records.map((d) => d.id));
     expect(all).toEqual([1, 2, 3]);
+    // Ordered by the second listing rather than a wait: nothing was asked for ahead of the first one's page 1.
+    expect(asked(server)).toEqual(['1', '1', '2', '3']);
   });
 
   it('refuses a number of pages ahead that is not a whole number ≥ 0', () => {
