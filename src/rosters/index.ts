@@ -7,7 +7,13 @@ import { loadRosterData, RosterError, resolveSchool } from './data.ts';
 import type { FontSet } from './fonts.ts';
 import { renderSheet } from './render.ts';
 import { buildSheet, type RosterData } from './sheet.ts';
-import { loadTemplate, type RosterTemplate, TemplateError, type TemplateSource } from './template.ts';
+import {
+  loadTemplate,
+  type RosterTemplate,
+  TemplateError,
+  type TemplateSource,
+  UnknownTemplateError,
+} from './template.ts';
 
 export { defaultSession, RosterError, resolveSchool, upcomingSessions } from './data.ts';
 export { fontSources, preloadFonts } from './fonts.ts';
@@ -85,7 +91,7 @@ export function templateFor(name: string, source: TemplateSource): RosterTemplat
     return loadTemplate(name, source);
   } catch (err) {
     if (err instanceof TemplateError) {
-      const unknown = err.message.startsWith('unknown roster template');
+      const unknown = err instanceof UnknownTemplateError;
       throw new RosterError(
         unknown ? 'unknown-template' : 'invalid-template',
         err.message,

@@ -163,6 +163,14 @@ export class TemplateError extends Error {
   override name = 'TemplateError';
 }
 
+/** No template of that name (a request's mistake, 404), as opposed to a template that exists but is invalid. */
+export class UnknownTemplateError extends TemplateError {
+  override name = 'UnknownTemplateError';
+  constructor(name: string, available: string[]) {
+    super(`unknown roster template "${name}"; available: ${available.join(', ')}`);
+  }
+}
+
 function pathOf(path: readonly PropertyKey[]): string {
   let out = '';
   for (const p of path) {
@@ -287,9 +295,7 @@ export function templateNames(source: TemplateSource = {}): string[] {
 /** Loads one template by name: the school's directory first, then the shipped ones. */
 export function loadTemplate(name: string, source: TemplateSource = {}): RosterTemplate {
   if (!/^[a-z0-9][a-z0-9-]*$/.test(name)) {
-    throw new TemplateError(
-      `unknown roster template "${name}"; available: ${templateNames(source).join(', ')}`,
-    );
+    throw new UnknownTemplateError(name, templateNames(source));
   }
   const dir = customDir(source);
   for (const d of dir ? [dir, BUILTIN_TEMPLATES_DIR] : [BUILTIN_TEMPLATES_DIR]) {
@@ -302,9 +308,7 @@ export function loadTemplate(name: string, source: TemplateSource = {}): RosterT
     }
     if (exists) return loadFile(file);
   }
-  throw new TemplateError(
-    `unknown roster template "${name}"; available: ${templateNames(source).join(', ')}`,
-  );
+  throw new UnknownTemplateError(name, templateNames(source));
 }
 
 /** Loads every template, collecting the invalid ones' errors instead of stopping at the first. */

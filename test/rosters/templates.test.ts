@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
+import { RosterError, templateFor } from '../../src/rosters/index.ts';
 import { loadAllTemplates, loadTemplate, TemplateError, templateNames } from '../../src/rosters/template.ts';
 
 function schoolDir(files: Record<string, unknown>): string {
@@ -131,5 +132,20 @@ describe('roster templates', () => {
       /unknown roster template "nope"; available: .*team-roster/,
     );
     expect(() => loadTemplate('../etc/passwd', { dir: null })).toThrow(/unknown roster template/);
+  });
+
+  it('an unknown template is the request’s mistake (404), an invalid one the school’s (500), by type', () => {
+    const dir = schoolDir({ 'bus-list.json': { ...minimal('bus-list'), columns: 'none' } });
+    const caught = (name: string): RosterError => {
+      try {
+        templateFor(name, { dir });
+      } catch (err) {
+        if (err instanceof RosterError) return err;
+        throw err;
+      }
+      throw new Error(`${name}: no error`);
+    };
+    expect(caught('nope')).toMatchObject({ code: 'unknown-template', status: 404 });
+    expect(caught('bus-list')).toMatchObject({ code: 'invalid-template', status: 500 });
   });
 });
