@@ -8,6 +8,7 @@ import { encodeCalendarId } from './calendar-id.ts';
 import type { CalendarWork } from './gather.ts';
 import { PENDING } from './plan.ts';
 import type { PushProvider, WriteOp, WriteResult } from './provider.ts';
+import { STATE_AFTER } from './summary.ts';
 
 export interface ApplyStep {
   store: Store;
@@ -140,16 +141,12 @@ async function record(
     const c = w.outcome.counts;
     if (!r.ok) {
       c.failed++;
-      if (r.paused) {
-        paused.add(w.spec.key);
-        w.outcome.state = 'paused';
-      } else if (r.calendarGone) {
-        paused.add(w.spec.key);
-        w.gone = true;
-        w.outcome.state = 'failed';
-      } else if (r.skip) {
-        w.outcome.state = 'skipped';
-      }
+      w.outcome.failure = r.kind;
+      // A plain error fails the write alone: the calendar's state follows from its counts once all are in.
+      if (r.kind !== 'error') w.outcome.state = STATE_AFTER[r.kind];
+      // Nothing more is written to a calendar that rests or is gone.
+      if (r.kind === 'quota' || r.kind === 'calendar-gone') paused.add(w.spec.key);
+      if (r.kind === 'calendar-gone') w.gone = true;
       w.outcome.note = r.reason;
       step.log.warn(
         { calendar: w.spec.key, session: op.identity.sessionId, kind: op.kind, reason: r.reason },

@@ -27,6 +27,23 @@ export interface CalendarSpec {
   generation?: number;
 }
 
+/**
+ * Why a provider could not do what it was asked, as the push run acts on it:
+ * - `quota`: the provider's quota is spent (Google quotaExceeded): the calendar rests (paused) for pauseMinutes;
+ * - `account`: the mailbox or account is unusable (not licensed, suspended, not delegated): its calendars are
+ *   skipped, the others go on;
+ * - `calendar-gone`: the remote calendar itself was deleted by hand: it is forgotten and made again next run;
+ * - `error`: anything else (refused, a 5xx that outlasted the retries): this calendar failed.
+ */
+export type FailureKind = 'quota' | 'account' | 'calendar-gone' | 'error';
+
+/** A provider's failure: its kind, and the words shown to the operator (no secrets: providers scrub them). */
+export interface PushFailure<K extends FailureKind = FailureKind> {
+  ok: false;
+  kind: K;
+  reason: string;
+}
+
 export type EnsureResult =
   | {
       ok: true;
@@ -35,11 +52,7 @@ export type EnsureResult =
       /** Calendars of earlier generations (no longer public): delete them once this one is complete. */
       retire?: string[];
     }
-  | {
-      ok: false;
-      reason: string /** the mailbox/account is unusable: skip it, go on with the rest */;
-      skip: boolean;
-    };
+  | PushFailure<'account' | 'error'>;
 
 /** An event of ours found in a remote calendar. */
 export interface RemoteEvent {
@@ -55,16 +68,7 @@ export interface RemoteEvent {
   live: boolean;
 }
 
-export type ListResult =
-  | { ok: true; events: RemoteEvent[] }
-  | {
-      ok: false;
-      reason: string;
-      paused?: boolean;
-      skip?: boolean;
-      /** The remote calendar itself is gone (deleted by hand). */
-      gone?: boolean;
-    };
+export type ListResult = { ok: true; events: RemoteEvent[] } | PushFailure;
 
 export interface Rendered {
   body: unknown;
@@ -107,16 +111,7 @@ export type WriteResult =
       /** An update found the event gone and created it again. */
       recreated?: boolean;
     }
-  | {
-      ok: false;
-      reason: string;
-      /** quotaExceeded: rest this calendar. */
-      paused?: boolean;
-      /** The mailbox/account is unusable. */
-      skip?: boolean;
-      /** The remote calendar itself is gone (deleted by hand). */
-      calendarGone?: boolean;
-    };
+  | PushFailure;
 
 export interface ProviderStats {
   /** HTTP round trips. */

@@ -6,6 +6,7 @@ import { encodeCalendarId } from './calendar-id.ts';
 import type { CalendarWork } from './gather.ts';
 import { PENDING } from './plan.ts';
 import type { ListResult, PushProvider } from './provider.ts';
+import { STATE_AFTER } from './summary.ts';
 
 export interface RemoteStep {
   store: Store;
@@ -29,7 +30,8 @@ export async function ensureCalendars(step: RemoteStep, works: CalendarWork[]): 
   for (const w of toEnsure) {
     const r = ensured.get(w.spec.key);
     if (!r?.ok) {
-      w.outcome.state = r?.skip ? 'skipped' : 'failed';
+      w.outcome.state = r ? STATE_AFTER[r.kind] : 'failed';
+      if (r) w.outcome.failure = r.kind;
       w.outcome.note = r?.reason ?? 'not ensured';
       step.note(r?.reason ?? `${w.spec.key}: calendar not available`);
       continue;
@@ -125,17 +127,12 @@ export async function listCalendars(
       w.listing = r.events;
       continue;
     }
-    if (r.paused) {
-      w.outcome.state = 'paused';
-      await step.pause(w);
-    } else if (r.skip) {
-      w.outcome.state = 'skipped';
-    } else {
-      // Refused credentials or permission (401, 403), a 5xx that outlasted the backoff: the calendar could not
-      // be compared with the remote, so nothing is written to it and the run fails, naming the cause.
-      w.outcome.state = 'failed';
-      if (r.gone) w.gone = true;
-    }
+    // Refused credentials or permission (401, 403), a 5xx that outlasted the backoff: the calendar could not be
+    // compared with the remote, so nothing is written to it and the run fails, naming the cause.
+    w.outcome.state = STATE_AFTER[r.kind];
+    w.outcome.failure = r.kind;
+    if (r.kind === 'quota') await step.pause(w);
+    if (r.kind === 'calendar-gone') w.gone = true;
     w.outcome.note = r.reason;
     step.note(`${w.spec.key}: remote listing failed: ${r.reason}`);
   }

@@ -2,6 +2,7 @@
 // `rostercal sync` prints for it.
 import type { Id, Instant } from '../domain/types.ts';
 import type { RunCounts, RunStatus, SchoolId } from '../store/types.ts';
+import type { FailureKind } from './provider.ts';
 
 export type PlannedOp = {
   kind: 'create' | 'update' | 'delete';
@@ -12,12 +13,27 @@ export type PlannedOp = {
   reason: string;
 };
 
+export type CalendarState = 'ok' | 'created' | 'skipped' | 'paused' | 'failed' | 'retired';
+
+/**
+ * What a provider failure of each kind makes of its calendar: quota spent rests it (paused), an unusable
+ * account skips it, anything else fails it (a calendar deleted by hand is also forgotten, to be made again).
+ */
+export const STATE_AFTER: Record<FailureKind, CalendarState> = {
+  quota: 'paused',
+  account: 'skipped',
+  'calendar-gone': 'failed',
+  error: 'failed',
+};
+
 export interface CalendarOutcome {
   key: string;
   name: string;
   remoteCalendarId: string | null;
   /** What happened to the calendar itself. */
-  state: 'ok' | 'created' | 'skipped' | 'paused' | 'failed' | 'retired';
+  state: CalendarState;
+  /** Why a provider failed it (the last failure seen), when one did. */
+  failure?: FailureKind;
   reconciled: boolean;
   /** The remote listing was not trusted (see warning). */
   untrusted: boolean;

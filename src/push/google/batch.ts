@@ -96,7 +96,7 @@ async function sendBatch(run: AccountRun, items: Pending[]): Promise<Pending[]> 
       step: Math.min(tries, policy.maxRetries),
     });
     if (delay === null) {
-      results[p.i] = { ok: false, reason };
+      results[p.i] = { ok: false, kind: 'error', reason };
       return;
     }
     c.stats.retries++;
@@ -109,9 +109,8 @@ async function sendBatch(run: AccountRun, items: Pending[]): Promise<Pending[]> 
   try {
     token = (await c.auth(run.account).getAccessToken()).token ?? '';
   } catch (err) {
-    const skip = isAccountProblem(err);
-    for (const p of items)
-      results[p.i] = { ok: false, reason: failureOf(err).message, ...(skip ? { skip } : {}) };
+    const kind = isAccountProblem(err) ? 'account' : 'error';
+    for (const p of items) results[p.i] = { ok: false, kind, reason: failureOf(err).message };
     return [];
   }
   const pacer = c.pacer(run.account);
@@ -130,12 +129,12 @@ async function sendBatch(run: AccountRun, items: Pending[]): Promise<Pending[]> 
       const f = failureOf({ response: { status: res.status, data: safeJson(text) } });
       if (isQuota(f)) {
         for (const p of items)
-          results[p.i] = { ok: false, paused: true, reason: `quota exceeded: ${f.message}` };
+          results[p.i] = { ok: false, kind: 'quota', reason: `quota exceeded: ${f.message}` };
         return [];
       }
       if (isRefusal(f)) {
         // 401, 403 forbidden…: the whole batch was refused; asking again cannot help.
-        for (const p of items) results[p.i] = { ok: false, reason: f.message };
+        for (const p of items) results[p.i] = { ok: false, kind: 'error', reason: f.message };
         return [];
       }
       for (const p of items) retry(p, f.message, isThrottle(f));
@@ -170,7 +169,7 @@ function settle(
     run.stopped.set(op.calendar.key, result);
   };
   if (isQuota(f)) {
-    stop({ ok: false, paused: true, reason: `quota exceeded: ${f.message}` });
+    stop({ ok: false, kind: 'quota', reason: `quota exceeded: ${f.message}` });
     return;
   }
   if (isThrottle(f) || (!ok && isTransient(f))) {
@@ -178,7 +177,7 @@ function settle(
     return;
   }
   const id = eventIdOf(op);
-  const failed: WriteResult = { ok: false, reason: f.message };
+  const failed: WriteResult = { ok: false, kind: 'error', reason: f.message };
   switch (p.stage) {
     case 'delete':
       run.results[p.i] =
@@ -193,7 +192,7 @@ function settle(
         };
       else if (r.status === 409) again.push({ ...p, stage: 'adopt', notBefore: 0 });
       else if (r.status === 404)
-        stop({ ok: false, calendarGone: true, reason: 'calendar not found (deleted in Google?)' });
+        stop({ ok: false, kind: 'calendar-gone', reason: 'calendar not found (deleted in Google?)' });
       else run.results[p.i] = failed;
       return;
     case 'adopt':

@@ -29,7 +29,7 @@ export class GoogleCalendars {
     const mode = this.#c.settings.calendars.mode;
     const account = this.#c.account(spec.owner);
     if (this.#c.delegated && !spec.owner)
-      return { ok: false, skip: true, reason: `${spec.key}: no email address to act as` };
+      return { ok: false, kind: 'account', reason: `${spec.key}: no email address to act as` };
     try {
       if (mode === 'primary') {
         if (spec.remoteCalendarId)
@@ -50,7 +50,11 @@ export class GoogleCalendars {
       return await this.#create(account, spec);
     } catch (err) {
       const f = err instanceof PausedError ? { message: `quota exceeded: ${err.message}` } : failureOf(err);
-      return { ok: false, skip: isAccountProblem(err), reason: `${spec.key}: ${f.message}` };
+      return {
+        ok: false,
+        kind: isAccountProblem(err) ? 'account' : 'error',
+        reason: `${spec.key}: ${f.message}`,
+      };
     }
   }
 
@@ -106,7 +110,7 @@ export class GoogleCalendars {
       }),
     );
     const id = created.data.id;
-    if (!id) return { ok: false, skip: false, reason: `${spec.key}: calendar insert returned no id` };
+    if (!id) return { ok: false, kind: 'error', reason: `${spec.key}: calendar insert returned no id` };
     for (const rule of this.#c.settings.calendars.share) {
       const value = rule.value?.includes('{email}')
         ? spec.memberEmail

@@ -36,9 +36,10 @@ export async function listGoogleCalendar(
     return { ok: true, events };
   } catch (err) {
     if (err instanceof PausedError)
-      return { ok: false, paused: true, reason: `quota exceeded: ${err.message}` };
+      return { ok: false, kind: 'quota', reason: `quota exceeded: ${err.message}` };
     const f = failureOf(err);
-    if (f.status === 404) return { ok: false, gone: true, reason: `calendar not found: ${f.message}` };
-    return { ok: false, reason: f.message, skip: isAccountProblem(err) };
+    if (f.status === 404)
+      return { ok: false, kind: 'calendar-gone', reason: `calendar not found: ${f.message}` };
+    return { ok: false, kind: isAccountProblem(err) ? 'account' : 'error', reason: f.message };
   }
 }

@@ -21,7 +21,7 @@ export async function applyOneByOne(c: GoogleClients, ops: WriteOp[]): Promise<W
     for (const i of indexes) {
       const op = ops[i]!;
       if (paused) {
-        results[i] = { ok: false, paused: true, reason: paused };
+        results[i] = { ok: false, kind: 'quota', reason: paused };
         continue;
       }
       try {
@@ -29,10 +29,10 @@ export async function applyOneByOne(c: GoogleClients, ops: WriteOp[]): Promise<W
       } catch (err) {
         if (err instanceof PausedError) {
           paused = `quota exceeded: ${err.message}`;
-          results[i] = { ok: false, paused: true, reason: paused };
+          results[i] = { ok: false, kind: 'quota', reason: paused };
         } else {
-          const skip = isAccountProblem(err);
-          results[i] = { ok: false, reason: failureOf(err).message, ...(skip ? { skip } : {}) };
+          const kind = isAccountProblem(err) ? 'account' : 'error';
+          results[i] = { ok: false, kind, reason: failureOf(err).message };
         }
       }
     }
@@ -100,7 +100,7 @@ async function insert(
     const status = failureOf(err).status;
     // Inserting into a calendar answers 404 only when the calendar itself is gone.
     if (status === 404)
-      return { ok: false, calendarGone: true, reason: 'calendar not found (deleted in Google?)' };
+      return { ok: false, kind: 'calendar-gone', reason: 'calendar not found (deleted in Google?)' };
     // 409: the id exists (perhaps as a cancelled event): adopt it, and the update makes it confirmed again.
     if (status !== 409) throw err;
     await put(c, account, calendarId, eventId, body);

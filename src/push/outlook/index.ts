@@ -203,12 +203,16 @@ export class OutlookProvider implements PushProvider {
 
   async #ensureOne(spec: CalendarSpec, dryRun: boolean): Promise<EnsureResult> {
     const mailbox = spec.owner;
-    if (!mailbox) return { ok: false, skip: true, reason: `${spec.key}: no mailbox` };
+    if (!mailbox) return { ok: false, kind: 'account', reason: `${spec.key}: no mailbox` };
     if (spec.remoteCalendarId) return { ok: true, remoteCalendarId: spec.remoteCalendarId, created: false };
     const fail = (r: SubResponse): EnsureResult => {
-      const skip = isMailboxProblem(r);
-      if (skip) this.#badMailboxes.set(mailbox, describe(r));
-      return { ok: false, skip, reason: `${spec.key} mailbox ${mailbox}: ${describe(r)}` };
+      const unusable = isMailboxProblem(r);
+      if (unusable) this.#badMailboxes.set(mailbox, describe(r));
+      return {
+        ok: false,
+        kind: unusable ? 'account' : 'error',
+        reason: `${spec.key} mailbox ${mailbox}: ${describe(r)}`,
+      };
     };
     if (dryRun) {
       const found = await this.#findCalendar(mailbox, spec.name);
@@ -252,7 +256,7 @@ export class OutlookProvider implements PushProvider {
 
   async #listOne(cal: CalendarRef): Promise<ListResult> {
     const mailbox = cal.owner;
-    if (!mailbox) return { ok: false, reason: 'no mailbox', skip: true };
+    if (!mailbox) return { ok: false, kind: 'account', reason: 'no mailbox' };
     const filter = `singleValueExtendedProperties/Any(ep: ep/id eq ${odataString(OWNER_PROP)} and ep/value eq ${odataString(this.#owner)})`;
     const expand = `singleValueExtendedProperties($filter=id eq ${odataString(SESSION_PROP)} or id eq ${odataString(HASH_PROP)})`;
     let url: string | null =
@@ -263,8 +267,8 @@ export class OutlookProvider implements PushProvider {
       const r = await this.#call(mailbox, { method: 'GET', url });
       if (r.status !== 200) {
         if (r.status === 404 && errorOf(r).code === 'ErrorItemNotFound')
-          return { ok: false, gone: true, reason: `calendar not found: ${describe(r)}` };
-        return { ok: false, reason: describe(r), skip: isMailboxProblem(r) };
+          return { ok: false, kind: 'calendar-gone', reason: `calendar not found: ${describe(r)}` };
+        return { ok: false, kind: isMailboxProblem(r) ? 'account' : 'error', reason: describe(r) };
       }
       for (const e of r.body?.value ?? []) {
         const props: { id: string; value: string }[] = e.singleValueExtendedProperties ?? [];
@@ -304,21 +308,21 @@ export class OutlookProvider implements PushProvider {
     });
     if (r.status === 201 || r.status === 200) return { ok: true, remoteEventId: String(r.body.id) };
     if (r.status === 404 && errorOf(r).code === 'ErrorItemNotFound')
-      return { ok: false, calendarGone: true, reason: `calendar not found: ${describe(r)}` };
+      return { ok: false, kind: 'calendar-gone', reason: `calendar not found: ${describe(r)}` };
     return this.#failure(r, mailbox);
   }
 
   #failure(r: SubResponse, mailbox: string): WriteResult {
-    const skip = isMailboxProblem(r);
-    if (skip) this.#badMailboxes.set(mailbox, describe(r));
-    return { ok: false, reason: describe(r), ...(skip ? { skip } : {}) };
+    const unusable = isMailboxProblem(r);
+    if (unusable) this.#badMailboxes.set(mailbox, describe(r));
+    return { ok: false, kind: unusable ? 'account' : 'error', reason: describe(r) };
   }
 
   async #applyOne(op: WriteOp): Promise<WriteResult> {
     const mailbox = op.calendar.owner;
-    if (!mailbox) return { ok: false, reason: 'no mailbox', skip: true };
+    if (!mailbox) return { ok: false, kind: 'account', reason: 'no mailbox' };
     const bad = this.#badMailboxes.get(mailbox);
-    if (bad) return { ok: false, reason: bad, skip: true };
+    if (bad) return { ok: false, kind: 'account', reason: bad };
     const eventUrl = (id: string) => `${this.#user(mailbox)}/events/${encodeURIComponent(id)}`;
     switch (op.kind) {
       case 'create':
