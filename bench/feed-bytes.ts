@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { DEMO_SANDBOX, parseConfig } from '../src/config.ts';
-import { listFeedDefs } from '../src/feeds/catalog.ts';
+import { listFeedDefs } from '../src/feeds/feed-defs.ts';
 import { FeedService } from '../src/feeds/feed-service.ts';
 import { startSandbox } from '../src/sandbox/index.ts';
 import { openStore, type Store } from '../src/store/index.ts';

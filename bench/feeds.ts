@@ -24,7 +24,7 @@ import express from 'express';
 import pino from 'pino';
 import { listFeeds } from '../src/cli/feeds.ts';
 import { parseConfig } from '../src/config.ts';
-import { listFeedDefs } from '../src/feeds/catalog.ts';
+import { listFeedDefs } from '../src/feeds/feed-defs.ts';
 import { FeedService } from '../src/feeds/feed-service.ts';
 import { workerRenderer } from '../src/feeds/school-renderer.ts';
 import { FeedTokens } from '../src/feeds/tokens.ts';

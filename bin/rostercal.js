@@ -2,21 +2,19 @@
 // The `rostercal` command. Plain JavaScript on purpose: Node strips TypeScript with a WebAssembly module that it
 // loads only for the first .ts file it meets, and its compile cache can only serve files loaded after the cache
 // is on. Started from here, every .ts file of a command comes from the cache, and the stripper is never loaded:
-// measured on `rostercal sync --full` of a school, 1.49–1.58 s → 1.36–1.38 s and 15–25 MB less peak memory
-// (a district's peak: no change measured).
+// a school's `rostercal sync --full` measured faster and with less peak memory (bench:sync prints both).
 // The cache is keyed by each file's content, so an edited file is compiled afresh. It lives in the OS temp
 // directory (NODE_COMPILE_CACHE=dir chooses another, NODE_DISABLE_COMPILE_CACHE=1 turns it off); a cache that
 // cannot be used costs nothing but the saving.
 //
 // The V8 flags on the first line (also in `npm start` and the Dockerfile; test/runtime-flags.test.ts keeps the
 // three equal) bound the heap V8 lets garbage fill. V8 sizes the young generation by the machine's memory, and
-// grows the old one by a larger factor the larger the heap limit (4.5 GB by default on a 24 GB machine); a
-// pull's per-page garbage then raised a school's sync to ~330 MB and a district's to ~455 MB. Measured with
-// 8 MB semi-spaces and a 1.5 GB limit: ~235 and ~340 MB, the same time at school, ~10 % more CPU at district
-// (a 2 GB limit changed nothing, 1 GB no more than 1.5 GB). serve's largest footprint measured (a district's
-// forced full re-render, on its worker thread: 767–876 MB RSS for both threads) leaves each thread's heap well
-// under the limit; one far larger raises it with `node --max-old-space-size=N bin/rostercal.js` (NODE_OPTIONS
-// cannot: this line comes after it).
+// grows the old one by a larger factor the larger the heap limit; a pull's per-page garbage then raised a sync's
+// peak memory well above what it holds. These flags keep it near what it holds at the same time at school scale
+// (bench:sync prints the peak RSS; a larger or smaller limit measured no better). serve's largest footprint (a
+// district's forced full re-render, on its worker thread) leaves each thread's heap well under the limit; one far
+// larger raises it with `node --max-old-space-size=N bin/rostercal.js` (NODE_OPTIONS cannot: this line comes
+// after it).
 import { nodeVersionProblem } from './node-version.js';
 
 const problem = nodeVersionProblem(process.versions.node, process.execPath);

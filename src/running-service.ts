@@ -4,14 +4,14 @@
 import type { Config, SchoolConfig } from './config.ts';
 import { clearRefusal } from './families/absence-state.ts';
 import { FamilyAbsences } from './families/absences.ts';
-import { feedsAfterPull, storeFeedsOf } from './feeds/after-pull.ts';
-import { listFeedDefs } from './feeds/catalog.ts';
+import { listFeedDefs } from './feeds/feed-defs.ts';
 import { FeedService } from './feeds/feed-service.ts';
+import { feedsAfterPull, storeFeedsOf } from './feeds/feeds-after-pull.ts';
 import { workerRenderer } from './feeds/school-renderer.ts';
 import type { FeedTokens } from './feeds/tokens.ts';
 import { feedTokensAfterPull, prepareFeedTokens, type RotationGuard } from './feeds/trust.ts';
 import { type DemoPerson, pickDemoStaff } from './identity/demo-people.ts';
-import type { AfterPullStep } from './jobs/after-pull.ts';
+import type { AfterPullStep } from './jobs/after-pull-step.ts';
 import { processOwner } from './jobs/heartbeat.ts';
 import type { PullSummary } from './jobs/pull-summary.ts';
 import { type Logger, silentLogger } from './log.ts';

@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import type { CustomFieldMeta, Id, Instant, Session } from '../domain/types.ts';
 import type { FeedScope, SchoolId, Store } from '../store/types.ts';
 import { yieldToEventLoop } from '../util/event-loop.ts';
-import { compileNameMatcher, compileNameMatcherPaced, type NameMatcher } from './names.ts';
+import { compileNameMatcher, compileNameMatcherPaced, type NameMatcher } from './other-children-filter.ts';
 import { type EventTemplates, loadEventTemplates } from './templates.ts';
 
 export interface SchoolInfo {
@@ -30,11 +30,11 @@ export interface ProjectionContext {
   staffNames: ReadonlyMap<Id, string>;
   studentNames: ReadonlyMap<Id, string>;
   templates: EventTemplates;
-  /** Every known student's names, compiled once per context (one school, one pull): see names.ts. */
+  /** Every known student's names, compiled once per context (one school, one pull): see other-children-filter.ts. */
   names: NameMatcher;
   /**
    * The members of each team and of each activity's teams: whose first name or surname alone counts as a name in
-   * a session of that team or activity (names.ts).
+   * a session of that team or activity (other-children-filter.ts).
    */
   teamStudents: ReadonlyMap<Id, ReadonlySet<Id>>;
   activityStudents: ReadonlyMap<Id, ReadonlySet<Id>>;

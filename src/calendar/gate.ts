@@ -12,7 +12,7 @@
 // points, an ellipsis marks a cut): see CAPS.
 import type { Id, Session } from '../domain/types.ts';
 import type { FeedScopeRef, ProjectionContext } from './context.ts';
-import { REMOVED } from './names.ts';
+import { REMOVED } from './other-children-filter.ts';
 import type { Audience } from './types.ts';
 
 /** Longest texts an event carries, in characters; a longer one is cut and ends with "…". */

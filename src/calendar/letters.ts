@@ -1,6 +1,6 @@
 // Letters, for comparing names: the letters NFKD and case folding leave alone (ø, ł, ß…), Cyrillic and Greek
 // letters that look like Latin ones (confusable skeletons in the manner of UTS #39), and romanisations of Cyrillic
-// and Greek names. names.ts applies them to students' names and to text alike, so both sides meet.
+// and Greek names. other-children-filter.ts applies them to students' names and to text alike, so both sides meet.
 
 /** Letters that neither NFKD nor case folding turn into their plain form. */
 const FOLD: Record<string, string> = {

@@ -12,7 +12,7 @@
 // - The student list of a session is never printed; staff get a count.
 // - Free text written upstream (session titles, parent notes, custom fields) may name a child ("Piano – Ana
 //   Lima", "MacDonald, Olivia's lift"). For guardians and students every spelling of every known student's
-//   name (names.ts) is replaced (template description.nameRemoved), except the feed's own student's in their
+//   name (other-children-filter.ts) is replaced (template description.nameRemoved), except the feed's own student's in their
 //   student feed. A location that names a student becomes description.locationRemoved, without address or GEO.
 import type { CustomFieldMeta, CustomFieldValue, Id, Session, UserType } from '../domain/types.ts';
 import type { RecordMeta } from '../store/types.ts';

@@ -2,7 +2,7 @@
 // rostercal feeds rotate SCOPE ID [--school ID]
 // rostercal feeds accept-store
 import type { Config } from '../config.ts';
-import { listFeedDefs } from '../feeds/catalog.ts';
+import { listFeedDefs } from '../feeds/feed-defs.ts';
 import { mergeRecords, RotationJournal, secretFingerprint, vouched } from '../feeds/rotations.ts';
 import {
   FEED_SCOPES,

@@ -1,7 +1,7 @@
 // `rostercal sync`: pull every configured school (or one) into the store now, then run the after-pull steps
 // listed in STEPS (pushing, with its --dry-run & co.).
 import { type Config, describeConfig } from '../config.ts';
-import type { AfterPullStep } from '../jobs/after-pull.ts';
+import type { AfterPullStep } from '../jobs/after-pull-step.ts';
 import type { PullSummary } from '../jobs/pull-summary.ts';
 import { createLogger } from '../log.ts';
 import { pushStep } from '../push/triggers.ts';

@@ -8,11 +8,11 @@ import { gunzip, gzip } from 'node:zlib';
 import { type FamilyMemberEvents, familyEvents, familyLabel, joinNames } from '../calendar/family.ts';
 import type { CalendarEvent } from '../calendar/types.ts';
 import type { FamilyLink, FamilyMember, FeedScope, FeedToken, SchoolId, Store } from '../store/types.ts';
-import { type FeedDef, getFeedDef } from './catalog.ts';
 import { versionFeedEvents } from './event-versions.ts';
+import { type FeedDef, getFeedDef } from './feed-defs.ts';
 import { etagOf, httpInstant, upcomingOf } from './feed-renderer.ts';
 import type { FeedService, RenderedFeed } from './feed-service.ts';
-import { DEFAULT_MAX_BYTES, renderIcs } from './ics.ts';
+import { DEFAULT_MAX_BYTES, renderIcs } from './ics-writer.ts';
 import { hashToken, looksLikeToken, resolveFeedToken } from './tokens.ts';
 
 const gzipAsync = promisify(gzip);

@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import { brotliCompress, gzip, constants as zlib } from 'node:zlib';
 import type { CalendarEvent } from '../calendar/types.ts';
-import { DEFAULT_MAX_BYTES, renderIcsPaced } from './ics.ts';
+import { DEFAULT_MAX_BYTES, renderIcsPaced } from './ics-writer.ts';
 
 const gzipAsync = promisify(gzip);
 const brotliAsync = promisify(brotliCompress);

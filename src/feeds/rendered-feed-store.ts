@@ -8,7 +8,7 @@ import { LRUCache } from 'lru-cache';
 import type { CalendarEvent } from '../calendar/types.ts';
 import type { Id } from '../domain/types.ts';
 import type { FeedScope, RenderedFeedRecord, SchoolId, Store } from '../store/types.ts';
-import type { FeedDef } from './catalog.ts';
+import type { FeedDef } from './feed-defs.ts';
 import { brotliOf } from './feed-renderer.ts';
 
 const gunzipAsync = promisify(gunzip);

@@ -6,7 +6,7 @@ import type { ProjectionContext } from '../calendar/context.ts';
 import type { Id } from '../domain/types.ts';
 import type { FeedScope, RenderedFeedState, SchoolId, Store, Stored } from '../store/types.ts';
 import { TimeSlice } from '../util/event-loop.ts';
-import { type FeedDef, listFeedDefs } from './catalog.ts';
+import { type FeedDef, listFeedDefs } from './feed-defs.ts';
 import { feedKey, type RenderedFeed, type RenderedFeedStore } from './rendered-feed-store.ts';
 
 export interface RenderSchoolResult {

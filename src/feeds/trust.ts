@@ -3,9 +3,9 @@
 // 2. A rotation record (the store's, or the file in DATA_DIR) must vouch for the secret (rotations.ts); until one
 //    does, no URL of it is issued, shown or served (503 with Retry-After, never 404), and /readyz says why.
 
-import type { AfterPullStep } from '../jobs/after-pull.ts';
+import type { AfterPullStep } from '../jobs/after-pull-step.ts';
 import type { FeedToken, SchoolId, Store } from '../store/types.ts';
-import { listFeedDefs } from './catalog.ts';
+import { listFeedDefs } from './feed-defs.ts';
 import {
   RecordMirror,
   RotationJournal,

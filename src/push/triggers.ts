@@ -4,7 +4,7 @@
 // scheduled fire run once.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { SchoolConfig } from '../config.ts';
-import type { AfterPullStep } from '../jobs/after-pull.ts';
+import type { AfterPullStep } from '../jobs/after-pull-step.ts';
 import { keepAlive, processOwner } from '../jobs/heartbeat.ts';
 import type { JobDefinition, JobOutcome } from '../jobs/job.ts';
 import { type Logger, silentLogger } from '../log.ts';

@@ -4,9 +4,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { TokenBucket } from '../util/token-bucket.ts';
 import { FaultInjector, isMalformed, malform } from './chaos.ts';
-import { renderIcs } from './ics.ts';
 import { LIST_ENDPOINTS, type ListEndpoint, type Listing, querySessions } from './lists.ts';
 import { HttpError, paging, Query } from './query.ts';
+import { renderIcs } from './sessions-ics.ts';
 import type { SandboxState } from './state.ts';
 import { addMonths } from './time.ts';
 import * as wire from './wire.ts';

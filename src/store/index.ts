@@ -27,7 +27,7 @@ export interface OpenStoreOptions {
   poolSize?: number;
   /**
    * SQLite: WAL checkpoints on a worker thread (sqlite-checkpoints.ts), for a process whose event loop serves
-   * requests (`serve`). Off for one-shot commands: nothing waits on their loop, and the worker costs ~25 MB.
+   * requests (`serve`). Off for one-shot commands: nothing waits on their loop, and the worker costs memory.
    */
   checkpointsOffThread?: boolean;
 }
@@ -139,10 +139,9 @@ function connectTo(file: string, writer: boolean): () => DatabaseSync {
     try {
       if (writer) {
         // Only a new file takes it (an existing database keeps the page size it was made with). Sessions are
-        // ~1.5 KB rows: with 4 KB pages a district's sessions write (the 33,880 in its window) took 243–260 ms
-        // and its commit 171–193 ms, with 16 KB pages 175–186 and 97–104 ms; its full sync 4.24–4.56 →
-        // 3.96–4.07 s, its file 104 → 94 MB; a school's sync and every feed's render no slower (1,401 feeds:
-        // 2.62 → 2.51 s).
+        // rows of over a kilobyte: 16 KB pages made a district's sessions write, its commit and its full sync
+        // faster and its file smaller than 4 KB pages, and a school's sync and feed renders no slower
+        // (bench:sync and bench:feeds measure them).
         db.exec(`PRAGMA page_size = ${PAGE_SIZE}`);
         db.exec('PRAGMA journal_mode = WAL');
         // SQLite's own temporary files (a statement's rollback journal, sorts) in memory, not in TMPDIR: with
@@ -152,9 +151,9 @@ function connectTo(file: string, writer: boolean): () => DatabaseSync {
         db.exec('PRAGMA temp_store = MEMORY');
         // WAL + NORMAL: durable across application crashes; a power cut may lose the last commit, never corrupt.
         db.exec('PRAGMA synchronous = NORMAL');
-        // 8 MB: a pull's dirty pages spill to the WAL mid-transaction beyond it (the 2 MB default cost a school
-        // sync seconds), yet a district's full sync is no slower than with 32 MB (7.06–8.31 s against 7.06–8.18 s)
-        // and peaks 25 MB lower (258–263 against 276–288 MB): the cache stays filled for the process's life.
+        // A pull's dirty pages spill to the WAL mid-transaction beyond it (the 2 MB default made a school's sync
+        // much slower), yet a district's full sync measured no slower than with four times as much, and peaked
+        // lower: the cache stays filled for the process's life (bench:sync prints time and peak RSS).
         db.exec('PRAGMA cache_size = -8000');
       }
       db.exec('PRAGMA foreign_keys = ON');
@@ -212,7 +211,7 @@ function openSqlite(opts: { dataDir?: string; file?: string }, checkpointsOffThr
 }
 
 async function openPostgres(url: string, max: number): Promise<SqlStore> {
-  // Loaded only for PostgreSQL: ~70 ms of every SQLite command's start (pg and its eight packages).
+  // Loaded only for PostgreSQL: pg and its packages would otherwise slow every SQLite command's start.
   const { default: pg } = await import('pg');
   const pool = new pg.Pool({
     connectionString: url,

@@ -5,7 +5,7 @@
 // /admin/feeds/rotated, the new page to send them). Every form is CSRF-checked.
 import express, { type Request, type Response } from 'express';
 import type { PushTargetConfig } from '../config/push-targets.ts';
-import { type FeedDef, getFeedDef } from '../feeds/catalog.ts';
+import { type FeedDef, getFeedDef } from '../feeds/feed-defs.ts';
 import type { FeedTokens } from '../feeds/tokens.ts';
 import { FeedTrustError, isFeedScope, untilEveryServerKnows } from '../feeds/tokens.ts';
 import { closeLiveGoogleCalendars, describeClosed, publicTargetsFor } from '../push/live-rotation.ts';

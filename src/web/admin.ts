@@ -4,7 +4,7 @@
 // `rostercal feeds list` instead of listing them.
 import express, { type Request, type RequestHandler, type Response } from 'express';
 import { absenceReporting } from '../families/absence-state.ts';
-import { listFeedDefs } from '../feeds/catalog.ts';
+import { listFeedDefs } from '../feeds/feed-defs.ts';
 import { type FeedTokens, FeedTrustError } from '../feeds/tokens.ts';
 import type { JobStatus, SchoolId, Store, SyncRun } from '../store/types.ts';
 import { describeJob } from '../sync/job-display.ts';

@@ -3,7 +3,7 @@
 // scrubbed as a team feed scrubs them, and a labelled corpus of notes that name teammates beside the words that
 // look like names (Will you…, the Grace period, Brown shoes). The figures are printed for the README.
 import { describe, expect, it } from 'vitest';
-import { COMMON_WORDS, compileNameMatcher } from '../../src/calendar/names.ts';
+import { COMMON_WORDS, compileNameMatcher } from '../../src/calendar/other-children-filter.ts';
 import { generateSchool } from '../../src/sandbox/index.ts';
 
 const school = generateSchool(42, 'school', '2026-11-23T01:00:00Z');

@@ -1,7 +1,7 @@
 // The name matcher against sentences written the way teachers write them. Each case is the text as planted
 // upstream and exactly what a family may read.
 import { describe, expect, it } from 'vitest';
-import { compileNameMatcher, foldWord, type StudentNames } from '../../src/calendar/names.ts';
+import { compileNameMatcher, foldWord, type StudentNames } from '../../src/calendar/other-children-filter.ts';
 
 const STUDENTS: StudentNames[] = [
   { id: 1, firstName: 'Liv', legalFirstName: 'Olivia', lastName: 'MacDonald' },

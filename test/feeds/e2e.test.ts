@@ -1,6 +1,6 @@
 // Sandbox → client → pull → SQLite store → projection → ICS, parsed back with two parsers.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AUDIENCE_OF, type FeedDef, listFeedDefs, sessionQuery } from '../../src/feeds/catalog.ts';
+import { AUDIENCE_OF, type FeedDef, listFeedDefs, sessionQuery } from '../../src/feeds/feed-defs.ts';
 import type { RenderedFeed } from '../../src/feeds/feed-service.ts';
 import { localClock, offsetMinutes } from '../../src/util/time-zone.ts';
 import { type Harness, startHarness } from './harness.ts';

@@ -1,7 +1,7 @@
 import ICAL from 'ical.js';
 import { describe, expect, it } from 'vitest';
 import type { CalendarEvent } from '../../src/calendar/types.ts';
-import { renderIcs } from '../../src/feeds/ics.ts';
+import { renderIcs } from '../../src/feeds/ics-writer.ts';
 import { isUnambiguousLocal, vtimezone } from '../../src/feeds/timezone.ts';
 import { localClock, offsetMinutes, transitions, wallClock } from '../../src/util/time-zone.ts';
 import { parseAll, parseWithNodeIcal } from './parse.ts';

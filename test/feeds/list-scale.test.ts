@@ -5,7 +5,7 @@
 // stopped asking the database at all fails them.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listFeeds } from '../../src/cli/feeds.ts';
-import { listFeedDefs } from '../../src/feeds/catalog.ts';
+import { listFeedDefs } from '../../src/feeds/feed-defs.ts';
 import { FeedTokens, hashToken } from '../../src/feeds/tokens.ts';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
 import { openStore } from '../../src/store/index.ts';

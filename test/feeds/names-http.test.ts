@@ -1,7 +1,7 @@
 // Another child's name planted upstream, in every way teachers write it, read back the way families meet it:
 // team, activity and student feeds over HTTP and the feed's landing page (sandbox → pull → store → web).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { foldWord } from '../../src/calendar/names.ts';
+import { foldWord } from '../../src/calendar/other-children-filter.ts';
 import type { Stored } from '../../src/store/types.ts';
 import { type Harness, startHarness } from './harness.ts';
 

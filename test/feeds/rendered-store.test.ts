@@ -8,7 +8,7 @@ import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FeedListing } from '../../src/cli/feeds.ts';
-import { listFeedDefs } from '../../src/feeds/catalog.ts';
+import { listFeedDefs } from '../../src/feeds/feed-defs.ts';
 import { FeedService } from '../../src/feeds/feed-service.ts';
 import type { Sandbox } from '../../src/sandbox/index.ts';
 import { type Child, rostercal } from '../support/cli.ts';

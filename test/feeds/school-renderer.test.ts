@@ -2,7 +2,7 @@
 // in-process pass, an event loop left free for requests, a fallback when the worker cannot run, a clean stop.
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listFeedDefs } from '../../src/feeds/catalog.ts';
+import { listFeedDefs } from '../../src/feeds/feed-defs.ts';
 import { workerRenderer } from '../../src/feeds/school-renderer.ts';
 import { type Harness, startHarness } from './harness.ts';
 

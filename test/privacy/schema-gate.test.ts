@@ -13,7 +13,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import { loadProjectionContext, projectSession } from '../../src/calendar/index.ts';
-import { foldWord } from '../../src/calendar/names.ts';
+import { foldWord } from '../../src/calendar/other-children-filter.ts';
 import { FeedService } from '../../src/feeds/feed-service.ts';
 import { FeedTokens } from '../../src/feeds/tokens.ts';
 import { createMetrics } from '../../src/metrics.ts';

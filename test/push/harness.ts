@@ -7,7 +7,7 @@ import { expect } from 'vitest';
 import { loadProjectionContext, projectSession } from '../../src/calendar/index.ts';
 import type { PushTargetConfig } from '../../src/config/push-targets.ts';
 import { parseConfig, type SchoolConfig } from '../../src/config.ts';
-import { sessionQuery } from '../../src/feeds/catalog.ts';
+import { sessionQuery } from '../../src/feeds/feed-defs.ts';
 import { syncWindow } from '../../src/jobs/window.ts';
 import { type Sandbox, SCHOOL_TIME_ZONE, startSandbox } from '../../src/sandbox/index.ts';
 import { openStore } from '../../src/store/index.ts';

@@ -1,7 +1,7 @@
 // The engine reads each calendar's sessions with one query per target (sessionsByMember); this holds it equal to
 // the store's own per-scope query, which the feeds use, for every team, activity, staff member and student.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sessionQuery } from '../../src/feeds/catalog.ts';
+import { sessionQuery } from '../../src/feeds/feed-defs.ts';
 import { syncWindow } from '../../src/jobs/window.ts';
 import { sessionsByMember } from '../../src/push/members.ts';
 import type { FeedScope } from '../../src/store/types.ts';

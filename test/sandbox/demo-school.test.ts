@@ -5,9 +5,9 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { DEMO_SANDBOX } from '../../src/config.ts';
-import { ACTIVITIES } from '../../src/sandbox/catalogue.ts';
+import { ACTIVITIES } from '../../src/sandbox/fixed-facts.ts';
 import { generateSchool } from '../../src/sandbox/index.ts';
-import { givenNameGender } from '../../src/sandbox/names.ts';
+import { givenNameGender } from '../../src/sandbox/name-pools.ts';
 import { dayOff, easterSunday } from '../../src/sandbox/school-calendar.ts';
 
 const DATES = ['2026-11-23T01:00:00.000Z', '2027-06-01T01:00:00.000Z'];

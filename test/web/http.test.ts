@@ -6,7 +6,7 @@ import { Writable } from 'node:stream';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { feedsAfterPull } from '../../src/feeds/after-pull.ts';
+import { feedsAfterPull } from '../../src/feeds/feeds-after-pull.ts';
 import { FeedTokens, untilEveryServerKnows } from '../../src/feeds/tokens.ts';
 import { openStore } from '../../src/store/index.ts';
 import { createApp } from '../../src/web/app.ts';

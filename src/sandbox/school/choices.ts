@@ -2,7 +2,7 @@
 // absences (a few cover today, so team sheets show `absentToday`).
 
 import { wallToUtc } from '../../util/time-zone.ts';
-import { ABSENCE_REASONS } from '../catalogue.ts';
+import { ABSENCE_REASONS } from '../fixed-facts.ts';
 import type { SAbsence, SActivity, SActivitySelection, SSeason, SStudent } from '../model.ts';
 import type { Rng } from '../prng.ts';
 import { DAY, HOUR, MINUTE } from '../time.ts';

@@ -8,7 +8,7 @@ import {
   MEDICAL_CONDITIONS,
   type PersonName,
   personName,
-} from '../names.ts';
+} from '../name-pools.ts';
 import type { Rng } from '../prng.ts';
 import { DAY } from '../time.ts';
 import { type Basis, pastStamp, YEAR_GROUPS } from './basis.ts';

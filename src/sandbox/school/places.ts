@@ -8,7 +8,7 @@ import {
   HOME_VENUES,
   OPPONENT_SCHOOLS,
   venuesFor,
-} from '../catalogue.ts';
+} from '../fixed-facts.ts';
 import type { Organisation, SActivity, SCategory, SDepartment, SLocation, SYearGroup } from '../model.ts';
 import type { Rng } from '../prng.ts';
 import { type Basis, CATEGORIES, pastStamp, YEAR_GROUPS } from './basis.ts';

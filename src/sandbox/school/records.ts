@@ -1,7 +1,7 @@
 // What happened at past sessions: attendance rolls and incidents.
 
 import { hourMinute } from '../../util/time-zone.ts';
-import type { ActivitySpec } from '../catalogue.ts';
+import type { ActivitySpec } from '../fixed-facts.ts';
 import type { SAttendanceRecord, School, SIncident, SSession } from '../model.ts';
 import type { Rng } from '../prng.ts';
 import { DAY, HOUR, MINUTE } from '../time.ts';

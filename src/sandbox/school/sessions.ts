@@ -2,7 +2,7 @@
 // (trials, whole-school events, meetings), and the custom fields they carry. None on a day off.
 
 import { hourMinute, offsetMinutes, wallToUtc } from '../../util/time-zone.ts';
-import { type ActivitySpec, oneOffsFor, parentNotesFor, staffNotesFor, uniformsFor } from '../catalogue.ts';
+import { type ActivitySpec, oneOffsFor, parentNotesFor, staffNotesFor, uniformsFor } from '../fixed-facts.ts';
 import type {
   CustomFieldValue,
   Organisation,

@@ -1,6 +1,6 @@
 // Teams: each with its name, staff, positions and season, and its memberships drawn from eligible students.
 
-import type { ActivitySpec } from '../catalogue.ts';
+import type { ActivitySpec } from '../fixed-facts.ts';
 import type {
   SActivity,
   SCategory,
@@ -12,7 +12,7 @@ import type {
   SUser,
   SYearGroup,
 } from '../model.ts';
-import { givenNameGender } from '../names.ts';
+import { givenNameGender } from '../name-pools.ts';
 import type { Rng } from '../prng.ts';
 import { DAY } from '../time.ts';
 import { type Basis, CATEGORIES, groupBy, pastStamp, SUBCATEGORIES } from './basis.ts';

@@ -5,7 +5,7 @@
 // `rostercal sync` process needs neither: the server notices the new data version on the next request and
 // renders then.
 
-import type { AfterPullStep } from '../jobs/after-pull.ts';
+import type { AfterPullStep } from '../jobs/after-pull-step.ts';
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
 import type { SchoolId } from '../store/types.ts';

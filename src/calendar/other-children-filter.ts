@@ -182,54 +182,90 @@ function* compileSteps(
   students: Iterable<StudentNames>,
   staff: Iterable<PersonName>,
 ): Generator<void, NameMatcher> {
-  const owners = new Map<string, Id[]>();
-  const starts = new Set<string>();
-  let maxWords = 1;
+  const index = yield* indexStudents(students);
+  return matcherOver(index, indexStaff(staff));
+}
+
+/** Every student's names, by the ways a text may write them. */
+interface StudentIndex {
+  /** A full spelling (its words joined by spaces) → whose it is. */
+  owners: Map<string, Id[]>;
+  starts: Set<string>;
+  maxWords: number;
   /** A first name or surname alone (one or more words) → whose it is. */
-  const partials = new Map<string, Id[]>();
-  const partialStarts = new Set<string>();
-  let maxPartial = 1;
+  partials: Map<string, Id[]>;
+  partialStarts: Set<string>;
+  maxPartial: number;
   /** A one-word given name → the surnames that may follow it after one or two middle names → whose. */
-  const middles = new Map<string, Map<string, Id[]>>();
-  const unspaced = new Map<string, Id[]>();
-  const add = (map: Map<string, Id[]>, key: string, id: Id) => {
-    const list = map.get(key);
-    if (!list) map.set(key, [id]);
-    else if (!list.includes(id)) list.push(id);
+  middles: Map<string, Map<string, Id[]>>;
+  /** Surname and given name glued, for scripts written without spaces → whose. */
+  unspaced: Map<string, Id[]>;
+}
+
+/** Staff full names (either order): passed over whole, so their parts are not taken for students' names. */
+interface StaffIndex {
+  staffNames: Set<string>;
+  staffStarts: Set<string>;
+  maxStaff: number;
+}
+
+function addOwner(map: Map<string, Id[]>, key: string, id: Id) {
+  const list = map.get(key);
+  if (!list) map.set(key, [id]);
+  else if (!list.includes(id)) list.push(id);
+}
+
+function* indexStudents(students: Iterable<StudentNames>): Generator<void, StudentIndex> {
+  const ix: StudentIndex = {
+    owners: new Map(),
+    starts: new Set(),
+    maxWords: 1,
+    partials: new Map(),
+    partialStarts: new Set(),
+    maxPartial: 1,
+    middles: new Map(),
+    unspaced: new Map(),
   };
   let compiled = 0;
   for (const s of students) {
     if (++compiled % STUDENTS_PER_STEP === 0) yield;
-    const forms = formsOf(s);
-    for (const spelling of spellings(s, forms)) {
-      const key = spelling.join(' ');
-      // A lone "Li" or "Jo" is a word, not a name: glued single-word spellings need some length.
-      if (spelling.length === 1 && [...key].length < (UNSPACED.test(key) ? 2 : 6)) continue;
-      add(owners, key, s.id);
-      starts.add(spelling[0]!);
-      maxWords = Math.max(maxWords, spelling.length);
-    }
-    if (forms.families.length === 0) continue;
-    for (const part of [...forms.givens, ...forms.families]) {
-      const key = part.join(' ');
-      if (key.replace(/[\s'-]/g, '').length < 2 || UNSPACED.test(key)) continue;
-      add(partials, key, s.id);
-      partialStarts.add(part[0]!);
-      maxPartial = Math.max(maxPartial, part.length);
-    }
-    for (const given of forms.givens) {
-      if (given.length !== 1) continue;
-      const byFamily = middles.get(given[0]!) ?? new Map<string, Id[]>();
-      for (const family of forms.families) add(byFamily, family.join(' '), s.id);
-      middles.set(given[0]!, byFamily);
-    }
-    for (const given of [s.firstName, s.legalFirstName ?? '']) {
-      if (!given.trim() || !UNSPACED_ONLY.test(`${given} ${s.lastName}`)) continue;
-      for (const needle of [`${s.lastName}${given}`, `${given}${s.lastName}`])
-        add(unspaced, needle.replace(/\s+/g, '').normalize('NFC'), s.id);
-    }
+    indexStudent(ix, s);
   }
-  /** Staff full names (either order): passed over whole, so their parts are not taken for students' names. */
+  return ix;
+}
+
+function indexStudent(ix: StudentIndex, s: StudentNames) {
+  const forms = formsOf(s);
+  for (const spelling of spellings(s, forms)) {
+    const key = spelling.join(' ');
+    // A lone "Li" or "Jo" is a word, not a name: glued single-word spellings need some length.
+    if (spelling.length === 1 && [...key].length < (UNSPACED.test(key) ? 2 : 6)) continue;
+    addOwner(ix.owners, key, s.id);
+    ix.starts.add(spelling[0]!);
+    ix.maxWords = Math.max(ix.maxWords, spelling.length);
+  }
+  if (forms.families.length === 0) return;
+  for (const part of [...forms.givens, ...forms.families]) {
+    const key = part.join(' ');
+    if (key.replace(/[\s'-]/g, '').length < 2 || UNSPACED.test(key)) continue;
+    addOwner(ix.partials, key, s.id);
+    ix.partialStarts.add(part[0]!);
+    ix.maxPartial = Math.max(ix.maxPartial, part.length);
+  }
+  for (const given of forms.givens) {
+    if (given.length !== 1) continue;
+    const byFamily = ix.middles.get(given[0]!) ?? new Map<string, Id[]>();
+    for (const family of forms.families) addOwner(byFamily, family.join(' '), s.id);
+    ix.middles.set(given[0]!, byFamily);
+  }
+  for (const given of [s.firstName, s.legalFirstName ?? '']) {
+    if (!given.trim() || !UNSPACED_ONLY.test(`${given} ${s.lastName}`)) continue;
+    for (const needle of [`${s.lastName}${given}`, `${given}${s.lastName}`])
+      addOwner(ix.unspaced, needle.replace(/\s+/g, '').normalize('NFC'), s.id);
+  }
+}
+
+function indexStaff(staff: Iterable<PersonName>): StaffIndex {
   const staffNames = new Set<string>();
   const staffStarts = new Set<string>();
   let maxStaff = 1;
@@ -246,14 +282,13 @@ function* compileSteps(
       maxStaff = Math.max(maxStaff, spelling.length);
     }
   }
-  const needles = [...unspaced.keys()].sort((a, b) => b.length - a.length);
-  const unspacedRe = needles.length
-    ? new RegExp(needles.map((n) => n.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'gu')
-    : null;
+  return { staffNames, staffStarts, maxStaff };
+}
 
-  // Words repeat across a school's events ("Training", "Bring", team names): fold each once per compile.
+/** Words repeat across a school's events ("Training", "Bring", team names): each is folded once per compile. */
+function foldOnce(): (w: string) => string {
   const folded = new Map<string, string>();
-  const fold = (w: string) => {
+  return (w: string) => {
     let k = folded.get(w);
     if (k === undefined) {
       if (folded.size > 100_000) folded.clear();
@@ -262,6 +297,18 @@ function* compileSteps(
     }
     return k;
   };
+}
+
+type SpanFinder = (text: string, keep: Id | null, near: ((id: Id) => boolean) | undefined) => Span[];
+
+function spanFinder(
+  ix: StudentIndex,
+  st: StaffIndex,
+  unspacedRe: RegExp | null,
+  fold: (w: string) => string,
+): SpanFinder {
+  const { owners, starts, maxWords, partials, partialStarts, maxPartial, middles, unspaced } = ix;
+  const { staffNames, staffStarts, maxStaff } = st;
   const foreign = (ids: Id[] | undefined, keep: Id | null) => ids?.some((id) => id !== keep) ?? false;
   const key = (tokens: RegExpExecArray[], from: number, n: number) => {
     let k = fold(tokens[from]![0]);
@@ -357,6 +404,18 @@ function* compileSteps(
     }
     return merged;
   }
+  return spans;
+}
+
+function matcherOver(ix: StudentIndex, st: StaffIndex): NameMatcher {
+  const { owners, starts, partialStarts, middles, unspaced } = ix;
+  const needles = [...unspaced.keys()].sort((a, b) => b.length - a.length);
+  const unspacedRe = needles.length
+    ? new RegExp(needles.map((n) => n.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'gu')
+    : null;
+
+  const fold = foldOnce();
+  const spans = spanFinder(ix, st, unspacedRe, fold);
 
   const clean = (text: string) => (NON_ASCII.test(text) ? text.normalize('NFC').replace(REMOVED, '') : text);
 
