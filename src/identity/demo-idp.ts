@@ -6,6 +6,7 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import express from 'express';
 import Provider, { type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
+import { escapeHtml } from '../util/html.ts';
 import type { DemoPerson } from './demo-people.ts';
 
 /** In-memory storage for the provider's artifacts: the demo keeps nothing across restarts, by design. */
@@ -65,10 +66,6 @@ export interface DemoIdp {
   issuer: string;
   clientId: string;
   clientSecret: string;
-}
-
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
 /**

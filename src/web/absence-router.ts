@@ -8,10 +8,11 @@ import type { FamilyLinks } from '../feeds/family.ts';
 import type { FeedService } from '../feeds/feed-service.ts';
 import { resolveFeedToken, tokenForLog } from '../feeds/tokens.ts';
 import type { FeedToken, Store } from '../store/types.ts';
+import { html, type SafeHtml } from '../util/html.ts';
 import { crossSiteProblem } from './absence-form.ts';
 import { childLink, familyLink } from './absence-links.ts';
 import { unavailable, unknownCapability } from './feeds-router.ts';
-import { escapeHtml } from './html-escape.ts';
+import { sendNotice } from './layouts.ts';
 import type { FailedLookups } from './rate-limit.ts';
 import { setSecurityHeaders } from './security.ts';
 
@@ -26,20 +27,9 @@ export interface AbsenceRouterOptions {
   vouchesFor?: (record: FeedToken | null) => Promise<boolean>;
 }
 
-const PAGE_CSP =
-  "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
-
-function problemPage(title: string, message: string, back: string): string {
-  const h = escapeHtml;
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex, nofollow"><meta name="referrer" content="no-referrer"><link rel="icon" href="data:,"><title>${h(title)}</title>
-<style>body{font-family:system-ui,sans-serif;margin:0;background:#f5f6f8;color:#1d2330;line-height:1.45}main{max-width:36rem;margin:0 auto;padding:1.5rem 1rem}
-h1{font-size:1.4rem;line-height:1.25}p.problem{background:#fef2f2;border-left:4px solid #b91c1c;padding:.8rem;border-radius:0 8px 8px 0}
-a{display:inline-flex;align-items:center;min-height:44px;font-weight:600;color:#1f5fbf}</style>
-</head><body><main><h1>${h(title)}</h1><p class="problem" role="alert">${h(message)}</p>
-<p><a href="${h(back)}">Back to the calendar page</a></p></main></body></html>
-`;
+function problemPage(title: string, message: string, back: string): SafeHtml {
+  return html`<h1>${title}</h1><p class="problem" role="alert">${message}</p>
+<p><a href="${back}">Back to the calendar page</a></p>`;
 }
 
 type Act = 'report' | 'undo';
@@ -64,17 +54,9 @@ export function absenceRouter(opts: AbsenceRouterOptions): Router {
       res.redirect(303, `${pageUrl}?done=${done}${anchor}`);
       return;
     }
-    res.status(outcome.status);
     if (outcome.retryAfterS) res.setHeader('Retry-After', String(outcome.retryAfterS));
-    res.setHeader('Content-Type', 'text/html; charset=utf-8');
-    res.setHeader('Content-Security-Policy', PAGE_CSP);
-    res.end(
-      problemPage(
-        act === 'report' ? 'The absence was not reported' : 'The absence was not undone',
-        outcome.message,
-        pageUrl,
-      ),
-    );
+    const title = act === 'report' ? 'The absence was not reported' : 'The absence was not undone';
+    sendNotice(res, outcome.status, title, problemPage(title, outcome.message, pageUrl));
   }
 
   async function act(

@@ -10,9 +10,10 @@ import type { FeedTokens } from '../feeds/tokens.ts';
 import { FeedTrustError, isFeedScope, untilEveryServerKnows } from '../feeds/tokens.ts';
 import { closeLiveGoogleCalendars, describeClosed, publicTargetsFor } from '../push/live-rotation.ts';
 import type { AuditQuery, AuditRecord, FeedScope, SchoolId, Store } from '../store/types.ts';
+import { html, type SafeHtml } from '../util/html.ts';
 import { zoneAbbreviation } from '../util/time-zone.ts';
+import { sendAdminPage, sendProblem } from './layouts.ts';
 import { accessIn, csrfOf, type Principal, principalOf, type StaffAuth } from './staff-auth.ts';
-import { escapeHtml, ADMIN_NAV as NAV, sendPage, sendProblem } from './staff-html.ts';
 
 /** A school as the admin pages see it; its push targets tell whether a feed has a live Google calendar. */
 type AdminSchool = { id: SchoolId; name: string; timeZone: string; targets?: readonly PushTargetConfig[] };
@@ -114,13 +115,12 @@ export function createAdminStaffRouter(opts: AdminStaffOptions): express.Router 
         res.set('Cache-Control', 'no-store').json({ records });
         return;
       }
-      const rows = (await auditRows(records, adminSchools(p))).join('');
-      sendPage(res, {
+      const rows = await auditRows(records, adminSchools(p));
+      sendAdminPage(res, {
         title: 'Audit log',
-        nav: NAV,
         who: who(p),
-        body: `<h1>Audit log</h1><form class="card" method="get" action="/admin/audit"><label for="person">Person (e-mail, or “admin token”)</label><input id="person" type="text" name="person" value="${escapeHtml(person)}"><label for="team">Team</label><select id="team" name="team">${await teamOptions(adminSchools(p), teamText)}</select><label for="template">Template</label><input id="template" type="text" name="template" value="${escapeHtml(template)}"><div class="actions"><button class="primary" type="submit">Filter</button> <a class="btn" href="/admin/audit">Clear</a></div></form>
-<div class="card"><p class="muted">Newest first, in each school’s time; ${records.length} shown (at most 500; <code>rostercal audit --since ISO</code> prints all).</p><table class="stack"><thead><tr><th>when</th><th>what</th><th>who</th><th>school</th><th>team</th><th>session</th><th>template</th><th>client</th><th>detail</th></tr></thead><tbody>${rows || '<tr><td colspan="9" class="muted">nothing recorded</td></tr>'}</tbody></table></div>`,
+        body: html`<h1>Audit log</h1><form class="card" method="get" action="/admin/audit"><label for="person">Person (e-mail, or “admin token”)</label><input id="person" type="text" name="person" value="${person}"><label for="team">Team</label><select id="team" name="team">${await teamOptions(adminSchools(p), teamText)}</select><label for="template">Template</label><input id="template" type="text" name="template" value="${template}"><div class="actions"><button class="primary" type="submit">Filter</button> <a class="btn" href="/admin/audit">Clear</a></div></form>
+<div class="card"><p class="muted">Newest first, in each school’s time; ${records.length} shown (at most 500; <code>rostercal audit --since ISO</code> prints all).</p><table class="stack"><thead><tr><th>when</th><th>what</th><th>who</th><th>school</th><th>team</th><th>session</th><th>template</th><th>client</th><th>detail</th></tr></thead><tbody>${rows.length ? rows : html`<tr><td colspan="9" class="muted">nothing recorded</td></tr>`}</tbody></table></div>`,
         wide: true,
       });
     } catch (err) {
@@ -132,8 +132,8 @@ export function createAdminStaffRouter(opts: AdminStaffOptions): express.Router 
   async function teamOptions(
     schools: readonly { id: SchoolId; name: string }[],
     selected: string,
-  ): Promise<string> {
-    const options = ['<option value="">any team</option>'];
+  ): Promise<SafeHtml[]> {
+    const options = [html`<option value="">any team</option>`];
     for (const school of schools) {
       const teams = (await opts.store.records.list(school.id, 'teams')).sort((a, b) =>
         a.name.localeCompare(b.name),
@@ -141,66 +141,48 @@ export function createAdminStaffRouter(opts: AdminStaffOptions): express.Router 
       for (const t of teams) {
         const label = schools.length > 1 ? `${t.name} (${school.name})` : t.name;
         options.push(
-          `<option value="${t.id}"${String(t.id) === selected ? ' selected' : ''}>${escapeHtml(label)}</option>`,
+          html`<option value="${t.id}"${String(t.id) === selected && html` selected`}>${label}</option>`,
         );
       }
     }
-    return options.join('');
+    return options;
   }
 
   /** The audit records as table rows: times in their school's zone, schools and teams by name. */
   async function auditRows(
     records: AuditRecord[],
     schools: readonly { id: SchoolId; name: string; timeZone: string }[],
-  ): Promise<string[]> {
+  ): Promise<SafeHtml[]> {
     const byId = new Map(schools.map((s) => [s.id, s]));
     // A record of no school (a refused sign-in) reads in the only school's zone, else UTC, as the CLI does.
     const fallback = opts.schools.length === 1 ? opts.schools[0]!.timeZone : 'UTC';
     const teamNames = new Map<string, string>();
     for (const id of new Set(records.flatMap((r) => (r.schoolId && r.teamId !== null ? [r.schoolId] : []))))
       for (const t of await opts.store.records.list(id, 'teams')) teamNames.set(`${id}|${t.id}`, t.name);
-    const cell = (label: string, html: string) => `<td data-label="${label}">${html}</td>`;
     return records.map((r) => {
       const school = r.schoolId ? byId.get(r.schoolId) : undefined;
       const team =
-        r.teamId === null
-          ? ''
-          : `${escapeHtml(teamNames.get(`${r.schoolId}|${r.teamId}`) ?? 'a team no longer listed')} <span class="muted">(${r.teamId})</span>`;
-      return `<tr>${[
-        cell(
-          'when',
-          `<span class="nowrap">${escapeHtml(schoolTime(r.at, school?.timeZone ?? fallback))}</span>`,
-        ),
-        cell('what', `<span class="nowrap">${escapeHtml(r.action)}</span>`),
-        cell('who', escapeHtml(r.actor)),
-        cell('school', escapeHtml(school?.name ?? r.schoolId ?? '')),
-        cell('team', team),
-        cell('session', r.sessionId === null ? '' : String(r.sessionId)),
-        cell('template', r.template ? `<span class="nowrap">${escapeHtml(r.template)}</span>` : ''),
-        cell('client', escapeHtml(r.clientAddress ?? '')),
-        cell('detail', escapeHtml(r.detail ?? '')),
-      ].join('')}</tr>`;
+        r.teamId !== null &&
+        html`${teamNames.get(`${r.schoolId}|${r.teamId}`) ?? 'a team no longer listed'} <span class="muted">(${r.teamId})</span>`;
+      return html`<tr><td data-label="when"><span class="nowrap">${schoolTime(r.at, school?.timeZone ?? fallback)}</span></td><td data-label="what"><span class="nowrap">${r.action}</span></td><td data-label="who">${r.actor}</td><td data-label="school">${school?.name ?? r.schoolId ?? ''}</td><td data-label="team">${team}</td><td data-label="session">${r.sessionId === null ? '' : String(r.sessionId)}</td><td data-label="template">${r.template && html`<span class="nowrap">${r.template}</span>`}</td><td data-label="client">${r.clientAddress ?? ''}</td><td data-label="detail">${r.detail ?? ''}</td></tr>`;
     });
   }
 
   router.get('/admin/sessions', opts.auth.requireAdmin, async (_req: Request, res: Response, next) => {
     try {
       const p = principalOf(res) as Principal;
-      const csrf = escapeHtml(csrfOf(p) ?? '');
+      const csrf = csrfOf(p) ?? '';
       const live = await opts.store.access.listStaffSessions(now().toISOString());
       // Sessions span schools: the only school's zone, else UTC (each time says which).
       const zone = opts.schools.length === 1 ? opts.schools[0]!.timeZone : 'UTC';
-      const rows = live
-        .map(
-          (s) =>
-            `<tr><td data-label="who">${escapeHtml(s.displayName ?? '')}<br><span class="muted">${escapeHtml(s.email)}</span></td><td data-label="signed in">${escapeHtml(schoolTime(s.createdAt, zone))}</td><td data-label="last seen">${escapeHtml(schoolTime(s.lastSeenAt, zone))}</td><td data-label="client">${escapeHtml(s.clientAddress ?? '')}</td><td><form method="post" action="/admin/sessions/end"><input type="hidden" name="csrf" value="${csrf}"><input type="hidden" name="email" value="${escapeHtml(s.email)}"><button type="submit">End all sessions of this person</button></form></td></tr>`,
-        )
-        .join('');
-      sendPage(res, {
+      const rows = live.map(
+        (s) =>
+          html`<tr><td data-label="who">${s.displayName ?? ''}<br><span class="muted">${s.email}</span></td><td data-label="signed in">${schoolTime(s.createdAt, zone)}</td><td data-label="last seen">${schoolTime(s.lastSeenAt, zone)}</td><td data-label="client">${s.clientAddress ?? ''}</td><td><form method="post" action="/admin/sessions/end"><input type="hidden" name="csrf" value="${csrf}"><input type="hidden" name="email" value="${s.email}"><button type="submit">End all sessions of this person</button></form></td></tr>`,
+      );
+      sendAdminPage(res, {
         title: 'Signed-in staff',
-        nav: NAV,
         who: who(p),
-        body: `<h1>Signed-in staff</h1><form class="card" method="post" action="/admin/sessions/end"><input type="hidden" name="csrf" value="${csrf}"><label for="email">End every session of (e-mail)</label><input id="email" type="text" name="email" required><div class="actions"><button class="primary" type="submit">End sessions</button></div></form><div class="card"><table class="stack"><thead><tr><th>who</th><th>signed in</th><th>last seen</th><th>client</th><th></th></tr></thead><tbody>${rows || '<tr><td colspan="5" class="muted">nobody is signed in</td></tr>'}</tbody></table></div>`,
+        body: html`<h1>Signed-in staff</h1><form class="card" method="post" action="/admin/sessions/end"><input type="hidden" name="csrf" value="${csrf}"><label for="email">End every session of (e-mail)</label><input id="email" type="text" name="email" required><div class="actions"><button class="primary" type="submit">End sessions</button></div></form><div class="card"><table class="stack"><thead><tr><th>who</th><th>signed in</th><th>last seen</th><th>client</th><th></th></tr></thead><tbody>${rows.length ? rows : html`<tr><td colspan="5" class="muted">nobody is signed in</td></tr>`}</tbody></table></div>`,
         wide: true,
       });
     } catch (err) {
@@ -222,11 +204,10 @@ export function createAdminStaffRouter(opts: AdminStaffOptions): express.Router 
       if (!email) return sendProblem(res, 400, 'No address', ['Give the e-mail address of the person.']);
       const ended = await opts.store.access.revokeStaffSessionsOf(email, now().toISOString());
       await opts.auth.audit(req, res, { action: 'sessions-ended', detail: `${email}: ${ended}` });
-      sendPage(res, {
+      sendAdminPage(res, {
         title: 'Sessions ended',
-        nav: NAV,
         who: who(principalOf(res) as Principal),
-        body: `<div class="card"><h1>Sessions ended</h1><p>${ended} session${ended === 1 ? '' : 's'} of ${escapeHtml(email)} ended on every server. They must sign in again.</p><p><a class="btn" href="/admin/sessions">Back</a></p></div>`,
+        body: html`<div class="card"><h1>Sessions ended</h1><p>${ended} session${ended !== 1 && 's'} of ${email} ended on every server. They must sign in again.</p><p><a class="btn" href="/admin/sessions">Back</a></p></div>`,
       });
     } catch (err) {
       next(err);
@@ -260,7 +241,7 @@ export function createAdminStaffRouter(opts: AdminStaffOptions): express.Router 
     );
 
   const hidden = (def: FeedDef) =>
-    `<input type="hidden" name="school" value="${escapeHtml(def.schoolId)}"><input type="hidden" name="scope" value="${escapeHtml(def.scope)}"><input type="hidden" name="id" value="${def.scopeId}">`;
+    html`<input type="hidden" name="school" value="${def.schoolId}"><input type="hidden" name="scope" value="${def.scope}"><input type="hidden" name="id" value="${def.scopeId}">`;
 
   /** A page about one feed named by the query (school, scope, id), for its school's administrators. */
   const feedPage = (
@@ -286,22 +267,21 @@ export function createAdminStaffRouter(opts: AdminStaffOptions): express.Router 
   feedPage('/admin/feeds/rotate', async (res, p, { def, school }) => {
     const team =
       def.scope === 'team' ? await opts.store.records.get(def.schoolId, 'teams', def.scopeId) : null;
-    const csrf = escapeHtml(csrfOf(p) ?? '');
-    sendPage(res, {
+    const csrf = csrfOf(p) ?? '';
+    sendAdminPage(res, {
       title: `New link for ${def.calendarName}?`,
-      nav: NAV,
       who: who(p),
-      body: `<div class="card"><h1>Make a new link for “${escapeHtml(def.calendarName)}”?</h1>
-<p>The ${escapeHtml(SCOPE_WORDS[def.scope])} calendar of <strong>${escapeHtml(def.subject)}</strong> (${escapeHtml(school.name)}).</p>
+      body: html`<div class="card"><h1>Make a new link for “${def.calendarName}”?</h1>
+<p>The ${SCOPE_WORDS[def.scope]} calendar of <strong>${def.subject}</strong> (${school.name}).</p>
 <h2>What happens to families</h2>
 <ul>
-<li><strong>The current link stops working at once</strong> for everyone subscribed: ${escapeHtml(subscribers(def, team?.students.length ?? null))}.</li>
+<li><strong>The current link stops working at once</strong> for everyone subscribed: ${subscribers(def, team?.students.length ?? null)}.</li>
 <li>Their calendar apps keep the events they already have, but those stop changing: <strong>cancellations, new sessions and changed times no longer reach them</strong>. Nothing tells them; their calendar just goes quiet.</li>
 <li>Family links (one link for several children) that include this calendar stop showing it.</li>
 <li>You get a new page to send them: they open it, subscribe again, and can remove the old calendar.</li>${
-        publicTargetsFor(school.targets ?? [], def.scope, def.scopeId).length
-          ? '\n<li><strong>Families using the live Google calendar must add it again</strong> from the new page: the old one stops being public at once and is deleted after the next push.</li>'
-          : ''
+        publicTargetsFor(school.targets ?? [], def.scope, def.scopeId).length > 0 &&
+        html`
+<li><strong>Families using the live Google calendar must add it again</strong> from the new page: the old one stops being public at once and is deleted after the next push.</li>`
       }
 </ul>
 <p>Do this when the link has reached someone who should not have it. Recorded in the audit log.</p>
@@ -350,19 +330,18 @@ export function createAdminStaffRouter(opts: AdminStaffOptions): express.Router 
     const page = `${base}/feeds/${issued.token}`;
     const message = `The calendar link for ${def.calendarName} has changed. The old one no longer updates, so cancellations and new sessions will not reach you through it.\n\nPlease open ${page} and subscribe again (there is a button for your phone or computer), then remove the old calendar from your calendar app.\n\n${school.name}`;
     const audit = def.scope === 'team' ? `/admin/audit?team=${def.scopeId}` : '/admin/audit';
-    sendPage(res, {
+    sendAdminPage(res, {
       title: `New link for ${def.calendarName}`,
-      nav: NAV,
       who: who(p),
-      body: `<div class="card"><h1>New link for “${escapeHtml(def.calendarName)}”</h1>
+      body: html`<div class="card"><h1>New link for “${def.calendarName}”</h1>
 <p>The old link has stopped working (version ${issued.record.version} now). Send this page to everyone who subscribed; it has the subscribe buttons and a QR code.</p>
-<label for="page">Page to send</label><input id="page" type="text" readonly value="${escapeHtml(page)}">
-<div class="actions"><a class="btn primary" href="${escapeHtml(page)}">Open the page</a></div>
-<label for="message">A message you can send with it</label><textarea id="message" readonly rows="8">${escapeHtml(message)}</textarea>
-<p class="muted">The calendar itself, for apps that ask for an address: <code>${escapeHtml(`${page}.ics`)}</code></p>${
-        publicTargetsFor(school.targets ?? [], def.scope, def.scopeId).length
-          ? `\n<p><strong>Families who added the live Google calendar must add it again</strong> from this page: the old one is no longer public and is deleted once the next push${opts.onLiveRotated ? ' (started now)' : ''} has filled the new one.</p>`
-          : ''
+<label for="page">Page to send</label><input id="page" type="text" readonly value="${page}">
+<div class="actions"><a class="btn primary" href="${page}">Open the page</a></div>
+<label for="message">A message you can send with it</label><textarea id="message" readonly rows="8">${message}</textarea>
+<p class="muted">The calendar itself, for apps that ask for an address: <code>${`${page}.ics`}</code></p>${
+        publicTargetsFor(school.targets ?? [], def.scope, def.scopeId).length > 0 &&
+        html`
+<p><strong>Families who added the live Google calendar must add it again</strong> from this page: the old one is no longer public and is deleted once the next push${opts.onLiveRotated && ' (started now)'} has filled the new one.</p>`
       }
 <p>The new link is recorded in the audit log.</p>
 <div class="actions"><a class="btn" href="${audit}">Audit log</a><a class="btn" href="/admin">Back to admin</a></div></div>`,

@@ -3,7 +3,8 @@
 import type express from 'express';
 import type { Response } from 'express';
 import { localPath } from '../identity/cookies.ts';
-import { escapeHtml, sendPage } from './staff-html.ts';
+import { html } from '../util/html.ts';
+import { sendPage } from './layouts.ts';
 import { ADMIN_TOKEN_ACTOR, type Principal } from './staff-principal.ts';
 import {
   ADMIN_TOKEN_ISSUER,
@@ -67,12 +68,12 @@ function tokenForm(
   message: string | null,
   status = 200,
 ): void {
-  const signIn = ctx.oidc
-    ? `<p><a class="btn primary" href="/auth/login?returnTo=${encodeURIComponent(next)}">Sign in with your school account</a></p>`
-    : '';
+  const signIn =
+    ctx.oidc &&
+    html`<p><a class="btn primary" href="/auth/login?returnTo=${encodeURIComponent(next)}">Sign in with your school account</a></p>`;
   sendPage(res, {
     title: 'Staff sign-in',
     status,
-    body: `<div class="card"><h1>Staff sign-in</h1>${signIn}${message ? `<p class="warn" role="alert">${escapeHtml(message)}</p>` : ''}<form method="post" action="/admin/login"><p class="muted">Administrators only, when the school’s sign-in is unavailable:</p><label for="token">Admin token</label><input id="token" name="token" type="password" autocomplete="current-password" required><input type="hidden" name="next" value="${escapeHtml(next)}"><div class="actions"><button type="submit">Use the admin token</button></div></form></div>`,
+    body: html`<div class="card"><h1>Staff sign-in</h1>${signIn}${message && html`<p class="warn" role="alert">${message}</p>`}<form method="post" action="/admin/login"><p class="muted">Administrators only, when the school’s sign-in is unavailable:</p><label for="token">Admin token</label><input id="token" name="token" type="password" autocomplete="current-password" required><input type="hidden" name="next" value="${next}"><div class="actions"><button type="submit">Use the admin token</button></div></form></div>`,
   });
 }

@@ -6,10 +6,11 @@ import express, { type Request, type RequestHandler, type Response } from 'expre
 import { absenceReporting } from '../families/absence-state.ts';
 import { listFeedDefs } from '../feeds/feed-defs.ts';
 import { type FeedTokens, FeedTrustError } from '../feeds/tokens.ts';
-import type { JobStatus, SchoolId, Store, SyncRun } from '../store/types.ts';
+import type { JobStatus, SchoolId, Store, Stored, SyncRun } from '../store/types.ts';
 import { describeJob } from '../sync/job-display.ts';
+import { type HtmlValue, html, type SafeHtml } from '../util/html.ts';
+import { sendAdminPage } from './layouts.ts';
 import { accessIn, csrfOf, type Principal, principalOf } from './staff-auth.ts';
-import { ADMIN_NAV, escapeHtml, sendPage } from './staff-html.ts';
 
 /** What the dashboard reads of a school's configuration. */
 export interface AdminSchool {
@@ -48,24 +49,21 @@ function age(iso: string | null, now: Date): string {
 interface Row {
   /** The row's class (a run's status colours it). */
   cls?: string;
-  /** Already-escaped HTML per column. */
-  cells: string[];
+  cells: HtmlValue[];
 }
 
 /** A table that reads as rows on a desktop and as one block per record on a phone (labels from the header). */
-function stackTable(head: string[], rows: (Row | string[])[], empty: string): string {
+function stackTable(head: string[], rows: (Row | HtmlValue[])[], empty: string): SafeHtml {
   const body = rows.length
-    ? rows
-        .map((r) => {
-          const row = Array.isArray(r) ? { cells: r } : r;
-          const cells = row.cells
-            .map((c, i) => `<td${head[i] ? ` data-label="${escapeHtml(head[i]!)}"` : ''}>${c}</td>`)
-            .join('');
-          return `<tr${row.cls ? ` class="${escapeHtml(row.cls)}"` : ''}>${cells}</tr>`;
-        })
-        .join('')
-    : `<tr><td colspan="${head.length}" class="muted">${escapeHtml(empty)}</td></tr>`;
-  return `<table class="stack"><thead><tr>${head.map((h) => `<th>${escapeHtml(h)}</th>`).join('')}</tr></thead><tbody>${body}</tbody></table>`;
+    ? rows.map((r) => {
+        const row: Row = Array.isArray(r) ? { cells: r } : (r as Row);
+        const cells = row.cells.map(
+          (c, i) => html`<td${head[i] !== undefined && html` data-label="${head[i]}"`}>${c}</td>`,
+        );
+        return html`<tr${row.cls && html` class="${row.cls}"`}>${cells}</tr>`;
+      })
+    : html`<tr><td colspan="${head.length}" class="muted">${empty}</td></tr>`;
+  return html`<table class="stack"><thead><tr>${head.map((h) => html`<th>${h}</th>`)}</tr></thead><tbody>${body}</tbody></table>`;
 }
 
 function runCells(run: SyncRun, now: Date): Row {
@@ -80,27 +78,27 @@ function runCells(run: SyncRun, now: Date): Row {
   const ms = run.finishedAt ? Date.parse(run.finishedAt) - Date.parse(run.startedAt) : null;
   const note = run.warning ?? run.errors.at(-1) ?? '';
   const cells = [
-    `${escapeHtml(run.kind)}${run.target ? ` (${escapeHtml(run.target)})` : ''}`,
-    escapeHtml(run.status),
-    `<span title="${escapeHtml(run.startedAt)}">${age(run.startedAt, now)}</span>`,
+    html`${run.kind}${run.target && html` (${run.target})`}`,
+    run.status,
+    html`<span title="${run.startedAt}">${age(run.startedAt, now)}</span>`,
     ms === null ? '…' : `${(ms / 1000).toFixed(1)} s`,
     String(counts.changed),
     String(counts.deleted),
     String(counts.skipped),
     String(run.upstreamRequests),
-    escapeHtml(note.slice(0, 300)),
+    note.slice(0, 300),
   ];
   return { cls: run.status, cells };
 }
 
-function jobCells(job: JobStatus, now: Date): string[] {
+function jobCells(job: JobStatus, now: Date): HtmlValue[] {
   const { result, note } = describeJob(job);
   return [
-    escapeHtml(job.job),
-    escapeHtml(result),
+    job.job,
+    result,
     age(job.lastFinishedAt ?? job.lastStartedAt, now),
     age(job.nextRunAt, now),
-    escapeHtml(note.slice(0, 300)),
+    note.slice(0, 300),
   ];
 }
 
@@ -108,11 +106,26 @@ function jobCells(job: JobStatus, now: Date): string[] {
  * The client address this service sees for the admin's own request, beside the connection's: behind a reverse
  * proxy they differ only when TRUST_PROXY is right, which is what an operator checks here.
  */
-function clientAddressLine(req: Request, trustProxy: number | string | undefined): string {
+function clientAddressLine(req: Request, trustProxy: number | string | undefined): SafeHtml {
   const seen = req.ip ?? req.socket.remoteAddress ?? 'unknown';
   const socket = req.socket.remoteAddress ?? 'unknown';
   const setting = trustProxy === undefined ? 'TRUST_PROXY unset' : `TRUST_PROXY=${trustProxy}`;
-  return `<p id="client-address">Your address as this service sees it: <code>${escapeHtml(seen)}</code> <span class="muted">(connection from ${escapeHtml(socket)}; ${escapeHtml(setting)}). Behind a reverse proxy this must be your own address, not the proxy's: see TRUST_PROXY in the README.</span></p>`;
+  return html`<p id="client-address">Your address as this service sees it: <code>${seen}</code> <span class="muted">(connection from ${socket}; ${setting}). Behind a reverse proxy this must be your own address, not the proxy's: see TRUST_PROXY in the README.</span></p>`;
+}
+
+type NextSessions = Map<number, { id: number; start: string }>;
+
+/** Per team, the next session that is not cancelled (an attendance sheet's) and the next fixture (a match-day sheet's). */
+function nextSessions(upcoming: Stored<'sessions'>[]): { session: NextSessions; fixture: NextSessions } {
+  const session: NextSessions = new Map();
+  const fixture: NextSessions = new Map();
+  for (const s of upcoming)
+    for (const t of s.teams) {
+      if (s.cancelled) continue;
+      if (!session.has(t.id)) session.set(t.id, { id: s.id, start: s.start });
+      if (s.scored && !fixture.has(t.id)) fixture.set(t.id, { id: s.id, start: s.start });
+    }
+  return { session, fixture };
 }
 
 export function createAdminRouter(opts: AdminRouterOptions): express.Router {
@@ -120,138 +133,131 @@ export function createAdminRouter(opts: AdminRouterOptions): express.Router {
   const now = opts.now ?? (() => new Date());
   const base = opts.config.publicUrl.replace(/\/+$/, '');
 
+  /** The team, activity and staff feeds, each with its page and "New link…" (student feeds are only counted). */
+  async function feedsPart(school: AdminSchool): Promise<SafeHtml> {
+    const defs = await listFeedDefs(opts.store, school.id);
+    const listed = defs.filter((d) => d.scope !== 'student');
+    // No URL is shown while no rotation record vouches for the feed secret (feeds/trust.ts): say why instead.
+    let issuedAll: Awaited<ReturnType<FeedTokens['ensureAll']>> = [];
+    let untrusted: string | null = null;
+    try {
+      issuedAll = await opts.tokens.ensureAll(school.id, listed);
+    } catch (err) {
+      if (!(err instanceof FeedTrustError)) throw err;
+      untrusted = err.message;
+    }
+    const feedRows = (untrusted ? [] : listed).map((def, i) => {
+      const issued = issuedAll[i]!;
+      const page = issued.token
+        ? html`<a class="btn" href="${`${base}/feeds/${issued.token}`}">Subscribe page</a>`
+        : html`<span class="muted">issued with another secret: make a new link</span>`;
+      // A link to a page that says what rotating does and asks to confirm: never one tap.
+      const rotate = `/admin/feeds/rotate?${new URLSearchParams({ school: school.id, scope: def.scope, id: String(def.scopeId) })}`;
+      return [
+        def.subject,
+        def.scope,
+        html`<div class="actions">${page}<a class="btn" href="${rotate}">New link…</a></div>`,
+      ];
+    });
+    const students = defs.filter((d) => d.scope === 'student').length;
+    return html`<details class="card" id="feeds-${school.id}"><summary>Feeds: ${listed.length} team, activity and staff calendars</summary><p class="muted">${students} student feeds exist as well; <code>rostercal feeds list</code> prints them. “New link…” is for a link that reached someone it should not: it asks before it acts.</p>${stackTable(['name', 'scope', 'links'], feedRows, untrusted ? `No feed is served: ${untrusted}` : 'no feeds yet')}</details>`;
+  }
+
+  /** Every listed team's roster, and the sheets of its next session and next fixture. */
+  async function rostersPart(school: AdminSchool, at: Date): Promise<SafeHtml> {
+    const [teams, upcoming] = await Promise.all([
+      opts.store.records.list(school.id, 'teams'),
+      opts.store.records.listSessions(school.id, {
+        from: at.toISOString(),
+        to: new Date(at.getTime() + 30 * DAY).toISOString(),
+      }),
+    ]);
+    const next = nextSessions(upcoming);
+    // With the time: two sessions of one day are told apart.
+    const day = (iso: string) =>
+      new Intl.DateTimeFormat('en-GB', {
+        timeZone: school.timeZone,
+        weekday: 'short',
+        day: 'numeric',
+        month: 'short',
+        hour: '2-digit',
+        minute: '2-digit',
+      }).format(new Date(iso));
+    const q = (teamId: number, template: string, session?: number) =>
+      `${base}/rosters/teams/${teamId}.pdf?template=${template}&school=${encodeURIComponent(school.id)}${session ? `&session=${session}` : ''}`;
+    const rows = teams
+      .filter((t) => !t.hidden)
+      .sort((a, b) => a.name.localeCompare(b.name))
+      .map((t) => {
+        const session = next.session.get(t.id);
+        const fixture = next.fixture.get(t.id);
+        const sheets = html`<a class="btn" href="${q(t.id, 'team-roster')}">Roster</a>${
+          session &&
+          html`<a class="btn" href="${q(t.id, 'attendance-sheet', session.id)}">Attendance · ${day(session.start)}</a>`
+        }${fixture && html`<a class="btn" href="${q(t.id, 'match-day-sheet', fixture.id)}">Match-day · ${day(fixture.start)}</a>`}`;
+        return [
+          t.name,
+          t.activity.name,
+          String(t.students.length),
+          html`<div class="actions">${sheets}</div>${!session && html`<span class="muted">no session in 30 days</span>`}`,
+        ];
+      });
+    return html`<details class="card" id="rosters-${school.id}"><summary>Rosters: ${rows.length} teams</summary>${stackTable(['team', 'activity', 'students', 'PDF'], rows, 'no teams yet')}</details>`;
+  }
+
+  async function schoolSection(school: AdminSchool, at: Date): Promise<SafeHtml> {
+    const [runs, jobs, reporting] = await Promise.all([
+      opts.store.runs.listRuns(school.id, { limit: 10 }),
+      opts.store.runs.listJobStatus(school.id),
+      absenceReporting(opts.store, school),
+    ]);
+    const families = html`<p id="absences-${school.id}"${!reporting.on && html` class="muted"`}><strong>Families reporting absences:</strong> ${
+      reporting.on
+        ? 'on: child and family calendar pages offer “Can’t make it?” (a pre-explained absence written upstream; each act is in the audit log).'
+        : reporting.why
+    }</p>`;
+    const jobTable = stackTable(
+      ['job', 'status', 'last run', 'next run', 'note'],
+      jobs.map((j) => jobCells(j, at)),
+      'no scheduled jobs have run yet',
+    );
+    const runTable = stackTable(
+      [
+        'run',
+        'status',
+        'started',
+        'took',
+        'added/changed',
+        'deleted',
+        'skipped',
+        'upstream requests',
+        'note',
+      ],
+      runs.map((r) => runCells(r, at)),
+      'no runs yet',
+    );
+    return html`<section><h2 class="group">${school.name} <span class="muted">(${school.id}, times in ${school.timeZone})</span></h2>
+<div class="card">${families}<h3>Scheduled jobs</h3>${jobTable}<h3>Recent runs</h3>${runTable}</div>
+${await feedsPart(school)}
+${await rostersPart(school, at)}</section>`;
+  }
+
   router.get('/admin', opts.auth.requireAdmin, async (req: Request, res: Response, next) => {
     try {
       const at = now();
-      const parts: string[] = [];
       const p = principalOf(res) as Principal;
+      const sections: SafeHtml[] = [];
       // An administrator of one school sees that school only.
-      for (const school of opts.config.schools.filter((s) => accessIn(p, s.id) === 'all')) {
-        const [runs, jobs, defs, teams] = await Promise.all([
-          opts.store.runs.listRuns(school.id, { limit: 10 }),
-          opts.store.runs.listJobStatus(school.id),
-          listFeedDefs(opts.store, school.id),
-          opts.store.records.list(school.id, 'teams'),
-        ]);
-        const upcoming = await opts.store.records.listSessions(school.id, {
-          from: at.toISOString(),
-          to: new Date(at.getTime() + 30 * DAY).toISOString(),
-        });
-        // The session an attendance sheet is for: the next one that is not cancelled.
-        const nextSession = new Map<number, { id: number; start: string }>();
-        for (const s of upcoming)
-          for (const t of s.teams)
-            if (!s.cancelled && !nextSession.has(t.id)) nextSession.set(t.id, { id: s.id, start: s.start });
-        const nextFixture = new Map<number, { id: number; start: string }>();
-        for (const s of upcoming)
-          if (s.scored && !s.cancelled)
-            for (const t of s.teams)
-              if (!nextFixture.has(t.id)) nextFixture.set(t.id, { id: s.id, start: s.start });
-        // With the time: two sessions of one day are told apart.
-        const day = (iso: string) =>
-          new Intl.DateTimeFormat('en-GB', {
-            timeZone: school.timeZone,
-            weekday: 'short',
-            day: 'numeric',
-            month: 'short',
-            hour: '2-digit',
-            minute: '2-digit',
-          }).format(new Date(iso));
-
-        const listed = defs.filter((d) => d.scope !== 'student');
-        // No URL is shown while no rotation record vouches for the feed secret (feeds/trust.ts): say why instead.
-        let issuedAll: Awaited<ReturnType<FeedTokens['ensureAll']>> = [];
-        let untrusted: string | null = null;
-        try {
-          issuedAll = await opts.tokens.ensureAll(school.id, listed);
-        } catch (err) {
-          if (!(err instanceof FeedTrustError)) throw err;
-          untrusted = err.message;
-        }
-        const feedRows = (untrusted ? [] : listed).map((def, i) => {
-          const issued = issuedAll[i]!;
-          const page = issued.token
-            ? `<a class="btn" href="${escapeHtml(`${base}/feeds/${issued.token}`)}">Subscribe page</a>`
-            : '<span class="muted">issued with another secret: make a new link</span>';
-          // A link to a page that says what rotating does and asks to confirm: never one tap.
-          const rotate = `<a class="btn" href="/admin/feeds/rotate?${new URLSearchParams({
-            school: school.id,
-            scope: def.scope,
-            id: String(def.scopeId),
-          })
-            .toString()
-            .replace(/&/g, '&amp;')}">New link…</a>`;
-          return [
-            escapeHtml(def.subject),
-            escapeHtml(def.scope),
-            `<div class="actions">${page}${rotate}</div>`,
-          ];
-        });
-        const students = defs.filter((d) => d.scope === 'student').length;
-        const q = (teamId: number, template: string, session?: number) =>
-          escapeHtml(
-            `${base}/rosters/teams/${teamId}.pdf?template=${template}&school=${encodeURIComponent(school.id)}${session ? `&session=${session}` : ''}`,
-          );
-        const rosterRows = teams
-          .filter((t) => !t.hidden)
-          .sort((a, b) => a.name.localeCompare(b.name))
-          .map((t) => {
-            const session = nextSession.get(t.id);
-            const fixture = nextFixture.get(t.id);
-            const sheets = [
-              `<a class="btn" href="${q(t.id, 'team-roster')}">Roster</a>`,
-              session
-                ? `<a class="btn" href="${q(t.id, 'attendance-sheet', session.id)}">Attendance · ${escapeHtml(day(session.start))}</a>`
-                : '',
-              fixture
-                ? `<a class="btn" href="${q(t.id, 'match-day-sheet', fixture.id)}">Match-day · ${escapeHtml(day(fixture.start))}</a>`
-                : '',
-            ].filter(Boolean);
-            return [
-              escapeHtml(t.name),
-              escapeHtml(t.activity.name),
-              String(t.students.length),
-              `<div class="actions">${sheets.join('')}</div>${session ? '' : '<span class="muted">no session in 30 days</span>'}`,
-            ];
-          });
-        const reporting = await absenceReporting(opts.store, school);
-        const families = `<p id="absences-${escapeHtml(school.id)}"${reporting.on ? '' : ' class="muted"'}><strong>Families reporting absences:</strong> ${
-          reporting.on
-            ? 'on: child and family calendar pages offer “Can’t make it?” (a pre-explained absence written upstream; each act is in the audit log).'
-            : escapeHtml(reporting.why)
-        }</p>`;
-        parts.push(`<section><h2 class="group">${escapeHtml(school.name)} <span class="muted">(${escapeHtml(school.id)}, times in ${escapeHtml(school.timeZone)})</span></h2>
-<div class="card">${families}<h3>Scheduled jobs</h3>${stackTable(
-          ['job', 'status', 'last run', 'next run', 'note'],
-          jobs.map((j) => jobCells(j, at)),
-          'no scheduled jobs have run yet',
-        )}<h3>Recent runs</h3>${stackTable(
-          [
-            'run',
-            'status',
-            'started',
-            'took',
-            'added/changed',
-            'deleted',
-            'skipped',
-            'upstream requests',
-            'note',
-          ],
-          runs.map((r) => runCells(r, at)),
-          'no runs yet',
-        )}</div>
-<details class="card" id="feeds-${escapeHtml(school.id)}"><summary>Feeds: ${listed.length} team, activity and staff calendars</summary><p class="muted">${students} student feeds exist as well; <code>rostercal feeds list</code> prints them. “New link…” is for a link that reached someone it should not: it asks before it acts.</p>${stackTable(['name', 'scope', 'links'], feedRows, untrusted ? `No feed is served: ${untrusted}` : 'no feeds yet')}</details>
-<details class="card" id="rosters-${escapeHtml(school.id)}"><summary>Rosters: ${rosterRows.length} teams</summary>${stackTable(['team', 'activity', 'students', 'PDF'], rosterRows, 'no teams yet')}</details></section>`);
-      }
-      sendPage(res, {
+      for (const school of opts.config.schools.filter((s) => accessIn(p, s.id) === 'all'))
+        sections.push(await schoolSection(school, at));
+      sendAdminPage(res, {
         title: 'Admin',
-        nav: ADMIN_NAV,
         who: {
           label: p.kind === 'admin-token' ? 'Admin token' : (p.displayName ?? p.email),
           csrf: csrfOf(p),
         },
         wide: true,
-        body: `<h1>Admin</h1><div class="card">${clientAddressLine(req, opts.config.trustProxy)}</div>${parts.join('')}`,
+        body: html`<h1>Admin</h1><div class="card">${clientAddressLine(req, opts.config.trustProxy)}</div>${sections}`,
       });
     } catch (err) {
       next(err);

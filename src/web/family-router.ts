@@ -13,6 +13,7 @@ import { tokensIn } from '../feeds/family.ts';
 import { reminderEtag, reminderVariant } from '../feeds/reminders.ts';
 import { looksLikeToken } from '../feeds/tokens.ts';
 import type { SchoolId, Store } from '../store/types.ts';
+import { html, type SafeHtml } from '../util/html.ts';
 import { familyLink, landingAbsences } from './absence-links.ts';
 import { deviceOf } from './device.ts';
 import { eventPath } from './event-download.ts';
@@ -28,7 +29,8 @@ import {
   unknownCapability,
 } from './feeds-router.ts';
 import { lastPulledAt } from './freshness.ts';
-import { escapeHtml, LANDING_CSP, LANDING_PERMISSIONS, landingPage } from './landing.ts';
+import { landingPage } from './landing.ts';
+import { LANDING_CSP, LANDING_PERMISSIONS, sendNotice } from './layouts.ts';
 import type { FailedLookups } from './rate-limit.ts';
 import { setSecurityHeaders } from './security.ts';
 
@@ -69,19 +71,9 @@ function qrDecoder(): Promise<{ body: Buffer; gzip: Buffer; etag: string }> {
   return decoderCache;
 }
 
-const PAGE_CSP =
-  "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
-
-function problemPage(message: string, back: string | null): string {
-  const h = escapeHtml;
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex, nofollow"><title>Family link not made</title>
-<style>body{font-family:system-ui,sans-serif;margin:0;background:#f5f6f8;color:#1d2330}main{max-width:36rem;margin:0 auto;padding:1.5rem 1rem}
-p.problem{background:#fef2f2;border-left:4px solid #b91c1c;padding:.8rem;border-radius:0 8px 8px 0}a{display:inline-flex;align-items:center;min-height:44px;font-weight:600;color:#1f5fbf}</style>
-</head><body><main><h1>The family link was not made</h1><p class="problem" role="alert">${h(message)}</p>
-${back ? `<p><a href="${h(back)}">Back to the calendar page</a></p>` : ''}</main></body></html>
-`;
+function problemPage(message: string, back: string | null): SafeHtml {
+  return html`<h1>The family link was not made</h1><p class="problem" role="alert">${message}</p>
+${back && html`<p><a href="${back}">Back to the calendar page</a></p>`}`;
 }
 
 export function familyRouter(opts: FamilyRouterOptions): Router {
@@ -110,10 +102,7 @@ export function familyRouter(opts: FamilyRouterOptions): Router {
         back = (await opts.families.get(from))
           ? `${opts.publicUrl}/family/${from}`
           : `${opts.publicUrl}/feeds/${from}`;
-      res.status(made.status);
-      res.setHeader('Content-Type', 'text/html; charset=utf-8');
-      res.setHeader('Content-Security-Policy', PAGE_CSP);
-      res.end(problemPage(made.message, back));
+      sendNotice(res, made.status, 'Family link not made', problemPage(made.message, back));
       return;
     }
     res.redirect(303, `${opts.publicUrl}/family/${made.token}`);

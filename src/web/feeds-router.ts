@@ -18,11 +18,13 @@ import {
 } from '../feeds/reminders.ts';
 import { FeedTokenResolver, tokenForLog } from '../feeds/tokens.ts';
 import type { FeedScope, FeedToken, SchoolId, Store } from '../store/types.ts';
+import { html } from '../util/html.ts';
 import { childLink, landingAbsences } from './absence-links.ts';
 import { deviceOf } from './device.ts';
 import { eventPath, sendEventFile } from './event-download.ts';
 import { lastPulledAt } from './freshness.ts';
-import { LANDING_CSP, LANDING_PERMISSIONS, landingPage } from './landing.ts';
+import { landingPage } from './landing.ts';
+import { LANDING_CSP, LANDING_PERMISSIONS, sendNotice } from './layouts.ts';
 import type { FailedLookups } from './rate-limit.ts';
 import { setSecurityHeaders } from './security.ts';
 
@@ -89,28 +91,14 @@ export function badReminder(res: Response, securityHeaders: readonly [string, st
 
 // One page for every link we do not serve: unknown, malformed, rotated and revoked alike, so it reveals nothing
 // about which it was. A calendar app sees the 404; a parent who opens the link in a browser is told what to do.
-const NOT_FOUND = `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex, nofollow"><link rel="icon" href="data:,"><title>This calendar link does not work</title>
-<style>body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;background:#f5f6f8;color:#1d2330;line-height:1.45}
-main{max-width:36rem;margin:0 auto;padding:1.5rem 1rem}h1{font-size:1.4rem;line-height:1.25;margin:.2rem 0 .8rem}</style>
-</head><body><main><h1>This calendar link does not work</h1>
+const NOT_FOUND = html`<h1>This calendar link does not work</h1>
 <p>The link may have been replaced by a new one, or copied incompletely.</p>
 <p>Please ask the school office for the new calendar link. Once you have it, subscribe again with the new link
-and remove the old calendar from your calendar app.</p>
-</main></body></html>
-`;
-
-const NOT_FOUND_CSP =
-  "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
+and remove the old calendar from your calendar app.</p>`;
 
 export function notFound(res: Response, securityHeaders: readonly [string, string][] = []): void {
   setSecurityHeaders(res, securityHeaders);
-  res.status(404);
-  res.setHeader('Content-Type', 'text/html; charset=utf-8');
-  res.setHeader('Content-Security-Policy', NOT_FOUND_CSP);
-  res.setHeader('Cache-Control', 'no-store');
-  res.end(NOT_FOUND);
+  sendNotice(res, 404, 'This calendar link does not work', NOT_FOUND);
 }
 
 /** Seconds a calendar app is asked to wait while this process cannot vouch for a URL. */

@@ -19,8 +19,9 @@ import type { StaffMembership } from '../identity/directory.ts';
 import { canPrintSensitive, canSeeTeam, type SensitiveRole } from '../identity/roles.ts';
 import { overlaps } from '../rosters/data.ts';
 import type { SchoolId, Store, Stored } from '../store/types.ts';
+import { html, type SafeHtml } from '../util/html.ts';
+import { sendPage } from './layouts.ts';
 import { csrfOf, type Principal, principalOf, type StaffAuth } from './staff-auth.ts';
-import { escapeHtml, sendPage } from './staff-html.ts';
 
 export interface StaffPageOptions {
   store: Store;
@@ -78,36 +79,68 @@ function rosterHref(schoolId: SchoolId, teamId: Id, template: string, session?: 
   }`;
 }
 
-function button(href: string, label: string, primary = false): string {
-  return `<a class="btn${primary ? ' primary' : ''}" href="${escapeHtml(href)}">${escapeHtml(label)}</a>`;
+function button(href: string, label: string, primary = false): SafeHtml {
+  return html`<a class="btn${primary && ' primary'}" href="${href}">${label}</a>`;
 }
 
 /** What a list says of a session: its day and time, its title (home or away, result) and a cancelled one's why. */
-function sessionSays(d: SessionDecision, day: string): string {
-  const head = `<div><strong${d.cancelled ? ' class="cancelled"' : ''}>${escapeHtml(day)} ${escapeHtml(d.time)}</strong></div><div>${escapeHtml(d.title)}</div>`;
+function sessionSays(d: SessionDecision, day: string): SafeHtml {
+  const head = html`<div><strong${d.cancelled && html` class="cancelled"`}>${day} ${d.time}</strong></div><div>${d.title}</div>`;
   if (!d.cancelled) return head;
-  return `${head}<div><span class="tag warn">cancelled</span>${
-    d.cancellationReason ? ` <span class="muted">${escapeHtml(d.cancellationReason)}</span>` : ''
+  return html`${head}<div><span class="tag warn">cancelled</span>${
+    d.cancellationReason && html` <span class="muted">${d.cancellationReason}</span>`
   }</div>`;
 }
 
 /** The sheets of one session for one team, each labelled with the session's time (and day, where asked). */
-function sheetButtons(schoolId: SchoolId, teamId: Id, s: Session, label: string): string {
-  return [
-    button(rosterHref(schoolId, teamId, 'attendance-sheet', s.id), `Attendance sheet · ${label}`, true),
-    s.scored
-      ? button(rosterHref(schoolId, teamId, 'match-day-sheet', s.id), `Match-day sheet · ${label}`)
-      : '',
-  ].join('');
+function sheetButtons(schoolId: SchoolId, teamId: Id, s: Session, label: string): SafeHtml {
+  return html`${button(rosterHref(schoolId, teamId, 'attendance-sheet', s.id), `Attendance sheet · ${label}`, true)}${
+    s.scored && button(rosterHref(schoolId, teamId, 'match-day-sheet', s.id), `Match-day sheet · ${label}`)
+  }`;
 }
 
-function absenceText(count: number): string {
-  if (count === 0) return 'no absences reported';
-  return `<strong>${count} ${count === 1 ? 'absence' : 'absences'} reported</strong>`;
+function absenceText(count: number): SafeHtml {
+  if (count === 0) return html`no absences reported`;
+  return html`<strong>${count} ${count === 1 ? 'absence' : 'absences'} reported</strong>`;
 }
 
-const HIDDEN_NOTE =
-  '<p class="muted">Hidden in the school’s system: students and families do not see it listed there. Its calendar link reaches only those staff give it to.</p>';
+const HIDDEN_NOTE = html`<p class="muted">Hidden in the school’s system: students and families do not see it listed there. Its calendar link reaches only those staff give it to.</p>`;
+
+const NO_TEAMS = html`<div class="card"><p>No teams are assigned to you in the school’s extracurricular system today.</p><p class="muted">Teams come from the “assigned staff” of each team and the activities you have permissions for; ask the sports office if one is missing.</p></div>`;
+
+/** An admin finds any team by name: the search form, and the teams it found (at most ADMIN_CARDS). */
+function adminSearch(all: Team[], q: string): { form: SafeHtml; found: Team[] } {
+  const needle = q.toLowerCase();
+  const matching = needle
+    ? all.filter((t) => `${t.name} ${t.activity.name}`.toLowerCase().includes(needle))
+    : [];
+  const note =
+    needle && matching.length > ADMIN_CARDS
+      ? html`<p class="muted">${matching.length} teams match; the first ${ADMIN_CARDS} are shown.</p>`
+      : needle && !matching.length && html`<p class="muted">No team matches.</p>`;
+  return {
+    form: html`<form class="card" method="get" action="/staff" role="search"><label for="q">Find a team (${all.length} teams)</label><input id="q" type="search" name="q" value="${q}" placeholder="team or activity name"><div class="actions"><button type="submit" class="primary">Search</button></div>${note}</form>`,
+    found: matching.slice(0, ADMIN_CARDS),
+  };
+}
+
+/** The teams of a person's activities (a manager's: and departments) not their own; hidden ones only where assigned. */
+function othersOf(all: Team[], membership: StaffMembership): Team[] {
+  return all.filter(
+    (t) => !membership.access.assignedTeamIds.has(t.id) && canSeeTeam(membership.access, t.id) && !t.hidden,
+  );
+}
+
+function byTeamOf(sessions: Session[]): Map<Id, Session[]> {
+  const byTeam = new Map<Id, Session[]>();
+  for (const s of sessions)
+    for (const t of s.teams) {
+      const list = byTeam.get(t.id) ?? [];
+      list.push(s);
+      byTeam.set(t.id, list);
+    }
+  return byTeam;
+}
 
 export function createStaffPageRouter(opts: StaffPageOptions): express.Router {
   const now = opts.now ?? (() => new Date());
@@ -121,40 +154,36 @@ export function createStaffPageRouter(opts: StaffPageOptions): express.Router {
     sessions: Session[],
     membership: StaffMembership | null,
     anchor: string,
-  ): Promise<string> {
+  ): Promise<SafeHtml> {
     const upcoming = sessions.slice(0, SESSIONS_SHOWN);
     const feed = await opts.tokens.ensureIfVouched(school.id, 'team', team.id);
     const sensitive = !membership
       ? opts.sensitiveRoles.includes('admin') || opts.sensitiveRoles.includes('staff')
       : canPrintSensitive(membership.access, team.id, opts.sensitiveRoles);
-    const rows = upcoming
-      .map((s) => {
-        // Title (home or away, result), times and cancelled-and-why as calendar/ decides them for every output.
-        const d = decideSession(s, ctx, 'staff', { scope: 'team', id: team.id });
-        const w = when(s, school.timeZone);
-        if (d.cancelled) return `<li data-session="${s.id}">${sessionSays(d, w.day)}</li>`;
-        const place = s.location?.name ? `<div class="muted">${escapeHtml(s.location.name)}</div>` : '';
-        return `<li data-session="${s.id}">${sessionSays(d, w.day)}${place}<div class="actions">${sheetButtons(school.id, team.id, s, `${w.day} ${d.time}`)}</div></li>`;
-      })
-      .join('');
-    const actions = [
-      button(rosterHref(school.id, team.id, 'team-roster'), 'Team roster'),
-      sensitive ? button(rosterHref(school.id, team.id, sensitiveTemplate), 'Medical & contacts') : '',
-    ].join('');
+    const rows = upcoming.map((s) => {
+      // Title (home or away, result), times and cancelled-and-why as calendar/ decides them for every output.
+      const d = decideSession(s, ctx, 'staff', { scope: 'team', id: team.id });
+      const w = when(s, school.timeZone);
+      if (d.cancelled) return html`<li data-session="${s.id}">${sessionSays(d, w.day)}</li>`;
+      const place = s.location?.name && html`<div class="muted">${s.location.name}</div>`;
+      return html`<li data-session="${s.id}">${sessionSays(d, w.day)}${place}<div class="actions">${sheetButtons(school.id, team.id, s, `${w.day} ${d.time}`)}</div></li>`;
+    });
+    const actions = html`${button(rosterHref(school.id, team.id, 'team-roster'), 'Team roster')}${
+      sensitive && button(rosterHref(school.id, team.id, sensitiveTemplate), 'Medical & contacts')
+    }`;
     // The sessions' sheets and the link for families fold away: "Today and next" has the coming ones.
-    const calendar = feed?.token
-      ? `<div class="actions">${button(`/feeds/${feed.token}`, 'Team calendar (the page for families)')}</div>`
-      : '';
-    const summary = rows
+    const calendar =
+      feed?.token &&
+      html`<div class="actions">${button(`/feeds/${feed.token}`, 'Team calendar (the page for families)')}</div>`;
+    const summary = rows.length
       ? `${upcoming.length === 1 ? 'Next session' : `Next ${upcoming.length} sessions`}, sheets${calendar ? ' and calendar' : ''}`
       : 'Team calendar';
     const folded =
-      rows || calendar
-        ? `<details><summary>${summary}</summary>${rows ? `<ul class="sessions">${rows}</ul>` : ''}${calendar}</details>`
-        : '';
-    return `<section class="card" id="${escapeHtml(anchor)}"><h3>${escapeHtml(team.name)}</h3><div class="muted">${escapeHtml(team.activity.name)} · ${team.students.length} students</div>${
-      team.hidden ? HIDDEN_NOTE : ''
-    }<div class="actions">${actions}</div>${rows ? '' : '<p class="muted">No sessions in the next 30 days.</p>'}${folded}</section>`;
+      (rows.length > 0 || calendar) &&
+      html`<details><summary>${summary}</summary>${rows.length > 0 && html`<ul class="sessions">${rows}</ul>`}${calendar}</details>`;
+    return html`<section class="card" id="${anchor}"><h3>${team.name}</h3><div class="muted">${team.activity.name} · ${team.students.length} students</div>${
+      team.hidden && HIDDEN_NOTE
+    }<div class="actions">${actions}</div>${!rows.length && html`<p class="muted">No sessions in the next 30 days.</p>`}${folded}</section>`;
   }
 
   /** Today's sessions of the person's own teams, then the next few, soonest first; with absences and sheets. */
@@ -165,16 +194,17 @@ export function createStaffPageRouter(opts: StaffPageOptions): express.Router {
     sessions: Session[],
     at: Date,
     anchor: string,
-  ): Promise<string> {
-    if (!own.length) return '';
-    const open = `<section class="card" id="${escapeHtml(anchor)}"><h2>Today and next</h2>`;
+  ): Promise<SafeHtml> {
+    if (!own.length) return html``;
+    const section = (inner: SafeHtml) =>
+      html`<section class="card" id="${anchor}"><h2>Today and next</h2>${inner}</section>`;
     const ownIds = new Set(own.map((t) => t.id));
     const today = localDate(at, school.timeZone);
     const mine = sessions.filter((s) => s.teams.some((t) => ownIds.has(t.id)));
     const todays = mine.filter((s) => when(s, school.timeZone).date === today);
     const shown = [...todays, ...mine.filter((s) => !todays.includes(s)).slice(0, NEXT_SHOWN)];
     if (!shown.length)
-      return `${open}<p class="muted">None of your teams has a session in the next 30 days.</p></section>`;
+      return section(html`<p class="muted">None of your teams has a session in the next 30 days.</p>`);
     const students = new Map(own.map((t) => [t.id, new Set(t.students.map((s) => s.studentId))]));
     const absences = (
       await opts.store.records.listAbsences(school.id, {
@@ -189,19 +219,19 @@ export function createStaffPageRouter(opts: StaffPageOptions): express.Router {
       const teams = s.teams.flatMap((t) => byTeam.get(t.id) ?? []);
       const day = w.date === today ? 'Today' : w.day;
       const d = decideSession(s, ctx, 'staff', { scope: 'team', id: teams[0]!.id });
-      if (d.cancelled) return `<li data-session="${s.id}">${sessionSays(d, day)}</li>`;
+      if (d.cancelled) return html`<li data-session="${s.id}">${sessionSays(d, day)}</li>`;
       const away = new Set(
         absences
           .filter((a) => overlaps(a, s) && teams.some((t) => students.get(t.id)?.has(a.studentId)))
           .map((a) => a.studentId),
       );
-      const place = s.location?.name ? `${escapeHtml(s.location.name)} · ` : '';
-      const sheets = teams
-        .map((t) => sheetButtons(school.id, t.id, s, teams.length > 1 ? `${d.time} · ${t.name}` : d.time))
-        .join('');
-      return `<li data-session="${s.id}">${sessionSays(d, day)}<div class="muted">${place}${absenceText(away.size)}</div><div class="actions">${sheets}</div></li>`;
+      const place = s.location?.name && `${s.location.name} · `;
+      const sheets = teams.map((t) =>
+        sheetButtons(school.id, t.id, s, teams.length > 1 ? `${d.time} · ${t.name}` : d.time),
+      );
+      return html`<li data-session="${s.id}">${sessionSays(d, day)}<div class="muted">${place}${absenceText(away.size)}</div><div class="actions">${sheets}</div></li>`;
     });
-    return `${open}<ul class="sessions">${rows.join('')}</ul></section>`;
+    return section(html`<ul class="sessions">${rows}</ul>`);
   }
 
   router.get('/staff', opts.auth.requireStaff, async (req: Request, res: Response, next) => {
@@ -209,7 +239,7 @@ export function createStaffPageRouter(opts: StaffPageOptions): express.Router {
       const p = principalOf(res) as Principal;
       const q = typeof req.query.q === 'string' ? req.query.q.trim().slice(0, 100) : '';
       const at = now();
-      const parts: string[] = [];
+      const parts: SafeHtml[] = [];
       const schools =
         p.kind === 'admin-token'
           ? opts.schools.map((s) => ({ school: s, membership: null as StaffMembership | null }))
@@ -220,7 +250,7 @@ export function createStaffPageRouter(opts: StaffPageOptions): express.Router {
       for (const { school, membership } of schools)
         parts.push(await schoolPart(school, membership, q, at, schools.length > 1));
       const label = p.kind === 'admin-token' ? 'Admin token' : (p.displayName ?? p.email);
-      sendPage(res, { title: 'My teams', body: parts.join(''), who: { label, csrf: csrfOf(p) } });
+      sendPage(res, { title: 'My teams', body: html`${parts}`, who: { label, csrf: csrfOf(p) } });
     } catch (err) {
       next(err);
     }
@@ -232,96 +262,68 @@ export function createStaffPageRouter(opts: StaffPageOptions): express.Router {
     q: string,
     at: Date,
     manySchools: boolean,
-  ): Promise<string> {
+  ): Promise<SafeHtml> {
     const all = (await opts.store.records.list(school.id, 'teams')).sort((a, b) =>
       a.name.localeCompare(b.name),
     );
     const isAdmin = !membership || membership.access.role === 'admin';
     const own = membership ? all.filter((t) => membership.access.assignedTeamIds.has(t.id)) : [];
-    let others: Team[] = [];
-    let index = '';
-    let found: Team[] = [];
-    if (isAdmin) {
-      const needle = q.toLowerCase();
-      const matching = needle
-        ? all.filter((t) => `${t.name} ${t.activity.name}`.toLowerCase().includes(needle))
-        : [];
-      found = matching.slice(0, ADMIN_CARDS);
-      index = `<form class="card" method="get" action="/staff" role="search"><label for="q">Find a team (${all.length} teams)</label><input id="q" type="search" name="q" value="${escapeHtml(q)}" placeholder="team or activity name"><div class="actions"><button type="submit" class="primary">Search</button></div>${
-        needle && matching.length > ADMIN_CARDS
-          ? `<p class="muted">${matching.length} teams match; the first ${ADMIN_CARDS} are shown.</p>`
-          : needle && !matching.length
-            ? '<p class="muted">No team matches.</p>'
-            : ''
-      }</form>`;
-    } else {
-      // The teams of their activities (a manager's: and departments) that are not their own; hidden ones only
-      // where assigned.
-      others = all.filter(
-        (t) =>
-          !membership.access.assignedTeamIds.has(t.id) && canSeeTeam(membership.access, t.id) && !t.hidden,
-      );
-    }
-    const carded = q && isAdmin ? found : [...own, ...others];
-    const sessions =
-      carded.length || own.length
-        ? (
-            await opts.store.records.listSessions(school.id, {
-              teamIds: [...new Set([...carded, ...own].map((t) => t.id))],
-              from: at.toISOString(),
-              to: new Date(at.getTime() + 30 * DAY).toISOString(),
-            })
-          ).sort((a, b) => a.start.localeCompare(b.start))
-        : [];
-    const byTeam = new Map<Id, Session[]>();
-    for (const s of sessions)
-      for (const t of s.teams) {
-        const list = byTeam.get(t.id) ?? [];
-        list.push(s);
-        byTeam.set(t.id, list);
-      }
+    const search = isAdmin ? adminSearch(all, q) : null;
+    const others = membership && !isAdmin ? othersOf(all, membership) : [];
+    const carded = q && search ? search.found : [...own, ...others];
+    const sessions = await sessionsOf(school, [...carded, ...own], at);
     const templates = opts.templates?.(school.id);
     const ctx = createProjectionContext({
       school: await loadSchoolInfo(opts.store, school.id),
       ...(templates ? { templates } : {}),
     });
-    // Two schools may number their teams alike: the page's anchors stay unique.
-    const card = (t: Team) =>
-      teamCard(
-        school,
-        ctx,
-        t,
-        byTeam.get(t.id) ?? [],
-        membership,
-        manySchools ? `team-${school.id}-${t.id}` : `team-${t.id}`,
-      );
+    const byTeam = byTeamOf(sessions);
     const cards = async (teams: Team[]) => {
       // One after the other: a card may issue the team's feed token (a write).
-      const html: string[] = [];
-      for (const t of teams) html.push(await card(t));
-      return html.join('');
+      const out: SafeHtml[] = [];
+      for (const t of teams)
+        out.push(
+          await teamCard(
+            school,
+            ctx,
+            t,
+            byTeam.get(t.id) ?? [],
+            membership,
+            // Two schools may number their teams alike: the page's anchors stay unique.
+            manySchools ? `team-${school.id}-${t.id}` : `team-${t.id}`,
+          ),
+        );
+      return out;
     };
-    let body: string;
-    if (q && isAdmin) body = await cards(found);
+    let body: SafeHtml;
+    if (q && search) body = html`${await cards(search.found)}`;
     else if (own.length && others.length)
-      body = `<h2 class="group">Your teams (${own.length})</h2>${await cards(own)}<details class="group" id="other-teams"><summary><h2 class="group">Other teams of your ${
+      body = html`<h2 class="group">Your teams (${own.length})</h2>${await cards(own)}<details class="group" id="other-teams"><summary><h2 class="group">Other teams of your ${
         membership?.access.role === 'manager' ? 'activities and departments' : 'activities'
       } (${others.length})</h2></summary>${await cards(others)}</details>`;
-    else body = await cards([...own, ...others]);
-    if (!body && !isAdmin)
-      body =
-        '<div class="card"><p>No teams are assigned to you in the school’s extracurricular system today.</p><p class="muted">Teams come from the “assigned staff” of each team and the activities you have permissions for; ask the sports office if one is missing.</p></div>';
-    let ownFeed = '';
-    if (membership) {
-      const issued = await opts.tokens.ensureIfVouched(school.id, 'staff', membership.user.id);
-      if (issued?.token) ownFeed = button(`/feeds/${issued.token}`, 'My calendar (all my sessions)');
-    }
+    else if (!isAdmin && !own.length && !others.length) body = NO_TEAMS;
+    else body = html`${await cards([...own, ...others])}`;
+    const issued = membership
+      ? await opts.tokens.ensureIfVouched(school.id, 'staff', membership.user.id)
+      : null;
+    const ownFeed = issued?.token && button(`/feeds/${issued.token}`, 'My calendar (all my sessions)');
     const role = membership
       ? { admin: 'administrator', manager: 'manager', staff: 'coach' }[membership.access.role]
       : 'admin token';
-    return `<h1>${escapeHtml(school.name)}</h1><p class="muted">Signed in as ${escapeHtml(role)}.${
-      isAdmin ? ' <a href="/admin">Admin pages</a>' : ''
-    }</p>${await todayAndNext(school, ctx, own, sessions, at, manySchools ? `next-${school.id}` : 'next')}<div class="actions">${ownFeed}</div>${index}${body}`;
+    return html`<h1>${school.name}</h1><p class="muted">Signed in as ${role}.${
+      isAdmin && html` <a href="/admin">Admin pages</a>`
+    }</p>${await todayAndNext(school, ctx, own, sessions, at, manySchools ? `next-${school.id}` : 'next')}<div class="actions">${ownFeed}</div>${search?.form}${body}`;
+  }
+
+  /** The sessions of these teams in the next 30 days, soonest first. */
+  async function sessionsOf(school: School, teams: Team[], at: Date): Promise<Session[]> {
+    if (!teams.length) return [];
+    const sessions = await opts.store.records.listSessions(school.id, {
+      teamIds: [...new Set(teams.map((t) => t.id))],
+      from: at.toISOString(),
+      to: new Date(at.getTime() + 30 * DAY).toISOString(),
+    });
+    return sessions.sort((a, b) => a.start.localeCompare(b.start));
   }
 
   router.get('/', (_req, res) => {

@@ -10,7 +10,7 @@ import type { OidcRelyingParty } from '../identity/oidc.ts';
 import type { StaffSessions } from '../identity/sessions.ts';
 import type { FailureThrottle } from '../identity/throttle.ts';
 import type { AuditRecord, StaffAccessRepository } from '../store/types.ts';
-import { sendProblem } from './staff-html.ts';
+import { sendProblem } from './layouts.ts';
 import { actorOf, csrfOf, isAdminSomewhere, type Principal, principalOf } from './staff-principal.ts';
 
 /** The issuer recorded for sessions opened with the admin token through the break-glass form. */

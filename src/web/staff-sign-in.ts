@@ -5,7 +5,8 @@ import type { Request, Response } from 'express';
 import { localPath, parseCookies } from '../identity/cookies.ts';
 import type { Lookup } from '../identity/directory.ts';
 import { type LoginTransaction, SignInError, type VerifiedIdentity } from '../identity/oidc.ts';
-import { sendPage, sendProblem } from './staff-html.ts';
+import { html } from '../util/html.ts';
+import { sendPage, sendProblem } from './layouts.ts';
 import { type Principal, principalOf } from './staff-principal.ts';
 import { type AuthContext, auditRequest, checkCsrf, clientOf, tooMany } from './staff-request-auth.ts';
 
@@ -73,7 +74,7 @@ export function addSignInRoutes(
   router.get('/auth/signed-out', (_req, res) => {
     sendPage(res, {
       title: 'Signed out',
-      body: `<div class="card"><h1>You are signed out</h1><p>Your session has ended on every rostercal server.</p><p><a class="btn primary" href="/auth/login">Sign in again</a></p></div>`,
+      body: html`<div class="card"><h1>You are signed out</h1><p>Your session has ended on every rostercal server.</p><p><a class="btn primary" href="/auth/login">Sign in again</a></p></div>`,
     });
   });
 }

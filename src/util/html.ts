@@ -1,0 +1,77 @@
+// The one way pages are written: html`…` escapes every value put into it (text and quoted attribute values
+// alike) unless the value is SafeHtml, which only this module makes (from an html`…` template, or from markup a
+// caller vouches for with trustedMarkup). A value in an attribute without quotes is refused when the template
+// first runs: escaping cannot make an unquoted attribute safe. Hand-written rather than a library: the whole
+// contract is these few lines, and the pages need nothing a template engine adds.
+
+/** Markup that is safe to send as it is: made only by html`…`, join() and trustedMarkup(). */
+export class SafeHtml {
+  readonly #text: string;
+  /** Private by convention: use html`…` (the constructor cannot be hidden from TypeScript's structural checks). */
+  constructor(text: string, key: typeof MINT) {
+    if (key !== MINT) throw new TypeError('SafeHtml is made by html`…`, not by new');
+    this.#text = text;
+  }
+  toString(): string {
+    return this.#text;
+  }
+}
+
+const MINT: unique symbol = Symbol('SafeHtml');
+
+/** What a template takes: text (escaped), numbers, SafeHtml (as it is), lists of these; false/null/undefined say nothing. */
+export type HtmlValue = SafeHtml | string | number | false | null | undefined | readonly HtmlValue[];
+
+const ESCAPES: Record<string, string> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&#39;',
+};
+
+/** Text as HTML: safe in element content and in a quoted attribute value. */
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => ESCAPES[c] ?? c);
+}
+
+function render(value: HtmlValue): string {
+  if (value instanceof SafeHtml) return value.toString();
+  if (value === false || value === null || value === undefined) return '';
+  if (Array.isArray(value)) return value.map(render).join('');
+  // Anything else (a number; an object the types let through) is text.
+  return escapeHtml(String(value));
+}
+
+/** Templates already checked (one per place in the code: the strings array is the same object each time). */
+const checked = new WeakSet<TemplateStringsArray>();
+
+function check(strings: TemplateStringsArray): void {
+  for (let i = 0; i < strings.length - 1; i++)
+    if (/=\s*$/.test(strings[i]!))
+      throw new Error(
+        `html\`…\`: a value after "${strings[i]!.slice(-40)}" is an unquoted attribute; put it in quotes`,
+      );
+  checked.add(strings);
+}
+
+export function html(strings: TemplateStringsArray, ...values: HtmlValue[]): SafeHtml {
+  if (!checked.has(strings)) check(strings);
+  let out = strings[0]!;
+  for (let i = 0; i < values.length; i++) out += render(values[i]!) + strings[i + 1]!;
+  return new SafeHtml(out, MINT);
+}
+
+/** Parts joined by a separator (text separators are escaped like any value). */
+export function join(parts: readonly HtmlValue[], separator: HtmlValue = ''): SafeHtml {
+  const sep = render(separator);
+  return new SafeHtml(parts.map(render).join(sep), MINT);
+}
+
+/**
+ * Markup written by code the caller trusts, not by data: the QR code's SVG (made from the page's own URL), a
+ * stylesheet or script of ours (assets/). Never for text that came from a school's system or a request.
+ */
+export function trustedMarkup(markup: string): SafeHtml {
+  return new SafeHtml(markup, MINT);
+}

@@ -1,0 +1,159 @@
+// One layout per audience, each with its CSP: parents (calendar pages and what they lead to: no sign-in, a
+// capability in the URL), staff (/staff and signing in) and admins (/admin: staff's shell with the admin pages'
+// navigation and room for wide tables). Every page is written with html`…` (util/html.ts) and allows, by hash,
+// only the stylesheets and script it carries (assets.ts).
+import type { Response } from 'express';
+import { html, join, type SafeHtml, trustedMarkup } from '../util/html.ts';
+import { ASSETS, type PageAsset } from './assets.ts';
+
+const { landingScript, landingStyle, absenceStyle, noticeStyle, staffStyle } = ASSETS;
+
+// Our own files, checked for end tags when they were read (assets.ts): the only markup here not built by html`…`.
+const TRUSTED = new Map<PageAsset, SafeHtml>(Object.values(ASSETS).map((a) => [a, trustedMarkup(a.text)]));
+
+function trusted(asset: PageAsset): SafeHtml {
+  const markup = TRUSTED.get(asset);
+  if (!markup) throw new Error('a page asset not read by assets.ts');
+  return markup;
+}
+
+function styleTags(styles: readonly PageAsset[]): SafeHtml {
+  return html`${styles.map((s) => html`<style>${trusted(s)}</style>`)}`;
+}
+
+// ---- parents -------------------------------------------------------------------------------------------------
+
+/** The calendar pages (a feed's, a family link's): their script, the QR scanner's camera and the forms they post. */
+export const LANDING_CSP = [
+  "default-src 'none'",
+  `style-src ${landingStyle.source} ${absenceStyle.source}`,
+  // 'self': the QR decoder (jsQR), fetched only where the browser has no BarcodeDetector for QR codes.
+  `script-src 'self' ${landingScript.source}`,
+  "img-src 'self' data:",
+  "frame-ancestors 'none'",
+  "base-uri 'none'",
+  // The reminder choice (GET, same page), the family-link form (POST /family) and "Can't make it?" (POST).
+  "form-action 'self'",
+  // The camera preview of the QR scanner.
+  "media-src 'self' blob: mediastream:",
+].join('; ');
+
+/** Landing pages may use the camera themselves (the QR scanner); no one else, and nothing else. */
+export const LANDING_PERMISSIONS = 'camera=(self), microphone=(), geolocation=(), interest-cohort=()';
+
+/** The pages that only say something (a link that does not work, a form that did not go through): no script, no form. */
+export const NOTICE_CSP = `default-src 'none'; style-src ${noticeStyle.source}; img-src data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'`;
+
+export interface ParentPage {
+  title: string;
+  body: SafeHtml;
+  /** A calendar page: its stylesheet and script (and "Can't make it?"'s styles where it offers it); else a notice. */
+  landing?: { absences: boolean };
+}
+
+export function parentLayout(page: ParentPage): string {
+  const styles = page.landing
+    ? [landingStyle, ...(page.landing.absences ? [absenceStyle] : [])]
+    : [noticeStyle];
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<meta name="robots" content="noindex, nofollow">
+<link rel="icon" href="data:,">
+<title>${page.title}</title>
+${styleTags(styles)}
+</head>
+<body>
+<main>
+${page.body}
+</main>
+${page.landing ? html`<script>${trusted(landingScript)}</script>` : ''}
+</body>
+</html>
+`.toString();
+}
+
+/** A parent's notice page, sent: its status, its CSP, never cached. */
+export function sendNotice(res: Response, status: number, title: string, body: SafeHtml): void {
+  res.status(status);
+  res.setHeader('Content-Type', 'text/html; charset=utf-8');
+  res.setHeader('Content-Security-Policy', NOTICE_CSP);
+  res.setHeader('Cache-Control', 'no-store');
+  res.end(parentLayout({ title, body }));
+}
+
+// ---- staff and admins ----------------------------------------------------------------------------------------
+
+export const STAFF_CSP = `default-src 'none'; style-src ${staffStyle.source}; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`;
+
+/** The admins' pages, in the header of each. */
+export const ADMIN_NAV = [
+  { href: '/staff', label: 'My teams' },
+  { href: '/admin', label: 'Admin' },
+  { href: '/admin/audit', label: 'Audit' },
+  { href: '/admin/sessions', label: 'Sessions' },
+];
+
+export interface StaffPage {
+  title: string;
+  body: SafeHtml;
+  /** Shown in the header with a sign-out button when given. */
+  who?: { label: string; csrf: string | null } | null;
+  status?: number;
+}
+
+export interface AdminPage extends StaffPage {
+  /** Wide tables (audit, sessions, jobs): main grows to 84rem on a desktop; phones are unchanged. */
+  wide?: boolean;
+}
+
+function staffShell(page: StaffPage, nav: readonly { href: string; label: string }[], wide: boolean): string {
+  const who = page.who
+    ? html`<span class="who">${page.who.label}</span>${
+        page.who.csrf !== null &&
+        html`<form class="inline" method="post" action="/auth/logout"><input type="hidden" name="csrf" value="${page.who.csrf}"><button type="submit">Sign out</button></form>`
+      }`
+    : '';
+  const links = nav.map((n) => html`<a href="${n.href}">${n.label}</a>`);
+  return html`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${page.title} · rostercal</title>${styleTags([staffStyle])}</head>
+<body><header><strong>rostercal</strong><nav>${join(links, ' ')}</nav><div class="actions">${who}</div></header>
+<main${wide ? html` class="wide"` : ''}>${page.body}</main></body></html>`.toString();
+}
+
+function send(res: Response, status: number | undefined, page: string): void {
+  res.status(status ?? 200);
+  res.set({ 'Cache-Control': 'no-store', 'Content-Security-Policy': STAFF_CSP });
+  res.type('html').send(page);
+}
+
+/** A staff page (/staff, signing in and out). */
+export function sendPage(res: Response, page: StaffPage): void {
+  send(res, page.status, staffShell(page, [], false));
+}
+
+/** An admin page (/admin…): the admin pages' navigation in the header. */
+export function sendAdminPage(res: Response, page: AdminPage): void {
+  send(res, page.status, staffShell(page, ADMIN_NAV, page.wide === true));
+}
+
+/** A page that explains why something cannot be done and whom to ask. */
+export function sendProblem(
+  res: Response,
+  status: number,
+  title: string,
+  paragraphs: string[],
+  link?: { href: string; label: string },
+): void {
+  sendPage(res, {
+    title,
+    status,
+    body: html`<div class="card" role="alert"><h1>${title}</h1>${paragraphs.map((p) => html`<p>${p}</p>`)}${
+      link && html`<p><a class="btn primary" href="${link.href}">${link.label}</a></p>`
+    }</div>`,
+  });
+}

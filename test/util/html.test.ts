@@ -1,0 +1,37 @@
+// The page layer's promise: every value put into html`…` is escaped unless the layer made it, in text and in
+// quoted attributes alike, and a value in an unquoted attribute is refused.
+import { describe, expect, it } from 'vitest';
+import { escapeHtml, html, join, SafeHtml, trustedMarkup } from '../../src/util/html.ts';
+
+const HOSTILE = `"><script>alert('x')</script><a href='`;
+
+describe('html`…`', () => {
+  it('escapes text and attribute values', () => {
+    const out = html`<p title="${HOSTILE}">${HOSTILE}</p>`.toString();
+    expect(out).not.toContain('<script>');
+    expect(out).toBe(
+      '<p title="&quot;&gt;&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&lt;a href=&#39;">&quot;&gt;&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&lt;a href=&#39;</p>',
+    );
+  });
+
+  it('puts its own templates in as they are; lists are joined; false, null and undefined say nothing', () => {
+    const item = (t: string) => html`<li>${t}</li>`;
+    expect(html`<ul>${['a<', 'b'].map(item)}</ul>${false}${null}${undefined}${0}`.toString()).toBe(
+      '<ul><li>a&lt;</li><li>b</li></ul>0',
+    );
+    expect(join([html`<b>x</b>`, '&'], ', ').toString()).toBe('<b>x</b>, &amp;');
+  });
+
+  it('refuses a value in an unquoted attribute', () => {
+    expect(() => html`<a href=${'x onmouseover=alert(1)'}>`).toThrow(/unquoted attribute/);
+  });
+
+  it('cannot be handed markup by anything but the layer', () => {
+    // A look-alike object is text like any other.
+    const fake = { toString: () => '<b>' } as unknown as string;
+    expect(html`${fake}`.toString()).toBe('&lt;b&gt;');
+    expect(() => new (SafeHtml as unknown as new (t: string) => SafeHtml)('<b>')).toThrow(TypeError);
+    expect(html`${trustedMarkup('<svg></svg>')}`.toString()).toBe('<svg></svg>');
+    expect(escapeHtml(`&<>"'`)).toBe('&amp;&lt;&gt;&quot;&#39;');
+  });
+});
