@@ -2,7 +2,7 @@
 // Started by bin/rostercal.js (the V8 flags and the compile cache: see there); `node src/main.ts` works too, only
 // slower to start. Each command is built with src/cli/command.ts (arguments, usage, exit codes); this file only
 // dispatches.
-import { ownLines, printError, printLines } from './terminal.ts';
+import { keepGoingWhenReaderLeaves, ownLines, printError, printLines } from './terminal.ts';
 
 const commands: Record<
   string,
@@ -41,6 +41,7 @@ function usage(): string {
   ].join('\n');
 }
 
+keepGoingWhenReaderLeaves();
 const [name, ...rest] = process.argv.slice(2);
 const command = name ? commands[name] : undefined;
 if (!command) {

@@ -36,6 +36,21 @@ function streamOf(to: Stream): NodeJS.WriteStream {
   return to === 'stdout' ? process.stdout : process.stderr;
 }
 
+/**
+ * Once whoever reads a stream has gone (`rostercal feeds list | head`, a pager quit early), what the command
+ * still prints is dropped and the command finishes what it was doing: a sync piped into `head` must still complete
+ * its pull and push, not die half-way on Node's unhandled EPIPE. Any other error of the stream is still thrown.
+ * Called once by src/main.ts, before a command runs.
+ */
+export function keepGoingWhenReaderLeaves(): void {
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code === 'EPIPE' || err.code === 'ERR_STREAM_DESTROYED') return;
+      throw err;
+    });
+  }
+}
+
 /** Prints lines: each element is one line, cleaned by terminalSafe (so no value inside it can break it). */
 export function printLines(lines: string | readonly string[], to: Stream = 'stdout'): void {
   const all = typeof lines === 'string' ? [lines] : lines;
