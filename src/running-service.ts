@@ -301,7 +301,7 @@ async function staffWeb(parts: {
   const { opts, config, store, demoMode } = parts;
   const auth = { ...config.auth, ...opts.staff };
   // The demo's OpenID provider is loaded only when it runs: production never loads oidc-provider.
-  const demoIdp = demoMode && !auth.oidc ? (await import('./identity/demo-idp.ts')).createDemoIdp : null;
+  const demoIdp = demoMode && !auth.oidc ? await loadDemoIdp() : null;
   return createStaffWeb({
     store,
     tokens: parts.tokens,
@@ -394,4 +394,29 @@ async function demoPeople(store: Store, schoolId: string): Promise<DemoPerson[]>
     store.records.list(schoolId, 'teams'),
   ]);
   return pickDemoStaff(staff, teams);
+}
+
+/**
+ * The demo's sign-in (identity/demo-idp.ts) runs oidc-provider, an optional dependency: `npm install` brings it,
+ * production installs (`npm ci --omit=optional`, the Docker image's default target) leave it out. Without it, the
+ * demo stops at start-up saying what to do, instead of Node's bare "Cannot find package".
+ */
+async function loadDemoIdp() {
+  try {
+    return (await import('./identity/demo-idp.ts')).createDemoIdp;
+  } catch (err) {
+    const missing =
+      (err as NodeJS.ErrnoException).code === 'ERR_MODULE_NOT_FOUND' &&
+      String((err as Error).message).includes("'oidc-provider'");
+    if (!missing) throw err;
+    throw new Error(
+      'the demo signs staff in through its own OpenID provider, the package oidc-provider, which is not installed ' +
+        '(an optional dependency that production installs leave out). In a clone of rostercal, run `npm install` ' +
+        '(or `npm install --no-save oidc-provider` if optional packages are omitted), then `npm start` again. ' +
+        'With Docker, build the demo image: `docker build --target demo -t rostercal-demo .` then ' +
+        '`docker run -p 8080:8080 rostercal-demo`. A school with its own identity provider (OIDC_ISSUER…) does ' +
+        'not need it.',
+      { cause: err },
+    );
+  }
 }
