@@ -129,7 +129,7 @@ export function inferLocationOwnerIds(sessions: Iterable<Session>, schoolName: s
  * home or away in the same way everywhere (a roster once compared names and printed "(away)" for a home game).
  */
 export async function loadSchoolInfo(
-  store: Store,
+  store: Pick<Store, 'records' | 'feeds'>,
   schoolId: SchoolId,
   opts: { locationOwnerIds?: Id[] } = {},
 ): Promise<SchoolInfo> {
@@ -150,9 +150,16 @@ export async function loadSchoolInfo(
 
 // Inferring the owners reads every session of the school (~0.2 s for 3,200): /staff and each PDF ask on every
 // request, so the answer is kept per store and school until the data version (or the school's name) changes.
-const ownersKept = new WeakMap<Store, Map<SchoolId, { key: string; owners: Promise<Id[]> }>>();
+const ownersKept = new WeakMap<
+  Pick<Store, 'records'>,
+  Map<SchoolId, { key: string; owners: Promise<Id[]> }>
+>();
 
-async function inferredOwners(store: Store, schoolId: SchoolId, schoolName: string): Promise<Id[]> {
+async function inferredOwners(
+  store: Pick<Store, 'records'>,
+  schoolId: SchoolId,
+  schoolName: string,
+): Promise<Id[]> {
   const key = `${await store.records.dataVersion(schoolId)}|${schoolName}`;
   let bySchool = ownersKept.get(store);
   if (!bySchool) {
@@ -173,7 +180,7 @@ async function inferredOwners(store: Store, schoolId: SchoolId, schoolName: stri
 
 /** Reads what the projection needs for one school from the store. */
 export async function loadProjectionContext(
-  store: Store,
+  store: Pick<Store, 'records' | 'feeds'>,
   schoolId: SchoolId,
   opts: {
     templates?: EventTemplates;

@@ -51,7 +51,7 @@ export function feedUrls(publicUrl: string, token: string): { url: string; page:
 
 /** Every feed of the given schools (all when none given), issuing tokens for feeds that have none. */
 export async function listFeeds(
-  store: Store,
+  store: Pick<Store, 'records'>,
   tokens: FeedTokens,
   publicUrl: string,
   schoolIds?: string[],
@@ -94,7 +94,7 @@ function table(rows: FeedListing[]): string[] {
 }
 
 /** The school to act on: --school, else the only school the store holds. */
-async function pickSchool(store: Store, asked: string | undefined): Promise<string> {
+async function pickSchool(store: Pick<Store, 'records'>, asked: string | undefined): Promise<string> {
   const known = (await store.records.listSchools()).map((s) => s.id);
   if (asked) {
     if (!known.includes(asked)) {
@@ -131,7 +131,10 @@ export const run = defineCommand({
       return withStore(config, (store) => acceptStore(config, store));
     }
     /** Tokens with the secret checked and the rotation record reconciled; null (after saying why) when unsure. */
-    const prepare = async (store: Store, schoolIds: string[]): Promise<FeedTokens | null> => {
+    const prepare = async (
+      store: Pick<Store, 'links' | 'transaction'>,
+      schoolIds: string[],
+    ): Promise<FeedTokens | null> => {
       const p = await prepareFeedTokens({
         store,
         dataDir: config.dataDir,
@@ -230,7 +233,10 @@ function printRotated(
  * No rotation record vouches for the feed secret (a new FEED_SECRET, or the database and the file both lost):
  * the operator vouches for the database as it is, and the record starts from what it holds.
  */
-async function acceptStore(config: Config, store: Store): Promise<number> {
+async function acceptStore(
+  config: Config,
+  store: Pick<Store, 'records' | 'links' | 'access' | 'transaction'>,
+): Promise<number> {
   const journal = new RotationJournal(config.dataDir);
   const source = feedSecretSource({ secret: config.feedSecret, dataDir: config.dataDir });
   // The secret must be the one the database's URLs were made with.

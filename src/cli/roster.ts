@@ -214,7 +214,7 @@ interface Batch extends Plan {
  * Writes each job's PDF into the directory, each audited before its file exists (no record, no roster); a job that
  * fails is reported and the rest go on. Exit 1 when any failed.
  */
-async function printEach(store: Store, b: Batch): Promise<number> {
+async function printEach(store: Pick<Store, 'records' | 'feeds' | 'access'>, b: Batch): Promise<number> {
   await mkdir(b.outDir, { recursive: true });
   preloadFonts();
   const started = performance.now();
@@ -261,7 +261,7 @@ async function printEach(store: Store, b: Batch): Promise<number> {
 }
 
 /** Every visible team's roster. */
-async function teamsBatch(store: Store, school: string | null): Promise<Plan> {
+async function teamsBatch(store: Pick<Store, 'records'>, school: string | null): Promise<Plan> {
   const { school: s, teams } = await visibleTeams(store, school);
   const jobs = teams.map((team) => ({
     label: `team ${team.id} (${team.name})`,
@@ -272,7 +272,7 @@ async function teamsBatch(store: Store, school: string | null): Promise<Plan> {
 
 /** Every sheet of a day, each file named from its session's start so the folder lists in the evening's order. */
 async function dayBatch(
-  store: Store,
+  store: Pick<Store, 'records'>,
   school: string | null,
   dayText: string,
   template: RosterTemplate,

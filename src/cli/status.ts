@@ -82,7 +82,7 @@ function runRows(runs: SyncRun[], tz: string): string[][] {
 
 /** Public Google calendars whose replacement after a feed rotation the push has not finished. */
 async function liveRotationsPending(
-  store: Store,
+  store: Pick<Store, 'records'>,
   schoolId: string,
   school: { targets: readonly PushTargetConfig[] } | undefined,
 ): Promise<{ target: string; key: string }[]> {

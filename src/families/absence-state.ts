@@ -23,7 +23,10 @@ export function refusedWhy(r: AbsenceWriteRefusal): string {
   return `turned on, but hidden from families: the upstream answered ${r.status} to POST /pre-explained-absences at ${r.at} (the API token may not write pre-explained absences). Give the token that permission in the school's system, then start serve again (which clears this).`;
 }
 
-export async function readRefusal(store: Store, schoolId: SchoolId): Promise<AbsenceWriteRefusal | null> {
+export async function readRefusal(
+  store: Pick<Store, 'records'>,
+  schoolId: SchoolId,
+): Promise<AbsenceWriteRefusal | null> {
   const raw = await store.records.getCursor(schoolId, REFUSED_KEY);
   if (!raw) return null;
   try {
@@ -34,18 +37,22 @@ export async function readRefusal(store: Store, schoolId: SchoolId): Promise<Abs
   }
 }
 
-export function recordRefusal(store: Store, schoolId: SchoolId, r: AbsenceWriteRefusal): Promise<void> {
+export function recordRefusal(
+  store: Pick<Store, 'records'>,
+  schoolId: SchoolId,
+  r: AbsenceWriteRefusal,
+): Promise<void> {
   return store.records.setCursor(schoolId, REFUSED_KEY, JSON.stringify(r));
 }
 
 /** At start: a new token (or new permissions) may write, so the next report tries again. */
-export function clearRefusal(store: Store, schoolId: SchoolId): Promise<void> {
+export function clearRefusal(store: Pick<Store, 'records'>, schoolId: SchoolId): Promise<void> {
   return store.records.setCursor(schoolId, REFUSED_KEY, '');
 }
 
 /** The state of the feature for a school, as /admin, `status` and the landing pages read it. */
 export async function absenceReporting(
-  store: Store,
+  store: Pick<Store, 'records' | 'readOnly'>,
   school: { id: SchoolId; families?: Pick<SchoolConfig['families'], 'reportAbsences'> },
 ): Promise<AbsenceReporting> {
   if (!school.families?.reportAbsences) return { on: false, reason: 'off', why: REPORTING_OFF };

@@ -65,7 +65,7 @@ export type Outcome =
   | { ok: false; status: number; message: string; retryAfterS?: number };
 
 export interface FamilyAbsencesOptions {
-  store: Store;
+  store: Pick<Store, 'records' | 'access' | 'readOnly'>;
   schools: readonly SchoolConfig[];
   clientFor: (school: SchoolConfig) => UpstreamClient;
   now?: () => Date;
@@ -81,7 +81,7 @@ const UNREACHABLE =
   'The school\u2019s system could not be reached, so nothing was reported. Try again in a few minutes, or tell the coach directly.';
 
 export class FamilyAbsences {
-  readonly #store: Store;
+  readonly #store: Pick<Store, 'records' | 'access' | 'readOnly'>;
   readonly #schools: Map<SchoolId, SchoolConfig>;
   readonly #clientFor: (school: SchoolConfig) => UpstreamClient;
   readonly #now: () => Date;

@@ -14,7 +14,7 @@ import type { PublishedEvent, SchoolId, Store, StoredFeedScope } from '../store/
  * the events keep the versions computed here, and the next render computes the same from what is stored.
  */
 export async function versionFeedEvents(
-  store: Store,
+  store: Pick<Store, 'feeds'>,
   feed: { schoolId: SchoolId; scope: StoredFeedScope; scopeId: Id },
   events: CalendarEvent[],
   now: Date,

@@ -69,7 +69,7 @@ export interface FamilyFeed extends FamilyShell {
 }
 
 export class FamilyLinks {
-  readonly #store: Store;
+  readonly #store: Pick<Store, 'records' | 'feeds' | 'links'>;
   readonly #feeds: FeedService;
   readonly #now: () => Date;
   readonly #serves: ((record: FeedToken) => Promise<boolean>) | null;
@@ -78,7 +78,7 @@ export class FamilyLinks {
   readonly #inflight = new Map<string, Promise<FamilyFeed>>();
 
   constructor(opts: {
-    store: Store;
+    store: Pick<Store, 'records' | 'feeds' | 'links'>;
     feeds: FeedService;
     now?: () => Date;
     /**

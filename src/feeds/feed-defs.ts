@@ -52,7 +52,7 @@ function def(
   };
 }
 
-async function schoolOf(store: Store, schoolId: SchoolId) {
+async function schoolOf(store: Pick<Store, 'records'>, schoolId: SchoolId) {
   const school = (await store.records.listSchools()).find((s) => s.id === schoolId);
   if (!school) throw new Error(`unknown school: ${schoolId}`);
   return school;
@@ -66,7 +66,7 @@ function activityColors(activities: Stored<'activities'>[]): Map<Id, string | nu
  * Every feed of a school: teams (hidden ones too: staff decide whom to give the link), current students,
  * staff who are not deactivated, and activities that are not archived.
  */
-export async function listFeedDefs(store: Store, schoolId: SchoolId): Promise<FeedDef[]> {
+export async function listFeedDefs(store: Pick<Store, 'records'>, schoolId: SchoolId): Promise<FeedDef[]> {
   const school = await schoolOf(store, schoolId);
   // One read at a time with the event loop's turn between them: a district's teams and students are ~100 ms of
   // reading each, which a web server in the same process would otherwise wait out back to back.
@@ -100,7 +100,7 @@ export async function listFeedDefs(store: Store, schoolId: SchoolId): Promise<Fe
 
 /** One feed's definition, or null when its subject is gone (deleted team, student who left, …). */
 export async function getFeedDef(
-  store: Store,
+  store: Pick<Store, 'records'>,
   schoolId: SchoolId,
   scope: FeedScope,
   scopeId: Id,

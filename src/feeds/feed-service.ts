@@ -39,7 +39,7 @@ export type FeedRenderObserver = (info: {
 }) => void;
 
 export interface FeedServiceOptions {
-  store: Store;
+  store: Pick<Store, 'records' | 'feeds' | 'links'>;
   window?: Partial<FeedWindow>;
   maxBytes?: number;
   now?: () => Date;
@@ -68,7 +68,7 @@ function saidDef(def: FeedDef, ctx: ProjectionContext): FeedDef {
 }
 
 export class FeedService {
-  readonly store: Store;
+  readonly store: Pick<Store, 'records' | 'feeds'>;
   readonly window: FeedWindow;
   readonly #opts: FeedServiceOptions;
   readonly #now: () => Date;

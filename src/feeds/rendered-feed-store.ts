@@ -39,12 +39,16 @@ export function feedKey(schoolId: SchoolId, scope: FeedScope, scopeId: Id): stri
 }
 
 export class RenderedFeedStore {
-  readonly #store: Store;
+  readonly #store: Pick<Store, 'feeds'>;
   readonly #onRequestWrite: ((err: unknown) => void) | undefined;
   readonly #lru: LRUCache<string, RenderedFeed>;
   readonly #inflight = new Map<string, Promise<RenderedFeed | null>>();
 
-  constructor(opts: { store: Store; cacheBytes: number; onRequestWrite?: (err: unknown) => void }) {
+  constructor(opts: {
+    store: Pick<Store, 'feeds'>;
+    cacheBytes: number;
+    onRequestWrite?: (err: unknown) => void;
+  }) {
     this.#store = opts.store;
     this.#onRequestWrite = opts.onRequestWrite;
     this.#lru = new LRUCache<string, RenderedFeed>({

@@ -176,7 +176,11 @@ export function unvouchedReason(secretSource: string, file: string): string {
 }
 
 /** Does a record of the store or of the file vouch for the secret with this fingerprint? */
-export async function vouched(store: Store, journal: RotationJournal, secret: string): Promise<boolean> {
+export async function vouched(
+  store: Pick<Store, 'links'>,
+  journal: RotationJournal,
+  secret: string,
+): Promise<boolean> {
   if ((await store.links.getFeedRotationRecord())?.secret === secret) return true;
   if (!journal.exists()) return false;
   const file = journal.read().secret;
@@ -189,7 +193,7 @@ export async function vouched(store: Store, journal: RotationJournal, secret: st
  * rotations the store's tokens lacked, per school.
  */
 export async function mergeRecords(
-  store: Store,
+  store: Pick<Store, 'links'>,
   journal: RotationJournal,
   secret: string,
 ): Promise<{ storeLacked: Rotation[] }> {
@@ -234,7 +238,7 @@ export async function mergeRecords(
 
 /** Decides whether the secret is vouched for and brings the store and the file into agreement (top of file). */
 export async function reconcileRotations(opts: {
-  store: Store;
+  store: Pick<Store, 'links'>;
   journal: RotationJournal;
   schools: SchoolId[];
   /** The secret's fingerprint (secretFingerprint). */
@@ -280,12 +284,12 @@ export async function reconcileRotations(opts: {
  * the store's mark.
  */
 export class RecordMirror {
-  readonly #store: Store;
+  readonly #store: Pick<Store, 'links'>;
   readonly #journal: RotationJournal;
   readonly #secret: string;
   #mark = -1;
 
-  constructor(store: Store, journal: RotationJournal, secret: string) {
+  constructor(store: Pick<Store, 'links'>, journal: RotationJournal, secret: string) {
     this.#store = store;
     this.#journal = journal;
     this.#secret = secret;

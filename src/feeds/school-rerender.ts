@@ -27,7 +27,7 @@ type Window = { from: Date; to: Date; key: string };
 
 /** What the pass uses of the feed service (feed-service.ts): its clock, versions, contexts, and rendering. */
 export interface SchoolRerenderParts {
-  store: Store;
+  store: Pick<Store, 'records' | 'feeds' | 'links'>;
   rendered: RenderedFeedStore;
   dataVersion(schoolId: SchoolId, fresh: boolean): Promise<number>;
   context(schoolId: SchoolId, version: number): Promise<ProjectionContext>;
@@ -168,7 +168,13 @@ export class SchoolRerender {
  * gets the sessions listing them plus those of the live teams whose current roster has them). A test checks
  * that both paths render identical bytes.
  */
-async function indexSessions(store: Store, schoolId: SchoolId, from: Date, to: Date, slice: TimeSlice) {
+async function indexSessions(
+  store: Pick<Store, 'records'>,
+  schoolId: SchoolId,
+  from: Date,
+  to: Date,
+  slice: TimeSlice,
+) {
   const sessions = await listWindowSessions(store, schoolId, from, to, slice);
   const teams = await store.records.list(schoolId, 'teams');
   await slice.yield();
@@ -246,7 +252,7 @@ const MIN_SPAN_MS = 15 * 60_000;
  * (start, id). Each sub-window's length adapts to the density of the last one.
  */
 async function listWindowSessions(
-  store: Store,
+  store: Pick<Store, 'records'>,
   schoolId: SchoolId,
   from: Date,
   to: Date,

@@ -134,9 +134,9 @@ export class FeedTrustError extends Error {
  * Revocations committed through a store object in this process: a FeedTokenResolver on the same store forgets
  * what it remembered at once (a rotation on the admin page, or by the harness beside the server).
  */
-const localRevocations = new WeakMap<Store, number>();
+const localRevocations = new WeakMap<Pick<Store, 'links'>, number>();
 
-function revokedThrough(store: Store): void {
+function revokedThrough(store: Pick<Store, 'links'>): void {
   localRevocations.set(store, (localRevocations.get(store) ?? 0) + 1);
 }
 
@@ -153,13 +153,17 @@ export function untilEveryServerKnows(): Promise<void> {
 }
 
 export class FeedTokens {
-  readonly #store: Store;
+  readonly #store: Pick<Store, 'links' | 'transaction'>;
   readonly #secret: Buffer;
   readonly #now: () => Date;
   readonly #journal: RotationJournal | null;
   #unsure: (schoolId: SchoolId) => string | null = () => null;
 
-  constructor(store: Store, secret: Buffer, opts: { now?: () => Date; journal?: RotationJournal } = {}) {
+  constructor(
+    store: Pick<Store, 'links' | 'transaction'>,
+    secret: Buffer,
+    opts: { now?: () => Date; journal?: RotationJournal } = {},
+  ) {
     this.#store = store;
     this.#secret = secret;
     this.#now = opts.now ?? (() => new Date());
@@ -318,7 +322,10 @@ export class FeedTokens {
  * The live token record for a URL's token, or null (malformed, unknown or revoked: all the same to callers).
  * Needs no secret: the lookup is by hash.
  */
-export async function resolveFeedToken(store: Store, token: string): Promise<FeedToken | null> {
+export async function resolveFeedToken(
+  store: Pick<Store, 'links'>,
+  token: string,
+): Promise<FeedToken | null> {
   if (!looksLikeToken(token)) return null;
   const record = await store.links.findFeedTokenByHash(hashToken(token));
   return record && record.revokedAt === null ? record : null;
@@ -333,7 +340,7 @@ export async function resolveFeedToken(store: Store, token: string): Promise<Fee
  * (each costs a lookup; the failed-lookup throttle bounds those).
  */
 export class FeedTokenResolver {
-  readonly #store: Store;
+  readonly #store: Pick<Store, 'links'>;
   readonly #maxEntries: number;
   readonly #boundMs: number;
   readonly #live = new Map<string, FeedToken>();
@@ -344,7 +351,7 @@ export class FeedTokenResolver {
   #markAt = Number.NEGATIVE_INFINITY;
   #reading: Promise<void> | null = null;
 
-  constructor(store: Store, opts: { maxEntries?: number } = {}) {
+  constructor(store: Pick<Store, 'links'>, opts: { maxEntries?: number } = {}) {
     this.#store = store;
     this.#maxEntries = opts.maxEntries ?? 100_000;
     this.#boundMs = REVOCATION_BOUND_MS;

@@ -25,14 +25,14 @@ export const MIRROR_EVERY_MS = 5000;
 export class RotationGuard {
   readonly #state: RotationState;
   readonly #journal: RotationJournal;
-  readonly #store: Store;
+  readonly #store: Pick<Store, 'links'>;
   readonly #secret: string;
   readonly #mirror: RecordMirror;
   #checkedAt = Number.NEGATIVE_INFINITY;
   #checking: Promise<void> | null = null;
   #timer: NodeJS.Timeout | null = null;
 
-  constructor(state: RotationState, journal: RotationJournal, store: Store, secret: string) {
+  constructor(state: RotationState, journal: RotationJournal, store: Pick<Store, 'links'>, secret: string) {
     this.#state = state;
     this.#journal = journal;
     this.#store = store;
@@ -120,7 +120,7 @@ export interface PreparedFeedTokens {
 }
 
 export async function prepareFeedTokens(opts: {
-  store: Store;
+  store: Pick<Store, 'links' | 'transaction'>;
   dataDir: string;
   schools: SchoolId[];
   /** FEED_SECRET, when configured. */

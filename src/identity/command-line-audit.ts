@@ -12,7 +12,7 @@ export function commandLineActor(): string {
 }
 
 export async function auditCommandLine(
-  store: Store,
+  store: Pick<Store, 'access'>,
   rec: Pick<AuditRecord, 'action' | 'schoolId'> &
     Partial<Pick<AuditRecord, 'teamId' | 'sessionId' | 'template' | 'detail'>>,
 ): Promise<void> {

@@ -26,11 +26,11 @@ export interface Lookup {
 }
 
 export class StaffDirectory {
-  readonly #store: Store;
+  readonly #store: Pick<Store, 'records'>;
   readonly #schools: readonly SchoolRef[];
   readonly #cache = new Map<string, { version: number; result: Lookup['memberships'][number] | Refusal }>();
 
-  constructor(store: Store, schools: readonly SchoolRef[]) {
+  constructor(store: Pick<Store, 'records'>, schools: readonly SchoolRef[]) {
     this.#store = store;
     this.#schools = schools;
   }

@@ -58,12 +58,12 @@ export interface Identity {
 }
 
 export class StaffSessions {
-  readonly #store: Store;
+  readonly #store: Pick<Store, 'access'>;
   readonly #settings: SessionSettings;
   readonly #now: () => number;
   readonly cookie: string;
 
-  constructor(store: Store, settings: SessionSettings, now: () => number = Date.now) {
+  constructor(store: Pick<Store, 'access'>, settings: SessionSettings, now: () => number = Date.now) {
     this.#store = store;
     this.#settings = settings;
     this.#now = now;

@@ -25,14 +25,14 @@ interface Beating {
   holders: number;
   timer: NodeJS.Timeout;
 }
-const beating = new Map<Store, Beating>();
+const beating = new Map<Pick<Store, 'runs'>, Beating>();
 
 /**
  * Keeps this process's heartbeat going in `store` until the returned function is called (counted: the beat stops
  * when the last holder lets go). The first beat is written before this resolves, so a run started afterwards is
  * never mistaken for an orphan.
  */
-export async function keepAlive(store: Store, log: Logger = silentLogger): Promise<() => void> {
+export async function keepAlive(store: Pick<Store, 'runs'>, log: Logger = silentLogger): Promise<() => void> {
   const owner = processOwner();
   let entry = beating.get(store);
   if (!entry) {

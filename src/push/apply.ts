@@ -11,7 +11,7 @@ import type { PushProvider, WriteOp, WriteResult } from './provider.ts';
 import { STATE_AFTER } from './summary.ts';
 
 export interface ApplyStep {
-  store: Store;
+  store: Pick<Store, 'push'>;
   schoolId: SchoolId;
   targetId: string;
   provider: PushProvider;

@@ -15,7 +15,7 @@ export type LiveGoogleCalendarFinder = (
 ) => Promise<string | null>;
 
 export function liveGoogleCalendars(
-  store: Store,
+  store: Pick<Store, 'push'>,
   schools: readonly { id: SchoolId; targets: readonly PushTargetConfig[] }[],
 ): LiveGoogleCalendarFinder {
   return async (schoolId, scope, scopeId) => {

@@ -46,7 +46,7 @@ export interface CalendarWork {
 }
 
 export interface GatherInput {
-  store: Store;
+  store: Pick<Store, 'records' | 'links' | 'push'>;
   school: { id: SchoolId; name: string; timeZone: string };
   target: PushTargetConfig;
   window: { from: Instant; to: Instant };
@@ -279,7 +279,11 @@ export function planInput(w: CalendarWork): CalendarInput {
  * Where the sessions of mappings no longer desired stand now (moved out of the window, deleted, gone), for the
  * calendars the planner will diff.
  */
-export async function lookUpDeparted(store: Store, schoolId: SchoolId, works: CalendarWork[]): Promise<void> {
+export async function lookUpDeparted(
+  store: Pick<Store, 'records'>,
+  schoolId: SchoolId,
+  works: CalendarWork[],
+): Promise<void> {
   for (const w of works) {
     if (!w.ref || w.gone || !['ok', 'created', 'retired'].includes(w.outcome.state)) continue;
     for (const m of w.mappings.values()) {

@@ -35,7 +35,7 @@ export function publicTargetsFor(
 export const generationCursor = (targetId: string, key: string) => `push.live-generation.${targetId}.${key}`;
 
 export async function pendingRotations(
-  store: Store,
+  store: Pick<Store, 'records'>,
   schoolId: SchoolId,
   targetId: string,
 ): Promise<string[]> {
@@ -49,7 +49,7 @@ export async function pendingRotations(
 }
 
 export async function setPending(
-  store: Store,
+  store: Pick<Store, 'records'>,
   schoolId: SchoolId,
   targetId: string,
   key: string,
@@ -72,7 +72,7 @@ export interface ClosedLiveCalendar {
 
 /** The rotation's Google side (see the top of this file); called after the feed's new version is saved. */
 export async function closeLiveGoogleCalendars(
-  store: Store,
+  store: Pick<Store, 'records' | 'links' | 'push'>,
   school: { id: SchoolId; targets: readonly PushTargetConfig[] },
   scope: FeedScope,
   scopeId: Id,

@@ -29,7 +29,11 @@ export interface Member {
 }
 
 /** Who the target's calendars belong to: every team/activity/staff member/student in scope. */
-export async function members(store: Store, schoolId: SchoolId, target: PushTargetConfig): Promise<Member[]> {
+export async function members(
+  store: Pick<Store, 'records'>,
+  schoolId: SchoolId,
+  target: PushTargetConfig,
+): Promise<Member[]> {
   const name = (p: { firstName: string; lastName: string }) => `${p.firstName} ${p.lastName}`.trim();
   let all: Member[];
   switch (target.scope) {
@@ -102,7 +106,7 @@ export function calendarName(target: PushTargetConfig, school: { name: string },
  * thousand student calendars. test/push/scope.test.ts holds the two equal.
  */
 export async function sessionsByMember(
-  store: Store,
+  store: Pick<Store, 'records'>,
   schoolId: SchoolId,
   scope: PushTargetConfig['scope'],
   ids: Id[],

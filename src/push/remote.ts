@@ -9,7 +9,7 @@ import type { ListResult, PushProvider } from './provider.ts';
 import { STATE_AFTER } from './summary.ts';
 
 export interface RemoteStep {
-  store: Store;
+  store: Pick<Store, 'push'>;
   schoolId: SchoolId;
   targetId: string;
   provider: PushProvider;

@@ -23,7 +23,7 @@ const waiting = new Map<string, Promise<PushSummary>>();
  * of their changes, and pulls every minute behind a push slower than that never pile up pushes.
  */
 export function serialisedPush(
-  store: Store,
+  store: Pick<Store, 'runs'>,
   target: string,
   kind: string,
   log: Logger,
@@ -58,7 +58,7 @@ const LEASE_POLL_MS = 1_000;
 
 /** Holds the target's lease in the store while pushing: another process or replica pushing it goes first. */
 async function acrossReplicas<T>(
-  store: Store,
+  store: Pick<Store, 'runs'>,
   target: string,
   log: Logger,
   fn: () => Promise<T>,

@@ -38,7 +38,10 @@ export class RosterError extends Error {
 }
 
 /** The school to print for: the one asked for, or the only one in the store. */
-export async function resolveSchool(store: Store, schoolId?: SchoolId | null): Promise<RosterSchool> {
+export async function resolveSchool(
+  store: Pick<Store, 'records'>,
+  schoolId?: SchoolId | null,
+): Promise<RosterSchool> {
   const schools = await store.records.listSchools();
   if (schoolId) {
     const school = schools.find((s) => s.id === schoolId);
@@ -83,7 +86,7 @@ const withTemplates = (templates: EventTemplates | undefined) => (templates ? { 
  * callers show or skip them).
  */
 export async function upcomingSessions(
-  store: Store,
+  store: Pick<Store, 'records'>,
   schoolId: SchoolId,
   teamId: Id,
   now: Date,
@@ -114,7 +117,7 @@ export function overlaps(a: { start: string; end: string }, b: { start: string; 
 
 /** Loads and checks everything a roster of `template` for the request needs. */
 export async function loadRosterData(
-  store: Store,
+  store: Pick<Store, 'records' | 'feeds'>,
   template: RosterTemplate,
   req: RosterRequest,
 ): Promise<RosterData> {

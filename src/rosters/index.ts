@@ -103,7 +103,10 @@ export function templateFor(name: string, source: TemplateSource): RosterTemplat
 }
 
 /** Renders one roster from the store. Throws RosterError for requests that cannot be served. */
-export async function generateRoster(store: Store, opts: RosterOptions): Promise<Roster> {
+export async function generateRoster(
+  store: Pick<Store, 'records' | 'feeds'>,
+  opts: RosterOptions,
+): Promise<Roster> {
   const template = templateFor(opts.template ?? defaultTemplateName(opts.sessionId), opts);
   const data = await loadRosterData(store, template, {
     schoolId: opts.schoolId ?? null,
@@ -130,7 +133,7 @@ export async function generateRoster(store: Store, opts: RosterOptions): Promise
 }
 
 /** Visible (not hidden, not deleted) teams of a school, for printing every roster. */
-export async function visibleTeams(store: Store, schoolId?: SchoolId | null) {
+export async function visibleTeams(store: Pick<Store, 'records'>, schoolId?: SchoolId | null) {
   const school = await resolveSchool(store, schoolId);
   const teams = await store.records.list(school.id, 'teams');
   return { school, teams: teams.filter((t) => !t.hidden && !t.meta.deletedAt) };
@@ -148,7 +151,7 @@ export interface DaySheet {
  * fixture template; both are counted, so the caller can say what it left out.
  */
 export async function sheetsOfDay(
-  store: Store,
+  store: Pick<Store, 'records'>,
   schoolId: SchoolId | null | undefined,
   date: { year: number; month: number; day: number },
   template: Pick<RosterTemplate, 'session'>,

@@ -12,7 +12,7 @@ import { clientForSchool, startDemoUpstream } from './school-upstream.ts';
 
 export interface SyncServiceOptions {
   config: Config;
-  store: Store;
+  store: Pick<Store, 'records' | 'runs' | 'transaction'>;
   log?: Logger;
   /**
    * `auto` (default): at start, a full pull of every demo school (its sandbox was just generated) and of every

@@ -46,7 +46,7 @@ export type FireEvent =
     };
 
 export interface SchedulerOptions {
-  store: Store;
+  store: Pick<Store, 'records' | 'runs' | 'transaction'>;
   config: Pick<Config, 'schools'>;
   /** The upstream client of each school (one per school, reused across runs so its pacing holds). */
   clientFor: (school: SchoolConfig) => UpstreamClient;

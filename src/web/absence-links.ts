@@ -12,7 +12,7 @@ import { formToken, type LandingAbsences } from './absence-form.ts';
 
 /** A child's feed link as a reporting link; null for any other scope. */
 export async function childLink(
-  store: Store,
+  store: Pick<Store, 'records'>,
   record: FeedToken,
   feed: { def: { subject: string }; upcoming: readonly CalendarEvent[] },
 ): Promise<ReportingLink | null> {

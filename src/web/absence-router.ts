@@ -17,7 +17,7 @@ import type { FailedLookups } from './rate-limit.ts';
 import { setSecurityHeaders } from './security.ts';
 
 export interface AbsenceRouterOptions {
-  store: Store;
+  store: Pick<Store, 'records' | 'links'>;
   absences: FamilyAbsences;
   families: FamilyLinks;
   feeds: FeedService;

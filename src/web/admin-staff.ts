@@ -19,7 +19,7 @@ import { accessIn, csrfOf, type Principal, principalOf, type StaffAuth } from '.
 type AdminSchool = { id: SchoolId; name: string; timeZone: string; targets?: readonly PushTargetConfig[] };
 
 export interface AdminStaffOptions {
-  store: Store;
+  store: Pick<Store, 'records' | 'links' | 'push' | 'access'>;
   auth: StaffAuth;
   tokens: FeedTokens;
   schools: readonly AdminSchool[];

@@ -22,7 +22,7 @@ export interface AdminSchool {
 }
 
 export interface AdminRouterOptions {
-  store: Store;
+  store: Pick<Store, 'records' | 'runs' | 'readOnly'>;
   config: {
     schools: readonly AdminSchool[];
     publicUrl: string;

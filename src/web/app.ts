@@ -17,7 +17,7 @@ import { FailedLookups, type RateLimitOptions, rateLimit } from './rate-limit.ts
 import { securityHeaderPairs, securityHeaders, setSecurityHeaders } from './security.ts';
 
 export interface AppOptions {
-  store: Store;
+  store: Pick<Store, 'records' | 'runs' | 'feeds' | 'links' | 'ping'>;
   feeds: FeedService;
   metrics: Metrics;
   /** Absolute base URL for links (PUBLIC_URL), e.g. `https://calendars.school.org`. */

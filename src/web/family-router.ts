@@ -35,7 +35,7 @@ import type { FailedLookups } from './rate-limit.ts';
 import { setSecurityHeaders } from './security.ts';
 
 export interface FamilyRouterOptions {
-  store: Store;
+  store: Pick<Store, 'runs'>;
   families: FamilyLinks;
   publicUrl: string;
   securityHeaders: readonly [string, string][];

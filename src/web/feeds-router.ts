@@ -29,7 +29,7 @@ import type { FailedLookups } from './rate-limit.ts';
 import { setSecurityHeaders } from './security.ts';
 
 export interface FeedRouterOptions {
-  store: Store;
+  store: Pick<Store, 'records' | 'runs' | 'links'>;
   feeds: FeedService;
   /** Absolute base for links, e.g. `https://calendars.school.org` (no trailing slash). */
   publicUrl: string;

@@ -2,7 +2,7 @@
 import type { SchoolId, Store } from '../store/types.ts';
 
 /** When the last successful pull (full or incremental) of a school finished; null when none has. */
-export async function lastPulledAt(store: Store, schoolId: SchoolId): Promise<Date | null> {
+export async function lastPulledAt(store: Pick<Store, 'runs'>, schoolId: SchoolId): Promise<Date | null> {
   const runs = await store.runs.listRuns(schoolId, { limit: 50 });
   const ok = runs.find((r) => r.kind !== 'push' && r.status === 'succeeded' && r.finishedAt);
   return ok?.finishedAt ? new Date(ok.finishedAt) : null;

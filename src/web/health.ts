@@ -70,7 +70,7 @@ export function syncProblem(runs: SyncRun[], now: Date, maxFailureMs: number): s
 
 export function healthRoutes(
   opts: {
-    store: Store;
+    store: Pick<Store, 'records' | 'runs' | 'ping'>;
     metrics: Metrics;
     /** Schools whose feeds are not served because their current URLs cannot be told (rotations.ts). */
     feedProblems?: () => Promise<ReadonlyMap<string, string>>;

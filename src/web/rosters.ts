@@ -31,7 +31,7 @@ export interface RosterSchool extends SchoolRef {
 }
 
 export interface RostersRouterOptions {
-  store: Store;
+  store: Pick<Store, 'records' | 'feeds' | 'access'>;
   /** The schools: with exactly one, `?school=` may be left out. */
   config: { schools: readonly RosterSchool[] };
   /** ADMIN_TOKEN; ignored when `auth` is given (then only the bearer token gets in). */

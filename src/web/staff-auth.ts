@@ -32,7 +32,7 @@ export {
 export type { AuditInput };
 
 export interface StaffAuthOptions {
-  store: Store;
+  store: Pick<Store, 'access'>;
   sessions: StaffSessions;
   directory: StaffDirectory;
   /** null: no identity provider configured (only the admin token gets in). */

@@ -24,7 +24,7 @@ import { sendPage } from './layouts.ts';
 import { csrfOf, type Principal, principalOf, type StaffAuth } from './staff-auth.ts';
 
 export interface StaffPageOptions {
-  store: Store;
+  store: Pick<Store, 'records' | 'feeds'>;
   auth: StaffAuth;
   tokens: FeedTokens;
   schools: readonly { id: SchoolId; name: string; timeZone: string }[];

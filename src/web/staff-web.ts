@@ -36,7 +36,7 @@ export interface StaffWebSettings {
 }
 
 export interface StaffWebOptions extends StaffWebSettings {
-  store: Store;
+  store: Pick<Store, 'records' | 'runs' | 'feeds' | 'links' | 'push' | 'access' | 'readOnly'>;
   tokens: FeedTokens;
   publicUrl: string;
   /** With their push targets: a feed's rotation also replaces its live Google calendar. */
