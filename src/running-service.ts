@@ -171,7 +171,12 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
 }
 
 /** Every configured school in the store; a store that can only be read is served as it is. */
-async function registerSchools(store: Store, config: Config, say: (line: string) => void, log: Logger) {
+async function registerSchools(
+  store: Pick<Store, 'records' | 'readOnly'>,
+  config: Config,
+  say: (line: string) => void,
+  log: Logger,
+) {
   if (!store.readOnly) {
     for (const s of config.schools)
       await store.records.upsertSchool({ id: s.id, name: s.name, timeZone: s.timeZone });
@@ -326,7 +331,7 @@ async function staffWeb(parts: {
 }
 
 function readiness(
-  store: Store,
+  store: Pick<Store, 'runs' | 'readOnly'>,
   config: Config,
   sync: { scheduler: SchedulerHandle },
   trouble: StoreTrouble,
@@ -388,7 +393,7 @@ async function sampleFeeds(
   return out;
 }
 
-async function demoPeople(store: Store, schoolId: string): Promise<DemoPerson[]> {
+async function demoPeople(store: Pick<Store, 'records'>, schoolId: string): Promise<DemoPerson[]> {
   const [staff, teams] = await Promise.all([
     store.records.list(schoolId, 'staff'),
     store.records.list(schoolId, 'teams'),

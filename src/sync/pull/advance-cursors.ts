@@ -10,7 +10,7 @@ import { SENSITIVE_KEY, sensitiveChanged, sensitiveMark, withoutSensitive } from
 import { cursorKey, type ResourceRunContext, refreshKey } from './types.ts';
 
 export async function advanceCursors(
-  tx: Store,
+  tx: Pick<Store, 'records'>,
   ctx: ResourceRunContext,
   spec: ResourceSpec,
   mode: ResourceMode,

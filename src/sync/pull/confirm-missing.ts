@@ -17,7 +17,12 @@ import type { ResourceRunContext } from './types.ts';
 const UNTRUSTED_AFTER = 20;
 
 /** Ids the store holds live (within the window, for windowed kinds) that the listing did not return. */
-export async function missingFrom(store: Store, ctx: ResourceRunContext, spec: ResourceSpec, seen: Set<Id>) {
+export async function missingFrom(
+  store: Pick<Store, 'records'>,
+  ctx: ResourceRunContext,
+  spec: ResourceSpec,
+  seen: Set<Id>,
+) {
   const live = await store.records.liveIds(ctx.school.id, spec.kind, spec.windowed ? ctx.window : undefined);
   return { live, missing: live.filter((id) => !seen.has(id)) };
 }

@@ -66,7 +66,7 @@ function keptWarning(
 }
 
 export async function detectDeletions(
-  tx: Store,
+  tx: Pick<Store, 'records'>,
   ctx: ResourceRunContext,
   spec: ResourceSpec,
   got: Gathered,
@@ -119,7 +119,7 @@ export async function detectDeletions(
 
 /** Marks the planned records deleted and sets the marks; resolves to how many were deleted. */
 export async function applyDeletions(
-  tx: Store,
+  tx: Pick<Store, 'records'>,
   schoolId: string,
   kind: ResourceKind,
   planned: Planned,

@@ -9,7 +9,7 @@ const LEASE_POLL_MS = 1_000;
 
 /** Takes the school's pull lease, waiting for another pull as `whenBusy` allows; resolves to its token. */
 export async function takeLease(
-  store: Store,
+  store: Pick<Store, 'runs'>,
   schoolId: string,
   opts: Pick<PullOptions, 'whenBusy' | 'onWait' | 'signal'>,
 ): Promise<string> {

@@ -8,7 +8,7 @@ import { sensitiveChanged } from './sensitive.ts';
 import { cursorKey, type PlannedResource, refreshKey } from './types.ts';
 
 async function decideMode(
-  store: Store,
+  store: Pick<Store, 'records'>,
   school: SchoolConfig,
   spec: ResourceSpec,
   runKind: PullKind,
@@ -30,7 +30,7 @@ async function decideMode(
 
 /** Every resource, in RESOURCES' order, with how this run reads it. */
 export async function planResources(
-  store: Store,
+  store: Pick<Store, 'records'>,
   school: SchoolConfig,
   runKind: PullKind,
   startedAt: Date,

@@ -7,7 +7,12 @@ import type { EndpointStats } from '../../upstream/api.ts';
 const LEGACY_RUN_MS = 2 * 3_600_000;
 
 /** Runs of the school whose process died (they read as interrupted) are closed as such, for good. */
-export async function closeInterruptedRuns(store: Store, schoolId: string, now: Date, log: Logger) {
+export async function closeInterruptedRuns(
+  store: Pick<Store, 'runs'>,
+  schoolId: string,
+  now: Date,
+  log: Logger,
+) {
   const runs = await store.runs.listRuns(schoolId, { limit: 20 });
   for (const run of runs) {
     // Runs recorded before runs had owners can only be judged by their age.
@@ -28,13 +33,13 @@ export async function closeInterruptedRuns(store: Store, schoolId: string, now: 
   }
 }
 
-export async function hadCompleteFullRun(store: Store, schoolId: string): Promise<boolean> {
+export async function hadCompleteFullRun(store: Pick<Store, 'runs'>, schoolId: string): Promise<boolean> {
   const runs = await store.runs.listRuns(schoolId, { kind: 'full', limit: 50 });
   return runs.some((r: SyncRun) => r.status === 'succeeded' || r.status === 'suspicious');
 }
 
 /** Whether `serve` should pull the school at start-up: never completed a full pull, or the last pull died. */
-export async function needsStartupPull(store: Store, schoolId: string): Promise<boolean> {
+export async function needsStartupPull(store: Pick<Store, 'runs'>, schoolId: string): Promise<boolean> {
   if (!(await hadCompleteFullRun(store, schoolId))) return true;
   const last = (await store.runs.listRuns(schoolId, { limit: 10 })).find((r) => r.kind !== 'push');
   return last?.status === 'interrupted';
@@ -42,7 +47,7 @@ export async function needsStartupPull(store: Store, schoolId: string): Promise<
 
 /** The run's counts after a resource's transaction committed, so a kill -9 from here on leaves true counts. */
 export async function recordProgress(
-  store: Store,
+  store: Pick<Store, 'runs'>,
   runId: number,
   progress: RunProgress,
   upstream: EndpointStats,
@@ -63,7 +68,7 @@ export async function recordProgress(
  * the caller throws what stopped the run.
  */
 export async function recordRunStopped(
-  store: Store,
+  store: Pick<Store, 'runs'>,
   runId: number,
   end: { status: 'interrupted' | 'failed'; at: Date; progress: RunProgress; error: string },
   log: Logger,

@@ -10,7 +10,10 @@ export const SENSITIVE_KEY = 'rosters:sensitive';
 export const sensitiveMark = (school: SchoolConfig) => (school.rosters.sensitive ? 'on' : 'off');
 
 /** Turned on or off since the teams were stored: every team is read (and rewritten) again. */
-export async function sensitiveChanged(store: Store, school: SchoolConfig): Promise<boolean> {
+export async function sensitiveChanged(
+  store: Pick<Store, 'records'>,
+  school: SchoolConfig,
+): Promise<boolean> {
   return (await store.records.getCursor(school.id, SENSITIVE_KEY)) !== sensitiveMark(school);
 }
 

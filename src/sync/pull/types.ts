@@ -23,7 +23,7 @@ export type PullProgress =
   | { type: 'done'; summary: PullSummary };
 
 export interface PullOptions {
-  store: Store;
+  store: Pick<Store, 'records' | 'runs' | 'transaction'>;
   client: UpstreamClient;
   school: SchoolConfig;
   kind: PullKind;
@@ -59,7 +59,7 @@ export interface PullOptions {
 }
 
 export interface ResourceRunContext {
-  store: Store;
+  store: Pick<Store, 'records' | 'transaction'>;
   client: UpstreamClient;
   school: SchoolConfig;
   window: SyncWindow;

@@ -16,7 +16,7 @@ export interface Written {
 }
 
 export async function writeRecords(
-  tx: Store,
+  tx: Pick<Store, 'records'>,
   school: SchoolConfig,
   spec: ResourceSpec,
   got: Gathered,
