@@ -98,7 +98,7 @@ describe('re-rendering on a worker thread', () => {
     } finally {
       await renderer.close();
     }
-  });
+  }, 180_000);
 
   it('stops a pass under way when closed, and takes no more', async () => {
     // Closed when the worker reports its first rendered feed: under way by its own word, with the school's other

@@ -49,8 +49,14 @@ async function unknownFeeds(base: string, from: string, count: number, xff = for
 }
 
 /** `count` wrong bearer tokens on /admin, each with a freshly forged X-Forwarded-For. */
-async function wrongBearers(base: string, from: string, count: number, xff = forged): Promise<Tally> {
+async function wrongBearers(
+  base: string,
+  from: string,
+  count: number,
+  xff = forged,
+): Promise<Tally & { seconds: number }> {
   const statuses: number[] = [];
+  const start = performance.now();
   for (let i = 0; i < count; i++)
     statuses.push(
       (
@@ -59,7 +65,20 @@ async function wrongBearers(base: string, from: string, count: number, xff = for
         })
       ).status,
     );
-  return tally(statuses);
+  return { ...tally(statuses), seconds: (performance.now() - start) / 1000 };
+}
+
+/**
+ * The sign-in throttle allows 10 failures at once and forgives one every 6 s: on a loaded machine the run can
+ * take long enough for one or two to be forgiven, never more than the seconds it took allow (one forged address
+ * per request would be 40 401s).
+ */
+function expectThrottledAfterTen(bearers: Tally & { seconds: number }): void {
+  const forgiven = Math.ceil(bearers.seconds / 6);
+  const heard = bearers.statuses.filter((s) => s === 401).length;
+  expect(bearers.beforeThrottle).toBeGreaterThanOrEqual(10);
+  expect(heard, `${bearers.seconds.toFixed(1)} s`).toBeLessThanOrEqual(10 + forgiven);
+  expect(bearers.statuses.every((s) => s === 401 || s === 429)).toBe(true);
 }
 
 async function behindProxy(
@@ -79,11 +98,7 @@ async function behindProxy(
 describe('a client forging X-Forwarded-For behind a loopback proxy is still one client', () => {
   it("TRUST_PROXY = the proxy's own address: 40 wrong bearer tokens and 100 unknown feed URLs are throttled, whatever the client writes", async () => {
     const output = await behindProxy({ TRUST_PROXY: '127.0.0.1' }, async (proxy) => {
-      const bearers = await wrongBearers(proxy.url, '127.0.0.2', 40);
-      // The sign-in throttle allows 10 failures at once.
-      expect(bearers.beforeThrottle).toBe(10);
-      expect(bearers.statuses.slice(0, 10).every((s) => s === 401)).toBe(true);
-      expect(bearers.statuses.slice(10).every((s) => s === 429)).toBe(true);
+      expectThrottledAfterTen(await wrongBearers(proxy.url, '127.0.0.2', 40));
       const feeds = await unknownFeeds(proxy.url, '127.0.0.2', 100);
       // 60 unknown URLs at once, one more a second (the run may take a few seconds on a loaded machine).
       expect(feeds.beforeThrottle).toBeGreaterThanOrEqual(60);
@@ -101,15 +116,15 @@ describe('a client forging X-Forwarded-For behind a loopback proxy is still one 
 
   it('a forged entry that names the proxy itself does not help either', async () => {
     await behindProxy({ TRUST_PROXY: '127.0.0.1' }, async (proxy) => {
-      const bearers = await wrongBearers(proxy.url, '127.0.0.2', 20, (i) => `${forged(i)}, 127.0.0.1`);
-      expect(bearers.beforeThrottle).toBe(10);
+      expectThrottledAfterTen(
+        await wrongBearers(proxy.url, '127.0.0.2', 20, (i) => `${forged(i)}, 127.0.0.1`),
+      );
     });
   }, 120_000);
 
   it('TRUST_PROXY=1 (a hop count): even a client on the same address as the proxy cannot choose its key', async () => {
     await behindProxy({ TRUST_PROXY: '1' }, async (proxy) => {
-      const bearers = await wrongBearers(proxy.url, '127.0.0.1', 30);
-      expect(bearers.beforeThrottle).toBe(10);
+      expectThrottledAfterTen(await wrongBearers(proxy.url, '127.0.0.1', 30));
     });
   }, 120_000);
 
@@ -193,8 +208,7 @@ describe('the failure throttle counts an IPv6 client by its /64, and one IPv4 cl
       expect(other.status).toBe(404);
       // One IPv4 client, written plain, IPv4-mapped or with a port (as some load balancers append it).
       const forms = ['203.0.113.7', '::ffff:203.0.113.7', '::ffff:cb00:7107', '203.0.113.7:51234'];
-      const v4 = await wrongBearers(base, '127.0.0.1', 20, (i) => forms[i % forms.length]!);
-      expect(v4.beforeThrottle).toBe(10);
+      expectThrottledAfterTen(await wrongBearers(base, '127.0.0.1', 20, (i) => forms[i % forms.length]!));
     } finally {
       await served.stop();
     }
