@@ -14,6 +14,17 @@ describe('html`…`', () => {
     );
   });
 
+  it('drops control and direction-override characters from text (an upstream staff name reversed /admin/audit rows)', () => {
+    // Seen from outside: a staff name PATCHed upstream with ESC, BEL, BS and U+202E reached /admin and
+    // /admin/audit raw; U+202E reversed the rest of the audit row, rostercal's own words included.
+    const name =
+      'OBrien\u001b[31mRED\u001b]0;pwned\u0007 FAKE\u0008\u0008\u202eevil\u2066x\u2069\u200f\u0085';
+    const out = html`<td title="${name}">${name}</td>`.toString();
+    expect(out).toBe('<td title="OBrien[31mRED]0;pwned FAKEevilx">OBrien[31mRED]0;pwned FAKEevilx</td>');
+    // Line breaks and tabs are whitespace in HTML: kept (a textarea's own text keeps its lines).
+    expect(html`<textarea>${'a\nb\tc'}</textarea>`.toString()).toBe('<textarea>a\nb\tc</textarea>');
+  });
+
   it('puts its own templates in as they are; lists are joined; false, null and undefined say nothing', () => {
     const item = (t: string) => html`<li>${t}</li>`;
     expect(html`<ul>${['a<', 'b'].map(item)}</ul>${false}${null}${undefined}${0}`.toString()).toBe(
