@@ -194,7 +194,14 @@ describe('a full disk under `rostercal serve` (DATA_DIR on a 48 MB tmpfs)', () =
     for (const r of after.filter((r) => r.status === 'failed')) expect(r.errors.join('; ')).toMatch(FULL);
     if (after.some((r) => r.status !== 'failed'))
       expect(serveSaid).toMatch(/database or disk is full.*could not record the failed run/);
+    // No run at all: the fire could not even be claimed. serve says so in one log line, with the store's error.
     if (after.length === 0)
-      expect(serveSaid).toMatch(/fire skipped: the store failed \(database or disk is full/);
+      expect(
+        serveSaid
+          .split('\n')
+          .filter((l) => l.includes('"msg":"fire skipped: the store failed"'))
+          .some((l) => FULL.test(l)),
+        'a "fire skipped: the store failed" line naming the full disk',
+      ).toBe(true);
   }, 600_000);
 });
