@@ -10,6 +10,22 @@ import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
 import type { SchoolId } from '../store/types.ts';
 import type { SchoolRenderer } from './school-renderer.ts';
+import type { RenderSchoolResult } from './school-rerender.ts';
+
+/** The one log line of a finished re-render pass, whichever step ran it (tests and operators read it). */
+function logRendered(log: Logger, schoolId: SchoolId, r: RenderSchoolResult): void {
+  log.info(
+    {
+      school: schoolId,
+      feeds: r.feeds,
+      rendered: r.rendered,
+      unchanged: r.unchanged,
+      ms: Math.round(r.ms),
+      dataVersion: r.dataVersion,
+    },
+    'feeds re-rendered',
+  );
+}
 
 export function feedsAfterPull(opts: {
   /** Absent when the pull renders them itself before its run is recorded (serve: storeFeedsOf). */
@@ -32,17 +48,7 @@ export function feedsAfterPull(opts: {
       if (s.status === 'failed' || !opts.feeds) return true;
       try {
         const r = await opts.feeds.renderSchool(ctx.school.id);
-        ctx.log.info(
-          {
-            school: ctx.school.id,
-            feeds: r.feeds,
-            rendered: r.rendered,
-            unchanged: r.unchanged,
-            ms: Math.round(r.ms),
-            dataVersion: r.dataVersion,
-          },
-          'feeds re-rendered',
-        );
+        logRendered(ctx.log, ctx.school.id, r);
         return true;
       } catch (err) {
         ctx.log.error({ school: ctx.school.id, err: (err as Error).message }, 'feed re-render failed');
@@ -67,17 +73,7 @@ export function storeFeedsOf(opts: {
     try {
       const r = await opts.feeds.renderSchool(schoolId);
       opts.onStored?.(null);
-      opts.log.info(
-        {
-          school: schoolId,
-          feeds: r.feeds,
-          rendered: r.rendered,
-          unchanged: r.unchanged,
-          ms: Math.round(r.ms),
-          dataVersion: r.dataVersion,
-        },
-        'feeds re-rendered',
-      );
+      logRendered(opts.log, schoolId, r);
     } catch (err) {
       const message = (err as Error).message;
       opts.log.error({ school: schoolId, reason: message }, 'feed re-render failed');
