@@ -2,20 +2,9 @@
 // still writes. Seen from outside: Node's unhandled EPIPE printed a stack trace and the command exited 1. A command
 // whose reader has gone stops writing and finishes what it was doing (a sync still completes its push), exiting as
 // it would have, with nothing on stderr about the pipe.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
-import { rostercal, schoolEnv } from '../support/cli.ts';
-
-/** The Monday of the current week, 00:00 UTC: a school of a fixed week shape, inside the product's windows. */
-function mondayThisWeek(): string {
-  const d = new Date();
-  d.setUTCHours(0, 0, 0, 0);
-  d.setUTCDate(d.getUTCDate() - ((d.getUTCDay() + 6) % 7));
-  return d.toISOString();
-}
+import { rostercal } from '../support/cli.ts';
+import { type PulledSchool, schoolPulledByCli } from '../support/pulled-school.ts';
 
 /** Runs the command with its stdout closed by the reader before the command writes anything. */
 async function withReaderGone(args: string[], env: Record<string, string>) {
@@ -26,21 +15,16 @@ async function withReaderGone(args: string[], env: Record<string, string>) {
 }
 
 describe('a command whose reader closed the pipe', () => {
-  let sandbox: Sandbox;
-  let dir: string;
+  let school: PulledSchool;
   let env: Record<string, string>;
 
   beforeAll(async () => {
-    sandbox = await startSandbox({ seed: 6, scale: 'small', now: mondayThisWeek() });
-    dir = mkdtempSync(join(tmpdir(), 'rostercal-pipe-'));
-    env = schoolEnv(sandbox, { DATA_DIR: dir });
-    const pulled = rostercal(['sync'], env);
-    expect(await pulled.exit, pulled.output()).toBe(0);
+    school = await schoolPulledByCli({ seed: 6, dirPrefix: 'rostercal-pipe-' });
+    env = school.env;
   }, 120_000);
 
   afterAll(async () => {
-    await sandbox?.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    await school?.close();
   });
 
   it.each([[['--help']], [['feeds', 'list']], [['status']]])(

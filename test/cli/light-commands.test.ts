@@ -1,12 +1,10 @@
 // Issue 28: a command that needs little loads only what it uses. `rostercal status`, `sessions` and `feeds list`
 // read the store and print: run for real, with a module hook counting what each loads, none of them may bring
 // the logger, the PDF renderer, the web server or a push provider's client. (bench:start times them.)
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
-import { rostercal, schoolEnv } from '../support/cli.ts';
+import { rostercal } from '../support/cli.ts';
+import { type PulledSchool, schoolPulledByCli } from '../support/pulled-school.ts';
 
 const HOOK = join(import.meta.dirname, '../../bench/support/count-modules.js');
 /** What these commands never use: pino (logs), the PDF stack, the web server, push providers, PostgreSQL. */
@@ -37,24 +35,19 @@ async function packagesLoaded(args: string[], env: Record<string, string>): Prom
 }
 
 describe('little commands load only what they use', () => {
-  let sandbox: Sandbox;
-  let dir: string;
+  let school: PulledSchool;
   let env: Record<string, string>;
 
   beforeAll(async () => {
-    sandbox = await startSandbox({ seed: 5, scale: 'small' });
-    dir = mkdtempSync(join(tmpdir(), 'rostercal-light-'));
-    env = schoolEnv(sandbox, { DATA_DIR: dir });
-    const pulled = rostercal(['sync'], env);
-    expect(await pulled.exit, pulled.output()).toBe(0);
+    school = await schoolPulledByCli({ seed: 5, dirPrefix: 'rostercal-light-' });
+    env = school.env;
   }, 120_000);
   afterAll(async () => {
-    await sandbox?.close();
-    rmSync(dir, { recursive: true, force: true });
+    await school?.close();
   });
 
   it('status, sessions and feeds list: none of the heavy packages', async () => {
-    const team = sandbox.school.teams.find((t) => !t.hidden)!;
+    const team = school.sandbox.school.teams.find((t) => !t.hidden)!;
     for (const args of [['status'], ['sessions', '--team', String(team.id)], ['feeds', 'list']]) {
       const loaded = await packagesLoaded(args, env);
       // The store's query builder and the configuration's validator are what these commands do use.

@@ -6,8 +6,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
+import type { Sandbox } from '../../src/sandbox/index.ts';
 import { rostercal, schoolEnv } from '../support/cli.ts';
+import { startWeekSandbox } from '../support/clock.ts';
 import { freePort } from '../support/ports.ts';
 
 const HOOK = join(import.meta.dirname, '../../bench/support/count-modules.js');
@@ -23,7 +24,7 @@ describe('what production loads', () => {
   let sandbox: Sandbox;
   let dir: string;
   beforeAll(async () => {
-    sandbox = await startSandbox({ seed: 5, scale: 'small' });
+    sandbox = await startWeekSandbox({ seed: 5, scale: 'small' });
     dir = mkdtempSync(join(tmpdir(), 'rostercal-production-loads-'));
   });
   afterAll(async () => {
