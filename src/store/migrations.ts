@@ -15,6 +15,8 @@ interface Migration {
   up(db: Kysely<any>, dialect: Dialect): Promise<void>;
 }
 
+type MigrationDb = Parameters<Migration['up']>[0];
+
 /** The membership tables as 0001 made them: [table, owner column, member column]. */
 const MEMBERSHIP_TABLES: readonly [table: string, owner: string, member: string][] = [
   ['session_teams', 'session_id', 'team_id'],
@@ -25,7 +27,7 @@ const MEMBERSHIP_TABLES: readonly [table: string, owner: string, member: string]
 
 /** A membership table keyed member first, named `name` (its primary key keeps the table's own name). */
 function membershipTable(
-  db: Parameters<Migration['up']>[0],
+  db: MigrationDb,
   name: string,
   [table, owner, member]: (typeof MEMBERSHIP_TABLES)[number],
 ) {
@@ -57,171 +59,202 @@ const snapshotCommon = [
   ['updated_at', 'text'],
 ] as const;
 
+function createIndex(db: MigrationDb, name: string, table: string, columns: string[]) {
+  return db.schema.createIndex(name).on(table).columns(columns).execute();
+}
+
+async function createSchoolTables(db: MigrationDb) {
+  await db.schema
+    .createTable('schools')
+    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('name', 'text', (c) => c.notNull())
+    .addColumn('time_zone', 'text', (c) => c.notNull())
+    .addColumn('created_at', 'text', (c) => c.notNull())
+    .addColumn('updated_at', 'text', (c) => c.notNull())
+    .execute();
+  await db.schema
+    .createTable('data_versions')
+    .addColumn('school_id', 'text', (c) => c.primaryKey())
+    .addColumn('version', 'bigint', (c) => c.notNull())
+    .execute();
+}
+
+/** Snapshot tables: the record as JSON plus the columns queries filter on. */
+async function createSnapshotTables(db: MigrationDb) {
+  const snapshot: [string, [string, 'bigint' | 'text' | 'integer'][]][] = [
+    [
+      'sessions',
+      [
+        ['start_at', 'text'],
+        ['end_at', 'text'],
+        ['activity_id', 'bigint'],
+        ['cancelled', 'integer'],
+      ],
+    ],
+    ['teams', [['activity_id', 'bigint']]],
+    ['students', [['year_group_id', 'bigint']]],
+    ['staff', []],
+    [
+      'absences',
+      [
+        ['student_id', 'bigint'],
+        ['start_at', 'text'],
+        ['end_at', 'text'],
+      ],
+    ],
+    ['activities', []],
+    ['locations', []],
+    ['year_groups', []],
+    ['departments', []],
+    [
+      'student_teams',
+      [
+        ['student_id', 'bigint'],
+        ['team_id', 'bigint'],
+        ['start_at', 'text'],
+        ['end_at', 'text'],
+      ],
+    ],
+    ['custom_fields', []],
+  ];
+  for (const [table, extras] of snapshot) {
+    let t = db.schema
+      .createTable(table)
+      .addColumn('school_id', 'text', (c) => c.notNull())
+      .addColumn('id', table === 'custom_fields' ? 'text' : 'bigint', (c) => c.notNull());
+    for (const [name, type] of snapshotCommon) t = t.addColumn(name, type, (c) => c.notNull());
+    t = t.addColumn('deleted_at', 'text');
+    for (const [name, type] of extras) t = t.addColumn(name, type);
+    await t.addPrimaryKeyConstraint(`${table}_pk`, ['school_id', 'id']).execute();
+  }
+  await createIndex(db, 'sessions_start', 'sessions', ['school_id', 'start_at']);
+  await createIndex(db, 'sessions_activity', 'sessions', ['school_id', 'activity_id', 'start_at']);
+  await createIndex(db, 'absences_student', 'absences', ['school_id', 'student_id', 'start_at']);
+  await createIndex(db, 'absences_start', 'absences', ['school_id', 'start_at']);
+  await createIndex(db, 'teams_activity', 'teams', ['school_id', 'activity_id']);
+  await createIndex(db, 'students_year_group', 'students', ['school_id', 'year_group_id']);
+  await createIndex(db, 'student_teams_student', 'student_teams', ['school_id', 'student_id']);
+  await createIndex(db, 'student_teams_team', 'student_teams', ['school_id', 'team_id']);
+}
+
+/**
+ * Membership tables: keyed member-first (the lookups go "sessions of this team/staff/student"),
+ * with an owner index for rewriting one owner's rows.
+ */
+async function createMembershipTables(db: MigrationDb) {
+  for (const join of MEMBERSHIP_TABLES) {
+    const [table, owner] = join;
+    await membershipTable(db, table, join).execute();
+    await createIndex(db, `${table}_owner`, table, ['school_id', owner]);
+  }
+}
+
+async function createRunTables(db: MigrationDb, dialect: Dialect) {
+  await db.schema
+    .createTable('sync_runs')
+    .addColumn('id', ...serialKey(dialect))
+    .addColumn('school_id', 'text', (c) => c.notNull())
+    .addColumn('kind', 'text', (c) => c.notNull())
+    .addColumn('target', 'text')
+    .addColumn('status', 'text', (c) => c.notNull())
+    .addColumn('started_at', 'text', (c) => c.notNull())
+    .addColumn('finished_at', 'text')
+    .addColumn('counts', 'text', (c) => c.notNull())
+    .addColumn('upstream_requests', 'integer', (c) => c.notNull().defaultTo(0))
+    .addColumn('retries', 'integer', (c) => c.notNull().defaultTo(0))
+    .addColumn('throttled', 'integer', (c) => c.notNull().defaultTo(0))
+    .addColumn('errors', 'text', (c) => c.notNull())
+    .addColumn('warning', 'text')
+    .execute();
+  await createIndex(db, 'sync_runs_school', 'sync_runs', ['school_id', 'kind', 'id']);
+
+  await db.schema
+    .createTable('sync_cursors')
+    .addColumn('school_id', 'text', (c) => c.notNull())
+    .addColumn('key', 'text', (c) => c.notNull())
+    .addColumn('value', 'text', (c) => c.notNull())
+    .addColumn('updated_at', 'text', (c) => c.notNull())
+    .addPrimaryKeyConstraint('sync_cursors_pk', ['school_id', 'key'])
+    .execute();
+
+  await db.schema
+    .createTable('job_status')
+    .addColumn('school_id', 'text', (c) => c.notNull())
+    .addColumn('job', 'text', (c) => c.notNull())
+    .addColumn('last_started_at', 'text')
+    .addColumn('last_finished_at', 'text')
+    .addColumn('last_status', 'text')
+    .addColumn('last_error', 'text')
+    .addColumn('next_run_at', 'text')
+    .addPrimaryKeyConstraint('job_status_pk', ['school_id', 'job'])
+    .execute();
+}
+
+async function createFeedTokenTable(db: MigrationDb) {
+  await db.schema
+    .createTable('feed_tokens')
+    .addColumn('token_hash', 'text', (c) => c.primaryKey())
+    .addColumn('school_id', 'text', (c) => c.notNull())
+    .addColumn('scope', 'text', (c) => c.notNull())
+    .addColumn('scope_id', 'bigint', (c) => c.notNull())
+    .addColumn('version', 'integer', (c) => c.notNull())
+    .addColumn('created_at', 'text', (c) => c.notNull())
+    .addColumn('revoked_at', 'text')
+    .execute();
+  await createIndex(db, 'feed_tokens_scope', 'feed_tokens', ['school_id', 'scope', 'scope_id']);
+}
+
+async function createPushTables(db: MigrationDb) {
+  await db.schema
+    .createTable('push_calendars')
+    .addColumn('school_id', 'text', (c) => c.notNull())
+    .addColumn('target', 'text', (c) => c.notNull())
+    .addColumn('calendar_key', 'text', (c) => c.notNull())
+    .addColumn('remote_calendar_id', 'text', (c) => c.notNull())
+    .addColumn('paused_until', 'text')
+    .addColumn('last_reconciled_at', 'text')
+    .addPrimaryKeyConstraint('push_calendars_pk', ['school_id', 'target', 'calendar_key'])
+    .execute();
+
+  await db.schema
+    .createTable('push_mappings')
+    .addColumn('school_id', 'text', (c) => c.notNull())
+    .addColumn('target', 'text', (c) => c.notNull())
+    .addColumn('calendar_key', 'text', (c) => c.notNull())
+    .addColumn('session_id', 'bigint', (c) => c.notNull())
+    .addColumn('remote_event_id', 'text', (c) => c.notNull())
+    .addColumn('content_hash', 'text', (c) => c.notNull())
+    .addColumn('updated_at', 'text', (c) => c.notNull())
+    .addPrimaryKeyConstraint('push_mappings_pk', ['school_id', 'target', 'calendar_key', 'session_id'])
+    .execute();
+}
+
+async function createFireClaimsTable(db: MigrationDb) {
+  await db.schema
+    .createTable('fire_claims')
+    .addColumn('job', 'text', (c) => c.notNull())
+    .addColumn('fire_time', 'text', (c) => c.notNull())
+    .addColumn('owner', 'text', (c) => c.notNull())
+    .addColumn('claimed_at', 'text', (c) => c.notNull())
+    .addPrimaryKeyConstraint('fire_claims_pk', ['job', 'fire_time'])
+    .execute();
+}
+
+/** 0001's steps, in the order it has always created its tables and indexes. */
+const initialSteps: readonly ((db: MigrationDb, dialect: Dialect) => Promise<void>)[] = [
+  createSchoolTables,
+  createSnapshotTables,
+  createMembershipTables,
+  createRunTables,
+  createFeedTokenTable,
+  createPushTables,
+  createFireClaimsTable,
+];
+
 const initial: Migration = {
   name: '0001_initial',
   async up(db, dialect) {
-    await db.schema
-      .createTable('schools')
-      .addColumn('id', 'text', (c) => c.primaryKey())
-      .addColumn('name', 'text', (c) => c.notNull())
-      .addColumn('time_zone', 'text', (c) => c.notNull())
-      .addColumn('created_at', 'text', (c) => c.notNull())
-      .addColumn('updated_at', 'text', (c) => c.notNull())
-      .execute();
-    await db.schema
-      .createTable('data_versions')
-      .addColumn('school_id', 'text', (c) => c.primaryKey())
-      .addColumn('version', 'bigint', (c) => c.notNull())
-      .execute();
-
-    // Snapshot tables: the record as JSON plus the columns queries filter on.
-    const snapshot: [string, [string, 'bigint' | 'text' | 'integer'][]][] = [
-      [
-        'sessions',
-        [
-          ['start_at', 'text'],
-          ['end_at', 'text'],
-          ['activity_id', 'bigint'],
-          ['cancelled', 'integer'],
-        ],
-      ],
-      ['teams', [['activity_id', 'bigint']]],
-      ['students', [['year_group_id', 'bigint']]],
-      ['staff', []],
-      [
-        'absences',
-        [
-          ['student_id', 'bigint'],
-          ['start_at', 'text'],
-          ['end_at', 'text'],
-        ],
-      ],
-      ['activities', []],
-      ['locations', []],
-      ['year_groups', []],
-      ['departments', []],
-      [
-        'student_teams',
-        [
-          ['student_id', 'bigint'],
-          ['team_id', 'bigint'],
-          ['start_at', 'text'],
-          ['end_at', 'text'],
-        ],
-      ],
-      ['custom_fields', []],
-    ];
-    for (const [table, extras] of snapshot) {
-      let t = db.schema
-        .createTable(table)
-        .addColumn('school_id', 'text', (c) => c.notNull())
-        .addColumn('id', table === 'custom_fields' ? 'text' : 'bigint', (c) => c.notNull());
-      for (const [name, type] of snapshotCommon) t = t.addColumn(name, type, (c) => c.notNull());
-      t = t.addColumn('deleted_at', 'text');
-      for (const [name, type] of extras) t = t.addColumn(name, type);
-      await t.addPrimaryKeyConstraint(`${table}_pk`, ['school_id', 'id']).execute();
-    }
-    const index = (name: string, table: string, columns: string[]) =>
-      db.schema.createIndex(name).on(table).columns(columns).execute();
-    await index('sessions_start', 'sessions', ['school_id', 'start_at']);
-    await index('sessions_activity', 'sessions', ['school_id', 'activity_id', 'start_at']);
-    await index('absences_student', 'absences', ['school_id', 'student_id', 'start_at']);
-    await index('absences_start', 'absences', ['school_id', 'start_at']);
-    await index('teams_activity', 'teams', ['school_id', 'activity_id']);
-    await index('students_year_group', 'students', ['school_id', 'year_group_id']);
-    await index('student_teams_student', 'student_teams', ['school_id', 'student_id']);
-    await index('student_teams_team', 'student_teams', ['school_id', 'team_id']);
-
-    // Membership tables: keyed member-first (the lookups go "sessions of this team/staff/student"),
-    // with an owner index for rewriting one owner's rows.
-    for (const join of MEMBERSHIP_TABLES) {
-      const [table, owner] = join;
-      await membershipTable(db, table, join).execute();
-      await index(`${table}_owner`, table, ['school_id', owner]);
-    }
-
-    await db.schema
-      .createTable('sync_runs')
-      .addColumn('id', ...serialKey(dialect))
-      .addColumn('school_id', 'text', (c) => c.notNull())
-      .addColumn('kind', 'text', (c) => c.notNull())
-      .addColumn('target', 'text')
-      .addColumn('status', 'text', (c) => c.notNull())
-      .addColumn('started_at', 'text', (c) => c.notNull())
-      .addColumn('finished_at', 'text')
-      .addColumn('counts', 'text', (c) => c.notNull())
-      .addColumn('upstream_requests', 'integer', (c) => c.notNull().defaultTo(0))
-      .addColumn('retries', 'integer', (c) => c.notNull().defaultTo(0))
-      .addColumn('throttled', 'integer', (c) => c.notNull().defaultTo(0))
-      .addColumn('errors', 'text', (c) => c.notNull())
-      .addColumn('warning', 'text')
-      .execute();
-    await index('sync_runs_school', 'sync_runs', ['school_id', 'kind', 'id']);
-
-    await db.schema
-      .createTable('sync_cursors')
-      .addColumn('school_id', 'text', (c) => c.notNull())
-      .addColumn('key', 'text', (c) => c.notNull())
-      .addColumn('value', 'text', (c) => c.notNull())
-      .addColumn('updated_at', 'text', (c) => c.notNull())
-      .addPrimaryKeyConstraint('sync_cursors_pk', ['school_id', 'key'])
-      .execute();
-
-    await db.schema
-      .createTable('job_status')
-      .addColumn('school_id', 'text', (c) => c.notNull())
-      .addColumn('job', 'text', (c) => c.notNull())
-      .addColumn('last_started_at', 'text')
-      .addColumn('last_finished_at', 'text')
-      .addColumn('last_status', 'text')
-      .addColumn('last_error', 'text')
-      .addColumn('next_run_at', 'text')
-      .addPrimaryKeyConstraint('job_status_pk', ['school_id', 'job'])
-      .execute();
-
-    await db.schema
-      .createTable('feed_tokens')
-      .addColumn('token_hash', 'text', (c) => c.primaryKey())
-      .addColumn('school_id', 'text', (c) => c.notNull())
-      .addColumn('scope', 'text', (c) => c.notNull())
-      .addColumn('scope_id', 'bigint', (c) => c.notNull())
-      .addColumn('version', 'integer', (c) => c.notNull())
-      .addColumn('created_at', 'text', (c) => c.notNull())
-      .addColumn('revoked_at', 'text')
-      .execute();
-    await index('feed_tokens_scope', 'feed_tokens', ['school_id', 'scope', 'scope_id']);
-
-    await db.schema
-      .createTable('push_calendars')
-      .addColumn('school_id', 'text', (c) => c.notNull())
-      .addColumn('target', 'text', (c) => c.notNull())
-      .addColumn('calendar_key', 'text', (c) => c.notNull())
-      .addColumn('remote_calendar_id', 'text', (c) => c.notNull())
-      .addColumn('paused_until', 'text')
-      .addColumn('last_reconciled_at', 'text')
-      .addPrimaryKeyConstraint('push_calendars_pk', ['school_id', 'target', 'calendar_key'])
-      .execute();
-
-    await db.schema
-      .createTable('push_mappings')
-      .addColumn('school_id', 'text', (c) => c.notNull())
-      .addColumn('target', 'text', (c) => c.notNull())
-      .addColumn('calendar_key', 'text', (c) => c.notNull())
-      .addColumn('session_id', 'bigint', (c) => c.notNull())
-      .addColumn('remote_event_id', 'text', (c) => c.notNull())
-      .addColumn('content_hash', 'text', (c) => c.notNull())
-      .addColumn('updated_at', 'text', (c) => c.notNull())
-      .addPrimaryKeyConstraint('push_mappings_pk', ['school_id', 'target', 'calendar_key', 'session_id'])
-      .execute();
-
-    await db.schema
-      .createTable('fire_claims')
-      .addColumn('job', 'text', (c) => c.notNull())
-      .addColumn('fire_time', 'text', (c) => c.notNull())
-      .addColumn('owner', 'text', (c) => c.notNull())
-      .addColumn('claimed_at', 'text', (c) => c.notNull())
-      .addPrimaryKeyConstraint('fire_claims_pk', ['job', 'fire_time'])
-      .execute();
+    for (const step of initialSteps) await step(db, dialect);
   },
 };
 

@@ -74,18 +74,74 @@ function text(v: unknown, max = 200): string {
   return typeof v === 'string' ? v.trim().slice(0, max) : '';
 }
 
-export function createAdminStaffRouter(opts: AdminStaffOptions): express.Router {
-  const router = express.Router();
-  const now = opts.now ?? (() => new Date());
-  const base = opts.publicUrl.replace(/\/+$/, '');
-  const form = express.urlencoded({ extended: false, limit: '4kb' });
-  const who = (p: Principal) => ({
-    label: p.kind === 'admin-token' ? 'Admin token' : (p.displayName ?? p.email),
-    csrf: csrfOf(p),
-  });
-  /** Schools the principal administers: audit and sessions are shown for these only. */
-  const adminSchools = (p: Principal) => opts.schools.filter((s) => accessIn(p, s.id) === 'all');
+const form = express.urlencoded({ extended: false, limit: '4kb' });
 
+function clock(opts: AdminStaffOptions): Date {
+  return opts.now?.() ?? new Date();
+}
+
+/** The signed-in line of every admin page. */
+function who(p: Principal) {
+  return { label: p.kind === 'admin-token' ? 'Admin token' : (p.displayName ?? p.email), csrf: csrfOf(p) };
+}
+
+/** Schools the principal administers: audit and sessions are shown for these only. */
+function adminSchools(opts: AdminStaffOptions, p: Principal): AdminSchool[] {
+  return opts.schools.filter((s) => accessIn(p, s.id) === 'all');
+}
+
+/** A form is acted on only with the session's CSRF token; otherwise the admin is told why, 403. */
+function confirmed(opts: AdminStaffOptions, req: Request, res: Response): boolean {
+  if (opts.auth.checkCsrf(req, res)) return true;
+  sendProblem(res, 403, 'Not confirmed', ['The form was out of date or came from another site.']);
+  return false;
+}
+
+/** The team filter's choices, by name (an id typed from memory was the old way): every team of the schools. */
+async function teamOptions(
+  opts: AdminStaffOptions,
+  schools: readonly { id: SchoolId; name: string }[],
+  selected: string,
+): Promise<SafeHtml[]> {
+  const options = [html`<option value="">any team</option>`];
+  for (const school of schools) {
+    const teams = (await opts.store.records.list(school.id, 'teams')).sort((a, b) =>
+      a.name.localeCompare(b.name),
+    );
+    for (const t of teams) {
+      const label = schools.length > 1 ? `${t.name} (${school.name})` : t.name;
+      options.push(
+        html`<option value="${t.id}"${String(t.id) === selected && html` selected`}>${label}</option>`,
+      );
+    }
+  }
+  return options;
+}
+
+/** The audit records as table rows: times in their school's zone, schools and teams by name. */
+async function auditRows(
+  opts: AdminStaffOptions,
+  records: AuditRecord[],
+  schools: readonly { id: SchoolId; name: string; timeZone: string }[],
+): Promise<SafeHtml[]> {
+  const byId = new Map(schools.map((s) => [s.id, s]));
+  // A record of no school (a refused sign-in) reads in the only school's zone, else UTC, as the CLI does.
+  const fallback = opts.schools.length === 1 ? opts.schools[0]!.timeZone : 'UTC';
+  const teamNames = new Map<string, string>();
+  for (const id of new Set(records.flatMap((r) => (r.schoolId && r.teamId !== null ? [r.schoolId] : []))))
+    for (const t of await opts.store.records.list(id, 'teams')) teamNames.set(`${id}|${t.id}`, t.name);
+  return records.map((r) => {
+    const school = r.schoolId ? byId.get(r.schoolId) : undefined;
+    const team =
+      r.teamId !== null &&
+      html`${teamNames.get(`${r.schoolId}|${r.teamId}`) ?? 'a team no longer listed'} <span class="muted">(${r.teamId})</span>`;
+    return html`<tr><td data-label="when"><span class="nowrap">${schoolTime(r.at, school?.timeZone ?? fallback)}</span></td><td data-label="what"><span class="nowrap">${r.action}</span></td><td data-label="who">${r.actor}</td><td data-label="school">${school?.name ?? r.schoolId ?? ''}</td><td data-label="team">${team}</td><td data-label="session">${r.sessionId === null ? '' : String(r.sessionId)}</td><td data-label="template">${r.template && html`<span class="nowrap">${r.template}</span>`}</td><td data-label="client">${r.clientAddress ?? ''}</td><td data-label="detail">${r.detail ?? ''}</td></tr>`;
+  });
+}
+
+/** GET /admin/audit: the log, newest first, filtered by person, team and template. */
+function auditLogRouter(opts: AdminStaffOptions): express.Router {
+  const router = express.Router();
   router.get('/admin/audit', opts.auth.requireAdmin, async (req: Request, res: Response, next) => {
     try {
       const p = principalOf(res) as Principal;
@@ -106,7 +162,7 @@ export function createAdminStaffRouter(opts: AdminStaffOptions): express.Router 
         );
       if (teamText) query.teamId = Number(teamText);
       if (template) query.template = template;
-      const mine = new Set(adminSchools(p).map((s) => s.id));
+      const mine = new Set(adminSchools(opts, p).map((s) => s.id));
       // Records without a school (refused sign-ins) are shown to every administrator.
       const records = (await opts.store.access.listAudit(query)).filter(
         (r) => r.schoolId === null || mine.has(r.schoolId),
@@ -115,64 +171,29 @@ export function createAdminStaffRouter(opts: AdminStaffOptions): express.Router 
         res.set('Cache-Control', 'no-store').json({ records });
         return;
       }
-      const rows = await auditRows(records, adminSchools(p));
+      const rows = await auditRows(opts, records, adminSchools(opts, p));
       sendAdminPage(res, {
         title: 'Audit log',
         who: who(p),
-        body: html`<h1>Audit log</h1><form class="card" method="get" action="/admin/audit"><label for="person">Person (e-mail, or “admin token”)</label><input id="person" type="text" name="person" value="${person}"><label for="team">Team</label><select id="team" name="team">${await teamOptions(adminSchools(p), teamText)}</select><label for="template">Template</label><input id="template" type="text" name="template" value="${template}"><div class="actions"><button class="primary" type="submit">Filter</button> <a class="btn" href="/admin/audit">Clear</a></div></form>
-<div class="card"><p class="muted">Newest first, in each school’s time; ${records.length} shown (at most 500; <code>rostercal audit --since ISO</code> prints all).</p><table class="stack"><thead><tr><th>when</th><th>what</th><th>who</th><th>school</th><th>team</th><th>session</th><th>template</th><th>client</th><th>detail</th></tr></thead><tbody>${rows.length ? rows : html`<tr><td colspan="9" class="muted">nothing recorded</td></tr>`}</tbody></table></div>`,
+        body: html`<h1>Audit log</h1><form class="card" method="get" action="/admin/audit"><label for="person">Person (e-mail, or “admin token”)</label><input id="person" type="text" name="person" value="${person}"><label for="team">Team</label><select id="team" name="team">${await teamOptions(opts, adminSchools(opts, p), teamText)}</select><label for="template">Template</label><input id="template" type="text" name="template" value="${template}"><div class="actions"><button class="primary" type="submit">Filter</button> <a class="btn" href="/admin/audit">Clear</a></div></form>
+  <div class="card"><p class="muted">Newest first, in each school’s time; ${records.length} shown (at most 500; <code>rostercal audit --since ISO</code> prints all).</p><table class="stack"><thead><tr><th>when</th><th>what</th><th>who</th><th>school</th><th>team</th><th>session</th><th>template</th><th>client</th><th>detail</th></tr></thead><tbody>${rows.length ? rows : html`<tr><td colspan="9" class="muted">nothing recorded</td></tr>`}</tbody></table></div>`,
         wide: true,
       });
     } catch (err) {
       next(err);
     }
   });
+  return router;
+}
 
-  /** The team filter's choices, by name (an id typed from memory was the old way): every team of the schools. */
-  async function teamOptions(
-    schools: readonly { id: SchoolId; name: string }[],
-    selected: string,
-  ): Promise<SafeHtml[]> {
-    const options = [html`<option value="">any team</option>`];
-    for (const school of schools) {
-      const teams = (await opts.store.records.list(school.id, 'teams')).sort((a, b) =>
-        a.name.localeCompare(b.name),
-      );
-      for (const t of teams) {
-        const label = schools.length > 1 ? `${t.name} (${school.name})` : t.name;
-        options.push(
-          html`<option value="${t.id}"${String(t.id) === selected && html` selected`}>${label}</option>`,
-        );
-      }
-    }
-    return options;
-  }
-
-  /** The audit records as table rows: times in their school's zone, schools and teams by name. */
-  async function auditRows(
-    records: AuditRecord[],
-    schools: readonly { id: SchoolId; name: string; timeZone: string }[],
-  ): Promise<SafeHtml[]> {
-    const byId = new Map(schools.map((s) => [s.id, s]));
-    // A record of no school (a refused sign-in) reads in the only school's zone, else UTC, as the CLI does.
-    const fallback = opts.schools.length === 1 ? opts.schools[0]!.timeZone : 'UTC';
-    const teamNames = new Map<string, string>();
-    for (const id of new Set(records.flatMap((r) => (r.schoolId && r.teamId !== null ? [r.schoolId] : []))))
-      for (const t of await opts.store.records.list(id, 'teams')) teamNames.set(`${id}|${t.id}`, t.name);
-    return records.map((r) => {
-      const school = r.schoolId ? byId.get(r.schoolId) : undefined;
-      const team =
-        r.teamId !== null &&
-        html`${teamNames.get(`${r.schoolId}|${r.teamId}`) ?? 'a team no longer listed'} <span class="muted">(${r.teamId})</span>`;
-      return html`<tr><td data-label="when"><span class="nowrap">${schoolTime(r.at, school?.timeZone ?? fallback)}</span></td><td data-label="what"><span class="nowrap">${r.action}</span></td><td data-label="who">${r.actor}</td><td data-label="school">${school?.name ?? r.schoolId ?? ''}</td><td data-label="team">${team}</td><td data-label="session">${r.sessionId === null ? '' : String(r.sessionId)}</td><td data-label="template">${r.template && html`<span class="nowrap">${r.template}</span>`}</td><td data-label="client">${r.clientAddress ?? ''}</td><td data-label="detail">${r.detail ?? ''}</td></tr>`;
-    });
-  }
-
+/** GET /admin/sessions lists who is signed in; POST /admin/sessions/end ends a person's sessions everywhere. */
+function staffSessionsRouter(opts: AdminStaffOptions): express.Router {
+  const router = express.Router();
   router.get('/admin/sessions', opts.auth.requireAdmin, async (_req: Request, res: Response, next) => {
     try {
       const p = principalOf(res) as Principal;
       const csrf = csrfOf(p) ?? '';
-      const live = await opts.store.access.listStaffSessions(now().toISOString());
+      const live = await opts.store.access.listStaffSessions(clock(opts).toISOString());
       // Sessions span schools: the only school's zone, else UTC (each time says which).
       const zone = opts.schools.length === 1 ? opts.schools[0]!.timeZone : 'UTC';
       const rows = live.map(
@@ -190,19 +211,12 @@ export function createAdminStaffRouter(opts: AdminStaffOptions): express.Router 
     }
   });
 
-  /** A form is acted on only with the session's CSRF token; otherwise the admin is told why, 403. */
-  const confirmed = (req: Request, res: Response): boolean => {
-    if (opts.auth.checkCsrf(req, res)) return true;
-    sendProblem(res, 403, 'Not confirmed', ['The form was out of date or came from another site.']);
-    return false;
-  };
-
   router.post('/admin/sessions/end', form, opts.auth.requireAdmin, async (req, res, next) => {
     try {
-      if (!confirmed(req, res)) return;
+      if (!confirmed(opts, req, res)) return;
       const email = text((req.body as Record<string, unknown>)?.email).toLowerCase();
       if (!email) return sendProblem(res, 400, 'No address', ['Give the e-mail address of the person.']);
-      const ended = await opts.store.access.revokeStaffSessionsOf(email, now().toISOString());
+      const ended = await opts.store.access.revokeStaffSessionsOf(email, clock(opts).toISOString());
       await opts.auth.audit(req, res, { action: 'sessions-ended', detail: `${email}: ${ended}` });
       sendAdminPage(res, {
         title: 'Sessions ended',
@@ -213,58 +227,69 @@ export function createAdminStaffRouter(opts: AdminStaffOptions): express.Router 
       next(err);
     }
   });
+  return router;
+}
 
-  /** The feed a rotation form or link names, if the principal administers its school; else null. */
-  async function feedOf(
-    p: Principal,
-    input: Record<string, unknown>,
-  ): Promise<{ def: FeedDef; school: AdminSchool } | null> {
-    const schoolId = text(input.school, 63);
-    const scope = text(input.scope, 20);
-    const idText = text(input.id, 15);
-    const school = opts.schools.find((s) => s.id === schoolId);
-    if (!school || !isFeedScope(scope) || !/^\d+$/.test(idText) || accessIn(p, schoolId) !== 'all')
-      return null;
-    const def = await getFeedDef(opts.store, schoolId, scope, Number(idText));
-    return def ? { def, school } : null;
-  }
+/** A feed named by a form or link, with its school. */
+interface NamedFeed {
+  def: FeedDef;
+  school: AdminSchool;
+}
 
-  const unknownFeed = (res: Response) =>
-    sendProblem(
-      res,
-      404,
-      'No such calendar',
-      [
-        'This school has no such calendar, or it is not one you administer. Its team or person may have been removed upstream.',
-      ],
-      { href: '/admin', label: 'Admin' },
-    );
+/** The feed a rotation form or link names, if the principal administers its school; else null. */
+async function feedOf(
+  opts: AdminStaffOptions,
+  p: Principal,
+  input: Record<string, unknown>,
+): Promise<NamedFeed | null> {
+  const schoolId = text(input.school, 63);
+  const scope = text(input.scope, 20);
+  const idText = text(input.id, 15);
+  const school = opts.schools.find((s) => s.id === schoolId);
+  if (!school || !isFeedScope(scope) || !/^\d+$/.test(idText) || accessIn(p, schoolId) !== 'all') return null;
+  const def = await getFeedDef(opts.store, schoolId, scope, Number(idText));
+  return def ? { def, school } : null;
+}
 
-  const hidden = (def: FeedDef) =>
-    html`<input type="hidden" name="school" value="${def.schoolId}"><input type="hidden" name="scope" value="${def.scope}"><input type="hidden" name="id" value="${def.scopeId}">`;
+function unknownFeed(res: Response) {
+  return sendProblem(
+    res,
+    404,
+    'No such calendar',
+    [
+      'This school has no such calendar, or it is not one you administer. Its team or person may have been removed upstream.',
+    ],
+    { href: '/admin', label: 'Admin' },
+  );
+}
 
-  /** A page about one feed named by the query (school, scope, id), for its school's administrators. */
-  const feedPage = (
-    path: string,
-    render: (
-      res: Response,
-      p: Principal,
-      found: NonNullable<Awaited<ReturnType<typeof feedOf>>>,
-    ) => Promise<void>,
-  ) =>
-    router.get(path, opts.auth.requireAdmin, async (req, res, next) => {
+function feedFields(def: FeedDef): SafeHtml {
+  return html`<input type="hidden" name="school" value="${def.schoolId}"><input type="hidden" name="scope" value="${def.scope}"><input type="hidden" name="id" value="${def.scopeId}">`;
+}
+
+/** A page about one feed named by the query (school, scope, id), for its school's administrators. */
+function feedPage(
+  opts: AdminStaffOptions,
+  render: (res: Response, p: Principal, found: NamedFeed) => Promise<void>,
+): express.RequestHandler[] {
+  return [
+    opts.auth.requireAdmin,
+    async (req, res, next) => {
       try {
         const p = principalOf(res) as Principal;
-        const found = await feedOf(p, req.query as Record<string, unknown>);
+        const found = await feedOf(opts, p, req.query as Record<string, unknown>);
         if (!found) return unknownFeed(res);
         await render(res, p, found);
       } catch (err) {
         next(err);
       }
-    });
+    },
+  ];
+}
 
-  // Asks first: a new link stops the old one for every family at once.
-  feedPage('/admin/feeds/rotate', async (res, p, { def, school }) => {
+/** Asks first: a new link stops the old one for every family at once. */
+function askToRotate(opts: AdminStaffOptions) {
+  return async (res: Response, p: Principal, { def, school }: NamedFeed): Promise<void> => {
     const team =
       def.scope === 'team' ? await opts.store.records.get(def.schoolId, 'teams', def.scopeId) : null;
     const csrf = csrfOf(p) ?? '';
@@ -285,15 +310,18 @@ export function createAdminStaffRouter(opts: AdminStaffOptions): express.Router 
       }
 </ul>
 <p>Do this when the link has reached someone who should not have it. Recorded in the audit log.</p>
-<form method="post" action="/admin/feeds/rotate"><input type="hidden" name="csrf" value="${csrf}">${hidden(def)}<div class="actions"><button class="primary" type="submit">Stop the old link and make a new one</button><a class="btn" href="/admin">Cancel</a></div></form></div>`,
+<form method="post" action="/admin/feeds/rotate"><input type="hidden" name="csrf" value="${csrf}">${feedFields(def)}<div class="actions"><button class="primary" type="submit">Stop the old link and make a new one</button><a class="btn" href="/admin">Cancel</a></div></form></div>`,
     });
-  });
+  };
+}
 
-  router.post('/admin/feeds/rotate', form, opts.auth.requireAdmin, async (req, res, next) => {
+/** POST /admin/feeds/rotate: the new link, the live Google calendars closed, the audit record; then the new page. */
+function rotateFeed(opts: AdminStaffOptions): express.RequestHandler {
+  return async (req, res, next) => {
     try {
-      if (!confirmed(req, res)) return;
+      if (!confirmed(opts, req, res)) return;
       const p = principalOf(res) as Principal;
-      const found = await feedOf(p, (req.body ?? {}) as Record<string, unknown>);
+      const found = await feedOf(opts, p, (req.body ?? {}) as Record<string, unknown>);
       if (!found) return unknownFeed(res);
       const { def } = found;
       const issued = await opts.tokens.rotate(def.schoolId, def.scope, def.scopeId);
@@ -321,10 +349,13 @@ export function createAdminStaffRouter(opts: AdminStaffOptions): express.Router 
       if (err instanceof FeedTrustError) return sendProblem(res, 503, 'Cannot rotate now', [err.message]);
       next(err);
     }
-  });
+  };
+}
 
-  // The link to send, and words to send it with.
-  feedPage('/admin/feeds/rotated', async (res, p, { def, school }) => {
+/** The link to send, and words to send it with. */
+function rotatedPage(opts: AdminStaffOptions) {
+  const base = opts.publicUrl.replace(/\/+$/, '');
+  return async (res: Response, p: Principal, { def, school }: NamedFeed): Promise<void> => {
     const issued = await opts.tokens.ensureIfVouched(def.schoolId, def.scope, def.scopeId);
     if (!issued?.token) return unknownFeed(res);
     const page = `${base}/feeds/${issued.token}`;
@@ -346,7 +377,20 @@ export function createAdminStaffRouter(opts: AdminStaffOptions): express.Router 
 <p>The new link is recorded in the audit log.</p>
 <div class="actions"><a class="btn" href="${audit}">Audit log</a><a class="btn" href="/admin">Back to admin</a></div></div>`,
     });
-  });
+  };
+}
 
+/** A feed's new link: asked for on its own page, made by the form, then the page to send families. */
+function feedRotationRouter(opts: AdminStaffOptions): express.Router {
+  const router = express.Router();
+  router.get('/admin/feeds/rotate', feedPage(opts, askToRotate(opts)));
+  router.post('/admin/feeds/rotate', form, opts.auth.requireAdmin, rotateFeed(opts));
+  router.get('/admin/feeds/rotated', feedPage(opts, rotatedPage(opts)));
+  return router;
+}
+
+export function createAdminStaffRouter(opts: AdminStaffOptions): express.Router {
+  const router = express.Router();
+  router.use(auditLogRouter(opts), staffSessionsRouter(opts), feedRotationRouter(opts));
   return router;
 }

@@ -142,99 +142,178 @@ function byTeamOf(sessions: Session[]): Map<Id, Session[]> {
   return byTeam;
 }
 
-export function createStaffPageRouter(opts: StaffPageOptions): express.Router {
-  const now = opts.now ?? (() => new Date());
+/** One team's card: its roster and sheets, its next sessions folded away, the families' calendar page. */
+async function teamCard(
+  opts: StaffPageOptions,
+  school: School,
+  ctx: ProjectionContext,
+  team: Team,
+  sessions: Session[],
+  membership: StaffMembership | null,
+  anchor: string,
+): Promise<SafeHtml> {
+  const upcoming = sessions.slice(0, SESSIONS_SHOWN);
+  const feed = await opts.tokens.ensureIfVouched(school.id, 'team', team.id);
   const sensitiveTemplate = opts.sensitiveTemplate ?? 'medical-and-guardian-contacts';
-  const router = express.Router();
+  const sensitive = !membership
+    ? opts.sensitiveRoles.includes('admin') || opts.sensitiveRoles.includes('staff')
+    : canPrintSensitive(membership.access, team.id, opts.sensitiveRoles);
+  const rows = upcoming.map((s) => {
+    // Title (home or away, result), times and cancelled-and-why as calendar/ decides them for every output.
+    const d = decideSession(s, ctx, 'staff', { scope: 'team', id: team.id });
+    const w = when(s, school.timeZone);
+    if (d.cancelled) return html`<li data-session="${s.id}">${sessionSays(d, w.day)}</li>`;
+    const place = s.location?.name && html`<div class="muted">${s.location.name}</div>`;
+    return html`<li data-session="${s.id}">${sessionSays(d, w.day)}${place}<div class="actions">${sheetButtons(school.id, team.id, s, `${w.day} ${d.time}`)}</div></li>`;
+  });
+  const actions = html`${button(rosterHref(school.id, team.id, 'team-roster'), 'Team roster')}${
+    sensitive && button(rosterHref(school.id, team.id, sensitiveTemplate), 'Medical & contacts')
+  }`;
+  // The sessions' sheets and the link for families fold away: "Today and next" has the coming ones.
+  const calendar =
+    feed?.token &&
+    html`<div class="actions">${button(`/feeds/${feed.token}`, 'Team calendar (the page for families)')}</div>`;
+  const summary = rows.length
+    ? `${upcoming.length === 1 ? 'Next session' : `Next ${upcoming.length} sessions`}, sheets${calendar ? ' and calendar' : ''}`
+    : 'Team calendar';
+  const folded =
+    (rows.length > 0 || calendar) &&
+    html`<details><summary>${summary}</summary>${rows.length > 0 && html`<ul class="sessions">${rows}</ul>`}${calendar}</details>`;
+  return html`<section class="card" id="${anchor}"><h3>${team.name}</h3><div class="muted">${team.activity.name} · ${team.students.length} students</div>${
+    team.hidden && HIDDEN_NOTE
+  }<div class="actions">${actions}</div>${!rows.length && html`<p class="muted">No sessions in the next 30 days.</p>`}${folded}</section>`;
+}
 
-  async function teamCard(
-    school: School,
-    ctx: ProjectionContext,
-    team: Team,
-    sessions: Session[],
-    membership: StaffMembership | null,
-    anchor: string,
-  ): Promise<SafeHtml> {
-    const upcoming = sessions.slice(0, SESSIONS_SHOWN);
-    const feed = await opts.tokens.ensureIfVouched(school.id, 'team', team.id);
-    const sensitive = !membership
-      ? opts.sensitiveRoles.includes('admin') || opts.sensitiveRoles.includes('staff')
-      : canPrintSensitive(membership.access, team.id, opts.sensitiveRoles);
-    const rows = upcoming.map((s) => {
-      // Title (home or away, result), times and cancelled-and-why as calendar/ decides them for every output.
-      const d = decideSession(s, ctx, 'staff', { scope: 'team', id: team.id });
-      const w = when(s, school.timeZone);
-      if (d.cancelled) return html`<li data-session="${s.id}">${sessionSays(d, w.day)}</li>`;
-      const place = s.location?.name && html`<div class="muted">${s.location.name}</div>`;
-      return html`<li data-session="${s.id}">${sessionSays(d, w.day)}${place}<div class="actions">${sheetButtons(school.id, team.id, s, `${w.day} ${d.time}`)}</div></li>`;
-    });
-    const actions = html`${button(rosterHref(school.id, team.id, 'team-roster'), 'Team roster')}${
-      sensitive && button(rosterHref(school.id, team.id, sensitiveTemplate), 'Medical & contacts')
-    }`;
-    // The sessions' sheets and the link for families fold away: "Today and next" has the coming ones.
-    const calendar =
-      feed?.token &&
-      html`<div class="actions">${button(`/feeds/${feed.token}`, 'Team calendar (the page for families)')}</div>`;
-    const summary = rows.length
-      ? `${upcoming.length === 1 ? 'Next session' : `Next ${upcoming.length} sessions`}, sheets${calendar ? ' and calendar' : ''}`
-      : 'Team calendar';
-    const folded =
-      (rows.length > 0 || calendar) &&
-      html`<details><summary>${summary}</summary>${rows.length > 0 && html`<ul class="sessions">${rows}</ul>`}${calendar}</details>`;
-    return html`<section class="card" id="${anchor}"><h3>${team.name}</h3><div class="muted">${team.activity.name} · ${team.students.length} students</div>${
-      team.hidden && HIDDEN_NOTE
-    }<div class="actions">${actions}</div>${!rows.length && html`<p class="muted">No sessions in the next 30 days.</p>`}${folded}</section>`;
-  }
+/** Today's sessions of the person's own teams, then the next few, soonest first; with absences and sheets. */
+async function todayAndNext(
+  opts: StaffPageOptions,
+  school: School,
+  ctx: ProjectionContext,
+  own: Team[],
+  sessions: Session[],
+  at: Date,
+  anchor: string,
+): Promise<SafeHtml> {
+  if (!own.length) return html``;
+  const section = (inner: SafeHtml) =>
+    html`<section class="card" id="${anchor}"><h2>Today and next</h2>${inner}</section>`;
+  const ownIds = new Set(own.map((t) => t.id));
+  const today = localDate(at, school.timeZone);
+  const mine = sessions.filter((s) => s.teams.some((t) => ownIds.has(t.id)));
+  const todays = mine.filter((s) => when(s, school.timeZone).date === today);
+  const shown = [...todays, ...mine.filter((s) => !todays.includes(s)).slice(0, NEXT_SHOWN)];
+  if (!shown.length)
+    return section(html`<p class="muted">None of your teams has a session in the next 30 days.</p>`);
+  const students = new Map(own.map((t) => [t.id, new Set(t.students.map((s) => s.studentId))]));
+  const absences = (
+    await opts.store.records.listAbsences(school.id, {
+      studentIds: [...new Set(own.flatMap((t) => t.students.map((s) => s.studentId)))],
+      from: shown.reduce((m, s) => (s.start < m ? s.start : m), shown[0]!.start),
+      to: shown.reduce((m, s) => (s.end > m ? s.end : m), shown[0]!.end),
+    })
+  ).filter((a) => !a.meta.deletedAt);
+  const byTeam = new Map(own.map((t) => [t.id, t]));
+  const rows = shown.map((s) => {
+    const w = when(s, school.timeZone);
+    const teams = s.teams.flatMap((t) => byTeam.get(t.id) ?? []);
+    const day = w.date === today ? 'Today' : w.day;
+    const d = decideSession(s, ctx, 'staff', { scope: 'team', id: teams[0]!.id });
+    if (d.cancelled) return html`<li data-session="${s.id}">${sessionSays(d, day)}</li>`;
+    const away = new Set(
+      absences
+        .filter((a) => overlaps(a, s) && teams.some((t) => students.get(t.id)?.has(a.studentId)))
+        .map((a) => a.studentId),
+    );
+    const place = s.location?.name && `${s.location.name} · `;
+    const sheets = teams.map((t) =>
+      sheetButtons(school.id, t.id, s, teams.length > 1 ? `${d.time} · ${t.name}` : d.time),
+    );
+    return html`<li data-session="${s.id}">${sessionSays(d, day)}<div class="muted">${place}${absenceText(away.size)}</div><div class="actions">${sheets}</div></li>`;
+  });
+  return section(html`<ul class="sessions">${rows}</ul>`);
+}
 
-  /** Today's sessions of the person's own teams, then the next few, soonest first; with absences and sheets. */
-  async function todayAndNext(
-    school: School,
-    ctx: ProjectionContext,
-    own: Team[],
-    sessions: Session[],
-    at: Date,
-    anchor: string,
-  ): Promise<SafeHtml> {
-    if (!own.length) return html``;
-    const section = (inner: SafeHtml) =>
-      html`<section class="card" id="${anchor}"><h2>Today and next</h2>${inner}</section>`;
-    const ownIds = new Set(own.map((t) => t.id));
-    const today = localDate(at, school.timeZone);
-    const mine = sessions.filter((s) => s.teams.some((t) => ownIds.has(t.id)));
-    const todays = mine.filter((s) => when(s, school.timeZone).date === today);
-    const shown = [...todays, ...mine.filter((s) => !todays.includes(s)).slice(0, NEXT_SHOWN)];
-    if (!shown.length)
-      return section(html`<p class="muted">None of your teams has a session in the next 30 days.</p>`);
-    const students = new Map(own.map((t) => [t.id, new Set(t.students.map((s) => s.studentId))]));
-    const absences = (
-      await opts.store.records.listAbsences(school.id, {
-        studentIds: [...new Set(own.flatMap((t) => t.students.map((s) => s.studentId)))],
-        from: shown.reduce((m, s) => (s.start < m ? s.start : m), shown[0]!.start),
-        to: shown.reduce((m, s) => (s.end > m ? s.end : m), shown[0]!.end),
-      })
-    ).filter((a) => !a.meta.deletedAt);
-    const byTeam = new Map(own.map((t) => [t.id, t]));
-    const rows = shown.map((s) => {
-      const w = when(s, school.timeZone);
-      const teams = s.teams.flatMap((t) => byTeam.get(t.id) ?? []);
-      const day = w.date === today ? 'Today' : w.day;
-      const d = decideSession(s, ctx, 'staff', { scope: 'team', id: teams[0]!.id });
-      if (d.cancelled) return html`<li data-session="${s.id}">${sessionSays(d, day)}</li>`;
-      const away = new Set(
-        absences
-          .filter((a) => overlaps(a, s) && teams.some((t) => students.get(t.id)?.has(a.studentId)))
-          .map((a) => a.studentId),
+/** One school's part of the page: the person's role, today and next, their teams' cards (an admin's search). */
+async function schoolPart(
+  opts: StaffPageOptions,
+  school: School,
+  membership: StaffMembership | null,
+  q: string,
+  at: Date,
+  manySchools: boolean,
+): Promise<SafeHtml> {
+  const all = (await opts.store.records.list(school.id, 'teams')).sort((a, b) =>
+    a.name.localeCompare(b.name),
+  );
+  const isAdmin = !membership || membership.access.role === 'admin';
+  const own = membership ? all.filter((t) => membership.access.assignedTeamIds.has(t.id)) : [];
+  const search = isAdmin ? adminSearch(all, q) : null;
+  const others = membership && !isAdmin ? othersOf(all, membership) : [];
+  const carded = q && search ? search.found : [...own, ...others];
+  const sessions = await sessionsOf(opts, school, [...carded, ...own], at);
+  const templates = opts.templates?.(school.id);
+  const ctx = createProjectionContext({
+    school: await loadSchoolInfo(opts.store, school.id),
+    ...(templates ? { templates } : {}),
+  });
+  const byTeam = byTeamOf(sessions);
+  const cards = async (teams: Team[]) => {
+    // One after the other: a card may issue the team's feed token (a write).
+    const out: SafeHtml[] = [];
+    for (const t of teams)
+      out.push(
+        await teamCard(
+          opts,
+          school,
+          ctx,
+          t,
+          byTeam.get(t.id) ?? [],
+          membership,
+          // Two schools may number their teams alike: the page's anchors stay unique.
+          manySchools ? `team-${school.id}-${t.id}` : `team-${t.id}`,
+        ),
       );
-      const place = s.location?.name && `${s.location.name} · `;
-      const sheets = teams.map((t) =>
-        sheetButtons(school.id, t.id, s, teams.length > 1 ? `${d.time} · ${t.name}` : d.time),
-      );
-      return html`<li data-session="${s.id}">${sessionSays(d, day)}<div class="muted">${place}${absenceText(away.size)}</div><div class="actions">${sheets}</div></li>`;
-    });
-    return section(html`<ul class="sessions">${rows}</ul>`);
-  }
+    return out;
+  };
+  let body: SafeHtml;
+  if (q && search) body = html`${await cards(search.found)}`;
+  else if (own.length && others.length)
+    body = html`<h2 class="group">Your teams (${own.length})</h2>${await cards(own)}<details class="group" id="other-teams"><summary><h2 class="group">Other teams of your ${
+      membership?.access.role === 'manager' ? 'activities and departments' : 'activities'
+    } (${others.length})</h2></summary>${await cards(others)}</details>`;
+  else if (!isAdmin && !own.length && !others.length) body = NO_TEAMS;
+  else body = html`${await cards([...own, ...others])}`;
+  const issued = membership
+    ? await opts.tokens.ensureIfVouched(school.id, 'staff', membership.user.id)
+    : null;
+  const ownFeed = issued?.token && button(`/feeds/${issued.token}`, 'My calendar (all my sessions)');
+  const role = membership
+    ? { admin: 'administrator', manager: 'manager', staff: 'coach' }[membership.access.role]
+    : 'admin token';
+  return html`<h1>${school.name}</h1><p class="muted">Signed in as ${role}.${
+    isAdmin && html` <a href="/admin">Admin pages</a>`
+  }</p>${await todayAndNext(opts, school, ctx, own, sessions, at, manySchools ? `next-${school.id}` : 'next')}<div class="actions">${ownFeed}</div>${search?.form}${body}`;
+}
 
-  router.get('/staff', opts.auth.requireStaff, async (req: Request, res: Response, next) => {
+/** The sessions of these teams in the next 30 days, soonest first. */
+async function sessionsOf(
+  opts: StaffPageOptions,
+  school: School,
+  teams: Team[],
+  at: Date,
+): Promise<Session[]> {
+  if (!teams.length) return [];
+  const sessions = await opts.store.records.listSessions(school.id, {
+    teamIds: [...new Set(teams.map((t) => t.id))],
+    from: at.toISOString(),
+    to: new Date(at.getTime() + 30 * DAY).toISOString(),
+  });
+  return sessions.sort((a, b) => a.start.localeCompare(b.start));
+}
+
+/** GET /staff: a part for each school the person belongs to (the admin token: every school). */
+function myTeamsPage(opts: StaffPageOptions, now: () => Date) {
+  return async (req: Request, res: Response, next: express.NextFunction) => {
     try {
       const p = principalOf(res) as Principal;
       const q = typeof req.query.q === 'string' ? req.query.q.trim().slice(0, 100) : '';
@@ -248,84 +327,18 @@ export function createStaffPageRouter(opts: StaffPageOptions): express.Router {
               return s ? [{ school: s, membership: m }] : [];
             });
       for (const { school, membership } of schools)
-        parts.push(await schoolPart(school, membership, q, at, schools.length > 1));
+        parts.push(await schoolPart(opts, school, membership, q, at, schools.length > 1));
       const label = p.kind === 'admin-token' ? 'Admin token' : (p.displayName ?? p.email);
       sendPage(res, { title: 'My teams', body: html`${parts}`, who: { label, csrf: csrfOf(p) } });
     } catch (err) {
       next(err);
     }
-  });
+  };
+}
 
-  async function schoolPart(
-    school: School,
-    membership: StaffMembership | null,
-    q: string,
-    at: Date,
-    manySchools: boolean,
-  ): Promise<SafeHtml> {
-    const all = (await opts.store.records.list(school.id, 'teams')).sort((a, b) =>
-      a.name.localeCompare(b.name),
-    );
-    const isAdmin = !membership || membership.access.role === 'admin';
-    const own = membership ? all.filter((t) => membership.access.assignedTeamIds.has(t.id)) : [];
-    const search = isAdmin ? adminSearch(all, q) : null;
-    const others = membership && !isAdmin ? othersOf(all, membership) : [];
-    const carded = q && search ? search.found : [...own, ...others];
-    const sessions = await sessionsOf(school, [...carded, ...own], at);
-    const templates = opts.templates?.(school.id);
-    const ctx = createProjectionContext({
-      school: await loadSchoolInfo(opts.store, school.id),
-      ...(templates ? { templates } : {}),
-    });
-    const byTeam = byTeamOf(sessions);
-    const cards = async (teams: Team[]) => {
-      // One after the other: a card may issue the team's feed token (a write).
-      const out: SafeHtml[] = [];
-      for (const t of teams)
-        out.push(
-          await teamCard(
-            school,
-            ctx,
-            t,
-            byTeam.get(t.id) ?? [],
-            membership,
-            // Two schools may number their teams alike: the page's anchors stay unique.
-            manySchools ? `team-${school.id}-${t.id}` : `team-${t.id}`,
-          ),
-        );
-      return out;
-    };
-    let body: SafeHtml;
-    if (q && search) body = html`${await cards(search.found)}`;
-    else if (own.length && others.length)
-      body = html`<h2 class="group">Your teams (${own.length})</h2>${await cards(own)}<details class="group" id="other-teams"><summary><h2 class="group">Other teams of your ${
-        membership?.access.role === 'manager' ? 'activities and departments' : 'activities'
-      } (${others.length})</h2></summary>${await cards(others)}</details>`;
-    else if (!isAdmin && !own.length && !others.length) body = NO_TEAMS;
-    else body = html`${await cards([...own, ...others])}`;
-    const issued = membership
-      ? await opts.tokens.ensureIfVouched(school.id, 'staff', membership.user.id)
-      : null;
-    const ownFeed = issued?.token && button(`/feeds/${issued.token}`, 'My calendar (all my sessions)');
-    const role = membership
-      ? { admin: 'administrator', manager: 'manager', staff: 'coach' }[membership.access.role]
-      : 'admin token';
-    return html`<h1>${school.name}</h1><p class="muted">Signed in as ${role}.${
-      isAdmin && html` <a href="/admin">Admin pages</a>`
-    }</p>${await todayAndNext(school, ctx, own, sessions, at, manySchools ? `next-${school.id}` : 'next')}<div class="actions">${ownFeed}</div>${search?.form}${body}`;
-  }
-
-  /** The sessions of these teams in the next 30 days, soonest first. */
-  async function sessionsOf(school: School, teams: Team[], at: Date): Promise<Session[]> {
-    if (!teams.length) return [];
-    const sessions = await opts.store.records.listSessions(school.id, {
-      teamIds: [...new Set(teams.map((t) => t.id))],
-      from: at.toISOString(),
-      to: new Date(at.getTime() + 30 * DAY).toISOString(),
-    });
-    return sessions.sort((a, b) => a.start.localeCompare(b.start));
-  }
-
+export function createStaffPageRouter(opts: StaffPageOptions): express.Router {
+  const router = express.Router();
+  router.get('/staff', opts.auth.requireStaff, myTeamsPage(opts, opts.now ?? (() => new Date())));
   router.get('/', (_req, res) => {
     res.redirect(303, '/staff');
   });

@@ -3,164 +3,191 @@
 // without scripts). The family section's scanner reads another child's QR code, from the camera or from a photo,
 // and adds the link it holds to the list: with the browser's own BarcodeDetector where it reads QR codes (Chrome
 // on Android, Safari on recent iPhones), otherwise with jsQR (served from our own origin, loaded only when needed).
-(() => {
-  for (const button of document.querySelectorAll('[data-copy]')) {
-    button.addEventListener('click', () => {
-      const input = document.getElementById(button.getAttribute('data-copy'));
-      input.select();
-      const copied = () => {
-        button.textContent = 'Copied';
-      };
-      (navigator.clipboard ? navigator.clipboard.writeText(input.value) : Promise.reject()).then(
-        copied,
-        () => {
-          document.execCommand('copy');
-          copied();
-        },
-      );
-    });
-  }
-
-  const reminder = document.getElementById('reminder');
-  if (reminder) reminder.addEventListener('change', () => reminder.form.submit());
-
-  const family = document.getElementById('family-links');
-  if (!family) return;
-  const status = document.getElementById('scan-status');
-  const camera = document.getElementById('scan-camera');
-  const photo = document.getElementById('scan-photo');
-  const video = document.getElementById('scan-video');
-  let stream = null;
-  let decoder = null;
-
-  const say = (message) => {
-    status.textContent = message;
-  };
-
-  const LINK = /^https?:[/][/][^\s]+[/](feeds|family)[/][A-Za-z0-9_-]{20,}[^\s]*$/;
-  const add = (text) => {
-    const url = String(text || '').trim();
-    if (!LINK.test(url)) {
-      say("That QR code is not a calendar link from a child's page.");
-      return;
-    }
-    const lines = family.value
-      .split(/\n/)
-      .map((line) => line.trim())
-      .filter(Boolean);
-    if (lines.indexOf(url) < 0) lines.push(url);
-    family.value = lines.join('\n');
-    say('Link added. Scan another, or make the family link.');
-  };
-
-  const jsQR = () => {
-    if (!decoder)
-      decoder = new Promise((resolve, reject) => {
-        const script = document.createElement('script');
-        script.src = family.getAttribute('data-decoder');
-        script.onload = () => resolve(window.jsQR);
-        script.onerror = () => {
-          decoder = null;
-          reject(new Error('the QR decoder did not load'));
+// A block, not a function, holds the parts: its consts stay out of the page's globals (jsQR sets window.jsQR).
+{
+  // Each copy button copies the field it names.
+  const copyButtons = () => {
+    for (const button of document.querySelectorAll('[data-copy]')) {
+      button.addEventListener('click', () => {
+        const input = document.getElementById(button.getAttribute('data-copy'));
+        input.select();
+        const copied = () => {
+          button.textContent = 'Copied';
         };
-        document.head.appendChild(script);
+        (navigator.clipboard ? navigator.clipboard.writeText(input.value) : Promise.reject()).then(
+          copied,
+          () => {
+            document.execCommand('copy');
+            copied();
+          },
+        );
       });
-    return decoder;
-  };
-
-  const viaJsQR = (source, width, height) =>
-    jsQR().then((read) => {
-      const k = Math.min(1, 1280 / Math.max(width, height));
-      const canvas = document.createElement('canvas');
-      canvas.width = Math.max(1, Math.round(width * k));
-      canvas.height = Math.max(1, Math.round(height * k));
-      const context = canvas.getContext('2d', { willReadFrequently: true });
-      context.drawImage(source, 0, 0, canvas.width, canvas.height);
-      const pixels = context.getImageData(0, 0, canvas.width, canvas.height);
-      const found = read(pixels.data, canvas.width, canvas.height);
-      return found ? found.data : null;
-    });
-
-  const native =
-    'BarcodeDetector' in window
-      ? window.BarcodeDetector.getSupportedFormats()
-          .then((formats) =>
-            formats.indexOf('qr_code') >= 0 ? new window.BarcodeDetector({ formats: ['qr_code'] }) : null,
-          )
-          .catch(() => null)
-      : Promise.resolve(null);
-
-  const decode = (source, width, height) =>
-    native.then((detector) =>
-      detector
-        ? detector.detect(source).then((codes) => (codes.length ? codes[0].rawValue : null))
-        : viaJsQR(source, width, height),
-    );
-
-  const stop = () => {
-    if (stream) {
-      for (const track of stream.getTracks()) track.stop();
-      stream = null;
     }
-    video.hidden = true;
-    camera.textContent = 'Scan a QR code';
   };
 
-  photo.parentNode.hidden = false;
-  photo.addEventListener('change', () => {
-    const file = photo.files?.[0];
-    if (!file) return;
-    say('Reading the photo\u2026');
-    createImageBitmap(file)
-      .then((bitmap) => decode(bitmap, bitmap.width, bitmap.height))
-      .then(
-        (text) => {
-          if (text === null) say('No QR code found in that photo: try again, closer and in focus.');
-          else add(text);
-        },
-        (error) => say(`Could not read that photo (${error.message}).`),
-      )
-      .then(() => {
-        photo.value = '';
-      });
-  });
+  const reminderAppliesItself = () => {
+    const reminder = document.getElementById('reminder');
+    if (reminder) reminder.addEventListener('change', () => reminder.form.submit());
+  };
 
-  if (!navigator.mediaDevices?.getUserMedia) return;
-  camera.hidden = false;
-  const tick = () => {
-    if (!stream) return;
-    const again = () => {
-      if (stream) setTimeout(tick, 250);
+  // decode(source, width, height): the text of the QR code in an image or video frame, or null.
+  const qrDecoder = (family) => {
+    let decoder = null;
+    const jsQR = () => {
+      if (!decoder)
+        decoder = new Promise((resolve, reject) => {
+          const script = document.createElement('script');
+          script.src = family.getAttribute('data-decoder');
+          script.onload = () => resolve(window.jsQR);
+          script.onerror = () => {
+            decoder = null;
+            reject(new Error('the QR decoder did not load'));
+          };
+          document.head.appendChild(script);
+        });
+      return decoder;
     };
-    (video.videoWidth ? decode(video, video.videoWidth, video.videoHeight) : Promise.resolve(null)).then(
-      (text) => {
-        if (text !== null) {
-          stop();
-          add(text);
-        } else again();
-      },
-      again,
-    );
-  };
-  camera.addEventListener('click', () => {
-    if (stream) {
-      stop();
-      return;
-    }
-    navigator.mediaDevices
-      .getUserMedia({ video: { facingMode: 'environment' }, audio: false })
-      .then((s) => {
-        stream = s;
-        video.srcObject = s;
-        video.hidden = false;
-        camera.textContent = 'Stop scanning';
-        say("Point the camera at the QR code on the other child's page.");
-        return video.play();
-      })
-      .then(tick)
-      .catch(() => {
-        stop();
-        say('The camera is not available: use \u201cScan from a photo\u201d, or paste the link.');
+
+    const viaJsQR = (source, width, height) =>
+      jsQR().then((read) => {
+        const k = Math.min(1, 1280 / Math.max(width, height));
+        const canvas = document.createElement('canvas');
+        canvas.width = Math.max(1, Math.round(width * k));
+        canvas.height = Math.max(1, Math.round(height * k));
+        const context = canvas.getContext('2d', { willReadFrequently: true });
+        context.drawImage(source, 0, 0, canvas.width, canvas.height);
+        const pixels = context.getImageData(0, 0, canvas.width, canvas.height);
+        const found = read(pixels.data, canvas.width, canvas.height);
+        return found ? found.data : null;
       });
-  });
-})();
+
+    const native =
+      'BarcodeDetector' in window
+        ? window.BarcodeDetector.getSupportedFormats()
+            .then((formats) =>
+              formats.indexOf('qr_code') >= 0 ? new window.BarcodeDetector({ formats: ['qr_code'] }) : null,
+            )
+            .catch(() => null)
+        : Promise.resolve(null);
+
+    return (source, width, height) =>
+      native.then((detector) =>
+        detector
+          ? detector.detect(source).then((codes) => (codes.length ? codes[0].rawValue : null))
+          : viaJsQR(source, width, height),
+      );
+  };
+
+  // add(text): a scanned calendar link joins the family's list once; anything else is refused, saying why.
+  const linkList = (family, say) => {
+    const LINK = /^https?:[/][/][^\s]+[/](feeds|family)[/][A-Za-z0-9_-]{20,}[^\s]*$/;
+    return (text) => {
+      const url = String(text || '').trim();
+      if (!LINK.test(url)) {
+        say("That QR code is not a calendar link from a child's page.");
+        return;
+      }
+      const lines = family.value
+        .split(/\n/)
+        .map((line) => line.trim())
+        .filter(Boolean);
+      if (lines.indexOf(url) < 0) lines.push(url);
+      family.value = lines.join('\n');
+      say('Link added. Scan another, or make the family link.');
+    };
+  };
+
+  const photoScanner = (photo, decode, add, say) => {
+    photo.parentNode.hidden = false;
+    photo.addEventListener('change', () => {
+      const file = photo.files?.[0];
+      if (!file) return;
+      say('Reading the photo\u2026');
+      createImageBitmap(file)
+        .then((bitmap) => decode(bitmap, bitmap.width, bitmap.height))
+        .then(
+          (text) => {
+            if (text === null) say('No QR code found in that photo: try again, closer and in focus.');
+            else add(text);
+          },
+          (error) => say(`Could not read that photo (${error.message}).`),
+        )
+        .then(() => {
+          photo.value = '';
+        });
+    });
+  };
+
+  // The camera button starts and stops the scan; a frame is read every 250 ms until one holds a QR code.
+  const cameraScanner = (camera, video, decode, add, say) => {
+    let stream = null;
+    const stop = () => {
+      if (stream) {
+        for (const track of stream.getTracks()) track.stop();
+        stream = null;
+      }
+      video.hidden = true;
+      camera.textContent = 'Scan a QR code';
+    };
+    const tick = () => {
+      if (!stream) return;
+      const again = () => {
+        if (stream) setTimeout(tick, 250);
+      };
+      (video.videoWidth ? decode(video, video.videoWidth, video.videoHeight) : Promise.resolve(null)).then(
+        (text) => {
+          if (text !== null) {
+            stop();
+            add(text);
+          } else again();
+        },
+        again,
+      );
+    };
+    camera.hidden = false;
+    camera.addEventListener('click', () => {
+      if (stream) {
+        stop();
+        return;
+      }
+      navigator.mediaDevices
+        .getUserMedia({ video: { facingMode: 'environment' }, audio: false })
+        .then((s) => {
+          stream = s;
+          video.srcObject = s;
+          video.hidden = false;
+          camera.textContent = 'Stop scanning';
+          say("Point the camera at the QR code on the other child's page.");
+          return video.play();
+        })
+        .then(tick)
+        .catch(() => {
+          stop();
+          say('The camera is not available: use \u201cScan from a photo\u201d, or paste the link.');
+        });
+    });
+  };
+
+  const familyScanner = (family) => {
+    const status = document.getElementById('scan-status');
+    const say = (message) => {
+      status.textContent = message;
+    };
+    const decode = qrDecoder(family);
+    const add = linkList(family, say);
+    photoScanner(document.getElementById('scan-photo'), decode, add, say);
+    if (navigator.mediaDevices?.getUserMedia)
+      cameraScanner(
+        document.getElementById('scan-camera'),
+        document.getElementById('scan-video'),
+        decode,
+        add,
+        say,
+      );
+  };
+
+  copyButtons();
+  reminderAppliesItself();
+  const family = document.getElementById('family-links');
+  if (family) familyScanner(family);
+}
