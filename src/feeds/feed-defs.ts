@@ -3,8 +3,8 @@
 import { personName } from '../calendar/context.ts';
 import { normaliseHexColor } from '../calendar/project.ts';
 import type { Audience } from '../calendar/types.ts';
-import type { Id, Instant } from '../domain/types.ts';
-import type { FeedScope, SchoolId, SessionQuery, Store, Stored } from '../store/types.ts';
+import type { Id } from '../domain/types.ts';
+import type { FeedScope, SchoolId, Store, Stored } from '../store/types.ts';
 import { yieldToEventLoop } from '../util/event-loop.ts';
 
 export interface FeedDef {
@@ -128,18 +128,5 @@ export async function getFeedDef(
         ? def(school, scope, scopeId, a.name, normaliseHexColor(a.hexColor))
         : null;
     }
-  }
-}
-
-export function sessionQuery(scope: FeedScope, scopeId: Id, from: Instant, to: Instant): SessionQuery {
-  switch (scope) {
-    case 'team':
-      return { from, to, teamIds: [scopeId] };
-    case 'student':
-      return { from, to, studentId: scopeId };
-    case 'staff':
-      return { from, to, staffId: scopeId };
-    case 'activity':
-      return { from, to, activityIds: [scopeId] };
   }
 }

@@ -13,8 +13,9 @@ import type { Id } from '../domain/types.ts';
 import type { FeedScope, SchoolId, Store, Stored } from '../store/types.ts';
 import { TimeSlice } from '../util/event-loop.ts';
 import { versionFeedEvents } from './event-versions.ts';
-import { type FeedDef, getFeedDef, sessionQuery } from './feed-defs.ts';
+import { type FeedDef, getFeedDef } from './feed-defs.ts';
 import { httpInstant, renderFeedBytes } from './feed-renderer.ts';
+import { candidateQuery, inScope } from './feed-scope.ts';
 import { feedKey, type RenderedFeed, RenderedFeedStore } from './rendered-feed-store.ts';
 import { type RenderSchoolResult, SchoolRerender } from './school-rerender.ts';
 
@@ -166,12 +167,7 @@ export class FeedService {
     prefetched?: Stored<'sessions'>[],
   ): Promise<CalendarEvent[]> {
     const w = this.currentWindow();
-    const sessions =
-      prefetched ??
-      (await this.store.records.listSessions(
-        def.schoolId,
-        sessionQuery(def.scope, def.scopeId, w.from.toISOString(), w.to.toISOString()),
-      ));
+    const sessions = prefetched ?? (await this.#sessionsOf(def.schoolId, def.scope, def.scopeId, ctx, w));
     const scope = { scope: def.scope, id: def.scopeId };
     // An activity's feed projects a thousand sessions and more: requests get their turns meanwhile.
     const slice = new TimeSlice();
@@ -198,6 +194,21 @@ export class FeedService {
   // --- rendering
 
   /** Everything the bytes depend on. A sync that changed nothing this feed shows keeps its render. */
+  /** One feed's sessions in the window: its candidates read through the store's indexes, kept by feed-scope.ts. */
+  async #sessionsOf(
+    schoolId: SchoolId,
+    scope: FeedScope,
+    scopeId: Id,
+    ctx: ProjectionContext,
+    w: { from: Date; to: Date },
+  ): Promise<Stored<'sessions'>[]> {
+    const candidates = await this.store.records.listSessions(
+      schoolId,
+      candidateQuery(scope, scopeId, w.from.toISOString(), w.to.toISOString()),
+    );
+    return inScope(scope, scopeId, candidates, ctx.teamStudents);
+  }
+
   #inputsOf(
     def: FeedDef,
     ctx: ProjectionContext,
@@ -352,10 +363,7 @@ export class FeedService {
       }
       const ctx = await this.#context(schoolId, version);
       const w = this.currentWindow();
-      const sessions = await this.store.records.listSessions(
-        schoolId,
-        sessionQuery(scope, scopeId, w.from.toISOString(), w.to.toISOString()),
-      );
+      const sessions = await this.#sessionsOf(schoolId, scope, scopeId, ctx, w);
       const inputs = this.#inputsOf(def, ctx, w.key, sessions);
       if (stored && stored.inputs === inputs) {
         await this.spare(() =>

@@ -7,6 +7,7 @@ import type { Id } from '../domain/types.ts';
 import type { FeedScope, RenderedFeedState, SchoolId, Store, Stored } from '../store/types.ts';
 import { TimeSlice } from '../util/event-loop.ts';
 import { type FeedDef, listFeedDefs } from './feed-defs.ts';
+import { ScopeIndex, type TeamRosters } from './feed-scope.ts';
 import { feedKey, type RenderedFeed, type RenderedFeedStore } from './rendered-feed-store.ts';
 
 export interface RenderSchoolResult {
@@ -117,15 +118,15 @@ export class SchoolRerender {
       return opts.force || !s || s.dataVersion !== version || s.windowKey !== w.key;
     });
     if (stale.length) {
-      // One read of the window's sessions, indexed by scope, instead of one query per feed (and the context's).
-      const index = await indexSessions(p.store, schoolId, w.from, w.to, slice);
+      // One read of the window's sessions, grouped by scope, instead of one query per feed.
       const ctx = await p.context(schoolId, version);
       await slice.yield();
+      const index = await indexSessions(p.store, schoolId, w, ctx.teamStudents, slice);
       const confirmed: { scope: FeedScope; scopeId: Id; inputs: string }[] = [];
       for (const def of stale) {
         await slice.pause();
         const key = feedKey(def.schoolId, def.scope, def.scopeId);
-        const sessions = index.of(def);
+        const sessions = index.of(def.scope, def.scopeId);
         const inputs = p.inputsOf(def, ctx, w.key, sessions);
         const state = states.get(key);
         if (!opts.force && state && state.inputs === inputs) {
@@ -163,67 +164,21 @@ export class SchoolRerender {
   }
 }
 
-/**
- * The window's sessions grouped the way store.listSessions filters them per scope (same semantics: a student
- * gets the sessions listing them plus those of the live teams whose current roster has them). A test checks
- * that both paths render identical bytes.
- */
+/** The window's sessions grouped by the scopes that include them (feed-scope.ts), with the loop's turns between. */
 async function indexSessions(
   store: Pick<Store, 'records'>,
   schoolId: SchoolId,
-  from: Date,
-  to: Date,
+  w: Window,
+  rosters: TeamRosters,
   slice: TimeSlice,
-) {
-  const sessions = await listWindowSessions(store, schoolId, from, to, slice);
-  const teams = await store.records.list(schoolId, 'teams');
-  await slice.yield();
-  const push = (m: Map<Id, Stored<'sessions'>[]>, id: Id, s: Stored<'sessions'>) => {
-    const list = m.get(id);
-    if (list) list.push(s);
-    else m.set(id, [s]);
-  };
-  const byTeam = new Map<Id, Stored<'sessions'>[]>();
-  const byStaff = new Map<Id, Stored<'sessions'>[]>();
-  const byActivity = new Map<Id, Stored<'sessions'>[]>();
-  const byStudent = new Map<Id, Stored<'sessions'>[]>();
-  for (const s of sessions) {
+): Promise<ScopeIndex> {
+  const index = new ScopeIndex(rosters);
+  for (const s of await listWindowSessions(store, schoolId, w.from, w.to, slice)) {
     await slice.pause();
-    for (const t of new Set(s.teams.map((x) => x.id))) push(byTeam, t, s);
-    for (const p of new Set(s.staff.map((x) => x.id))) push(byStaff, p, s);
-    for (const p of new Set(s.students.map((x) => x.id))) push(byStudent, p, s);
-    push(byActivity, s.activity.id, s);
+    index.add(s);
   }
   await slice.yield();
-  const teamsOfStudent = new Map<Id, Id[]>();
-  for (const t of teams) {
-    for (const m of t.students) {
-      const list = teamsOfStudent.get(m.studentId);
-      if (list) list.push(t.id);
-      else teamsOfStudent.set(m.studentId, [t.id]);
-    }
-  }
-  return {
-    sessions,
-    of(def: FeedDef): Stored<'sessions'>[] {
-      switch (def.scope) {
-        case 'team':
-          return byTeam.get(def.scopeId) ?? [];
-        case 'staff':
-          return byStaff.get(def.scopeId) ?? [];
-        case 'activity':
-          return byActivity.get(def.scopeId) ?? [];
-        case 'student': {
-          const found = new Map<Id, Stored<'sessions'>>();
-          for (const s of byStudent.get(def.scopeId) ?? []) found.set(s.id, s);
-          for (const teamId of teamsOfStudent.get(def.scopeId) ?? []) {
-            for (const s of byTeam.get(teamId) ?? []) found.set(s.id, s);
-          }
-          return [...found.values()];
-        }
-      }
-    },
-  };
+  return index;
 }
 
 /** Rows per write transaction of a re-render's bookkeeping (confirmations, deletions). */

@@ -3,6 +3,7 @@
 
 import type { PushTargetConfig } from '../config/push-targets.ts';
 import type { Id, Instant } from '../domain/types.ts';
+import { ScopeIndex } from '../feeds/feed-scope.ts';
 import type { SchoolId, Store, Stored } from '../store/types.ts';
 
 function fillTemplate(
@@ -100,10 +101,9 @@ export function calendarName(target: PushTargetConfig, school: { name: string },
 }
 
 /**
- * The sessions of each member's calendar in the window: what `store.listSessions(sessionQuery(scope, id, …))`
- * answers for each id (teams, activity, assigned staff; for a student the sessions listing them plus the
- * sessions of their teams' current rosters), read with one query instead of one per calendar — a school has a
- * thousand student calendars. test/push/scope.test.ts holds the two equal.
+ * The sessions of each member's calendar in the window, as a feed of the same scope includes them
+ * (feeds/feed-scope.ts), read with one query instead of one per calendar — a school has a thousand student
+ * calendars. test/push/scope.test.ts holds them equal to the feeds' per-scope read.
  */
 export async function sessionsByMember(
   store: Pick<Store, 'records'>,
@@ -112,36 +112,14 @@ export async function sessionsByMember(
   ids: Id[],
   window: { from: Instant; to: Instant },
 ): Promise<Map<Id, Stored<'sessions'>[]>> {
-  const out = new Map<Id, Stored<'sessions'>[]>(ids.map((id) => [id, []]));
-  if (ids.length === 0) return out;
+  if (ids.length === 0) return new Map();
   const all = await store.records.listSessions(schoolId, { from: window.from, to: window.to });
-  let rosters: Map<Id, Id[]> | null = null;
-  if (scope === 'student') {
-    rosters = new Map();
+  // Only a student's calendar reads the teams' rosters.
+  const rosters = new Map<Id, Set<Id>>();
+  if (scope === 'student')
     for (const t of await store.records.list(schoolId, 'teams'))
-      rosters.set(
-        t.id,
-        t.students.map((x) => x.studentId),
-      );
-  }
-  for (const s of all) {
-    const members = new Set<Id>();
-    switch (scope) {
-      case 'team':
-        for (const t of s.teams) members.add(t.id);
-        break;
-      case 'activity':
-        members.add(s.activity.id);
-        break;
-      case 'staff':
-        for (const x of s.staff) members.add(x.id);
-        break;
-      case 'student':
-        for (const x of s.students) members.add(x.id);
-        for (const t of s.teams) for (const id of rosters?.get(t.id) ?? []) members.add(id);
-        break;
-    }
-    for (const id of members) out.get(id)?.push(s);
-  }
-  return out;
+      rosters.set(t.id, new Set(t.students.map((x) => x.studentId)));
+  const index = new ScopeIndex(rosters);
+  for (const s of all) index.add(s);
+  return new Map(ids.map((id) => [id, index.of(scope, id)]));
 }

@@ -1,6 +1,7 @@
 // Sandbox → client → pull → SQLite store → projection → ICS, parsed back with two parsers.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AUDIENCE_OF, type FeedDef, listFeedDefs, sessionQuery } from '../../src/feeds/feed-defs.ts';
+import { AUDIENCE_OF, type FeedDef, listFeedDefs } from '../../src/feeds/feed-defs.ts';
+import { candidateQuery } from '../../src/feeds/feed-scope.ts';
 import type { RenderedFeed } from '../../src/feeds/feed-service.ts';
 import { localClock, offsetMinutes } from '../../src/util/time-zone.ts';
 import { type Harness, startHarness } from './harness.ts';
@@ -49,7 +50,7 @@ describe('every feed of the school', () => {
       const { p, r } = await feed(def);
       const sessions = await h.store.records.listSessions(
         SCHOOL,
-        sessionQuery(def.scope, def.scopeId, w.from.toISOString(), w.to.toISOString()),
+        candidateQuery(def.scope, def.scopeId, w.from.toISOString(), w.to.toISOString()),
       );
       const visible = sessions.filter((s) => AUDIENCE_OF[def.scope] === 'staff' || s.status !== 'draft');
       expect(p.events.length, `${def.scope} ${def.scopeId}`).toBe(visible.length);

@@ -7,7 +7,7 @@ import { expect } from 'vitest';
 import { loadProjectionContext, projectSession } from '../../src/calendar/index.ts';
 import type { PushTargetConfig } from '../../src/config/push-targets.ts';
 import { parseConfig, type SchoolConfig } from '../../src/config.ts';
-import { sessionQuery } from '../../src/feeds/feed-defs.ts';
+import { candidateQuery } from '../../src/feeds/feed-scope.ts';
 import { syncWindow } from '../../src/jobs/window.ts';
 import { type Sandbox, SCHOOL_TIME_ZONE, startSandbox } from '../../src/sandbox/index.ts';
 import { openStore } from '../../src/store/index.ts';
@@ -97,7 +97,10 @@ export async function expectedCalendars(
   const w = syncWindow(new Date(), target.window);
   const out = new Map<string, Map<number, string>>();
   for (const id of ids) {
-    const sessions = await store.records.listSessions(schoolId, sessionQuery(target.scope, id, w.from, w.to));
+    const sessions = await store.records.listSessions(
+      schoolId,
+      candidateQuery(target.scope, id, w.from, w.to),
+    );
     const m = new Map<number, string>();
     for (const s of sessions) {
       const ev = projectSession(s, ctx, target.audience, { scope: target.scope, id });

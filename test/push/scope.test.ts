@@ -1,7 +1,7 @@
 // The engine reads each calendar's sessions with one query per target (sessionsByMember); this holds it equal to
-// the store's own per-scope query, which the feeds use, for every team, activity, staff member and student.
+// the store's per-scope read (candidateQuery, a feed's request path), for every team, activity, staff member and student.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sessionQuery } from '../../src/feeds/feed-defs.ts';
+import { candidateQuery } from '../../src/feeds/feed-scope.ts';
 import { syncWindow } from '../../src/jobs/window.ts';
 import { sessionsByMember } from '../../src/push/members.ts';
 import type { FeedScope } from '../../src/store/types.ts';
@@ -25,7 +25,7 @@ describe('sessions per calendar', () => {
     const grouped = await sessionsByMember(bench.store, 'hill', scope, ids, w);
     let nonEmpty = 0;
     for (const id of ids) {
-      const direct = await bench.store.records.listSessions('hill', sessionQuery(scope, id, w.from, w.to));
+      const direct = await bench.store.records.listSessions('hill', candidateQuery(scope, id, w.from, w.to));
       expect(
         grouped.get(id)?.map((s) => s.id),
         `${scope} ${id}`,
