@@ -395,12 +395,22 @@ export class FeedService {
     return this.#rerender.run(schoolId, opts);
   }
 
+  /**
+   * renderSchool's result when it would find the school's feeds current (nothing they depend on changed since
+   * its last pass, on any replica), without starting one; null when a pass has work to do.
+   */
+  skippedRender(
+    schoolId: SchoolId,
+    opts: { all?: boolean; force?: boolean } = {},
+  ): Promise<RenderSchoolResult | null> {
+    return this.#rerender.skipped(schoolId, opts);
+  }
+
   /** Drops what this process holds in memory (all, or one school's); the store's renders stay. */
   invalidate(schoolId?: SchoolId): void {
     for (const key of this.#rendered.keys())
       if (!schoolId || key.startsWith(`${schoolId}|`)) this.#rendered.forget(key);
     if (schoolId) this.#versions.delete(schoolId);
     else this.#versions.clear();
-    this.#rerender.forget(schoolId);
   }
 }

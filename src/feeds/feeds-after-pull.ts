@@ -14,6 +14,10 @@ import type { RenderSchoolResult } from './school-rerender.ts';
 
 /** The one log line of a finished re-render pass, whichever step ran it (tests and operators read it). */
 function logRendered(log: Logger, schoolId: SchoolId, r: RenderSchoolResult): void {
+  if (r.skipped) {
+    log.debug({ school: schoolId, dataVersion: r.dataVersion }, 'feeds already current: no re-render pass');
+    return;
+  }
   log.info(
     {
       school: schoolId,

@@ -84,6 +84,9 @@ export function workerRenderer(opts: WorkerRendererOptions): SchoolRenderer {
   return {
     async renderSchool(schoolId, passOpts = {}) {
       if (closed) throw new Error('the server is stopping');
+      // A worker costs a thread, a module graph and a store connection; most pulls change nothing.
+      const skipped = await opts.feeds.skippedRender(schoolId, passOpts);
+      if (skipped) return skipped;
       const job: RenderJob = {
         store: opts.store,
         schoolId,

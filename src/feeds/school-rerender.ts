@@ -22,6 +22,8 @@ export interface RenderSchoolResult {
   bytes: number;
   ms: number;
   dataVersion: number;
+  /** No pass ran: the store's mark says the last one left these feeds current (same data, day and tokens). */
+  skipped: boolean;
 }
 
 type Window = { from: Date; to: Date; key: string };
@@ -53,35 +55,61 @@ export interface SchoolRerenderParts {
 
 export class SchoolRerender {
   readonly #parts: SchoolRerenderParts;
-  /** Per school, the (data version, window, selection) a pass last left entirely current. */
-  readonly #current = new Map<SchoolId, string>();
 
   constructor(parts: SchoolRerenderParts) {
     this.#parts = parts;
   }
 
   /**
+   * What a pass over the school would be made for now: its data version, the window's day and the state of its
+   * feed tokens (which feeds are issued). A pass that ended stores it (with what it selected), so a later pull
+   * that changed none of them, on any replica, starts no pass. Read from the store alone: a replica's memory
+   * may be behind another's writes. The configuration (wording, window size) is not in it: a pass renders only
+   * feeds whose data version or day moved, so one whose configuration alone changed rendered nothing before.
+   */
+  async #markOf(schoolId: SchoolId): Promise<{ version: number; w: Window; mark: string }> {
+    const p = this.#parts;
+    const version = await p.dataVersion(schoolId, true);
+    const w = p.currentWindow();
+    const tokens = await p.store.links.feedTokensMark(schoolId);
+    return { version, w, mark: `${version}|${w.key}|${tokens}` };
+  }
+
+  /** Whether the last pass stored left the school's feeds current for what a pass would be made for now. */
+  async #isCurrent(schoolId: SchoolId, mark: string, all: boolean | undefined): Promise<boolean> {
+    const stored = await this.#parts.store.feeds.renderPassMark(schoolId);
+    // A pass over every feed covers one over the issued ones.
+    return stored === `${mark}|all` || (!all && stored === `${mark}|live`);
+  }
+
+  /**
+   * A skipped pass's result when a pass would find nothing to do (never with `force`), else null: serve asks
+   * before it starts a worker for one.
+   */
+  async skipped(
+    schoolId: SchoolId,
+    opts: { all?: boolean; force?: boolean } = {},
+  ): Promise<RenderSchoolResult | null> {
+    if (opts.force) return null;
+    const started = performance.now();
+    const { version, mark } = await this.#markOf(schoolId);
+    if (!(await this.#isCurrent(schoolId, mark, opts.all))) return null;
+    return { ...emptyResult(version), skipped: true, ms: performance.now() - started };
+  }
+
+  /**
    * Brings the school's feeds up to its current data version: every feed that has a live token, or every feed
    * of the school with `all`. Only feeds whose inputs changed are rendered; the others' stored bytes are
-   * confirmed in one write. A data version this pass already left current costs one read. `force` renders
+   * confirmed in one write. What the last pass left current (#markOf) costs three small reads. `force` renders
    * every selected feed (benchmarks: the worst case). Call after each sync; yields between renders.
    */
   async run(schoolId: SchoolId, opts: { all?: boolean; force?: boolean } = {}): Promise<RenderSchoolResult> {
     const p = this.#parts;
     const started = performance.now();
-    const version = await p.dataVersion(schoolId, true);
-    const w = p.currentWindow();
-    const mark = `${version}|${w.key}|${opts.all ? 'all' : 'live'}`;
-    const result: RenderSchoolResult = {
-      feeds: 0,
-      rendered: 0,
-      unchanged: 0,
-      events: 0,
-      bytes: 0,
-      ms: 0,
-      dataVersion: version,
-    };
-    if (!opts.force && this.#current.get(schoolId) === mark) {
+    const { version, w, mark } = await this.#markOf(schoolId);
+    const result = emptyResult(version);
+    if (!opts.force && (await this.#isCurrent(schoolId, mark, opts.all))) {
+      result.skipped = true;
       result.ms = performance.now() - started;
       return result;
     }
@@ -152,16 +180,16 @@ export class SchoolRerender {
       );
       result.unchanged = confirmed.length;
     }
-    this.#current.set(schoolId, mark);
+    // Made for what it read at its start: a pull or a token issued meanwhile leaves the mark behind, and the
+    // next pass runs. Only a hint, so a store that refuses it fails nothing: the next pass runs too.
+    await p.store.feeds.saveRenderPassMark(schoolId, `${mark}|${opts.all ? 'all' : 'live'}`).catch(() => {});
     result.ms = performance.now() - started;
     return result;
   }
+}
 
-  /** Forgets which data versions passes left current (all, or one school's). */
-  forget(schoolId?: SchoolId): void {
-    if (schoolId) this.#current.delete(schoolId);
-    else this.#current.clear();
-  }
+function emptyResult(dataVersion: number): RenderSchoolResult {
+  return { feeds: 0, rendered: 0, unchanged: 0, events: 0, bytes: 0, ms: 0, dataVersion, skipped: false };
 }
 
 /** The window's sessions grouped by the scopes that include them (feed-scope.ts), with the loop's turns between. */

@@ -92,6 +92,21 @@ export class SqlFeedLinks implements FeedLinksRepository {
     return rows.map(toFeedToken);
   }
 
+  async feedTokensMark(schoolId: SchoolId): Promise<string> {
+    // Tokens are never deleted: an issue adds a row, a revocation sets revoked_at once.
+    const row = await this.#ctx.r
+      .selectFrom('feed_tokens')
+      .select((eb) => [
+        eb.fn.countAll<number | string>().as('issued'),
+        eb.fn.count<number | string>('revoked_at').as('revoked'),
+        eb.fn.max('created_at').as('lastIssued'),
+        eb.fn.max('revoked_at').as('lastRevoked'),
+      ])
+      .where('school_id', '=', schoolId)
+      .executeTakeFirst();
+    return `${Number(row?.issued ?? 0)}/${Number(row?.revoked ?? 0)}/${row?.lastIssued ?? ''}/${row?.lastRevoked ?? ''}`;
+  }
+
   getFeedRotationRecord(): Promise<{ secret: string; createdAt: Instant } | null> {
     return feedRotations.getFeedRotationRecord(this.#ctx.r);
   }

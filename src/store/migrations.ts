@@ -614,6 +614,22 @@ const installationUidDomain: Migration = {
   },
 };
 
+/**
+ * The mark of each school's last complete feed re-render pass (data version, window day, issued feeds): a pull
+ * that leaves them all as they were starts no pass, on whichever replica runs it (feeds/school-rerender.ts).
+ */
+const renderPasses: Migration = {
+  name: '0024_i28_render_passes',
+  async up(db) {
+    await db.schema
+      .createTable('render_passes')
+      .addColumn('school_id', 'text', (c) => c.primaryKey())
+      .addColumn('mark', 'text', (c) => c.notNull())
+      .addColumn('at', 'text', (c) => c.notNull())
+      .execute();
+  },
+};
+
 export const MIGRATIONS: readonly Migration[] = [
   initial,
   staffSessionsAndAudit,
@@ -629,6 +645,7 @@ export const MIGRATIONS: readonly Migration[] = [
   scheduleHonesty,
   feedRotationRecord,
   installationUidDomain,
+  renderPasses,
 ];
 
 /** Applies pending migrations; returns the names applied (empty when the schema was current). */

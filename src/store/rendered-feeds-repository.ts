@@ -96,4 +96,20 @@ export class SqlRenderedFeeds implements RenderedFeedsRepository {
     if (feeds.length === 0) return Promise.resolve();
     return this.#ctx.transaction(() => renderedFeeds.deleteRenderedFeeds(this.#ctx.w, schoolId, feeds));
   }
+  async renderPassMark(schoolId: SchoolId): Promise<string | null> {
+    const row = await this.#ctx.r
+      .selectFrom('render_passes')
+      .select('mark')
+      .where('school_id', '=', schoolId)
+      .executeTakeFirst();
+    return row?.mark ?? null;
+  }
+  async saveRenderPassMark(schoolId: SchoolId, mark: string): Promise<void> {
+    const at = new Date().toISOString();
+    await this.#ctx.w
+      .insertInto('render_passes')
+      .values({ school_id: schoolId, mark, at })
+      .onConflict((oc) => oc.column('school_id').doUpdateSet({ mark, at }))
+      .execute();
+  }
 }

@@ -234,6 +234,7 @@ export type DB = { [T in SnapshotTableName]: SnapshotTable } & { [T in JoinTable
   feed_rotations: FeedRotationsTable;
   feed_event_versions: FeedEventVersionsTable;
   rendered_feeds: RenderedFeedsTable;
+  render_passes: RenderPassesTable;
   push_calendars: PushCalendarsTable;
   push_mappings: PushMappingsTable;
   fire_claims: FireClaimsTable;
@@ -274,6 +275,13 @@ export interface RenderedFeedsTable {
   /** JSON of the FeedDef. */
   def: string;
   rendered_at: string;
+}
+
+/** Per school, what its last complete feed re-render pass was made for (feeds/school-rerender.ts). */
+export interface RenderPassesTable {
+  school_id: string;
+  mark: string;
+  at: string;
 }
 
 /** One row (id 1): what belongs to this installation rather than to a school. */

@@ -510,6 +510,9 @@ export interface RenderedFeedsRepository {
     schoolId: SchoolId,
     feeds: readonly { scope: StoredFeedScope; scopeId: Id }[],
   ): Promise<void>;
+  /** What the school's last complete re-render pass was made for (its caller's words); null before any. */
+  renderPassMark(schoolId: SchoolId): Promise<string | null>;
+  saveRenderPassMark(schoolId: SchoolId, mark: string): Promise<void>;
 }
 
 /** The capabilities that open feeds: feed tokens, the feed rotation record, family links. */
@@ -521,6 +524,8 @@ export interface FeedLinksRepository {
   findFeedTokenByHash(tokenHash: string): Promise<FeedToken | null>;
   revokeFeedToken(schoolId: SchoolId, scope: FeedScope, scopeId: Id, at: Instant): Promise<void>;
   listFeedTokens(schoolId?: SchoolId): Promise<FeedToken[]>;
+  /** A short text that changes whenever a token of the school is issued or revoked (one aggregate read). */
+  feedTokensMark(schoolId: SchoolId): Promise<string>;
 
   // --- the feed rotation record (feeds/rotations.ts): the secret it vouches for, and every rotation
   getFeedRotationRecord(): Promise<{ secret: string; createdAt: Instant } | null>;

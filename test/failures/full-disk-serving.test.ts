@@ -98,11 +98,18 @@ describe('a full disk under `rostercal serve` (DATA_DIR on a 48 MB tmpfs)', () =
     let lastBeforeFill = 0;
     try {
       await serve.waitFor(/Stop with Ctrl-C/, 90_000);
-      // Two scheduled pulls and their re-renders (the first renders every feed `feeds list` issued) before the
-      // disk fills: what follows is the pull that reads the change alone.
+      // A scheduled pull and its re-render (every feed `feeds list` issued), then a pull that changed nothing (and
+      // so re-rendered nothing) before the disk fills: what follows is the pull that reads the change alone.
       await until(
-        'two re-renders',
-        () => (serve.output().match(/"msg":"feeds re-rendered"/g) ?? []).length >= 2,
+        'a re-render, then a pull with nothing new',
+        () => {
+          const out = serve.output();
+          const rendered = out.indexOf('"msg":"feeds re-rendered"');
+          return (
+            rendered >= 0 &&
+            /"status":"succeeded"/.test(out.slice(out.indexOf('"msg":"pull started"', rendered)))
+          );
+        },
         240_000, // a deadline, not a measure: a school-scale pull at load ~40 took over 90 s
         250,
       );

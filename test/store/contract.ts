@@ -958,6 +958,40 @@ export function describeStoreContract(name: string, createDb: () => Promise<Test
       expect((await store.links.listFeedTokens()).filter((t) => t.schoolId === s)).toHaveLength(3);
     });
 
+    it('marks the feed tokens of a school: the mark changes with each issue and revocation there, and no other', async () => {
+      const s = school();
+      const other = school();
+      const token = (hash: string, scopeId: number, createdAt: string) => ({
+        schoolId: s,
+        scope: 'team' as const,
+        scopeId,
+        tokenHash: `${s}-${hash}`,
+        version: 1,
+        createdAt,
+        revokedAt: null,
+      });
+      const seen = new Set([await store.links.feedTokensMark(s)]);
+      const changed = async () => {
+        const mark = await store.links.feedTokensMark(s);
+        expect(seen.has(mark)).toBe(false);
+        seen.add(mark);
+        expect(await store.links.feedTokensMark(s)).toBe(mark);
+      };
+      await store.links.saveFeedToken(token('a', 1, T1));
+      await changed();
+      // Issued at an earlier instant than the newest: still a change.
+      await store.links.saveFeedToken(token('b', 2, T0));
+      await changed();
+      await store.links.revokeFeedToken(s, 'team', 2, T1);
+      await changed();
+      await store.links.revokeFeedToken(s, 'team', 1, T1);
+      await changed();
+      const before = await store.links.feedTokensMark(s);
+      await store.links.saveFeedToken({ ...token('c', 1, T2), schoolId: other, tokenHash: `${other}-c` });
+      await store.links.revokeFeedToken(s, 'team', 1, T2);
+      expect(await store.links.feedTokensMark(s)).toBe(before);
+    });
+
     it('keeps what each feed last published per session, replaced whole, per feed', async () => {
       const s = school();
       expect((await store.feeds.getFeedEventVersions(s, 'team', 3)).size).toBe(0);
@@ -1027,6 +1061,18 @@ export function describeStoreContract(name: string, createDb: () => Promise<Test
       await store.feeds.deleteRenderedFeeds(s, [{ scope: 'student', scopeId: 3 }]);
       expect(await store.feeds.getRenderedFeed(s, 'student', 3)).toBeNull();
       expect(await store.feeds.listRenderedFeedStates(school())).toEqual([]);
+    });
+
+    it('keeps one re-render pass mark per school, replaced by the next', async () => {
+      const s = school();
+      const other = school();
+      expect(await store.feeds.renderPassMark(s)).toBeNull();
+      await store.feeds.saveRenderPassMark(s, '4|2026-11-23|a');
+      await store.feeds.saveRenderPassMark(other, 'x');
+      expect(await store.feeds.renderPassMark(s)).toBe('4|2026-11-23|a');
+      await store.feeds.saveRenderPassMark(s, '5|2026-11-23|a');
+      expect(await store.feeds.renderPassMark(s)).toBe('5|2026-11-23|a');
+      expect(await store.feeds.renderPassMark(other)).toBe('x');
     });
 
     it('saves and finds family links by hash, members in order, revocation kept', async () => {
