@@ -6,7 +6,7 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import express from 'express';
 import Provider, { type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
-import { escapeHtml } from '../util/html.ts';
+import { html, type SafeHtml } from '../util/html.ts';
 import type { DemoPerson } from './demo-people.ts';
 
 /** In-memory storage for the provider's artifacts: the demo keeps nothing across restarts, by design. */
@@ -58,6 +58,19 @@ export interface DemoIdpOptions {
   redirectUri: string;
   /** The people offered (read when the picker is shown, so it follows the store). */
   people: () => Promise<DemoPerson[]>;
+  /**
+   * The staff pages' layout (web/layouts.ts's staffPageText, handed in: identity/ is below web/): the page as
+   * text and the CSP that allows exactly its stylesheet, by hash.
+   */
+  renderPage: (page: DemoPage) => { text: string; csp: string };
+}
+
+/** A page of the demo's provider, on the staff layout. */
+export interface DemoPage {
+  title: string;
+  body: SafeHtml;
+  /** Origins besides the provider's that a form on the page may lead to. */
+  formTargets: readonly string[];
 }
 
 export interface DemoIdp {
@@ -68,13 +81,15 @@ export interface DemoIdp {
   clientSecret: string;
 }
 
-/**
- * The picker's policy. Chromium applies form-action to every redirect that follows a form post, and picking a
- * person ends with a redirect to rostercal's callback: its origin must be allowed too, or the browser stops
- * there (the demo serves both on one origin; a provider of its own, as in the tests, does not).
- */
-function pageCsp(redirectUri: string): string {
-  return `default-src 'none'; style-src 'unsafe-inline'; form-action 'self' ${new URL(redirectUri).origin}; frame-ancestors 'none'; base-uri 'none'`;
+const ROLE_LABELS = { admin: 'Admin', manager: 'Manager', staff: 'Coach', frozen: 'Deactivated' } as const;
+
+/** The picker: one button per person, each a form that signs in as them. */
+function pickerBody(people: DemoPerson[], action: string): SafeHtml {
+  const rows = people.map(
+    (p) =>
+      html`<li><form method="post" action="${action}"><input type="hidden" name="account" value="${p.id}"><button type="submit"><strong>${p.name}</strong><span>${ROLE_LABELS[p.role]} · ${p.note}</span><small>${p.email}</small></button></form></li>`,
+  );
+  return html`<div class="card"><h1>Demo school sign-in</h1><p>This stands in for the school’s Google or Microsoft sign-in. Pick who you are; each sees what their role allows.</p><ul class="people">${rows}</ul></div>`;
 }
 
 export function createDemoIdp(opts: DemoIdpOptions): DemoIdp {
@@ -139,8 +154,14 @@ export function createDemoIdp(opts: DemoIdpOptions): DemoIdp {
       return grant;
     },
     renderError(ctx, out) {
+      const page = opts.renderPage({
+        title: 'Demo sign-in',
+        body: html`<div class="card" role="alert"><h1>Demo sign-in</h1><p>${String(out.error_description ?? out.error)}</p><p><a class="btn primary" href="/auth/login">Start again</a></p></div>`,
+        formTargets: [],
+      });
       ctx.type = 'html';
-      ctx.body = `<!doctype html><meta charset="utf-8"><title>Demo sign-in</title><p>${escapeHtml(String(out.error_description ?? out.error))}</p><p><a href="/auth/login">Start again</a></p>`;
+      ctx.set({ 'Cache-Control': 'no-store', 'Content-Security-Policy': page.csp });
+      ctx.body = page.text;
     },
   };
   const provider = new Provider(opts.issuer, configuration);
@@ -153,22 +174,15 @@ export function createDemoIdp(opts: DemoIdpOptions): DemoIdp {
   router.get('/interaction/:uid', async (req, res, next) => {
     try {
       const details = await provider.interactionDetails(req, res);
-      const people = await opts.people();
-      const label = { admin: 'Admin', manager: 'Manager', staff: 'Coach', frozen: 'Deactivated' } as const;
-      const rows = people
-        .map(
-          (p) =>
-            `<li><form method="post" action="${mount}/interaction/${escapeHtml(details.uid)}/login"><input type="hidden" name="account" value="${escapeHtml(p.id)}"><button type="submit"><strong>${escapeHtml(p.name)}</strong><span>${label[p.role]} · ${escapeHtml(p.note)}</span><small>${escapeHtml(p.email)}</small></button></form></li>`,
-        )
-        .join('');
-      res.set({ 'Cache-Control': 'no-store', 'Content-Security-Policy': pageCsp(opts.redirectUri) });
-      res
-        .type('html')
-        .send(`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Demo sign-in</title>
-<style>*{box-sizing:border-box}body{font:16px/1.4 system-ui,sans-serif;margin:0;background:#eef1f5;color:#1c1e21}main{max-width:30rem;margin:0 auto;padding:1rem}
-h1{font-size:1.3rem}ul{list-style:none;padding:0}li{margin:0 0 .6rem}button{width:100%;min-height:56px;text-align:left;display:grid;gap:.1rem;padding:.6rem .9rem;border:1px solid #b8bec6;border-radius:10px;background:#fff;font:inherit;cursor:pointer}
-button span{color:#1f3a5f}small{color:#5f6670;overflow-wrap:anywhere}</style></head>
-<body><main><h1>Demo school sign-in</h1><p>This stands in for the school’s Google or Microsoft sign-in. Pick who you are; each sees what their role allows.</p><ul>${rows}</ul></main></body></html>`);
+      // Chromium applies form-action to the redirect after the post: rostercal's callback must be allowed too
+      // (the demo serves both on one origin; a provider of its own, as in the tests, does not).
+      const page = opts.renderPage({
+        title: 'Demo sign-in',
+        body: pickerBody(await opts.people(), `${mount}/interaction/${details.uid}/login`),
+        formTargets: [new URL(opts.redirectUri).origin],
+      });
+      res.set({ 'Cache-Control': 'no-store', 'Content-Security-Policy': page.csp });
+      res.type('html').send(page.text);
     } catch (err) {
       next(err);
     }

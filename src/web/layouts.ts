@@ -87,7 +87,13 @@ export function sendNotice(res: Response, status: number, title: string, body: S
 
 // ---- staff and admins ----------------------------------------------------------------------------------------
 
-export const STAFF_CSP = `default-src 'none'; style-src ${staffStyle.source}; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`;
+/** The staff pages' CSP; formTargets are origins besides this one that a form on the page may lead to. */
+function staffCsp(formTargets: readonly string[]): string {
+  for (const origin of formTargets)
+    if (new URL(origin).origin !== origin) throw new Error(`a form target must be an origin: ${origin}`);
+  const formAction = ["'self'", ...formTargets].join(' ');
+  return `default-src 'none'; style-src ${staffStyle.source}; img-src 'self' data:; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`;
+}
 
 /** The admins' pages, in the header of each. */
 export const ADMIN_NAV = [
@@ -103,6 +109,11 @@ export interface StaffPage {
   /** Shown in the header with a sign-out button when given. */
   who?: { label: string; csrf: string | null } | null;
   status?: number;
+  /**
+   * Origins besides this one that a form may lead to: Chromium applies form-action to the redirects after a
+   * post too (the demo's sign-in, on a provider of its own in the tests, redirects to rostercal's callback).
+   */
+  formTargets?: readonly string[];
 }
 
 export interface AdminPage extends StaffPage {
@@ -125,20 +136,29 @@ function staffShell(page: StaffPage, nav: readonly { href: string; label: string
 <main${wide ? html` class="wide"` : ''}>${page.body}</main></body></html>`.toString();
 }
 
-function send(res: Response, status: number | undefined, page: string): void {
+function send(res: Response, status: number | undefined, page: { text: string; csp: string }): void {
   res.status(status ?? 200);
-  res.set({ 'Cache-Control': 'no-store', 'Content-Security-Policy': STAFF_CSP });
-  res.type('html').send(page);
+  res.set({ 'Cache-Control': 'no-store', 'Content-Security-Policy': page.csp });
+  res.type('html').send(page.text);
+}
+
+function staffPage(page: StaffPage, nav: readonly { href: string; label: string }[], wide: boolean) {
+  return { text: staffShell(page, nav, wide), csp: staffCsp(page.formTargets ?? []) };
+}
+
+/** A staff page as text, with the CSP that allows it: for a sender that is not Express (the demo's provider). */
+export function staffPageText(page: StaffPage): { text: string; csp: string } {
+  return staffPage(page, [], false);
 }
 
 /** A staff page (/staff, signing in and out). */
 export function sendPage(res: Response, page: StaffPage): void {
-  send(res, page.status, staffShell(page, [], false));
+  send(res, page.status, staffPage(page, [], false));
 }
 
 /** An admin page (/admin…): the admin pages' navigation in the header. */
 export function sendAdminPage(res: Response, page: AdminPage): void {
-  send(res, page.status, staffShell(page, ADMIN_NAV, page.wide === true));
+  send(res, page.status, staffPage(page, ADMIN_NAV, page.wide === true));
 }
 
 /** A page that explains why something cannot be done and whom to ask. */

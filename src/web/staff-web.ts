@@ -15,6 +15,7 @@ import type { Logger } from '../log.ts';
 import type { SchoolId, Store } from '../store/types.ts';
 import { type AdminRouterOptions, type AdminSchool, createAdminRouter } from './admin.ts';
 import { createAdminStaffRouter } from './admin-staff.ts';
+import { staffPageText } from './layouts.ts';
 import { createRostersRouter, type RosterSchool } from './rosters.ts';
 import { createStaffAuth, type StaffAuth } from './staff-auth.ts';
 import { createStaffPageRouter } from './staff-page.ts';
@@ -73,7 +74,12 @@ export function createStaffWeb(opts: StaffWebOptions): StaffWeb {
   const router = express.Router();
   let oidcSettings = opts.oidc;
   if (opts.demo) {
-    const demo = opts.demo.createIdp({ issuer: `${base}/demo-idp`, redirectUri, people: opts.demo.people });
+    const demo = opts.demo.createIdp({
+      issuer: `${base}/demo-idp`,
+      redirectUri,
+      people: opts.demo.people,
+      renderPage: staffPageText,
+    });
     router.use('/demo-idp', demo.router);
     oidcSettings = {
       issuer: demo.issuer,

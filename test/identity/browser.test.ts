@@ -62,12 +62,21 @@ describe('a coach on a phone (Chromium, 390 px)', () => {
       acceptDownloads: true,
     });
     const page = await context.newPage();
+    const refused: string[] = [];
+    page.on('console', (m) => {
+      if (/Content Security Policy/i.test(m.text())) refused.push(m.text());
+    });
     let taps = 0;
 
     // Opening /staff signed out goes straight to the provider's sign-in page (no page of our own in between).
     await page.goto(`${site.url}/staff`);
     expect(page.url()).toMatch(new RegExp(`^${idp.issuer}/interaction/`));
     await expectPhoneFriendly(page);
+    // Its stylesheet applies under its CSP (allowed by hash, no 'unsafe-inline'): one wide button per person.
+    await expect(
+      page.evaluate('getComputedStyle(document.querySelector("ul.people button")).display'),
+    ).resolves.toBe('grid');
+    expect(refused).toEqual([]);
 
     const name = `${coach.firstName} ${coach.lastName}`;
     await Promise.all([

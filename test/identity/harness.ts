@@ -9,6 +9,7 @@ import type { SensitiveRole } from '../../src/identity/roles.ts';
 import type { Logger } from '../../src/log.ts';
 import type { Store } from '../../src/store/types.ts';
 import { createApp } from '../../src/web/app.ts';
+import { staffPageText } from '../../src/web/layouts.ts';
 import { type RunningServer, startServer } from '../../src/web/server.ts';
 import { createStaffWeb, type StaffWeb } from '../../src/web/staff-web.ts';
 import type { Harness } from '../feeds/harness.ts';
@@ -25,7 +26,7 @@ export interface TestIdp {
 export async function startTestIdp(people: DemoPerson[], redirectUri: string): Promise<TestIdp> {
   const port = await freePort();
   const issuer = `http://127.0.0.1:${port}/idp`;
-  const idp = createDemoIdp({ issuer, redirectUri, people: async () => people });
+  const idp = createDemoIdp({ issuer, redirectUri, people: async () => people, renderPage: staffPageText });
   const app = express();
   app.use('/idp', idp.router);
   const server = await startServer(app, { port, host: '127.0.0.1' });

@@ -1,6 +1,7 @@
 // Staff sign-in through a real OpenID provider (oidc-provider in-process), authorization code + PKCE, and what
 // each role then reaches: own teams, 403 with no PDF bytes elsewhere, the medical sheet audited, refusals,
 // sign-out ending the session, and throttling of failing clients only.
+import { createHash } from 'node:crypto';
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StaffUser } from '../../src/domain/types.ts';
@@ -120,6 +121,44 @@ describe('sign-in with the school’s identity provider (code + PKCE)', () => {
 
     const audit = await h.store.access.listAudit({ actor: coachUser.email!, action: 'sign-in' });
     expect(audit[0]).toMatchObject({ schoolId: 'hill', detail: 'staff', clientAddress: expect.any(String) });
+  });
+
+  it('the provider’s sign-in page allows its styles by hash, never unsafe-inline, and signs in from there', async () => {
+    const jar = new CookieJar();
+    const picker = await browse(jar, `${site.url}/auth/login`);
+    expect(picker.res.status).toBe(200);
+    expect(picker.url).toMatch(new RegExp(`^${idp.issuer}/interaction/`));
+    const csp = picker.res.headers.get('content-security-policy') ?? '';
+    const directive = (name: string) =>
+      csp
+        .split(';')
+        .map((d) => d.trim())
+        .find((d) => d.startsWith(`${name} `)) ?? '';
+    expect(csp).not.toContain('unsafe-inline');
+    // Every stylesheet on the page is allowed by the hash of its very bytes, and no element carries a style.
+    const styles = [...picker.body.matchAll(/<style>([\s\S]*?)<\/style>/g)].map((m) => m[1]!);
+    expect(styles.length).toBeGreaterThan(0);
+    for (const style of styles)
+      expect(directive('style-src')).toContain(
+        `'sha256-${createHash('sha256').update(style).digest('base64')}'`,
+      );
+    expect(picker.body).not.toMatch(/\sstyle=/);
+    // A pick posts to the provider, which redirects to rostercal's callback (another origin here): both allowed.
+    expect(directive('form-action')).toBe(`form-action 'self' ${new URL(site.url).origin}`);
+    const action = /action="([^"]*\/interaction\/[^"]+\/login)"/.exec(picker.body)?.[1];
+    expect(action).toBeDefined();
+    const landed = await browse(jar, new URL(action!, picker.url).href, {
+      method: 'POST',
+      body: new URLSearchParams({ account: people.coach.id }),
+    });
+    expect(landed.url).toBe(`${site.url}/staff`);
+    expect(landed.body).toContain('Signed in as coach');
+
+    // The provider's error page is on the same layout and policy.
+    const error = await fetch(`${idp.issuer}/auth?client_id=nobody&response_type=code&scope=openid`);
+    expect(error.status).toBe(400);
+    expect(error.headers.get('content-security-policy')).not.toContain('unsafe-inline');
+    expect(await error.text()).toMatch(/<h1>Demo sign-in<\/h1>[\s\S]*Start again/);
   });
 
   it('another team’s roster is 403 with no PDF bytes; an own team’s medical sheet is 200 and audited', async () => {
