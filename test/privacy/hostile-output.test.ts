@@ -7,9 +7,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/index.ts';
-import { startSandbox } from '../../src/sandbox/index.ts';
 import { startFakeGraph } from '../fakes/graph.ts';
 import { type Child, rostercal, schoolEnv } from '../support/cli.ts';
+import { startWeekSandbox } from '../support/clock.ts';
 
 /** What an upstream name may hold: each part once reached an operator's terminal raw. */
 const ATTACK =
@@ -30,7 +30,7 @@ let sessionId: number;
 let otherSessionId: number;
 
 beforeAll(async () => {
-  sandbox = await startSandbox({ seed: 23, scale: 'small' });
+  sandbox = await startWeekSandbox({ seed: 23, scale: 'small' });
   const s = sandbox.school;
   const now = Date.parse(sandbox.now());
   // A visible team with a session in the next weeks that has a location.
@@ -200,6 +200,7 @@ describe('every command prints upstream text through the terminal-safe path', ()
   }, 120_000);
 
   it('sandbox (its own generated school: printed through the same path), and usage errors', async () => {
+    // The command as an operator runs it, on its default clock (the present): only what it prints is judged.
     const child = rostercal(['sandbox', '--port', '0'], env);
     try {
       await child.waitFor(/sandbox listening on/, 60_000);

@@ -7,8 +7,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
+import type { Sandbox } from '../../src/sandbox/index.ts';
 import { rostercal, schoolEnv } from '../support/cli.ts';
+import { startWeekSandbox } from '../support/clock.ts';
 import { createTestDatabase, type TestDatabase } from '../support/pg.ts';
 
 const name = `rc_${randomBytes(4).toString('hex')}`;
@@ -43,7 +44,7 @@ beforeAll(async () => {
   scratch = await createTestDatabase();
   adminUrl = new URL(scratch.url);
   adminUrl.pathname = '/postgres';
-  sandbox = await startSandbox({ seed: 43, scale: 'small' });
+  sandbox = await startWeekSandbox({ seed: 43, scale: 'small' });
   dataDir = await mkdtemp(path.join(tmpdir(), 'rostercal-pgrole-'));
 }, 60_000);
 afterAll(async () => {

@@ -6,9 +6,10 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
+import type { Sandbox } from '../../src/sandbox/index.ts';
 import { openStore } from '../../src/store/index.ts';
 import { runCli, writeSchoolConfig } from '../support/cli.ts';
+import { startWeekSandbox } from '../support/clock.ts';
 import { googleTeamTarget } from '../support/live-google.ts';
 
 const SECRET_PART = 'GOOGLE_ACCESS_TOKEN_k3yM4t3r1al9x';
@@ -22,7 +23,7 @@ describe('provider error text that echoes credentials', () => {
   let env: NodeJS.ProcessEnv;
 
   beforeAll(async () => {
-    sandbox = await startSandbox({ seed: 9, scale: 'small' });
+    sandbox = await startWeekSandbox({ seed: 9, scale: 'small' });
     // Every request is refused with the credentials it carried quoted back, in the message and in a field.
     echo = createServer((req, res) => {
       req.resume();

@@ -8,9 +8,10 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
+import type { Sandbox } from '../../src/sandbox/index.ts';
 import { openStore } from '../../src/store/index.ts';
 import { runCli, writeSchoolConfig } from '../support/cli.ts';
+import { startWeekSandbox } from '../support/clock.ts';
 import { googleTeamTarget } from '../support/live-google.ts';
 
 const PEM_BODY = 'MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7cHJvdmlkZXJrZXk';
@@ -33,7 +34,7 @@ describe('a provider error text holding every form', () => {
   let env: NodeJS.ProcessEnv;
 
   beforeAll(async () => {
-    sandbox = await startSandbox({ seed: 12, scale: 'small' });
+    sandbox = await startWeekSandbox({ seed: 12, scale: 'small' });
     // A front end that quotes back what it was configured with, as misconfigured gateways do.
     echo = createServer((req, res) => {
       req.resume();

@@ -1,10 +1,8 @@
 // `rostercal serve` as families and attackers meet it: a sandbox school pulled by `rostercal sync`, its feed URLs
 // from `rostercal feeds list --json`, then the real server as a child process with its pino log captured.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
-import { type Child, rostercal, schoolEnv } from '../support/cli.ts';
+import type { Sandbox } from '../../src/sandbox/index.ts';
+import { type Child, rostercal } from '../support/cli.ts';
+import { schoolPulledByCli } from '../support/pulled-school.ts';
 
 export const ADMIN_TOKEN = 'admin-token-for-privacy-tests-0123456789';
 
@@ -24,26 +22,17 @@ export interface Served {
   stop(): Promise<string>;
 }
 
-/** A pulled sandbox school in its own DATA_DIR. */
+/** A pulled sandbox school in its own DATA_DIR (built around this week: serve and sync run on the real clock). */
 export async function privacySchool(seed = 31): Promise<PrivacySchool> {
-  const sandbox = await startSandbox({ seed, scale: 'small' });
-  const dataDir = await mkdtemp(path.join(tmpdir(), 'rostercal-privacy-'));
-  const env = { ...schoolEnv(sandbox, { DATA_DIR: dataDir }), ADMIN_TOKEN };
-  const sync = rostercal(['sync', '--full'], env);
-  if ((await sync.exit) !== 0) throw new Error(`rostercal sync failed:\n${sync.output()}`);
+  const pulled = await schoolPulledByCli({ seed, args: ['sync', '--full'], dirPrefix: 'rostercal-privacy-' });
+  const env = { ...pulled.env, ADMIN_TOKEN };
   const list = rostercal(['feeds', 'list', '--json'], env);
-  if ((await list.exit) !== 0) throw new Error(`rostercal feeds list failed:\n${list.output()}`);
+  if ((await list.exit) !== 0) {
+    await pulled.close();
+    throw new Error(`rostercal feeds list failed:\n${list.output()}`);
+  }
   const feeds = JSON.parse(list.stdout()) as PrivacySchool['feeds'];
-  return {
-    sandbox,
-    env,
-    dataDir,
-    feeds,
-    async close() {
-      await sandbox.close();
-      await rm(dataDir, { recursive: true, force: true });
-    },
-  };
+  return { sandbox: pulled.sandbox, env, dataDir: pulled.dir, feeds, close: pulled.close };
 }
 
 /** `rostercal serve --port 0` with the given extra environment, logging at info. */

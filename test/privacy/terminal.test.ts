@@ -1,30 +1,28 @@
 // What reaches an operator's terminal (and so a container's logs): no capability URL outside the demo, and no
 // line forged by control characters planted in upstream names.
-import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FeedListing } from '../../src/cli/feeds.ts';
-import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
+import type { Sandbox } from '../../src/sandbox/index.ts';
 import { createUpstreamClient } from '../../src/upstream/client.ts';
+import { rostercal, runRostercal } from '../support/cli.ts';
+import { startWeekSandbox } from '../support/clock.ts';
 
-const run = promisify(execFile);
-const MAIN = join(import.meta.dirname, '../../bin/rostercal.js');
 const FORGED = 'Smith\r\nhill    team    9999  Forged team         https://evil.example/feeds/x.ics';
 const BIDI = 'Jones\u202Esc.live\u202C';
 
 let sandbox: Sandbox;
 let dir: string;
-let env: NodeJS.ProcessEnv;
+let env: Record<string, string>;
 let staffIds: number[];
 
 beforeAll(async () => {
-  sandbox = await startSandbox({ seed: 4, scale: 'small' });
+  // The CLI runs on the real clock: a school of this week's shape.
+  sandbox = await startWeekSandbox({ seed: 4, scale: 'small' });
   dir = mkdtempSync(join(tmpdir(), 'rostercal-terminal-'));
   env = {
-    PATH: process.env.PATH ?? '',
     DATA_DIR: join(dir, 'data'),
     PUBLIC_URL: 'https://cal.example.org',
     UPSTREAM_URL: sandbox.url,
@@ -45,7 +43,8 @@ beforeAll(async () => {
       { id: staff[1]!.id, lastName: BIDI },
     ],
   });
-  const sync = await run(process.execPath, [MAIN, 'sync'], { env, encoding: 'utf8' });
+  const sync = await runRostercal(['sync'], env);
+  expect(sync.code, sync.stderr).toBe(0);
   expect(sync.stdout).toMatch(/succeeded|done|pull/i);
 });
 afterAll(async () => {
@@ -55,10 +54,8 @@ afterAll(async () => {
 
 describe('terminal output', () => {
   it('`feeds list` prints one line per feed whatever upstream names hold', async () => {
-    const json = JSON.parse(
-      (await run(process.execPath, [MAIN, 'feeds', 'list', '--json'], { env, encoding: 'utf8' })).stdout,
-    ) as FeedListing[];
-    const { stdout } = await run(process.execPath, [MAIN, 'feeds', 'list'], { env, encoding: 'utf8' });
+    const json = JSON.parse((await runRostercal(['feeds', 'list', '--json'], env)).stdout) as FeedListing[];
+    const { stdout } = await runRostercal(['feeds', 'list'], env);
     // biome-ignore lint/suspicious/noControlCharactersInRegex: looking for control characters is the point.
     expect(stdout).not.toMatch(/[\r\u202A-\u202E\u2066-\u2069\u0000-\u0008\u001b]/);
     expect(stdout.trimEnd().split('\n')).toHaveLength(json.length + 1);
@@ -68,28 +65,14 @@ describe('terminal output', () => {
   });
 
   it('`serve` outside the demo prints no feed URL, and its lines carry no control characters', async () => {
-    const child = spawn(process.execPath, [MAIN, 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.on('data', (b: Buffer) => {
-      out += b.toString('utf8');
-    });
-    child.stderr.on('data', (b: Buffer) => {
-      out += b.toString('utf8');
-    });
+    const child = rostercal(['serve'], env);
     try {
-      await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`serve did not start:\n${out}`)), 60_000);
-        child.stdout.on('data', () => {
-          if (out.includes('Stop with Ctrl-C')) {
-            clearTimeout(timer);
-            resolve();
-          }
-        });
-        child.once('exit', (code) => reject(new Error(`serve exited ${code}:\n${out}`)));
-      });
+      await child.waitFor(/Stop with Ctrl-C/);
     } finally {
-      child.kill('SIGTERM');
+      child.proc.kill('SIGTERM');
     }
+    await child.ended;
+    const out = child.output();
     expect(out).toContain('rostercal is serving');
     expect(out).not.toMatch(/\/feeds\/[A-Za-z0-9_-]{8,}/);
     expect(out).toMatch(/feeds list/);
