@@ -5,9 +5,10 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
 import { type FireEvent, type SchedulerHandle, startScheduler } from '../../src/sync/scheduler.ts';
+import { TEST_NOW } from '../support/clock.ts';
 import { openTestStore, type TestStore, testClient, testSchool } from './helpers.ts';
 
-const T0 = Date.parse('2026-03-02T09:00:00.000Z');
+const T0 = Date.parse(TEST_NOW);
 const at = (minutes: number) => new Date(T0 + minutes * 60_000).toISOString();
 
 /** A door the test opens: the first pull's after-pull work waits at it. */
@@ -25,7 +26,7 @@ describe('the work after a pull', () => {
   let scheduler: SchedulerHandle | null = null;
 
   beforeAll(async () => {
-    sandbox = await startSandbox({ seed: 5, scale: 'small', now: '2026-03-02T09:00:00Z' });
+    sandbox = await startSandbox({ seed: 5, scale: 'small', now: TEST_NOW });
     return () => sandbox.close();
   });
   afterEach(async () => {
@@ -44,6 +45,7 @@ describe('the work after a pull', () => {
       store: ts.store,
       config: { schools: [testSchool(sandbox, { schedules })] },
       clientFor: () => testClient(sandbox),
+      now: () => new Date(sandbox.now()),
       stopWaitMs: 2_000,
       ...(onFire ? { onFire } : {}),
       // The first pull's after-pull work (a slow push) lasts until the test opens the door.
@@ -81,14 +83,16 @@ describe('the work after a pull', () => {
     });
     await entered.opened;
     // Cron's fires each second while the first pull's after-pull work is held: two more pulls get through.
-    // Before: each was let pass ("overlap" or "another pull of this school is running") until the door opened.
+    // Before: each was let pass ("overlap" or "another pull of this school is running") until the door opened,
+    // so they never came. The deadline only ends that case; it measures nothing (a pull here is a fraction of a
+    // second, the deadline minutes).
     const waited = await Promise.race([
       pulledTwice.opened.then(() => 'pulled'),
-      new Promise((r) => setTimeout(() => r('timed out'), 30_000)),
+      new Promise((r) => setTimeout(() => r('timed out'), 120_000)),
     ]);
     hold.open();
     expect(waited, JSON.stringify(ran)).toBe('pulled');
-  }, 60_000);
+  }, 180_000);
 
   // serve holds the school's feed renders (requests answer the stored bytes) from a pull's first write until its
   // re-render (storeOutputs) has ended: never the work after it, which must not hold them.
@@ -100,6 +104,7 @@ describe('the work after a pull', () => {
       store: ts.store,
       config: { schools: [testSchool(sandbox, { schedules: { incremental: NEVER, full: NEVER } })] },
       clientFor: () => testClient(sandbox),
+      now: () => new Date(sandbox.now()),
       whilePulling: () => {
         steps.push('held');
         return () => steps.push('released');

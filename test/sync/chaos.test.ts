@@ -3,12 +3,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
 import { pullSchool } from '../../src/sync/pull.ts';
+import { TEST_NOW } from '../support/clock.ts';
 import { openTestStore, snapshot, type TestStore, testClient, testSchool } from './helpers.ts';
 
 // Every sandbox here generates the same school: same seed, same clock.
 // Seed 13: its malformed records fall in every listing (the sandbox’s choice of records is uneven across seeds).
 const SEED = 13;
-const NOW = new Date(Math.floor(Date.now() / 60_000) * 60_000).toISOString();
+const NOW = TEST_NOW;
 const now = () => new Date(NOW);
 
 describe('pull under chaos', () => {

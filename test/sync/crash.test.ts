@@ -1,61 +1,11 @@
 // A `rostercal sync` process killed in the middle of a resource leaves the store as it was before that run for
 // that resource (and everything after it), and the next run completes. Also: the CLI's output and exit status.
-import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
+import type { Sandbox } from '../../src/sandbox/index.ts';
 import { pullSchool } from '../../src/sync/pull.ts';
+import { rostercal } from '../support/cli.ts';
+import { startWeekSandbox } from '../support/clock.ts';
 import { DIALECTS, openTestStore, snapshot, type TestStore, testClient, testSchool } from './helpers.ts';
-
-interface Child {
-  proc: ChildProcess;
-  output(): string;
-  /** Resolves when the output matches. */
-  waitFor(pattern: RegExp, timeoutMs?: number): Promise<void>;
-  exit: Promise<number | null>;
-}
-
-function rostercal(args: string[], env: Record<string, string>): Child {
-  const proc = spawn(process.execPath, ['bin/rostercal.js', ...args], {
-    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  const waiters: { pattern: RegExp; resolve: () => void }[] = [];
-  const onData = (d: Buffer) => {
-    out += d.toString();
-    for (const w of [...waiters]) {
-      if (w.pattern.test(out)) {
-        waiters.splice(waiters.indexOf(w), 1);
-        w.resolve();
-      }
-    }
-  };
-  proc.stdout!.on('data', onData);
-  proc.stderr!.on('data', onData);
-  const exit = once(proc, 'exit').then(([code]) => code as number | null);
-  return {
-    proc,
-    output: () => out,
-    exit,
-    waitFor: (pattern, timeoutMs = 30_000) =>
-      new Promise<void>((resolve, reject) => {
-        if (pattern.test(out)) return resolve();
-        const timer = setTimeout(() => reject(new Error(`no ${pattern} in output:\n${out}`)), timeoutMs);
-        waiters.push({
-          pattern,
-          resolve: () => {
-            clearTimeout(timer);
-            resolve();
-          },
-        });
-        exit.then(() => {
-          clearTimeout(timer);
-          if (!pattern.test(out)) reject(new Error(`exited without ${pattern}; output:\n${out}`));
-        });
-      }),
-  };
-}
 
 function envFor(sandbox: Sandbox, ts: TestStore): Record<string, string> {
   return {
@@ -72,7 +22,8 @@ describe('rostercal sync and status', () => {
   let sandbox: Sandbox;
   let ts: TestStore;
   beforeAll(async () => {
-    sandbox = await startSandbox({ seed: 11, scale: 'small' });
+    // The CLI pulls on the real clock: a school of this week's shape.
+    sandbox = await startWeekSandbox({ seed: 11, scale: 'small' });
     ts = await openTestStore('sqlite');
   });
   afterAll(async () => {
@@ -121,8 +72,8 @@ describe.each(DIALECTS)('crash mid-run (%s)', (dialect) => {
   let ts: TestStore;
 
   beforeAll(async () => {
-    // Latency makes a run last long enough to be killed inside a resource.
-    sandbox = await startSandbox({ seed: 11, scale: 'small', latencyMs: 50 });
+    // Latency keeps requests to come after the teams' first page until the test holds the upstream (below).
+    sandbox = await startWeekSandbox({ seed: 11, scale: 'small', latencyMs: 50 });
     ts = await openTestStore(dialect);
   });
   afterAll(async () => {
@@ -146,10 +97,19 @@ describe.each(DIALECTS)('crash mid-run (%s)', (dialect) => {
     });
 
     const child = rostercal(['sync', '--full'], envFor(sandbox, ts));
-    // Teams come before sessions: kill inside the teams transaction, after a page of it was written.
+    // Teams come before absences and sessions. Once the teams' first page is in, the upstream holds every request:
+    // when one waits there, the run is provably mid-way (the sessions not yet listed whole, so not written), and
+    // it is killed there, however slow the machine.
     await child.waitFor(/teams: page 1 of \d+/);
-    child.proc.kill('SIGKILL');
-    expect(await child.exit).toBeNull();
+    const held = sandbox.hold();
+    try {
+      const waiting = await Promise.race([held.arrived(1).then(() => true), child.exit.then(() => false)]);
+      expect(waiting, `the run ended before the upstream was held:\n${child.output()}`).toBe(true);
+      child.proc.kill('SIGKILL');
+      expect(await child.exit).toBeNull();
+    } finally {
+      held.release();
+    }
 
     const reopened = await ts.reopen();
     try {

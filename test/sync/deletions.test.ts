@@ -11,6 +11,7 @@ import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
 import type { Store } from '../../src/store/types.ts';
 import { pullSchool } from '../../src/sync/pull.ts';
 import type { UpstreamClient } from '../../src/upstream/api.ts';
+import { TEST_NOW } from '../support/clock.ts';
 import {
   openTestStore,
   resetSandboxStats,
@@ -31,10 +32,12 @@ describe('deletions confirmed by the upstream (SQLite, sandbox listing faults)',
     const routes = (await sandboxStats(sandbox.url)).routes;
     return (routes['GET /sessions/{id}']?.total ?? 0) + (routes['GET /teams/{id}']?.total ?? 0);
   };
-  const full = () => pullSchool({ store, client, school, kind: 'full' });
+  // On the sandbox's clock: the windows the test reckons from are the pull's.
+  const now = () => new Date(sandbox.now());
+  const full = () => pullSchool({ store, client, school, kind: 'full', now });
 
   beforeAll(async () => {
-    sandbox = await startSandbox({ seed: 7, scale: 'small', now: '2026-11-23T01:00:00Z' });
+    sandbox = await startSandbox({ seed: 7, scale: 'small', now: TEST_NOW });
     ts = await openTestStore('sqlite');
     store = ts.store;
     client = testClient(sandbox);
@@ -62,7 +65,7 @@ describe('deletions confirmed by the upstream (SQLite, sandbox listing faults)',
     // The teams' two listings (visible, hidden) each lose one of five teams: past the default 30 % guard, which
     // would hold back deletions without a look.
     const lenient = { ...school, deletionGuard: { maxShrinkFraction: 0.5 } };
-    const summary = await pullSchool({ store, client, school: lenient, kind: 'full' });
+    const summary = await pullSchool({ store, client, school: lenient, kind: 'full', now });
     sandbox.setListingFaults({});
     // Observed before: the session missing from the listing was deleted at once, in a run called a success.
     expect(summary.counts.sessions!.deleted).toBe(0);
@@ -78,7 +81,7 @@ describe('deletions confirmed by the upstream (SQLite, sandbox listing faults)',
     expect(summary.warning).toMatch(/teams: the full listing left out 2 records the upstream still has/);
 
     // The next pull of any kind has them, and the listing back whole is no news.
-    const inc = await pullSchool({ store, client, school, kind: 'incremental' });
+    const inc = await pullSchool({ store, client, school, kind: 'incremental', now });
     expect(inc.status).toBe('succeeded');
     expect(await store.records.liveIds(school.id, 'sessions')).toEqual(liveBefore);
     const again = await full();
@@ -162,7 +165,7 @@ describe('deletions confirmed by the upstream (SQLite, sandbox listing faults)',
     expect(await store.records.get(school.id, 'absences', absence.id)).not.toBeNull();
     // Waiting for the second listing costs an incremental pull nothing: its four listings, as ever.
     await resetSandboxStats(sandbox.url);
-    const inc = await pullSchool({ store, client, school, kind: 'incremental' });
+    const inc = await pullSchool({ store, client, school, kind: 'incremental', now });
     expect(inc.upstream.requests).toBe(4);
     expect((await sandboxStats(sandbox.url)).total).toBe(4);
     expect(await store.records.get(school.id, 'absences', absence.id)).not.toBeNull();

@@ -5,10 +5,11 @@
 // for dies; an incremental fire let pass is recorded and shown as skipped, with why; a job whose replica died
 // reads as interrupted.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
+import type { Sandbox } from '../../src/sandbox/index.ts';
 import { describeJob } from '../../src/sync/job-display.ts';
 import { pullSchool } from '../../src/sync/pull.ts';
 import { rostercal, schoolEnv } from '../support/cli.ts';
+import { startWeekSandbox } from '../support/clock.ts';
 import { type Gate, startGate } from '../support/gate.ts';
 import { is, killReplicas, type Replica, startReplica, winner } from '../support/replicas.ts';
 import { openTestStore, type TestStore, testClient, testSchool } from './helpers.ts';
@@ -20,7 +21,8 @@ describe('full fires that meet a running pull, three replicas on PostgreSQL', ()
   const replicas: Replica[] = [];
 
   beforeAll(async () => {
-    sandbox = await startSandbox({ seed: 5, scale: 'small', now: '2026-11-23T01:00:00Z' });
+    // The replicas pull on the real clock: a school of this week's shape stays inside their windows.
+    sandbox = await startWeekSandbox({ seed: 5, scale: 'small' });
     gate = await startGate(sandbox.url);
     ts = await openTestStore('postgres');
     const first = await pullSchool({

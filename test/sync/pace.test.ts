@@ -11,13 +11,14 @@ import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
 import { type SchedulerHandle, startScheduler } from '../../src/sync/scheduler.ts';
 import { createUpstreamClient } from '../../src/upstream/client.ts';
 import { rostercal, schoolEnv } from '../support/cli.ts';
+import { TEST_NOW } from '../support/clock.ts';
 import { openTestStore, type TestStore, testSchool } from './helpers.ts';
 
 // The bucket: RATE requests a second, BURST at once. A small school's full pull needs many more than BURST
 // (throttled); an unchanged incremental pull needs fewer (clean, once the bucket has refilled).
 const RATE = 2;
 const BURST = 6;
-const T0 = Date.parse('2026-03-02T09:00:00.000Z');
+const T0 = Date.parse(TEST_NOW);
 const at = (minutes: number) => new Date(T0 + minutes * 60_000).toISOString();
 
 describe('the pace of incremental pulls', () => {
@@ -30,7 +31,7 @@ describe('the pace of incremental pulls', () => {
     sandbox = await startSandbox({
       seed: 11,
       scale: 'small',
-      now: '2026-03-02T09:00:00Z',
+      now: TEST_NOW,
       rateLimit: RATE,
       burst: BURST,
     });
@@ -40,6 +41,7 @@ describe('the pace of incremental pulls', () => {
     scheduler = await startScheduler({
       store: ts.store,
       config: { schools: [school] },
+      now: () => new Date(sandbox.now()),
       // Short backoff between retries: the pull gets through its 429s quickly, and still counts them.
       clientFor: () =>
         createUpstreamClient({
@@ -64,7 +66,11 @@ describe('the pace of incremental pulls', () => {
     if (!outcome) throw new Error('this only replica was not elected');
     return outcome;
   };
-  /** Waits out the bucket's refill (the upstream's own clock): the next few requests then meet no 429. */
+  /**
+   * Waits out the bucket's refill: the next few requests then meet no 429. The one sleep kept here: the sandbox's
+   * bucket refills on the real monotonic clock (as an upstream's does), which no test can move, and a loaded machine
+   * can only make the wait longer than the refill, never shorter, so no race is decided by it.
+   */
   const bucketRefilled = () => sleep(((BURST / RATE) * 1000) | 0);
   const slowed = /^slowed down: upstream asked us to slow down \(429\) — next pull at \d{4}-\d\d-\d\dT/;
 

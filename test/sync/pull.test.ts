@@ -8,6 +8,7 @@ import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
 import type { Store } from '../../src/store/types.ts';
 import { pullSchool } from '../../src/sync/pull.ts';
 import type { UpstreamClient } from '../../src/upstream/api.ts';
+import { TEST_NOW } from '../support/clock.ts';
 import {
   DIALECTS,
   listAll,
@@ -19,6 +20,8 @@ import {
   testSchool,
 } from './helpers.ts';
 
+// The pulls run on the sandbox's clock, pinned to TEST_NOW: windows, cursors and the school agree on the date.
+const clockOf = (sb: Sandbox) => () => new Date(sb.now());
 const strip = <T extends { meta?: unknown }>({ meta: _m, ...rest }: T) => rest;
 const byId = <T extends { id: number }>(xs: T[]) => [...xs].sort((a, b) => a.id - b.id);
 
@@ -31,7 +34,7 @@ describe.each(DIALECTS)('pull into %s', (dialect) => {
   let staffEmail: string;
 
   beforeAll(async () => {
-    sandbox = await startSandbox({ seed: 7, scale: 'small' });
+    sandbox = await startSandbox({ seed: 7, scale: 'small', now: TEST_NOW });
     ts = await openTestStore(dialect);
     store = ts.store;
     client = testClient(sandbox);
@@ -45,7 +48,7 @@ describe.each(DIALECTS)('pull into %s', (dialect) => {
 
   it('first sync is full and equals the sandbox’s data', async () => {
     await resetSandboxStats(sandbox.url);
-    const summary = await pullSchool({ store, client, school, kind: 'incremental' });
+    const summary = await pullSchool({ now: clockOf(sandbox), store, client, school, kind: 'incremental' });
     expect(summary.requestedKind).toBe('incremental');
     expect(summary.kind).toBe('full');
     expect(summary.status).toBe('succeeded');
@@ -170,7 +173,7 @@ describe.each(DIALECTS)('pull into %s', (dialect) => {
   it('an unchanged rerun asks once per incremental listing and changes nothing', async () => {
     const version = await store.records.dataVersion(school.id);
     await resetSandboxStats(sandbox.url);
-    const summary = await pullSchool({ store, client, school, kind: 'incremental' });
+    const summary = await pullSchool({ now: clockOf(sandbox), store, client, school, kind: 'incremental' });
     expect(summary.kind).toBe('incremental');
     expect(summary.status).toBe('succeeded');
     const stats = await sandboxStats(sandbox.url);
@@ -223,7 +226,7 @@ describe.each(DIALECTS)('pull into %s', (dialect) => {
     sandbox.setNow(sandbox.now()); // bumps the sandbox's state version: no cached listing outlives the edit
 
     // Incremental: edits and new records, not deletions.
-    const inc = await pullSchool({ store, client, school, kind: 'incremental' });
+    const inc = await pullSchool({ now: clockOf(sandbox), store, client, school, kind: 'incremental' });
     expect(inc.status).toBe('succeeded');
     expect(inc.counts.sessions).toMatchObject({ changed: 2, deleted: 0, added: 0 });
     expect(inc.counts.absences).toMatchObject({ added: 1, deleted: 0 });
@@ -235,7 +238,7 @@ describe.each(DIALECTS)('pull into %s', (dialect) => {
     expect(await store.records.get(school.id, 'sessions', deleted.id)).not.toBeNull();
 
     // Full: the deletion and the membership change.
-    const full = await pullSchool({ store, client, school, kind: 'full' });
+    const full = await pullSchool({ now: clockOf(sandbox), store, client, school, kind: 'full' });
     expect(full.status).toBe('succeeded');
     expect(full.counts.sessions).toMatchObject({ deleted: 1, changed: 0 });
     expect(await store.records.get(school.id, 'sessions', deleted.id)).toBeNull();
@@ -261,7 +264,7 @@ describe.each(DIALECTS)('pull into %s', (dialect) => {
     const absencesBefore = (await store.records.list(school.id, 'absences')).length;
     expect(absencesBefore).toBeGreaterThan(0);
 
-    const summary = await pullSchool({ store, client, school, kind: 'full' });
+    const summary = await pullSchool({ now: clockOf(sandbox), store, client, school, kind: 'full' });
     expect(summary.status).toBe('suspicious');
     expect(summary.warning).toMatch(/sessions: the full listing would delete \d+ of \d+ stored/);
     expect(summary.warning).toMatch(/absences: the full listing came back empty/);
@@ -275,7 +278,13 @@ describe.each(DIALECTS)('pull into %s', (dialect) => {
 
     // A school that really did shrink that much is released by raising the fraction for a run.
     const relaxed = { ...school, deletionGuard: { maxShrinkFraction: 1 } };
-    const released = await pullSchool({ store, client, school: relaxed, kind: 'full' });
+    const released = await pullSchool({
+      now: clockOf(sandbox),
+      store,
+      client,
+      school: relaxed,
+      kind: 'full',
+    });
     expect(released.counts.sessions!.deleted).toBe(gone.length);
     // Empty stays refused whatever the fraction.
     expect(released.status).toBe('suspicious');
@@ -287,7 +296,7 @@ describe.each(DIALECTS)('sensitive rosters into %s', (dialect) => {
   let sandbox: Sandbox;
   let ts: TestStore;
   beforeAll(async () => {
-    sandbox = await startSandbox({ seed: 7, scale: 'small' });
+    sandbox = await startSandbox({ seed: 7, scale: 'small', now: TEST_NOW });
     ts = await openTestStore(dialect);
   });
   afterAll(async () => {
@@ -309,7 +318,7 @@ describe.each(DIALECTS)('sensitive rosters into %s', (dialect) => {
     const off = testSchool(sandbox);
 
     await resetSandboxStats(sandbox.url);
-    const first = await pullSchool({ store, client, school: on, kind: 'full' });
+    const first = await pullSchool({ now: clockOf(sandbox), store, client, school: on, kind: 'full' });
     expect(first.status).toBe('succeeded');
     const teamCount = sandbox.school.teams.length;
     expect((await sandboxStats(sandbox.url)).routes['GET /teams/{id}']?.total).toBe(teamCount);
@@ -329,7 +338,13 @@ describe.each(DIALECTS)('sensitive rosters into %s', (dialect) => {
 
     // Turned off: the next run (even an incremental one) rereads the teams listing and keeps none of it.
     await resetSandboxStats(sandbox.url);
-    const stripped = await pullSchool({ store, client, school: off, kind: 'incremental' });
+    const stripped = await pullSchool({
+      now: clockOf(sandbox),
+      store,
+      client,
+      school: off,
+      kind: 'incremental',
+    });
     expect(stripped.status).toBe('succeeded');
     expect(stripped.resources.find((r) => r.kind === 'teams')!.mode).toBe('full');
     expect((await sandboxStats(sandbox.url)).routes['GET /teams/{id}']?.total ?? 0).toBe(0);
@@ -340,28 +355,42 @@ describe.each(DIALECTS)('sensitive rosters into %s', (dialect) => {
 
     // Off and unchanged: a later run reads no team singly and rewrites nothing.
     await resetSandboxStats(sandbox.url);
-    const again = await pullSchool({ store, client, school: off, kind: 'full' });
+    const again = await pullSchool({ now: clockOf(sandbox), store, client, school: off, kind: 'full' });
     expect(again.counts.teams).toMatchObject({ added: 0, changed: 0 });
     expect((await sandboxStats(sandbox.url)).routes['GET /teams/{id}']?.total ?? 0).toBe(0);
 
     // On again: read back.
-    await pullSchool({ store, client, school: on, kind: 'incremental' });
+    await pullSchool({ now: clockOf(sandbox), store, client, school: on, kind: 'incremental' });
     expect((await sensitiveData(store, on.id)).length).toBeGreaterThan(0);
   });
 
   it('turned off, strips even the stored teams the listing served malformed (kept, not rewritten by it)', async () => {
     const { store } = ts;
     const on = testSchool(sandbox, { id: 'malformed-teams', rosters: { sensitive: true } });
-    expect((await pullSchool({ store, client: testClient(sandbox), school: on, kind: 'full' })).status).toBe(
-      'succeeded',
-    );
+    expect(
+      (
+        await pullSchool({
+          now: clockOf(sandbox),
+          store,
+          client: testClient(sandbox),
+          school: on,
+          kind: 'full',
+        })
+      ).status,
+    ).toBe('succeeded');
     expect((await sensitiveData(store, on.id)).length).toBeGreaterThan(0);
 
     // The same school, some of whose team records now arrive malformed: skipped, so their stored records stay.
-    const broken = await startSandbox({ seed: 7, scale: 'small', malformedRate: 0.3 });
+    const broken = await startSandbox({ seed: 7, scale: 'small', now: TEST_NOW, malformedRate: 0.3 });
     try {
       const off = testSchool(broken, { id: on.id });
-      const run = await pullSchool({ store, client: testClient(broken), school: off, kind: 'full' });
+      const run = await pullSchool({
+        now: clockOf(broken),
+        store,
+        client: testClient(broken),
+        school: off,
+        kind: 'full',
+      });
       const teams = run.resources.find((r) => r.kind === 'teams')!;
       expect(teams.counts.skipped).toBeGreaterThan(0);
       const kept = sandbox.school.teams.filter((t) => broken.isMalformed('teams', t.id)).map((t) => t.id);

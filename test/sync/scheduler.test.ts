@@ -3,11 +3,10 @@
 // a cron fire goes through; the replicas' own schedules are a year away), each awaited to its end before the
 // next: no pull outlasts a one-second schedule on a loaded machine, so every count below is exact. A second test
 // lets node-cron fire every second and checks only that its fires are elected the same way.
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
+import type { Sandbox } from '../../src/sandbox/index.ts';
 import { pullSchool } from '../../src/sync/pull.ts';
-import { TEST_NOW } from '../support/clock.ts';
+import { startWeekSandbox } from '../support/clock.ts';
 import {
   is,
   killReplicas,
@@ -16,6 +15,7 @@ import {
   startReplica,
   winner,
 } from '../support/replicas.ts';
+import { until } from '../support/until.ts';
 import { openTestStore, type TestStore, testClient, testSchool } from './helpers.ts';
 
 describe('scheduler with two replicas on PostgreSQL', () => {
@@ -25,7 +25,8 @@ describe('scheduler with two replicas on PostgreSQL', () => {
   const replicas: Replica[] = [];
 
   beforeAll(async () => {
-    sandbox = await startSandbox({ seed: 5, scale: 'small', now: TEST_NOW });
+    // The replicas pull on the real clock: a school of this week's shape stays inside their windows.
+    sandbox = await startWeekSandbox({ seed: 5, scale: 'small' });
     ts = await openTestStore('postgres');
     // The first pull of a school is full: done here so that the fires' pulls are cheap.
     const first = await pullSchool({
@@ -123,11 +124,7 @@ describe('scheduler with two replicas on PostgreSQL', () => {
       return [...asked(c)].filter((t) => ofD.has(t));
     };
     // Ordered by what the replicas report, however long a loaded machine takes to get there.
-    const deadline = Date.now() + 120_000;
-    while (askedOfBoth().length < 3) {
-      if (Date.now() > deadline) throw new Error('no three fires asked of both replicas within 120 s');
-      await sleep(50);
-    }
+    await until('three fires asked of both replicas', () => askedOfBoth().length >= 3, 120_000);
     c.proc.kill('SIGTERM');
     d.proc.kill('SIGTERM');
     await Promise.all([c.exit, d.exit]);

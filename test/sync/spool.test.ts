@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { prepareRecord } from '../../src/store/kinds.ts';
 import type { PreparedRecord } from '../../src/store/types.ts';
 import { RecordSpool } from '../../src/sync/spool.ts';
+import { until } from '../support/until.ts';
 
 const dirs: string[] = [];
 afterEach(async () => {
@@ -128,12 +129,20 @@ describe('RecordSpool', () => {
     // collected while the drain goes on, before close().
     v8.setFlagsFromString('--expose-gc');
     const gc = vm.runInNewContext('gc') as () => void;
+    // Finalisers run as tasks after a collection: collect and give the loop turns until they have run (how many
+    // turns that takes depends on the machine, not on the spool), then say which records are still held.
     const collectedBefore = async (id: number) => {
-      for (let i = 0; i < 20 && !collected.has(id); i++) {
-        gc();
-        await new Promise((r) => setTimeout(r, 10));
-      }
-      return [...Array(id).keys()].map((i) => i + 1).filter((k) => !collected.has(k));
+      const missing = () => [...Array(id).keys()].map((i) => i + 1).filter((k) => !collected.has(k));
+      await until(
+        `records 1 to ${id} collected`,
+        () => {
+          gc();
+          return missing().length === 0;
+        },
+        20_000,
+        10,
+      ).catch(() => {});
+      return missing();
     };
     let seen = 0;
     for await (const chunk of spool.chunks(10)) {

@@ -1,13 +1,13 @@
 // Issue 28, "Fifty schools on one replica": schools' fires are spread over their schedule's interval (a thousand
 // schools do not all pull in the same second), each school's by an offset of its own id, so that two replicas
 // compute the same fire times and the election (store.runs.claimFire, one run per job and fire time) still holds.
-import { setTimeout as sleep } from 'node:timers/promises';
 import cron from 'node-cron';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SchoolConfig } from '../../src/config.ts';
 import type { JobDefinition } from '../../src/jobs/job.ts';
 import { type FireEvent, type SchedulerHandle, startScheduler } from '../../src/sync/scheduler.ts';
 import { spreadCron, spreadFraction } from '../../src/sync/spread.ts';
+import { until } from '../support/until.ts';
 import { openTestStore, type TestStore, testSchool } from './helpers.ts';
 
 /** The next `n` fires of an expression after `from` (node-cron's own reading of it). */
@@ -114,12 +114,11 @@ describe('spread fires on two replicas sharing PostgreSQL', () => {
     };
     const schoolsAsked = () => new Set(askedOfBoth().map((k) => k.split('@')[0]));
     // Ordered by what the schedulers report, however long a loaded machine takes to get there.
-    const deadline = Date.now() + 120_000;
-    while (schoolsAsked().size < SCHOOLS || askedOfBoth().length < 2 * SCHOOLS) {
-      if (Date.now() > deadline)
-        throw new Error(`only ${askedOfBoth().length} fires asked of both within 120 s`);
-      await sleep(50);
-    }
+    await until(
+      `two fires of each of ${SCHOOLS} schools asked of both replicas`,
+      () => schoolsAsked().size >= SCHOOLS && askedOfBoth().length >= 2 * SCHOOLS,
+      120_000,
+    );
     for (const key of askedOfBoth()) {
       const [schoolId, fireTime] = key.split('@') as [string, string];
       const answers = events.filter(
