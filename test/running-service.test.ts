@@ -6,8 +6,9 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../src/config.ts';
 import { type RunningService, startService } from '../src/running-service.ts';
-import { type Sandbox, startSandbox } from '../src/sandbox/index.ts';
+import type { Sandbox } from '../src/sandbox/index.ts';
 import { launchBrowser } from './support/browser.ts';
+import { startWeekSandbox } from './support/clock.ts';
 import { freePort } from './support/ports.ts';
 
 const ADMIN_TOKEN = 'test-admin-token-4f9c2b7e1a';
@@ -18,7 +19,7 @@ describe('rostercal serve', () => {
   let dir: string;
 
   beforeAll(async () => {
-    sandbox = await startSandbox({ seed: 3, scale: 'small' });
+    sandbox = await startWeekSandbox({ seed: 3, scale: 'small' });
     dir = mkdtempSync(path.join(tmpdir(), 'rostercal-service-'));
     const port = await freePort();
     const parsed = parseConfig({

@@ -8,9 +8,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadEventTemplates } from '../../src/calendar/templates.ts';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 import { type RunningService, startService } from '../../src/running-service.ts';
-import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
+import type { Sandbox } from '../../src/sandbox/index.ts';
 import { type FakeGoogle, startFakeGoogle } from '../fakes/google-calendar.ts';
 import { rostercal } from '../support/cli.ts';
+import { startWeekSandbox } from '../support/clock.ts';
 import { pdfText } from '../support/pdf.ts';
 
 const tmp = mkdtempSync(path.join(tmpdir(), 'rostercal-wording-'));
@@ -113,7 +114,7 @@ describe('one wording for feeds, landing pages, pushes and rosters', () => {
   let service: RunningService;
 
   beforeAll(async () => {
-    [sandbox, google] = await Promise.all([startSandbox({ seed: 5, scale: 'small' }), startFakeGoogle()]);
+    [sandbox, google] = await Promise.all([startWeekSandbox({ seed: 5, scale: 'small' }), startFakeGoogle()]);
     const dir = wordingDir('service', {
       // Every kind of title (a session's, a fixture's, a bye's) marked; results, cancellations and drafts wrap them.
       'default.json': {

@@ -10,7 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FeedListing } from '../../src/cli/feeds.ts';
 import { loadConfig } from '../../src/config.ts';
 import { type RunningService, startService } from '../../src/running-service.ts';
-import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
+import type { Sandbox } from '../../src/sandbox/index.ts';
+import { startWeekSandbox } from '../support/clock.ts';
 
 const run = promisify(execFile);
 const PUBLIC = 'https://cal.example.org';
@@ -51,7 +52,7 @@ function loseDatabase(): void {
 }
 
 beforeAll(async () => {
-  sandbox = await startSandbox({ seed: 5, scale: 'small' });
+  sandbox = await startWeekSandbox({ seed: 5, scale: 'small' });
   dir = mkdtempSync(path.join(tmpdir(), 'rostercal-rotation-'));
   env = {
     PATH: process.env.PATH ?? '',

@@ -4,9 +4,9 @@
 import { userInfo } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox } from '../../src/sandbox/index.ts';
 import type { AuditRecord } from '../../src/store/types.ts';
 import { rostercal, schoolEnv } from '../support/cli.ts';
+import { startWeekSandbox } from '../support/clock.ts';
 import { openTestStore, type TestStore } from '../sync/helpers.ts';
 
 let ts: TestStore;
@@ -131,7 +131,7 @@ describe('rostercal audit', () => {
 
 describe('what is done at the command line is audited too', () => {
   it('rostercal roster and rostercal feeds rotate write records naming the account that ran them', async () => {
-    const sandbox = await startSandbox({ seed: 4, scale: 'small' });
+    const sandbox = await startWeekSandbox({ seed: 4, scale: 'small' });
     const pulled = await openTestStore('sqlite');
     try {
       const cliEnv = schoolEnv(sandbox, pulled.env);

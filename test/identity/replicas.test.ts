@@ -5,10 +5,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { staffAccess } from '../../src/identity/roles.ts';
-import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
+import type { Sandbox } from '../../src/sandbox/index.ts';
 import { openStore } from '../../src/store/index.ts';
 import type { Store } from '../../src/store/types.ts';
 import { type Child, rostercal, schoolEnv } from '../support/cli.ts';
+import { startWeekSandbox } from '../support/clock.ts';
 import { createTestDatabase, type TestDatabase } from '../support/pg.ts';
 import { freePort } from '../support/ports.ts';
 import { browse, CookieJar, signIn, startTestIdp, type TestIdp } from './harness.ts';
@@ -23,7 +24,7 @@ let a: string;
 let b: string;
 
 beforeAll(async () => {
-  sandbox = await startSandbox({ seed: 9, scale: 'small' });
+  sandbox = await startWeekSandbox({ seed: 9, scale: 'small' });
   db = await createTestDatabase();
   const [portA, portB] = [await freePort(), await freePort()];
   a = `http://127.0.0.1:${portA}`;

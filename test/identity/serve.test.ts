@@ -6,16 +6,17 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { staffAccess } from '../../src/identity/roles.ts';
-import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
+import type { Sandbox } from '../../src/sandbox/index.ts';
 import { openStore } from '../../src/store/index.ts';
 import { rostercal, schoolEnv } from '../support/cli.ts';
+import { startWeekSandbox } from '../support/clock.ts';
 import { freePort } from '../support/ports.ts';
 import { browse, CookieJar, signIn, startTestIdp, type TestIdp } from './harness.ts';
 
 let sandbox: Sandbox;
 let dir: string;
 beforeAll(async () => {
-  sandbox = await startSandbox({ seed: 5, scale: 'small' });
+  sandbox = await startWeekSandbox({ seed: 5, scale: 'small' });
   dir = await mkdtemp(path.join(tmpdir(), 'rostercal-serve-auth-'));
 });
 afterAll(async () => {
@@ -314,7 +315,7 @@ describe('rostercal serve with auth in the config file', () => {
 
 describe('rostercal serve with several schools', () => {
   it('a person sees the schools where they are staff, and nothing of the others', async () => {
-    const other = await startSandbox({ seed: 6, scale: 'small' });
+    const other = await startWeekSandbox({ seed: 6, scale: 'small' });
     const multiDir = await mkdtemp(path.join(tmpdir(), 'rostercal-multi-'));
     const port = await freePort();
     const site = `http://127.0.0.1:${port}`;
