@@ -192,29 +192,22 @@ export function createSessions(st: SandboxState, body: unknown): Json {
       }
     }
     const activity = st.activities.get(p.activityId)!;
-    const s: SSession = {
-      id: st.nextId('session'),
+    // In this order: ids and stamps are drawn from the state's counters.
+    const id = st.nextId('session');
+    const seriesId = st.nextId('series');
+    const updatedAt = st.stamp();
+    const s = unscoredSession({
+      id,
       title: p.title,
       notes: p.notes,
       studentParentNotes: p.studentParentNotes,
-      opponent: null,
-      opponentTeam: null,
-      opponentOrganisation: null,
-      bye: false,
       cancelled: false,
-      scored: false,
       hexColor: activity.hexColor,
       start: p.start,
       end: p.end,
       creatorUserId: user.id,
-      seriesId: st.nextId('series'),
-      organisationScore: null,
-      opponentScore: null,
-      result: null,
-      resultNotes: null,
-      roundName: null,
+      seriesId,
       remindStaff: p.remindStaff,
-      status: 'confirmed',
       optional: p.optional,
       activityId: p.activityId,
       locationId,
@@ -223,10 +216,9 @@ export function createSessions(st: SandboxState, body: unknown): Json {
       staffIds: p.staffIds,
       customFieldsData: {},
       teamCustomFieldsData: {},
-      updatedAt: st.stamp(),
-      rosterIds: [],
-    };
-    s.rosterIds = st.rosterAt(s.teamIds, s.start, s.extraStudentIds);
+      updatedAt,
+      rosterIds: st.rosterAt(p.teamIds, p.start, p.studentIds),
+    });
     st.placeSession(s);
     createdSessions.push(
       createdLocation === undefined ? { id: s.id } : { id: s.id, locationId: createdLocation },
@@ -234,6 +226,63 @@ export function createSessions(st: SandboxState, body: unknown): Json {
   }
   st.version++;
   return { createdSessions };
+}
+
+/** What a new session is given; upstream sets the rest. */
+export type NewSessionFields = Omit<
+  SSession,
+  | 'opponent'
+  | 'opponentTeam'
+  | 'opponentOrganisation'
+  | 'bye'
+  | 'scored'
+  | 'organisationScore'
+  | 'opponentScore'
+  | 'result'
+  | 'resultNotes'
+  | 'roundName'
+  | 'status'
+>;
+
+/**
+ * A new session as upstream keeps it: confirmed, unscored, no opponent. The sandbox's generated school makes its
+ * sessions with it too (school/sessions.ts); its fields keep this order, which the generated JSON shows.
+ */
+export function unscoredSession(f: NewSessionFields): SSession {
+  return {
+    id: f.id,
+    title: f.title,
+    notes: f.notes,
+    studentParentNotes: f.studentParentNotes,
+    opponent: null,
+    opponentTeam: null,
+    opponentOrganisation: null,
+    bye: false,
+    cancelled: f.cancelled,
+    scored: false,
+    hexColor: f.hexColor,
+    start: f.start,
+    end: f.end,
+    creatorUserId: f.creatorUserId,
+    seriesId: f.seriesId,
+    organisationScore: null,
+    opponentScore: null,
+    result: null,
+    resultNotes: null,
+    roundName: null,
+    remindStaff: f.remindStaff,
+    status: 'confirmed',
+    optional: f.optional,
+    activityId: f.activityId,
+    locationId: f.locationId,
+    teamIds: f.teamIds,
+    extraStudentIds: f.extraStudentIds,
+    staffIds: f.staffIds,
+    customFieldsData: f.customFieldsData,
+    teamCustomFieldsData: f.teamCustomFieldsData,
+    updatedAt: f.updatedAt,
+    rosterIds: f.rosterIds,
+  };
 }
 
 export function updateSessions(st: SandboxState, body: unknown): Json {

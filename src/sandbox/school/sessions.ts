@@ -17,6 +17,7 @@ import type {
 import type { Rng } from '../prng.ts';
 import { dayOff } from '../school-calendar.ts';
 import { DAY, HOUR, MINUTE } from '../time.ts';
+import { unscoredSession } from '../writes.ts';
 import { type Basis, groupBy } from './basis.ts';
 import { type Frame, homeFor, type Venues } from './places.ts';
 import type { Squads, TeamSeason } from './teams.ts';
@@ -283,29 +284,21 @@ function makeSession(d: SessionDraw, p: NewSession): SSession {
   const extra = p.extraStudentIds ?? [];
   const rosterIds = rosterAt(d, p.teamIds, p.start, extra);
   const { teamCustomFieldsData, customFieldsData } = customFieldsFor(d, p, rosterIds);
-  return {
+  // Drawn in this order from the sessions' Rng (the generated school depends on it).
+  const remindStaff = d.sesRng.chance(0.5);
+  const updatedAt = sessionStamp(d.basis, p.end, d.sesRng);
+  return unscoredSession({
     id: p.id,
     title: p.title,
     notes: p.notes,
     studentParentNotes: p.studentParentNotes,
-    opponent: null,
-    opponentTeam: null,
-    opponentOrganisation: null,
-    bye: false,
     cancelled: p.cancelled,
-    scored: false,
     hexColor: p.activity.hexColor,
     start: p.start,
     end: p.end,
     creatorUserId: p.creatorUserId,
     seriesId: p.seriesId,
-    organisationScore: null,
-    opponentScore: null,
-    result: null,
-    resultNotes: null,
-    roundName: null,
-    remindStaff: d.sesRng.chance(0.5),
-    status: 'confirmed',
+    remindStaff,
     optional: p.optional,
     activityId: p.activity.id,
     locationId: p.locationId,
@@ -314,9 +307,9 @@ function makeSession(d: SessionDraw, p: NewSession): SSession {
     staffIds: p.staffIds,
     customFieldsData,
     teamCustomFieldsData,
-    updatedAt: sessionStamp(d.basis, p.end, d.sesRng),
+    updatedAt,
     rosterIds,
-  };
+  });
 }
 
 function customFieldsFor(
