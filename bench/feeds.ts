@@ -14,7 +14,7 @@
 //    writes serve's CPU profile there. Then the re-render after an upstream edit of 5 sessions (only the affected
 //    feeds) and after a pull that changed nothing (goal: no feed touched).
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -37,7 +37,9 @@ import { createApp } from '../src/web/app.ts';
 import { startServer } from '../src/web/server.ts';
 import { rostercal } from '../test/support/cli.ts';
 import { freePort } from '../test/support/ports.ts';
+import { printIdleBusyTable } from './support/latency-table.ts';
 import { rostercalNodeFlags } from './support/node-flags.ts';
+import { quantile, rssOf } from './support/proc.ts';
 
 const SCHOOL = 'bench';
 /** The `rostercal sandbox` command's token. */
@@ -357,17 +359,6 @@ if (process.argv[2] === '--serve') {
   if (process.env.BENCH_DISTRICT !== '0') await district();
 }
 
-/** Resident and peak resident memory of a process (Linux), in MB. */
-function rssOf(pid: number): { rss: number; peak: number } {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0);
-  return { rss: kb('VmRSS') / 1024, peak: kb('VmHWM') / 1024 };
-}
-
-function quantile(sorted: number[], q: number): number {
-  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]! : 0;
-}
-
 /** GETs every URL once, `concurrency` at a time; the latency of each (ms). */
 async function requestAll(urls: string[], concurrency: number, until?: () => boolean): Promise<number[]> {
   const times: number[] = [];
@@ -643,23 +634,7 @@ async function neverAStall(ctx: {
       `then busy: a full pull (${pull.status}, ${pull.written} records written after ${edited.length} upstream edits, ${ms(pull.ms)}) ` +
       `whose forced re-render of every feed (${pull.rendered} feeds, ${ms(pull.renderMs)}, worker thread) runs inside it; serve peak RSS ${peak.toFixed(0)} MB`,
   );
-  const cols = (xs: number[]) =>
-    [quantile(xs, 0.5), quantile(xs, 0.99), xs.at(-1) ?? 0].map((v) => v.toFixed(1).padStart(8)).join('');
-  console.log(
-    `${''.padEnd(14)}${'n'.padStart(7)}${'p50'.padStart(8)}${'p99'.padStart(8)}${'max'.padStart(8)}   |${'n'.padStart(7)}${'p50'.padStart(8)}${'p99'.padStart(8)}${'max'.padStart(8)}   | p99 busy/idle`,
-  );
-  let ratioOk = true;
-  let maxOk = true;
-  for (const kind of ['feed', 'page'] as const) {
-    const a = idle[kind];
-    const b = busy[kind];
-    const ratio = quantile(b, 0.99) / Math.max(0.001, quantile(a, 0.99));
-    ratioOk &&= ratio <= 2;
-    maxOk &&= (b.at(-1) ?? 0) <= 250;
-    console.log(
-      `${`${kind} idle|busy`.padEnd(14)}${String(a.length).padStart(7)}${cols(a)} ms |${String(b.length).padStart(7)}${cols(b)} ms | ${ratio.toFixed(2)}×`,
-    );
-  }
+  const { ratioOk, maxOk } = printIdleBusyTable(idle, busy);
   console.log(
     `serve's event loop (monitorEventLoopDelay, ms): idle p50 ${idleLoop.p50.toFixed(1)} p99 ${idleLoop.p99.toFixed(1)} max ${idleLoop.max.toFixed(1)}; ` +
       `busy p50 ${busyLoop.p50.toFixed(1)} p99 ${busyLoop.p99.toFixed(1)} longest hold ${busyLoop.max.toFixed(1)}; ` +

@@ -26,6 +26,7 @@ import pg from 'pg';
 import { type Sandbox, SCHOOL_TIME_ZONE, startSandbox } from '../src/sandbox/index.ts';
 import { type Child, rostercal } from '../test/support/cli.ts';
 import { freePort } from '../test/support/ports.ts';
+import { printIdleBusyTable } from './support/latency-table.ts';
 import { cpuSecondsOf, quantile, rssOf } from './support/proc.ts';
 
 const SCHOOLS = Number(process.env.BENCH_SCHOOLS ?? 50);
@@ -391,23 +392,8 @@ function report(f: Figures): void {
   for (const [reason, n] of [...why.entries()].sort((a, b) => b[1] - a[1]))
     console.log(`  let pass ${String(n).padStart(5)}× ${reason}`);
 
-  const cols = (xs: number[]) =>
-    [quantile(xs, 0.5), quantile(xs, 0.99), xs.at(-1) ?? 0].map((v) => v.toFixed(1).padStart(8)).join('');
-  console.log(
-    `\n${''.padEnd(14)}${'n'.padStart(7)}${'p50'.padStart(8)}${'p99'.padStart(8)}${'max'.padStart(8)}   |${'n'.padStart(7)}${'p50'.padStart(8)}${'p99'.padStart(8)}${'max'.padStart(8)}   | p99 busy/idle`,
-  );
-  let ratioOk = true;
-  let maxOk = true;
-  for (const kind of ['feed', 'page'] as const) {
-    const a = f.idle[kind];
-    const b = f.busy[kind];
-    const ratio = quantile(b, 0.99) / Math.max(0.001, quantile(a, 0.99));
-    ratioOk &&= ratio <= 2;
-    maxOk &&= (b.at(-1) ?? 0) <= 250;
-    console.log(
-      `${`${kind} idle|busy`.padEnd(14)}${String(a.length).padStart(7)}${cols(a)} ms |${String(b.length).padStart(7)}${cols(b)} ms | ${ratio.toFixed(2)}×`,
-    );
-  }
+  console.log();
+  const { ratioOk, maxOk } = printIdleBusyTable(f.idle, f.busy);
   console.log(
     `requests failed: idle ${f.idle.failed}, busy ${f.busy.failed}; goals: busy p99 ≤ 2× idle: ${met(ratioOk)}; no request over 250 ms: ${met(maxOk)}`,
   );
