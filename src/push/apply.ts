@@ -8,7 +8,7 @@ import { encodeCalendarId } from './calendar-id.ts';
 import type { CalendarWork } from './gather.ts';
 import { PENDING } from './plan.ts';
 import type { PushProvider, WriteOp, WriteResult } from './provider.ts';
-import { STATE_AFTER } from './summary.ts';
+import { isGone, noteFailure, STATE_AFTER } from './summary.ts';
 
 export interface ApplyStep {
   store: Pick<Store, 'push'>;
@@ -47,7 +47,7 @@ export async function applyPlan(step: ApplyStep, works: CalendarWork[]): Promise
     });
   }
   for (const w of works) if (w.outcome.state === 'paused' && w.ref) await pauseCalendar(step, w);
-  for (const w of works) if (w.gone) await forgetCalendar(step, w);
+  for (const w of works) if (isGone(w.outcome)) await forgetCalendar(step, w);
 }
 
 /** Rests a calendar for pauseMinutes (quota exceeded); the next runs skip it until then. */
@@ -141,12 +141,11 @@ async function record(
     const c = w.outcome.counts;
     if (!r.ok) {
       c.failed++;
-      w.outcome.failure = r.kind;
+      noteFailure(w.outcome, r.kind);
       // A plain error fails the write alone: the calendar's state follows from its counts once all are in.
       if (r.kind !== 'error') w.outcome.state = STATE_AFTER[r.kind];
       // Nothing more is written to a calendar that rests or is gone.
       if (r.kind === 'quota' || r.kind === 'calendar-gone') paused.add(w.spec.key);
-      if (r.kind === 'calendar-gone') w.gone = true;
       w.outcome.note = r.reason;
       step.log.warn(
         { calendar: w.spec.key, session: op.identity.sessionId, kind: op.kind, reason: r.reason },

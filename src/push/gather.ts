@@ -15,7 +15,7 @@ import { calendarName, type Member, members, ownerOf, sessionsByMember } from '.
 import type { CalendarInput, Departed, Desired } from './plan.ts';
 import type { CalendarRef, CalendarSpec, PushProvider, RemoteEvent, WriteOp } from './provider.ts';
 import { calendarMarker, type EventIdentity } from './stable-ids.ts';
-import type { CalendarOutcome } from './summary.ts';
+import { type CalendarOutcome, isGone } from './summary.ts';
 
 export type ProjectFn = (
   session: Stored<'sessions'>,
@@ -39,8 +39,6 @@ export interface CalendarWork {
   ops: WriteOp[];
   adopt: PushMapping[];
   forget: Id[];
-  /** The remote calendar was deleted by hand: forget it (and its mappings) so the next run creates it again. */
-  gone: boolean;
   /** Replaced public calendars (earlier generations, no longer public): deleted once this one is complete. */
   retire: string[];
 }
@@ -154,7 +152,6 @@ function newWork(
     ops: [],
     adopt: [],
     forget: [],
-    gone: false,
     retire: [],
   };
 }
@@ -267,7 +264,7 @@ export function planInput(w: CalendarWork): CalendarInput {
     key: w.spec.key,
     state: w.outcome.state,
     ref: w.ref,
-    gone: w.gone,
+    failure: w.outcome.failure,
     desired: w.desired,
     mappings: w.mappings,
     listing: w.listing,
@@ -285,7 +282,7 @@ export async function lookUpDeparted(
   works: CalendarWork[],
 ): Promise<void> {
   for (const w of works) {
-    if (!w.ref || w.gone || !['ok', 'created', 'retired'].includes(w.outcome.state)) continue;
+    if (!w.ref || isGone(w.outcome) || !['ok', 'created', 'retired'].includes(w.outcome.state)) continue;
     for (const m of w.mappings.values()) {
       if (w.desired.has(m.sessionId)) continue;
       const s = await store.records.get(schoolId, 'sessions', m.sessionId, { includeDeleted: true });

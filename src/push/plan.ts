@@ -9,9 +9,9 @@
 import type { CalendarEvent } from '../calendar/types.ts';
 import type { Id, Instant } from '../domain/types.ts';
 import type { PushMapping, SchoolId } from '../store/types.ts';
-import type { CalendarRef, RemoteEvent, Rendered, WriteOp } from './provider.ts';
+import type { CalendarRef, FailureKind, RemoteEvent, Rendered, WriteOp } from './provider.ts';
 import type { EventIdentity } from './stable-ids.ts';
-import type { CalendarOutcome, PlannedOp } from './summary.ts';
+import { type CalendarOutcome, isGone, type PlannedOp } from './summary.ts';
 
 /** The content hash of a mapping written ahead of a create that has not been confirmed yet. */
 export const PENDING = '';
@@ -36,8 +36,8 @@ export interface CalendarInput {
   /** The calendar's state after it was ensured and listed. */
   state: CalendarOutcome['state'];
   ref: CalendarRef | null;
-  /** The remote calendar was deleted by hand. */
-  gone: boolean;
+  /** Why a provider failed the calendar, when one did: a calendar found gone ('calendar-gone') is not written. */
+  failure?: FailureKind;
   desired: Map<Id, Desired>;
   mappings: Map<Id, PushMapping>;
   /** Our events in the calendar when it was listed this run; null when it was not. */
@@ -97,7 +97,7 @@ export function planCalendar(c: CalendarInput, ctx: PlanContext, warnings: strin
     untrusted: false,
   };
   const listing = trustedListing(c, ctx, plan, warnings);
-  if (!c.ref || c.gone || !['ok', 'created', 'retired'].includes(c.state)) return plan;
+  if (!c.ref || isGone(c) || !['ok', 'created', 'retired'].includes(c.state)) return plan;
   const stale = listing
     ? diffWithListing(c, c.ref, listing, ctx, plan)
     : diffWithMappings(c, c.ref, ctx, plan);

@@ -6,7 +6,7 @@ import { encodeCalendarId } from './calendar-id.ts';
 import type { CalendarWork } from './gather.ts';
 import { PENDING } from './plan.ts';
 import type { ListResult, PushProvider } from './provider.ts';
-import { STATE_AFTER } from './summary.ts';
+import { noteFailure, STATE_AFTER } from './summary.ts';
 
 export interface RemoteStep {
   store: Pick<Store, 'push'>;
@@ -31,7 +31,7 @@ export async function ensureCalendars(step: RemoteStep, works: CalendarWork[]): 
     const r = ensured.get(w.spec.key);
     if (!r?.ok) {
       w.outcome.state = r ? STATE_AFTER[r.kind] : 'failed';
-      if (r) w.outcome.failure = r.kind;
+      if (r) noteFailure(w.outcome, r.kind);
       w.outcome.note = r?.reason ?? 'not ensured';
       step.note(r?.reason ?? `${w.spec.key}: calendar not available`);
       continue;
@@ -130,9 +130,8 @@ export async function listCalendars(
     // Refused credentials or permission (401, 403), a 5xx that outlasted the backoff: the calendar could not be
     // compared with the remote, so nothing is written to it and the run fails, naming the cause.
     w.outcome.state = STATE_AFTER[r.kind];
-    w.outcome.failure = r.kind;
+    noteFailure(w.outcome, r.kind);
     if (r.kind === 'quota') await step.pause(w);
-    if (r.kind === 'calendar-gone') w.gone = true;
     w.outcome.note = r.reason;
     step.note(`${w.spec.key}: remote listing failed: ${r.reason}`);
   }

@@ -32,7 +32,10 @@ export interface CalendarOutcome {
   remoteCalendarId: string | null;
   /** What happened to the calendar itself. */
   state: CalendarState;
-  /** Why a provider failed it (the last failure seen), when one did. */
+  /**
+   * Why a provider failed it, when one did: the last failure seen (noteFailure), except that a calendar found
+   * gone stays 'calendar-gone', and is forgotten after the run so that the next one creates it again.
+   */
   failure?: FailureKind;
   reconciled: boolean;
   /** The remote listing was not trusted (see warning). */
@@ -41,6 +44,16 @@ export interface CalendarOutcome {
   /** Planned operations (dry runs only). */
   ops?: PlannedOp[];
   note?: string;
+}
+
+/** Records why a provider failed a calendar (see CalendarOutcome.failure). */
+export function noteFailure(outcome: Pick<CalendarOutcome, 'failure'>, kind: FailureKind): void {
+  if (outcome.failure !== 'calendar-gone') outcome.failure = kind;
+}
+
+/** The calendar's remote was deleted by hand (a failure of kind 'calendar-gone'). */
+export function isGone(calendar: Pick<CalendarOutcome, 'failure'>): boolean {
+  return calendar.failure === 'calendar-gone';
 }
 
 export interface PushSummary {

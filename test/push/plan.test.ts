@@ -10,7 +10,8 @@ import {
   type PlanContext,
   planPush,
 } from '../../src/push/plan.ts';
-import type { CalendarRef, RemoteEvent } from '../../src/push/provider.ts';
+import type { CalendarRef, FailureKind, RemoteEvent } from '../../src/push/provider.ts';
+import { isGone, noteFailure } from '../../src/push/summary.ts';
 import type { PushMapping } from '../../src/store/types.ts';
 
 const WINDOW = { from: '2026-09-01T00:00:00.000Z', to: '2027-06-30T00:00:00.000Z' };
@@ -89,7 +90,6 @@ function calendar(
     key,
     state: o.state ?? 'ok',
     ref,
-    gone: false,
     desired: new Map((o.desired ?? []).map((d) => [d.sessionId, d])),
     mappings: new Map((o.mappings ?? []).map((m) => [m.sessionId, m])),
     listing: o.listing ?? null,
@@ -299,8 +299,21 @@ describe('the push planner', () => {
   it('a calendar that is paused, skipped or gone gets no operations', () => {
     const key = 'team:1';
     const paused = calendar(key, { desired: [desired(key, 1)], state: 'paused' });
-    const gone = { ...calendar('team:2', { desired: [desired('team:2', 1)] }), gone: true };
+    const gone = {
+      ...calendar('team:2', { desired: [desired('team:2', 1)] }),
+      failure: 'calendar-gone' as const,
+    };
     const plan = planPush([paused, gone], ctx);
     expect(plan.calendars.map((c) => c.ops)).toEqual([[], []]);
+  });
+
+  it('a calendar found gone stays gone when another write to it fails after (it is forgotten after the run)', () => {
+    const outcome: { failure?: FailureKind } = {};
+    noteFailure(outcome, 'quota');
+    expect(isGone(outcome)).toBe(false);
+    noteFailure(outcome, 'calendar-gone');
+    noteFailure(outcome, 'error');
+    expect(outcome.failure).toBe('calendar-gone');
+    expect(isGone(outcome)).toBe(true);
   });
 });
