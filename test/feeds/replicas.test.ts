@@ -8,8 +8,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FeedListing } from '../../src/cli/feeds.ts';
-import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
+import type { Sandbox } from '../../src/sandbox/index.ts';
 import { type Child, rostercal, runRostercal, schoolEnv } from '../support/cli.ts';
+import { startWeekSandbox } from '../support/clock.ts';
 import { createTestDatabase, type TestDatabase } from '../support/pg.ts';
 import { freePort } from '../support/ports.ts';
 
@@ -45,7 +46,8 @@ async function status(i: number, url: string): Promise<number> {
 }
 
 beforeAll(async () => {
-  sandbox = await startSandbox({ seed: 15, scale: 'small', now: '2026-03-02T09:00:00Z' });
+  // serve and the CLI run on the real clock: a school of this week's shape stays inside their windows.
+  sandbox = await startWeekSandbox({ seed: 15, scale: 'small' });
   db = await createTestDatabase();
   for (let i = 0; i < 3; i++) {
     dirs.push(await mkdtemp(path.join(tmpdir(), `rostercal-replica-${i}-`)));

@@ -6,8 +6,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FeedListing } from '../../src/cli/feeds.ts';
-import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
+import type { Sandbox } from '../../src/sandbox/index.ts';
 import { type Child, rostercal, runRostercal, schoolEnv } from '../support/cli.ts';
+import { startWeekSandbox } from '../support/clock.ts';
 import { freePort } from '../support/ports.ts';
 
 const ADMIN_TOKEN = 'rotation-at-once-admin-token-0123456789abcdef';
@@ -27,7 +28,8 @@ async function status(url: string): Promise<number> {
 }
 
 beforeAll(async () => {
-  sandbox = await startSandbox({ seed: 12, scale: 'small', now: '2026-03-02T09:00:00Z' });
+  // serve and the CLI run on the real clock: a school of this week's shape stays inside their windows.
+  sandbox = await startWeekSandbox({ seed: 12, scale: 'small' });
   dir = mkdtempSync(path.join(tmpdir(), 'rostercal-at-once-'));
   const port = await freePort();
   base = `http://127.0.0.1:${port}`;

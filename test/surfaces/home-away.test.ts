@@ -15,10 +15,12 @@ import { openStore, type Store, type Stored } from '../../src/store/index.ts';
 import { pullSchool } from '../../src/sync/pull.ts';
 import { createUpstreamClient } from '../../src/upstream/client.ts';
 import { rostercal } from '../support/cli.ts';
+import { weekAnchor } from '../support/clock.ts';
 import { pdfText } from '../support/pdf.ts';
 
-// `rostercal sessions` lists what has not ended yet from the present: the sandbox's day is today's.
-const NOW = `${new Date().toISOString().slice(0, 10)}T00:00:00.000Z`;
+// `rostercal sessions` lists what has not ended yet from the real present: the school is built around this week
+// (the same week shape whatever the day of the run), and the in-process parts are given its anchor as their clock.
+const NOW = weekAnchor();
 const SCHOOL = 'hillcrest';
 // The demo's default name; the sandbox's venues belong to "Hillcrest College".
 const NAME = 'Demo School (sandbox)';
