@@ -7,8 +7,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
-import { type Child, rostercal, schoolEnv } from '../support/cli.ts';
+import type { Sandbox } from '../../src/sandbox/index.ts';
+import { rostercal, schoolEnv, stopped } from '../support/cli.ts';
+import { startWeekSandbox } from '../support/clock.ts';
 import { freePort } from '../support/ports.ts';
 
 async function get(url: string): Promise<{ status: number; body: string }> {
@@ -49,17 +50,14 @@ async function damageTable(file: string, table: string): Promise<void> {
   await fh.close();
 }
 
-async function stopped(child: Child): Promise<void> {
-  if (child.proc.exitCode === null) child.proc.kill('SIGTERM');
-  await child.exit;
-}
-
+// Each test runs several CLI children (sync, feeds list, serve, status): its limit is a deadline of minutes (the
+// 60 s default cut every one short at load 27), not a measure.
 describe('a store damaged in the middle, under `rostercal serve`', () => {
   let sandbox: Sandbox;
   let dir: string;
   let downUrl: string;
   beforeAll(async () => {
-    sandbox = await startSandbox({ seed: 11, scale: 'small' });
+    sandbox = await startWeekSandbox({ seed: 11, scale: 'small' });
     dir = await mkdtemp(path.join(tmpdir(), 'rostercal-damaged-'));
     downUrl = `http://127.0.0.1:${await freePort()}`;
   });
@@ -94,7 +92,7 @@ describe('a store damaged in the middle, under `rostercal serve`', () => {
     } finally {
       await stopped(serve);
     }
-  });
+  }, 180_000);
 
   it('damaged while serving: the first request that meets it makes /readyz 503 at once', async () => {
     const data = path.join(dir, 'later');
@@ -129,7 +127,7 @@ describe('a store damaged in the middle, under `rostercal serve`', () => {
     } finally {
       await stopped(serve);
     }
-  });
+  }, 180_000);
 
   it('merely stale (upstream down, last success too old): /readyz 503, /readyz?stale-ok 200', async () => {
     const data = path.join(dir, 'stale');
@@ -156,5 +154,5 @@ describe('a store damaged in the middle, under `rostercal serve`', () => {
     } finally {
       await stopped(serve);
     }
-  });
+  }, 180_000);
 });

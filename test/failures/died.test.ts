@@ -5,10 +5,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
+import type { Sandbox } from '../../src/sandbox/index.ts';
 import { openStore } from '../../src/store/index.ts';
 import { OWNER_SILENT_MS } from '../../src/store/liveness.ts';
 import { rostercal, schoolEnv } from '../support/cli.ts';
+import { startWeekSandbox } from '../support/clock.ts';
 import { freePort } from '../support/ports.ts';
 import { DIALECTS, openTestStore, type TestStore } from '../sync/helpers.ts';
 
@@ -16,7 +17,7 @@ describe('a pull killed with SIGKILL (rostercal sync, rostercal status)', () => 
   let sandbox: Sandbox;
   let ts: TestStore;
   beforeAll(async () => {
-    sandbox = await startSandbox({ seed: 11, scale: 'small', latencyMs: 60 });
+    sandbox = await startWeekSandbox({ seed: 11, scale: 'small', latencyMs: 60 });
     ts = await openTestStore('sqlite');
   });
   afterAll(async () => {
@@ -99,7 +100,7 @@ describe('rostercal serve killed during its start-up pull', () => {
   let sandbox: Sandbox;
   let dir: string;
   beforeAll(async () => {
-    sandbox = await startSandbox({ seed: 11, scale: 'small', latencyMs: 60 });
+    sandbox = await startWeekSandbox({ seed: 11, scale: 'small', latencyMs: 60 });
     dir = await mkdtemp(path.join(tmpdir(), 'rostercal-died-'));
   });
   afterAll(async () => {

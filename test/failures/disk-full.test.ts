@@ -9,8 +9,9 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
+import type { Sandbox } from '../../src/sandbox/index.ts';
 import { rostercal, schoolEnv } from '../support/cli.ts';
+import { startWeekSandbox } from '../support/clock.ts';
 
 /** Runs the command with `dir` replaced by a fresh tmpfs of `size`, seen by that command alone. */
 function onTinyDisk(dir: string, size: string): string[] {
@@ -28,7 +29,7 @@ describe('a full disk during a pull (rostercal sync)', () => {
       throw new Error(
         `this test needs unshare (util-linux) with user and mount namespaces to mount a tiny tmpfs: ${probe.error?.message ?? probe.stderr}`,
       );
-    sandbox = await startSandbox({ seed: 11, scale: 'small' });
+    sandbox = await startWeekSandbox({ seed: 11, scale: 'small' });
     dir = await mkdtemp(path.join(tmpdir(), 'rostercal-full-'));
   });
   afterAll(async () => {
@@ -68,9 +69,9 @@ describe('a full temporary directory during a pull (rostercal sync)', () => {
   beforeAll(async () => {
     // District scale: its sessions (~37 MB of records) are more than a pull keeps in memory (8 MB), so they go to
     // a temporary file; a school's (~4 MB since sessions keep only their students' ids) stay in memory.
-    sandbox = await startSandbox({ seed: 7, scale: 'district' });
+    sandbox = await startWeekSandbox({ seed: 7, scale: 'district' });
     dir = await mkdtemp(path.join(tmpdir(), 'rostercal-tmpfull-'));
-  }, 60_000);
+  }, 180_000); // a deadline: generating a district took over 60 s at load 25
   afterAll(async () => {
     await sandbox?.close();
     if (dir) await rm(dir, { recursive: true, force: true });

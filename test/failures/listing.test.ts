@@ -2,22 +2,25 @@
 // `rostercal sync --full` deletes nothing because of it and says which listing and by how much; a record without a
 // usable id holds deletions back and says so on every run, in the summary and in `rostercal status`.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
+import type { Sandbox } from '../../src/sandbox/index.ts';
 import { rostercal, schoolEnv } from '../support/cli.ts';
+import { startWeekSandbox } from '../support/clock.ts';
 import { openTestStore, type TestStore } from '../sync/helpers.ts';
 
+// Each test runs school-scale pulls as CLI children: 36-40 s each at load 25, so their limits are deadlines of
+// minutes (the 60 s default cut two of them short), not measures.
 describe('a listing cut short (rostercal sync, sandbox listing faults)', () => {
   let sandbox: Sandbox;
   let ts: TestStore;
   let env: Record<string, string>;
   beforeAll(async () => {
     // A school's size: sessions come 1,000 to a page, so the listing has pages to lose.
-    sandbox = await startSandbox({ seed: 11, scale: 'school' });
+    sandbox = await startWeekSandbox({ seed: 11, scale: 'school' });
     ts = await openTestStore('sqlite');
     env = schoolEnv(sandbox, ts.env);
     const first = rostercal(['sync', '--full'], env);
     expect(await first.exit, first.output()).toBe(0);
-  });
+  }, 180_000);
   afterAll(async () => {
     await ts?.cleanup();
     await sandbox?.close();
@@ -51,7 +54,7 @@ describe('a listing cut short (rostercal sync, sandbox listing faults)', () => {
     } finally {
       sandbox.setListingFaults({});
     }
-  });
+  }, 180_000);
 
   it('pages that overlap: a record repeated is flagged; nothing deleted', async () => {
     const before = await liveSessions();
@@ -66,7 +69,7 @@ describe('a listing cut short (rostercal sync, sandbox listing faults)', () => {
     } finally {
       sandbox.setListingFaults({});
     }
-  });
+  }, 180_000);
 
   it('an incomplete listing of changes does not move the cursor', async () => {
     const cursor = await ts.store.records.getCursor('hillcrest', 'updatedAfter:sessions');
@@ -93,7 +96,7 @@ describe('a listing cut short (rostercal sync, sandbox listing faults)', () => {
     expect(await ts.store.records.getCursor('hillcrest', 'updatedAfter:sessions')).not.toBe(
       '2000-01-01T00:00:00.000Z',
     );
-  });
+  }, 180_000);
 
   it('the sandbox takes listing faults at run time over HTTP and rejects unknown ones', async () => {
     const bad = await fetch(`${sandbox.url}/_sandbox/chaos`, {
@@ -120,7 +123,7 @@ describe('malformed records without a usable id (rostercal sync, rostercal statu
   let sandbox: Sandbox;
   let ts: TestStore;
   beforeAll(async () => {
-    sandbox = await startSandbox({ seed: 11, scale: 'small', malformedRate: 0.1 });
+    sandbox = await startWeekSandbox({ seed: 11, scale: 'small', malformedRate: 0.1 });
     ts = await openTestStore('sqlite');
   });
   afterAll(async () => {
@@ -145,5 +148,5 @@ describe('malformed records without a usable id (rostercal sync, rostercal statu
     expect(status.output()).toMatch(/#1\s+full\s+suspicious/);
     expect(status.output()).toMatch(/#2\s+full\s+suspicious/);
     expect(shown.length).toBeGreaterThanOrEqual(2);
-  });
+  }, 180_000);
 });

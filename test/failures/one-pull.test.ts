@@ -1,43 +1,23 @@
 // At most one pull of a school at a time, across every process and replica sharing the database: two
 // `rostercal sync` processes, two schedulers' fires of different kinds; and the store's writes stay safe even
 // when two writers overlap (the `session_teams` duplicate key seen with two replicas on an empty database).
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
+import type { Sandbox } from '../../src/sandbox/index.ts';
 import type { Store } from '../../src/store/types.ts';
 import { startScheduler } from '../../src/sync/scheduler.ts';
 import { clientForSchool } from '../../src/sync/school-upstream.ts';
 import { session, sessionTeam } from '../store/fixtures.ts';
 import { rostercal, schoolEnv } from '../support/cli.ts';
+import { startWeekSandbox } from '../support/clock.ts';
+import { waitUntilBlockedOnLock } from '../support/pg.ts';
 import { openTestStore, type TestStore, testSchool } from '../sync/helpers.ts';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Resolves once a session of this database waits on a lock; fails after 30 s. */
-async function waitUntilBlockedOnLock(url: string): Promise<void> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      const { rows } = await client.query(
-        "select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'",
-      );
-      if ((rows[0] as { n: number }).n > 0) return;
-      if (Date.now() > deadline) throw new Error('the second writer never waited on a lock');
-      await sleep(10);
-    }
-  } finally {
-    await client.end();
-  }
-}
 
 describe('one pull of a school at a time (PostgreSQL, two processes)', () => {
   let sandbox: Sandbox;
   let ts: TestStore;
   beforeAll(async () => {
     // Latency stretches a pull to seconds, so two started together overlap.
-    sandbox = await startSandbox({ seed: 11, scale: 'small', latencyMs: 120 });
+    sandbox = await startWeekSandbox({ seed: 11, scale: 'small', latencyMs: 120 });
     ts = await openTestStore('postgres');
   });
   afterAll(async () => {

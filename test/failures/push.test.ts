@@ -2,31 +2,29 @@
 // (served from this process over HTTP) while they answer with injected faults. Every run either completes or
 // exits non-zero with a line naming the target and the cause; none may end with Node's "unsettled top-level
 // await" (exit 13) or hang.
-import { generateKeyPairSync } from 'node:crypto';
-import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { type Sandbox, SCHOOL_TIME_ZONE, startSandbox } from '../../src/sandbox/index.ts';
 import { openStore } from '../../src/store/index.ts';
 import type { FaultRule } from '../fakes/common.ts';
-import { type FakeGoogle, startFakeGoogle } from '../fakes/google-calendar.ts';
-import { type FakeGraph, startFakeGraph } from '../fakes/graph.ts';
-import { rostercal } from '../support/cli.ts';
+import type { FakeGoogle } from '../fakes/google-calendar.ts';
+import type { FakeGraph } from '../fakes/graph.ts';
+import { rostercal, writeSchoolConfig } from '../support/cli.ts';
+import { type PushWorld, startPushWorld } from '../support/push-world.ts';
 
 const backoff = { baseMs: 20, capMs: 100, maxRetries: 10 };
 /** outlook-app: client-credentials grant with a secret the fake refuses; google-key: a service account it does not know. */
 type Target = 'outlook' | 'google' | 'outlook-app' | 'google-key';
 
 describe('pushes that end mid-way (rostercal sync against faulty providers)', () => {
-  let sandbox: Sandbox;
+  let world: PushWorld;
   let graph: FakeGraph;
   let google: FakeGoogle;
   let root: string;
   /** A data directory holding a pulled school, copied for each run so every run starts from the same store. */
   let pulled: string;
   let n = 0;
-  let serviceAccountKey: string;
 
   /** `defaults`: the targets' own backoff (1 s doubling to 32 s, 8 retries) instead of the test's quick one. */
   function config(dataDir: string, target: Target, defaults = false): string {
@@ -40,7 +38,6 @@ describe('pushes that end mid-way (rostercal sync against faulty providers)', ()
             clientSecret: 'wrong',
           }
         : { accessToken: 'env:GRAPH_TOKEN' };
-    const file = join(root, `config-${n++}.json`);
     const targets =
       target === 'outlook' || target === 'outlook-app'
         ? [
@@ -64,35 +61,12 @@ describe('pushes that end mid-way (rostercal sync against faulty providers)', ()
               },
             },
           ];
-    writeFileSync(
-      file,
-      JSON.stringify({
-        dataDir,
-        publicUrl: 'https://calendars.hill.example',
-        schools: [
-          {
-            id: 'hill',
-            name: 'Hill School',
-            upstream: { url: sandbox.url, token: 'env:HILL_TOKEN' },
-            timeZone: SCHOOL_TIME_ZONE,
-            targets,
-          },
-        ],
-      }),
-    );
-    return file;
+    return writeSchoolConfig(root, world.sandbox.url, targets, {
+      file: join(root, `config-${n++}.json`),
+      extra: { dataDir, publicUrl: 'https://calendars.hill.example' },
+    });
   }
-
-  function env(configFile: string): Record<string, string> {
-    return {
-      ROSTERCAL_CONFIG: configFile,
-      HILL_TOKEN: sandbox.token,
-      GRAPH_TOKEN: graph.token,
-      GOOGLE_TOKEN: google.token,
-      NODE_EXTRA_CA_CERTS: graph.caFile,
-      SA_KEY: serviceAccountKey,
-    };
-  }
+  const env = (configFile: string) => world.env(configFile);
 
   /** `rostercal sync` of a copy of the pulled store (or of `dataDir`, when given), pushing to `target`. */
   async function sync(target: Target, defaults = false, more: { args?: string[]; dataDir?: string } = {}) {
@@ -133,19 +107,9 @@ describe('pushes that end mid-way (rostercal sync against faulty providers)', ()
   }
 
   beforeAll(async () => {
-    [sandbox, graph, google] = await Promise.all([
-      startSandbox({ seed: 12, scale: 'small' }),
-      startFakeGraph({ knobs: { retryAfterSeconds: 0.05 } }),
-      startFakeGoogle(),
-    ]);
+    world = await startPushWorld(12);
+    ({ graph, google } = world);
     root = mkdtempSync(join(tmpdir(), 'rostercal-push-faults-'));
-    const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-    serviceAccountKey = JSON.stringify({
-      type: 'service_account',
-      client_email: 'rostercal@unknown-project.iam.gserviceaccount.com',
-      private_key: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
-      token_uri: google.tokenUrl,
-    });
     pulled = join(root, 'pulled');
     const child = rostercal(['sync', '--no-push'], env(config(pulled, 'outlook')));
     expect(await child.exit, child.output()).toBe(0);
@@ -157,7 +121,7 @@ describe('pushes that end mid-way (rostercal sync against faulty providers)', ()
     google.knobs.throttleRate = 0;
   });
   afterAll(async () => {
-    await Promise.all([graph?.close(), google?.close(), sandbox?.close()]);
+    await world?.close();
     if (root) rmSync(root, { recursive: true, force: true });
   });
 

@@ -8,20 +8,18 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
-import { type Child, rostercal, schoolEnv } from '../support/cli.ts';
+import type { Sandbox } from '../../src/sandbox/index.ts';
+import { rostercal, schoolEnv, stopped } from '../support/cli.ts';
+import { startWeekSandbox } from '../support/clock.ts';
 import { freePort } from '../support/ports.ts';
-
-async function stopped(child: Child): Promise<void> {
-  if (child.proc.exitCode === null) child.proc.kill('SIGTERM');
-  await child.exit;
-}
 
 async function get(url: string): Promise<{ status: number; body: string }> {
   const res = await fetch(url);
   return { status: res.status, body: await res.text() };
 }
 
+// Each test runs several CLI children (sync, feeds list, serve, status): its limit is a deadline of minutes (the
+// 60 s default cut every one short at load 27), not a measure.
 describe('a store that can be read but not written', () => {
   let sandbox: Sandbox;
   let dir: string;
@@ -74,7 +72,7 @@ describe('a store that can be read but not written', () => {
   }
 
   beforeAll(async () => {
-    sandbox = await startSandbox({ seed: 11, scale: 'small' });
+    sandbox = await startWeekSandbox({ seed: 11, scale: 'small' });
     dir = await mkdtemp(path.join(tmpdir(), 'rostercal-readonly-'));
   });
   afterAll(async () => {
@@ -102,7 +100,7 @@ describe('a store that can be read but not written', () => {
     );
 
     await serveChecks(env, urls, /cannot be written: .*read-?only/i);
-  });
+  }, 180_000);
 
   it('a read-only store that needs a migration says so; an empty read-only DATA_DIR fails start-up saying why', async () => {
     const { data, env } = await pulledStore('behind');
@@ -132,7 +130,7 @@ describe('a store that can be read but not written', () => {
     expect(serve.output()).toMatch(
       /^rostercal serve: start-up failed: no store at .*rostercal\.sqlite, and none can be made there: .* is on a read-only filesystem$/m,
     );
-  });
+  }, 180_000);
 
   it('DATA_DIR full before serve starts: serve serves the store, /readyz 503 naming the full disk', async () => {
     const { data, env, urls } = await pulledStore('full');
@@ -141,5 +139,5 @@ describe('a store that can be read but not written', () => {
     );
     execFileSync('fallocate', ['-l', String(free), path.join(data, 'filler')]);
     await serveChecks(env, urls, /is full|no space left/i);
-  });
+  }, 180_000);
 });

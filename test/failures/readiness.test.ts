@@ -2,24 +2,21 @@
 // in its body until a pull has succeeded, once the last success is older than allowed, and while the store cannot
 // be written; a scheduled fire the store made fail is logged through our logger (not node-cron's console line)
 // and shown by /readyz. Each through the real `rostercal serve` as a child process.
-import { mkdtemp, open, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, open, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
-import { type Child, rostercal, schoolEnv } from '../support/cli.ts';
+import type { Sandbox } from '../../src/sandbox/index.ts';
+import { rostercal, schoolEnv, stopped, writeServeConfig } from '../support/cli.ts';
+import { startWeekSandbox } from '../support/clock.ts';
 import { createTestDatabase, type TestDatabase } from '../support/pg.ts';
 import { freePort } from '../support/ports.ts';
+import { untilValue } from '../support/until.ts';
 
 async function readyz(base: string): Promise<{ status: number; body: string }> {
   const res = await fetch(`${base}/readyz`);
   return { status: res.status, body: await res.text() };
-}
-
-async function stopped(child: Child): Promise<void> {
-  if (child.proc.exitCode === null) child.proc.kill('SIGTERM');
-  await child.exit;
 }
 
 describe('readiness and an unreachable upstream (rostercal serve)', () => {
@@ -27,7 +24,7 @@ describe('readiness and an unreachable upstream (rostercal serve)', () => {
   let dir: string;
   let downUrl: string;
   beforeAll(async () => {
-    sandbox = await startSandbox({ seed: 11, scale: 'small' });
+    sandbox = await startWeekSandbox({ seed: 11, scale: 'small' });
     dir = await mkdtemp(path.join(tmpdir(), 'rostercal-ready-'));
     // A port nothing listens on: connection refused.
     downUrl = `http://127.0.0.1:${await freePort()}`;
@@ -96,14 +93,14 @@ describe('readiness and an unreachable upstream (rostercal serve)', () => {
         await stopped(serve);
       }
     }
-  });
+  }, 180_000); // four CLI children: a deadline, not a measure (49 s at load 17)
 });
 
 describe('a corrupt SQLite file under a running serve', () => {
   let sandbox: Sandbox;
   let dir: string;
   beforeAll(async () => {
-    sandbox = await startSandbox({ seed: 11, scale: 'small' });
+    sandbox = await startWeekSandbox({ seed: 11, scale: 'small' });
     dir = await mkdtemp(path.join(tmpdir(), 'rostercal-corrupt-'));
   });
   afterAll(async () => {
@@ -144,7 +141,7 @@ describe('a store that cannot be written (rostercal serve on PostgreSQL made rea
   let db: TestDatabase;
   let dir: string;
   beforeAll(async () => {
-    sandbox = await startSandbox({ seed: 11, scale: 'small' });
+    sandbox = await startWeekSandbox({ seed: 11, scale: 'small' });
     db = await createTestDatabase();
     dir = await mkdtemp(path.join(tmpdir(), 'rostercal-ro-'));
   });
@@ -156,25 +153,13 @@ describe('a store that cannot be written (rostercal serve on PostgreSQL made rea
 
   it('/readyz 503 names the write error; a scheduled fire it skips is logged as ours, not by node-cron', async () => {
     const port = await freePort();
-    const config = path.join(dir, 'rostercal.json');
-    await writeFile(
-      config,
-      JSON.stringify({
-        publicUrl: `http://127.0.0.1:${port}`,
-        port,
-        dataDir: dir,
-        schools: [
-          {
-            id: 'hillcrest',
-            name: 'Hillcrest College',
-            upstream: { url: sandbox.url, token: sandbox.token },
-            timeZone: 'Australia/Sydney',
-            // Every 3 seconds, so a fire comes while the store is read-only.
-            schedules: { incremental: '*/3 * * * * *' },
-          },
-        ],
-      }),
-    );
+    // Pulls every 3 seconds, so a fire comes while the store is read-only.
+    const config = writeServeConfig(path.join(dir, 'rostercal.json'), {
+      upstream: sandbox,
+      port,
+      dataDir: dir,
+      incremental: '*/3 * * * * *',
+    });
     const serve = rostercal(['serve'], { ROSTERCAL_CONFIG: config, DATABASE_URL: db.url });
     const admin = new pg.Client({ connectionString: db.url });
     await admin.connect();
@@ -189,18 +174,18 @@ describe('a store that cannot be written (rostercal serve on PostgreSQL made rea
       await admin.query(
         'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
       );
-      // The first request may meet a session just ended ("cannot be read: terminating connection …"): also true.
-      let ready = await readyz(base);
-      for (let i = 0; i < 10 && !/cannot be written/.test(ready.body); i++) {
-        await new Promise((r) => setTimeout(r, 300));
-        ready = await readyz(base);
-      }
+      // A request may meet a session just ended ("cannot be read: terminating connection …"): also true, but not
+      // what this test is about, so /readyz is asked until it names the write (a deadline, not a measure).
+      const ready = await untilValue('/readyz naming the refused write', async () => {
+        const r = await readyz(base);
+        return /cannot be written/.test(r.body) ? r : undefined;
+      });
       expect(ready.status, ready.body).toBe(503);
       expect(ready.body).toMatch(
         /"store":"cannot be written: cannot execute \w+ in a read-only transaction"/,
       );
 
-      await serve.waitFor(/fire skipped: the store failed/, 15_000);
+      await serve.waitFor(/fire skipped: the store failed/);
       expect(serve.output()).not.toMatch(/Run coordinator failed/);
       expect((await readyz(base)).body).toMatch(/scheduled incremental fire of .* skipped: the store failed/);
     } catch (err) {

@@ -4,17 +4,17 @@
 // the status; throttling (429) and server errors (5xx) are waited out and retried, and the push completes without
 // a duplicate: the remote holds exactly the events the run created, and the next fire (faults cleared) finds
 // nothing to create or delete. Each step waits for the service's own log line ("push finished"), never a clock.
-import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { type Sandbox, SCHOOL_TIME_ZONE, startSandbox } from '../../src/sandbox/index.ts';
 import type { JobStatus, SyncRun } from '../../src/store/types.ts';
 import type { FaultRule } from '../fakes/common.ts';
-import { type FakeGoogle, startFakeGoogle } from '../fakes/google-calendar.ts';
-import { type FakeGraph, startFakeGraph } from '../fakes/graph.ts';
-import { rostercal } from '../support/cli.ts';
+import type { FakeGoogle } from '../fakes/google-calendar.ts';
+import type { FakeGraph } from '../fakes/graph.ts';
+import { rostercal, writeSchoolConfig } from '../support/cli.ts';
 import { freePort } from '../support/ports.ts';
+import { type PushWorld, startPushWorld } from '../support/push-world.ts';
 
 type Provider = 'outlook' | 'google';
 const backoff = { baseMs: 20, capMs: 100, maxRetries: 10 };
@@ -23,7 +23,7 @@ const PUSH_FINISHED = /"msg":"push finished"/;
 const TWO_PUSHES_FINISHED = /"msg":"push finished"[\s\S]*"msg":"push finished"/;
 
 describe('scheduled pushes inside serve, against faulty providers', () => {
-  let sandbox: Sandbox;
+  let world: PushWorld;
   let graph: FakeGraph;
   let google: FakeGoogle;
   let root: string;
@@ -57,37 +57,14 @@ describe('scheduled pushes inside serve, against faulty providers', () => {
               },
             ]
           : [];
-    const file = join(root, `config-${n++}.json`);
-    writeFileSync(
-      file,
-      JSON.stringify({
-        dataDir,
-        publicUrl: 'https://calendars.hill.example',
-        schools: [
-          {
-            id: 'hill',
-            name: 'Hill School',
-            upstream: { url: sandbox.url, token: 'env:HILL_TOKEN' },
-            timeZone: SCHOOL_TIME_ZONE,
-            // No pull falls due during a test; the push fires every two seconds.
-            schedules: { incremental: NEVER, full: NEVER, push: '*/2 * * * * *' },
-            targets,
-          },
-        ],
-      }),
-    );
-    return file;
+    return writeSchoolConfig(root, world.sandbox.url, targets, {
+      file: join(root, `config-${n++}.json`),
+      extra: { dataDir, publicUrl: 'https://calendars.hill.example' },
+      // No pull falls due during a test; the push fires every two seconds.
+      school: { schedules: { incremental: NEVER, full: NEVER, push: '*/2 * * * * *' } },
+    });
   }
-
-  function env(configFile: string): Record<string, string> {
-    return {
-      ROSTERCAL_CONFIG: configFile,
-      HILL_TOKEN: sandbox.token,
-      GRAPH_TOKEN: graph.token,
-      GOOGLE_TOKEN: google.token,
-      NODE_EXTRA_CA_CERTS: graph.caFile,
-    };
-  }
+  const env = (configFile: string) => world.env(configFile);
 
   /** `serve` over a copy of the pulled store, pushing to `provider`'s fake on its schedule. */
   async function serve(provider: Provider) {
@@ -127,11 +104,8 @@ describe('scheduled pushes inside serve, against faulty providers', () => {
   }
 
   beforeAll(async () => {
-    [sandbox, graph, google] = await Promise.all([
-      startSandbox({ seed: 12, scale: 'small' }),
-      startFakeGraph({ knobs: { retryAfterSeconds: 0.05 } }),
-      startFakeGoogle(),
-    ]);
+    world = await startPushWorld(12);
+    ({ graph, google } = world);
     root = mkdtempSync(join(tmpdir(), 'rostercal-scheduled-push-'));
     pulled = join(root, 'pulled');
     const child = rostercal(['sync', '--full'], env(config(pulled, null)));
@@ -141,7 +115,7 @@ describe('scheduled pushes inside serve, against faulty providers', () => {
     for (const fake of [graph, google]) fake.knobs.faults = [];
   });
   afterAll(async () => {
-    await Promise.all([graph?.close(), google?.close(), sandbox?.close()]);
+    await world?.close();
     if (root) rmSync(root, { recursive: true, force: true });
   });
 

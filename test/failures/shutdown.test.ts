@@ -6,8 +6,9 @@ import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
+import type { Sandbox } from '../../src/sandbox/index.ts';
 import { rostercal, schoolEnv } from '../support/cli.ts';
+import { startWeekSandbox } from '../support/clock.ts';
 import { freePort } from '../support/ports.ts';
 
 describe('SIGTERM during the start-up pull (rostercal serve)', () => {
@@ -15,7 +16,7 @@ describe('SIGTERM during the start-up pull (rostercal serve)', () => {
   let dir: string;
   beforeAll(async () => {
     // Slow enough that the start-up pull takes far longer than the stop bound.
-    sandbox = await startSandbox({ seed: 11, scale: 'small', latencyMs: 1_500 });
+    sandbox = await startWeekSandbox({ seed: 11, scale: 'small', latencyMs: 1_500 });
     dir = await mkdtemp(path.join(tmpdir(), 'rostercal-stop-'));
   });
   afterAll(async () => {

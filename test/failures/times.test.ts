@@ -4,8 +4,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
+import type { Sandbox } from '../../src/sandbox/index.ts';
 import { rostercal, schoolEnv } from '../support/cli.ts';
+import { startWeekSandbox } from '../support/clock.ts';
 
 /** The school-local wall clock as `YYYY-MM-DD HH:MM`, from Intl (not from the code under test). */
 function sydney(iso: string): { clock: string; abbr: string } {
@@ -41,7 +42,7 @@ describe('times people read are in the school’s zone', () => {
   let env: Record<string, string>;
 
   beforeAll(async () => {
-    sandbox = await startSandbox({ seed: 5, scale: 'small' });
+    sandbox = await startWeekSandbox({ seed: 5, scale: 'small' });
     dir = mkdtempSync(join(tmpdir(), 'rostercal-times-'));
     env = schoolEnv(sandbox, { DATA_DIR: dir });
     const pulled = await run(['sync'], env);

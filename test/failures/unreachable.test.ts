@@ -46,15 +46,16 @@ describe('an unreachable upstream (rostercal sync)', () => {
   async function expectFastFailure(url: string, cause: RegExp) {
     const child = sync(url);
     expect(await child.exit, child.output()).toBe(1);
-    // "Fast" as the product measures it: its own record of the run (from the pull's start, so neither the
-    // process's start-up nor the machine's load counts), and how often it retried: the two retries an unreachable
-    // service gets, never the full backoff.
+    // "Fast" as the product decides it: how often it retried (the two retries an unreachable service gets, 1 and
+    // 2 s apart, never the full backoff of 63 s), and its own record of the run (from the pull's start, so not the
+    // process's start-up). The duration is a deadline, not a measure: each attempt's name lookup is the resolver's
+    // time, not the product's (glibc waits 5 s per unanswered query), so it only rules out the full backoff.
     const store = await openStore({ dataDir: dir });
     const [run] = await store.runs.listRuns('hillcrest', { limit: 1 });
     await store.close();
     expect(run?.status).toBe('failed');
     expect(run!.retries, child.output()).toBeLessThanOrEqual(2);
-    expect(Date.parse(run!.finishedAt!) - Date.parse(run!.startedAt), child.output()).toBeLessThan(15_000);
+    expect(Date.parse(run!.finishedAt!) - Date.parse(run!.startedAt), child.output()).toBeLessThan(40_000);
     const out = child.output();
     const escaped = url.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
     expect(out).toMatch(new RegExp(`cannot reach the upstream service at ${escaped}: ${cause.source}`));

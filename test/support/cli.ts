@@ -95,6 +95,12 @@ export function rostercal(
   };
 }
 
+/** Stops a child that still runs (SIGTERM) and waits for its exit. */
+export async function stopped(child: Child): Promise<void> {
+  if (child.proc.exitCode === null) child.proc.kill('SIGTERM');
+  await child.exit;
+}
+
 /** A command run to its end: the exit code, and stdout and stderr apart. */
 export async function runRostercal(
   args: string[],
@@ -133,16 +139,16 @@ export async function runCli(
 
 /**
  * A config file (`DIR/config.json`, data in `DIR/data`) with one school, `hill`, pulling from `upstreamUrl` with the
- * token in HILL_TOKEN, pushing to `targets`; `extra` adds top-level settings and `school` the school's. Returns
- * the file's path, for ROSTERCAL_CONFIG.
+ * token in HILL_TOKEN, pushing to `targets`; `extra` adds top-level settings and `school` the school's; `file`
+ * names another file for it (several configs in one folder). Returns the file's path, for ROSTERCAL_CONFIG.
  */
 export function writeSchoolConfig(
   dir: string,
   upstreamUrl: string,
   targets: unknown[],
-  more: { extra?: Record<string, unknown>; school?: Record<string, unknown> } = {},
+  more: { extra?: Record<string, unknown>; school?: Record<string, unknown>; file?: string } = {},
 ): string {
-  const config = join(dir, 'config.json');
+  const config = more.file ?? join(dir, 'config.json');
   writeFileSync(
     config,
     JSON.stringify({
@@ -161,4 +167,32 @@ export function writeSchoolConfig(
     }),
   );
   return config;
+}
+
+/**
+ * A config file for `serve` with the school `schoolEnv` describes (hillcrest), its store in `dataDir`, listening on
+ * `port`, and its incremental pull fired by `incremental` (a node-cron schedule, seconds first). Returns its path.
+ */
+export function writeServeConfig(
+  file: string,
+  opts: { upstream: Pick<Sandbox, 'url' | 'token'>; port: number; dataDir: string; incremental: string },
+): string {
+  writeFileSync(
+    file,
+    JSON.stringify({
+      publicUrl: `http://127.0.0.1:${opts.port}`,
+      port: opts.port,
+      dataDir: opts.dataDir,
+      schools: [
+        {
+          id: 'hillcrest',
+          name: 'Hillcrest College',
+          upstream: { url: opts.upstream.url, token: opts.upstream.token },
+          timeZone: 'Australia/Sydney',
+          schedules: { incremental: opts.incremental },
+        },
+      ],
+    }),
+  );
+  return file;
 }

@@ -3,6 +3,7 @@
 // PostgreSQL unreachable is a failure naming it, never a skip.
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { until } from './until.ts';
 
 export interface TestDatabase {
   url: string;
@@ -62,4 +63,23 @@ export async function createTestDatabase(): Promise<TestDatabase> {
       await admin((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
     },
   };
+}
+
+/**
+ * Resolves once a session of the database at `url` waits on a lock (PostgreSQL's own word in pg_stat_activity,
+ * polled): orders a test's next step after a second writer has reached the lock, not after a pause.
+ */
+export async function waitUntilBlockedOnLock(url: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await until('a writer waiting on a lock', async () => {
+      const { rows } = await client.query(
+        "select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'",
+      );
+      return (rows[0] as { n: number }).n > 0;
+    });
+  } finally {
+    await client.end();
+  }
 }
