@@ -9,12 +9,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
+import type { Sandbox } from '../../src/sandbox/index.ts';
 import { openStore } from '../../src/store/index.ts';
 import type { Store } from '../../src/store/types.ts';
 import { type FakeGoogle, startFakeGoogle } from '../fakes/google-calendar.ts';
 import { type Child, rostercal, runRostercal, writeSchoolConfig } from '../support/cli.ts';
-import { TEST_NOW } from '../support/clock.ts';
+import { startWeekSandbox } from '../support/clock.ts';
 import {
   teamCalendars as calendarsOf,
   fakeGoogleSettings,
@@ -74,10 +74,7 @@ const teamCalendars = (team: number) => calendarsOf(fake, 'hill', 'live', team);
 const sessionsOf = (id: string) => sessionsIn(fake, id);
 
 beforeAll(async () => {
-  [sandbox, fake] = await Promise.all([
-    startSandbox({ seed: 9, scale: 'small', now: TEST_NOW }),
-    startFakeGoogle(),
-  ]);
+  [sandbox, fake] = await Promise.all([startWeekSandbox({ seed: 9, scale: 'small' }), startFakeGoogle()]);
   [teamA, teamB] = sandbox.school.teams.map((t) => t.id) as [number, number];
   const students = sandbox.school.students.slice(0, 3).map((s) => s.id);
   dir = mkdtempSync(join(tmpdir(), 'rostercal-admin-rotation-'));

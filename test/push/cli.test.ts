@@ -4,9 +4,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
+import type { Sandbox } from '../../src/sandbox/index.ts';
 import { type FakeGraph, startFakeGraph } from '../fakes/graph.ts';
 import { runRostercal, writeSchoolConfig } from '../support/cli.ts';
+import { startWeekSandbox } from '../support/clock.ts';
 
 describe('rostercal sync with push targets', () => {
   let sandbox: Sandbox;
@@ -15,7 +16,7 @@ describe('rostercal sync with push targets', () => {
   let env: NodeJS.ProcessEnv;
 
   beforeAll(async () => {
-    [sandbox, fake] = await Promise.all([startSandbox({ seed: 9, scale: 'small' }), startFakeGraph()]);
+    [sandbox, fake] = await Promise.all([startWeekSandbox({ seed: 9, scale: 'small' }), startFakeGraph()]);
     dir = mkdtempSync(join(tmpdir(), 'rostercal-push-cli-'));
     const config = writeSchoolConfig(dir, sandbox.url, [
       {

@@ -66,7 +66,7 @@ describe('Google push through domain-wide delegation', () => {
 
   it('creates a calendar in each staff member’s own account; an unknown account is reported and skipped', async () => {
     const t = target('coaches', 'secondary');
-    const s = await pushTarget({ store: bench.store, school: bench.school, target: t });
+    const s = await pushTarget({ store: bench.store, school: bench.school, now: bench.now, target: t });
     const skipped = s.calendars.filter((c) => c.state === 'skipped');
     expect(skipped.map((c) => c.key)).toEqual([`staff:${staff[0]!.id}`]);
     expect(skipped[0]?.note).toMatch(/invalid_grant/);
@@ -89,23 +89,23 @@ describe('Google push through domain-wide delegation', () => {
     expectCalendarsEqual(
       remote,
       await expectedCalendars(
-        bench.store,
+        bench,
         'hill',
         t,
         good.map((x) => x.id),
       ),
     );
-    const rerun = await pushTarget({ store: bench.store, school: bench.school, target: t });
+    const rerun = await pushTarget({ store: bench.store, school: bench.school, now: bench.now, target: t });
     expect(rerun.totals).toMatchObject({ created: 0, updated: 0, deleted: 0 });
   });
 
   it('writes into a staff member’s primary calendar', async () => {
     const who = staff[1]!;
     const t = target('primary', 'primary', [who.id]);
-    const s = await pushTarget({ store: bench.store, school: bench.school, target: t });
+    const s = await pushTarget({ store: bench.store, school: bench.school, now: bench.now, target: t });
     expect(s.status).toBe('succeeded');
     const primary = fake.calendar(who.email)!;
-    const want = await expectedCalendars(bench.store, 'hill', t, [who.id]);
+    const want = await expectedCalendars(bench, 'hill', t, [who.id]);
     expect(
       fake.liveEvents(primary.id).filter((e) => e.extendedProperties?.private?.rostercal === 'hill:primary'),
     ).toHaveLength(want.get(`staff:${who.id}`)!.size);

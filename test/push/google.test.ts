@@ -54,8 +54,8 @@ describe('Google push', () => {
   });
 
   const push = (extra: Partial<Parameters<typeof pushTarget>[0]> = {}) =>
-    pushTarget({ store: bench.store, school: bench.school, target, ...extra });
-  const expected = () => expectedCalendars(bench.store, 'hill', target, teamIds);
+    pushTarget({ store: bench.store, school: bench.school, now: bench.now, target, ...extra });
+  const expected = () => expectedCalendars(bench, 'hill', target, teamIds);
   const staffEmail = async () =>
     (await bench.store.records.list('hill', 'staff')).find((s) => s.email)!.email!;
 

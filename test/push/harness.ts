@@ -1,5 +1,6 @@
 // Test bench for the push engine: the sandbox as upstream, a real store filled by a real pull, and helpers to
-// compare what the fakes hold with what the projection says each calendar should hold.
+// compare what the fakes hold with what the projection says each calendar should hold. The school is built around
+// TEST_NOW and the product is handed the sandbox's clock (`bench.now`: pull, push windows, expected calendars).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,6 +16,7 @@ import type { Store } from '../../src/store/types.ts';
 import { pullSchool } from '../../src/sync/pull.ts';
 import type { UpstreamClient } from '../../src/upstream/api.ts';
 import { createUpstreamClient } from '../../src/upstream/client.ts';
+import { TEST_NOW } from '../support/clock.ts';
 
 export interface Bench {
   sandbox: Sandbox;
@@ -23,6 +25,8 @@ export interface Bench {
   dir: string;
   store: Store;
   dbFile: string;
+  /** The sandbox's clock, for the product: `pushTarget({ …, now: bench.now })`. */
+  now: () => Date;
   /** Pull (full) from the sandbox into the store. */
   pull(): Promise<void>;
   /** Replaces the store with an empty one (a lost database) and pulls again. */
@@ -31,7 +35,8 @@ export interface Bench {
 }
 
 export async function startBench(opts: { seed?: number; databaseUrl?: string } = {}): Promise<Bench> {
-  const sandbox = await startSandbox({ seed: opts.seed ?? 7, scale: 'small' });
+  const sandbox = await startSandbox({ seed: opts.seed ?? 7, scale: 'small', now: TEST_NOW });
+  const now = () => new Date(sandbox.now());
   const client = createUpstreamClient({
     baseUrl: sandbox.url,
     token: sandbox.token,
@@ -64,8 +69,9 @@ export async function startBench(opts: { seed?: number; databaseUrl?: string } =
     dir,
     store: first.store,
     dbFile: first.dbFile,
+    now,
     async pull() {
-      const s = await pullSchool({ store: bench.store, client, school, kind: 'full' });
+      const s = await pullSchool({ store: bench.store, client, school, kind: 'full', now });
       if (s.status === 'failed') throw new Error(`pull failed: ${s.errors.join('; ')}`);
     },
     async loseDatabase() {
@@ -88,13 +94,14 @@ export async function startBench(opts: { seed?: number; databaseUrl?: string } =
 
 /** What the projection says each calendar of the target holds: calendar key → sessionId → title. */
 export async function expectedCalendars(
-  store: Store,
+  bench: Pick<Bench, 'store' | 'now'>,
   schoolId: string,
   target: PushTargetConfig,
   ids: number[],
 ): Promise<Map<string, Map<number, string>>> {
+  const { store } = bench;
   const ctx = await loadProjectionContext(store, schoolId);
-  const w = syncWindow(new Date(), target.window);
+  const w = syncWindow(bench.now(), target.window);
   const out = new Map<string, Map<number, string>>();
   for (const id of ids) {
     const sessions = await store.records.listSessions(

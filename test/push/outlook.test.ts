@@ -7,6 +7,7 @@ import { type PushTargetConfig, parseTargets } from '../../src/config/push-targe
 import { SESSION_PROP } from '../../src/push/outlook/render.ts';
 import { planTarget, pushTarget } from '../../src/push/run.ts';
 import { parseSessionTag } from '../../src/push/stable-ids.ts';
+import type { FaultRule } from '../fakes/common.ts';
 import { type FakeGraph, startFakeGraph } from '../fakes/graph.ts';
 import { trustCertificate } from '../fakes/tls.ts';
 import { type Bench, expectCalendarsEqual, expectedCalendars, startBench } from './harness.ts';
@@ -28,6 +29,16 @@ function remote(fake: FakeGraph, keyOf: (upn: string) => string | undefined, cal
   return out;
 }
 
+/** A fault rule that never fires: it hands `seen` each request the fake checks for faults, as it arrives. */
+function tap(seen: (request: string) => void): FaultRule {
+  class Tap extends RegExp {
+    override test(request: string): boolean {
+      seen(request);
+      return false;
+    }
+  }
+  return { match: new Tap('$^'), status: 500 };
+}
 describe('Outlook push', () => {
   let bench: Bench;
   let fake: FakeGraph;
@@ -79,13 +90,18 @@ describe('Outlook push', () => {
   });
 
   const push = (target: PushTargetConfig, extra: Partial<Parameters<typeof pushTarget>[0]> = {}) =>
-    pushTarget({ store: bench.store, school: bench.school, target, ...extra });
+    pushTarget({ store: bench.store, school: bench.school, now: bench.now, target, ...extra });
   const good = () => staff.filter((s) => s !== ghost && s !== unlicensed).map((s) => s.id);
   const staffRemote = () => remote(fake, (upn) => staffKey.get(upn));
   const staffEmail = () => staff[0]!.email;
 
   it('plans without writing (dry run)', async () => {
-    const plan = await planTarget({ store: bench.store, school: bench.school, target: staffTarget });
+    const plan = await planTarget({
+      store: bench.store,
+      school: bench.school,
+      now: bench.now,
+      target: staffTarget,
+    });
     expect(plan.dryRun).toBe(true);
     expect(plan.totals.created).toBeGreaterThan(0);
     expect(fake.stats.writes).toBe(0);
@@ -95,7 +111,7 @@ describe('Outlook push', () => {
 
   it('first push: one event per session and mailbox, batched, ≤ 4 per mailbox, immutable ids, bad mailboxes skipped', async () => {
     fake.resetStats();
-    const want = await expectedCalendars(bench.store, 'hill', staffTarget, good());
+    const want = await expectedCalendars(bench, 'hill', staffTarget, good());
     const total = [...want.values()].reduce((n, m) => n + m.size, 0);
     expect(total).toBeGreaterThan(20);
     const s = await push(staffTarget);
@@ -124,7 +140,7 @@ describe('Outlook push', () => {
   });
 
   it('an upstream edit, a cancellation and a deletion are reflected with one write per calendar', async () => {
-    const want = await expectedCalendars(bench.store, 'hill', staffTarget, good());
+    const want = await expectedCalendars(bench, 'hill', staffTarget, good());
     const [, sessions] = [...want.entries()].find(([, m]) => m.size > 3)!;
     const [edit, cancel, del] = [...sessions.keys()];
     const inCalendars = (id: number) => [...want.values()].filter((m) => m.has(id)).length;
@@ -145,12 +161,12 @@ describe('Outlook push', () => {
       deleted: inCalendars(del!),
     });
     expect(fake.stats.writes).toBe(inCalendars(edit!) + inCalendars(cancel!) + inCalendars(del!));
-    expectCalendarsEqual(staffRemote(), await expectedCalendars(bench.store, 'hill', staffTarget, good()));
+    expectCalendarsEqual(staffRemote(), await expectedCalendars(bench, 'hill', staffTarget, good()));
   });
 
   it('a student leaving a team loses that team’s events from their calendar', async () => {
     // A team member with sessions still to come (past sessions keep listing them, as upstream does).
-    const now = Date.now();
+    const now = bench.now().getTime();
     const soon = now + 86_400_000;
     const upcoming = bench.sandbox.school.sessions.filter((x) => x.start > soon && x.teamIds.length === 1);
     const teams = await bench.store.records.list('hill', 'teams');
@@ -162,7 +178,7 @@ describe('Outlook push', () => {
     const keyOf = (upn: string) =>
       upn === `s${studentId}@pupils.hill.example` ? `student:${studentId}` : undefined;
     await push(target);
-    const before = await expectedCalendars(bench.store, 'hill', target, [studentId]);
+    const before = await expectedCalendars(bench, 'hill', target, [studentId]);
     expectCalendarsEqual(remote(fake, keyOf), before);
     const teamSessions = new Set(
       (await bench.store.records.listSessions('hill', { teamIds: [team.id] })).map((s) => s.id),
@@ -183,7 +199,7 @@ describe('Outlook push', () => {
     await bench.pull();
     const s = await push(target);
     expect(s.totals.deleted).toBeGreaterThan(0);
-    const after = await expectedCalendars(bench.store, 'hill', target, [studentId]);
+    const after = await expectedCalendars(bench, 'hill', target, [studentId]);
     expectCalendarsEqual(remote(fake, keyOf), after);
     const left = remote(fake, keyOf).get(`student:${studentId}`)!;
     const stillListed = new Set(
@@ -202,7 +218,7 @@ describe('Outlook push', () => {
     for (const mb of fake.mailboxes().filter((m) => staffKey.has(m.upn)))
       expect([...mb.calendars.values()].filter((c) => c.name === CALENDAR).length).toBeLessThanOrEqual(1);
     expect(s.totals.unchanged).toBeGreaterThan(0);
-    expectCalendarsEqual(staffRemote(), await expectedCalendars(bench.store, 'hill', staffTarget, good()));
+    expectCalendarsEqual(staffRemote(), await expectedCalendars(bench, 'hill', staffTarget, good()));
   });
 
   it('a mailbox calendar deleted by hand is created again, with all its events', async () => {
@@ -213,12 +229,12 @@ describe('Outlook push', () => {
     expect(s.calendars.find((c) => c.key === staffKey.get(mb.upn))?.note).toMatch(/gone/);
     const again = await push(staffTarget);
     expect(again.calendars.find((c) => c.key === staffKey.get(mb.upn))?.state).toBe('created');
-    expectCalendarsEqual(staffRemote(), await expectedCalendars(bench.store, 'hill', staffTarget, good()));
+    expectCalendarsEqual(staffRemote(), await expectedCalendars(bench, 'hill', staffTarget, good()));
   });
 
   it('30 % throttled sub-responses and batches (429/503 with Retry-After) still converge', async () => {
     // Lost state, events deleted by hand and an upstream edit, all under throttling.
-    const want = await expectedCalendars(bench.store, 'hill', staffTarget, good());
+    const want = await expectedCalendars(bench, 'hill', staffTarget, good());
     const [, sessions] = [...want.entries()].find(([, m]) => m.size > 1)!;
     await bench.client.updateSessions({
       email: staffEmail(),
@@ -236,7 +252,7 @@ describe('Outlook push', () => {
     } finally {
       fake.knobs.throttleRate = 0;
     }
-    expectCalendarsEqual(staffRemote(), await expectedCalendars(bench.store, 'hill', staffTarget, good()));
+    expectCalendarsEqual(staffRemote(), await expectedCalendars(bench, 'hill', staffTarget, good()));
     expect(fake.stats.concurrencyRejections).toBe(0);
   });
 
@@ -251,7 +267,7 @@ describe('Outlook push', () => {
     } finally {
       fake.knobs.emptyListings = false;
     }
-    expectCalendarsEqual(staffRemote(), await expectedCalendars(bench.store, 'hill', staffTarget, good()));
+    expectCalendarsEqual(staffRemote(), await expectedCalendars(bench, 'hill', staffTarget, good()));
   });
 
   it('answers lost after Graph applied the create (503/504 items, a 504 batch, dropped connections): no duplicates', async () => {
@@ -260,7 +276,7 @@ describe('Outlook push', () => {
     const raw = targetRaw('lost-answers', 'staff', {});
     (raw.outlook as Record<string, unknown>).calendarName = 'Lost answers';
     const target = parseTargets([raw], 'targets', { TEST_GRAPH_SECRET: 'graph-secret' })[0]!;
-    const want = await expectedCalendars(bench.store, 'hill', target, good());
+    const want = await expectedCalendars(bench, 'hill', target, good());
     const total = [...want.values()].reduce((n, m) => n + m.size, 0);
     const create = /^POST \/users\/[^/]+\/calendars\/[^/]+\/events$/;
     fake.resetStats();
@@ -298,16 +314,20 @@ describe('Outlook push', () => {
     (raw.outlook as Record<string, unknown>).parallelBatches = 1;
     (raw.outlook as Record<string, unknown>).batchSize = 5;
     const target = parseTargets([raw], 'targets', { TEST_GRAPH_SECRET: 'graph-secret' })[0]!;
-    const want = await expectedCalendars(bench.store, 'hill', target, good());
+    const want = await expectedCalendars(bench, 'hill', target, good());
     const total = [...want.values()].reduce((n, m) => n + m.size, 0);
     fake.resetStats();
-    fake.knobs.latencyMs = 30;
     const child = spawn(process.execPath, [join(import.meta.dirname, 'crash-child.ts')], {
       env: {
         ...process.env,
         NODE_EXTRA_CA_CERTS: fake.caFile,
         TEST_GRAPH_SECRET: 'graph-secret',
-        PUSH_CHILD: JSON.stringify({ dbFile: bench.dbFile, school: bench.school, targets: [raw] }),
+        PUSH_CHILD: JSON.stringify({
+          dbFile: bench.dbFile,
+          school: bench.school,
+          targets: [raw],
+          now: bench.now().toISOString(),
+        }),
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -316,16 +336,19 @@ describe('Outlook push', () => {
       stderr += String(d);
     });
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    // Killed at the first operation the fake is asked for once a third of the writes (at most 15) are applied: the
+    // fake's own count, checked as each request arrives, orders the crash, not a poll racing the push.
+    const killAt = Math.min(15, total / 3);
+    fake.knobs.faults = [
+      tap(() => {
+        if (fake.stats.writes >= killAt && child.exitCode === null) child.kill('SIGKILL');
+      }),
+    ];
     try {
-      const deadline = Date.now() + 30_000;
-      while (fake.stats.writes < Math.min(15, total / 3) && Date.now() < deadline) {
-        if (child.exitCode !== null) throw new Error(`child ended early: ${stderr}`);
-        await new Promise((r) => setTimeout(r, 5));
-      }
-      child.kill('SIGKILL');
-      await exited;
+      const code = await exited;
+      if (fake.stats.writes < killAt) throw new Error(`child ended early (${code}): ${stderr}`);
     } finally {
-      fake.knobs.latencyMs = 0;
+      fake.knobs.faults = [];
       if (child.exitCode === null) child.kill('SIGKILL');
     }
     const written = fake.stats.writes;

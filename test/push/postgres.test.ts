@@ -39,7 +39,7 @@ describe('push with the PostgreSQL store', () => {
   });
 
   it('pushes once, then writes nothing; another replica sees the same mappings and writes nothing either', async () => {
-    const first = await pushTarget({ store: bench.store, school: bench.school, target });
+    const first = await pushTarget({ store: bench.store, school: bench.school, now: bench.now, target });
     expect(first.status).toBe('succeeded');
     expect(first.totals.created).toBeGreaterThan(0);
     expect(fake.stats.writes).toBe(first.totals.created);
@@ -50,7 +50,7 @@ describe('push with the PostgreSQL store', () => {
     fake.resetStats();
     const replica = await openStore({ databaseUrl: db.url });
     try {
-      const again = await pushTarget({ store: replica, school: bench.school, target });
+      const again = await pushTarget({ store: replica, school: bench.school, now: bench.now, target });
       expect(again.totals).toMatchObject({ created: 0, updated: 0, deleted: 0 });
       expect(fake.stats.writes).toBe(0);
       const runs = await replica.runs.listRuns('hill', { kind: 'push' });
@@ -72,7 +72,7 @@ describe('push with the PostgreSQL store', () => {
     });
     await bench.pull();
     fake.resetStats();
-    const s = await pushTarget({ store: bench.store, school: bench.school, target });
+    const s = await pushTarget({ store: bench.store, school: bench.school, now: bench.now, target });
     expect(s.totals).toMatchObject({ created: 0, updated: shown, deleted: 0 });
     expect(fake.stats.writes).toBe(shown);
   });

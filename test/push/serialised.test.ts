@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseTargets } from '../../src/config/push-targets.ts';
 import type { SchoolConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/log.ts';
+import type { PushSummary } from '../../src/push/summary.ts';
 import { pushLeaseKey, pushSchool } from '../../src/push/triggers.ts';
 import { type FakeGoogle, startFakeGoogle } from '../fakes/google-calendar.ts';
 import { type Bench, startBench } from './harness.ts';
@@ -40,16 +41,33 @@ describe('pushes of one target', () => {
 
   it('run one at a time; those asked for while one waits join it', async () => {
     const before = await pushRuns();
-    const first = pushSchool({ store: bench.store, school });
-    while (fake.stats.requests === 0) await new Promise((r) => setTimeout(r, 5));
-    // Three pulls end while the first push runs: one more push waits, and carries all of their changes.
-    const results = await Promise.all([
-      first,
-      ...Array.from({ length: 3 }, () => pushSchool({ store: bench.store, school })),
-    ]);
+    // The first push is held at Google's door (a barrier, not a poll) while three pulls end: one more push waits,
+    // and carries all of their changes. A push is queued or joined as it is asked for, before its first await.
+    let release: () => void = () => {};
+    const arrived = new Promise<void>((reached) => {
+      fake.knobs.holds = [
+        {
+          match: /./,
+          reached: () => reached(),
+          release: new Promise<void>((r) => {
+            release = r;
+          }),
+        },
+      ];
+    });
+    const first = pushSchool({ store: bench.store, school, now: bench.now });
+    let more: Promise<PushSummary[]>[];
+    try {
+      await arrived;
+      more = Array.from({ length: 3 }, () => pushSchool({ store: bench.store, school, now: bench.now }));
+    } finally {
+      fake.knobs.holds = [];
+      release();
+    }
+    const results = await Promise.all([first, ...more]);
     for (const [r] of results) expect(r!.status).toBe('succeeded');
     expect(await pushRuns()).toBe(before + 2);
-  }, 60_000);
+  }, 180_000); // a deadline: 9.7 s alone, 74 s beside three push files at load 27
 
   it('wait for another process pushing the same target', async () => {
     const other = {
@@ -83,7 +101,7 @@ describe('pushes of one target', () => {
       }),
     });
     let done = false;
-    const pushing = pushSchool({ store: bench.store, school, log }).then((r) => {
+    const pushing = pushSchool({ store: bench.store, school, log, now: bench.now }).then((r) => {
       done = true;
       return r;
     });
