@@ -23,6 +23,11 @@ export interface TestDb {
   /** Opens a store (its own connections) on this database. */
   open(opts?: { migrate?: boolean }): Promise<Store>;
   drop(): Promise<void>;
+  /**
+   * Resolves once a second writer of this database waits on a lock (PostgreSQL). Absent where one connection runs
+   * every transaction in turn (SQLite's driver): a second writer there can only run after the first commits.
+   */
+  writerWaiting?(): Promise<void>;
 }
 
 const T0 = '2026-11-01T08:00:00.000Z';
@@ -715,8 +720,8 @@ export function describeStoreContract(name: string, createDb: () => Promise<Test
       });
       await started.promise;
       const tx2 = store.transaction((tx) => tx.records.upsert(s, 'sessions', second, T1));
-      // Let the second writer reach the store before the first commits.
-      await new Promise((r) => setTimeout(r, 50));
+      // The second writer reaches the store before the first commits: seen waiting on the lock, not after a pause.
+      await db.writerWaiting?.();
       release.resolve();
       await tx1;
       expect(await tx2).toMatchObject({ changed: 1, added: 0 });

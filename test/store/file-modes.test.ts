@@ -9,7 +9,8 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import { startService } from '../../src/running-service.ts';
-import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
+import type { Sandbox } from '../../src/sandbox/index.ts';
+import { startWeekSandbox } from '../support/clock.ts';
 
 const run = promisify(execFile);
 const mode = (p: string) => (statSync(p).mode & 0o777).toString(8);
@@ -19,7 +20,7 @@ let dataDir: string;
 let env: Record<string, string>;
 
 beforeAll(async () => {
-  sandbox = await startSandbox({ seed: 2, scale: 'small' });
+  sandbox = await startWeekSandbox({ seed: 2, scale: 'small' });
   root = mkdtempSync(path.join(tmpdir(), 'rostercal-modes-'));
   chmodSync(root, 0o755);
   dataDir = path.join(root, 'data');

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/index.ts';
 import { CopyRows, copyingPool, copyText } from '../../src/store/pg-copy.ts';
 import { createTestDatabase, type TestDatabase } from '../support/pg.ts';
+import { untilValue } from '../support/until.ts';
 import { session, writeAndFindSession } from './fixtures.ts';
 
 describe('COPY FROM STDIN through the store connections', () => {
@@ -152,15 +153,12 @@ describe('a store whose PostgreSQL session is ended during a COPY', () => {
       const many = Array.from({ length: 2_000 }, (_, i) => session(i + 1, { notes: 'x'.repeat(2_000) }));
       const writing = store.records.upsert('s', 'sessions', many, '2026-11-01T08:00:00.000Z');
       writing.catch(() => {});
-      let pid: number | undefined;
-      for (let i = 0; i < 3_000 && pid === undefined; i++) {
+      const pid = await untilValue('the COPY waiting at the held lock', async () => {
         const { rows } = await admin.query<{ pid: number }>(
           "select pid from pg_stat_activity where datname = current_database() and query ilike 'copy %' and wait_event_type = 'Lock' and wait_event = 'advisory'",
         );
-        pid = rows[0]?.pid;
-        if (pid === undefined) await new Promise((r) => setTimeout(r, 10));
-      }
-      expect(pid, 'the COPY never reached the held lock').toBeDefined();
+        return rows[0]?.pid;
+      });
       const { rows: ended } = await admin.query<{ ok: boolean }>('select pg_terminate_backend($1) as ok', [
         pid,
       ]);

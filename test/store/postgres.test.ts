@@ -1,5 +1,5 @@
 import { openStore } from '../../src/store/index.ts';
-import { createTestDatabase } from '../support/pg.ts';
+import { createTestDatabase, waitUntilBlockedOnLock } from '../support/pg.ts';
 import { describeStoreContract } from './contract.ts';
 
 describeStoreContract('postgres', async () => {
@@ -7,5 +7,6 @@ describeStoreContract('postgres', async () => {
   return {
     open: (opts) => openStore({ databaseUrl: db.url, poolSize: 4, ...opts }),
     drop: () => db.drop(),
+    writerWaiting: () => waitUntilBlockedOnLock(db.url),
   };
 });

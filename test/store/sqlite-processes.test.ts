@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, expect, it } from 'vitest';
 import { openStore } from '../../src/store/index.ts';
+import { until } from '../support/until.ts';
 
 const run = promisify(execFile);
 const dir = mkdtempSync(join(tmpdir(), 'rostercal-procs-'));
@@ -41,22 +42,29 @@ it('waits for another process’s write lock without blocking this process', asy
   try {
     const worker = join(import.meta.dirname, 'sqlite-worker.ts');
     const child = spawn(process.execPath, [worker, file, 'holder', 'hold'], {
-      stdio: ['ignore', 'pipe', 'inherit'],
+      stdio: ['pipe', 'pipe', 'inherit'],
     });
     const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
     await new Promise<void>((resolve, reject) => {
       child.stdout.on('data', (chunk: Buffer) => chunk.toString().includes('locked') && resolve());
       child.on('exit', () => reject(new Error('holder exited before taking the lock')));
     });
+    // The holder keeps the lock until told: the write must wait for it however slow the machine, and this process's
+    // event loop must keep turning meanwhile (ten turns of a 50 ms timer, then the holder is let go).
     let ticks = 0;
     const timer = setInterval(() => ticks++, 50);
-    const started = Date.now();
-    await store.records.setCursor('s', 'mine', 'x');
-    clearInterval(timer);
-    const waited = Date.now() - started;
-    expect(waited).toBeGreaterThan(300);
-    // The event loop kept turning while the write waited for the lock.
-    expect(ticks).toBeGreaterThan(waited / 50 / 3);
+    let written = false;
+    const writing = store.records.setCursor('s', 'mine', 'x').then(() => {
+      written = true;
+    });
+    try {
+      await until('ten turns of the event loop while the write waits', () => ticks >= 10 || written);
+      expect(written, 'the write did not wait for the lock').toBe(false);
+    } finally {
+      child.stdin.end('release\n');
+      clearInterval(timer);
+    }
+    await writing;
     expect(await exited).toBe(0);
     expect(await store.records.getCursor('s', 'held')).toBe('holder');
     expect(await store.records.getCursor('s', 'mine')).toBe('x');

@@ -1,6 +1,6 @@
 // Child process for sqlite-processes.test.ts, on a shared SQLite file.
 // argv: file, worker name, mode. `compete`: 10 transactions and fire claims, then prints the fires it won as
-// JSON. `hold`: holds a write transaction for 1.5 s, printing `locked` once it has the lock.
+// JSON. `hold`: holds a write transaction, printing `locked` once it has the lock, until a line (or the end) on stdin lets go.
 import { openStore } from '../../src/store/index.ts';
 import { session } from './fixtures.ts';
 
@@ -10,7 +10,12 @@ if (mode === 'hold') {
   await store.transaction(async (tx) => {
     await tx.records.setCursor('s', 'held', name);
     console.log('locked');
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    // Held until the test lets go, not for a length of time: the test decides when it has seen enough waiting.
+    await new Promise<void>((resolve) => {
+      process.stdin.once('data', () => resolve());
+      process.stdin.once('end', () => resolve());
+    });
+    process.stdin.destroy();
   });
 } else {
   const won: string[] = [];
