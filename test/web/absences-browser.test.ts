@@ -17,16 +17,18 @@ import type { Id } from '../../src/domain/types.ts';
 import { FeedTokens, loadFeedSecret } from '../../src/feeds/tokens.ts';
 import { hashSessionId } from '../../src/identity/sessions.ts';
 import { type RunningService, startService } from '../../src/running-service.ts';
-import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
+import type { Sandbox } from '../../src/sandbox/index.ts';
 import type { FeedScope } from '../../src/store/types.ts';
 import type { UpstreamClient } from '../../src/upstream/api.ts';
 import { createUpstreamClient } from '../../src/upstream/client.ts';
 import { type Browser, launchBrowser, type Page } from '../support/browser.ts';
 import { runRostercal } from '../support/cli.ts';
+import { startWeekSandbox } from '../support/clock.ts';
 import { pdfText } from '../support/pdf.ts';
 import { expectPhoneFriendly } from '../support/phone.ts';
 import { freePort } from '../support/ports.ts';
 import { requestFrom } from '../support/proxy.ts';
+import { untilValue } from '../support/until.ts';
 
 const ADMIN = 'test-admin-token-absences-91c2';
 const REASON = 'dentist appointment';
@@ -82,7 +84,9 @@ let configFile: string;
 let base: string;
 
 beforeAll(async () => {
-  sandbox = await startSandbox({ seed: 3, scale: 'small' });
+  // serve runs on the real clock: the school is built around this week and the sandbox stamps its writes (the
+  // families' absences) on the real time, as the product's pull cursors are.
+  sandbox = await startWeekSandbox({ seed: 3, scale: 'small' });
   upstream = createUpstreamClient({ baseUrl: sandbox.url, token: sandbox.token });
   proxy = await gate(sandbox.url);
   dir = mkdtempSync(path.join(tmpdir(), 'rostercal-absences-'));
@@ -322,12 +326,17 @@ describe('a parent on a phone', () => {
     expect(text).toContain(`Family reported: ${REASON}`);
     // …and so does the next pull (the record it brings is the same), with /staff counting it.
     const pullStarted = performance.now();
-    // The schedule's own pull (every minute) may be running: this one is let pass then, and asked again.
-    let pulled = await service.scheduler.runNow('hill', 'incremental');
-    for (let i = 0; i < 30 && pulled.status === 'skipped'; i++) {
-      await new Promise((r) => setTimeout(r, 1000));
-      pulled = await service.scheduler.runNow('hill', 'incremental');
-    }
+    // The schedule's own pull (every minute) may be running: this one is let pass then, and asked again once the
+    // scheduler no longer says so (a deadline, not a measure).
+    const pulled = await untilValue(
+      'an incremental pull not let pass',
+      async () => {
+        const r = await service.scheduler.runNow('hill', 'incremental');
+        return r.status === 'skipped' ? undefined : r;
+      },
+      120_000,
+      250,
+    );
     const pullMs = performance.now() - pullStarted;
     expect(pulled.status).toBe('succeeded');
     expect(await sheet(teamId, sessionId)).toContain(`Family reported: ${REASON}`);

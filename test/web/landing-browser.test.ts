@@ -25,6 +25,8 @@ const ANDROID =
 const SHOTS = process.env.SCREENSHOT_DIR ?? '/tmp';
 
 let h: Harness;
+/** The harness's clock (TEST_NOW on): pushes take it, as pull and pages do. */
+const sandboxNow = () => new Date(h.sandbox.now());
 let fake: FakeGoogle;
 let server: RunningServer;
 let browser: Browser;
@@ -54,7 +56,9 @@ beforeAll(async () => {
     ],
     'schools[0].targets',
   )[0]!;
-  expect((await pushTarget({ store: h.store, school: h.school, target })).status).toBe('succeeded');
+  expect((await pushTarget({ store: h.store, school: h.school, now: sandboxNow, target })).status).toBe(
+    'succeeded',
+  );
 
   // A team whose second upcoming session is cancelled upstream (and pulled).
   for (const t of teams.slice(1)) {
