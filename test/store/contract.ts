@@ -1166,6 +1166,23 @@ export function describeStoreContract(name: string, createDb: () => Promise<Test
       }
     });
 
+    it('keeps a day of fire claims per job: older ones go when a later fire is won, newer ones still refuse', async () => {
+      const job = `${school()}:incremental`;
+      const other = `${job}-other`;
+      const at = (hours: number) => new Date(Date.parse(T0) + hours * 3_600_000).toISOString();
+      expect(await store.runs.claimFire(job, at(0), 'a')).toBe(true);
+      expect(await store.runs.claimFire(job, at(1), 'a')).toBe(true);
+      expect(await store.runs.claimFire(other, at(0), 'a')).toBe(true);
+      // 24.5 h after the first fire: the first is more than a day before it, the second is not.
+      expect(await store.runs.claimFire(job, at(24.5), 'a')).toBe(true);
+      expect(await store.runs.claimFire(job, at(1), 'b')).toBe(false);
+      expect(await store.runs.claimFire(job, at(24.5), 'b')).toBe(false);
+      // Another job's claims are its own to keep.
+      expect(await store.runs.claimFire(other, at(0), 'b')).toBe(false);
+      // The first is gone: nothing holds its key (no replica claims a fire a day late).
+      expect(await store.runs.claimFire(job, at(0), 'b')).toBe(true);
+    });
+
     describeStaffAccessContract(() => store);
   });
 }
