@@ -24,6 +24,11 @@ export interface SandboxOptions {
   rateLimit?: number;
   /** Bucket size; defaults to the rate limit. */
   burst?: number;
+  /**
+   * The rate limit's clock in ms (default: the real one). In-process tests that count retries hold it still, so a
+   * refill comes when the test says, not when the machine's load lets a second pass.
+   */
+  rateClock?: () => number;
   /** Fraction (0..1) of API requests answered with a 5xx. */
   errorRate?: number;
   latencyMs?: number;
@@ -97,6 +102,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     readonlyToken,
     rateLimit: opts.rateLimit,
     burst: opts.burst,
+    rateClock: opts.rateClock,
     errorRate: opts.errorRate,
     latencyMs: opts.latencyMs,
     malformedRate,

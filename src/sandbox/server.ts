@@ -20,6 +20,7 @@ export interface ServerOptions {
   readonlyToken: string;
   rateLimit?: number;
   burst?: number;
+  rateClock?: () => number;
   errorRate?: number;
   latencyMs?: number;
   malformedRate?: number;
@@ -97,9 +98,14 @@ export class SandboxServer {
         ? new TokenBucket({
             capacity: Math.max(1, options.burst ?? Math.ceil(options.rateLimit)),
             refillPerSecond: options.rateLimit,
+            now: options.rateClock,
           })
         : options.burst && options.burst > 0
-          ? new TokenBucket({ capacity: Math.max(1, options.burst), refillPerSecond: options.burst })
+          ? new TokenBucket({
+              capacity: Math.max(1, options.burst),
+              refillPerSecond: options.burst,
+              now: options.rateClock,
+            })
           : undefined;
     this.faults = new FaultInjector(options.seed, options.errorRate ?? 0);
     this.listingFaults = { ...options.listingFaults };
