@@ -9,8 +9,9 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
+import type { Sandbox } from '../../src/sandbox/index.ts';
 import { rostercal, schoolEnv } from '../support/cli.ts';
+import { startWeekSandbox } from '../support/clock.ts';
 
 type Cut = 'clean' | 'drop';
 
@@ -65,7 +66,7 @@ describe('an upstream answer cut short (rostercal sync through a cutting proxy)'
   let proxy: CuttingProxy;
   let root: string;
   beforeAll(async () => {
-    sandbox = await startSandbox({ seed: 27, scale: 'small', now: '2026-03-02T09:00:00Z' });
+    sandbox = await startWeekSandbox({ seed: 27, scale: 'small' });
     proxy = await startCuttingProxy(sandbox.url);
     root = mkdtempSync(join(tmpdir(), 'rostercal-cut-short-'));
   });

@@ -11,9 +11,10 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
+import type { Sandbox } from '../../src/sandbox/index.ts';
 import type { RunCounts } from '../../src/store/types.ts';
 import { rostercal, schoolEnv } from '../support/cli.ts';
+import { startWeekSandbox } from '../support/clock.ts';
 import { freePort } from '../support/ports.ts';
 
 /** Forwards to the sandbox, except requests for `/sessions`, which it holds until it is closed. */
@@ -54,7 +55,7 @@ describe('a pull stopped part-way keeps the counts of what it wrote', () => {
   let proxy: Awaited<ReturnType<typeof startHoldingProxy>>;
   let root: string;
   beforeAll(async () => {
-    sandbox = await startSandbox({ seed: 31, scale: 'small', now: '2026-03-02T09:00:00Z' });
+    sandbox = await startWeekSandbox({ seed: 31, scale: 'small' });
     proxy = await startHoldingProxy(sandbox.url);
     root = mkdtempSync(join(tmpdir(), 'rostercal-interrupted-counts-'));
   });

@@ -6,9 +6,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
+import type { Sandbox } from '../../src/sandbox/index.ts';
 import { type FakeGoogle, startFakeGoogle } from '../fakes/google-calendar.ts';
 import { rostercal, schoolEnv } from '../support/cli.ts';
+import { startWeekSandbox } from '../support/clock.ts';
 import { freePort } from '../support/ports.ts';
 
 /** The keys of every object in one JSON text that appear more than once in that object (path: key). */
@@ -91,7 +92,7 @@ describe('log lines name each key once', () => {
   let root: string;
   beforeAll(async () => {
     [sandbox, google] = await Promise.all([
-      startSandbox({ seed: 5, scale: 'small', errorRate: 0.2, now: '2026-03-02T09:00:00Z' }),
+      startWeekSandbox({ seed: 5, scale: 'small', errorRate: 0.2 }),
       startFakeGoogle(),
     ]);
     root = mkdtempSync(join(tmpdir(), 'rostercal-log-keys-'));

@@ -4,8 +4,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
+import type { Sandbox } from '../../src/sandbox/index.ts';
 import { rostercal, schoolEnv } from '../support/cli.ts';
+import { startWeekSandbox } from '../support/clock.ts';
 
 let sandbox: Sandbox;
 let dir: string;
@@ -13,7 +14,7 @@ let n = 0;
 const fresh = () => path.join(dir, `store-${n++}`);
 
 beforeAll(async () => {
-  sandbox = await startSandbox({ scale: 'small', now: '2026-11-02T09:00:00Z' });
+  sandbox = await startWeekSandbox({ scale: 'small' });
   dir = mkdtempSync(path.join(tmpdir(), 'rostercal-operator-'));
 });
 afterAll(async () => {
