@@ -11,6 +11,7 @@ export interface Metrics {
   feedRenders: Counter<'scope'>;
   feedRenderSeconds: Histogram<'scope'>;
   feedsTrimmed: Counter<'scope'>;
+  feedRenderPasses: Gauge<'state'>;
   rateLimited: Counter<'route'>;
   syncRuns: Counter<'school' | 'kind' | 'status'>;
   syncLastSuccess: Gauge<'school' | 'kind'>;
@@ -26,6 +27,8 @@ export interface Metrics {
   ): void;
   /** Counts one feed render (FeedService's onRender). */
   observeFeedRender(info: { scope: FeedScope; ms: number; trimmed: number }): void;
+  /** The feed re-render passes under way and waiting for a worker (the school renderer's onLoad). */
+  observeRenderLoad(load: { running: number; waiting: number }): void;
 }
 
 export function createMetrics(opts: { registry?: Registry; defaultMetrics?: boolean } = {}): Metrics {
@@ -64,6 +67,12 @@ export function createMetrics(opts: { registry?: Registry; defaultMetrics?: bool
       name: 'rostercal_feed_renders_trimmed_total',
       help: 'Feed renders that left out far-future events to stay under the size limit',
       labelNames: ['scope'] as const,
+      registers,
+    }),
+    feedRenderPasses: new Gauge({
+      name: 'rostercal_feed_render_passes',
+      help: 'Feed re-render passes of this process: running, or waiting for a render worker',
+      labelNames: ['state'] as const,
       registers,
     }),
     rateLimited: new Counter({
@@ -118,6 +127,10 @@ export function createMetrics(opts: { registry?: Registry; defaultMetrics?: bool
       m.feedRenders.inc({ scope: info.scope });
       m.feedRenderSeconds.observe({ scope: info.scope }, info.ms / 1000);
       if (info.trimmed > 0) m.feedsTrimmed.inc({ scope: info.scope });
+    },
+    observeRenderLoad(load) {
+      m.feedRenderPasses.set({ state: 'running' }, load.running);
+      m.feedRenderPasses.set({ state: 'waiting' }, load.waiting);
     },
   };
 }

@@ -236,13 +236,15 @@ function startFeedOutput(store: Store, config: Config, metrics: Metrics, log: Lo
       );
   };
   const feeds = new FeedService({ store, onRender, templates, onRequestWrite });
-  // Passes after a pull run on a worker thread: requests never wait on them.
+  // Passes after a pull run on a worker thread: requests never wait on them. Passes of all schools share a few
+  // workers; a pull whose school's pass waits for one holds its lock meanwhile (see school-renderer.ts).
   const renderer = workerRenderer({
     feeds,
     store: config.databaseUrl ? { databaseUrl: config.databaseUrl } : { dataDir: config.dataDir },
     templates,
     onRender,
     onFallback: (reason) => log.warn({ reason }, 'feed re-render ran in-process: its worker could not'),
+    onLoad: (load) => metrics.observeRenderLoad(load),
   });
   // Inside each pull, before its run is recorded: feed re-rendering (so a request costs a lookup); a pass that
   // cannot store its renders fails the run. A pass that stored every render: the store takes them again.

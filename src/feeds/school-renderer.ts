@@ -8,6 +8,12 @@
 // checks the data version on every request).
 // One worker per pass, ended when the pass ends: its memory goes with it. Should a worker fail to start or
 // die, the pass runs in-process instead, as before.
+// Passes of all schools share a few workers (maxWorkers): beyond that they wait their turn, first asked first
+// run. Unbounded, fifty schools' first passes after serve started ran fifty workers at once (bench:fleet, issue
+// 28): each a heap of its own, every one slowed by the others, and the pulls that await them ran past their
+// next fire. A pass asked for while the same school's pass is still waiting joins it: it has read nothing yet,
+// so it renders the newest data version when it starts.
+import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { EventTemplates } from '../calendar/templates.ts';
 import type { Id } from '../domain/types.ts';
@@ -50,6 +56,32 @@ export interface WorkerRendererOptions {
   onRender?: FeedRenderObserver;
   /** Told when a pass ran in-process because the worker could not (the reason, for the log). */
   onFallback?: (reason: string) => void;
+  /** How many passes run at once in this process (default: one fewer than the processors, at least one). */
+  maxWorkers?: number;
+  /** Told whenever a pass starts waiting, starts or ends (metrics). */
+  onLoad?: (load: RenderLoad) => void;
+}
+
+/** The passes of this process: under way (each on a worker, or in-process after a fallback), or waiting for one. */
+export interface RenderLoad {
+  running: number;
+  waiting: number;
+}
+
+type PassOpts = { all?: boolean; force?: boolean };
+
+/** A pass waiting for a worker: what it was asked for (joined requests widen it) and who waits on its result. */
+interface WaitingPass {
+  schoolId: SchoolId;
+  opts: PassOpts;
+  resolve(r: RenderSchoolResult): void;
+  reject(err: unknown): void;
+  result: Promise<RenderSchoolResult>;
+}
+
+/** The renderer's default: the event loop that answers requests keeps a processor of its own. */
+export function defaultMaxWorkers(): number {
+  return Math.max(1, availableParallelism() - 1);
 }
 
 export function workerRenderer(opts: WorkerRendererOptions): SchoolRenderer {
@@ -81,31 +113,83 @@ export function workerRenderer(opts: WorkerRendererOptions): SchoolRenderer {
       });
     });
 
+  const maxWorkers = Math.max(1, opts.maxWorkers ?? defaultMaxWorkers());
+  /** First asked, first run; at most one per school. */
+  const waiting: WaitingPass[] = [];
+  let active = 0;
+  const report = () => opts.onLoad?.({ running: active, waiting: waiting.length });
+
+  const run = async (schoolId: SchoolId, passOpts: PassOpts): Promise<RenderSchoolResult> => {
+    // The school's pass that just ended may have left nothing to do.
+    const skipped = await opts.feeds.skippedRender(schoolId, passOpts);
+    if (skipped) return skipped;
+    if (closed) throw new Error('the server is stopping');
+    const job: RenderJob = {
+      store: opts.store,
+      schoolId,
+      opts: passOpts,
+      window: opts.feeds.window,
+      clockOffsetMs: opts.feeds.now().getTime() - Date.now(),
+      templates: opts.templates?.(schoolId) ?? null,
+      locationOwnerIds: opts.locationOwnerIds?.(schoolId) ?? null,
+    };
+    try {
+      return await inWorker(job);
+    } catch (err) {
+      if (!(err instanceof WorkerFailed) || closed) throw err;
+      opts.onFallback?.(err.message);
+      return opts.feeds.renderSchool(schoolId, passOpts);
+    }
+  };
+
+  const startNext = () => {
+    while (!closed && active < maxWorkers) {
+      const pass = waiting.shift();
+      if (!pass) break;
+      active++;
+      report();
+      run(pass.schoolId, pass.opts)
+        .then(pass.resolve, pass.reject)
+        .finally(() => {
+          active--;
+          report();
+          startNext();
+        });
+    }
+  };
+
   return {
     async renderSchool(schoolId, passOpts = {}) {
       if (closed) throw new Error('the server is stopping');
-      // A worker costs a thread, a module graph and a store connection; most pulls change nothing.
+      // A worker costs a thread, a module graph and a store connection; most pulls change nothing. Asked before
+      // the pass waits, so that such a pull never waits behind other schools' passes.
       const skipped = await opts.feeds.skippedRender(schoolId, passOpts);
       if (skipped) return skipped;
-      const job: RenderJob = {
-        store: opts.store,
-        schoolId,
-        opts: passOpts,
-        window: opts.feeds.window,
-        clockOffsetMs: opts.feeds.now().getTime() - Date.now(),
-        templates: opts.templates?.(schoolId) ?? null,
-        locationOwnerIds: opts.locationOwnerIds?.(schoolId) ?? null,
-      };
-      try {
-        return await inWorker(job);
-      } catch (err) {
-        if (!(err instanceof WorkerFailed) || closed) throw err;
-        opts.onFallback?.(err.message);
-        return opts.feeds.renderSchool(schoolId, passOpts);
+      if (closed) throw new Error('the server is stopping');
+      const queued = waiting.find((p) => p.schoolId === schoolId);
+      if (queued) {
+        // A pass over every feed, or a forced one, covers the narrower one asked for.
+        if (passOpts.all) queued.opts.all = true;
+        if (passOpts.force) queued.opts.force = true;
+        return queued.result;
       }
+      let resolve!: (r: RenderSchoolResult) => void;
+      let reject!: (err: unknown) => void;
+      const result = new Promise<RenderSchoolResult>((res, rej) => {
+        resolve = res;
+        reject = rej;
+      });
+      waiting.push({ schoolId, opts: { ...passOpts }, resolve, reject, result });
+      report();
+      startNext();
+      return result;
     },
     async close() {
       closed = true;
+      // Passes still waiting end now, as one under way does: their feeds are rendered on request or next time.
+      const dropped = waiting.splice(0);
+      for (const pass of dropped) pass.reject(new Error('the server is stopping'));
+      if (dropped.length) report();
       await Promise.all([...running].map((w) => w.terminate()));
     },
   };
