@@ -504,7 +504,9 @@ describe('which session a sheet is for (issue 13: rosters)', () => {
     );
     // The CLI lists from the real present while this school is pinned to NOW: once its sessions are all past,
     // both sides would be empty and the comparison would check nothing, so that fails here instead.
-    expect(stored.length, `no session of team ${team.id} ends after today: move NOW forward`).toBeGreaterThan(2);
+    expect(stored.length, `no session of team ${team.id} ends after today: move NOW forward`).toBeGreaterThan(
+      2,
+    );
     expect(listed.sessions.map((s) => s.id).sort()).toEqual(stored.map((s) => s.id).sort());
     for (const s of listed.sessions) {
       const st = stored.find((x) => x.id === s.id)!;
