@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SchoolConfig } from '../../src/config.ts';
 import { listFeedDefs } from '../../src/feeds/feed-defs.ts';
 import { type RenderLoad, workerRenderer } from '../../src/feeds/school-renderer.ts';
+import { createMetrics } from '../../src/metrics.ts';
 import { pullSchool } from '../../src/sync/pull.ts';
 import { type Harness, startHarness } from './harness.ts';
 
@@ -52,6 +53,9 @@ describe('feed re-render passes of several schools', () => {
     /** The school of each feed rendered, in the order the workers reported them. */
     const renders: string[] = [];
     let again: Promise<unknown> | undefined;
+    // As serve wires it: the gauge /metrics shows, read at the moment two passes wait.
+    const metrics = createMetrics({ defaultMetrics: false });
+    let gaugeAtPeak: Promise<string> | undefined;
     const renderer = workerRenderer({
       feeds: h.feeds,
       store: sqlite(),
@@ -62,9 +66,12 @@ describe('feed re-render passes of several schools', () => {
       },
       onLoad: (load) => {
         loads.push(load);
+        metrics.observeRenderLoad(load);
         // dale asked again while its pass waits behind hill's: it joins that pass.
-        if (load.running === 1 && load.waiting === 2 && !again)
+        if (load.running === 1 && load.waiting === 2 && !again) {
+          gaugeAtPeak = metrics.registry.getSingleMetricAsString('rostercal_feed_render_passes');
           again = renderer.renderSchool('dale', { all: true });
+        }
       },
     });
     try {
@@ -82,6 +89,9 @@ describe('feed re-render passes of several schools', () => {
       expect(started).toBe(3);
       expect(loads.at(-1)).toEqual({ running: 0, waiting: 0 });
       expect(await again).toBe(results[1]);
+      const peak = await gaugeAtPeak;
+      expect(peak).toContain('rostercal_feed_render_passes{state="running"} 1');
+      expect(peak).toContain('rostercal_feed_render_passes{state="waiting"} 2');
     } finally {
       await renderer.close();
     }
