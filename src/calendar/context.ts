@@ -1,7 +1,7 @@
 // What the projection needs besides the session: the school, custom field metadata, name lookups and wording.
 // Built once per render batch (all feeds of a school share one), so projecting an event is pure and cheap.
 import { createHash } from 'node:crypto';
-import type { CustomFieldMeta, Id, Instant, Session } from '../domain/types.ts';
+import type { CustomFieldMeta, Id, Session } from '../domain/types.ts';
 import type { FeedScope, SchoolId, Store } from '../store/types.ts';
 import { yieldToEventLoop } from '../util/event-loop.ts';
 import { compileNameMatcher, compileNameMatcherPaced, type NameMatcher } from './other-children-filter.ts';
@@ -148,7 +148,7 @@ export async function loadSchoolInfo(
   };
 }
 
-// Inferring the owners reads every session of the school (~0.2 s for 3,200): /staff and each PDF ask on every
+// Inferring the owners reads every session of the school: /staff and each PDF ask on every
 // request, so the answer is kept per store and school until the data version (or the school's name) changes.
 const ownersKept = new WeakMap<
   Pick<Store, 'records'>,

@@ -193,7 +193,6 @@ export class FeedService {
 
   // --- rendering
 
-  /** Everything the bytes depend on. A sync that changed nothing this feed shows keeps its render. */
   /** One feed's sessions in the window: its candidates read through the store's indexes, kept by feed-scope.ts. */
   async #sessionsOf(
     schoolId: SchoolId,
@@ -209,6 +208,7 @@ export class FeedService {
     return inScope(scope, scopeId, candidates, ctx.teamStudents);
   }
 
+  /** Everything the bytes depend on. A sync that changed nothing this feed shows keeps its render. */
   #inputsOf(
     def: FeedDef,
     ctx: ProjectionContext,

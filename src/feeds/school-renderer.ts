@@ -1,9 +1,8 @@
 // Where `serve` re-renders a school's feeds after a pull: on a worker thread with a store connection of its own,
-// so the event loop that answers feed requests does none of it. In-process, with every step cut into ~10 ms
-// slices, a district's forced re-render of 13,731 feeds still held the loop up to 99–278 ms and requests up to
-// 363–437 ms; on the worker, the loop waited 36–39 ms at most and requests 208–400 ms (p99 40–44 ms, against
-// 50–59 ms), the rest being two cores shared by both threads and the client (bench:feeds, two runs). The
-// worker's heap is its own: serve peaked at 767 MB during that pass, 596 MB in-process. The worker writes
+// so the event loop that answers feed requests does none of it. In-process, even with every step cut into ~10 ms
+// slices, a district's forced re-render still held the loop and the requests waiting on it far longer than on a
+// worker (bench:feeds prints the loop's delay and the request latencies during that pass). The worker's heap is
+// its own, so serve peaks higher during a pass than in-process. The worker writes
 // rendered feeds to the store as the in-process pass does; requests then read them from there (FeedService.get
 // checks the data version on every request).
 // One worker per pass, ended when the pass ends: its memory goes with it. Should a worker fail to start or

@@ -1,13 +1,11 @@
 // Membership rows (session → student, …) that a transaction has yet to insert, one double each. A pull writes a
 // resource in chunks, and each chunk's rows span every member: inserted chunk by chunk, they land all over the
 // primary-key index (member first) again and again. Kept until the transaction ends, they go in once, in key
-// order, so the index only grows at its end. A district's 535,580 session_students rows into SQLite: 0.31 s in 37
-// chunks each in order, 0.13 s all in order (sorting them as doubles: ~45 ms). Its whole full sync: SQLite 4.74–5.03 →
-// 4.40–4.42 s, PostgreSQL 5.25–5.75 → 5.13–5.25 s.
+// order, so the index only grows at its end (bench:sync prints what a district's full sync takes on each store).
 //
 // A pair is member × 2^32 + owner: exact in a double while the member id is below 2^21 and the owner id below
 // 2^32 (ids are whole and non-negative), sortable by the engine's own typed-array sort, and 8 bytes a row, where
-// a [owner, member] array is ~40 (a district: 4.3 MB against ~20 MB).
+// a [owner, member] array is about five times that.
 
 const OWNER_SPAN = 2 ** 32;
 const MEMBER_LIMIT = 2 ** 21;

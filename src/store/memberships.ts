@@ -113,7 +113,8 @@ export class MembershipRows {
         if (rows.size > 0) await this.#copy(join, schoolId, rows.drainEach());
         continue;
       }
-      // Straight from the sorted keys: an array per pair cost a district's 538,360 session_students ~80 ms.
+      // Straight from the sorted keys: no array per pair, which a district's session_students would make by the
+      // hundred thousand.
       const keys = rows.drainSorted();
       await this.#ctx.insertSqlite(
         join.table,
@@ -128,16 +129,15 @@ export class MembershipRows {
   }
 
   /**
-   * A kind's membership rows (session → students…), under upsertPrepared's lock. PostgreSQL: COPY (a
-   * district's 535,580 session_students rows: 0.96–1.02 s by two unnested id arrays, 0.66–0.72 s by COPY).
-   * SQLite: multi-row VALUES (dropping its conflict clause measured no different: 78–85 ms either way). On both,
-   * a duplicate is an error: it would mean the lock did not hold.
+   * A kind's membership rows (session → students…), under upsertPrepared's lock. PostgreSQL: COPY, faster than
+   * two unnested id arrays for a district's rows. SQLite: multi-row VALUES (dropping its conflict clause measured
+   * no faster). On both, a duplicate is an error: it would mean the lock did not hold.
    */
   async insert(join: JoinTable, schoolId: SchoolId, pairs: readonly Pair[]): Promise<void> {
     if (pairs.length === 0) return;
     if (this.#ctx.dialect === 'sqlite') {
-      // Straight from the pairs: an object per row (computed keys make them dictionaries) cost ~0.4 s of CPU and
-      // its garbage for a district's 535,000 rows of session_students.
+      // Straight from the pairs: an object per row (computed keys make them dictionaries) costs CPU and garbage
+      // by the hundred thousand rows for a district's session_students.
       const columns = ['school_id', join.member, join.owner];
       await this.#ctx.insertSqlite(join.table, columns, pairs.length, (params, i) => {
         const p = pairs[i]!;

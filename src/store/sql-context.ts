@@ -30,8 +30,8 @@ export type Executor = Kysely<DB> | Transaction<DB>;
 /**
  * [start, length] of each multi-row statement's rows: full batches of `size`, then the rest in power-of-two sizes
  * (180 rows: 128, 32, 16, 4). Each distinct row count is a statement of its own in the connection's cache,
- * holding SQLite's compiled program; with write chunks cut by text, remainders of every size took a district's
- * sync from 298–310 MB to 346–363 MB peak. This way a table and column set has at most ~10 shapes.
+ * holding SQLite's compiled program; with write chunks cut by text, remainders of every size raised a district
+ * sync's peak memory (bench:sync prints it). This way a table and column set has at most ~10 shapes.
  */
 function statementRanges(count: number, size: number): [start: number, length: number][] {
   const out: [number, number][] = [];

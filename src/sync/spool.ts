@@ -85,11 +85,10 @@ export class RecordSpool {
   /**
    * Every record once (its last occurrence), in the order added, in chunks of at most `records` records and at
    * most `chars` characters of record text (a chunk holds at least one record). Records read back from the file
-   * are new strings, so the text bound is what bounds the write's memory: a district's sessions, all read back,
-   * peaked 10–20 MB higher in chunks of 2,000 (~6 MB of text) than of 500 (326–331 against 309–318 MB).
-   * A spool is drained once: it lets go of each record kept in memory as it hands it out, so the write's peak
-   * does not hold the whole in-memory part (a district's first 8 MB of sessions were ~17 MB of two-byte strings)
-   * until the last chunk. A second call is an error, never a silently shorter listing.
+   * are new strings, so the text bound is what bounds the write's memory (larger chunks raised a district sync's
+   * peak, which bench:sync prints). A spool is drained once: it lets go of each record kept in memory as it hands
+   * it out, so the write's peak does not hold the whole in-memory part (two-byte strings, twice the size of their
+   * text) until the last chunk. A second call is an error, never a silently shorter listing.
    */
   async *chunks(records: number, chars = Number.POSITIVE_INFINITY): AsyncGenerator<PreparedRecord[]> {
     if (this.#drained) throw new Error('a pull spool is drained once: its records were already handed out');

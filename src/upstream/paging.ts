@@ -14,10 +14,9 @@ import { encodeQuery, type QueryValue } from './query.ts';
 import { zListEnvelope } from './schemas.ts';
 
 /**
- * Listing pages asked for ahead of the one in hand. Two, not one: on loopback a district's sync went 7.6 → 7.0 s
- * (the server no longer idles while this process parses), and behind 40 ms of latency a school's 2.2–2.5 →
- * 1.8–1.9 s. Each page waiting holds its parsed body (1,000 sessions are ~3 MB of JSON): a district's sync
- * peaked ~10 MB higher. Three ahead was no faster beyond noise and ~20 MB higher still.
+ * Listing pages asked for ahead of the one in hand. Two, not one: the server no longer idles while this process
+ * parses, which shows on loopback and more behind latency (bench:sync). Each page waiting holds its parsed body,
+ * so each one ahead raises a sync's peak memory; three ahead was no faster beyond noise.
  */
 export const PAGES_AHEAD = 2;
 

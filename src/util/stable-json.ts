@@ -96,6 +96,6 @@ function sortedStringify(value: unknown): string {
 
 /** SHA-256 of a text, in the encoding the caller stores. */
 export function sha256(text: string, encoding: 'hex' | 'base64url'): string {
-  // One-shot: no Hash object per record. 40,000 records of ~1 KB: 138–155 → 86–123 ms.
+  // One-shot: no Hash object per record, which a pull hashing every record it writes notices.
   return hash('sha256', text, encoding);
 }
