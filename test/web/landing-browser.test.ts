@@ -196,7 +196,23 @@ describe('landing page in Chromium at 390 px', () => {
     const { page, errors } = await phone();
     const token = await tokenOf('team', cancelledTeam);
     await page.goto(`${base}/feeds/${token}`);
-    await Promise.all([page.waitForURL(/reminder=1h/), page.selectOption('#reminder', '1h')]);
+    // WCAG 3.2.2: moving through the options with the keyboard changes the choice, never the page.
+    const navigations: string[] = [];
+    page.on('framenavigated', (frame) => {
+      if (frame === page.mainFrame()) navigations.push(frame.url());
+    });
+    await page.focus('#reminder');
+    await page.keyboard.press('ArrowDown');
+    expect(await page.locator('#reminder').inputValue()).toBe('30m');
+    // A submit on change would navigate within a few milliseconds; a second's wait shows it did not.
+    await page.waitForTimeout(1000);
+    expect(navigations).toEqual([]);
+    expect(page.url()).toBe(`${base}/feeds/${token}`);
+    await page.selectOption('#reminder', '1h');
+    await page.waitForTimeout(300);
+    expect(navigations).toEqual([]);
+    // The choice applies when asked, with the button beside it.
+    await Promise.all([page.waitForURL(/reminder=1h/), page.getByRole('button', { name: 'Apply' }).click()]);
     const webcal = await page.locator('a[data-kind="webcal"]').getAttribute('href');
     expect(webcal).toBe(`${base.replace('http://', 'webcal://')}/feeds/${token}.ics?reminder=1h`);
     expect(await page.locator('#feed-url').inputValue()).toBe(`${base}/feeds/${token}.ics?reminder=1h`);

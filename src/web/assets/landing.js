@@ -1,8 +1,9 @@
 // The landing page's script (a family's calendar page), allowed by its hash in the page's CSP (web/assets.ts).
-// Copy buttons; the reminder choice applies itself as soon as it changes (the Apply button stays for pages
-// without scripts). The family section's scanner reads another child's QR code, from the camera or from a photo,
-// and adds the link it holds to the list: with the browser's own BarcodeDetector where it reads QR codes (Chrome
-// on Android, Safari on recent iPhones), otherwise with jsQR (served from our own origin, loaded only when needed).
+// Copy buttons. The reminder choice applies only with its Apply button, never on change: a submit on change
+// reloaded the page on every arrow key (WCAG 3.2.2), so the script leaves that control alone. The family
+// section's scanner reads another child's QR code, from the camera or from a photo, and adds the link it holds
+// to the list: with the browser's own BarcodeDetector where it reads QR codes (Chrome on Android, Safari on
+// recent iPhones), otherwise with jsQR (served from our own origin, loaded only when needed).
 // A block, not a function, holds the parts: its consts stay out of the page's globals (jsQR sets window.jsQR).
 {
   // Each copy button copies the field it names.
@@ -23,11 +24,6 @@
         );
       });
     }
-  };
-
-  const reminderAppliesItself = () => {
-    const reminder = document.getElementById('reminder');
-    if (reminder) reminder.addEventListener('change', () => reminder.form.submit());
   };
 
   // decode(source, width, height): the text of the QR code in an image or video frame, or null.
@@ -187,7 +183,6 @@
   };
 
   copyButtons();
-  reminderAppliesItself();
   const family = document.getElementById('family-links');
   if (family) familyScanner(family);
 }
