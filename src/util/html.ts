@@ -56,12 +56,39 @@ function render(value: HtmlValue): string {
 /** Templates already checked (one per place in the code: the strings array is the same object each time). */
 const checked = new WeakSet<TemplateStringsArray>();
 
+/**
+ * Walks the template's own text (values are escaped, so they cannot open or close a quote or a tag) and refuses a
+ * value that would start or continue an attribute value without quotes. A value inside a quoted attribute is fine
+ * wherever it falls in it, after a `=` too (`href="/auth/login?returnTo=${…}"`): looking only at a trailing `=`
+ * took that for an unquoted attribute and made /admin/login answer 500 whenever OpenID sign-in was configured.
+ */
 function check(strings: TemplateStringsArray): void {
-  for (let i = 0; i < strings.length - 1; i++)
-    if (/=\s*$/.test(strings[i]!))
+  let state: 'text' | 'tag' | 'after =' | 'unquoted' | '"' | "'" = 'text';
+  for (let i = 0; i < strings.length - 1; i++) {
+    const piece = strings[i]!;
+    for (let at = 0; at < piece.length; at++) {
+      const c = piece[at]!;
+      const space = /\s/.test(c);
+      if (state === 'text') {
+        if (c === '<' && /[a-zA-Z/!?]/.test(piece[at + 1] ?? '')) state = 'tag';
+      } else if (state === 'tag') {
+        if (c === '>') state = 'text';
+        else if (c === '=') state = 'after =';
+        else if (c === '"' || c === "'") state = c;
+      } else if (state === 'after =') {
+        if (c === '>') state = 'text';
+        else if (c === '"' || c === "'") state = c;
+        else if (!space) state = 'unquoted';
+      } else if (state === 'unquoted') {
+        if (c === '>') state = 'text';
+        else if (space) state = 'tag';
+      } else if (c === state) state = 'tag';
+    }
+    if (state === 'after =' || state === 'unquoted')
       throw new Error(
-        `html\`…\`: a value after "${strings[i]!.slice(-40)}" is an unquoted attribute; put it in quotes`,
+        `html\`…\`: a value after "${piece.slice(-40)}" is an unquoted attribute; put it in quotes`,
       );
+  }
   checked.add(strings);
 }
 

@@ -105,6 +105,32 @@ describe('a session opened with ADMIN_TOKEN at /admin/login', () => {
   });
 });
 
+describe('/admin/login with OpenID sign-in configured', () => {
+  // Seen from outside: with OpenID configured the break-glass form answered 500 "Internal error", GET and a
+  // wrong-token POST alike (the page layer took the sign-in link's `returnTo=` inside its quotes for an unquoted
+  // attribute).
+  it('shows the form with the school sign-in link, and a wrong token gets the form again with 401', async () => {
+    const form = await fetch(`${site.url}/admin/login?next=${encodeURIComponent('/admin/audit?x="a"')}`);
+    expect(form.status).toBe(200);
+    const page = await form.text();
+    expect(page).toContain('<form method="post" action="/admin/login">');
+    expect(page).toContain('href="/auth/login?returnTo=%2Fadmin%2Faudit%3Fx%3D%22a%22"');
+    expect(page).toContain('name="next" value="/admin/audit?x=&quot;a&quot;"');
+
+    const wrong = await fetch(`${site.url}/admin/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token: 'not-the-token', next: '/admin' }),
+      redirect: 'manual',
+    });
+    expect(wrong.status).toBe(401);
+    const again = await wrong.text();
+    expect(again).toContain('That token is not right.');
+    expect(again).toContain('href="/auth/login?returnTo=%2Fadmin"');
+    expect(wrong.headers.getSetCookie()).toEqual([]);
+  });
+});
+
 describe('roster refusals', () => {
   let jar: CookieJar;
   beforeAll(async () => {

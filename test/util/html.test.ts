@@ -35,6 +35,23 @@ describe('html`…`', () => {
 
   it('refuses a value in an unquoted attribute', () => {
     expect(() => html`<a href=${'x onmouseover=alert(1)'}>`).toThrow(/unquoted attribute/);
+    expect(() => html`<a class="x" href = ${'y'}>`).toThrow(/unquoted attribute/);
+    expect(() => html`<a href="${'a'}" title=${'y'}>`).toThrow(/unquoted attribute/);
+    // A value continuing an unquoted value is as unsafe as one starting it.
+    expect(() => html`<a href=/x?a=${'y'}>`).toThrow(/unquoted attribute/);
+    expect(() => html`<a href=/x?a${'y'}>`).toThrow(/unquoted attribute/);
+  });
+
+  it('takes a value inside a quoted attribute that opened earlier in the quote, after a `=` too (/admin/login answered 500)', () => {
+    const next = '/admin?x="><script>';
+    expect(html`<a href="/auth/login?returnTo=${next}">s</a>`.toString()).toBe(
+      '<a href="/auth/login?returnTo=/admin?x=&quot;&gt;&lt;script&gt;">s</a>',
+    );
+    expect(html`<a title='a = ${'b'}' href="/x?a=${'1'}&amp;b=${'2'}">`.toString()).toBe(
+      `<a title='a = b' href="/x?a=1&amp;b=2">`,
+    );
+    // Outside any tag a `=` is text, not an attribute.
+    expect(html`<p>x = ${'1'}</p>`.toString()).toBe('<p>x = 1</p>');
   });
 
   it('cannot be handed markup by anything but the layer', () => {
