@@ -128,119 +128,120 @@ function nextSessions(upcoming: Stored<'sessions'>[]): { session: NextSessions; 
   return { session, fixture };
 }
 
+/** What the dashboard's parts read: the store, the feed tokens and the public URL without its trailing slash. */
+interface DashboardDeps {
+  store: AdminRouterOptions['store'];
+  tokens: FeedTokens;
+  base: string;
+}
+
+/** The team, activity and staff feeds, each with its page and "New link…" (student feeds are only counted). */
+async function feedsPart(deps: DashboardDeps, school: AdminSchool): Promise<SafeHtml> {
+  const defs = await listFeedDefs(deps.store, school.id);
+  const listed = defs.filter((d) => d.scope !== 'student');
+  // No URL is shown while no rotation record vouches for the feed secret (feeds/trust.ts): say why instead.
+  let issuedAll: Awaited<ReturnType<FeedTokens['ensureAll']>> = [];
+  let untrusted: string | null = null;
+  try {
+    issuedAll = await deps.tokens.ensureAll(school.id, listed);
+  } catch (err) {
+    if (!(err instanceof FeedTrustError)) throw err;
+    untrusted = err.message;
+  }
+  const feedRows = (untrusted ? [] : listed).map((def, i) => {
+    const issued = issuedAll[i]!;
+    const page = issued.token
+      ? html`<a class="btn" href="${`${deps.base}/feeds/${issued.token}`}">Subscribe page</a>`
+      : html`<span class="muted">issued with another secret: make a new link</span>`;
+    // A link to a page that says what rotating does and asks to confirm: never one tap.
+    const rotate = `/admin/feeds/rotate?${new URLSearchParams({ school: school.id, scope: def.scope, id: String(def.scopeId) })}`;
+    return [
+      def.subject,
+      def.scope,
+      html`<div class="actions">${page}<a class="btn" href="${rotate}">New link…</a></div>`,
+    ];
+  });
+  const students = defs.filter((d) => d.scope === 'student').length;
+  return html`<details class="card" id="feeds-${school.id}"><summary>Feeds: ${listed.length} team, activity and staff calendars</summary><p class="muted">${students} student feeds exist as well; <code>rostercal feeds list</code> prints them. “New link…” is for a link that reached someone it should not: it asks before it acts.</p>${stackTable(['name', 'scope', 'links'], feedRows, untrusted ? `No feed is served: ${untrusted}` : 'no feeds yet')}</details>`;
+}
+
+/** Every listed team's roster, and the sheets of its next session and next fixture. */
+async function rostersPart(deps: DashboardDeps, school: AdminSchool, at: Date): Promise<SafeHtml> {
+  const [teams, upcoming] = await Promise.all([
+    deps.store.records.list(school.id, 'teams'),
+    deps.store.records.listSessions(school.id, {
+      from: at.toISOString(),
+      to: new Date(at.getTime() + 30 * DAY).toISOString(),
+    }),
+  ]);
+  const next = nextSessions(upcoming);
+  // With the time: two sessions of one day are told apart.
+  const day = (iso: string) =>
+    new Intl.DateTimeFormat('en-GB', {
+      timeZone: school.timeZone,
+      weekday: 'short',
+      day: 'numeric',
+      month: 'short',
+      hour: '2-digit',
+      minute: '2-digit',
+    }).format(new Date(iso));
+  const q = (teamId: number, template: string, session?: number) =>
+    `${deps.base}/rosters/teams/${teamId}.pdf?template=${template}&school=${encodeURIComponent(school.id)}${session ? `&session=${session}` : ''}`;
+  const rows = teams
+    .filter((t) => !t.hidden)
+    .sort((a, b) => a.name.localeCompare(b.name))
+    .map((t) => {
+      const session = next.session.get(t.id);
+      const fixture = next.fixture.get(t.id);
+      const sheets = html`<a class="btn" href="${q(t.id, 'team-roster')}">Roster</a>${
+        session &&
+        html`<a class="btn" href="${q(t.id, 'attendance-sheet', session.id)}">Attendance · ${day(session.start)}</a>`
+      }${fixture && html`<a class="btn" href="${q(t.id, 'match-day-sheet', fixture.id)}">Match-day · ${day(fixture.start)}</a>`}`;
+      return [
+        t.name,
+        t.activity.name,
+        String(t.students.length),
+        html`<div class="actions">${sheets}</div>${!session && html`<span class="muted">no session in 30 days</span>`}`,
+      ];
+    });
+  return html`<details class="card" id="rosters-${school.id}"><summary>Rosters: ${rows.length} teams</summary>${stackTable(['team', 'activity', 'students', 'PDF'], rows, 'no teams yet')}</details>`;
+}
+
+async function schoolSection(deps: DashboardDeps, school: AdminSchool, at: Date): Promise<SafeHtml> {
+  const [runs, jobs, reporting] = await Promise.all([
+    deps.store.runs.listRuns(school.id, { limit: 10 }),
+    deps.store.runs.listJobStatus(school.id),
+    absenceReporting(deps.store, school),
+  ]);
+  const families = html`<p id="absences-${school.id}"${!reporting.on && html` class="muted"`}><strong>Families reporting absences:</strong> ${
+    reporting.on
+      ? 'on: child and family calendar pages offer “Can’t make it?” (a pre-explained absence written upstream; each act is in the audit log).'
+      : reporting.why
+  }</p>`;
+  const jobTable = stackTable(
+    ['job', 'status', 'last run', 'next run', 'note'],
+    jobs.map((j) => jobCells(j, at)),
+    'no scheduled jobs have run yet',
+  );
+  const runTable = stackTable(
+    ['run', 'status', 'started', 'took', 'added/changed', 'deleted', 'skipped', 'upstream requests', 'note'],
+    runs.map((r) => runCells(r, at)),
+    'no runs yet',
+  );
+  return html`<section><h2 class="group">${school.name} <span class="muted">(${school.id}, times in ${school.timeZone})</span></h2>
+<div class="card">${families}<h3>Scheduled jobs</h3>${jobTable}<h3>Recent runs</h3>${runTable}</div>
+${await feedsPart(deps, school)}
+${await rostersPart(deps, school, at)}</section>`;
+}
+
 export function createAdminRouter(opts: AdminRouterOptions): express.Router {
   const router = express.Router();
   const now = opts.now ?? (() => new Date());
-  const base = opts.config.publicUrl.replace(/\/+$/, '');
-
-  /** The team, activity and staff feeds, each with its page and "New link…" (student feeds are only counted). */
-  async function feedsPart(school: AdminSchool): Promise<SafeHtml> {
-    const defs = await listFeedDefs(opts.store, school.id);
-    const listed = defs.filter((d) => d.scope !== 'student');
-    // No URL is shown while no rotation record vouches for the feed secret (feeds/trust.ts): say why instead.
-    let issuedAll: Awaited<ReturnType<FeedTokens['ensureAll']>> = [];
-    let untrusted: string | null = null;
-    try {
-      issuedAll = await opts.tokens.ensureAll(school.id, listed);
-    } catch (err) {
-      if (!(err instanceof FeedTrustError)) throw err;
-      untrusted = err.message;
-    }
-    const feedRows = (untrusted ? [] : listed).map((def, i) => {
-      const issued = issuedAll[i]!;
-      const page = issued.token
-        ? html`<a class="btn" href="${`${base}/feeds/${issued.token}`}">Subscribe page</a>`
-        : html`<span class="muted">issued with another secret: make a new link</span>`;
-      // A link to a page that says what rotating does and asks to confirm: never one tap.
-      const rotate = `/admin/feeds/rotate?${new URLSearchParams({ school: school.id, scope: def.scope, id: String(def.scopeId) })}`;
-      return [
-        def.subject,
-        def.scope,
-        html`<div class="actions">${page}<a class="btn" href="${rotate}">New link…</a></div>`,
-      ];
-    });
-    const students = defs.filter((d) => d.scope === 'student').length;
-    return html`<details class="card" id="feeds-${school.id}"><summary>Feeds: ${listed.length} team, activity and staff calendars</summary><p class="muted">${students} student feeds exist as well; <code>rostercal feeds list</code> prints them. “New link…” is for a link that reached someone it should not: it asks before it acts.</p>${stackTable(['name', 'scope', 'links'], feedRows, untrusted ? `No feed is served: ${untrusted}` : 'no feeds yet')}</details>`;
-  }
-
-  /** Every listed team's roster, and the sheets of its next session and next fixture. */
-  async function rostersPart(school: AdminSchool, at: Date): Promise<SafeHtml> {
-    const [teams, upcoming] = await Promise.all([
-      opts.store.records.list(school.id, 'teams'),
-      opts.store.records.listSessions(school.id, {
-        from: at.toISOString(),
-        to: new Date(at.getTime() + 30 * DAY).toISOString(),
-      }),
-    ]);
-    const next = nextSessions(upcoming);
-    // With the time: two sessions of one day are told apart.
-    const day = (iso: string) =>
-      new Intl.DateTimeFormat('en-GB', {
-        timeZone: school.timeZone,
-        weekday: 'short',
-        day: 'numeric',
-        month: 'short',
-        hour: '2-digit',
-        minute: '2-digit',
-      }).format(new Date(iso));
-    const q = (teamId: number, template: string, session?: number) =>
-      `${base}/rosters/teams/${teamId}.pdf?template=${template}&school=${encodeURIComponent(school.id)}${session ? `&session=${session}` : ''}`;
-    const rows = teams
-      .filter((t) => !t.hidden)
-      .sort((a, b) => a.name.localeCompare(b.name))
-      .map((t) => {
-        const session = next.session.get(t.id);
-        const fixture = next.fixture.get(t.id);
-        const sheets = html`<a class="btn" href="${q(t.id, 'team-roster')}">Roster</a>${
-          session &&
-          html`<a class="btn" href="${q(t.id, 'attendance-sheet', session.id)}">Attendance · ${day(session.start)}</a>`
-        }${fixture && html`<a class="btn" href="${q(t.id, 'match-day-sheet', fixture.id)}">Match-day · ${day(fixture.start)}</a>`}`;
-        return [
-          t.name,
-          t.activity.name,
-          String(t.students.length),
-          html`<div class="actions">${sheets}</div>${!session && html`<span class="muted">no session in 30 days</span>`}`,
-        ];
-      });
-    return html`<details class="card" id="rosters-${school.id}"><summary>Rosters: ${rows.length} teams</summary>${stackTable(['team', 'activity', 'students', 'PDF'], rows, 'no teams yet')}</details>`;
-  }
-
-  async function schoolSection(school: AdminSchool, at: Date): Promise<SafeHtml> {
-    const [runs, jobs, reporting] = await Promise.all([
-      opts.store.runs.listRuns(school.id, { limit: 10 }),
-      opts.store.runs.listJobStatus(school.id),
-      absenceReporting(opts.store, school),
-    ]);
-    const families = html`<p id="absences-${school.id}"${!reporting.on && html` class="muted"`}><strong>Families reporting absences:</strong> ${
-      reporting.on
-        ? 'on: child and family calendar pages offer “Can’t make it?” (a pre-explained absence written upstream; each act is in the audit log).'
-        : reporting.why
-    }</p>`;
-    const jobTable = stackTable(
-      ['job', 'status', 'last run', 'next run', 'note'],
-      jobs.map((j) => jobCells(j, at)),
-      'no scheduled jobs have run yet',
-    );
-    const runTable = stackTable(
-      [
-        'run',
-        'status',
-        'started',
-        'took',
-        'added/changed',
-        'deleted',
-        'skipped',
-        'upstream requests',
-        'note',
-      ],
-      runs.map((r) => runCells(r, at)),
-      'no runs yet',
-    );
-    return html`<section><h2 class="group">${school.name} <span class="muted">(${school.id}, times in ${school.timeZone})</span></h2>
-<div class="card">${families}<h3>Scheduled jobs</h3>${jobTable}<h3>Recent runs</h3>${runTable}</div>
-${await feedsPart(school)}
-${await rostersPart(school, at)}</section>`;
-  }
+  const deps: DashboardDeps = {
+    store: opts.store,
+    tokens: opts.tokens,
+    base: opts.config.publicUrl.replace(/\/+$/, ''),
+  };
 
   router.get('/admin', opts.auth.requireAdmin, async (req: Request, res: Response, next) => {
     try {
@@ -249,7 +250,7 @@ ${await rostersPart(school, at)}</section>`;
       const sections: SafeHtml[] = [];
       // An administrator of one school sees that school only.
       for (const school of opts.config.schools.filter((s) => accessIn(p, s.id) === 'all'))
-        sections.push(await schoolSection(school, at));
+        sections.push(await schoolSection(deps, school, at));
       sendAdminPage(res, {
         title: 'Admin',
         who: {
