@@ -14,7 +14,7 @@ import path from 'node:path';
 import type { Id } from '../domain/types.ts';
 import { ensurePrivateDir, ensurePrivateFile } from '../private-files.ts';
 import type { FeedScope, FeedToken, SchoolId, Store } from '../store/types.ts';
-import type { RotationJournal } from './rotations.ts';
+import type { Rotation, RotationJournal } from './rotations.ts';
 
 export const FEED_SCOPES: readonly FeedScope[] = ['team', 'student', 'staff', 'activity'];
 const TOKEN_RE = /^[A-Za-z0-9_-]{32}$/;
@@ -188,14 +188,29 @@ export class FeedTokens {
   /** The current version per feed of one school that the rotation record (store and file) knows. */
   async #recorded(schoolId: SchoolId): Promise<Map<string, number>> {
     const out = new Map<string, number>();
-    const rows = [
-      ...(await this.#store.links.listFeedRotations()),
-      ...(this.#journal?.exists() ? this.#journal.read().rotations.values() : []),
-    ];
-    for (const r of rows)
+    for (const r of await this.#rotations())
       if (r.school === schoolId)
         out.set(`${r.scope}|${r.id}`, Math.max(out.get(`${r.scope}|${r.id}`) ?? 0, r.version));
     return out;
+  }
+
+  async #rotations(): Promise<Rotation[]> {
+    return [
+      ...(await this.#store.links.listFeedRotations()),
+      ...(this.#journal?.exists() ? this.#journal.read().rotations.values() : []),
+    ];
+  }
+
+  /**
+   * The feed's latest rotation in the rotation record (store and file), or null when it was never rotated: its
+   * version alone cannot tell (a feed rotated before its first token was issued is at version 1 too).
+   */
+  async lastRotation(schoolId: SchoolId, scope: FeedScope, scopeId: Id): Promise<Rotation | null> {
+    let last: Rotation | null = null;
+    for (const r of await this.#rotations())
+      if (r.school === schoolId && r.scope === scope && r.id === scopeId && r.version > (last?.version ?? 0))
+        last = r;
+    return last;
   }
 
   /** The highest version of a feed the store's tokens and the rotation record have seen (0: none). */

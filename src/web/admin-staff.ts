@@ -358,6 +358,8 @@ function rotatedPage(opts: AdminStaffOptions) {
   return async (res: Response, p: Principal, { def, school }: NamedFeed): Promise<void> => {
     const issued = await opts.tokens.ensureIfVouched(def.schoolId, def.scope, def.scopeId);
     if (!issued?.token) return unknownFeed(res);
+    // Without a rotation on record the old link still works: telling families to subscribe again would be wrong.
+    if (!(await opts.tokens.lastRotation(def.schoolId, def.scope, def.scopeId))) return notRotated(res, def);
     const page = `${base}/feeds/${issued.token}`;
     const message = `The calendar link for ${def.calendarName} has changed. The old one no longer updates, so cancellations and new sessions will not reach you through it.\n\nPlease open ${page} and subscribe again (there is a button for your phone or computer), then remove the old calendar from your calendar app.\n\n${school.name}`;
     const audit = def.scope === 'team' ? `/admin/audit?team=${def.scopeId}` : '/admin/audit';
@@ -378,6 +380,19 @@ function rotatedPage(opts: AdminStaffOptions) {
 <div class="actions"><a class="btn" href="${audit}">Audit log</a><a class="btn" href="/admin">Back to admin</a></div></div>`,
     });
   };
+}
+
+function notRotated(res: Response, def: FeedDef) {
+  const q = new URLSearchParams({ school: def.schoolId, scope: def.scope, id: String(def.scopeId) });
+  return sendProblem(
+    res,
+    404,
+    'This link was never changed',
+    [
+      `The link for “${def.calendarName}” has never been replaced: the one families have still works, and they need do nothing.`,
+    ],
+    { href: `/admin/feeds/rotate?${q}`, label: 'Make a new link' },
+  );
 }
 
 /** A feed's new link: asked for on its own page, made by the form, then the page to send families. */

@@ -92,4 +92,23 @@ describe('a rotation takes effect at once with serve’s default settings', () =
     const again = JSON.parse((await cli(['feeds', 'list', '--json'])).stdout) as FeedListing[];
     expect(again.find((r) => r.scope === 'team' && r.id === old.id)!.url).toBe(`${base}/feeds/${fresh}.ics`);
   });
+
+  it('GET /admin/feeds/rotated for a feed never rotated: 404, no message to families, and its link still works', async () => {
+    // Seen from outside: the page said "The old link has stopped working (version 1 now)" and offered a message
+    // telling families to subscribe again, while the old .ics still answered 200.
+    const never = teams[2]!;
+    const asAdmin = { headers: { Authorization: `Bearer ${ADMIN_TOKEN}` } };
+    const q = (id: number) => new URLSearchParams({ school: 'hillcrest', scope: 'team', id: String(id) });
+    const res = await fetch(`${base}/admin/feeds/rotated?${q(never.id)}`, asAdmin);
+    const page = await res.text();
+    expect(res.status, page).toBe(404);
+    expect(page).toContain('never been replaced');
+    expect(page).not.toContain('has stopped working');
+    expect(page).not.toContain('subscribe again');
+    expect(await status(never.url!)).toBe(200);
+    // The one rotated above still gets its page.
+    const rotated = await fetch(`${base}/admin/feeds/rotated?${q(teams[1]!.id)}`, asAdmin);
+    expect(rotated.status).toBe(200);
+    expect(await rotated.text()).toContain('has stopped working');
+  });
 });
