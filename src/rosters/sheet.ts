@@ -352,17 +352,9 @@ function unreachable(value: never): never {
   throw new Error(`unhandled roster column ${String(value)}`);
 }
 
-/** Builds the sheet a template describes from the roster data. */
-export function buildSheet(template: RosterTemplate, data: RosterData, opts: SheetOptions = {}): Sheet {
-  const { team, session, school } = data;
-  const markMedical = template.medicalMarker && opts.mayShowMedical === true;
-  const f = dateFmt(template.locale, school.timeZone);
-  const positions = new Map(team.positions.map((p) => [p.id, p.name]));
-  // The service's "absent today" is as of the pull: it only speaks for a session on the day the sheet is made.
-  const sessionIsToday =
-    session !== null && f.ymd.format(new Date(session.start)) === f.ymd.format(data.generatedAt);
-
-  const columns: SheetColumn[] = template.columns.map((c) => {
+/** A roster's columns: the template's, with each field's default label, width and alignment. */
+function sheetColumns(template: RosterTemplate): SheetColumn[] {
+  return template.columns.map((c) => {
     const d = columnDefaults[c.field];
     const width = c.width ?? (c.flex !== undefined ? null : (d.width ?? null));
     return {
@@ -373,69 +365,113 @@ export function buildSheet(template: RosterTemplate, data: RosterData, opts: She
       align: c.align ?? (centred.has(c.field) ? 'center' : 'left'),
     };
   });
+}
+
+/** What the absence column says of a student for the sheet's session ('' when nothing). */
+function absenceOf(
+  m: TeamMember,
+  absences: PreExplainedAbsence[],
+  session: Session | null,
+  sessionIsToday: boolean,
+  f: DateFormats,
+): string {
+  const absence = session && absences.length > 0 ? absenceText(absences, session, f) : '';
+  if (!absence && sessionIsToday && m.absentToday) {
+    return `Absent today${m.absentReason?.trim() ? `: ${m.absentReason.trim()}` : ''}`;
+  }
+  return absence;
+}
+
+/** One student's cell in one column. `i`: the row's place on the sheet. */
+function memberCell(
+  field: SheetColumn['field'],
+  row: { m: TeamMember; i: number; absence: string; marked: boolean; positions: Map<Id, string> },
+): Cell {
+  const { m, i, absence, marked, positions } = row;
+  switch (field) {
+    case 'number':
+      return { kind: 'text', text: String(i + 1) };
+    case 'jersey':
+      return { kind: 'text', text: m.jerseyNumber ?? '', bold: true };
+    case 'preferredName':
+      return { kind: 'text', text: fullName(m.firstName, m.lastName) };
+    case 'legalName':
+      return { kind: 'text', text: fullName(m.legalFirstName ?? m.firstName, m.lastName) };
+    case 'firstName':
+      return { kind: 'text', text: m.firstName };
+    case 'lastName':
+      return { kind: 'text', text: m.lastName };
+    case 'yearGroup':
+      return { kind: 'text', text: m.yearGroup?.name ?? '' };
+    case 'position':
+      return { kind: 'text', text: m.positionId === null ? '' : (positions.get(m.positionId) ?? '') };
+    case 'captain':
+      return { kind: 'text', text: m.captain ? 'Captain' : '', bold: true };
+    case 'boarder':
+      return { kind: 'text', text: m.boarder ? 'Boarder' : '' };
+    case 'studentId':
+      return { kind: 'text', text: m.smsId ?? '' };
+    case 'absence':
+      return { kind: 'text', text: absence };
+    case 'present':
+      return { kind: 'tick', checked: false };
+    case 'absent':
+      return { kind: 'tick', checked: marked };
+    case 'signature':
+    case 'notes':
+      return { kind: 'blank' };
+    case 'medical':
+      return { kind: 'text', text: conditionLines(m.medicalConditions).join('\n') };
+    case 'guardianContact':
+      // A phone number alone on its line: read and dialled at a glance, never wrapped mid-number.
+      return {
+        kind: 'text',
+        text: m.guardians
+          .flatMap((g) => [
+            [g.name, g.relationship ? `(${g.relationship})` : ''].filter(Boolean).join(' '),
+            g.phone ?? '',
+            g.email ?? '',
+          ])
+          .filter(Boolean)
+          .join('\n'),
+      };
+    default:
+      return unreachable(field);
+  }
+}
+
+/** A row left blank for a name written by hand, numbered `n`, its ticks unticked. */
+function blankRow(columns: SheetColumn[], n: number): SheetRow {
+  return {
+    studentId: null,
+    marked: false,
+    cells: columns.map((c): Cell => {
+      if (c.field === 'number') return { kind: 'text', text: String(n) };
+      if (c.field === 'present' || c.field === 'absent') return { kind: 'tick', checked: false };
+      return { kind: 'blank' };
+    }),
+  };
+}
+
+/** Builds the sheet a template describes from the roster data. */
+export function buildSheet(template: RosterTemplate, data: RosterData, opts: SheetOptions = {}): Sheet {
+  const { team, session, school } = data;
+  const markMedical = template.medicalMarker && opts.mayShowMedical === true;
+  const f = dateFmt(template.locale, school.timeZone);
+  const positions = new Map(team.positions.map((p) => [p.id, p.name]));
+  // The service's "absent today" is as of the pull: it only speaks for a session on the day the sheet is made.
+  const sessionIsToday =
+    session !== null && f.ymd.format(new Date(session.start)) === f.ymd.format(data.generatedAt);
+
+  const columns = sheetColumns(template);
 
   const markColumn = markMedical ? columns.findIndex((c) => NAME_FIELDS.has(c.field)) : -1;
   let anyMarked = false;
   const members = team.students.slice().sort(sorter(template.sort, team, template.locale));
   const rows: SheetRow[] = members.map((m, i) => {
-    const absences = data.absences.get(m.studentId) ?? [];
-    let absence = session && absences.length > 0 ? absenceText(absences, session, f) : '';
-    if (!absence && sessionIsToday && m.absentToday) {
-      absence = `Absent today${m.absentReason?.trim() ? `: ${m.absentReason.trim()}` : ''}`;
-    }
+    const absence = absenceOf(m, data.absences.get(m.studentId) ?? [], session, sessionIsToday, f);
     const marked = absence !== '';
-    const cells = columns.map((c): Cell => {
-      switch (c.field) {
-        case 'number':
-          return { kind: 'text', text: String(i + 1) };
-        case 'jersey':
-          return { kind: 'text', text: m.jerseyNumber ?? '', bold: true };
-        case 'preferredName':
-          return { kind: 'text', text: fullName(m.firstName, m.lastName) };
-        case 'legalName':
-          return { kind: 'text', text: fullName(m.legalFirstName ?? m.firstName, m.lastName) };
-        case 'firstName':
-          return { kind: 'text', text: m.firstName };
-        case 'lastName':
-          return { kind: 'text', text: m.lastName };
-        case 'yearGroup':
-          return { kind: 'text', text: m.yearGroup?.name ?? '' };
-        case 'position':
-          return { kind: 'text', text: m.positionId === null ? '' : (positions.get(m.positionId) ?? '') };
-        case 'captain':
-          return { kind: 'text', text: m.captain ? 'Captain' : '', bold: true };
-        case 'boarder':
-          return { kind: 'text', text: m.boarder ? 'Boarder' : '' };
-        case 'studentId':
-          return { kind: 'text', text: m.smsId ?? '' };
-        case 'absence':
-          return { kind: 'text', text: absence };
-        case 'present':
-          return { kind: 'tick', checked: false };
-        case 'absent':
-          return { kind: 'tick', checked: marked };
-        case 'signature':
-        case 'notes':
-          return { kind: 'blank' };
-        case 'medical':
-          return { kind: 'text', text: conditionLines(m.medicalConditions).join('\n') };
-        case 'guardianContact':
-          // A phone number alone on its line: read and dialled at a glance, never wrapped mid-number.
-          return {
-            kind: 'text',
-            text: m.guardians
-              .flatMap((g) => [
-                [g.name, g.relationship ? `(${g.relationship})` : ''].filter(Boolean).join(' '),
-                g.phone ?? '',
-                g.email ?? '',
-              ])
-              .filter(Boolean)
-              .join('\n'),
-          };
-        default:
-          return unreachable(c.field);
-      }
-    });
+    const cells = columns.map((c) => memberCell(c.field, { m, i, absence, marked, positions }));
     const markCell = cells[markColumn];
     if (markCell?.kind === 'text' && m.medicalConditions.length > 0) {
       markCell.text = `${markCell.text} ${MEDICAL_MARK}`;
@@ -443,17 +479,7 @@ export function buildSheet(template: RosterTemplate, data: RosterData, opts: She
     }
     return { studentId: m.studentId, cells, marked };
   });
-  for (let b = 0; b < template.blankRows; b++) {
-    rows.push({
-      studentId: null,
-      marked: false,
-      cells: columns.map((c): Cell => {
-        if (c.field === 'number') return { kind: 'text', text: String(members.length + b + 1) };
-        if (c.field === 'present' || c.field === 'absent') return { kind: 'tick', checked: false };
-        return { kind: 'blank' };
-      }),
-    });
-  }
+  for (let b = 0; b < template.blankRows; b++) rows.push(blankRow(columns, members.length + b + 1));
 
   const when = session ? f.day.format(new Date(session.start)) : '';
   const label = session ? data.decision?.title || session.title : '';

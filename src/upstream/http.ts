@@ -113,6 +113,44 @@ function withoutCredentials(url: string): string {
   }
 }
 
+/**
+ * The reason an error answer gives, in one line of at most REASON_MAX characters: the JSON body's message, else
+ * the body, else the status text; `redact` takes the token out before it is cut to length.
+ */
+function reasonFrom(
+  status: number,
+  statusText: string,
+  body: string,
+  redact: (text: string) => string,
+): string {
+  let reason = '';
+  const trimmed = body.trim();
+  if (trimmed.startsWith('{')) {
+    try {
+      reason = messageOf(JSON.parse(trimmed));
+    } catch {
+      reason = trimmed;
+    }
+  } else reason = trimmed;
+  if (reason === '') reason = statusText || `HTTP ${status}`;
+  reason = redact(reason.replace(/\s+/g, ' '));
+  return reason.length > REASON_MAX ? `${reason.slice(0, REASON_MAX - 1)}…` : reason;
+}
+
+/** Whether and how a failed attempt is tried again: 429 always, other retryable failures on reads only. */
+function retryOf(error: unknown, read: boolean, maxRetries: number) {
+  if (!(error instanceof UpstreamError)) return false;
+  if (!(error.status === 429 || (read && error.retryable))) return false;
+  return {
+    // Nobody answering at all: a couple of quick tries (a restarting service), not the whole backoff.
+    ...(error instanceof UnreachableError ? { maxRetries: Math.min(UNREACHABLE_RETRIES, maxRetries) } : {}),
+    // Retry-After is a floor: never sooner than the server asks, never faster than the 1-2-4-8 schedule
+    // (a server that keeps answering "retry in 1 s" is still backed off from).
+    retryAfterMs: error instanceof RateLimitedError ? error.retryAfterMs : null,
+    retryAfterUse: 'floor' as const,
+  };
+}
+
 export function createTransport(opts: TransportOptions): Transport {
   const prefix = opts.baseUrl.replace(/\/+$/, '');
   // For messages: the service's address without any credentials in it.
@@ -125,21 +163,6 @@ export function createTransport(opts: TransportOptions): Transport {
   };
 
   const redact = (text: string): string => (token === '' ? text : text.split(token).join('[redacted]'));
-
-  const reasonFrom = (status: number, statusText: string, body: string): string => {
-    let reason = '';
-    const trimmed = body.trim();
-    if (trimmed.startsWith('{')) {
-      try {
-        reason = messageOf(JSON.parse(trimmed));
-      } catch {
-        reason = trimmed;
-      }
-    } else reason = trimmed;
-    if (reason === '') reason = statusText || `HTTP ${status}`;
-    reason = redact(reason.replace(/\s+/g, ' '));
-    return reason.length > REASON_MAX ? `${reason.slice(0, REASON_MAX - 1)}…` : reason;
-  };
 
   const attempt = async (req: HttpRequest, label: string): Promise<Attempt> => {
     const headers: Record<string, string> = {
@@ -158,7 +181,7 @@ export function createTransport(opts: TransportOptions): Transport {
       const res = await fetch(prefix + req.path + req.query, { method: req.method, headers, body, signal });
       const text = await res.text();
       if (res.ok) return req.accept === 'json' ? parsed(req, label, text) : { ok: true, body: text };
-      const reason = reasonFrom(res.status, res.statusText, text);
+      const reason = reasonFrom(res.status, res.statusText, text, redact);
       if (res.status === 429) {
         const retryAfterMs = parseRetryAfter(res.headers.get('retry-after'), opts.now());
         return {
@@ -210,20 +233,7 @@ export function createTransport(opts: TransportOptions): Transport {
       {
         policy: opts.backoff,
         sleep: opts.sleep,
-        retryable: (error) => {
-          if (!(error instanceof UpstreamError)) return false;
-          if (!(error.status === 429 || (req.read && error.retryable))) return false;
-          return {
-            // Nobody answering at all: a couple of quick tries (a restarting service), not the whole backoff.
-            ...(error instanceof UnreachableError
-              ? { maxRetries: Math.min(UNREACHABLE_RETRIES, opts.backoff.maxRetries) }
-              : {}),
-            // Retry-After is a floor: never sooner than the server asks, never faster than the 1-2-4-8 schedule
-            // (a server that keeps answering "retry in 1 s" is still backed off from).
-            retryAfterMs: error instanceof RateLimitedError ? error.retryAfterMs : null,
-            retryAfterUse: 'floor',
-          };
-        },
+        retryable: (error) => retryOf(error, req.read, opts.backoff.maxRetries),
         onRetry: ({ retry, waitMs, error, retryAfterMs }) => {
           const e = error as UpstreamError;
           if (retryAfterMs !== null && retryAfterMs > opts.backoff.maxRetryAfterMs)

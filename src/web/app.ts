@@ -1,6 +1,12 @@
 // The Express app: feeds, health, metrics, and mount points for the rosters and admin routers.
 // `rostercal serve` builds it with createApp and runs it with startServer (server.ts).
-import express, { type NextFunction, type Request, type Response, type Router } from 'express';
+import express, {
+  type NextFunction,
+  type Request,
+  type RequestHandler,
+  type Response,
+  type Router,
+} from 'express';
 import type { Logger } from 'pino';
 import pino from 'pino';
 import type { FamilyAbsences } from '../families/absences.ts';
@@ -93,6 +99,38 @@ function everyAnswerSecured(pairs: readonly [string, string][]) {
   };
 }
 
+/** Counts each client's lookups of unknown, malformed or revoked tokens (undefined: not limited). */
+function failedLookupsOf(
+  opts: Pick<AppOptions, 'failedLookupLimit' | 'metrics'>,
+  security: readonly [string, string][],
+): FailedLookups | undefined {
+  const lookups = opts.failedLookupLimit ?? { perSecond: 1, burst: 60 };
+  return lookups
+    ? new FailedLookups({
+        ...lookups,
+        securityHeaders: security,
+        onLimited: (req) => opts.metrics.rateLimited.inc({ route: req.baseUrl || 'unmatched' }),
+      })
+    : undefined;
+}
+
+/** The per-client limit in front of a mount path's router, or nothing when no limit is set. */
+function limitedPerClient(
+  route: string,
+  limit: (AppOptions['feedRateLimit'] & object) | false,
+  security: readonly [string, string][],
+  metrics: Metrics,
+): RequestHandler[] {
+  if (!limit) return [];
+  return [
+    rateLimit({
+      ...limit,
+      securityHeaders: security,
+      onLimited: () => metrics.rateLimited.inc({ route }),
+    }),
+  ];
+}
+
 export function createApp(opts: AppOptions): express.Express {
   const logger = opts.logger ?? pino({ level: 'info' });
   const app = express();
@@ -108,14 +146,7 @@ export function createApp(opts: AppOptions): express.Express {
   app.use(formBodiesOnly(security));
 
   const limit = opts.feedRateLimit ?? false;
-  const lookups = opts.failedLookupLimit ?? { perSecond: 1, burst: 60 };
-  const failedLookups = lookups
-    ? new FailedLookups({
-        ...lookups,
-        securityHeaders: security,
-        onLimited: (req) => opts.metrics.rateLimited.inc({ route: req.baseUrl || 'unmatched' }),
-      })
-    : undefined;
+  const failedLookups = failedLookupsOf(opts, security);
   const guard = opts.feedGuard;
   const vouchesFor = guard ? (r: FeedToken | null) => guard.vouchesFor(r) : undefined;
   // The pages warn at the age /readyz calls too old (a few incremental intervals).
@@ -168,29 +199,8 @@ export function createApp(opts: AppOptions): express.Express {
         ...(vouchesFor ? { vouchesFor } : {}),
       }),
     );
-  if (limit) {
-    app.use(
-      '/feeds',
-      rateLimit({
-        ...limit,
-        securityHeaders: security,
-        onLimited: () => opts.metrics.rateLimited.inc({ route: '/feeds' }),
-      }),
-      feeds,
-    );
-    app.use(
-      '/family',
-      rateLimit({
-        ...limit,
-        securityHeaders: security,
-        onLimited: () => opts.metrics.rateLimited.inc({ route: '/family' }),
-      }),
-      family,
-    );
-  } else {
-    app.use('/feeds', feeds);
-    app.use('/family', family);
-  }
+  app.use('/feeds', ...limitedPerClient('/feeds', limit, security, opts.metrics), feeds);
+  app.use('/family', ...limitedPerClient('/family', limit, security, opts.metrics), family);
 
   // A feed read the feed router did not answer (`/feeds/`) gets the security headers here.
   app.use(securityHeaders({ hsts }));
