@@ -5,7 +5,7 @@
 // loads oidc-provider, a whole OpenID provider.
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import express from 'express';
-import Provider, { type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
+import Provider, { type Configuration, errors, type KoaContextWithOIDC } from 'oidc-provider';
 import { html, type SafeHtml } from '../util/html.ts';
 import type { DemoPerson } from './demo-people.ts';
 
@@ -99,6 +99,14 @@ export function createDemoIdp(opts: DemoIdpOptions): DemoIdp {
   const jwk = { ...privateKey.export({ format: 'jwk' }), use: 'sig', alg: 'RS256' };
   const mount = new URL(opts.issuer).pathname.replace(/\/+$/, '');
 
+  /** The provider's error page, on the staff layout, whether oidc-provider or one of the routes below fails. */
+  const errorPage = (message: string) =>
+    opts.renderPage({
+      title: 'Demo sign-in',
+      body: html`<div class="card" role="alert"><h1>Demo sign-in</h1><p>${message}</p><p><a class="btn primary" href="/auth/login">Start again</a></p></div>`,
+      formTargets: [],
+    });
+
   const configuration: Configuration = {
     clients: [
       {
@@ -114,7 +122,9 @@ export function createDemoIdp(opts: DemoIdpOptions): DemoIdp {
     jwks: { keys: [jwk as any] },
     cookies: { keys: [randomBytes(32).toString('base64url')] },
     claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
-    features: { devInteractions: { enabled: false } },
+    // rostercal signs out on its own (/auth/logout) and never sends anyone to the provider's logout page, whose
+    // default (and its auto-posting form for a visitor without a session) runs an inline script our CSP refuses.
+    features: { devInteractions: { enabled: false }, rpInitiatedLogout: { enabled: false } },
     adapter: MemoryAdapter,
     ttl: {
       Interaction: 600,
@@ -154,11 +164,7 @@ export function createDemoIdp(opts: DemoIdpOptions): DemoIdp {
       return grant;
     },
     renderError(ctx, out) {
-      const page = opts.renderPage({
-        title: 'Demo sign-in',
-        body: html`<div class="card" role="alert"><h1>Demo sign-in</h1><p>${String(out.error_description ?? out.error)}</p><p><a class="btn primary" href="/auth/login">Start again</a></p></div>`,
-        formTargets: [],
-      });
+      const page = errorPage(String(out.error_description ?? out.error));
       ctx.type = 'html';
       ctx.set({ 'Cache-Control': 'no-store', 'Content-Security-Policy': page.csp });
       ctx.body = page.text;
@@ -170,6 +176,22 @@ export function createDemoIdp(opts: DemoIdpOptions): DemoIdp {
 
   const router = express.Router();
   const form = express.urlencoded({ extended: false, limit: '2kb' });
+
+  // The picker's routes answer their refusals on the error page too: a picker opened again after its sign-in
+  // finished (Back), in another browser or after its ten minutes has no interaction left, and oidc-provider
+  // throws. Anything else is a fault, for the app's handler to log.
+  const refuse = (res: express.Response, status: number, message: string) => {
+    const page = errorPage(message);
+    res.status(status).set({ 'Cache-Control': 'no-store', 'Content-Security-Policy': page.csp });
+    res.type('html').send(page.text);
+  };
+  const failed = (err: unknown, res: express.Response, next: express.NextFunction) => {
+    if (err instanceof errors.SessionNotFound)
+      return refuse(res, 400, 'This sign-in has already finished or has expired.');
+    if (err instanceof errors.OIDCProviderError && err.statusCode < 500)
+      return refuse(res, err.statusCode, err.error_description ?? err.message);
+    next(err);
+  };
 
   router.get('/interaction/:uid', async (req, res, next) => {
     try {
@@ -184,7 +206,7 @@ export function createDemoIdp(opts: DemoIdpOptions): DemoIdp {
       res.set({ 'Cache-Control': 'no-store', 'Content-Security-Policy': page.csp });
       res.type('html').send(page.text);
     } catch (err) {
-      next(err);
+      failed(err, res, next);
     }
   });
 
@@ -192,6 +214,8 @@ export function createDemoIdp(opts: DemoIdpOptions): DemoIdp {
     try {
       await provider.interactionDetails(req, res);
       const account = String((req.body as Record<string, unknown>)?.account ?? '');
+      if (!(await opts.people()).some((p) => p.id === account))
+        return refuse(res, 400, 'That person is not on the demo sign-in page.');
       await provider.interactionFinished(
         req,
         res,
@@ -199,7 +223,7 @@ export function createDemoIdp(opts: DemoIdpOptions): DemoIdp {
         { mergeWithLastSubmission: false },
       );
     } catch (err) {
-      next(err);
+      failed(err, res, next);
     }
   });
 

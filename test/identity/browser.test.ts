@@ -3,11 +3,12 @@
 // exactly their teams, and taps the next session's attendance sheet: a PDF, audited. No sideways scrolling and
 // tap targets of at least 44 px on every page of the way.
 import { readFile } from 'node:fs/promises';
+import type { Response } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StaffUser } from '../../src/domain/types.ts';
 import { staffAccess } from '../../src/identity/roles.ts';
 import { type Harness, startHarness } from '../feeds/harness.ts';
-import { type Browser, launchBrowser } from '../support/browser.ts';
+import { type Browser, launchBrowser, type Page } from '../support/browser.ts';
 import { expectPhoneFriendly } from '../support/phone.ts';
 import { freePort } from '../support/ports.ts';
 import { type StaffSite, startStaffSite, startTestIdp, type TestIdp } from './harness.ts';
@@ -155,6 +156,77 @@ describe('signing out in Chromium (desktop, 1280 px)', () => {
     expect(await page.locator('main').innerText()).toContain('You are signed out');
     const after = await fetch(`${site.url}/staff`, { headers: { cookie }, redirect: 'manual' });
     expect(after.status).not.toBe(200);
+    await context.close();
+  });
+});
+
+describe('the demo provider when a visitor strays (Chromium, 390 px)', () => {
+  async function phonePage() {
+    const context = await browser.newContext({
+      viewport: { width: 390, height: 844 },
+      isMobile: true,
+      hasTouch: true,
+      deviceScaleFactor: 2,
+    });
+    const page = await context.newPage();
+    const refused: string[] = [];
+    page.on('console', (m) => {
+      if (/Content Security Policy|Refused to/i.test(m.text())) refused.push(m.text());
+    });
+    return { context, page, refused };
+  }
+
+  /** The provider's own error page: the staff layout, a 4xx, and a way to start again. */
+  async function expectErrorPage(page: Page, response: Response | null, refused: string[]) {
+    expect(response?.status()).toBeGreaterThanOrEqual(400);
+    expect(response?.status()).toBeLessThan(500);
+    expect(response?.headers()['content-type']).toMatch(/^text\/html/);
+    expect(await page.locator('html').getAttribute('lang')).toBeTruthy();
+    expect(await page.locator('main h1').innerText()).toBe('Demo sign-in');
+    expect(await page.locator('main a', { hasText: 'Start again' }).getAttribute('href')).toBe('/auth/login');
+    await expectPhoneFriendly(page);
+    expect(refused).toEqual([]);
+  }
+
+  it('returning to the picker after signing in (Back, the same link later, another browser): its error page, not "Bad request"', async () => {
+    const { context, page, refused } = await phonePage();
+    await page.goto(`${site.url}/staff`);
+    const picker = page.url();
+    expect(picker).toMatch(new RegExp(`^${idp.issuer}/interaction/`));
+    await Promise.all([
+      page.waitForURL(`${site.url}/staff`),
+      page.locator('button', { hasText: `${coach.firstName} ${coach.lastName}` }).tap(),
+    ]);
+    await expectErrorPage(page, await page.goBack(), refused);
+    await expectErrorPage(page, await page.goto(picker), refused);
+    const elsewhere = await phonePage();
+    await expectErrorPage(elsewhere.page, await elsewhere.page.goto(picker), elsewhere.refused);
+    await elsewhere.context.close();
+    await context.close();
+  });
+
+  it('an account the picker never offered: a 4xx on its error page, not a 500', async () => {
+    const { context, page, refused } = await phonePage();
+    await page.goto(`${site.url}/staff`);
+    const form = page.locator('form', { hasText: `${coach.firstName} ${coach.lastName}` });
+    await form.locator('input[name="account"]').evaluate((input) => {
+      (input as unknown as { value: string }).value = 'nobody-at-all';
+    });
+    const [response] = await Promise.all([page.waitForNavigation(), form.locator('button').tap()]);
+    await expectErrorPage(page, response, refused);
+    await context.close();
+  });
+
+  it('its discovery names no logout page, and /session/end serves no page the CSP must refuse', async () => {
+    // rostercal signs out on its own (/auth/logout); oidc-provider's logout page runs an inline script.
+    const discovery = (await (
+      await fetch(`${idp.issuer}/.well-known/openid-configuration`)
+    ).json()) as Record<string, unknown>;
+    expect(discovery.end_session_endpoint).toBeUndefined();
+    const { context, page, refused } = await phonePage();
+    const response = await page.goto(`${idp.issuer}/session/end`);
+    expect(response?.status()).toBe(404);
+    expect(refused).toEqual([]);
     await context.close();
   });
 });
