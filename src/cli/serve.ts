@@ -107,7 +107,7 @@ async function banner(
   await service.initialPulls;
   if (stopping()) return;
   for (const school of service.config.schools) {
-    const last = (await service.store.runs.listRuns(school.id, { limit: 10 })).find((r) => r.kind !== 'push');
+    const last = await lastPull(service, school.id, say);
     if (!last) continue;
     const took = last.finishedAt
       ? `, took ${((Date.parse(last.finishedAt) - Date.parse(last.startedAt)) / 1000).toFixed(1)} s`
@@ -135,6 +135,21 @@ async function banner(
   } else if (!demoOnly) lines.push(`  feeds:   URLs on ${base}/admin or from \`rostercal feeds list\``);
   lines.push('Stop with Ctrl-C.');
   printLines(lines);
+}
+
+/**
+ * The school's last pull, for its banner line. A store that cannot be read (damaged pages in the runs) does not
+ * stop a started server: it serves what it can read and /readyz names the damage, so the banner says that instead.
+ */
+async function lastPull(service: RunningService, schoolId: string, say: (line: string) => void) {
+  try {
+    return (await service.store.runs.listRuns(schoolId, { limit: 10 })).find((r) => r.kind !== 'push');
+  } catch (err) {
+    say(
+      `${schoolId}: its last pull could not be read (${err instanceof Error ? err.message : String(err)}); /readyz says what is wrong`,
+    );
+    return undefined;
+  }
 }
 
 const ROLE_LABEL = { admin: 'admin', manager: 'manager', staff: 'coach', frozen: 'deactivated' } as const;

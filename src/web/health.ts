@@ -109,7 +109,14 @@ export function healthRoutes(
           problems[school.id] = problems[school.id] ? `${problems[school.id]}; ${problem}` : problem;
       }
     } catch (err) {
-      res.status(503).json({ status: 'unavailable', store: `cannot be read: ${storeError(err)}` });
+      // A read that meets damaged pages says so as the integrity check would, at once: the check may have passed
+      // over pages this read needed, or not have run yet.
+      opts.storeTrouble?.requestFailed(err);
+      const found = damage ?? (await opts.storeTrouble?.damage()) ?? null;
+      res.status(503).json({
+        status: 'unavailable',
+        store: found ? `damaged: ${found}` : `cannot be read: ${storeError(err)}`,
+      });
       return;
     }
     try {

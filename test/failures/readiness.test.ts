@@ -128,7 +128,8 @@ describe('a corrupt SQLite file under a running serve', () => {
       expect(ready.status).toBe(503);
       expect(JSON.parse(ready.body)).toEqual({
         status: 'unavailable',
-        store: 'cannot be read: database disk image is malformed',
+        // The read that met the damage names it as the integrity check would, in SQLite's own words.
+        store: 'damaged: a read failed: database disk image is malformed',
       });
     } finally {
       await stopped(serve);
