@@ -15,7 +15,7 @@ import type { FeedService } from '../feeds/feed-service.ts';
 import type { Metrics } from '../metrics.ts';
 import type { FeedToken, Store } from '../store/types.ts';
 import { absenceRouter } from './absence-router.ts';
-import { errorHandler, formBodiesOnly, redactPath } from './errors.ts';
+import { errorHandler, formBodiesOnly, isStaffPath, redactPath, staffNotFound } from './errors.ts';
 import { familyRouter } from './family-router.ts';
 import { type FeedRouterOptions, feedsRouter, notFound } from './feeds-router.ts';
 import { healthRoutes, type ReadinessOptions } from './health.ts';
@@ -215,9 +215,10 @@ export function createApp(opts: AppOptions): express.Express {
 
   for (const [path, router] of Object.entries(opts.routers ?? {})) app.use(path, router);
 
-  app.use((_req: Request, res: Response) => {
+  app.use((req: Request, res: Response) => {
     res.locals.route ??= 'unmatched';
-    notFound(res);
+    if (isStaffPath(req.path)) staffNotFound(req, res);
+    else notFound(res);
   });
   const trouble = opts.readiness?.storeTrouble;
   app.use(

@@ -5,6 +5,8 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { scrubSecrets } from '../log.ts';
+import { html } from '../util/html.ts';
+import { sendAdminPage, sendNotice, sendProblem } from './layouts.ts';
 import { setSecurityHeaders } from './security.ts';
 
 /** A path segment this long may be a capability (feed and family tokens are 32 characters); logs keep 6. */
@@ -56,6 +58,37 @@ export function formBodiesOnly(securityHeaders: readonly [string, string][]) {
   };
 }
 
+/** Staff and admins' paths (case-insensitive like Express's routing): their layout, not the parents'. */
+const STAFF_PATH = /^\/(?:admin|staff|auth|rosters|demo-idp)(?:\/|$)/i;
+const ADMIN_PATH = /^\/admin(?:\/|$)/i;
+
+export const isStaffPath = (path: string): boolean => STAFF_PATH.test(path);
+
+/**
+ * A path under /admin, /staff… that no route answers: a 404 in the staff (or admin) layout. The parents' "This
+ * calendar link does not work" is for mistyped calendar links and would send staff to the school office.
+ */
+export function staffNotFound(req: Request, res: Response): void {
+  const title = 'No such page';
+  const text = 'There is no page at this address. Check the address, or start again from the link below.';
+  if (ADMIN_PATH.test(req.path))
+    sendAdminPage(res, {
+      title,
+      status: 404,
+      body: html`<div class="card" role="alert"><h1>${title}</h1><p>${text}</p><p><a class="btn primary" href="/admin">Admin</a></p></div>`,
+    });
+  else sendProblem(res, 404, title, [text], { href: '/staff', label: 'My teams' });
+}
+
+/** A form too large: a page a person can read (only browsers post forms here), in the layout of its path. */
+function tooLarge(req: Request, res: Response): void {
+  const title = 'Too much text';
+  const text =
+    'The form sent more text than it accepts. Go back, shorten what you typed (or paste fewer links), and send it again.';
+  if (isStaffPath(req.path)) sendProblem(res, 413, title, [text]);
+  else sendNotice(res, 413, title, html`<h1>${title}</h1><p>${text}</p>`);
+}
+
 function answer(res: Response, status: number, pairs?: readonly [string, string][]): void {
   if (pairs) setSecurityHeaders(res, pairs);
   res.status(status);
@@ -92,7 +125,9 @@ export function errorHandler(opts: {
         return;
       }
       res.locals.route ??= 'refused';
-      answer(res, status, opts.securityHeaders);
+      if (status !== 413) return answer(res, status, opts.securityHeaders);
+      setSecurityHeaders(res, opts.securityHeaders);
+      tooLarge(req, res);
       return;
     }
     opts.onServerError?.(err);

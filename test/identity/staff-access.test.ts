@@ -131,6 +131,58 @@ describe('/admin/login with OpenID sign-in configured', () => {
   });
 });
 
+describe('unknown staff paths and oversized forms get a page in their own layout', () => {
+  // Seen from outside: /admin/nope and /admin//audit answered the parents' "This calendar link does not work",
+  // and a 413 was plain text.
+  const ADMIN_LAYOUT = '<a href="/admin/audit">Audit</a>';
+  it('an unknown /admin path is a 404 in the admin layout, an unknown /staff path one in the staff layout', async () => {
+    for (const path of ['/admin/nope', '/admin//audit', '/ADMIN/nope', '/admin/feeds/nope?x=1']) {
+      const res = await fetch(`${site.url}${path}`, { redirect: 'manual' });
+      const page = await res.text();
+      expect(res.status, path).toBe(404);
+      expect(res.headers.get('content-type')).toMatch(/^text\/html/);
+      expect(page, path).toContain(ADMIN_LAYOUT);
+      expect(page).toContain('No such page');
+      expect(page).not.toContain('calendar link does not work');
+    }
+    for (const path of ['/staff/nope', '/rosters/nope', '/auth/nope']) {
+      const res = await fetch(`${site.url}${path}`, { redirect: 'manual' });
+      const page = await res.text();
+      expect(res.status, path).toBe(404);
+      expect(page, path).toContain('No such page');
+      expect(page).toContain('· rostercal</title>');
+      expect(page).not.toContain('calendar link does not work');
+    }
+    // Anything else is still the parents' page: a mistyped calendar link lands there.
+    const other = await fetch(`${site.url}/nope`);
+    expect(other.status).toBe(404);
+    expect(await other.text()).toContain('This calendar link does not work');
+  });
+
+  it('an oversized form is a 413 page: the staff layout for the sign-in form, the parents’ for the family form', async () => {
+    const post = (path: string, body: string) =>
+      fetch(`${site.url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body,
+        redirect: 'manual',
+      });
+    const signIn = await post('/admin/login', `token=${'x'.repeat(10_000)}`);
+    const signInPage = await signIn.text();
+    expect(signIn.status).toBe(413);
+    expect(signIn.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(signIn.headers.get('cache-control')).toBe('no-store');
+    expect(signInPage).toContain('Too much text');
+    expect(signInPage).toContain('· rostercal</title>');
+    const family = await post('/family', `links=${'y'.repeat(20_000)}`);
+    const familyPage = await family.text();
+    expect(family.status).toBe(413);
+    expect(family.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(familyPage).toContain('Too much text');
+    expect(familyPage).not.toContain('· rostercal</title>');
+  });
+});
+
 describe('roster refusals', () => {
   let jar: CookieJar;
   beforeAll(async () => {
