@@ -68,9 +68,15 @@ export interface FamilyFeed extends FamilyShell {
   upcoming: CalendarEvent[];
 }
 
+/** What a family link reads of the feed service: its members' feeds and events, and the request-write hooks. */
+export type FamilyFeeds = Pick<
+  FeedService,
+  'get' | 'currentWindow' | 'eventsFor' | 'spare' | 'toldOfRequestWrite'
+>;
+
 export class FamilyLinks {
   readonly #store: Pick<Store, 'records' | 'feeds' | 'links'>;
-  readonly #feeds: FeedService;
+  readonly #feeds: FamilyFeeds;
   readonly #now: () => Date;
   readonly #serves: ((record: FeedToken) => Promise<boolean>) | null;
   /** The families being polled, by link (a bounded memory; the store keeps every render). */
@@ -79,7 +85,7 @@ export class FamilyLinks {
 
   constructor(opts: {
     store: Pick<Store, 'records' | 'feeds' | 'links'>;
-    feeds: FeedService;
+    feeds: FamilyFeeds;
     now?: () => Date;
     /**
      * Whether a member's live feed token may be answered (the rotation guard, trust.ts): while its school's

@@ -25,7 +25,7 @@ import { dueForListing, ensureCalendars, listCalendars, type RemoteStep } from '
 import { type PushSummary, tally } from './summary.ts';
 
 export interface PushOptions {
-  store: Store;
+  store: Pick<Store, 'records' | 'feeds' | 'links' | 'push' | 'runs' | 'access'>;
   /** The school; its wording (config eventTemplatesDir) when it has its own. */
   school: { id: SchoolId; name: string; timeZone: string; eventTemplates?: EventTemplates | undefined };
   target: PushTargetConfig;

@@ -20,7 +20,8 @@ export interface AbsenceRouterOptions {
   store: Pick<Store, 'records' | 'links'>;
   absences: FamilyAbsences;
   families: FamilyLinks;
-  feeds: FeedService;
+  /** Only to read the feed a page belongs to. */
+  feeds: Pick<FeedService, 'get'>;
   publicUrl: string;
   securityHeaders: readonly [string, string][];
   failedLookups?: FailedLookups;

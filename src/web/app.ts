@@ -10,8 +10,7 @@ import express, {
 import type { Logger } from 'pino';
 import pino from 'pino';
 import type { FamilyAbsences } from '../families/absences.ts';
-import { FamilyLinks } from '../feeds/family.ts';
-import type { FeedService } from '../feeds/feed-service.ts';
+import { type FamilyFeeds, FamilyLinks } from '../feeds/family.ts';
 import type { Metrics } from '../metrics.ts';
 import type { FeedToken, Store } from '../store/types.ts';
 import { absenceRouter } from './absence-router.ts';
@@ -24,7 +23,8 @@ import { securityHeaderPairs, securityHeaders, setSecurityHeaders } from './secu
 
 export interface AppOptions {
   store: Pick<Store, 'records' | 'runs' | 'feeds' | 'links' | 'ping'>;
-  feeds: FeedService;
+  /** What the feed, family and absence routers read of the feed service. */
+  feeds: FeedRouterOptions['feeds'] & FamilyFeeds;
   metrics: Metrics;
   /** Absolute base URL for links (PUBLIC_URL), e.g. `https://calendars.school.org`. */
   publicUrl: string;

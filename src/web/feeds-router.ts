@@ -30,7 +30,7 @@ import { setSecurityHeaders } from './security.ts';
 
 export interface FeedRouterOptions {
   store: Pick<Store, 'records' | 'runs' | 'links'>;
-  feeds: FeedService;
+  feeds: Pick<FeedService, 'get'>;
   /** Absolute base for links, e.g. `https://calendars.school.org` (no trailing slash). */
   publicUrl: string;
   /** Cache-Control for calendar responses. */
