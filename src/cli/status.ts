@@ -57,8 +57,8 @@ function table(header: string[], rows: string[][]): string[] {
 
 function jobRows(jobs: JobStatus[], tz: string): string[][] {
   return jobs.map((j) => {
-    const { result, note } = describeJob(j);
-    return [j.job, when(j.lastStartedAt, tz), result, when(j.nextRunAt, tz), note.slice(0, 80)];
+    const { result, note, lastRunAt } = describeJob(j);
+    return [j.job, when(lastRunAt, tz), result, when(j.nextRunAt, tz), note.slice(0, 80)];
   });
 }
 

@@ -7,6 +7,8 @@ export interface JobView {
   result: string;
   /** Why: the last error, the skip's reason, or whose process stopped. */
   note: string;
+  /** When what `result` speaks of happened: the skipped fire's own time for `skipped`, else the last run's start. */
+  lastRunAt: string | null;
 }
 
 export function describeJob(job: JobStatus): JobView {
@@ -19,12 +21,19 @@ export function describeJob(job: JobStatus): JobView {
   const skip = skippedLast
     ? `fire at ${job.lastSkippedAt} skipped: ${job.lastSkipReason ?? 'no reason given'}`
     : '';
-  if (job.state === 'running') return { result: 'running', note: skip };
+  const lastRunAt = job.lastStartedAt;
+  if (job.state === 'running') return { result: 'running', note: skip, lastRunAt };
   if (job.state === 'interrupted')
     return {
       result: 'interrupted',
       note: `the process running it (${job.owner ?? 'unknown'}) stopped before it finished; the next fire runs it again`,
+      lastRunAt,
     };
-  if (skippedLast) return { result: 'skipped', note: `skipped: ${job.lastSkipReason ?? 'no reason given'}` };
-  return { result: job.lastStatus ?? '—', note: job.lastError ?? '' };
+  if (skippedLast)
+    return {
+      result: 'skipped',
+      note: `skipped: ${job.lastSkipReason ?? 'no reason given'}`,
+      lastRunAt: job.lastSkippedAt ?? null,
+    };
+  return { result: job.lastStatus ?? '—', note: job.lastError ?? '', lastRunAt };
 }

@@ -243,14 +243,23 @@ class JobRunner {
   }
 
   /** A fire let pass: said in the log, the job's status (with why) and to onFire; the job's last run stands. */
-  async skipped(school: SchoolConfig, job: string, fireTime: string | null, reason: string) {
+  async skipped(
+    school: SchoolConfig,
+    job: string,
+    fireTime: string | null,
+    reason: string,
+    /** cron's own overlap: the skipped fire's moment and the fire after it. */
+    overlap?: { at: Date; next: Date | null },
+  ) {
     this.#log.info(
       { schoolId: school.id, job, ...(fireTime ? { fireTime } : {}) },
       `fire skipped: ${reason}`,
     );
     await this.saveStatus(school.id, job, {
-      lastSkippedAt: this.#now().toISOString(),
+      lastSkippedAt: (overlap?.at ?? this.#now()).toISOString(),
       lastSkipReason: reason,
+      // The next run the fire still running saved is this skipped one: status would show it as still ahead.
+      ...(overlap?.next ? { nextRunAt: overlap.next.toISOString() } : {}),
     });
     this.#opts.onFire?.({ type: 'skipped', schoolId: school.id, job, fireTime, owner: this.#owner, reason });
   }
@@ -433,13 +442,14 @@ function scheduleJob(
     },
     { name, timezone: school.timeZone, noOverlap: true, distributed: true, runCoordinator: coordinator },
   );
-  task.on('execution:overlap', () => {
+  task.on('execution:overlap', (context) => {
     // A full fire waiting its turn already stands for this one (its request is in the store).
     void runner.skipped(
       school,
       job.name,
       null,
       'overlap: the previous fire of this job is still running or waiting',
+      { at: context.date, next: task.getNextRun() },
     );
   });
   return { school, job, task, elect };

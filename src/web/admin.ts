@@ -92,11 +92,11 @@ function runCells(run: SyncRun, now: Date): Row {
 }
 
 function jobCells(job: JobStatus, now: Date): HtmlValue[] {
-  const { result, note } = describeJob(job);
+  const { result, note, lastRunAt } = describeJob(job);
   return [
     job.job,
     result,
-    age(job.lastFinishedAt ?? job.lastStartedAt, now),
+    age(result === 'skipped' ? lastRunAt : (job.lastFinishedAt ?? job.lastStartedAt), now),
     age(job.nextRunAt, now),
     note.slice(0, 300),
   ];
