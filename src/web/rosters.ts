@@ -13,7 +13,7 @@ import {
   isSensitiveTemplate,
   type SensitiveRole,
 } from '../identity/roles.ts';
-import { DEFAULT_SESSION_SETTINGS, StaffSessions } from '../identity/sessions.ts';
+import { DEFAULT_SESSION_SETTINGS, StaffSessions } from '../identity/staff-sessions.ts';
 import {
   defaultTemplateName,
   generateRoster,

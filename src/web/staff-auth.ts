@@ -5,7 +5,7 @@
 import express, { type Request, type RequestHandler, type Response } from 'express';
 import type { StaffDirectory } from '../identity/directory.ts';
 import type { OidcRelyingParty } from '../identity/oidc.ts';
-import type { StaffSessions } from '../identity/sessions.ts';
+import type { StaffSessions } from '../identity/staff-sessions.ts';
 import { FailureThrottle } from '../identity/throttle.ts';
 import type { Store } from '../store/types.ts';
 import { addAdminTokenRoutes } from './admin-token-sign-in.ts';

@@ -3,7 +3,7 @@
 import type { Response } from 'express';
 import type { StaffMembership } from '../identity/directory.ts';
 import type { StaffAccess } from '../identity/roles.ts';
-import type { CurrentSession } from '../identity/sessions.ts';
+import type { CurrentSession } from '../identity/staff-sessions.ts';
 import type { SchoolId } from '../store/types.ts';
 
 export const ADMIN_TOKEN_ACTOR = 'admin token';

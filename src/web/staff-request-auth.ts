@@ -7,7 +7,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { localPath } from '../identity/cookies.ts';
 import type { StaffDirectory } from '../identity/directory.ts';
 import type { OidcRelyingParty } from '../identity/oidc.ts';
-import type { StaffSessions } from '../identity/sessions.ts';
+import type { StaffSessions } from '../identity/staff-sessions.ts';
 import type { FailureThrottle } from '../identity/throttle.ts';
 import type { AuditRecord, StaffAccessRepository } from '../store/types.ts';
 import { sendProblem } from './layouts.ts';

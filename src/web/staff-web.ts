@@ -9,7 +9,7 @@ import type { DemoPerson } from '../identity/demo-people.ts';
 import { StaffDirectory } from '../identity/directory.ts';
 import { OidcRelyingParty, type OidcSettings } from '../identity/oidc.ts';
 import type { SensitiveRole } from '../identity/roles.ts';
-import { StaffSessions } from '../identity/sessions.ts';
+import { StaffSessions } from '../identity/staff-sessions.ts';
 import { FailureThrottle } from '../identity/throttle.ts';
 import type { Logger } from '../log.ts';
 import type { SchoolId, Store } from '../store/types.ts';

@@ -15,7 +15,7 @@ import { parseConfig } from '../../src/config.ts';
 import { familyReportOf } from '../../src/domain/family-absence.ts';
 import type { Id } from '../../src/domain/types.ts';
 import { FeedTokens, loadFeedSecret } from '../../src/feeds/tokens.ts';
-import { hashSessionId } from '../../src/identity/sessions.ts';
+import { hashSessionId } from '../../src/identity/staff-sessions.ts';
 import { type RunningService, startService } from '../../src/running-service.ts';
 import type { Sandbox } from '../../src/sandbox/index.ts';
 import type { FeedScope } from '../../src/store/types.ts';
