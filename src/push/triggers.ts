@@ -20,7 +20,7 @@ const waiting = new Map<string, Promise<PushSummary>>();
 /**
  * Pushes of one target run one at a time. A push asked for while another of the same kind waits its turn joins
  * that one instead of queueing behind it: it begins after every pull that asked for it ended, so it carries all
- * of their changes, and pulls every minute behind a push slower than that never pile up pushes.
+ * of their changes, and pulls every 30 s behind a push slower than that never pile up pushes.
  */
 export function serialisedPush(
   store: Pick<Store, 'runs'>,

@@ -1,4 +1,4 @@
-// Issue 28: serve pushes after each pull, and pulls come every minute, outside the school's pull lock. Pushes of
+// Issue 28: serve pushes after each pull, and pulls come every 30 s, outside the school's pull lock. Pushes of
 // one target still run one at a time: in this process (pushes asked for while one waits its turn join it, so a
 // push slower than the pulls never piles up more) and across processes and replicas (a lease per target in the
 // store). Sandbox → pull → SQLite → real googleapis → fake Google.

@@ -1,7 +1,7 @@
 // Issue 28, "Fresh within a minute": incremental pulls run every 30 seconds by default, and an upstream that answers
 // 429 slows them down by itself. The sandbox's rate limit (a token bucket) throttles a full pull; the real
 // scheduler, its fires driven through `fire` as cron would fire them, then lets incremental fires pass for a
-// doubling while, says so in the job's status (`rostercal status`, the real CLI), and returns to every minute after
+// doubling while, says so in the job's status (`rostercal status`, the real CLI), and returns to its schedule after
 // a pull that met no 429.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -78,7 +78,7 @@ describe('the pace of incremental pulls', () => {
     expect(schoolSchema.shape.schedules.parse(undefined).incremental).toBe('*/30 * * * * *');
   });
 
-  it('backs off after 429s, doubling while they last, says so in status, and returns to every minute', async () => {
+  it('backs off after 429s, doubling while they last, says so in status, and returns to its schedule', async () => {
     // A full pull drains the bucket many times over: it gets through, with 429s.
     expect((await fire('full', 0)).status).toBe('succeeded');
     expect(pulls.at(-1)!.throttled).toBeGreaterThan(0);

@@ -326,7 +326,7 @@ describe('a parent on a phone', () => {
     expect(text).toContain(`Family reported: ${REASON}`);
     // …and so does the next pull (the record it brings is the same), with /staff counting it.
     const pullStarted = performance.now();
-    // The schedule's own pull (every minute) may be running: this one is let pass then, and asked again once the
+    // The schedule's own pull (every 30 s) may be running: this one is let pass then, and asked again once the
     // scheduler no longer says so (a deadline, not a measure).
     const pulled = await untilValue(
       'an incremental pull not let pass',
@@ -342,7 +342,7 @@ describe('a parent on a phone', () => {
     expect(await sheet(teamId, sessionId)).toContain(`Family reported: ${REASON}`);
     expect(await coachSees(teamId, sessionId)).toBe(awayBefore! + 1);
     console.info(
-      `tap → coach's sheet: ${Math.round(atOnceMs)} ms (store written with the upstream's answer); an incremental pull took ${Math.round(pullMs)} ms, so by the default schedule (every minute) at most ~${Math.round(60 + pullMs / 1000)} s`,
+      `tap → coach's sheet: ${Math.round(atOnceMs)} ms (store written with the upstream's answer); an incremental pull took ${Math.round(pullMs)} ms, so by the default schedule (every 30 s) at most ~${Math.round(30 + pullMs / 1000)} s`,
     );
 
     // Undo, from the same page.
