@@ -62,6 +62,10 @@ describe('rostercal serve, restarted', () => {
     expect(await list.exit, list.output()).toBe(0);
     const rows = JSON.parse(list.stdout()) as FeedListing[];
     const urls = ['team', 'student', 'staff'].map((s) => rows.find((r) => r.scope === s)!.url!);
+    // The feeds just issued are rendered by the next pull's pass. Without this one, that pass was whichever
+    // scheduled pull fell inside a serve's life: under load, the restarted one's, which then rendered 73 feeds.
+    const again = rostercal(['sync'], env);
+    expect(await again.exit, again.output()).toBe(0);
 
     const first = await serve();
     const seen: { etag: string; lastModified: string; plain: Buffer }[] = [];
