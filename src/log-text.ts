@@ -87,6 +87,16 @@ export function scrubLogFields(value: unknown, depth = 0): unknown {
   return out;
 }
 
+/**
+ * A store error as an operator or an unauthenticated page may read it: the driver's words with any connection
+ * string cut out (a PostgreSQL URL carries its password) and every secret form scrubbed, shortened. `/readyz` and
+ * serve's banner say a store error in these words, so neither can say more than the other.
+ */
+export function storeErrorText(err: unknown): string {
+  const text = err instanceof Error ? err.message : String(err);
+  return scrubSecrets(text.replace(/\w+:\/\/\S+/g, '<url>')).slice(0, 300);
+}
+
 /** The first few characters of a token, enough to tell two apart in an operator's eyes, never enough to use. */
 export function maskToken(token: string): string {
   if (token.length <= 8) return CENSOR;

@@ -4,6 +4,7 @@
 import { trustProxyWarning } from '../config/edge-settings.ts';
 import { type Config, demoNotAskedFor, withPort } from '../config.ts';
 import { createLogger } from '../log.ts';
+import { storeErrorText } from '../log-text.ts';
 import { type RunningService, startService } from '../running-service.ts';
 import { printError, printLines } from '../terminal.ts';
 import { defineCommand, numberOption, reportError } from './command.ts';
@@ -145,9 +146,7 @@ async function lastPull(service: RunningService, schoolId: string, say: (line: s
   try {
     return (await service.store.runs.listRuns(schoolId, { limit: 10 })).find((r) => r.kind !== 'push');
   } catch (err) {
-    say(
-      `${schoolId}: its last pull could not be read (${err instanceof Error ? err.message : String(err)}); /readyz says what is wrong`,
-    );
+    say(`${schoolId}: its last pull could not be read (${storeErrorText(err)}); /readyz says what is wrong`);
     return undefined;
   }
 }

@@ -7,7 +7,7 @@
 // health check, which must not take out of service a replica that restarting would not mend. /metrics:
 // Prometheus text.
 import { Router } from 'express';
-import { scrubSecrets } from '../log.ts';
+import { storeErrorText } from '../log-text.ts';
 import type { Metrics } from '../metrics.ts';
 import type { Store, SyncRun } from '../store/types.ts';
 import type { StoreTrouble } from './store-trouble.ts';
@@ -45,12 +45,6 @@ export function freshnessProblem(runs: SyncRun[], now: Date, maxAgeMs: number | 
   const age = now.getTime() - Date.parse(at);
   if (age <= maxAgeMs) return null;
   return `last successful pull finished ${at}, ${Math.round(age / 60_000)} min ago (allowed: ${Math.round(maxAgeMs / 60_000)} min)`;
-}
-
-/** A store error for an unauthenticated page: the driver's words (no connection string), shortened. */
-function storeError(err: unknown): string {
-  const text = err instanceof Error ? err.message : String(err);
-  return scrubSecrets(text.replace(/\w+:\/\/\S+/g, '<url>')).slice(0, 300);
 }
 
 /** Why a school's sync makes the instance unready, or null. Pull runs only; push failures do not count. */
@@ -115,14 +109,14 @@ export function healthRoutes(
       const found = damage ?? (await opts.storeTrouble?.damage()) ?? null;
       res.status(503).json({
         status: 'unavailable',
-        store: found ? `damaged: ${found}` : `cannot be read: ${storeError(err)}`,
+        store: found ? `damaged: ${found}` : `cannot be read: ${storeErrorText(err)}`,
       });
       return;
     }
     try {
       await opts.probeWrite?.();
     } catch (err) {
-      stale.push(`cannot be written: ${storeError(err)}`);
+      stale.push(`cannot be written: ${storeErrorText(err)}`);
     }
     stale.push(...(opts.storeTrouble?.writeProblems() ?? []));
     const storeProblems = [...unservable, ...stale];

@@ -1,6 +1,7 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { createLogger, scrubSecrets } from '../../src/log.ts';
+import { storeErrorText } from '../../src/log-text.ts';
 
 function capture() {
   const lines: string[] = [];
@@ -138,5 +139,20 @@ describe('log lines reach terminals', () => {
     const parsed = JSON.parse(out) as { team: { name: string }; msg: string };
     expect(parsed.team.name).toBe(name);
     expect(parsed.msg).toBe(`pull of ${name}`);
+  });
+});
+
+describe('store errors as /readyz and the serve banner say them', () => {
+  it('cuts a connection string out (its password with it), scrubs secrets and shortens', () => {
+    const err = new Error(
+      'connect ECONNREFUSED for postgres://rostercal:hunter2@db.internal:5432/rc while reading /feeds/AAAAAAAAAAAAAAAAAAAAAAAA',
+    );
+    const text = storeErrorText(err);
+    expect(text).toBe('connect ECONNREFUSED for <url> while reading /feeds/AAAA…');
+    expect(text).not.toContain('hunter2');
+    expect(storeErrorText('x'.repeat(1_000))).toHaveLength(300);
+    expect(storeErrorText(new Error('database disk image is malformed'))).toBe(
+      'database disk image is malformed',
+    );
   });
 });
