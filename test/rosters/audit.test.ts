@@ -25,9 +25,13 @@ let env: Record<string, string>;
 let teams: Team[];
 let dir: string;
 
-/** The audit table refuses every insert, as a store that cannot take the write would. */
+/**
+ * The audit table refuses every insert, as a store that cannot take the write would. The serve beside it writes
+ * too (heartbeats, pulls): the change waits its turn for the file's lock, as a second writer does, rather than
+ * failing with "database is locked" (seen once in a run beside a second whole suite).
+ */
 function refuseAuditWrites(on: boolean): void {
-  const db = new DatabaseSync(path.join(dir, 'rostercal.sqlite'));
+  const db = new DatabaseSync(path.join(dir, 'rostercal.sqlite'), { timeout: 30_000 });
   try {
     db.exec('DROP TRIGGER IF EXISTS audit_refused');
     if (on)
