@@ -29,6 +29,8 @@ export interface Metrics {
   observeFeedRender(info: { scope: FeedScope; ms: number; trimmed: number }): void;
   /** The feed re-render passes under way and waiting for a worker (the school renderer's onLoad). */
   observeRenderLoad(load: { running: number; waiting: number }): void;
+  /** Counts a render worker thread started (the school renderer's onWorkerStart). */
+  feedRenderThreads: Counter;
 }
 
 export function createMetrics(opts: { registry?: Registry; defaultMetrics?: boolean } = {}): Metrics {
@@ -73,6 +75,11 @@ export function createMetrics(opts: { registry?: Registry; defaultMetrics?: bool
       name: 'rostercal_feed_render_passes',
       help: 'Feed re-render passes of this process: running, or waiting for a render worker',
       labelNames: ['state'] as const,
+      registers,
+    }),
+    feedRenderThreads: new Counter({
+      name: 'rostercal_feed_render_threads_started_total',
+      help: 'Render worker threads started: each serves passes until it has been idle for a while',
       registers,
     }),
     rateLimited: new Counter({

@@ -245,6 +245,7 @@ function startFeedOutput(store: Store, config: Config, metrics: Metrics, log: Lo
     onRender,
     onFallback: (reason) => log.warn({ reason }, 'feed re-render ran in-process: its worker could not'),
     onLoad: (load) => metrics.observeRenderLoad(load),
+    onWorkerStart: () => metrics.feedRenderThreads.inc(),
   });
   // Inside each pull, before its run is recorded: feed re-rendering (so a request costs a lookup); a pass that
   // cannot store its renders fails the run. A pass that stored every render: the store takes them again.

@@ -5,8 +5,10 @@
 // its own, so serve peaks higher during a pass than in-process. The worker writes
 // rendered feeds to the store as the in-process pass does; requests then read them from there (FeedService.get
 // checks the data version on every request).
-// One worker per pass, ended when the pass ends: its memory goes with it. Should a worker fail to start or
-// die, the pass runs in-process instead, as before.
+// A worker thread serves pass after pass while passes keep coming, and is ended once it has had nothing to do
+// for IDLE_MS: a new thread costs a module graph and a store connection (~250-400 ms of CPU here), which fifty
+// schools' passes queued after a start paid fifty times; an idle one ended gives its heap back. Should a worker
+// fail to start or die, the pass runs in-process instead, as before.
 // Passes of all schools share a few workers (maxWorkers): beyond that they wait their turn, first asked first
 // run. Unbounded, fifty schools' first passes after serve started ran fifty workers at once (bench:fleet, issue
 // 28): each a heap of its own, every one slowed by the others, and the pulls that await them ran past their
@@ -39,11 +41,19 @@ export interface RenderJob {
   locationOwnerIds: Id[] | null;
 }
 
+/** What the renderer sends a worker: a pass (only to one that has answered its last), or the end of the thread. */
+export type WorkerOrder = { type: 'pass'; job: RenderJob } | { type: 'end' };
+
+/** How long a worker thread with nothing to do is kept for the next pass. */
+const IDLE_MS = 10_000;
+
 /** Messages from the worker: each render for the observer (metrics), then the pass's result or its failure. */
 export type RenderMessage =
   | { type: 'rendered'; info: Parameters<FeedRenderObserver>[0] }
   | { type: 'done'; result: RenderSchoolResult }
-  | { type: 'failed'; message: string };
+  | { type: 'failed'; message: string }
+  /** The thread cannot do passes (its store did not open): worth doing in-process; the thread is ended. */
+  | { type: 'unable'; message: string };
 
 export interface WorkerRendererOptions {
   /** The service's own feeds: its window, clock and wording are the worker's; it renders when a worker cannot. */
@@ -55,6 +65,8 @@ export interface WorkerRendererOptions {
   onRender?: FeedRenderObserver;
   /** Told when a pass ran in-process because the worker could not (the reason, for the log). */
   onFallback?: (reason: string) => void;
+  /** Told when a worker thread is started (metrics: threads are kept for the passes that follow). */
+  onWorkerStart?: () => void;
   /** How many passes run at once in this process (default: one fewer than the processors, at least one). */
   maxWorkers?: number;
   /** Told whenever a pass starts waiting, starts or ends (metrics). */
@@ -83,33 +95,77 @@ export function defaultMaxWorkers(): number {
   return Math.max(1, availableParallelism() - 1);
 }
 
+/** A worker thread and the pass it is doing, if any. */
+interface Thread {
+  worker: Worker;
+  pass: { resolve(r: RenderSchoolResult): void; reject(err: unknown): void } | null;
+  idleTimer: NodeJS.Timeout | null;
+  /** Asked to end (idle for IDLE_MS): takes no more passes. */
+  ending: boolean;
+}
+
 export function workerRenderer(opts: WorkerRendererOptions): SchoolRenderer {
-  const running = new Set<Worker>();
+  const threads = new Set<Thread>();
   let closed = false;
+
+  const settle = (t: Thread, how: (pass: NonNullable<Thread['pass']>) => void) => {
+    const pass = t.pass;
+    t.pass = null;
+    if (pass) how(pass);
+  };
+  const rest = (t: Thread) => {
+    // An idle thread keeps no process alive; it is ended when nothing has come for it.
+    t.worker.unref();
+    t.idleTimer = setTimeout(() => {
+      t.ending = true;
+      t.worker.postMessage({ type: 'end' } satisfies WorkerOrder);
+    }, IDLE_MS);
+    // Its one job is giving an idle thread back: a process that is leaving takes the thread with it.
+    t.idleTimer.unref();
+  };
+  const spawn = (): Thread => {
+    const t: Thread = {
+      worker: new Worker(new URL('./school-render-worker.ts', import.meta.url)),
+      pass: null,
+      idleTimer: null,
+      ending: false,
+    };
+    threads.add(t);
+    opts.onWorkerStart?.();
+    t.worker.on('message', (m: RenderMessage) => {
+      if (m.type === 'rendered') opts.onRender?.(m.info);
+      else if (m.type === 'done') {
+        settle(t, (p) => p.resolve(m.result));
+        rest(t);
+      } else if (m.type === 'failed') {
+        // The pass itself failed: in-process it would fail the same way. The thread is still good.
+        settle(t, (p) => p.reject(new Error(m.message)));
+        rest(t);
+      } else {
+        t.ending = true;
+        settle(t, (p) => p.reject(new WorkerFailed(m.message)));
+        void t.worker.terminate();
+      }
+    });
+    t.worker.on('error', (err) => settle(t, (p) => p.reject(new WorkerFailed(err.message))));
+    t.worker.on('exit', (code) => {
+      threads.delete(t);
+      if (t.idleTimer) clearTimeout(t.idleTimer);
+      settle(t, (p) =>
+        p.reject(closed ? new Error('the server is stopping') : new WorkerFailed(`exited ${code}`)),
+      );
+    });
+    return t;
+  };
 
   const inWorker = (job: RenderJob) =>
     new Promise<RenderSchoolResult>((resolve, reject) => {
-      const worker = new Worker(new URL('./school-render-worker.ts', import.meta.url), { workerData: job });
-      running.add(worker);
-      let settled = false;
-      const settle = (fn: () => void) => {
-        if (settled) return;
-        settled = true;
-        fn();
-      };
-      worker.on('message', (m: RenderMessage) => {
-        if (m.type === 'rendered') opts.onRender?.(m.info);
-        else if (m.type === 'done') settle(() => resolve(m.result));
-        // The pass itself failed: in-process it would fail the same way.
-        else settle(() => reject(new Error(m.message)));
-      });
-      worker.on('error', (err) => settle(() => reject(new WorkerFailed(err.message))));
-      worker.on('exit', (code) => {
-        running.delete(worker);
-        settle(() =>
-          reject(closed ? new Error('the server is stopping') : new WorkerFailed(`exited ${code}`)),
-        );
-      });
+      const t = [...threads].find((x) => !x.pass && !x.ending) ?? spawn();
+      if (t.idleTimer) clearTimeout(t.idleTimer);
+      t.idleTimer = null;
+      t.worker.ref();
+      t.pass = { resolve, reject };
+      t.worker.postMessage({ type: 'pass', job } satisfies WorkerOrder);
     });
 
   const maxWorkers = Math.max(1, opts.maxWorkers ?? defaultMaxWorkers());
@@ -189,7 +245,8 @@ export function workerRenderer(opts: WorkerRendererOptions): SchoolRenderer {
       const dropped = waiting.splice(0);
       for (const pass of dropped) pass.reject(new Error('the server is stopping'));
       if (dropped.length) report();
-      await Promise.all([...running].map((w) => w.terminate()));
+      for (const t of threads) if (t.idleTimer) clearTimeout(t.idleTimer);
+      await Promise.all([...threads].map((t) => t.worker.terminate()));
     },
   };
 }

@@ -34,6 +34,16 @@ afterAll(async () => {
 });
 
 const sqlite = () => ({ file: path.join(h.dir, 'rostercal.sqlite') });
+/** One worker for every school's passes, counting the threads it starts; a pass run in-process fails the test. */
+const oneWorker = (onWorkerStart: () => void) => ({
+  feeds: h.feeds,
+  store: sqlite(),
+  maxWorkers: 1,
+  onWorkerStart,
+  onFallback: (why: string) => {
+    throw new Error(`fell back: ${why}`);
+  },
+});
 
 /** Feeds of the school whose stored bytes are not for its current data version and today's window. */
 async function staleFeeds(schoolId: string): Promise<string[]> {
@@ -56,14 +66,10 @@ describe('feed re-render passes of several schools', () => {
     // As serve wires it: the gauge /metrics shows, read at the moment two passes wait.
     const metrics = createMetrics({ defaultMetrics: false });
     let gaugeAtPeak: Promise<string> | undefined;
+    let threads = 0;
     const renderer = workerRenderer({
-      feeds: h.feeds,
-      store: sqlite(),
-      maxWorkers: 1,
+      ...oneWorker(() => threads++),
       onRender: (info) => renders.push(info.schoolId),
-      onFallback: (why) => {
-        throw new Error(`fell back: ${why}`);
-      },
       onLoad: (load) => {
         loads.push(load);
         metrics.observeRenderLoad(load);
@@ -88,10 +94,30 @@ describe('feed re-render passes of several schools', () => {
       const started = loads.filter((l, i) => l.running > (loads[i - 1]?.running ?? 0)).length;
       expect(started).toBe(3);
       expect(loads.at(-1)).toEqual({ running: 0, waiting: 0 });
+      // The three passes, back to back, shared one thread: its modules and store connection were paid once.
+      expect(threads).toBe(1);
       expect(await again).toBe(results[1]);
       const peak = await gaugeAtPeak;
       expect(peak).toContain('rostercal_feed_render_passes{state="running"} 1');
       expect(peak).toContain('rostercal_feed_render_passes{state="waiting"} 2');
+    } finally {
+      await renderer.close();
+    }
+  }, 180_000);
+
+  it('keeps a thread for the next pass, ends it once idle, and a later pass starts a new one', async () => {
+    let threads = 0;
+    const renderer = workerRenderer(oneWorker(() => threads++));
+    try {
+      const first = await renderer.renderSchool('hill', { all: true, force: true });
+      expect(first.rendered).toBeGreaterThan(0);
+      await renderer.renderSchool('dale', { all: true, force: true });
+      expect(threads).toBe(1);
+      // Idle for longer than a thread is kept (10 s): the next pass needs a new one, and renders as well.
+      await new Promise((r) => setTimeout(r, 11_000));
+      const later = await renderer.renderSchool('fern', { all: true, force: true });
+      expect(later.rendered).toBeGreaterThan(0);
+      expect(threads).toBe(2);
     } finally {
       await renderer.close();
     }
