@@ -13,6 +13,7 @@ import { FeedService } from '../../src/feeds/feed-service.ts';
 import type { Sandbox } from '../../src/sandbox/index.ts';
 import { type Child, rostercal } from '../support/cli.ts';
 import { startWeekSandbox } from '../support/clock.ts';
+import { until } from '../support/until.ts';
 import { type Harness, startHarness } from './harness.ts';
 
 describe('rostercal serve, restarted', () => {
@@ -57,17 +58,23 @@ describe('rostercal serve, restarted', () => {
     };
   }
 
+  const metricsOf = async (base: string) => (await fetch(`${base}/metrics`)).text();
+
   it('keeps ETag and Last-Modified across a restart; 304 and gzip from the stored bytes', async () => {
     const list = rostercal(['feeds', 'list', '--json'], env);
     expect(await list.exit, list.output()).toBe(0);
     const rows = JSON.parse(list.stdout()) as FeedListing[];
     const urls = ['team', 'student', 'staff'].map((s) => rows.find((r) => r.scope === s)!.url!);
-    // The feeds just issued are rendered by the next pull's pass. Without this one, that pass was whichever
-    // scheduled pull fell inside a serve's life: under load, the restarted one's, which then rendered 73 feeds.
-    const again = rostercal(['sync'], env);
-    expect(await again.exit, again.output()).toBe(0);
 
     const first = await serve();
+    // `rostercal sync` renders no feeds: serve's pass after its first scheduled pull renders those `feeds list`
+    // just issued. Waited for here, by the run it records once the pass has ended, so that it falls in the first
+    // serve's life: when it fell in the restarted one's (under load), that one rendered 73 feeds.
+    await until(
+      'the first scheduled pull of the first serve',
+      async () => /kind="incremental",status="succeeded"\} [1-9]/.test(await metricsOf(first.base)),
+      240_000,
+    );
     const seen: { etag: string; lastModified: string; plain: Buffer }[] = [];
     for (const url of urls) {
       const res = await fetch(url.replace('https://cal.example.org', first.base));
@@ -113,13 +120,13 @@ describe('rostercal serve, restarted', () => {
         expect(gz.enc).toBe('gzip');
         expect(gunzipSync(gz.body).equals(seen[i]!.plain)).toBe(true);
       }
-      const metrics = await (await fetch(`${second.base}/metrics`)).text();
+      const metrics = await metricsOf(second.base);
       // Served from the store: the restarted server rendered nothing.
       expect(metrics).not.toMatch(/^rostercal_feed_renders_total\{[^}]*\} [1-9]/m);
     } finally {
       await second.stop();
     }
-  }, 300_000); // four rostercal processes start in it: a loaded machine's start-up, not the product's speed
+  }, 420_000); // four rostercal processes start in it, and a scheduled pull (every 30 s) runs in the first: a loaded machine's start-up, not the product's speed
 });
 
 describe('re-rendering after a pull', () => {
