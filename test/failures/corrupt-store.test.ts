@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/index.ts';
 import { rostercal, schoolEnv, stopped } from '../support/cli.ts';
 import { startWeekSandbox } from '../support/clock.ts';
-import { freePort } from '../support/ports.ts';
+import { downUpstream, freePort } from '../support/ports.ts';
 
 async function get(url: string): Promise<{ status: number; body: string }> {
   const res = await fetch(url);
@@ -55,13 +55,16 @@ async function damageTable(file: string, table: string): Promise<void> {
 describe('a store damaged in the middle, under `rostercal serve`', () => {
   let sandbox: Sandbox;
   let dir: string;
+  let down: Awaited<ReturnType<typeof downUpstream>>;
   let downUrl: string;
   beforeAll(async () => {
     sandbox = await startWeekSandbox({ seed: 11, scale: 'small' });
     dir = await mkdtemp(path.join(tmpdir(), 'rostercal-damaged-'));
-    downUrl = `http://127.0.0.1:${await freePort()}`;
+    down = await downUpstream();
+    downUrl = down.url;
   });
   afterAll(async () => {
+    await down?.close();
     await sandbox?.close();
     if (dir) await rm(dir, { recursive: true, force: true });
   });

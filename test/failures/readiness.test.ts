@@ -11,7 +11,7 @@ import type { Sandbox } from '../../src/sandbox/index.ts';
 import { rostercal, schoolEnv, stopped, writeServeConfig } from '../support/cli.ts';
 import { startWeekSandbox } from '../support/clock.ts';
 import { createTestDatabase, type TestDatabase } from '../support/pg.ts';
-import { freePort } from '../support/ports.ts';
+import { downUpstream, freePort } from '../support/ports.ts';
 import { untilValue } from '../support/until.ts';
 
 async function readyz(base: string): Promise<{ status: number; body: string }> {
@@ -22,14 +22,17 @@ async function readyz(base: string): Promise<{ status: number; body: string }> {
 describe('readiness and an unreachable upstream (rostercal serve)', () => {
   let sandbox: Sandbox;
   let dir: string;
+  let down: Awaited<ReturnType<typeof downUpstream>>;
   let downUrl: string;
   beforeAll(async () => {
     sandbox = await startWeekSandbox({ seed: 11, scale: 'small' });
     dir = await mkdtemp(path.join(tmpdir(), 'rostercal-ready-'));
-    // A port nothing listens on: connection refused.
-    downUrl = `http://127.0.0.1:${await freePort()}`;
+    // An upstream that drops every connection, on a port held for the whole file.
+    down = await downUpstream();
+    downUrl = down.url;
   });
   afterAll(async () => {
+    await down?.close();
     await sandbox?.close();
     if (dir) await rm(dir, { recursive: true, force: true });
   });
