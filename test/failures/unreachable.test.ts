@@ -11,10 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/index.ts';
 import { createSelfSignedCert, type SelfSignedCert } from '../fakes/tls.ts';
 import { rostercal } from '../support/cli.ts';
-import { freePort } from '../support/ports.ts';
-
-// A port nothing listens on: a free port, closed again.
-const closedPort = freePort;
+import { downUpstream } from '../support/ports.ts';
 
 describe('an unreachable upstream (rostercal sync)', () => {
   let dir: string;
@@ -64,7 +61,7 @@ describe('an unreachable upstream (rostercal sync)', () => {
   }
 
   it('connection refused: fails in seconds, naming the URL and the cause', async () => {
-    await expectFastFailure(`http://127.0.0.1:${await closedPort()}`, /connection refused \(ECONNREFUSED\)/);
+    await expectFastFailure((await downUpstream()).url, /connection refused \(ECONNREFUSED\)/);
   });
 
   it('no such host', async () => {

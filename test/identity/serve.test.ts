@@ -10,7 +10,7 @@ import type { Sandbox } from '../../src/sandbox/index.ts';
 import { openStore } from '../../src/store/index.ts';
 import { rostercal, schoolEnv } from '../support/cli.ts';
 import { startWeekSandbox } from '../support/clock.ts';
-import { freePort } from '../support/ports.ts';
+import { downUpstream, freePort } from '../support/ports.ts';
 import { browse, CookieJar, signIn, startTestIdp, type TestIdp } from './harness.ts';
 
 let sandbox: Sandbox;
@@ -57,7 +57,7 @@ describe('rostercal serve: start-up checks of staff access', () => {
 describe('rostercal serve with an identity provider that cannot be reached', () => {
   it('starts anyway, says so in one line, retries, and sign-in answers 503 saying why', async () => {
     const port = await freePort();
-    const nobody = `http://127.0.0.1:${await freePort()}/`;
+    const nobody = `${(await downUpstream()).url}/`;
     const child = rostercal(['serve'], {
       ...schoolEnv(sandbox, { DATA_DIR: dir }),
       PORT: String(port),

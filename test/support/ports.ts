@@ -22,7 +22,8 @@ export function freePort(): Promise<number> {
  * another failure (a reset, retried with backoff), not the refusal these tests are about.
  */
 export async function downUpstream(): Promise<{ url: string; close(): Promise<void> }> {
-  for (const port of [1, 9, 11, 15]) {
+  // Not 1, 7, 9, 11…: fetch refuses those itself ("bad port"), another failure than a refusal.
+  for (const port of [2, 3, 4, 5]) {
     const refused = await new Promise<boolean>((resolve) => {
       const socket = connect({ host: '127.0.0.1', port });
       socket.once('connect', () => {
@@ -34,6 +35,6 @@ export async function downUpstream(): Promise<{ url: string; close(): Promise<vo
     if (refused) return { url: `http://127.0.0.1:${port}`, close: async () => {} };
   }
   throw new Error(
-    'no low port refuses connections on 127.0.0.1 (tried 1, 9, 11, 15): a test needs one for a down upstream',
+    'no low port refuses connections on 127.0.0.1 (tried 2, 3, 4, 5): a test needs one for a down upstream',
   );
 }

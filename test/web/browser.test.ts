@@ -66,7 +66,9 @@ describe('feed landing page in Chromium', () => {
     // The copy button's script runs under the page's CSP (its hash is allowed).
     await page.locator('button[data-copy]').click();
     // The label changes when the clipboard's promise settles, a moment after the click.
-    await expect.poll(() => page.locator('button[data-copy]').textContent()).toBe('Copied');
+    await expect
+      .poll(() => page.locator('button[data-copy]').textContent(), { timeout: 15_000 })
+      .toBe('Copied');
     expect(errors).toEqual([]);
 
     await page.screenshot({ path: '/tmp/rostercal-landing.png', fullPage: true });
