@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { parseTargets } from '../../src/config/push-targets.ts';
+import { DEFAULT_BACKOFF } from '../../src/upstream/http.ts';
 import {
   backoffDelay,
   jitteredBackoffDelay,
@@ -119,5 +121,43 @@ describe('retrying', () => {
     const d = nextRetryDelay({ ...policy, jitter: true }, 2);
     expect(d).toBeGreaterThanOrEqual(200);
     expect(d).toBeLessThanOrEqual(400);
+  });
+});
+
+describe('running out of retries at the production defaults', () => {
+  // The suite's clients mostly retry more and wait less (docs/test-overrides.md): here the defaults themselves
+  // run out, through the one loop every client uses, with the waits recorded instead of slept.
+  const runOut = async (policy: { baseMs: number; capMs: number; maxRetries: number }) => {
+    const waits: number[] = [];
+    let attempts = 0;
+    const last = await retrying(
+      async (retry) => {
+        attempts++;
+        throw new Error(`failure ${retry}`);
+      },
+      { policy, retryable: () => true, sleep: async (ms) => void waits.push(ms) },
+    ).catch((err: Error) => err.message);
+    return { attempts, waits, last };
+  };
+
+  it('an upstream request: 6 retries after 1, 2, 4, 8, 16 and 32 s, then its last failure', async () => {
+    expect(await runOut(DEFAULT_BACKOFF)).toEqual({
+      attempts: 7,
+      waits: [1000, 2000, 4000, 8000, 16_000, 32_000],
+      last: 'failure 6',
+    });
+  });
+
+  it('a push target that names no backoff: 8 retries, the last two at the 32 s cap', async () => {
+    const [target] = parseTargets(
+      [{ id: 't', provider: 'google', scope: 'team', google: { auth: { accessToken: 'x' } } }],
+      'targets',
+    );
+    if (target?.provider !== 'google') throw new Error('a Google target was parsed as another provider');
+    expect(await runOut(target.google.backoff)).toEqual({
+      attempts: 9,
+      waits: [1000, 2000, 4000, 8000, 16_000, 32_000, 32_000, 32_000],
+      last: 'failure 8',
+    });
   });
 });
