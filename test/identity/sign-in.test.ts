@@ -375,12 +375,17 @@ describe('ADMIN_TOKEN as a bearer token', () => {
     const team = (await h.store.records.list('hill', 'teams'))[0]!;
     const url = `${site.url}/rosters/teams/${team.id}.pdf?template=team-roster`;
     const statuses: number[] = [];
+    const start = performance.now();
     for (let i = 0; i < 50; i++)
       statuses.push(
         await requestFrom('127.0.0.2', url, { authorization: `Bearer wrong-${i}-${'x'.repeat(30)}` }),
       );
+    const seconds = (performance.now() - start) / 1000;
     expect(statuses.slice(0, 5)).toEqual([401, 401, 401, 401, 401]);
-    expect(statuses.filter((s) => s === 429).length).toBeGreaterThanOrEqual(35);
+    // Ten failures at once, one forgiven every 6 s: however long the loop took on a loaded machine, no more
+    // got through than those seconds forgive.
+    const heard = statuses.filter((s) => s !== 429).length;
+    expect(heard, `${seconds.toFixed(1)} s`).toBeLessThanOrEqual(10 + Math.ceil(seconds / 6));
     // The attacker's address is throttled even with the right token now…
     expect(await requestFrom('127.0.0.2', url, { authorization: `Bearer ${ADMIN_TOKEN}` })).toBe(429);
     // …but nobody else is.

@@ -108,9 +108,8 @@ describe('COPY FROM STDIN through the store connections', () => {
         });
         await trx.executeQuery(CompiledQuery.raw('copy t (id, label) from stdin', [rowsParam]));
       });
-      const started = Date.now();
+      // Failing, not hanging: a COPY that waited for ever would meet the test's own deadline.
       await expect(failed).rejects.toThrow(/terminat|connection|ECONNRESET|EPIPE/i);
-      expect(Date.now() - started).toBeLessThan(10_000);
       await ended;
       // The pool replaces the lost client: the next statements run, and nothing of the COPY was kept.
       expect((await rows('t')).rows.every((r) => Number(r.id) < 100)).toBe(true);

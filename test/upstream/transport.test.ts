@@ -369,9 +369,10 @@ describe('client-side rate limit', () => {
           paired = r;
         });
       }
-      // Then 30 ms in which a client that let a third request go (its starts are 20 ms apart) would show it. A
-      // correct client passes however long this lasts; it is the window the check needs, not an ordering.
-      await new Promise((r) => setTimeout(r, 30));
+      // Then 200 ms (ten of the client's 20 ms spacings) in which a client that let a third request go would show
+      // it. A correct client passes however long this lasts; it is the window the check needs, not an ordering:
+      // with 30 ms a loaded machine could start the third request too late to be seen, and a wrong client pass.
+      await new Promise((r) => setTimeout(r, 200));
       inFlight--;
       return { body: EMPTY_PAGE };
     });
