@@ -29,6 +29,14 @@ const backoffSchema = z
   })
   .prefault({});
 
+/**
+ * How long one HTTP request to the provider may take, answer included, before it is given up and retried like
+ * a dropped connection. Real Graph and Google now and then accept a request and never answer; without a limit
+ * the push waits for ever and, serialised per target, every later push of the target is skipped. A minute is
+ * far above a slow healthy answer (a full $batch or a 50-part Google batch takes seconds).
+ */
+const requestTimeoutMs = z.number().int().min(100).max(600_000).default(60_000);
+
 const googleSchema = z.strictObject({
   /** googleapis rootUrl: a proxy or an emulator instead of https://www.googleapis.com/. */
   rootUrl: httpUrl.default('https://www.googleapis.com/'),
@@ -105,6 +113,7 @@ const googleSchema = z.strictObject({
   /** Writes per batch request (Google takes up to 50); 1 sends each write on its own. */
   batchSize: z.number().int().min(1).max(50).default(50),
   backoff: backoffSchema,
+  requestTimeoutMs,
   /** How long a calendar rests after a quotaExceeded answer. */
   pauseMinutes: z.number().positive().default(360),
 });
@@ -131,6 +140,7 @@ const outlookSchema = z
     /** $batch requests in flight at once. */
     parallelBatches: z.number().int().min(1).max(16).default(4),
     backoff: backoffSchema,
+    requestTimeoutMs,
   })
   .superRefine((o, ctx) => {
     if (o.accessToken !== undefined) return;

@@ -115,7 +115,9 @@ async function runPush(opts: PushOptions & { dryRun: boolean }): Promise<PushSum
       note,
       ...(dataDir ? { dataDir } : {}),
     });
+    run.log.info({ step: 'calendars', calendars: works.length }, 'push step');
     await ensureCalendars(run.remote, works);
+    run.log.info({ step: 'listing' }, 'push step');
     const dueBefore = new Date(run.started.getTime() - target.reconcileEveryHours * 3_600_000).toISOString();
     await listCalendars(run.remote, dueForListing(works, opts.reconcile ?? false, dueBefore), window);
     await lookUpDeparted(store, school.id, works);
@@ -132,6 +134,7 @@ async function runPush(opts: PushOptions & { dryRun: boolean }): Promise<PushSum
     adoptPlan(works, plan);
     if (dryRun) countPlanned(works);
     else {
+      run.log.info({ step: 'writing' }, 'push step');
       await applyPlan(run.applying, works);
       await retireReplaced(run, works);
     }
@@ -219,6 +222,13 @@ async function begin(opts: PushOptions & { dryRun: boolean }): Promise<Run> {
         at: startedAt,
         owner: processOwner().id,
       });
+  // At info, with each remote step below: a push that never ends shows in serve's log where it waits.
+  const timeoutMs =
+    target.provider === 'google' ? target.google.requestTimeoutMs : target.outlook.requestTimeoutMs;
+  log.info(
+    { runId, provider: target.provider, requestTimeoutMs: timeoutMs },
+    dryRun ? 'push planning' : 'push started',
+  );
   const common = { store, schoolId: school.id, targetId: target.id, provider, note };
   const applying: ApplyStep = {
     ...common,

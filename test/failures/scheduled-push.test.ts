@@ -156,6 +156,10 @@ describe('scheduled pushes inside serve, against faulty providers', () => {
         const before = remoteEvents(provider);
         const s = await serve(provider);
         await s.child.waitFor(PUSH_FINISHED, 120_000);
+        // A push that never ends is seen in the log at info: its start and each step (issue 31).
+        expect(s.child.output()).toMatch(
+          /"msg":"push started"[\s\S]*"step":"writing"[\s\S]*"msg":"push finished"/,
+        );
         // The next fire, with the provider well again: a reconciliation that must find nothing to mend.
         fake(provider).knobs.faults = [];
         await s.child.waitFor(TWO_PUSHES_FINISHED, 120_000);

@@ -79,6 +79,11 @@ export interface FaultRule {
   when?: 'before' | 'after-apply';
   /** With 'after-apply': close the connection without any answer instead of answering `status`. */
   drop?: boolean;
+  /**
+   * Graph fake: accept the request and never answer it (the connection stays open until the client gives up):
+   * a stalled connection. With 'after-apply' the write happens first. `status` is then not used.
+   */
+  stall?: boolean;
   /** Fraction (0..1) of matching requests that fail; 1 when absent. Drawn from the fake's seeded PRNG. */
   rate?: number;
   /** Fail at most this many, then serve normally (a fault that clears); no limit when absent. */

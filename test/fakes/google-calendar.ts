@@ -8,7 +8,9 @@
 // - deleted events linger with `status: cancelled`; inserting their id again gives 409 duplicate; deleting them
 //   again gives 410 deleted; `showDeleted=true` lists them;
 // - `privateExtendedProperty=key=value` filters (repeatable, all must match), timeMin/timeMax, paging;
-// - throttling as 403 rateLimitExceeded / userRateLimitExceeded and 429, quotaExceeded per calendar.
+// - throttling as 403 rateLimitExceeded / userRateLimitExceeded and 429, quotaExceeded per calendar;
+// - stalled connections (FaultRule `stall`): a request (a batch part stalls its whole batch) accepted and never
+//   answered, before it is served or (`when: 'after-apply'`) after the write happened.
 import { createVerify, randomUUID } from 'node:crypto';
 import {
   createServer,
@@ -30,6 +32,41 @@ import {
   sendJson,
   sleep,
 } from './common.ts';
+
+/** A fault with `stall`: the request is accepted and never answered (its connection stays open). */
+class Stalled extends Error {}
+
+/** Leaves a request unanswered until the client closes its connection. */
+function stall(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    if (res.destroyed || res.socket?.destroyed) resolve();
+    else res.once('close', () => resolve());
+  });
+}
+
+/** A response that keeps what is written to it (a batch part's answer, or one held back). */
+function capturingResponse(): {
+  captured: { status: number; headers: Record<string, string>; text: string; headersSent: boolean };
+  res: ServerResponse;
+} {
+  const captured = { status: 0, headers: {} as Record<string, string>, text: '', headersSent: false };
+  const res = {
+    get headersSent() {
+      return captured.headersSent;
+    },
+    destroyed: false,
+    writeHead(status: number, headers?: Record<string, string>) {
+      captured.status = status;
+      captured.headers = headers ?? {};
+      captured.headersSent = true;
+      return res;
+    },
+    end(t?: string) {
+      captured.text = t ?? '';
+    },
+  } as unknown as ServerResponse;
+  return { captured, res };
+}
 
 export interface GoogleEventTime {
   dateTime?: string;
@@ -95,6 +132,8 @@ export interface FakeGoogleStats {
   writes: number;
   throttled: number;
   failed: number;
+  /** Requests left unanswered by a `stall` fault. */
+  stalled: number;
   /** Batch round trips and the requests they carried. */
   batches: number;
   batchItems: number;
@@ -229,6 +268,7 @@ export async function startFakeGoogle(opts: FakeGoogleOptions = {}): Promise<Fak
     writes: 0,
     throttled: 0,
     failed: 0,
+    stalled: 0,
     batches: 0,
     batchItems: 0,
     maxInFlight: 0,
@@ -602,6 +642,10 @@ export async function startFakeGoogle(opts: FakeGoogleOptions = {}): Promise<Fak
         sendJson(res, ...fault);
         return;
       }
+      if (knobs.faults.some((r) => r.when === 'after-apply')) {
+        await routeThenMaybeStall(req, res, url, request);
+        return;
+      }
       if (knobs.throttleRate > 0 && random() < knobs.throttleRate) {
         stats.throttled++;
         const kind = knobs.throttleKinds[Math.floor(random() * knobs.throttleKinds.length)] ?? '429';
@@ -620,6 +664,7 @@ export async function startFakeGoogle(opts: FakeGoogleOptions = {}): Promise<Fak
       }
       await route(req, res, url);
     } catch (err) {
+      if (err instanceof Stalled) throw err;
       if (err instanceof HttpError) {
         if (!req.readableEnded) await readBody(req).catch(() => undefined);
         sendJson(res, err.status, errorBody(err.status, err.reason, err.message, err.domain));
@@ -627,6 +672,37 @@ export async function startFakeGoogle(opts: FakeGoogleOptions = {}): Promise<Fak
         sendJson(res, 500, errorBody(500, 'backendError', String(err), 'global'));
       }
     }
+  }
+
+  /**
+   * Serves the request into a buffer; an after-apply `stall` rule then keeps the (successful) answer back, else
+   * it is passed on. Throttling knobs do not apply here (a fault of its own is being tested).
+   */
+  async function routeThenMaybeStall(
+    req: IncomingMessage,
+    res: ServerResponse,
+    url: URL,
+    request: string,
+  ): Promise<void> {
+    const { captured, res: buffer } = capturingResponse();
+    try {
+      await route(req, buffer, url);
+    } catch (err) {
+      if (!(err instanceof HttpError)) throw err;
+      if (!req.readableEnded) await readBody(req).catch(() => undefined);
+      sendJson(res, err.status, errorBody(err.status, err.reason, err.message, err.domain));
+      return;
+    }
+    if (captured.status < 400) {
+      const lost = injectedFault(knobs.faults, request, random, 'after-apply');
+      if (lost?.stall) {
+        stats.failed++;
+        stats.stalled++;
+        throw new Stalled(request);
+      }
+    }
+    res.writeHead(captured.status, captured.headers);
+    res.end(captured.text || undefined);
   }
 
   /**
@@ -673,21 +749,7 @@ export async function startFakeGoogle(opts: FakeGoogleOptions = {}): Promise<Fak
       }
       const partReq = Readable.from(body ? [Buffer.from(body)] : []) as unknown as IncomingMessage;
       Object.assign(partReq, { method, url: target, headers });
-      const captured = { status: 0, text: '', headersSent: false, destroyed: false };
-      const partRes = {
-        get headersSent() {
-          return captured.headersSent;
-        },
-        destroyed: false,
-        writeHead(status: number) {
-          captured.status = status;
-          captured.headersSent = true;
-          return partRes;
-        },
-        end(t?: string) {
-          captured.text = t ?? '';
-        },
-      } as unknown as ServerResponse;
+      const { captured, res: partRes } = capturingResponse();
       await serve(partReq, partRes, new URL(target, 'http://fake'));
       out.push(
         `--${respBoundary}\r\nContent-Type: application/http\r\nContent-ID: <response-${contentId}>\r\n\r\n` +
@@ -707,6 +769,10 @@ export async function startFakeGoogle(opts: FakeGoogleOptions = {}): Promise<Fak
     const rule = injectedFault(knobs.faults, `${req.method ?? 'GET'} ${url.pathname}`, random);
     if (!rule) return null;
     stats.failed++;
+    if (rule.stall) {
+      stats.stalled++;
+      throw new Stalled(`${req.method ?? 'GET'} ${url.pathname}`);
+    }
     return faultReply(rule);
   }
 
@@ -746,7 +812,8 @@ export async function startFakeGoogle(opts: FakeGoogleOptions = {}): Promise<Fak
       }
       await serve(req, res, url);
     } catch (err) {
-      sendJson(res, 500, errorBody(500, 'backendError', String(err), 'global'));
+      if (err instanceof Stalled) await stall(res);
+      else sendJson(res, 500, errorBody(500, 'backendError', String(err), 'global'));
     } finally {
       inFlight--;
     }

@@ -104,6 +104,8 @@ export interface FakeGraphStats {
   deduplicatedCreates: number;
   /** Requests served (writes applied) whose answer was then replaced by an error or a dropped connection. */
   answersLost: number;
+  /** Requests left unanswered by a `stall` fault (a $batch counts once per stalled item). */
+  stalled: number;
   throttled: number;
   failed: number;
   /** Highest number of requests in flight at once per mailbox (including ones rejected for concurrency). */
@@ -148,6 +150,17 @@ export interface FakeGraph {
 
 /** An after-apply fault with `drop`: the connection carrying the answer is closed without one. */
 class DroppedConnection extends Error {}
+
+/** A fault with `stall`: the request is accepted and never answered (its connection stays open). */
+class Stalled extends Error {}
+
+/** Leaves a request unanswered until the client closes its connection. */
+function stall(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    if (res.destroyed || res.socket?.destroyed) resolve();
+    else res.once('close', () => resolve());
+  });
+}
 
 class GraphHttpError extends Error {
   readonly status: number;
@@ -266,6 +279,7 @@ export async function startFakeGraph(opts: FakeGraphOptions = {}): Promise<FakeG
     writes: 0,
     deduplicatedCreates: 0,
     answersLost: 0,
+    stalled: 0,
     throttled: 0,
     failed: 0,
     maxConcurrencyPerMailbox: {},
@@ -640,6 +654,10 @@ export async function startFakeGraph(opts: FakeGraphOptions = {}): Promise<FakeG
     const fault = injectedFault(knobs.faults, `${ctx.method} ${path}`, random);
     if (fault) {
       stats.failed++;
+      if (fault.stall) {
+        stats.stalled++;
+        throw new Stalled(`${ctx.method} ${path}`);
+      }
       throw faultError(fault);
     }
     if (knobs.throttleRate > 0 && random() < knobs.throttleRate) {
@@ -688,7 +706,8 @@ export async function startFakeGraph(opts: FakeGraphOptions = {}): Promise<FakeG
     if (!lost) return;
     stats.failed++;
     stats.answersLost++;
-    throw lost.drop ? new DroppedConnection(request) : faultError(lost);
+    if (lost.stall) stats.stalled++;
+    throw lost.stall ? new Stalled(request) : lost.drop ? new DroppedConnection(request) : faultError(lost);
   }
 
   function errorResult(err: unknown): SubResult {
@@ -715,7 +734,7 @@ export async function startFakeGraph(opts: FakeGraphOptions = {}): Promise<FakeG
   async function runBatch(
     body: unknown,
     outerHeaders: Record<string, string>,
-  ): Promise<SubResult & { dropped?: boolean }> {
+  ): Promise<SubResult & { dropped?: boolean; stalled?: boolean }> {
     const requests = (body as { requests?: unknown } | null)?.requests;
     if (!Array.isArray(requests) || requests.length === 0)
       throw new GraphHttpError(400, 'BadRequest', 'Invalid batch payload format.');
@@ -757,6 +776,7 @@ export async function startFakeGraph(opts: FakeGraphOptions = {}): Promise<FakeG
     const done = new Map<string, Promise<SubResult>>();
     const responses: (SubResult & { id: string })[] = [];
     let dropped = false;
+    let stalled = false;
     for (const r of requests as {
       id: string;
       method: string;
@@ -788,6 +808,7 @@ export async function startFakeGraph(opts: FakeGraphOptions = {}): Promise<FakeG
           });
         } catch (err) {
           if (err instanceof DroppedConnection) dropped = true;
+          if (err instanceof Stalled) stalled = true;
           return errorResult(err);
         }
       })();
@@ -800,6 +821,7 @@ export async function startFakeGraph(opts: FakeGraphOptions = {}): Promise<FakeG
       status: 200,
       headers: {},
       dropped,
+      stalled,
       body: {
         responses: responses.map((r) => ({
           id: r.id,
@@ -891,6 +913,10 @@ export async function startFakeGraph(opts: FakeGraphOptions = {}): Promise<FakeG
         const fault = injectedFault(knobs.faults, `${req.method} ${url.pathname}`, random);
         if (fault) {
           stats.failed++;
+          if (fault.stall) {
+            stats.stalled++;
+            throw new Stalled(`${req.method} ${url.pathname}`);
+          }
           if (url.pathname.startsWith('/v1.0/')) throw faultError(fault);
           if (!req.readableEnded) await readBody(req).catch(() => undefined);
           sendJson(res, fault.status, {
@@ -929,6 +955,7 @@ export async function startFakeGraph(opts: FakeGraphOptions = {}): Promise<FakeG
           });
         }
         const batch = await runBatch(body, headers);
+        if (batch.stalled) throw new Stalled('POST /v1.0/$batch');
         if (batch.dropped) throw new DroppedConnection('POST /v1.0/$batch');
         loseAnswer('POST /v1.0/$batch', batch);
         result = batch;
@@ -938,6 +965,10 @@ export async function startFakeGraph(opts: FakeGraphOptions = {}): Promise<FakeG
     } catch (err) {
       if (err instanceof DroppedConnection) {
         req.socket.destroy();
+        return;
+      }
+      if (err instanceof Stalled) {
+        await stall(res);
         return;
       }
       if (!req.readableEnded) await readBody(req).catch(() => undefined);

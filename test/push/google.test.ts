@@ -253,4 +253,75 @@ describe('Google push', () => {
     expect(again.status).toBe('succeeded');
     expectCalendarsEqual(remote(fake), await expected());
   });
+
+  for (const batchSize of [50, 1]) {
+    it(`requests Google accepts and never answers (${batchSize > 1 ? 'a batch, and batches with inserts applied' : 'the calendar list, inserts applied'}) time out and go again: the push finishes, no duplicates`, async () => {
+      // Issue 31: a scheduled push inside serve never finished, and every later fire of the target was skipped
+      // as an overlap. A stalled connection must cost one request time limit, not the push. Its own fake: the
+      // calendars of this target are not mixed with the suite's.
+      expect(target.provider === 'google' && target.google.requestTimeoutMs).toBe(60_000);
+      const own = await startFakeGoogle();
+      try {
+        const [stalledTarget] = parseTargets(
+          [
+            {
+              id: `stalled-${batchSize}`,
+              provider: 'google',
+              scope: 'team',
+              google: {
+                rootUrl: own.url,
+                auth: { accessToken: own.token },
+                writesPerSecond: 2000,
+                batchSize,
+                backoff: { baseMs: 2, capMs: 20, maxRetries: 12 },
+                requestTimeoutMs: 500,
+              },
+            },
+          ],
+          'schools[0].targets',
+        );
+        const insert = /^POST \/calendar\/v3\/calendars\/[^/]+\/events$/;
+        own.knobs.faults =
+          batchSize > 1
+            ? [
+                { match: /^POST \/batch\/calendar\/v3$/, status: 500, stall: true, limit: 1 },
+                { when: 'after-apply', match: insert, status: 500, stall: true, limit: 2 },
+              ]
+            : [
+                {
+                  match: /^GET \/calendar\/v3\/users\/me\/calendarList$/,
+                  status: 500,
+                  stall: true,
+                  limit: 1,
+                },
+                { when: 'after-apply', match: insert, status: 500, stall: true, limit: 2 },
+              ];
+        const started = Date.now();
+        const s = await pushTarget({
+          store: bench.store,
+          school: bench.school,
+          now: bench.now,
+          target: stalledTarget!,
+        });
+        const rules = own.knobs.faults;
+        own.knobs.faults = [];
+        expect(own.stats.stalled, JSON.stringify([own.stats.byOperation, rules])).toBe(3);
+        expect(Date.now() - started).toBeLessThan(15_000);
+        expect(s.totals.failed, s.errors.join('\n')).toBe(0);
+        expect(s.status).toBe('succeeded');
+        expectCalendarsEqual(remote(own), await expectedCalendars(bench, 'hill', stalledTarget!, teamIds));
+        own.resetStats();
+        const again = await pushTarget({
+          store: bench.store,
+          school: bench.school,
+          now: bench.now,
+          target: stalledTarget!,
+        });
+        expect(again.totals).toMatchObject({ created: 0, updated: 0, deleted: 0, failed: 0 });
+        expect(own.stats.writes).toBe(0);
+      } finally {
+        await own.close();
+      }
+    }, 30_000);
+  }
 });

@@ -92,6 +92,28 @@ describe('Outlook push', () => {
   const push = (target: PushTargetConfig, extra: Partial<Parameters<typeof pushTarget>[0]> = {}) =>
     pushTarget({ store: bench.store, school: bench.school, now: bench.now, target, ...extra });
   const good = () => staff.filter((s) => s !== ghost && s !== unlicensed).map((s) => s.id);
+  /** A push of `target` while the fake injects `faults` (cleared after, whatever happens). */
+  const pushUnder = async (target: PushTargetConfig, faults: FaultRule[]) => {
+    fake.knobs.faults = faults;
+    try {
+      return await push(target);
+    } finally {
+      fake.knobs.faults = [];
+    }
+  };
+  /** Each wanted event exactly once in the named calendars, and a next run with nothing to do. */
+  const expectExactlyOnce = async (target: PushTargetConfig, calendarName: string) => {
+    const want = await expectedCalendars(bench, 'hill', target, good());
+    const got = remote(fake, (upn) => staffKey.get(upn), calendarName);
+    expectCalendarsEqual(got, want);
+    expect([...got.values()].reduce((n, l) => n + l.length, 0)).toBe(
+      [...want.values()].reduce((n, m) => n + m.size, 0),
+    );
+    fake.resetStats();
+    const again = await push(target);
+    expect(again.totals).toMatchObject({ created: 0, updated: 0, deleted: 0, failed: 0 });
+    expect(fake.stats.writes).toBe(0);
+  };
   const staffRemote = () => remote(fake, (upn) => staffKey.get(upn));
   const staffEmail = () => staff[0]!.email;
 
@@ -280,33 +302,44 @@ describe('Outlook push', () => {
     const total = [...want.values()].reduce((n, m) => n + m.size, 0);
     const create = /^POST \/users\/[^/]+\/calendars\/[^/]+\/events$/;
     fake.resetStats();
-    fake.knobs.faults = [
+    const s = await pushUnder(target, [
       { when: 'after-apply', match: create, status: 503, retryAfterSeconds: 0.01, rate: 0.2 },
       { when: 'after-apply', match: create, status: 504, rate: 0.1 },
       { when: 'after-apply', match: create, status: 504, drop: true, limit: 2 },
       { when: 'after-apply', match: /^POST \/v1\.0\/\$batch$/, status: 504, limit: 2 },
       { when: 'after-apply', match: /^POST \/v1\.0\/\$batch$/, status: 504, drop: true, limit: 1 },
-    ];
-    let s: Awaited<ReturnType<typeof push>>;
-    try {
-      s = await push(target);
-    } finally {
-      fake.knobs.faults = [];
-    }
+    ]);
     expect(fake.stats.answersLost).toBeGreaterThanOrEqual(5);
     expect(fake.stats.deduplicatedCreates).toBeGreaterThan(0);
     expect(s.totals.failed, s.errors.join('\n')).toBe(0);
     expect(s.totals.created).toBe(total);
-    const lost = remote(fake, (upn) => staffKey.get(upn), 'Lost answers');
-    expectCalendarsEqual(lost, want);
-    // Each event exactly once: as many in the mailboxes as the projection wants.
-    expect([...lost.values()].reduce((n, l) => n + l.length, 0)).toBe(total);
-    // And the next run finds nothing to do.
-    fake.resetStats();
-    const again = await push(target);
-    expect(again.totals).toMatchObject({ created: 0, updated: 0, deleted: 0, failed: 0 });
-    expect(fake.stats.writes).toBe(0);
+    // Each event exactly once: as many in the mailboxes as the projection wants; the next run finds nothing to do.
+    await expectExactlyOnce(target, 'Lost answers');
   });
+
+  it('requests Graph accepts and never answers (a $batch, and creates after they were applied) time out and go again: the push finishes, no duplicates', async () => {
+    // Issue 31: a scheduled push inside serve never finished, and every later fire of the target was skipped as
+    // an overlap. A stalled connection must cost one request time limit, not the push.
+    const raw = targetRaw('stalled', 'staff', {});
+    Object.assign(raw.outlook as Record<string, unknown>, { calendarName: 'Stalled', requestTimeoutMs: 500 });
+    const target = parseTargets([raw], 'targets', { TEST_GRAPH_SECRET: 'graph-secret' })[0]!;
+    const want = await expectedCalendars(bench, 'hill', target, good());
+    const total = [...want.values()].reduce((n, m) => n + m.size, 0);
+    const create = /^POST \/users\/[^/]+\/calendars\/[^/]+\/events$/;
+    expect(staffTarget.provider === 'outlook' && staffTarget.outlook.requestTimeoutMs).toBe(60_000);
+    fake.resetStats();
+    const started = Date.now();
+    const s = await pushUnder(target, [
+      { match: /^POST \/v1\.0\/\$batch$/, status: 500, stall: true, limit: 1 },
+      { when: 'after-apply', match: create, status: 500, stall: true, limit: 2 },
+    ]);
+    expect(fake.stats.stalled).toBe(3);
+    expect(Date.now() - started).toBeLessThan(15_000);
+    expect(fake.stats.deduplicatedCreates).toBeGreaterThanOrEqual(2);
+    expect(s.totals.failed, s.errors.join('\n')).toBe(0);
+    expect(s.totals.created).toBe(total);
+    await expectExactlyOnce(target, 'Stalled');
+  }, 30_000);
 
   it('killing the process mid-push and rerunning leaves no duplicates', async () => {
     const raw = targetRaw('crash', 'staff', {});

@@ -25,6 +25,7 @@ function b64url(value: object): string {
 async function jwtBearerToken(
   key: { clientEmail: string; privateKey: string; tokenUri: string },
   subject: string | null,
+  timeoutMs: number,
 ): Promise<{ access_token: string; expiry_date: number }> {
   const now = Math.floor(Date.now() / 1000);
   const claims = {
@@ -46,11 +47,17 @@ async function jwtBearerToken(
         grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer',
         assertion: `${unsigned}.${signature}`,
       }),
+      signal: AbortSignal.timeout(timeoutMs),
     });
   } catch (err) {
     throw new GoogleAuthError(`token endpoint unreachable: ${(err as Error).message}`, false);
   }
-  const text = await res.text();
+  let text: string;
+  try {
+    text = await res.text();
+  } catch (err) {
+    throw new GoogleAuthError(`token endpoint's answer cut short: ${(err as Error).message}`, false);
+  }
   let json: { access_token?: string; expires_in?: number; error?: string; error_description?: string } = {};
   try {
     json = JSON.parse(text);
@@ -67,14 +74,21 @@ async function jwtBearerToken(
   return { access_token: json.access_token, expiry_date: Date.now() + (json.expires_in ?? 3600) * 1000 };
 }
 
-/** An OAuth2 client googleapis can use; `subject` overrides the configured delegation subject. */
-export function googleAuthClient(auth: GoogleAuth, subject?: string | null): Auth.OAuth2Client {
+/**
+ * An OAuth2 client googleapis can use; `subject` overrides the configured delegation subject; `timeoutMs` limits
+ * each token request.
+ */
+export function googleAuthClient(
+  auth: GoogleAuth,
+  subject: string | null | undefined,
+  timeoutMs: number,
+): Auth.OAuth2Client {
   const client = new google.auth.OAuth2();
   if (auth.kind === 'token') {
     client.setCredentials({ access_token: auth.accessToken });
     return client;
   }
   const sub = subject === undefined ? auth.subject : subject;
-  client.refreshHandler = () => jwtBearerToken(auth.key, sub);
+  client.refreshHandler = () => jwtBearerToken(auth.key, sub, timeoutMs);
   return client;
 }

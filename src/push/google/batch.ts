@@ -123,6 +123,9 @@ async function sendBatch(run: AccountRun, items: Pending[]): Promise<Pending[]> 
       method: 'POST',
       headers: { authorization: `Bearer ${token}`, 'content-type': `multipart/mixed; boundary=${boundary}` },
       body: batchBody(run.ops, items, boundary),
+      // The round trip's time limit, answer included: a batch never answered is retried like a dropped
+      // connection (its inserts carry stable ids: repeated ones find them taken, 409, and adopt).
+      signal: AbortSignal.timeout(c.settings.requestTimeoutMs),
     });
     const text = await res.text();
     if (res.status !== 200) {

@@ -88,7 +88,11 @@ export class GoogleClients {
   auth(account: string): Auth.OAuth2Client {
     let auth = this.#auths.get(account);
     if (!auth) {
-      auth = googleAuthClient(this.settings.auth, account === '' ? undefined : account);
+      auth = googleAuthClient(
+        this.settings.auth,
+        account === '' ? undefined : account,
+        this.settings.requestTimeoutMs,
+      );
       this.#auths.set(account, auth);
     }
     return auth;
@@ -102,6 +106,9 @@ export class GoogleClients {
         auth: this.auth(account),
         rootUrl: this.settings.rootUrl,
         retry: false,
+        // Each request's time limit (answer included): one Google accepts and never answers fails without a
+        // status, which `call` retries as transient (inserts carry stable ids: a repeat is a 409, then adopted).
+        timeout: this.settings.requestTimeoutMs,
       });
       this.#apis.set(account, api);
     }

@@ -138,11 +138,24 @@ export class OutlookProvider implements PushProvider {
       }),
     );
     let next: Middleware | null = null;
-    // Counts every HTTP round trip (the RetryHandler's repeats included) and the throttling answers.
+    const timeoutMs = s.requestTimeoutMs;
+    // Counts every HTTP round trip (the RetryHandler's repeats included) and the throttling answers, and gives
+    // each one its own time limit (answer body included): a request Graph accepts and never answers fails as a
+    // TimeoutError, which the batcher retries like a dropped connection (creates carry a transactionId).
     const counter: Middleware = {
       async execute(context: Context) {
         stats.requests++;
-        await next!.execute(context);
+        context.options = { ...context.options, signal: AbortSignal.timeout(timeoutMs) };
+        try {
+          await next!.execute(context);
+        } catch (err) {
+          if ((err as Error | null)?.name === 'TimeoutError')
+            throw Object.assign(new Error(`no answer from Graph within ${timeoutMs} ms`), {
+              name: 'TimeoutError',
+              code: 'RequestTimeout',
+            });
+          throw err;
+        }
         const status = context.response?.status;
         if (status === 429 || status === 503 || status === 504) stats.throttled++;
       },
