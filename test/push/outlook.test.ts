@@ -317,7 +317,7 @@ describe('Outlook push', () => {
     await expectExactlyOnce(target, 'Lost answers');
   });
 
-  it('requests Graph accepts and never answers (a $batch, and creates after they were applied) time out and go again: the push finishes, no duplicates', async () => {
+  it('requests Graph accepts and never answers (the token grant, a $batch, and creates after they were applied) time out and go again: the push finishes, no duplicates', async () => {
     // Issue 31: a scheduled push inside serve never finished, and every later fire of the target was skipped as
     // an overlap. A stalled connection must cost one request time limit, not the push.
     const raw = targetRaw('stalled', 'staff', {});
@@ -330,10 +330,11 @@ describe('Outlook push', () => {
     fake.resetStats();
     const started = Date.now();
     const s = await pushUnder(target, [
+      { match: /^POST \/hill-tenant\/oauth2\/v2\.0\/token$/, status: 500, stall: true, limit: 1 },
       { match: /^POST \/v1\.0\/\$batch$/, status: 500, stall: true, limit: 1 },
       { when: 'after-apply', match: create, status: 500, stall: true, limit: 2 },
     ]);
-    expect(fake.stats.stalled).toBe(3);
+    expect(fake.stats.stalled).toBe(4);
     expect(Date.now() - started).toBeLessThan(15_000);
     expect(fake.stats.deduplicatedCreates).toBeGreaterThanOrEqual(2);
     expect(s.totals.failed, s.errors.join('\n')).toBe(0);

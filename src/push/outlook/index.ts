@@ -79,6 +79,18 @@ function isMailboxProblem(r: SubResponse): boolean {
   return (r.status === 404 || r.status === 403) && MAILBOX_PROBLEMS.has(errorOf(r).code);
 }
 
+/** `promise`, or a TimeoutError once `ms` have passed without it settling. */
+function withinTime<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(Object.assign(new Error(message), { name: 'TimeoutError', code: 'RequestTimeout' })),
+      ms,
+    );
+  });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
+
 export interface OutlookProviderOptions {
   schoolId: string;
   targetId: string;
@@ -127,7 +139,18 @@ export class OutlookProvider implements PushProvider {
         // A proxy or emulator is not in Microsoft's instance metadata.
         ...(custom ? { disableInstanceDiscovery: true } : {}),
       });
-      authProvider = new TokenCredentialAuthenticationProvider(credential, { scopes: [GRAPH_SCOPE] });
+      // The token request is MSAL's, out of reach of the middleware below: it gets the same time limit here. The
+      // abort signal is passed on, and the wait ends at the limit even if MSAL does not honour it.
+      const timeoutMs = s.requestTimeoutMs;
+      const limited = {
+        getToken: (scopes: string | string[], options?: Parameters<typeof credential.getToken>[1]) =>
+          withinTime(
+            credential.getToken(scopes, { ...options, abortSignal: AbortSignal.timeout(timeoutMs) }),
+            timeoutMs,
+            `no answer from the token endpoint within ${timeoutMs} ms`,
+          ),
+      };
+      authProvider = new TokenCredentialAuthenticationProvider(limited, { scopes: [GRAPH_SCOPE] });
     }
     const stats = this.#stats;
     const b = s.backoff;
