@@ -62,4 +62,9 @@ if (!command) {
     printError(`rostercal ${name}: ${err instanceof Error ? err.message : String(err)}`);
     process.exitCode = 1;
   }
+  // The command has done its work and said so (`serve` and `sandbox` return only once stopped), so nothing left
+  // may hold the process: a request a library would not abandon (MSAL's token request ignores its abort signal)
+  // kept `rostercal sync` alive for minutes after it had printed its failure. stdout and stderr are synchronous on
+  // Linux for files, pipes and terminals, so nothing written is lost.
+  process.exit();
 }
