@@ -46,7 +46,19 @@ export function configError(problems: readonly Problem[], where = ''): ConfigErr
   return new ConfigError(where ? `${text}\n(in ${where})` : text);
 }
 
-/** A URL without echoing it back in errors: it may carry credentials. */
+/** Whether a URL names a user or password: fetch refuses such URLs, and the error quoting it would leak them. */
+function carriesCredentials(value: string): boolean {
+  try {
+    const u = new URL(value);
+    return u.username !== '' || u.password !== '';
+  } catch {
+    return false;
+  }
+}
+const CREDENTIALS_IN_URL =
+  'must not carry a user name or password (the token or key goes in its own setting, never in the URL)';
+
+/** A URL without echoing it back in errors: it may carry credentials, which are refused. */
 export const httpUrl = z.string().superRefine((value, ctx) => {
   let ok = false;
   try {
@@ -54,6 +66,7 @@ export const httpUrl = z.string().superRefine((value, ctx) => {
     ok = u.protocol === 'http:' || u.protocol === 'https:';
   } catch {}
   if (!ok) ctx.addIssue({ code: 'custom', message: 'is not an http(s) URL' });
+  else if (carriesCredentials(value)) ctx.addIssue({ code: 'custom', message: CREDENTIALS_IN_URL });
 });
 
 /** An https URL: for services whose client libraries send credentials only over https (Microsoft's). */
@@ -67,6 +80,7 @@ export const httpsUrl = z.string().superRefine((value, ctx) => {
       code: 'custom',
       message: 'must be an https:// URL (Microsoft’s libraries send credentials over https only)',
     });
+  else if (carriesCredentials(value)) ctx.addIssue({ code: 'custom', message: CREDENTIALS_IN_URL });
 });
 
 /** A secret given literally or as `env:NAME`. */

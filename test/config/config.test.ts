@@ -191,6 +191,16 @@ describe('config from the environment', () => {
     await expect(
       loadConfig({ UPSTREAM_URL: 'not a url', UPSTREAM_TOKEN: 't', SCHOOL_TZ: 'UTC' }),
     ).rejects.toThrow('config: UPSTREAM_URL: is not an http(s) URL');
+    // Found from outside: a password in the URL reached the terminal and the logs through fetch's refusal.
+    const withPassword = loadConfig({
+      UPSTREAM_URL: 'http://bob:UPWSECRET@127.0.0.1:9/',
+      UPSTREAM_TOKEN: 't',
+      SCHOOL_TZ: 'UTC',
+    });
+    await expect(withPassword).rejects.toThrow(
+      'config: UPSTREAM_URL: must not carry a user name or password',
+    );
+    await expect(withPassword).rejects.not.toThrow(/UPWSECRET|bob/);
     await expect(loadConfig({ UPSTREAM_URL: 'https://x', UPSTREAM_TOKEN: 't' })).rejects.toThrow(
       'config: SCHOOL_TZ (the school’s IANA time zone, e.g. Europe/London): is required',
     );
