@@ -63,8 +63,11 @@ if (!command) {
     process.exitCode = 1;
   }
   // The command has done its work and said so (`serve` and `sandbox` return only once stopped), so nothing left
-  // may hold the process: a request a library would not abandon (MSAL's token request ignores its abort signal)
-  // kept `rostercal sync` alive for minutes after it had printed its failure. stdout and stderr are synchronous on
-  // Linux for files, pipes and terminals, so nothing written is lost.
-  process.exit();
+  // may hold the process for long: a request a library would not abandon (MSAL's token request ignores its abort
+  // signal) kept `rostercal sync` alive for minutes after it had printed its failure. What it wrote goes out first
+  // (an exit at once cut `feeds list --json` short on a pipe); then a process nothing holds ends by itself, and
+  // one that something still holds ends 2 s later.
+  const flushed = (s: NodeJS.WriteStream) => new Promise<void>((resolve) => s.write('', () => resolve()));
+  await Promise.all([flushed(process.stdout), flushed(process.stderr)]);
+  setTimeout(() => process.exit(), 2_000).unref();
 }
