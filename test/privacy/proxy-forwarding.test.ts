@@ -37,21 +37,25 @@ function tally(statuses: number[]): Tally {
   return { statuses, beforeThrottle: first === -1 ? statuses.length : first };
 }
 
-/** `count` unknown feed URLs from `from` through `base`, each with a freshly forged X-Forwarded-For. */
-async function unknownFeeds(
-  base: string,
-  from: string,
+/** `count` requests one after another (`send(i)` answers a status), tallied, with the seconds they took. */
+async function timedTally(
   count: number,
-  xff = forged,
+  send: (i: number) => Promise<number>,
 ): Promise<Tally & { seconds: number }> {
   const start = performance.now();
   const statuses: number[] = [];
-  for (let i = 0; i < count; i++)
-    statuses.push(
+  for (let i = 0; i < count; i++) statuses.push(await send(i));
+  return { ...tally(statuses), seconds: (performance.now() - start) / 1000 };
+}
+
+/** `count` unknown feed URLs from `from` through `base`, each with a freshly forged X-Forwarded-For. */
+function unknownFeeds(base: string, from: string, count: number, xff = forged) {
+  return timedTally(
+    count,
+    async (i) =>
       (await requestFrom(from, `${base}/feeds/${UNKNOWN}.ics`, { headers: { 'x-forwarded-for': xff(i) } }))
         .status,
-    );
-  return { ...tally(statuses), seconds: (performance.now() - start) / 1000 };
+  );
 }
 
 /**
@@ -68,23 +72,16 @@ function expectThrottledAfterSixty(feeds: Tally & { seconds: number }): void {
 }
 
 /** `count` wrong bearer tokens on /admin, each with a freshly forged X-Forwarded-For. */
-async function wrongBearers(
-  base: string,
-  from: string,
-  count: number,
-  xff = forged,
-): Promise<Tally & { seconds: number }> {
-  const statuses: number[] = [];
-  const start = performance.now();
-  for (let i = 0; i < count; i++)
-    statuses.push(
+function wrongBearers(base: string, from: string, count: number, xff = forged) {
+  return timedTally(
+    count,
+    async (i) =>
       (
         await requestFrom(from, `${base}/admin`, {
           headers: { authorization: `Bearer wrong-${i}`, 'x-forwarded-for': xff(i) },
         })
       ).status,
-    );
-  return { ...tally(statuses), seconds: (performance.now() - start) / 1000 };
+  );
 }
 
 /**
