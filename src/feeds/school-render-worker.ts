@@ -3,36 +3,30 @@
 // the store, where the server's requests find it. Each pass gets a FeedService of its own, so nothing one pass
 // renders stays in memory for the next; what stays is the module graph and the connection, the cost a new
 // thread would pay again (~250-400 ms of CPU on these hosts, more than a pass that finds little to render).
-import { parentPort } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
 import { openStore } from '../store/index.ts';
 import type { Store } from '../store/types.ts';
 import { FeedService } from './feed-service.ts';
-import type { RenderJob, RenderMessage, WorkerOrder } from './school-renderer.ts';
+import type { RenderJob, RenderMessage, RenderStore, WorkerOrder } from './school-renderer.ts';
 
 const port = parentPort;
 if (!port) throw new Error('school-render-worker.ts runs as a worker thread');
 const send = (m: RenderMessage) => port.postMessage(m);
 
+const storeOptions = workerData as RenderStore;
 let store: Store | null = null;
-/** The options the store was opened with: the renderer sends the same with every job. */
-let storeKey = '';
 
-async function storeFor(job: RenderJob): Promise<Store> {
-  const key = JSON.stringify(job.store);
-  if (store && key !== storeKey) {
-    await store.close();
-    store = null;
-  }
+/** The thread's store, opened with its first pass. */
+async function opened(): Promise<Store> {
   // Two connections at most on PostgreSQL: the pass reads and writes one statement at a time.
-  store ??= await openStore({ ...job.store, migrate: false, poolSize: 2 });
-  storeKey = key;
+  store ??= await openStore({ ...storeOptions, migrate: false, poolSize: 2 });
   return store;
 }
 
 async function pass(job: RenderJob): Promise<void> {
-  let opened: Store;
+  let db: Store;
   try {
-    opened = await storeFor(job);
+    db = await opened();
   } catch (err) {
     // Not the pass's fault: the renderer runs it in-process instead and ends this thread.
     send({ type: 'unable', message: err instanceof Error ? err.message : String(err) });
@@ -40,7 +34,7 @@ async function pass(job: RenderJob): Promise<void> {
   }
   try {
     const feeds = new FeedService({
-      store: opened,
+      store: db,
       window: job.window,
       now: () => new Date(Date.now() + job.clockOffsetMs),
       ...(job.templates ? { templates: () => job.templates ?? undefined } : {}),

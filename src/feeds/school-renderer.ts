@@ -29,9 +29,11 @@ export interface SchoolRenderer {
   close(): Promise<void>;
 }
 
-/** What the worker needs to render as `feeds` would: all of it plain data, cloned into the thread. */
+/** The store a worker thread opens, once, for all its passes (its workerData). */
+export type RenderStore = Pick<OpenStoreOptions, 'databaseUrl' | 'dataDir' | 'file'>;
+
+/** What the worker needs to render a pass as `feeds` would: all of it plain data, cloned into the thread. */
 export interface RenderJob {
-  store: Pick<OpenStoreOptions, 'databaseUrl' | 'dataDir' | 'file'>;
   schoolId: SchoolId;
   opts: { all?: boolean; force?: boolean };
   window: FeedWindow;
@@ -59,7 +61,7 @@ export interface WorkerRendererOptions {
   /** The service's own feeds: its window, clock and wording are the worker's; it renders when a worker cannot. */
   feeds: FeedService;
   /** The store `feeds` reads, as it was opened. */
-  store: RenderJob['store'];
+  store: RenderStore;
   templates?: (schoolId: SchoolId) => EventTemplates | undefined;
   locationOwnerIds?: (schoolId: SchoolId) => Id[] | undefined;
   onRender?: FeedRenderObserver;
@@ -125,7 +127,9 @@ export function workerRenderer(opts: WorkerRendererOptions): SchoolRenderer {
   };
   const spawn = (): Thread => {
     const t: Thread = {
-      worker: new Worker(new URL('./school-render-worker.ts', import.meta.url)),
+      worker: new Worker(new URL('./school-render-worker.ts', import.meta.url), {
+        workerData: opts.store,
+      }),
       pass: null,
       idleTimer: null,
       ending: false,
@@ -180,7 +184,6 @@ export function workerRenderer(opts: WorkerRendererOptions): SchoolRenderer {
     if (skipped) return skipped;
     if (closed) throw new Error('the server is stopping');
     const job: RenderJob = {
-      store: opts.store,
       schoolId,
       opts: passOpts,
       window: opts.feeds.window,
