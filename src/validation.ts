@@ -46,41 +46,36 @@ export function configError(problems: readonly Problem[], where = ''): ConfigErr
   return new ConfigError(where ? `${text}\n(in ${where})` : text);
 }
 
-/** Whether a URL names a user or password: fetch refuses such URLs, and the error quoting it would leak them. */
-function carriesCredentials(value: string): boolean {
+/** The URL, or null when `value` is not one. */
+function urlOf(value: string): URL | null {
   try {
-    const u = new URL(value);
-    return u.username !== '' || u.password !== '';
+    return new URL(value);
   } catch {
-    return false;
+    return null;
   }
 }
+/** A user or password in a URL: fetch refuses such URLs, and the error quoting it would leak them. */
+const carriesCredentials = (u: URL) => u.username !== '' || u.password !== '';
 const CREDENTIALS_IN_URL =
   'must not carry a user name or password (the token or key goes in its own setting, never in the URL)';
 
 /** A URL without echoing it back in errors: it may carry credentials, which are refused. */
 export const httpUrl = z.string().superRefine((value, ctx) => {
-  let ok = false;
-  try {
-    const u = new URL(value);
-    ok = u.protocol === 'http:' || u.protocol === 'https:';
-  } catch {}
-  if (!ok) ctx.addIssue({ code: 'custom', message: 'is not an http(s) URL' });
-  else if (carriesCredentials(value)) ctx.addIssue({ code: 'custom', message: CREDENTIALS_IN_URL });
+  const u = urlOf(value);
+  if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:'))
+    ctx.addIssue({ code: 'custom', message: 'is not an http(s) URL' });
+  else if (carriesCredentials(u)) ctx.addIssue({ code: 'custom', message: CREDENTIALS_IN_URL });
 });
 
 /** An https URL: for services whose client libraries send credentials only over https (Microsoft's). */
 export const httpsUrl = z.string().superRefine((value, ctx) => {
-  let protocol = '';
-  try {
-    protocol = new URL(value).protocol;
-  } catch {}
-  if (protocol !== 'https:')
+  const u = urlOf(value);
+  if (u?.protocol !== 'https:')
     ctx.addIssue({
       code: 'custom',
       message: 'must be an https:// URL (Microsoft’s libraries send credentials over https only)',
     });
-  else if (carriesCredentials(value)) ctx.addIssue({ code: 'custom', message: CREDENTIALS_IN_URL });
+  else if (carriesCredentials(u)) ctx.addIssue({ code: 'custom', message: CREDENTIALS_IN_URL });
 });
 
 /** A secret given literally or as `env:NAME`. */
