@@ -80,7 +80,7 @@ export interface FaultRule {
   /** With 'after-apply': close the connection without any answer instead of answering `status`. */
   drop?: boolean;
   /**
-   * Graph fake: accept the request and never answer it (the connection stays open until the client gives up):
+   * Accept the request and never answer it (the connection stays open until the client gives up):
    * a stalled connection. With 'after-apply' the write happens first. `status` is then not used.
    */
   stall?: boolean;
@@ -130,4 +130,12 @@ export function newId(random: () => number, length: number, alphabet: string): s
   let out = '';
   for (let i = 0; i < length; i++) out += alphabet[Math.floor(random() * alphabet.length)];
   return out;
+}
+
+/** A `stall` fault's answer: none; the request is left open until the client closes its connection. */
+export function stall(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    if (res.destroyed || res.socket?.destroyed) resolve();
+    else res.once('close', () => resolve());
+  });
 }

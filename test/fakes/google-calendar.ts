@@ -31,18 +31,11 @@ import {
   seededRandom,
   sendJson,
   sleep,
+  stall,
 } from './common.ts';
 
 /** A fault with `stall`: the request is accepted and never answered (its connection stays open). */
 class Stalled extends Error {}
-
-/** Leaves a request unanswered until the client closes its connection. */
-function stall(res: ServerResponse): Promise<void> {
-  return new Promise((resolve) => {
-    if (res.destroyed || res.socket?.destroyed) resolve();
-    else res.once('close', () => resolve());
-  });
-}
 
 /** A response that keeps what is written to it (a batch part's answer, or one held back). */
 function capturingResponse(): {

@@ -35,6 +35,7 @@ import {
   seededRandom,
   sendJson,
   sleep,
+  stall,
 } from './common.ts';
 import { createSelfSignedCert } from './tls.ts';
 
@@ -153,14 +154,6 @@ class DroppedConnection extends Error {}
 
 /** A fault with `stall`: the request is accepted and never answered (its connection stays open). */
 class Stalled extends Error {}
-
-/** Leaves a request unanswered until the client closes its connection. */
-function stall(res: ServerResponse): Promise<void> {
-  return new Promise((resolve) => {
-    if (res.destroyed || res.socket?.destroyed) resolve();
-    else res.once('close', () => resolve());
-  });
-}
 
 class GraphHttpError extends Error {
   readonly status: number;
