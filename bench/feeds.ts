@@ -10,12 +10,14 @@
 //    a small LRU in memory): its RSS after every feed has been requested once (goal < 512 MB); then (#28, "Never a
 //    stall") feed and page latency idle and while a full pull writes BENCH_EDITS (3,000) upstream edits and
 //    re-renders every feed (forced, on the worker thread, as serve does), side by side with the ratio, and the
-//    longest hold of serve's event loop (goals: busy p99 ≤ 2× idle, max ≤ 250 ms, hold ≤ 50 ms); BENCH_CPU_PROF=dir
-//    writes serve's CPU profile there. Then the re-render after an upstream edit of 5 sessions (only the affected
-//    feeds) and after a pull that changed nothing (goal: no feed touched).
+//    longest hold of serve's event loop (goals: busy p99 ≤ 2× idle, max ≤ 250 ms, hold ≤ 50 ms), and every hold over
+//    50 ms by phase with serve's own CPU in it and its wait for a core; BENCH_CPU_PROF=dir writes serve's CPU
+//    profile there, BENCH_HOLDS=1 the holds' times in its clock, BENCH_UPSTREAM_NICE=N runs the upstream niced.
+//    Then the re-render after an upstream edit of 5 sessions (only the affected feeds) and after a pull that
+//    changed nothing (goal: no feed touched).
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, setPriority, tmpdir } from 'node:os';
 import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
@@ -71,11 +73,60 @@ async function serveMode(dbFile: string, staticDir: string, nowIso?: string): Pr
   };
   let lastCpu = cpuMs();
   let cpuHold = 0;
+  // Every hold over 50 ms (wall) or 40 ms (CPU), with the phase it fell in (a pull's download and writes, the
+  // re-render after it, or neither) for the report; BENCH_HOLDS=1 also writes each one's monotonic start and end
+  // in µs (the clock of a --cpu-prof profile's timestamps) to stderr, to find in serve's profile what held it.
+  type Phase = 'other' | 'pull' | 'render';
+  let phase: Phase = 'other';
+  // The kernel's count of the time this thread spent runnable but waiting for a core (schedstat's second field,
+  // ns): what part of a hold the machine, not the product, made.
+  const waitedMs = () => {
+    try {
+      return Number(readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[1]) / 1e6;
+    } catch {
+      return Number.NaN;
+    }
+  };
+  const holds: {
+    fromUs: number;
+    toUs: number;
+    wallMs: number;
+    cpuMs: number;
+    waitMs: number;
+    phase: Phase;
+  }[] = [];
+  let lastTick = process.hrtime.bigint();
+  let lastWait = waitedMs();
   setInterval(() => {
     const cpu = cpuMs();
+    const tick = process.hrtime.bigint();
+    const waited = waitedMs();
+    const wall = Number(tick - lastTick) / 1e6;
+    if (wall > 50 || cpu - lastCpu > 40)
+      holds.push({
+        fromUs: Number(lastTick / 1000n),
+        toUs: Number(tick / 1000n),
+        wallMs: wall,
+        cpuMs: cpu - lastCpu,
+        waitMs: waited - lastWait,
+        phase,
+      });
     cpuHold = Math.max(cpuHold, cpu - lastCpu);
     lastCpu = cpu;
+    lastTick = tick;
+    lastWait = waited;
   }, 5).unref();
+  const holdsByPhase = () => {
+    const out: Record<string, HoldsOfPhase> = {};
+    for (const h of holds) {
+      const o = out[h.phase] ?? { count: 0, worst: { wallMs: 0, cpuMs: 0, waitMs: 0 }, worstCpuMs: 0 };
+      out[h.phase] = o;
+      o.count++;
+      if (h.wallMs > o.worst.wallMs) o.worst = { wallMs: h.wallMs, cpuMs: h.cpuMs, waitMs: h.waitMs };
+      o.worstCpuMs = Math.max(o.worstCpuMs, h.cpuMs);
+    }
+    return out;
+  };
   const answer = (o: unknown) => process.stdout.write(`${JSON.stringify(o)}\n`);
   createInterface({ input: process.stdin }).on('line', (line) => {
     const [cmd, school, upstreamUrl] = line.trim().split(' ');
@@ -85,10 +136,16 @@ async function serveMode(dbFile: string, staticDir: string, nowIso?: string): Pr
       delay.enable();
       lastCpu = cpuMs();
       cpuHold = 0;
+      holds.length = 0;
       answer({ measuring: true });
     } else if (cmd === 'report' && delay) {
       delay.disable();
+      const byPhase = holdsByPhase();
+      if (process.env.BENCH_HOLDS === '1' && holds.length > 0)
+        process.stderr.write(`holds ${JSON.stringify(holds)}\n`);
+      holds.length = 0;
       answer({
+        holds: byPhase,
         p50: delay.percentile(50) / 1e6,
         p99: delay.percentile(99) / 1e6,
         max: delay.max / 1e6,
@@ -103,6 +160,7 @@ async function serveMode(dbFile: string, staticDir: string, nowIso?: string): Pr
       let release: (() => void) | undefined;
       pullSchool({
         onStart: () => {
+          phase = 'pull';
           if (process.env.BENCH_HOLD !== '0') release = feeds.holdRenders(school);
         },
         store,
@@ -115,11 +173,13 @@ async function serveMode(dbFile: string, staticDir: string, nowIso?: string): Pr
         kind: 'full',
         ...(now ? { now } : {}),
         storeOutputs: async () => {
+          phase = 'render';
           const r = await renderer.renderSchool(school, { all: true, force: true });
           rendered = r.rendered;
           renderMs = r.ms;
         },
       }).then((summary) => {
+        phase = 'other';
         const written = Object.values(summary.counts).reduce(
           (n, c) => n + (c ? c.added + c.changed + c.deleted : 0),
           0,
@@ -389,6 +449,10 @@ async function district(): Promise<void> {
     ['sandbox', '--port', String(upstreamPort), '--scale', 'district', '--seed', '42', '--now', sandboxNow],
     {},
   );
+  // BENCH_UPSTREAM_NICE=N: the emulator's main thread (where it builds its pages) at nice N, to see which of
+  // serve's loop holds only a core taken by the upstream made (a real upstream runs on a host of its own).
+  if (process.env.BENCH_UPSTREAM_NICE && upstream.proc.pid)
+    setPriority(upstream.proc.pid, Number(process.env.BENCH_UPSTREAM_NICE));
   const upstreamUrl = `http://127.0.0.1:${upstreamPort}`;
   const started = Date.now();
   const now = () => new Date(Date.parse(sandboxNow) + Date.now() - started);
@@ -560,7 +624,16 @@ async function requestMix(urls: string[], concurrency: number, until: () => bool
   return out;
 }
 
+/** A phase's holds of serve's loop: how many, the longest (its CPU and its wait for a core), the most CPU. */
+interface HoldsOfPhase {
+  count: number;
+  worst: { wallMs: number; cpuMs: number; waitMs: number };
+  worstCpuMs: number;
+}
+
 interface LoopDelay {
+  /** Holds over 50 ms (wall) or 40 ms (CPU) by the phase they fell in. */
+  holds: Record<string, HoldsOfPhase>;
   p50: number;
   p99: number;
   max: number;
@@ -640,6 +713,18 @@ async function neverAStall(ctx: {
       `busy p50 ${busyLoop.p50.toFixed(1)} p99 ${busyLoop.p99.toFixed(1)} longest hold ${busyLoop.max.toFixed(1)}; ` +
       `longest hold in serve's CPU time (the product, apart from waiting for a core): idle ${idleLoop.cpuHold.toFixed(1)}, busy ${busyLoop.cpuHold.toFixed(1)}`,
   );
+  const phases = { pull: "the pull's download and writes", render: 'the re-render', other: 'neither' };
+  const holdLines = Object.entries(phases)
+    .filter(([k]) => busyLoop.holds[k])
+    .map(([k, what]) => {
+      const h = busyLoop.holds[k]!;
+      const w = h.worst;
+      return (
+        `${what}: ${h.count}, the longest ${w.wallMs.toFixed(0)} ms (${w.cpuMs.toFixed(0)} ms of serve's CPU, ` +
+        `${w.waitMs.toFixed(0)} ms waiting for a core), the most CPU ${h.worstCpuMs.toFixed(0)} ms`
+      );
+    });
+  console.log(`holds over 50 ms wall or 40 ms CPU while busy, by phase: ${holdLines.join('; ') || 'none'}`);
   console.log(
     `load average at the end: ${loadavg()
       .map((l) => l.toFixed(1))

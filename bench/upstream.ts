@@ -15,7 +15,7 @@ import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { createUpstreamClient } from '../src/upstream/client.ts';
+import { createUpstreamClient, SESSIONS_PAGE_LENGTH } from '../src/upstream/client.ts';
 
 const NOW = '2026-03-02T00:00:00.000Z';
 const SEED = 7;
@@ -84,7 +84,7 @@ async function main(): Promise<void> {
             includeTeams: 'true',
             includeStaff: 'true',
             page: String(page),
-            pageLength: '1000',
+            pageLength: String(SESSIONS_PAGE_LENGTH),
           });
           const res = await fetch(`${info.url}/sessions?${q}`, {
             headers: { authorization: `Bearer ${info.token}` },
@@ -143,7 +143,9 @@ async function main(): Promise<void> {
       );
     }
     const mb = (n: number) => `${(n / 1048576).toFixed(0)} MB`;
-    console.log(`pages ${c.pages} × ≤1000, records ${c.records}, rounds ${rounds} (+1 warm-up each)`);
+    console.log(
+      `pages ${c.pages} × ≤${SESSIONS_PAGE_LENGTH}, records ${c.records}, rounds ${rounds} (+1 warm-up each)`,
+    );
     const table: string[][] = [
       ['', 'wall (median)', 'runs (ms)', 'CPU (median)', 'requests', 'peak RSS', 'peak heap'],
     ];

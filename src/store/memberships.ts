@@ -10,8 +10,13 @@ import type { DB } from './schema.ts';
 import { chunks, PG_BULK_ROWS, type SqlContext } from './sql-context.ts';
 import type { SchoolId } from './types.ts';
 
-/** Membership rows per insert or delete statement (two id arrays, or one JSON list, as one parameter). */
+/** Membership rows per delete statement on PostgreSQL (two id arrays as parameters; the server does the work). */
 const MEMBERSHIP_PAIRS = PG_BULK_ROWS * 4;
+/**
+ * Membership rows per delete statement on SQLite (one JSON list): the statement runs on the thread that serves
+ * requests, and 20,000 pairs of a district's session_students held it for ~100 ms at once (bench:feeds).
+ */
+const SQLITE_MEMBERSHIP_PAIRS = 2_000;
 
 /** A membership table: which column holds the owner (a session, a team) and which the member. */
 export type JoinTable = { table: string; owner: string; member: string };
@@ -71,7 +76,8 @@ export class MembershipRows {
   ): Promise<void> {
     const table = sql.table(join.table);
     const key = sql`(${sql.ref(join.member)}, ${sql.ref(join.owner)})`;
-    for (const batch of chunks(pairs, MEMBERSHIP_PAIRS)) {
+    const perStatement = this.#ctx.dialect === 'postgres' ? MEMBERSHIP_PAIRS : SQLITE_MEMBERSHIP_PAIRS;
+    for (const batch of chunks(pairs, perStatement)) {
       const list =
         this.#ctx.dialect === 'postgres'
           ? sql`select * from unnest(${int8Array(batch, 1)}::int8[], ${int8Array(batch, 0)}::int8[])`

@@ -21,6 +21,9 @@ import type {
   UpsertStats,
 } from './types.ts';
 
+/** Rows per statement when every live record of a kind is read (#byIdChunks): ~5 ms of a district's sessions. */
+const LIVE_READ_ROWS = 2_000;
+
 function toStored<K extends ResourceKind>(row: {
   data: string;
   version: number;
@@ -233,13 +236,37 @@ export class SqlRecords implements RecordsRepository {
 
   async liveHashes(schoolId: SchoolId, kind: ResourceKind): Promise<Map<Id | string, string>> {
     const spec = kindSpec(kind);
-    const rows = await this.#ctx.r
-      .selectFrom(spec.table)
-      .select(['id', 'hash'])
-      .where('school_id', '=', schoolId)
-      .where('deleted_at', 'is', null)
-      .execute();
-    return new Map(rows.map((r) => [normaliseId(r.id, kind), r.hash]));
+    const out = new Map<Id | string, string>();
+    for await (const rows of this.#byIdChunks((after) => {
+      let q = this.#ctx.r
+        .selectFrom(spec.table)
+        .select(['id', 'hash'])
+        .where('school_id', '=', schoolId)
+        .where('deleted_at', 'is', null);
+      if (after !== null) q = q.where('id', '>', after);
+      return q.orderBy('id').limit(LIVE_READ_ROWS).execute();
+    }))
+      for (const r of rows) out.set(normaliseId(r.id, kind), r.hash);
+    return out;
+  }
+
+  /**
+   * A read of every live record of a kind, in id order, a chunk of LIVE_READ_ROWS a statement: one statement
+   * for a district's sessions held the thread that serves requests for ~100 ms (bench:feeds), and each
+   * statement lets the loop turn before the next (sqlite-dialect.ts). Outside a transaction the chunks are not
+   * one snapshot: a record another writer adds or deletes meanwhile (a family's reported absence) may be in it
+   * or not, as it would be in a read a moment earlier or later. The pull's own kinds change only under its lease.
+   */
+  async *#byIdChunks<R extends { id: number | string }>(
+    read: (after: number | string | null) => Promise<R[]>,
+  ): AsyncGenerator<R[]> {
+    let after: number | string | null = null;
+    for (;;) {
+      const rows = await read(after);
+      if (rows.length > 0) yield rows;
+      if (rows.length < LIVE_READ_ROWS) return;
+      after = rows.at(-1)!.id;
+    }
   }
 
   async #bumpDataVersion(schoolId: SchoolId): Promise<void> {
@@ -256,19 +283,22 @@ export class SqlRecords implements RecordsRepository {
     window?: { from: Instant; to: Instant },
   ): Promise<Id[]> {
     const spec = kindSpec(kind);
-    let q = this.#ctx.r
-      .selectFrom(spec.table)
-      .select('id')
-      .where('school_id', '=', schoolId)
-      .where('deleted_at', 'is', null);
-    if (window) {
-      if (!spec.windowed) throw new Error(`liveIds: ${kind} has no time window`);
-      const from = storedInstant(window.from, 'window.from');
-      const to = storedInstant(window.to, 'window.to');
-      q = q.where((eb) => intersects(eb, from, to));
-    }
-    const rows = await q.orderBy('id').execute();
-    return rows.map((r) => normaliseId(r.id, kind) as Id);
+    if (window && !spec.windowed) throw new Error(`liveIds: ${kind} has no time window`);
+    const from = window ? storedInstant(window.from, 'window.from') : null;
+    const to = window ? storedInstant(window.to, 'window.to') : null;
+    const out: Id[] = [];
+    for await (const rows of this.#byIdChunks((after) => {
+      let q = this.#ctx.r
+        .selectFrom(spec.table)
+        .select('id')
+        .where('school_id', '=', schoolId)
+        .where('deleted_at', 'is', null);
+      if (from !== null && to !== null) q = q.where((eb) => intersects(eb, from, to));
+      if (after !== null) q = q.where('id', '>', after);
+      return q.orderBy('id').limit(LIVE_READ_ROWS).execute();
+    }))
+      for (const r of rows) out.push(normaliseId(r.id, kind) as Id);
+    return out;
   }
 
   async markDeleted(schoolId: SchoolId, kind: ResourceKind, ids: Id[], at: Instant): Promise<number> {

@@ -40,7 +40,7 @@ export interface Page<T> {
 
 export interface Paging {
   page?: number;
-  /** Defaults to the endpoint's maximum page length. */
+  /** Defaults to the client's page length for the endpoint (client.ts ENDPOINTS). */
   pageLength?: number;
 }
 

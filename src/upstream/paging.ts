@@ -1,5 +1,5 @@
-// List endpoints: page by page following `lastPage`, at the endpoint's maximum page length unless the caller asks
-// otherwise. Each record is parsed on its own, so a record that cannot be understood is reported (with its id and
+// List endpoints: page by page following `lastPage`, at the endpoint's page length (client.ts) unless the caller
+// asks otherwise. Each record is parsed on its own, so a record that cannot be understood is reported (with its id and
 // a short reason) and skipped while the rest of the page is kept. An envelope that cannot be understood is an
 // error: without it nothing about the page can be trusted.
 import type { z } from 'zod';
@@ -23,7 +23,8 @@ export const PAGES_AHEAD = 2;
 export interface ListEndpoint<S extends z.ZodType, T> {
   /** `/sessions` */
   path: string;
-  maxPageLength: number;
+  /** Records per page asked for unless the caller says (client.ts: the spec's maximum, but for sessions). */
+  pageLength: number;
   schema: S;
   normalise: (raw: z.output<S>, ctx: RecordContext) => T;
 }
@@ -97,7 +98,7 @@ export async function* paginate<S extends z.ZodType, T>(
   pagesAhead = PAGES_AHEAD,
 ): AsyncGenerator<Page<T>> {
   const endpoint = `GET ${ep.path}`;
-  const pageLength = (params.pageLength as number | undefined) ?? ep.maxPageLength;
+  const pageLength = (params.pageLength as number | undefined) ?? ep.pageLength;
   let page = (params.page as number | undefined) ?? 1;
   const abandon = new AbortController();
   const request = (p: number): Promise<unknown> => {

@@ -3,6 +3,7 @@
 // isolated; tests about migration use a database of their own.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { prepareRecord } from '../../src/store/kinds.ts';
 import { MIGRATIONS } from '../../src/store/migrations.ts';
 import type { Store } from '../../src/store/types.ts';
 import {
@@ -169,6 +170,46 @@ export function describeStoreContract(name: string, createDb: () => Promise<Test
         expect((await store.records.listSessions(s, { studentId: 1 })).length).toBe(1_237);
         expect(ids(await store.records.listSessions(s, { studentId: 1_336 }))).toEqual([1_237]);
         expect((await store.records.listSessions(s, { studentId: 4 })).length).toBe(247);
+      });
+
+      it('reads every live record of a kind across its read chunks (2,000 rows a statement), in id order', async () => {
+        // The pull's reads of a kind's live ids and hashes go by id in chunks, so a district's sessions never
+        // hold the loop in one statement. 4,321 sessions: two full chunks and a part; every 7th deleted; the
+        // ids inserted in no order; two in three in the window asked for (more than a chunk of them).
+        const s = school();
+        const idsInserted = Array.from({ length: 4_321 }, (_, i) => ((i * 2_731) % 4_321) + 1);
+        const inWindow = (id: number) => id % 3 !== 0;
+        const many = idsInserted.map((id) =>
+          session(
+            id,
+            inWindow(id) ? {} : { start: '2027-03-01T15:00:00.000Z', end: '2027-03-01T16:00:00.000Z' },
+          ),
+        );
+        await store.records.upsert(s, 'sessions', many, T0);
+        const gone = idsInserted.filter((id) => id % 7 === 0);
+        expect(await store.records.markDeleted(s, 'sessions', gone, T1)).toBe(gone.length);
+        const live = Array.from({ length: 4_321 }, (_, i) => i + 1).filter((id) => id % 7 !== 0);
+
+        expect(await store.records.liveIds(s, 'sessions')).toEqual(live);
+        const window = { from: '2026-11-30T00:00:00.000Z', to: '2026-12-31T00:00:00.000Z' };
+        const liveInWindow = live.filter(inWindow);
+        expect(liveInWindow.length).toBeGreaterThan(2_000);
+        expect(await store.records.liveIds(s, 'sessions', window)).toEqual(liveInWindow);
+        const hashes = await store.records.liveHashes(s, 'sessions');
+        expect([...hashes.keys()].sort((a, b) => Number(a) - Number(b))).toEqual(live);
+        expect(hashes.get(1)).toBe(prepareRecord('sessions', many.find((x) => x.id === 1)!).hash);
+
+        // Text keys (custom fields) across chunks too, in the store's text order: '10' before '9'.
+        const keys = Array.from({ length: 2_345 }, (_, i) => String(2_345 - i));
+        await store.records.upsert(
+          s,
+          'customFields',
+          keys.map((k) => customField(k, `Field ${k}`)),
+          T0,
+        );
+        const sorted = [...keys].sort();
+        expect(await store.records.liveIds(s, 'customFields')).toEqual(sorted);
+        expect([...(await store.records.liveHashes(s, 'customFields')).keys()].sort()).toEqual(sorted);
       });
 
       it('keeps every character of text as written, in new and in rewritten records', async () => {

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Session } from '../../src/domain/types.ts';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
 import type { Page, UpstreamClient } from '../../src/upstream/api.ts';
+import { SESSIONS_PAGE_LENGTH } from '../../src/upstream/client.ts';
 import {
   BadRequestError,
   ConflictError,
@@ -73,7 +74,7 @@ describe('sessions', () => {
     for (const s of sessions) expect(s.start).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
   });
 
-  it('pages to the last page at a given page length, at the maximum by default', async () => {
+  it("pages to the last page at a given page length, at the client's sessions page length by default", async () => {
     const { records, pages } = await collect(client.sessions({ ...year(), pageLength: 50 }));
     expect(pages.map((p) => p.currentPage)).toEqual(pages.map((_, i) => i + 1));
     expect(pages.length).toBe(Math.ceil(sessions.length / 50));
@@ -81,7 +82,7 @@ describe('sessions', () => {
     expect(pages.every((p) => p.pageLength === 50)).toBe(true);
     expect(ids(records)).toEqual(ids(sessions));
     const [only] = (await collect(client.sessions(year()))).pages;
-    expect(only?.pageLength).toBe(1000);
+    expect(only?.pageLength).toBe(SESSIONS_PAGE_LENGTH);
   });
 
   it('defaults to 4 weeks either side of now, 6 months ahead with teamId', async () => {

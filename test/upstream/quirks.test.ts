@@ -2,7 +2,7 @@
 // and checked field by field against the clean domain types.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MalformedRecord, Page } from '../../src/upstream/api.ts';
-import { createUpstreamClient } from '../../src/upstream/client.ts';
+import { createUpstreamClient, SESSIONS_PAGE_LENGTH } from '../../src/upstream/client.ts';
 import { type FixtureServer, fixture, type SeenRequest, startFixtureServer } from './fixture-server.ts';
 
 const misc = fixture('misc.json') as Record<string, unknown>;
@@ -56,9 +56,9 @@ describe('sessions with quirks', () => {
       Page<import('../../src/domain/types.ts').Session>,
     ];
 
-    // Paging: maximum page length by default, arrays as stringified JSON, following lastPage.
+    // Paging: the client's sessions page length by default, arrays as stringified JSON, following lastPage.
     expect(server.requests.map((r) => r.query.get('page'))).toEqual(['1', '2']);
-    expect(server.requests[0]?.query.get('pageLength')).toBe('1000');
+    expect(server.requests[0]?.query.get('pageLength')).toBe(String(SESSIONS_PAGE_LENGTH));
     expect(server.requests[0]?.query.get('activityIds')).toBe('[3,5]');
     expect(server.requests[0]?.query.get('includeTeams')).toBe('true');
     expect(p1.currentPage).toBe(1);

@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
 import type { MalformedRecord, UpstreamClient } from '../../src/upstream/api.ts';
+import { SESSIONS_PAGE_LENGTH } from '../../src/upstream/client.ts';
 import { all, clientOf, collect, ids, NOW } from './sandbox-helpers.ts';
 
 let sb: Sandbox;
@@ -33,7 +34,7 @@ describe('the school-scale school', () => {
       }),
     );
     expect(ids(sessions)).toEqual(ids(school.sessions));
-    expect(pages.length).toBe(Math.ceil(school.sessions.length / 1000));
+    expect(pages.length).toBe(Math.ceil(school.sessions.length / SESSIONS_PAGE_LENGTH));
     expect(pages[0]!.customFieldsMetadata!.length).toBe(school.customFields.length);
 
     const teams = [

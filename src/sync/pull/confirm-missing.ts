@@ -12,7 +12,7 @@ import type { ResourceRunContext } from './types.ts';
 
 /**
  * Single reads that all find the record there: the listing, not the records, is at fault, and asking about the
- * rest would only cost requests (a listing short of a 1,000-record page would cost 1,000 reads).
+ * rest would only cost requests (a listing short of a whole page would cost a read per record of it).
  */
 const UNTRUSTED_AFTER = 20;
 
