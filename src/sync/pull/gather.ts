@@ -137,10 +137,14 @@ async function takePage(
   for (const r of records) {
     await sink.slice.pause();
     const prepared = prepareRecord(spec.kind, r);
+    // A listing that repeats a record (pages that overlap) counts it once; a changed one still goes to the
+    // write, where its last occurrence wins.
+    const repeated = out.seen.has(prepared.key as Id);
     out.seen.add(prepared.key as Id);
     tallyId(prepared.key as Id);
-    if (sink.stored.get(prepared.key) === prepared.hash) out.unchanged++;
-    else fresh.push(prepared);
+    if (sink.stored.get(prepared.key) === prepared.hash) {
+      if (!repeated) out.unchanged++;
+    } else fresh.push(prepared);
   }
   await out.records.add(fresh);
 }
