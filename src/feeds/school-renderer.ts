@@ -14,7 +14,9 @@
 // 28): each a heap of its own, every one slowed by the others, and the pulls that await them ran past their
 // next fire. A pass asked for while the same school's pass is still waiting joins it: it has read nothing yet,
 // so it renders the newest data version when it starts.
+import { once } from 'node:events';
 import { availableParallelism } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Worker } from 'node:worker_threads';
 import type { EventTemplates } from '../calendar/templates.ts';
 import type { Id } from '../domain/types.ts';
@@ -48,6 +50,8 @@ export type WorkerOrder = { type: 'pass'; job: RenderJob } | { type: 'end' };
 
 /** How long a worker thread with nothing to do is kept for the next pass. */
 const IDLE_MS = 10_000;
+/** How long a stop waits for a thread to close its store and end before it terminates the thread. */
+const STOP_WAIT_MS = 5_000;
 
 /** Messages from the worker: each render for the observer (metrics), then the pass's result or its failure. */
 export type RenderMessage =
@@ -138,7 +142,10 @@ export function workerRenderer(opts: WorkerRendererOptions): SchoolRenderer {
     opts.onWorkerStart?.();
     t.worker.on('message', (m: RenderMessage) => {
       if (m.type === 'rendered') opts.onRender?.(m.info);
-      else if (m.type === 'done') {
+      else if (closed) {
+        // Stopping: whatever the pass's last word (its store was closed under it), it ends as stopped.
+        settle(t, (p) => p.reject(new Error('the server is stopping')));
+      } else if (m.type === 'done') {
         settle(t, (p) => p.resolve(m.result));
         rest(t);
       } else if (m.type === 'failed') {
@@ -248,8 +255,20 @@ export function workerRenderer(opts: WorkerRendererOptions): SchoolRenderer {
       const dropped = waiting.splice(0);
       for (const pass of dropped) pass.reject(new Error('the server is stopping'));
       if (dropped.length) report();
-      for (const t of threads) if (t.idleTimer) clearTimeout(t.idleTimer);
-      await Promise.all([...threads].map((t) => t.worker.terminate()));
+      // Each thread is asked to end as an idle one is: it closes its store (after the statement under way) and
+      // exits, its pass with it. Terminating a thread in the middle of a node:sqlite call can abort the whole
+      // process (a vitest fork running render-limit's close-during-a-pass died so once, with no message), so
+      // terminate() is only the fallback for a thread that has not ended within STOP_WAIT_MS.
+      await Promise.all(
+        [...threads].map(async (t) => {
+          if (t.idleTimer) clearTimeout(t.idleTimer);
+          t.ending = true;
+          const exited = once(t.worker, 'exit');
+          t.worker.postMessage({ type: 'end' } satisfies WorkerOrder);
+          const ended = await Promise.race([exited.then(() => true), sleep(STOP_WAIT_MS, false)]);
+          if (!ended) await t.worker.terminate();
+        }),
+      );
     },
   };
 }
