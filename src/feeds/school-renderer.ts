@@ -119,13 +119,15 @@ export function workerRenderer(opts: WorkerRendererOptions): SchoolRenderer {
     t.pass = null;
     if (pass) how(pass);
   };
+  /** Asks a thread to end: it closes its store (after the statement under way) and exits. */
+  const askToEnd = (t: Thread) => {
+    t.ending = true;
+    t.worker.postMessage({ type: 'end' } satisfies WorkerOrder);
+  };
   const rest = (t: Thread) => {
     // An idle thread keeps no process alive; it is ended when nothing has come for it.
     t.worker.unref();
-    t.idleTimer = setTimeout(() => {
-      t.ending = true;
-      t.worker.postMessage({ type: 'end' } satisfies WorkerOrder);
-    }, IDLE_MS);
+    t.idleTimer = setTimeout(() => askToEnd(t), IDLE_MS);
     // Its one job is giving an idle thread back: a process that is leaving takes the thread with it.
     t.idleTimer.unref();
   };
@@ -262,9 +264,8 @@ export function workerRenderer(opts: WorkerRendererOptions): SchoolRenderer {
       await Promise.all(
         [...threads].map(async (t) => {
           if (t.idleTimer) clearTimeout(t.idleTimer);
-          t.ending = true;
           const exited = once(t.worker, 'exit');
-          t.worker.postMessage({ type: 'end' } satisfies WorkerOrder);
+          askToEnd(t);
           const ended = await Promise.race([exited.then(() => true), sleep(STOP_WAIT_MS, false)]);
           if (!ended) await t.worker.terminate();
         }),
