@@ -55,6 +55,15 @@ const cronExpression = z.string().superRefine((expr, ctx) => {
 
 const positiveInt = z.number().int().positive();
 
+const portNumber = z
+  .number({
+    error: (issue) =>
+      typeof issue.input === 'string' ? `"${issue.input}" is not a port number (0–65535)` : undefined,
+  })
+  .int()
+  .min(0)
+  .max(65535);
+
 export const upstreamSchema = z.strictObject({
   url: httpUrl,
   /** The API token itself, or `env:NAME` to read it from the environment variable NAME. */
@@ -150,15 +159,7 @@ export const configSchema = z
   .strictObject({
     schools: z.array(schoolSchema).min(1, 'needs at least one school'),
     publicUrl: httpUrl.optional(),
-    port: z
-      .number({
-        error: (issue) =>
-          typeof issue.input === 'string' ? `"${issue.input}" is not a port number (0–65535)` : undefined,
-      })
-      .int()
-      .min(0)
-      .max(65535)
-      .default(8080),
+    port: portNumber.default(8080),
     dataDir: z.string().min(1).default('./data'),
     databaseUrl: z
       .string()
@@ -168,6 +169,17 @@ export const configSchema = z
     auth: authSchema,
     /** Reverse proxies trusted to name the client (TRUST_PROXY): src/config/edge-settings.ts. */
     trustProxy: trustProxySchema.optional(),
+    /**
+     * /metrics on a listen address of its own (METRICS_PORT, METRICS_HOST), for Prometheus on the inside; the
+     * families' port serves it only with METRICS_TOKEN (src/web/metrics-access.ts).
+     */
+    metrics: z
+      .strictObject({
+        port: portNumber,
+        /** Default 0.0.0.0; 127.0.0.1 keeps it to this host. */
+        host: z.string().min(1, 'must not be empty').optional(),
+      })
+      .optional(),
     /** A per-client limit on feed requests (FEED_RATE_LIMIT); unset: only failed lookups are throttled. */
     feedRateLimit: feedRateLimitSchema.optional(),
     /**
@@ -213,6 +225,8 @@ export interface RuntimeSettings {
   logLevel?: LogLevel | undefined;
   /** ADMIN_TOKEN: staff access to rosters and the dashboard. */
   adminToken?: string | null;
+  /** METRICS_TOKEN: /metrics answers a request bearing it (src/web/metrics-access.ts). */
+  metricsToken?: string | null;
   /** FEED_SECRET: the key feed tokens derive from (else a file in dataDir). */
   feedSecret?: string | null;
   /** ROSTER_TEMPLATES_DIR: the school's own roster templates. */
@@ -316,6 +330,8 @@ const ENV_NAMES: Record<string, string> = {
   publicUrl: 'PUBLIC_URL',
   trustProxy: 'TRUST_PROXY',
   feedRateLimit: 'FEED_RATE_LIMIT',
+  'metrics.port': 'METRICS_PORT',
+  'metrics.host': 'METRICS_HOST',
   eventTemplatesDir: 'EVENT_TEMPLATES_DIR',
 };
 
@@ -338,6 +354,9 @@ function deploymentOverrides(env: NodeJS.ProcessEnv): Record<string, unknown> {
   const feedRateLimit = feedRateLimitFromEnv(env.FEED_RATE_LIMIT);
   if (feedRateLimit !== undefined) o.feedRateLimit = feedRateLimit;
   if (env.EVENT_TEMPLATES_DIR) o.eventTemplatesDir = env.EVENT_TEMPLATES_DIR;
+  const metricsPort = parsePort(env.METRICS_PORT);
+  if (metricsPort !== undefined || env.METRICS_HOST)
+    o.metrics = { port: metricsPort, ...(env.METRICS_HOST ? { host: env.METRICS_HOST } : {}) };
   return o;
 }
 
@@ -350,27 +369,35 @@ function oidcFromEnv(raw: Record<string, unknown>, env: NodeJS.ProcessEnv, where
 /** Shorter than this, an ADMIN_TOKEN could be guessed; it opens every roster. */
 export const ADMIN_TOKEN_MIN_LENGTH = 32;
 
-/** LOG_LEVEL, ADMIN_TOKEN, FEED_SECRET, ROSTER_TEMPLATES_DIR. */
+/** LOG_LEVEL, ADMIN_TOKEN, METRICS_TOKEN, FEED_SECRET, ROSTER_TEMPLATES_DIR. */
 function runtimeSettings(env: NodeJS.ProcessEnv): RuntimeSettings {
   const level = env.LOG_LEVEL || undefined;
   if (level !== undefined && !(LOG_LEVELS as readonly string[]).includes(level))
     throw configError([{ path: 'LOG_LEVEL', message: `must be one of ${LOG_LEVELS.join(', ')}` }]);
-  const adminToken = env.ADMIN_TOKEN?.trim() || null;
-  if (adminToken !== null && adminToken.length < ADMIN_TOKEN_MIN_LENGTH)
-    throw configError([
-      {
-        path: 'ADMIN_TOKEN',
-        message: `is ${adminToken.length} characters long; it opens every roster, so it must have at least ${ADMIN_TOKEN_MIN_LENGTH} (make one with: openssl rand -base64 33)`,
-      },
-    ]);
+  const adminToken = longToken(env, 'ADMIN_TOKEN', 'it opens every roster');
+  const metricsToken = longToken(env, 'METRICS_TOKEN', 'it opens /metrics on the families’ port');
   return {
     logLevel: level as LogLevel | undefined,
     adminToken,
+    metricsToken,
     feedSecret: env.FEED_SECRET || null,
     rosterTemplatesDir: env.ROSTER_TEMPLATES_DIR || null,
     readyMaxPullAgeMinutes: positiveNumber(env, 'READY_MAX_PULL_AGE_MINUTES'),
     stopTimeoutSeconds: positiveNumber(env, 'STOP_TIMEOUT_SECONDS'),
   };
+}
+
+/** A bearer secret from the environment, refused when short enough to guess. */
+function longToken(env: NodeJS.ProcessEnv, name: string, why: string): string | null {
+  const token = env[name]?.trim() || null;
+  if (token !== null && token.length < ADMIN_TOKEN_MIN_LENGTH)
+    throw configError([
+      {
+        path: name,
+        message: `is ${token.length} characters long; ${why}, so it must have at least ${ADMIN_TOKEN_MIN_LENGTH} (make one with: openssl rand -base64 33)`,
+      },
+    ]);
+  return token;
 }
 
 function positiveNumber(env: NodeJS.ProcessEnv, name: string): number | null {

@@ -97,6 +97,17 @@ export function storeErrorText(err: unknown): string {
   return scrubSecrets(text.replace(/\w+:\/\/\S+/g, '<url>')).slice(0, 300);
 }
 
+/** An absolute file path in free text (after a space, a quote, a bracket or at the start). */
+const ABSOLUTE_PATH = /(?<=^|[\s("'[=])\/[\w.@%+~-]+(?:\/[\w.@%+~-]*)*/g;
+
+/**
+ * A text for an unauthenticated answer (`/readyz`): absolute file paths cut out. The data directory's location
+ * says how the host is laid out and is nobody's business but the operator's, who reads it in serve's log.
+ */
+export function withoutPaths(text: string): string {
+  return text.replace(ABSOLUTE_PATH, '<path>');
+}
+
 /** The first few characters of a token, enough to tell two apart in an operator's eyes, never enough to use. */
 export function maskToken(token: string): string {
   if (token.length <= 8) return CENSOR;

@@ -24,6 +24,7 @@ import { startSyncService } from './sync/background-sync.ts';
 import { MAX_MS as MAX_PACE_DEFERRAL_MS } from './sync/pace.ts';
 import type { SchedulerHandle } from './sync/scheduler.ts';
 import { createApp } from './web/app.ts';
+import { metricsApp } from './web/metrics-access.ts';
 import { type RunningServer, startServer } from './web/server.ts';
 import { createStaffWeb, type StaffWebSettings } from './web/staff-web.ts';
 import { StoreTrouble } from './web/store-trouble.ts';
@@ -53,6 +54,8 @@ export interface SampleFeed {
 
 export interface RunningService {
   url: string;
+  /** /metrics on its own listen address (METRICS_PORT), or null. */
+  metricsUrl: string | null;
   /** Where the demo sandbox listens, when a demo school is configured. */
   sandboxUrl: string | null;
   config: Config;
@@ -138,6 +141,7 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
       absences,
       ...(config.trustProxy !== undefined ? { trustProxy: config.trustProxy } : {}),
       ...(config.feedRateLimit ? { feedRateLimit: config.feedRateLimit } : {}),
+      metricsToken: config.metricsToken ?? null,
       routers: { '/': staff.router },
       readiness: readiness(store, config, sync, output.trouble),
     });
@@ -146,11 +150,20 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
       ...(opts.host ? { host: opts.host } : {}),
     });
     cleanup.unshift(() => server.close());
+    const metricsServer = config.metrics
+      ? await startServer(metricsApp({ metrics, token: config.metricsToken ?? null }), {
+          port: config.metrics.port,
+          host: config.metrics.host ?? '0.0.0.0',
+          portSetting: 'METRICS_PORT',
+        })
+      : null;
+    if (metricsServer) cleanup.unshift(() => metricsServer.close());
     staff.start();
     cleanup.unshift(async () => staff.stop());
 
     return {
       url: server.url,
+      metricsUrl: metricsServer ? `${metricsServer.url}/metrics` : null,
       sandboxUrl: sync.demoUrl,
       config,
       store,

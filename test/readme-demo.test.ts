@@ -16,7 +16,7 @@ import { freePort } from './support/ports.ts';
 const ROOT = path.join(import.meta.dirname, '..');
 /** What configures rostercal, kept out of the demo's environment (a newcomer has none of it set). */
 const CONFIG_ENV =
-  /^(DATA_DIR|DATABASE_URL|PORT|PUBLIC_URL|ROSTERCAL_CONFIG|UPSTREAM_.*|SCHOOL_.*|ADMIN_TOKEN|FEED_SECRET|OIDC_.*|TRUST_PROXY|LOG_LEVEL|FEED_RATE_LIMIT|NODE_OPTIONS)$/;
+  /^(DATA_DIR|DATABASE_URL|PORT|PUBLIC_URL|ROSTERCAL_CONFIG|UPSTREAM_.*|SCHOOL_.*|ADMIN_TOKEN|FEED_SECRET|OIDC_.*|TRUST_PROXY|METRICS_.*|LOG_LEVEL|FEED_RATE_LIMIT|NODE_OPTIONS)$/;
 
 let folder: string;
 

@@ -32,6 +32,8 @@ describe('rostercal serve', () => {
           timeZone: sandbox.school.timeZone,
         },
       ],
+      // Prometheus reads /metrics on a listen address of its own, not on the families' port.
+      metrics: { port: 0, host: '127.0.0.1' },
     });
     // Links are built from PUBLIC_URL: here the server's own address.
     const config = { ...parsed, publicUrl: `http://127.0.0.1:${port}`, source: { kind: 'env' as const } };
@@ -56,7 +58,9 @@ describe('rostercal serve', () => {
     expect((await fetch(`${service.url}/healthz`)).status).toBe(200);
     const ready = await fetch(`${service.url}/readyz`);
     expect(ready.status).toBe(200);
-    const metrics = await (await fetch(`${service.url}/metrics`)).text();
+    expect((await fetch(`${service.url}/metrics`)).status).toBe(404);
+    expect(service.metricsUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/metrics$/);
+    const metrics = await (await fetch(service.metricsUrl!)).text();
     expect(metrics).toMatch(/rostercal_sync_runs_total\{[^}]*status="succeeded"[^}]*\} 1/);
   });
 

@@ -96,6 +96,14 @@ async function serve(config: Config): Promise<number> {
   return new Promise<number>(() => {});
 }
 
+/** Where Prometheus reads /metrics (README: "Metrics"). */
+function metricsWhere(service: RunningService, base: string): string {
+  const bearer = service.config.metricsToken ? ' (Authorization: Bearer $METRICS_TOKEN)' : '';
+  if (service.metricsUrl) return `${service.metricsUrl}${bearer}`;
+  if (bearer) return `${base}/metrics${bearer}`;
+  return 'off (set METRICS_PORT or METRICS_TOKEN)';
+}
+
 async function banner(
   service: RunningService,
   say: (line: string) => void,
@@ -125,7 +133,7 @@ async function banner(
     '',
     `rostercal is serving ${service.config.schools.length} school(s) on ${service.url}`,
     ...(await signInLines(service, base, adminToken !== null)),
-    `  health:  ${base}/healthz   ready: ${base}/readyz   metrics: ${base}/metrics`,
+    `  health:  ${base}/healthz   ready: ${base}/readyz   metrics: ${metricsWhere(service, base)}`,
   ];
   // Feed URLs are capabilities to a child's calendar: outside the demo they never reach the terminal (and so
   // the container's logs). The admin page and `rostercal feeds list` hand them out.

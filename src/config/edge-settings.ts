@@ -20,7 +20,10 @@ function entryProblem(entry: string): string | null {
   if (!family || rest.length) return `"${entry}" is not an address, a CIDR range or a range name`;
   if (bits === undefined) return null;
   const max = family === 4 ? 32 : 128;
-  if (!/^\d{1,3}$/.test(bits) || Number(bits) > max) return `"${entry}": the prefix length must be 0-${max}`;
+  // Express (proxy-addr) refuses a /0 at start-up with a message naming neither the setting nor a remedy.
+  if (/^0+$/.test(bits))
+    return `"${entry}" trusts every address, so any client could choose its own; name your reverse proxy instead (e.g. TRUST_PROXY=172.18.0.2 or TRUST_PROXY=10.0.0.0/8)`;
+  if (!/^\d{1,3}$/.test(bits) || Number(bits) > max) return `"${entry}": the prefix length must be 1-${max}`;
   return null;
 }
 

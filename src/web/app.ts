@@ -1,4 +1,4 @@
-// The Express app: feeds, health, metrics, and mount points for the rosters and admin routers.
+// The Express app: feeds, health, metrics (with their token), and mount points for the rosters and admin routers.
 // `rostercal serve` builds it with createApp and runs it with startServer (server.ts).
 import express, {
   type NextFunction,
@@ -18,6 +18,7 @@ import { errorHandler, formBodiesOnly, isStaffPath, redactPath, staffNotFound } 
 import { familyRouter } from './family-router.ts';
 import { type FeedRouterOptions, feedsRouter, notFound } from './feeds-router.ts';
 import { healthRoutes, type ReadinessOptions } from './health.ts';
+import { metricsRoute } from './metrics-access.ts';
 import { FailedLookups, type RateLimitOptions, rateLimit } from './rate-limit.ts';
 import { securityHeaderPairs, securityHeaders, setSecurityHeaders } from './security.ts';
 
@@ -26,6 +27,11 @@ export interface AppOptions {
   /** What the feed, family and absence routers read of the feed service. */
   feeds: FeedRouterOptions['feeds'] & FamilyFeeds;
   metrics: Metrics;
+  /**
+   * METRICS_TOKEN: /metrics on this app answers a request bearing it. Unset, this app has no /metrics (serve then
+   * offers it on METRICS_PORT only): its counts are not the families' business.
+   */
+  metricsToken?: string | null;
   /** Absolute base URL for links (PUBLIC_URL), e.g. `https://calendars.school.org`. */
   publicUrl: string;
   logger?: Logger;
@@ -207,11 +213,11 @@ export function createApp(opts: AppOptions): express.Express {
   app.use(
     healthRoutes({
       store: opts.store,
-      metrics: opts.metrics,
       ...(opts.feedGuard ? { feedProblems: () => opts.feedGuard!.problems() } : {}),
       ...(opts.readiness ?? {}),
     }),
   );
+  app.use(metricsRoute({ metrics: opts.metrics, token: opts.metricsToken ?? null, failedLookups }));
 
   for (const [path, router] of Object.entries(opts.routers ?? {})) app.use(path, router);
 

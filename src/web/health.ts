@@ -4,11 +4,10 @@
 // be going stale), or a school's feed URLs cannot be trusted. /readyz?stale-ok: the same reasons, but only
 // those that stop this replica serving what it has make it 503 (a damaged or unreadable store, untrusted feed
 // URLs); a replica that is merely stale or cannot write answers 200 `serving` and still names them: the Docker
-// health check, which must not take out of service a replica that restarting would not mend. /metrics:
-// Prometheus text.
-import { Router } from 'express';
-import { storeErrorText } from '../log-text.ts';
-import type { Metrics } from '../metrics.ts';
+// health check, which must not take out of service a replica that restarting would not mend. Anyone may ask,
+// so no answer names a file path (the operator reads those in serve's log). /metrics: metrics-access.ts.
+import { type Response, Router } from 'express';
+import { storeErrorText, withoutPaths } from '../log-text.ts';
 import type { Store, SyncRun } from '../store/types.ts';
 import type { StoreTrouble } from './store-trouble.ts';
 
@@ -62,10 +61,16 @@ export function syncProblem(runs: SyncRun[], now: Date, maxFailureMs: number): s
   return ms > maxFailureMs ? `sync failing since ${failingSince}` : null;
 }
 
+/** JSON for anyone who asks: every text without the file paths it may quote (a store error names its file). */
+function publicJson(res: Response, body: unknown): void {
+  res
+    .type('application/json')
+    .send(JSON.stringify(body, (_key, v: unknown) => (typeof v === 'string' ? withoutPaths(v) : v)));
+}
+
 export function healthRoutes(
   opts: {
     store: Pick<Store, 'records' | 'runs' | 'ping'>;
-    metrics: Metrics;
     /** Schools whose feeds are not served because their current URLs cannot be told (rotations.ts). */
     feedProblems?: () => Promise<ReadonlyMap<string, string>>;
   } & ReadinessOptions,
@@ -107,7 +112,7 @@ export function healthRoutes(
       // over pages this read needed, or not have run yet.
       opts.storeTrouble?.requestFailed(err);
       const found = damage ?? (await opts.storeTrouble?.damage()) ?? null;
-      res.status(503).json({
+      publicJson(res.status(503), {
         status: 'unavailable',
         store: found ? `damaged: ${found}` : `cannot be read: ${storeErrorText(err)}`,
       });
@@ -128,7 +133,7 @@ export function healthRoutes(
       return;
     }
     const serving = staleOk && unservable.length === 0 && !hasFeeds;
-    res.status(serving ? 200 : 503).json({
+    publicJson(res.status(serving ? 200 : 503), {
       status: serving ? 'serving' : store ? 'unavailable' : 'degraded',
       ...(store ? { store } : {}),
       ...(hasSync ? { sync: problems } : {}),
@@ -136,11 +141,5 @@ export function healthRoutes(
     });
   });
 
-  router.get('/metrics', async (_req, res) => {
-    res.locals.route = '/metrics';
-    res.setHeader('Content-Type', opts.metrics.registry.contentType);
-    res.setHeader('Cache-Control', 'no-store');
-    res.end(await opts.metrics.registry.metrics());
-  });
   return router;
 }

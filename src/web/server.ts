@@ -41,8 +41,11 @@ export interface RunningServer {
 }
 
 /** Node's `listen EADDRINUSE: address already in use 0.0.0.0:8080` says what, not what to do. */
-function listenError(err: NodeJS.ErrnoException, port: number): Error {
-  const change = 'choose another with PORT (or `rostercal serve --port N`)';
+function listenError(err: NodeJS.ErrnoException, port: number, setting: string): Error {
+  const change =
+    setting === 'PORT'
+      ? 'choose another with PORT (or `rostercal serve --port N`)'
+      : `choose another with ${setting}`;
   if (err.code === 'EADDRINUSE')
     return new Error(
       `port ${port} is already in use by another program (another rostercal serve?): stop that program, or ${change}`,
@@ -56,14 +59,20 @@ function listenError(err: NodeJS.ErrnoException, port: number): Error {
 
 export function startServer(
   app: Express,
-  opts: { port?: number; host?: string; keepAliveTimeoutMs?: number } = {},
+  opts: {
+    port?: number;
+    host?: string;
+    keepAliveTimeoutMs?: number;
+    /** The setting that chose the port, for a message when it cannot be opened. Default PORT. */
+    portSetting?: string;
+  } = {},
 ): Promise<RunningServer> {
   return new Promise((resolve, reject) => {
     const port = opts.port ?? 8080;
     const server = app.listen(port, opts.host ?? '0.0.0.0');
     server.keepAliveTimeout = opts.keepAliveTimeoutMs ?? 65_000;
     server.on('clientError', answerUnreadable(app.locals.securityHeaders ?? []));
-    const failed = (err: NodeJS.ErrnoException) => reject(listenError(err, port));
+    const failed = (err: NodeJS.ErrnoException) => reject(listenError(err, port, opts.portSetting ?? 'PORT'));
     server.once('error', failed);
     server.once('listening', () => {
       server.off('error', failed);

@@ -64,6 +64,8 @@ describe('a store that can be read but not written', () => {
       expect(JSON.parse(ready.body).store, ready.body).toMatch(why);
       const staleOk = await get(`${base}/readyz?stale-ok`);
       expect(staleOk.status, staleOk.body).toBe(200);
+      // Anyone may ask /readyz: it says why without naming where the data lives (issue 44).
+      for (const body of [ready.body, staleOk.body]) expect(body).not.toContain(dir);
     } catch (err) {
       throw new Error(`${(err as Error).message}\n--- serve said:\n${serve.output()}`);
     } finally {

@@ -33,6 +33,8 @@ export interface Harness {
   serve(opts?: {
     publicUrl?: string;
     feedRateLimit?: { perSecond: number; burst: number } | false;
+    /** METRICS_TOKEN: /metrics answers a request bearing it (unset: no /metrics on this app). */
+    metricsToken?: string;
   }): Promise<RunningServer>;
   close(): Promise<void>;
 }
@@ -89,6 +91,7 @@ export async function startHarness(
         logger: pino({ level: 'silent' }),
         now,
         feedRateLimit: o.feedRateLimit ?? false,
+        metricsToken: o.metricsToken ?? null,
       });
       const running = await startServer(app, { port: 0, host: '127.0.0.1' });
       servers.push(running);

@@ -33,6 +33,7 @@ describe('rostercal serve, restarted', () => {
       SCHOOL_ID: 'hill',
       SCHOOL_NAME: 'Hillcrest College',
       SCHOOL_TZ: sandbox.school.timeZone,
+      METRICS_TOKEN: 'metrics-token-for-rendered-store-0123456789',
     };
     const sync = rostercal(['sync'], env);
     expect(await sync.exit, sync.output()).toBe(0);
@@ -58,7 +59,8 @@ describe('rostercal serve, restarted', () => {
     };
   }
 
-  const metricsOf = async (base: string) => (await fetch(`${base}/metrics`)).text();
+  const metricsOf = async (base: string) =>
+    (await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${env.METRICS_TOKEN}` } })).text();
 
   it('keeps ETag and Last-Modified across a restart; 304 and gzip from the stored bytes', async () => {
     const list = rostercal(['feeds', 'list', '--json'], env);

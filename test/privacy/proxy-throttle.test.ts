@@ -247,7 +247,14 @@ describe('429 answers carry the same security headers as every other answer', ()
 describe('TRUST_PROXY and FEED_RATE_LIMIT are validated; the error names the variable', () => {
   it.each([
     ['TRUST_PROXY', 'true', /config: TRUST_PROXY: .*hop count/],
-    ['TRUST_PROXY', '10.0.0.0/33', /config: TRUST_PROXY: "10\.0\.0\.0\/33": the prefix length must be 0-32/],
+    ['TRUST_PROXY', '10.0.0.0/33', /config: TRUST_PROXY: "10\.0\.0\.0\/33": the prefix length must be 1-32/],
+    // A /0 range passed this check, then Express refused it at start-up ("invalid range on address: 0.0.0.0/0").
+    [
+      'TRUST_PROXY',
+      '0.0.0.0/0',
+      /config: TRUST_PROXY: "0\.0\.0\.0\/0" trusts every address.*e\.g\. TRUST_PROXY=/,
+    ],
+    ['TRUST_PROXY', '::/0', /config: TRUST_PROXY: "::\/0" trusts every address.*e\.g\. TRUST_PROXY=/],
     ['TRUST_PROXY', 'nginx', /config: TRUST_PROXY: "nginx" is not an address/],
     ['FEED_RATE_LIMIT', 'fast', /config: FEED_RATE_LIMIT: must be requests per second/],
   ])('%s=%s → exit 2', async (name, value, message) => {

@@ -236,6 +236,8 @@ describe('landing page', () => {
   });
 });
 
+const METRICS_TOKEN = 'metrics-token-for-the-http-test-0123456789';
+
 describe('health, readiness, metrics, logs', () => {
   it('/healthz, /readyz and /metrics with low-cardinality labels', async () => {
     expect((await request(`${server.url}/healthz`)).status).toBe(200);
@@ -244,7 +246,21 @@ describe('health, readiness, metrics, logs', () => {
     expect(JSON.parse(ready.body.toString())).toEqual({ status: 'ready' });
     await request(`${server.url}/feeds/${token}.ics`);
     await request(`${server.url}/no/such/page`);
-    const m = (await request(`${server.url}/metrics`)).body.toString();
+    // Not on the families' port by default: what it counts (absence reports, routes) is not theirs to read.
+    const open = await request(`${server.url}/metrics`);
+    expect(open.status).toBe(404);
+    expect(open.body.toString()).not.toContain('rostercal_');
+    const withToken = await h.serve({ metricsToken: METRICS_TOKEN });
+    const refused = await request(`${withToken.url}/metrics`, {
+      headers: { authorization: 'Bearer not-the-metrics-token-0123456789abcdef' },
+    });
+    expect(refused.status).toBe(401);
+    expect(refused.body.toString()).not.toContain('rostercal_');
+    const scraped = await request(`${withToken.url}/metrics`, {
+      headers: { authorization: `Bearer ${METRICS_TOKEN}` },
+    });
+    expect(scraped.status).toBe(200);
+    const m = scraped.body.toString();
     expect(m).toMatch(
       /rostercal_http_requests_total\{route="\/feeds\/:token\.ics",method="GET",status="200"\} \d+/,
     );
