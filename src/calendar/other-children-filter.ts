@@ -33,7 +33,8 @@ export interface StudentNames {
 export interface NameMatcher {
   /**
    * The text with every name of a student other than `keep` replaced by `replacement` (possessive kept). A first
-   * name or surname alone counts for the students `near` says are around (the session's), never for `keep`'s.
+   * name or surname alone counts for the students `near` says are around (the session's), never for `keep`'s; a
+   * spelling of `keep`'s own name stays, though a namesake has it too.
    */
   scrub(text: string, replacement: string, keep?: Id | null, near?: (id: Id) => boolean): string;
   /** Whether the text names a student other than `keep`. */
@@ -309,7 +310,10 @@ function spanFinder(
 ): SpanFinder {
   const { owners, starts, maxWords, partials, partialStarts, maxPartial, middles, unspaced } = ix;
   const { staffNames, staffStarts, maxStaff } = st;
-  const foreign = (ids: Id[] | undefined, keep: Id | null) => ids?.some((id) => id !== keep) ?? false;
+  // A spelling of keep's own name is keep's, whoever else has it: a namesake's name in keep's own feed tells the
+  // family nothing, and scrubbing it there would call their own child "(a student)".
+  const foreign = (ids: Id[] | undefined, keep: Id | null) =>
+    !!ids && !(keep !== null && ids.includes(keep)) && ids.some((id) => id !== keep);
   const key = (tokens: RegExpExecArray[], from: number, n: number) => {
     let k = fold(tokens[from]![0]);
     for (let j = 1; j < n; j++) k += ` ${fold(tokens[from + j]![0])}`;

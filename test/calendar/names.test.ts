@@ -92,12 +92,16 @@ describe('the student name matcher: a corpus of teachers’ sentences', () => {
     expect(m.mentions('MacDonald, Liv', 2)).toBe(true);
   });
 
-  it('scrubs a name two students share even in one of their own feeds', () => {
+  it('keeps a child\'s own name in their own feed though a namesake has it; scrubs it in everyone else\'s', () => {
     const twins = compileNameMatcher([
       { id: 1, firstName: 'Sam', lastName: 'Lee' },
       { id: 2, firstName: 'Sam', lastName: 'Lee' },
+      { id: 3, firstName: 'Ana', lastName: 'Ruiz' },
     ]);
-    expect(twins.scrub('Sam Lee brings water', R, 1)).toBe(`${R} brings water`);
+    expect(twins.scrub('Sam Lee brings water', R, 1)).toBe('Sam Lee brings water');
+    expect(twins.scrub('Sam Lee brings water', R, 2)).toBe('Sam Lee brings water');
+    expect(twins.scrub('Sam Lee brings water', R, 3)).toBe(`${R} brings water`);
+    expect(twins.scrub('Sam Lee brings water', R, null)).toBe(`${R} brings water`);
   });
 
   it('folds case, marks and letters NFKD leaves alone', () => {

@@ -18,6 +18,8 @@ let team: Stored<'teams'>;
 let xander: SStudent;
 /** The teammate whose feed (and family link) must not show Xander's. */
 let own: SStudent;
+/** Another Alexander "Xander" Hughes, in no team of Xander's. */
+let namesake: SStudent;
 
 /** ICS text as a person reads it: lines unfolded, escapes undone. */
 function readable(ics: string): string {
@@ -74,7 +76,8 @@ beforeAll(async () => {
   const members = team.students.map((m) => byId.get(m.studentId)!);
   [xander, own] = members as [SStudent, SStudent];
   const [, , sasha, jiho] = members as [SStudent, SStudent, SStudent, SStudent];
-  // He is the only Xander and the only Hughes (a name two students share is scrubbed even in one's own feed).
+  // He is the only Xander and the only Hughes but for one namesake, made on purpose: a real school has a few
+  // exact namesakes per thousand, and a child's own feed names the child whatever namesakes the school has.
   for (const s of school.students) {
     if (s.lastName === 'Hughes') s.lastName = 'Hewitt';
     if (['Alexander', 'Xander'].includes(s.firstName) || s.legalFirstName === 'Alexander')
@@ -86,6 +89,8 @@ beforeAll(async () => {
   // Another student of the school, in no team of this one's: named in full, he is scrubbed all the same.
   const tomas = school.students.find((s) => s.current && !members.includes(s))!;
   Object.assign(tomas, { legalFirstName: null, firstName: 'Tomáš', lastName: 'Lefèvre' });
+  namesake = school.students.find((s) => s.current && !members.includes(s) && s !== tomas)!;
+  Object.assign(namesake, { legalFirstName: 'Alexander', firstName: 'Xander', lastName: 'Hughes' });
 
   const fixtures = fixturesOf(team.id);
   const others = upcoming(team.id).filter((s) => !s.scored && s.status === 'confirmed');
@@ -165,6 +170,23 @@ describe('another child’s name never reaches a family, in any field', () => {
     // The others named beside him are still scrubbed.
     expect(ics).toContain("Round: Round 9 – (a student)'s last game");
     expect(ics).not.toContain('Sasha Shevchenko');
+  });
+
+  it('names the child on the child’s own page and calendar though another student has the same name', async () => {
+    for (const child of [xander, namesake]) {
+      const token = await tokenOf('student', child.id);
+      const ics = await get(`/feeds/${token}.ics`);
+      expect(ics).toMatch(/^X-WR-CALNAME:Xander Hughes · /m);
+      expect(ics).not.toContain('(a student) ·');
+      const page = await get(`/feeds/${token}`);
+      expect(page).toMatch(/<title>[^<]*Xander Hughes/);
+      expect(page).toMatch(/<h1[^>]*>[^<]*Xander/);
+      expect(page).not.toContain('(a student) ·');
+    }
+    // The namesake's name is still scrubbed in a teammate's feed and on its page.
+    const token = await tokenOf('student', own.id);
+    for (const text of [await get(`/feeds/${token}.ics`), await get(`/feeds/${token}`)])
+      expect(text).not.toMatch(/Xander|Hughes/);
   });
 
   it('keeps them out of a family link made of the teammate’s and the team’s feeds', async () => {
