@@ -1,6 +1,7 @@
 // Name pools from many cultures, so every output (feeds, PDFs, calendars) meets real names:
 // diacritics, Vietnamese tone marks, CJK, Arabic and Hebrew (right-to-left), Cyrillic, Greek, Devanagari, Thai.
 // Given names are [legal, preferred] pairs; preferred is what the school calls the student day to day.
+import { MORE_NAMES, nameHash } from './name-variety.ts';
 import type { Rng } from './prng.ts';
 
 export interface Culture {
@@ -311,12 +312,17 @@ const EITHER = new Set(['Çağrı', '梓涵', 'نور', '蓮', '지호', 'אור
 
 export type NameGender = 'male' | 'female' | 'either';
 
+for (const more of Object.values(MORE_NAMES)) for (const legal of more.feminine) FEMININE.add(legal);
+
 const genderOfLegal = (legal: string): NameGender =>
   FEMININE.has(legal) ? 'female' : EITHER.has(legal) ? 'either' : 'male';
 
+/** Every given name of a culture: the first draws' and those kept for renaming namesakes. */
+const allGiven = (c: Culture) => [...c.given, ...(MORE_NAMES[c.key]?.given ?? [])];
+
 const byName = new Map<string, NameGender>();
 for (const c of CULTURES)
-  for (const [legal, preferred] of c.given) {
+  for (const [legal, preferred] of allGiven(c)) {
     byName.set(legal, genderOfLegal(legal));
     byName.set(preferred, genderOfLegal(legal));
   }
@@ -343,6 +349,51 @@ export function givenNameFor(
     ([legal]) => genderOfLegal(legal) !== (want === 'male' ? 'female' : 'male'),
   );
   return fits.length ? (fits[index % fits.length] as readonly [string, string]) : current;
+}
+
+/** A student's names as the school records them. */
+export interface FullName {
+  legal: string;
+  preferred: string;
+  last: string;
+}
+
+/** How many students per thousand keep a full name another student already has (a real school has a few). */
+const NAMESAKES_PER_THOUSAND = 4;
+
+/**
+ * The student's name, or, when `taken` says another student already has it, a name of the same culture that
+ * suits the same gender and nobody has: the same given name with another surname first, then another given name,
+ * then a surname from another culture (families mix). A few students per thousand keep their namesake's name.
+ * No random draw: the choice follows the student's id.
+ */
+export function distinctName(
+  cultureKey: string,
+  gender: string | null,
+  name: FullName,
+  id: number,
+  taken: (n: FullName) => boolean,
+): FullName {
+  if (!taken(name) || nameHash(`namesake ${id}`) % 1000 < NAMESAKES_PER_THOUSAND) return name;
+  const culture = CULTURES.find((c) => c.key === cultureKey);
+  if (!culture) return name;
+  const opposite = gender === 'Male' ? 'female' : gender === 'Female' ? 'male' : null;
+  const h = nameHash(`rename ${id}`);
+  const turn = <T>(items: readonly T[]): T[] => {
+    const k = items.length ? h % items.length : 0;
+    return [...items.slice(k), ...items.slice(0, k)];
+  };
+  const given = turn(allGiven(culture).filter(([legal]) => opposite === null || genderOfLegal(legal) !== opposite));
+  const own = turn([...culture.family, ...(MORE_NAMES[culture.key]?.family ?? [])]);
+  const others = turn(CULTURES.filter((c) => c !== culture).flatMap((c) => c.family));
+  const tries = function* (): Generator<FullName> {
+    for (const last of own) yield { ...name, last };
+    for (const [legal, preferred] of given) for (const last of own) yield { legal, preferred, last };
+    for (const [legal, preferred] of [[name.legal, name.preferred] as const, ...given])
+      for (const last of others) yield { legal, preferred, last };
+  };
+  for (const n of tries()) if (!taken(n)) return n;
+  return name;
 }
 
 /** ASCII slug for e-mail local parts; empty when the name has no Latin letters at all. */

@@ -4,6 +4,8 @@ import type { SDepartment, SGuardian, SMedicalCondition, SStudent, SUser, SYearG
 import {
   asciiSlug,
   GUARDIAN_RELATIONSHIPS,
+  distinctName,
+  type FullName,
   givenNameFor,
   MEDICAL_CONDITIONS,
   type PersonName,
@@ -70,6 +72,9 @@ interface PersonIds {
 export function makeStudents(basis: Basis, stuRng: Rng, yearGroups: readonly SYearGroup[]): SStudent[] {
   const students: SStudent[] = [];
   const ids: PersonIds = { guardian: 90001, condition: 1 };
+  const names = new Set<string>();
+  const keys = (n: FullName) => [`${n.preferred}|${n.last}`, `${n.legal}|${n.last}`].map((k) => k.toLowerCase());
+  const taken = (n: FullName) => keys(n).some((k) => names.has(k));
   for (let i = 0; i < basis.spec.students; i++) {
     const id = 5001 + i;
     const n = personName(stuRng);
@@ -89,11 +94,15 @@ export function makeStudents(basis: Basis, stuRng: Rng, yearGroups: readonly SYe
     ] as const);
     // A boy or a girl gets a name that is a boy's or a girl's (or either) from the same culture.
     const [legal, preferred] = givenNameFor(n.culture, gender, [n.legalFirstName, n.firstName], id);
+    // Namesakes are as rare as in a real school; a renamed child's guardians who shared its surname still do.
+    const name = distinctName(n.culture, gender, { legal, preferred, last: n.lastName }, id, taken);
+    for (const k of keys(name)) names.add(k);
+    for (const g of guardians) if (g.lastName === n.lastName) g.lastName = name.last;
     students.push({
       id,
-      firstName: preferred,
-      legalFirstName: legalFirstName === null ? null : legal,
-      lastName: n.lastName,
+      firstName: name.preferred,
+      legalFirstName: legalFirstName === null ? null : name.legal,
+      lastName: name.last,
       sisId,
       secondarySisId,
       yearGroupId,
