@@ -383,7 +383,9 @@ export function distinctName(
     const k = items.length ? h % items.length : 0;
     return [...items.slice(k), ...items.slice(0, k)];
   };
-  const given = turn(allGiven(culture).filter(([legal]) => opposite === null || genderOfLegal(legal) !== opposite));
+  const given = turn(
+    allGiven(culture).filter(([legal]) => opposite === null || genderOfLegal(legal) !== opposite),
+  );
   const own = turn([...culture.family, ...(MORE_NAMES[culture.key]?.family ?? [])]);
   const others = turn(CULTURES.filter((c) => c !== culture).flatMap((c) => c.family));
   const tries = function* (): Generator<FullName> {

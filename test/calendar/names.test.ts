@@ -92,7 +92,7 @@ describe('the student name matcher: a corpus of teachers’ sentences', () => {
     expect(m.mentions('MacDonald, Liv', 2)).toBe(true);
   });
 
-  it('keeps a child\'s own name in their own feed though a namesake has it; scrubs it in everyone else\'s', () => {
+  it("keeps a child's own name in their own feed though a namesake has it; scrubs it in everyone else's", () => {
     const twins = compileNameMatcher([
       { id: 1, firstName: 'Sam', lastName: 'Lee' },
       { id: 2, firstName: 'Sam', lastName: 'Lee' },

@@ -3,9 +3,9 @@
 import type { SDepartment, SGuardian, SMedicalCondition, SStudent, SUser, SYearGroup } from '../model.ts';
 import {
   asciiSlug,
-  GUARDIAN_RELATIONSHIPS,
   distinctName,
   type FullName,
+  GUARDIAN_RELATIONSHIPS,
   givenNameFor,
   MEDICAL_CONDITIONS,
   type PersonName,
@@ -73,7 +73,8 @@ export function makeStudents(basis: Basis, stuRng: Rng, yearGroups: readonly SYe
   const students: SStudent[] = [];
   const ids: PersonIds = { guardian: 90001, condition: 1 };
   const names = new Set<string>();
-  const keys = (n: FullName) => [`${n.preferred}|${n.last}`, `${n.legal}|${n.last}`].map((k) => k.toLowerCase());
+  const keys = (n: FullName) =>
+    [`${n.preferred}|${n.last}`, `${n.legal}|${n.last}`].map((k) => k.toLowerCase());
   const taken = (n: FullName) => keys(n).some((k) => names.has(k));
   for (let i = 0; i < basis.spec.students; i++) {
     const id = 5001 + i;
