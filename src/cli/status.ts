@@ -7,6 +7,7 @@ import { pendingRotations } from '../push/live-rotation.ts';
 import type { JobStatus, RunCounts, Store, SyncRun } from '../store/types.ts';
 import { describeJob } from '../sync/job-display.ts';
 import { seconds } from '../sync/report.ts';
+import { upstreamClockNote } from '../sync/upstream-clock.ts';
 import { printLines, terminalJson } from '../terminal.ts';
 import { localClock, zoneAbbreviation } from '../util/time-zone.ts';
 import { defineCommand, EXIT, numberOption, UsageError, withStore } from './command.ts';
@@ -125,6 +126,7 @@ export const run = defineCommand({
           jobs: await store.runs.listJobStatus(id),
           runs: await store.runs.listRuns(id, { limit }),
           familyAbsences: reporting && (reporting.on ? 'on' : reporting.why),
+          upstreamClock: await upstreamClockNote(store, id),
           liveCalendarRotations: await liveRotationsPending(
             store,
             id,
@@ -140,6 +142,7 @@ export const run = defineCommand({
       for (const s of report) {
         out.push(`${s.name} [${s.id}] — times in ${s.timeZone}`);
         if (s.familyAbsences) out.push(`  families reporting absences: ${s.familyAbsences}`);
+        if (s.upstreamClock) out.push(`  ${s.upstreamClock.line}`);
         if (s.jobs.length === 0)
           out.push('  jobs: none recorded yet (the scheduler of `rostercal serve` records them)');
         else

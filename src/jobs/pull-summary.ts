@@ -33,6 +33,8 @@ export interface PullSummary {
   resources: ResourceOutcome[];
   counts: Record<string, RunCounts>;
   upstream: EndpointStats;
+  /** The upstream's clock minus this server's, from the `Date` of its answers (ms); null when none carried one. */
+  upstreamSkewMs: number | null;
   errors: string[];
   warning: string | null;
 }

@@ -110,6 +110,9 @@ export class SandboxServer {
     this.faults = new FaultInjector(options.seed, options.errorRate ?? 0);
     this.listingFaults = { ...options.listingFaults };
     this.server = createServer((req, res) => {
+      // Every time the sandbox gives is on its clock (`--now`), its `Date` included (Node would write the real
+      // time): a sandbox set minutes off plays an upstream whose clock is off from its client's.
+      res.setHeader('date', new Date(this.state.now()).toUTCString());
       this.handle(req, res).catch((err: unknown) => {
         this.fail(res, 'unknown', new HttpError(500, err instanceof Error ? err.message : 'internal error'));
       });

@@ -630,6 +630,17 @@ const renderPasses: Migration = {
   },
 };
 
+/**
+ * How far the upstream's clock was from this server's during a pull (ms, upstream minus ours; null: no answer
+ * carried a `Date`), so `status` and /admin can say so: cursors follow the upstream's clock, not ours.
+ */
+const runUpstreamSkew: Migration = {
+  name: '0026_i41_run_upstream_skew',
+  async up(db) {
+    await db.schema.alterTable('sync_runs').addColumn('upstream_skew_ms', 'bigint').execute();
+  },
+};
+
 export const MIGRATIONS: readonly Migration[] = [
   initial,
   staffSessionsAndAudit,
@@ -646,6 +657,7 @@ export const MIGRATIONS: readonly Migration[] = [
   feedRotationRecord,
   installationUidDomain,
   renderPasses,
+  runUpstreamSkew,
 ];
 
 /** Applies pending migrations; returns the names applied (empty when the schema was current). */

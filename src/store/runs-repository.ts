@@ -74,6 +74,7 @@ export class SqlRuns implements RunsRepository {
         // Provider and upstream error text can echo credentials: none is ever stored.
         errors: JSON.stringify(result.errors.map(scrubSecrets)),
         warning: result.warning === null ? null : scrubSecrets(result.warning),
+        ...(result.upstreamSkewMs === undefined ? {} : { upstream_skew_ms: result.upstreamSkewMs }),
       })
       .where('id', '=', id)
       .executeTakeFirst();
@@ -122,6 +123,7 @@ export class SqlRuns implements RunsRepository {
       errors: JSON.parse(r.errors) as string[],
       warning: r.warning,
       owner: r.owner,
+      upstreamSkewMs: r.upstream_skew_ms === null ? null : Number(r.upstream_skew_ms),
     }));
   }
 

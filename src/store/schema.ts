@@ -98,6 +98,8 @@ export interface SyncRunsTable {
   warning: string | null;
   /** The process running it (run_owners.owner); null for runs recorded before owners were. */
   owner: string | null;
+  /** Upstream's clock minus this server's during a pull (ms); null when not measured. */
+  upstream_skew_ms: number | string | null;
 }
 
 export interface RunOwnersTable {

@@ -129,6 +129,11 @@ export interface SyncRun {
   warning: string | null;
   /** The process that ran (or runs) it, `host:pid:random`; null for runs recorded before owners were. */
   owner?: string | null;
+  /**
+   * A pull's measure of the upstream's clock: its `Date` headers minus this server's clock (ms; positive: the
+   * upstream's is ahead). Null when no answer carried a `Date`, for push runs, and for runs recorded before it was.
+   */
+  upstreamSkewMs?: number | null;
 }
 
 /** A running run's counts so far (see Store.recordRunProgress). */

@@ -15,6 +15,8 @@ import type {
   Team,
   YearGroup,
 } from '../domain/types.ts';
+import type { ClockSample } from './clock.ts';
+import type { OutageLimits } from './outage.ts';
 
 /** A record the client could not understand: reported, skipped, and the rest of the page kept. */
 export interface MalformedRecord {
@@ -36,6 +38,8 @@ export interface Page<T> {
   pageLength?: number;
   /** Sessions only, when `includeCustomFieldsMetadata` was asked for. */
   customFieldsMetadata?: CustomFieldMeta[];
+  /** The upstream's clock when it served the page (its `Date` header), when it said. */
+  clock?: ClockSample;
 }
 
 export interface Paging {
@@ -311,6 +315,12 @@ export interface UpstreamClient {
   updateAbsences(absences: (AbsenceWrite & { id: Id })[]): Promise<PreExplainedAbsence[]>;
   deleteAbsences(ids: Id[]): Promise<void>;
 
+  /**
+   * A run (a pull) begins: failures an earlier run met are forgotten, so every run tries the service afresh.
+   * Within a run, reads that meet nothing but 5xx and timeouts end it within 90 s (UpstreamDownError; outage.ts).
+   */
+  beginRun(): void;
+
   /** Requests, retries, 429s and errors per endpoint (`GET /sessions`, `PATCH /users`, …) since creation. */
   stats(): Record<string, EndpointStats>;
   totals(): EndpointStats;
@@ -357,4 +367,6 @@ export interface UpstreamClientOptions {
   now?: () => number;
   /** Sent as User-Agent. Default `rostercal`. */
   userAgent?: string;
+  /** When reads that meet only 5xx and timeouts mean the service is down (outage.ts; for tests). */
+  outage?: OutageLimits;
 }

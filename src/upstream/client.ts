@@ -118,6 +118,7 @@ export function createUpstreamClient(opts: UpstreamClientOptions): UpstreamClien
     ...sessionWrites(calls),
     ...userWrites(calls),
     ...absenceWrites(calls),
+    beginRun: () => transport.beginRun(),
     stats: () => stats.snapshot(),
     totals: () => stats.totals(),
   };
@@ -154,6 +155,7 @@ function openTransport(opts: UpstreamClientOptions): { transport: Transport; sta
     now,
     onRetry: opts.onRetry,
     userAgent: opts.userAgent ?? 'rostercal',
+    ...(opts.outage ? { outage: opts.outage } : {}),
   });
   return { transport, stats };
 }

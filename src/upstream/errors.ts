@@ -106,3 +106,22 @@ export function errorForStatus(endpoint: string, status: number, reason: string)
         : new ClientError(endpoint, status, reason);
   }
 }
+
+/**
+ * Every read for a while met a 5xx, a timeout or no answer, and so did the one tried after another read had
+ * spent its retries: the service is down, and what is still to read would only spend its retries too. Ends the
+ * run at once (the next one tries again). `cause` is the last failure.
+ */
+export class UpstreamDownError extends UpstreamError {
+  /** How long nothing but failures came back (ms). */
+  readonly forMs: number;
+  constructor(endpoint: string, last: UpstreamError, forMs: number) {
+    super(
+      endpoint,
+      null,
+      `the upstream service has answered nothing but errors and timeouts for ${Math.round(forMs / 1000)} s (last: ${last.message}); not asking it more this run, the next run tries again`,
+      true,
+    );
+    this.forMs = forMs;
+  }
+}

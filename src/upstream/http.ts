@@ -2,10 +2,12 @@
 // 1-2-4-8 backoff, per-endpoint stats and typed errors. Reads are retried after 429, 5xx, network failures,
 // timeouts and a 200 whose JSON is cut short (a proxy that ended the body early is as passing as one that dropped
 // the connection); writes only after 429 (the service did nothing), because a 5xx or a timeout on a write may
-// have been applied and repeating it could create a record twice.
+// have been applied and repeating it could create a record twice. Reads that meet nothing but failures stop early
+// (outage.ts), and each answer's `Date` is handed on as the upstream's clock (clock.ts).
 
-import { parseRetryAfter, type RetryPolicy, retrying } from '../util/retry.ts';
+import { parseRetryAfter, type RetryPolicy, retryDelay, retrying } from '../util/retry.ts';
 import type { RetryInfo } from './api.ts';
+import { type ClockSample, clockSample } from './clock.ts';
 import {
   errorForStatus,
   InvalidResponseError,
@@ -13,8 +15,10 @@ import {
   RateLimitedError,
   TimeoutError,
   UnreachableError,
+  UpstreamDownError,
   UpstreamError,
 } from './errors.ts';
+import { isTrouble, type OutageLimits, OutageWatch } from './outage.ts';
 import type { RateLimiter } from './rate-limiter.ts';
 import type { StatsRecorder } from './stats.ts';
 
@@ -61,16 +65,22 @@ export interface TransportOptions {
   now: () => number;
   onRetry?: ((info: RetryInfo) => void) | undefined;
   userAgent: string;
+  /** When a read's failures mean the service is down (default OUTAGE_LIMITS). */
+  outage?: OutageLimits;
 }
 
 export interface Transport {
   /** The response body, parsed once as JSON (an empty body reads as `{}`). */
   json(req: Omit<HttpRequest, 'accept'>): Promise<unknown>;
+  /** The same, with the upstream's clock as the answer's `Date` header told it (null when it sent none). */
+  jsonWithClock(req: Omit<HttpRequest, 'accept'>): Promise<{ json: unknown; clock: ClockSample | null }>;
   text(req: Omit<HttpRequest, 'accept'>): Promise<string>;
+  /** A run (a pull) begins: failures met before it are forgotten (see outage.ts). */
+  beginRun(): void;
 }
 
 type Attempt =
-  | { ok: true; body: string; json?: unknown }
+  | { ok: true; body: string; json?: unknown; clock?: ClockSample | null }
   | { ok: false; error: UpstreamError; counts: 'throttled' | 'errors' };
 
 const REASON_MAX = 200;
@@ -164,7 +174,7 @@ export function createTransport(opts: TransportOptions): Transport {
 
   const redact = (text: string): string => (token === '' ? text : text.split(token).join('[redacted]'));
 
-  const attempt = async (req: HttpRequest, label: string): Promise<Attempt> => {
+  const attempt = async (req: HttpRequest, label: string, timeoutMs: number): Promise<Attempt> => {
     const headers: Record<string, string> = {
       ...baseHeaders,
       accept: req.accept === 'json' ? 'application/json' : 'text/calendar, text/plain;q=0.5',
@@ -174,13 +184,15 @@ export function createTransport(opts: TransportOptions): Transport {
       headers['content-type'] = 'application/json';
       body = JSON.stringify(req.body);
     }
-    const timeout = AbortSignal.timeout(opts.timeoutMs);
+    const timeout = AbortSignal.timeout(timeoutMs);
     const signal = req.signal ? AbortSignal.any([timeout, req.signal]) : timeout;
     await opts.limiter.acquire();
     try {
+      const sentAt = opts.now();
       const res = await fetch(prefix + req.path + req.query, { method: req.method, headers, body, signal });
+      const clock = clockSample(res.headers.get('date'), sentAt, opts.now());
       const text = await res.text();
-      if (res.ok) return req.accept === 'json' ? parsed(req, label, text) : { ok: true, body: text };
+      if (res.ok) return req.accept === 'json' ? parsed(req, label, text, clock) : { ok: true, body: text };
       const reason = reasonFrom(res.status, res.statusText, text, redact);
       if (res.status === 429) {
         const retryAfterMs = parseRetryAfter(res.headers.get('retry-after'), opts.now());
@@ -200,7 +212,7 @@ export function createTransport(opts: TransportOptions): Transport {
       if (timeout.aborted) {
         return {
           ok: false,
-          error: new TimeoutError(label, opts.timeoutMs),
+          error: new TimeoutError(label, timeoutMs),
           counts: 'errors',
         };
       }
@@ -217,15 +229,24 @@ export function createTransport(opts: TransportOptions): Transport {
     }
   };
 
+  const watch = new OutageWatch(opts.now, opts.outage);
+
   const send = async (req: HttpRequest): Promise<Extract<Attempt, { ok: true }>> => {
     const label = `${req.method} ${req.path}`;
     const stats = opts.stats.for(req.endpoint);
+    // A read made after another gave up in this trouble: one attempt, within what is left of the limit.
+    const probe = req.read && watch.down;
     return retrying(
       async (retry) => {
         if (req.signal?.aborted) throw new AbandonedError(label);
+        const timeoutMs = probe ? watch.probeTimeout(opts.timeoutMs) : opts.timeoutMs;
+        if (timeoutMs === 0 && watch.last) throw new UpstreamDownError(label, watch.last, watch.age());
         stats.requests++;
         if (retry > 0) stats.retries++;
-        const result = await attempt(req, label);
+        const sentAt = opts.now();
+        const result = await attempt(req, label, timeoutMs);
+        if (result.ok || !isTrouble(result.error)) watch.answered();
+        else if (req.read) watch.failed(sentAt, result.error);
         if (result.ok) return result;
         stats[result.counts]++;
         throw result.error;
@@ -233,7 +254,14 @@ export function createTransport(opts: TransportOptions): Transport {
       {
         policy: opts.backoff,
         sleep: opts.sleep,
-        retryable: (error) => retryOf(error, req.read, opts.backoff.maxRetries),
+        retryable: (error, retry) => {
+          const verdict = retryOf(error, req.read, opts.backoff.maxRetries);
+          if (verdict === false || !req.read || !isTrouble(error as UpstreamError)) return verdict;
+          if (probe || watch.down) throw new UpstreamDownError(label, error as UpstreamError, watch.age());
+          const waitMs = retryDelay(opts.backoff, retry, { ms: verdict.retryAfterMs, use: 'floor' });
+          const spent = retry >= (verdict.maxRetries ?? opts.backoff.maxRetries);
+          return watch.mayRetry(waitMs, spent) ? verdict : false;
+        },
         onRetry: ({ retry, waitMs, error, retryAfterMs }) => {
           const e = error as UpstreamError;
           if (retryAfterMs !== null && retryAfterMs > opts.backoff.maxRetryAfterMs)
@@ -248,9 +276,14 @@ export function createTransport(opts: TransportOptions): Transport {
     async json(req) {
       return (await send({ ...req, accept: 'json' })).json;
     },
+    async jsonWithClock(req) {
+      const answer = await send({ ...req, accept: 'json' });
+      return { json: answer.json, clock: answer.clock ?? null };
+    },
     async text(req) {
       return (await send({ ...req, accept: 'text' })).body;
     },
+    beginRun: () => watch.reset(),
   };
 }
 
@@ -258,10 +291,10 @@ export function createTransport(opts: TransportOptions): Transport {
  * A 2xx body read as JSON (an empty body reads as `{}`). Invalid JSON is a failed attempt: retryable on a read
  * (most often a body cut short on the way), final on a write, which the service has applied.
  */
-function parsed(req: HttpRequest, label: string, text: string): Attempt {
-  if (text.trim() === '') return { ok: true, body: text, json: {} };
+function parsed(req: HttpRequest, label: string, text: string, clock: ClockSample | null): Attempt {
+  if (text.trim() === '') return { ok: true, body: text, json: {}, clock };
   try {
-    return { ok: true, body: text, json: JSON.parse(text) };
+    return { ok: true, body: text, json: JSON.parse(text), clock };
   } catch {
     const reason = `response body is not JSON (${text.length} characters; cut short?)`;
     return {

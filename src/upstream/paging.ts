@@ -35,6 +35,8 @@ export interface RecordContext {
 
 export type Report = (record: MalformedRecord) => void;
 
+type Answer = Awaited<ReturnType<Transport['jsonWithClock']>>;
+
 /** The id of a raw record, for reporting, whatever its type. */
 export function rawId(raw: unknown): string | null {
   if (raw === null || typeof raw !== 'object') return null;
@@ -101,8 +103,8 @@ export async function* paginate<S extends z.ZodType, T>(
   const pageLength = (params.pageLength as number | undefined) ?? ep.pageLength;
   let page = (params.page as number | undefined) ?? 1;
   const abandon = new AbortController();
-  const request = (p: number): Promise<unknown> => {
-    const pending = transport.json({
+  const request = (p: number): Promise<Answer> => {
+    const pending = transport.jsonWithClock({
       method: 'GET',
       endpoint,
       path: ep.path,
@@ -115,14 +117,14 @@ export async function* paginate<S extends z.ZodType, T>(
     return pending;
   };
   // Requests already made for pages beyond the one in hand, by page number.
-  const ahead = new Map<number, Promise<unknown>>();
+  const ahead = new Map<number, Promise<Answer>>();
   let next = request(page);
   // A page of 1,000 sessions takes ~100 ms to check and normalise: the web server of the same process answers
   // in between.
   const slice = new TimeSlice();
   try {
     for (;;) {
-      const body = await next;
+      const { json: body, clock } = await next;
       const envelope = zListEnvelope.safeParse(body);
       if (!envelope.success) {
         throw new InvalidResponseError(endpoint, 200, `page ${page}: ${issueReason(envelope.error.issues)}`);
@@ -164,6 +166,7 @@ export async function* paginate<S extends z.ZodType, T>(
       };
       if (paging?.pageLength != null) result.pageLength = paging.pageLength;
       if (fields !== undefined) result.customFieldsMetadata = fields;
+      if (clock) result.clock = clock;
       yield result;
       if (!more) return;
       page++;

@@ -8,6 +8,7 @@ import { listFeedDefs } from '../feeds/feed-defs.ts';
 import { type FeedTokens, FeedTrustError } from '../feeds/tokens.ts';
 import type { JobStatus, SchoolId, Store, Stored, SyncRun } from '../store/types.ts';
 import { describeJob } from '../sync/job-display.ts';
+import { upstreamClockNote } from '../sync/upstream-clock.ts';
 import { type HtmlValue, html, type SafeHtml } from '../util/html.ts';
 import { sendAdminPage } from './layouts.ts';
 import { accessIn, csrfOf, type Principal, principalOf } from './staff-auth.ts';
@@ -208,10 +209,11 @@ async function rostersPart(deps: DashboardDeps, school: AdminSchool, at: Date): 
 }
 
 async function schoolSection(deps: DashboardDeps, school: AdminSchool, at: Date): Promise<SafeHtml> {
-  const [runs, jobs, reporting] = await Promise.all([
+  const [runs, jobs, reporting, clock] = await Promise.all([
     deps.store.runs.listRuns(school.id, { limit: 10 }),
     deps.store.runs.listJobStatus(school.id),
     absenceReporting(deps.store, school),
+    upstreamClockNote(deps.store, school.id),
   ]);
   const families = html`<p id="absences-${school.id}"${!reporting.on && html` class="muted"`}><strong>Families reporting absences:</strong> ${
     reporting.on
@@ -229,7 +231,7 @@ async function schoolSection(deps: DashboardDeps, school: AdminSchool, at: Date)
     'no runs yet',
   );
   return html`<section><h2 class="group">${school.name} <span class="muted">(${school.id}, times in ${school.timeZone})</span></h2>
-<div class="card">${families}<h3>Scheduled jobs</h3>${jobTable}<h3>Recent runs</h3>${runTable}</div>
+<div class="card">${families}${clock && html`<p id="upstream-clock-${school.id}"><strong>Upstream clock:</strong> ${clock.line}.</p>`}<h3>Scheduled jobs</h3>${jobTable}<h3>Recent runs</h3>${runTable}</div>
 ${await feedsPart(deps, school)}
 ${await rostersPart(deps, school, at)}</section>`;
 }

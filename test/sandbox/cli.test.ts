@@ -65,9 +65,17 @@ describe('rostercal sandbox', () => {
       expect(out).toContain('tok-1');
       const res = await fetch(`${url}/departments`, { headers: { authorization: 'Bearer tok-1' } });
       expect(res.status).toBe(200);
-      expect(
-        (await fetch(`${url}/departments`, { headers: { authorization: 'Bearer sandbox-token' } })).status,
-      ).toBe(401);
+      const refused = await fetch(`${url}/departments`, {
+        headers: { authorization: 'Bearer sandbox-token' },
+      });
+      expect(refused.status).toBe(401);
+      // Its Date is on its clock (--now, and the seconds since), as every time it gives: a sandbox set off from
+      // the real time plays an upstream whose clock is off (Node would write the real time there).
+      for (const answer of [res, refused, await fetch(`${url}/_sandbox/health`)]) {
+        const date = Date.parse(answer.headers.get('date') ?? '');
+        expect(date - Date.parse('2026-03-02T01:00:00Z')).toBeGreaterThanOrEqual(0);
+        expect(date - Date.parse('2026-03-02T01:00:00Z')).toBeLessThan(60_000);
+      }
       child.kill('SIGTERM');
       const [code] = await once(child, 'exit');
       expect(code).toBe(0);

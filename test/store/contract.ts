@@ -796,6 +796,7 @@ export function describeStoreContract(name: string, createDb: () => Promise<Test
             errors: [],
             warning: null,
             owner: null,
+            upstreamSkewMs: null,
           },
         ]);
         const partial = { staff: { added: 120, changed: 0, deleted: 0, unchanged: 0, skipped: 0 } };
@@ -821,6 +822,8 @@ export function describeStoreContract(name: string, createDb: () => Promise<Test
           throttled: 3,
           errors: ['session 17: malformed start', 'Trường: ✓'],
           warning: 'sessions listing shrank by 80 %: nothing deleted',
+          // An upstream 40 days behind (a sandbox set in the past): past 32 bits of milliseconds.
+          upstreamSkewMs: -3_456_000_123,
         });
         const [done] = await store.runs.listRuns(s, { kind: 'full' });
         expect(done).toMatchObject({
@@ -832,6 +835,7 @@ export function describeStoreContract(name: string, createDb: () => Promise<Test
           throttled: 3,
           errors: ['session 17: malformed start', 'Trường: ✓'],
           warning: 'sessions listing shrank by 80 %: nothing deleted',
+          upstreamSkewMs: -3_456_000_123,
         });
         // A finished run is what it finished as: a late progress line does not change it.
         await store.runs.recordRunProgress(a, {
@@ -845,7 +849,11 @@ export function describeStoreContract(name: string, createDb: () => Promise<Test
           upstreamRequests: 12,
         });
         expect((await store.runs.listRuns(s)).map((r) => r.id)).toEqual([p, b, a]);
-        expect((await store.runs.listRuns(s, { limit: 1 }))[0]).toMatchObject({ id: p, target: 'google' });
+        expect((await store.runs.listRuns(s, { limit: 1 }))[0]).toMatchObject({
+          id: p,
+          target: 'google',
+          upstreamSkewMs: null,
+        });
         expect(await store.runs.listRuns(school())).toEqual([]);
         await expect(
           store.runs.finishRun(999_999_999, {

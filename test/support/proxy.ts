@@ -1,7 +1,14 @@
 // A reverse proxy for the tests, doing what nginx does with `proxy_set_header X-Forwarded-For
 // $proxy_add_x_forwarded_for`: it appends the address that connected to it to whatever X-Forwarded-For the client
 // sent, and connects onwards from an address of its own. On loopback, 127.0.0.0/8 gives each party its own address.
-import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
+import {
+  createServer,
+  request as httpRequest,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export interface ReverseProxy {
@@ -11,10 +18,16 @@ export interface ReverseProxy {
 
 export async function reverseProxy(
   target: string,
-  opts: { listen?: string; from?: string } = {},
+  opts: {
+    listen?: string;
+    from?: string;
+    /** Answers a request itself instead of passing it on (returns true when it did): a broken endpoint. */
+    intercept?: (req: IncomingMessage, res: ServerResponse) => boolean;
+  } = {},
 ): Promise<ReverseProxy> {
   const to = new URL(target);
   const server: Server = createServer((req, res) => {
+    if (opts.intercept?.(req, res)) return;
     const seen = req.headers['x-forwarded-for'];
     const forwarded = [seen, req.socket.remoteAddress].filter(Boolean).join(', ');
     const upstream = httpRequest(

@@ -1,6 +1,13 @@
 // The store side of a resource's turn, last step: its cursors move with the data, in the same transaction, so a
 // failed resource is simply read again next time, and so is an incomplete listing of changes (it may have left
 // some out).
+//
+// The `updatedAfter` cursor is on the upstream's clock, the one its records' updatedAt are stamped on: the
+// earliest `Date` of the listing's pages, less the overlap. A change the listing could have missed was stamped
+// after the page that would have carried it was made, so after that instant. This server's clock played no part:
+// with it 5 minutes ahead of the upstream's, the cursor (its run start less 120 s) lay 3 minutes in the upstream's
+// future and every edit made in the 3 minutes after a pull was never read (issue 41). Only an upstream that
+// sends no `Date` is measured against this server's clock, the run's start.
 import type { ResourceMode } from '../../jobs/pull-summary.ts';
 import type { Store } from '../../store/types.ts';
 import type { ResourceSpec } from '../resources.ts';
@@ -20,7 +27,8 @@ export async function advanceCursors(
   const { school, startedAt } = ctx;
   const full = mode === 'full';
   if (spec.incremental && !listed.incomplete) {
-    const cursor = new Date(startedAt.getTime() - school.pull.overlapSeconds * 1000).toISOString();
+    const listedAt = got.listedAt ?? startedAt.getTime();
+    const cursor = new Date(listedAt - school.pull.overlapSeconds * 1000).toISOString();
     await tx.records.setCursor(school.id, cursorKey(spec.kind), cursor);
   }
   if (full) await tx.records.setCursor(school.id, refreshKey(spec.kind), startedAt.toISOString());

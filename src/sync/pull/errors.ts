@@ -1,7 +1,7 @@
 // How a pull ends without a summary (stopped, not needed, busy), and how an upstream failure is judged.
 import type { Instant } from '../../domain/types.ts';
 import type { SyncRun } from '../../store/types.ts';
-import { UnreachableError } from '../../upstream/errors.ts';
+import { UnreachableError, UpstreamDownError } from '../../upstream/errors.ts';
 import { isWrongPath } from '../upstream-hint.ts';
 
 /** The pull was stopped from outside (a shutdown) and its run recorded as interrupted. */
@@ -58,10 +58,10 @@ export function unlessAborted<T>(work: Promise<T>, signal: AbortSignal | undefin
   });
 }
 
-/** 401/403 and an unreachable service will not get better by trying the next resource. */
+/** 401/403, an unreachable service and one that is down will not get better by trying the next resource. */
 export function isFatal(err: unknown): boolean {
   // A listing answering 404 means the URL's path is wrong: every other listing would answer the same.
-  if (err instanceof UnreachableError || isWrongPath(err)) return true;
+  if (err instanceof UnreachableError || err instanceof UpstreamDownError || isWrongPath(err)) return true;
   const status = (err as { status?: unknown } | null)?.status;
   return status === 401 || status === 403;
 }

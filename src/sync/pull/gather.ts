@@ -85,6 +85,11 @@ async function readListings(
     const { tally, tallyId } = startTally(sink.out, listing.label);
     for await (const page of source) {
       sink.onPage();
+      if (page.clock) {
+        ctx.skew.add(page.clock);
+        const at = sink.out.listedAt;
+        sink.out.listedAt = at === null ? page.clock.date : Math.min(at, page.clock.date);
+      }
       // The last page's word stands: a listing that changed while we read it is judged by what it says now.
       tally.announced = page.numRecords;
       tally.received += page.received;
@@ -159,6 +164,7 @@ function emptyGathered(): Gathered {
     customFields: new Map(),
     tallies: [],
     confirmations: new Map(),
+    listedAt: null,
   };
 }
 

@@ -36,6 +36,11 @@ export interface Gathered {
   tallies: { label: string; tally: ListingTally }[];
   /** What single reads said of the records a complete full listing left out (confirmMissing). */
   confirmations: Map<Id, Confirmation>;
+  /**
+   * The upstream's time when the listing was taken: the earliest `Date` of its pages (ms), or null when none
+   * said. Every change it could have missed is stamped later, so the resource's cursor is taken from it.
+   */
+  listedAt: number | null;
 }
 
 /** A resource's download as it ended: what it gathered or why it failed, and what it noted on the way. */

@@ -5,6 +5,7 @@ import { syncWindow } from '../../jobs/window.ts';
 import type { Logger } from '../../log.ts';
 import type { ResourceKind, RunProgress, RunStatus } from '../../store/types.ts';
 import type { EndpointStats } from '../../upstream/api.ts';
+import { describeSkew, SkewMeter } from '../../upstream/clock.ts';
 import { message } from './errors.ts';
 import { releaseUnwritten, startDownloads } from './gather.ts';
 import { planResources } from './plan.ts';
@@ -111,16 +112,25 @@ async function judgeRun(opts: PullOptions, turns: Turns): Promise<RunStatus> {
 }
 
 function logEnd(log: Logger, summary: PullSummary) {
-  const { runId, kind, status, durationMs, upstream, counts, warning } = summary;
-  const line = { runId, kind, status, durationMs, upstream, counts };
+  const { runId, kind, status, durationMs, upstream, counts, warning, upstreamSkewMs } = summary;
+  const line = { runId, kind, status, durationMs, upstream, counts, upstreamSkewMs };
   if (status === 'failed') log.error(line, 'pull failed');
   else if (status === 'suspicious') log.warn({ ...line, warning }, 'pull finished but was suspicious');
   else log.info(line, 'pull finished');
+  // Nothing is lost by it (cursors follow the upstream's clock), but times the upstream gives (updatedAt, and
+  // an operator comparing logs) read off by as much: said on every pull that measures it.
+  const skew = describeSkew(upstreamSkewMs);
+  if (skew)
+    log.warn(
+      { runId, upstreamSkewMs },
+      `the upstream's clock is ${skew}; what is new is read by the upstream's clock`,
+    );
 }
 
 export async function runResources(opts: PullOptions, run: RunInfo): Promise<PullSummary> {
   const { store, client, school } = opts;
   const { runId, kind, startedAt, now, onProgress, log, progress } = run;
+  client.beginRun();
   const before: EndpointStats = client.totals();
   const window = syncWindow(startedAt, school.syncWindow);
   log.info({ runId, kind, window }, 'pull started');
@@ -133,7 +143,8 @@ export async function runResources(opts: PullOptions, run: RunInfo): Promise<Pul
     resources: plan.map((p) => ({ kind: p.spec.kind, mode: p.mode })),
   });
 
-  const ctx: ResourceRunContext = { store, client, school, window, startedAt, now, onProgress, log };
+  const skew = new SkewMeter();
+  const ctx: ResourceRunContext = { store, client, school, window, startedAt, now, onProgress, log, skew };
   const turns = await takeTurns(opts, run, ctx, plan, before);
   const status = await judgeRun(opts, turns);
   const { resources, errors, warnings } = turns;
@@ -141,8 +152,10 @@ export async function runResources(opts: PullOptions, run: RunInfo): Promise<Pul
   const upstream = diffStats(client.totals(), before);
   const finishedAt = now();
   const warning = warnings.length > 0 ? warnings.join('; ') : null;
+  const upstreamSkewMs = skew.estimate();
   opts.signal?.throwIfAborted();
   await store.runs.finishRun(runId, {
+    upstreamSkewMs,
     status,
     finishedAt: finishedAt.toISOString(),
     counts,
@@ -166,6 +179,7 @@ export async function runResources(opts: PullOptions, run: RunInfo): Promise<Pul
     resources,
     counts,
     upstream,
+    upstreamSkewMs,
     errors,
     warning,
   };

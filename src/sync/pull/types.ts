@@ -7,6 +7,7 @@ import type { SyncWindow } from '../../jobs/window.ts';
 import type { Logger } from '../../log.ts';
 import type { ResourceKind, RunCounts, Store } from '../../store/types.ts';
 import type { UpstreamClient } from '../../upstream/api.ts';
+import type { SkewMeter } from '../../upstream/clock.ts';
 import type { ResourceSpec } from '../resources.ts';
 
 export type PullProgress =
@@ -67,6 +68,8 @@ export interface ResourceRunContext {
   now: () => Date;
   onProgress: (event: PullProgress) => void;
   log: Logger;
+  /** The upstream's clock against this server's, from every page the run reads. */
+  skew: SkewMeter;
 }
 
 /** A resource's place in the run: how it is read this time (planResources). */
