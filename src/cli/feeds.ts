@@ -11,6 +11,8 @@ import {
   feedSecretSource,
   isFeedScope,
   loadFeedSecret,
+  type RotatedFeed,
+  RotationFailedError,
   untilEveryServerKnows,
 } from '../feeds/tokens.ts';
 import { prepareFeedTokens } from '../feeds/trust.ts';
@@ -175,23 +177,64 @@ export const run = defineCommand({
       }
       const tokens = await prepare(store, [schoolId]);
       if (!tokens) return EXIT.failure;
-      const issued = await tokens.rotate(schoolId, scope, id);
+      // All or nothing: the act's audit record commits with the rotation (tokens.ts), or neither does; a failure
+      // here leaves the old URL working for ever.
+      let issued: RotatedFeed;
+      try {
+        issued = await tokens.rotate(schoolId, scope, id, {
+          alsoInTransaction: (tx, version) =>
+            auditCommandLine(tx, {
+              action: 'feed-rotate',
+              schoolId,
+              teamId: scope === 'team' ? id : null,
+              detail: `${scope} ${id} (${def.subject}) → version ${version}`,
+            }),
+        });
+      } catch (err) {
+        if (!(err instanceof RotationFailedError)) throw err;
+        printError(`rostercal feeds rotate: ${err.message}`);
+        return EXIT.failure;
+      }
+      // The rotation has taken effect: what follows can fail only with a warning, never turn it into a failure.
+      if (issued.unrecorded)
+        printError(
+          `rostercal feeds rotate: warning: the rotation is in the database but not in this DATA_DIR's record (${issued.unrecorded}); running servers copy it into their own within seconds`,
+        );
       const school = config.schools.find((s) => s.id === schoolId);
-      const live = school ? await closeLiveGoogleCalendars(store, school, scope, id) : [];
-      const liveText = describeClosed(live);
+      const live = school
+        ? await afterRotation(() => closeLiveGoogleCalendars(store, school, scope, id))
+        : [];
+      const liveText = describeClosed(live ?? []);
       // Running servers remember live tokens for a moment: by the time this says so, none answers the old URL.
       await untilEveryServerKnows();
-      await auditCommandLine(store, {
-        action: 'feed-rotate',
-        schoolId,
-        teamId: scope === 'team' ? id : null,
-        detail: `${scope} ${id} (${def.subject}) → version ${issued.record.version}${liveText ? `; ${liveText}` : ''}`,
-      });
-      printRotated(config.publicUrl, { schoolId, scope, id, def, issued, live }, Boolean(values.json));
+      if (liveText)
+        await afterRotation(() =>
+          auditCommandLine(store, {
+            action: 'feed-rotate',
+            schoolId,
+            teamId: scope === 'team' ? id : null,
+            detail: `${scope} ${id} (${def.subject}): ${liveText}`,
+          }),
+        );
+      printRotated(
+        config.publicUrl,
+        { schoolId, scope, id, def, issued, live: live ?? [] },
+        Boolean(values.json),
+      );
       return EXIT.ok;
     });
   },
 });
+
+/** A step after a rotation took effect: its failure is a warning (the rotation stands), and its result null. */
+async function afterRotation<T>(step: () => Promise<T>): Promise<T | null> {
+  try {
+    return await step();
+  } catch (err) {
+    printError(`rostercal feeds rotate: warning: the rotation took effect, but ${(err as Error).message}`);
+    return null;
+  }
+}
 
 function printRotated(
   publicUrl: string,

@@ -5,9 +5,11 @@
 // The record is kept twice:
 // - in the store (`feed_rotation_record` + `feed_rotations`): shared by every replica on the same database;
 // - in each process's DATA_DIR (`feed-rotations.jsonl`, append-only, fsynced): what survives losing the database
-//   (lost, restored from an older backup, a move to a new PostgreSQL). A rotation is written to the file first,
-//   then to the store; every replica mirrors the store's record into its own file (at start, every few seconds,
-//   when it stops).
+//   (lost, restored from an older backup, a move to a new PostgreSQL). A rotation commits in the store (one
+//   transaction with its revocation, new token and audit record), then goes to the file: the file never holds a
+//   rotation the store refused, so a rotation that reported failure (a full disk) is never applied by a later
+//   start; every replica mirrors the store's record into its own file (at start, every few seconds, when it
+//   stops), which also brings in a rotation whose own process could not write its file.
 //
 // At start reconcileRotations() decides whether the secret is vouched for, and brings both copies together:
 // - the store's record or the file vouches for this secret (its fingerprint; a file from before fingerprints
@@ -134,7 +136,7 @@ export class RotationJournal {
     this.#append(`${JSON.stringify({ secret })}\n`);
   }
 
-  /** Appends rotations durably (fsync) before the store is told: a crash in between is repaired at start. */
+  /** Appends rotations durably (fsync), once the store has committed them (FeedTokens.rotate). */
   append(rotations: readonly Rotation[]): void {
     if (rotations.length === 0) return;
     this.#append(rotations.map((r) => `${JSON.stringify(r)}\n`).join(''));

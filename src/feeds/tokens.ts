@@ -122,6 +122,31 @@ function sameHash(a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
+/** A rotation that committed, and why the record beside the secret lacks it (if it does: a full disk, say). */
+export interface RotatedFeed extends IssuedFeed {
+  unrecorded?: string;
+}
+
+/**
+ * A rotation that did not take effect: the old URL works on, now and after any restart. `unconfirmed`: the store
+ * could not even be asked afterwards whether the commit went through (its answer lost); `rostercal feeds list`
+ * tells once it can be reached.
+ */
+export class RotationFailedError extends Error {
+  readonly unconfirmed: boolean;
+  constructor(cause: unknown, unconfirmed: boolean) {
+    const why = cause instanceof Error ? cause.message : String(cause);
+    super(
+      unconfirmed
+        ? `the rotation may not have taken effect: the store failed (${why}) and could not be asked afterwards; \`rostercal feeds list\` shows which URL is current once it can be reached`
+        : `the rotation did not take effect, the old URL still works: the store failed (${why})`,
+      { cause },
+    );
+    this.name = 'RotationFailedError';
+    this.unconfirmed = unconfirmed;
+  }
+}
+
 /** The feed secret is not vouched for by a rotation record (rotations.ts): no URL may be issued or shown. */
 export class FeedTrustError extends Error {
   constructor(reason: string) {
@@ -293,24 +318,67 @@ export class FeedTokens {
   }
 
   /**
-   * Revokes the current token (its URL starts answering 404) and issues the next version. The rotation is written
-   * to the record beside the secret first, then to the store's record with the tokens in one transaction, so no
-   * later loss of the database can bring the old URL back. Servers on this store object forget the old token at
-   * once; other processes within REVOCATION_BOUND_MS (untilEveryServerKnows).
+   * Revokes the current token (its URL starts answering 404) and issues the next version, all or nothing. The store
+   * decides: the rotation, the revocation, the new token and `alsoInTransaction` (the act's audit record) are one
+   * transaction, and only once it has committed does the rotation go to the record beside the secret (fsynced), so
+   * that file never holds a rotation the store refused: a rotation that failed (a full disk, a lost connection)
+   * can never be applied by a later start. A commit whose answer was lost is read back. Servers on this store
+   * object forget the old token at once; other processes within REVOCATION_BOUND_MS (untilEveryServerKnows).
+   * A file that cannot take the committed rotation does not undo it (`unrecorded` says why): every serving
+   * process copies the store's record into its own file within seconds (trust.ts).
    */
-  async rotate(schoolId: SchoolId, scope: FeedScope, scopeId: Id): Promise<IssuedFeed> {
+  async rotate(
+    schoolId: SchoolId,
+    scope: FeedScope,
+    scopeId: Id,
+    opts: { alsoInTransaction?: (tx: Store, version: number) => Promise<void> } = {},
+  ): Promise<RotatedFeed> {
     this.#trusted(schoolId);
     const h = await this.#highest(schoolId, scope, scopeId);
     const version = Math.max(h.tokens, h.record) + 1;
     const rotation = { school: schoolId, scope, id: scopeId, version, at: this.#now().toISOString() };
-    this.#journal?.append([rotation]);
-    const issued = await this.#store.transaction(async (tx) => {
-      await tx.links.addFeedRotations([rotation]);
-      await tx.links.revokeFeedToken(schoolId, scope, scopeId, this.#now().toISOString());
-      return new FeedTokens(tx, this.#secret, { now: this.#now }).#issue(schoolId, scope, scopeId, version);
-    });
+    let issued: IssuedFeed;
+    try {
+      issued = await this.#store.transaction(async (tx) => {
+        await tx.links.addFeedRotations([rotation]);
+        await tx.links.revokeFeedToken(schoolId, scope, scopeId, this.#now().toISOString());
+        const made = await new FeedTokens(tx, this.#secret, { now: this.#now }).#issue(
+          schoolId,
+          scope,
+          scopeId,
+          version,
+        );
+        await opts.alsoInTransaction?.(tx, version);
+        return made;
+      });
+    } catch (err) {
+      issued = await this.#readBack(schoolId, scope, scopeId, version, err);
+    }
     revokedThrough(this.#store);
+    try {
+      this.#journal?.append([rotation]);
+    } catch (err) {
+      return { ...issued, unrecorded: `${this.#journal!.file}: ${(err as Error).message}` };
+    }
     return issued;
+  }
+
+  /** After a failed commit: the rotation if the store holds it after all, else the failure (RotationFailedError). */
+  async #readBack(
+    schoolId: SchoolId,
+    scope: FeedScope,
+    scopeId: Id,
+    version: number,
+    err: unknown,
+  ): Promise<IssuedFeed> {
+    let live: FeedToken | null;
+    try {
+      live = await this.#store.links.getFeedToken(schoolId, scope, scopeId);
+    } catch {
+      throw new RotationFailedError(err, true);
+    }
+    if (live?.version !== version) throw new RotationFailedError(err, false);
+    return { record: live, token: this.#tokenOf(live) };
   }
 
   /** Makes `version` the live token of a scope (older ones revoked): the rotation record's repair. */

@@ -7,7 +7,8 @@ import express, { type Request, type Response } from 'express';
 import type { PushTargetConfig } from '../config/push-targets.ts';
 import { type FeedDef, getFeedDef } from '../feeds/feed-defs.ts';
 import type { FeedTokens } from '../feeds/tokens.ts';
-import { FeedTrustError, isFeedScope, untilEveryServerKnows } from '../feeds/tokens.ts';
+import { FeedTrustError, isFeedScope, RotationFailedError, untilEveryServerKnows } from '../feeds/tokens.ts';
+import { type Logger, scrubSecrets } from '../log.ts';
 import { closeLiveGoogleCalendars, describeClosed, publicTargetsFor } from '../push/live-rotation.ts';
 import type { AuditQuery, AuditRecord, FeedScope, SchoolId, Store } from '../store/types.ts';
 import { html, type SafeHtml } from '../util/html.ts';
@@ -26,6 +27,8 @@ export interface AdminStaffOptions {
   /** Where families reach the service: the new link an admin sends them is absolute. */
   publicUrl: string;
   now?: () => Date;
+  /** Where a step after a rotation that failed without undoing it is told (closing a live calendar, say). */
+  logger?: Pick<Logger, 'warn'>;
   /**
    * A rotation replaced these targets' live Google calendars (serve pushes them now: the old calendar is deleted
    * and the new one filled without waiting for the next pull or scheduled push). Called after the answer is sent.
@@ -324,32 +327,73 @@ function rotateFeed(opts: AdminStaffOptions): express.RequestHandler {
       const found = await feedOf(opts, p, (req.body ?? {}) as Record<string, unknown>);
       if (!found) return unknownFeed(res);
       const { def } = found;
-      const issued = await opts.tokens.rotate(def.schoolId, def.scope, def.scopeId);
-      const school = opts.schools.find((s) => s.id === def.schoolId);
-      const closed = await closeLiveGoogleCalendars(
-        opts.store,
-        { id: def.schoolId, targets: school?.targets ?? [] },
-        def.scope,
-        def.scopeId,
+      const teamId = def.scope === 'team' ? def.scopeId : null;
+      // All or nothing: the audit record commits with the rotation (a call inside the transaction joins it).
+      await opts.tokens.rotate(def.schoolId, def.scope, def.scopeId, {
+        alsoInTransaction: (_tx, version) =>
+          opts.auth.audit(req, res, {
+            action: 'feed-rotate',
+            schoolId: def.schoolId,
+            teamId,
+            detail: `${def.scope} ${def.scopeId} (${def.subject}) → version ${version}`,
+          }),
+      });
+      // It has taken effect: what follows may fail without undoing it, so it cannot turn the answer into a failure.
+      const closed = await afterRotation(opts, () =>
+        closeLiveGoogleCalendars(
+          opts.store,
+          { id: def.schoolId, targets: opts.schools.find((s) => s.id === def.schoolId)?.targets ?? [] },
+          def.scope,
+          def.scopeId,
+        ),
       );
-      const live = describeClosed(closed);
+      const live = describeClosed(closed ?? []);
       // This server forgot the old token at once; the others within the bound: wait for them before saying so.
       await untilEveryServerKnows();
-      await opts.auth.audit(req, res, {
-        action: 'feed-rotate',
-        schoolId: def.schoolId,
-        teamId: def.scope === 'team' ? def.scopeId : null,
-        detail: `${def.scope} ${def.scopeId} (${def.subject}) → version ${issued.record.version}${live ? `; ${live}` : ''}`,
-      });
+      if (live)
+        await afterRotation(opts, () =>
+          opts.auth.audit(req, res, {
+            action: 'feed-rotate',
+            schoolId: def.schoolId,
+            teamId,
+            detail: `${def.scope} ${def.scopeId} (${def.subject}): ${live}`,
+          }),
+        );
       // Post/redirect/get: reloading the result must not rotate the link just sent to families.
       const q = new URLSearchParams({ school: def.schoolId, scope: def.scope, id: String(def.scopeId) });
       res.redirect(303, `/admin/feeds/rotated?${q}`);
-      if (closed.length) opts.onLiveRotated?.(def.schoolId, [...new Set(closed.map((c) => c.target))]);
+      if (closed?.length) opts.onLiveRotated?.(def.schoolId, [...new Set(closed.map((c) => c.target))]);
     } catch (err) {
       if (err instanceof FeedTrustError) return sendProblem(res, 503, 'Cannot rotate now', [err.message]);
+      if (err instanceof RotationFailedError) return rotationFailed(res, err);
       next(err);
     }
   };
+}
+
+/** A step after a rotation took effect: its failure is logged (the rotation stands), and its result null. */
+async function afterRotation<T>(opts: AdminStaffOptions, step: () => Promise<T>): Promise<T | null> {
+  try {
+    return await step();
+  } catch (err) {
+    opts.logger?.warn({ err: scrubSecrets((err as Error).message) }, 'a step after a feed rotation failed');
+    return null;
+  }
+}
+
+/** The rotation did not take effect (tokens.ts): the old link works on, and the page says so. */
+function rotationFailed(res: Response, err: RotationFailedError) {
+  return sendProblem(
+    res,
+    503,
+    err.unconfirmed ? 'The link may not have changed' : 'The link was not changed',
+    [
+      err.unconfirmed
+        ? 'The database failed while the new link was being made, and could not be asked afterwards whether it was. Open this calendar on the admin page again in a minute to see which link is current.'
+        : 'The database could not record the new link, so nothing changed: the link families have still works. Try again once the database can be written to.',
+      `The database said: ${scrubSecrets((err.cause as Error | undefined)?.message ?? err.message)}`,
+    ],
+  );
 }
 
 /** The link to send, and words to send it with. */

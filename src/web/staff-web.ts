@@ -131,6 +131,7 @@ export function createStaffWeb(opts: StaffWebOptions): StaffWeb {
       tokens: opts.tokens,
       schools: opts.schools,
       publicUrl: base,
+      logger: opts.log,
       ...(opts.onLiveRotated ? { onLiveRotated: opts.onLiveRotated } : {}),
     }),
     createRostersRouter({

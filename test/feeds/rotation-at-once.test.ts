@@ -7,6 +7,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FeedListing } from '../../src/cli/feeds.ts';
 import type { Sandbox } from '../../src/sandbox/index.ts';
+import { rotateAsAdmin } from '../support/admin-rotation.ts';
 import { type Child, rostercal, runRostercal, schoolEnv } from '../support/cli.ts';
 import { startWeekSandbox } from '../support/clock.ts';
 import { freePort } from '../support/ports.ts';
@@ -73,20 +74,19 @@ describe('a rotation takes effect at once with serve’s default settings', () =
   it('POST /admin/feeds/rotate: the old URL answers 404 on the next request, the new one 200', async () => {
     const old = teams[1]!;
     expect(await status(old.url!)).toBe(200);
-    const res = await fetch(`${base}/admin/feeds/rotate`, {
-      method: 'POST',
-      headers: {
-        Authorization: `Bearer ${ADMIN_TOKEN}`,
-        'Content-Type': 'application/x-www-form-urlencoded',
-      },
-      body: new URLSearchParams({ school: 'hillcrest', scope: 'team', id: String(old.id) }).toString(),
+    const {
+      res,
+      page,
+      token: fresh,
+    } = await rotateAsAdmin(base, ADMIN_TOKEN, {
+      school: 'hillcrest',
+      scope: 'team',
+      id: old.id,
     });
-    const page = await res.text();
     expect(res.status, page).toBe(200);
     expect(page).toContain('has stopped working');
     expect(await status(old.url!)).toBe(404);
-    const fresh = /\/feeds\/([\w-]{32})"/.exec(page)?.[1];
-    expect(fresh).toBeDefined();
+    expect(fresh).not.toBeNull();
     expect(await status(`${base}/feeds/${fresh}.ics`)).toBe(200);
     // The CLI lists the new URL as current, not the old one.
     const again = JSON.parse((await cli(['feeds', 'list', '--json'])).stdout) as FeedListing[];
