@@ -14,10 +14,14 @@
 // 28): each a heap of its own, every one slowed by the others, and the pulls that await them ran past their
 // next fire. A pass asked for while the same school's pass is still waiting joins it: it has read nothing yet,
 // so it renders the newest data version when it starts.
+// The threads are piscina's (started on demand, at most maxWorkers, reused, ended after IDLE_MS idle); what stays
+// here is the waiting line, which piscina's queue cannot hold: a waiting pass stays open to joins until it starts,
+// and a pass run in-process after a fallback takes a place in it as one on a worker does.
 import { once } from 'node:events';
 import { availableParallelism } from 'node:os';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { Worker } from 'node:worker_threads';
+import { fileURLToPath } from 'node:url';
+import { MessageChannel, type MessagePort } from 'node:worker_threads';
+import { Piscina } from 'piscina';
 import type { EventTemplates } from '../calendar/templates.ts';
 import type { Id } from '../domain/types.ts';
 import type { OpenStoreOptions } from '../store/index.ts';
@@ -31,7 +35,7 @@ export interface SchoolRenderer {
   close(): Promise<void>;
 }
 
-/** The store a worker thread opens, once, for all its passes (its workerData). */
+/** The store a worker thread opens for its passes (its workerData). */
 export type RenderStore = Pick<OpenStoreOptions, 'databaseUrl' | 'dataDir' | 'file'>;
 
 /** What the worker needs to render a pass as `feeds` would: all of it plain data, cloned into the thread. */
@@ -45,21 +49,25 @@ export interface RenderJob {
   locationOwnerIds: Id[] | null;
 }
 
-/** What the renderer sends a worker: a pass (only to one that has answered its last), or the end of the thread. */
-export type WorkerOrder = { type: 'pass'; job: RenderJob } | { type: 'end' };
+/**
+ * A pass as piscina hands it to a thread. `port` carries each render to the observer (metrics) and, the other
+ * way, a stop; the thread closes it when the pass ends, after its last render.
+ */
+export interface PassTask {
+  job: RenderJob;
+  port: MessagePort;
+}
 
-/** How long a worker thread with nothing to do is kept for the next pass. */
-const IDLE_MS = 10_000;
-/** How long a stop waits for a thread to close its store and end before it terminates the thread. */
-const STOP_WAIT_MS = 5_000;
-
-/** Messages from the worker: each render for the observer (metrics), then the pass's result or its failure. */
-export type RenderMessage =
-  | { type: 'rendered'; info: Parameters<FeedRenderObserver>[0] }
+/** How a pass ended on its thread; `unable`: the thread's store did not open, so the pass is worth doing here. */
+export type PassOutcome =
   | { type: 'done'; result: RenderSchoolResult }
   | { type: 'failed'; message: string }
-  /** The thread cannot do passes (its store did not open): worth doing in-process; the thread is ended. */
   | { type: 'unable'; message: string };
+
+/** How long a worker thread with nothing to do is kept for the next pass. */
+export const IDLE_MS = 10_000;
+/** How long a stop waits for the passes under way to end before it terminates their threads. */
+const STOP_WAIT_MS = 5_000;
 
 export interface WorkerRendererOptions {
   /** The service's own feeds: its window, clock and wording are the worker's; it renders when a worker cannot. */
@@ -101,87 +109,64 @@ export function defaultMaxWorkers(): number {
   return Math.max(1, availableParallelism() - 1);
 }
 
-/** A worker thread and the pass it is doing, if any. */
-interface Thread {
-  worker: Worker;
-  pass: { resolve(r: RenderSchoolResult): void; reject(err: unknown): void } | null;
-  idleTimer: NodeJS.Timeout | null;
-  /** Asked to end (idle for IDLE_MS): takes no more passes. */
-  ending: boolean;
+const stopping = () => new Error('the server is stopping');
+
+/** The pool of render threads, and the one call that runs a pass on it. */
+function renderThreads(opts: WorkerRendererOptions, maxWorkers: number) {
+  const pool = new Piscina<PassTask, PassOutcome>({
+    filename: fileURLToPath(new URL('./school-render-worker.ts', import.meta.url)),
+    workerData: opts.store,
+    minThreads: 0,
+    maxThreads: maxWorkers,
+    idleTimeout: IDLE_MS,
+    // A stop waits this long for the passes under way, then terminates their threads (see close below).
+    closeTimeout: STOP_WAIT_MS,
+    // An idle thread keeps its event loop (piscina's default blocks it in Atomics.wait): it closes its store then.
+    atomics: 'disabled',
+  });
+  pool.on('workerCreate', () => opts.onWorkerStart?.());
+  // A thread that failed with no pass (the next pass starts another), or a stop that had to terminate one.
+  pool.on('error', () => {});
+  /** The ports of the passes under way, to ask them to stop. */
+  const underWay = new Set<MessagePort>();
+
+  return {
+    /** The pass on a thread; WorkerFailed if no thread could do it. */
+    async run(job: RenderJob): Promise<PassOutcome> {
+      const { port1, port2 } = new MessageChannel();
+      port1.on('message', (info: Parameters<FeedRenderObserver>[0]) => opts.onRender?.(info));
+      underWay.add(port1);
+      try {
+        // The thread closes its end after the pass's last render: every render is told before the pass ends.
+        const [outcome] = await Promise.all([
+          pool.run({ job, port: port2 }, { transferList: [port2] }),
+          once(port1, 'close'),
+        ]);
+        return outcome;
+      } catch (err) {
+        return { type: 'unable', message: err instanceof Error ? err.message : String(err) };
+      } finally {
+        underWay.delete(port1);
+        port1.close();
+      }
+    },
+    /**
+     * Asks each pass under way to stop: its thread closes its store, which ends the pass after the statement in
+     * hand, and piscina ends the threads once their passes have. Terminating a thread in the middle of a
+     * node:sqlite call can abort the whole process (a vitest fork running render-limit's close-during-a-pass
+     * died so once, with no message), so piscina's terminate() comes first only after STOP_WAIT_MS.
+     */
+    async close() {
+      for (const port of underWay) port.postMessage('stop');
+      await pool.close();
+    },
+  };
 }
 
 export function workerRenderer(opts: WorkerRendererOptions): SchoolRenderer {
-  const threads = new Set<Thread>();
-  let closed = false;
-
-  const settle = (t: Thread, how: (pass: NonNullable<Thread['pass']>) => void) => {
-    const pass = t.pass;
-    t.pass = null;
-    if (pass) how(pass);
-  };
-  /** Asks a thread to end: it closes its store (after the statement under way) and exits. */
-  const askToEnd = (t: Thread) => {
-    t.ending = true;
-    t.worker.postMessage({ type: 'end' } satisfies WorkerOrder);
-  };
-  const rest = (t: Thread) => {
-    // An idle thread keeps no process alive; it is ended when nothing has come for it.
-    t.worker.unref();
-    t.idleTimer = setTimeout(() => askToEnd(t), IDLE_MS);
-    // Its one job is giving an idle thread back: a process that is leaving takes the thread with it.
-    t.idleTimer.unref();
-  };
-  const spawn = (): Thread => {
-    const t: Thread = {
-      worker: new Worker(new URL('./school-render-worker.ts', import.meta.url), {
-        workerData: opts.store,
-      }),
-      pass: null,
-      idleTimer: null,
-      ending: false,
-    };
-    threads.add(t);
-    opts.onWorkerStart?.();
-    t.worker.on('message', (m: RenderMessage) => {
-      if (m.type === 'rendered') opts.onRender?.(m.info);
-      else if (closed) {
-        // Stopping: whatever the pass's last word (its store was closed under it), it ends as stopped.
-        settle(t, (p) => p.reject(new Error('the server is stopping')));
-      } else if (m.type === 'done') {
-        settle(t, (p) => p.resolve(m.result));
-        rest(t);
-      } else if (m.type === 'failed') {
-        // The pass itself failed: in-process it would fail the same way. The thread is still good.
-        settle(t, (p) => p.reject(new Error(m.message)));
-        rest(t);
-      } else {
-        t.ending = true;
-        settle(t, (p) => p.reject(new WorkerFailed(m.message)));
-        void t.worker.terminate();
-      }
-    });
-    t.worker.on('error', (err) => settle(t, (p) => p.reject(new WorkerFailed(err.message))));
-    t.worker.on('exit', (code) => {
-      threads.delete(t);
-      if (t.idleTimer) clearTimeout(t.idleTimer);
-      settle(t, (p) =>
-        p.reject(closed ? new Error('the server is stopping') : new WorkerFailed(`exited ${code}`)),
-      );
-    });
-    return t;
-  };
-
-  const inWorker = (job: RenderJob) =>
-    new Promise<RenderSchoolResult>((resolve, reject) => {
-      const t = [...threads].find((x) => !x.pass && !x.ending) ?? spawn();
-      if (t.idleTimer) clearTimeout(t.idleTimer);
-      t.idleTimer = null;
-      t.worker.ref();
-      t.pass = { resolve, reject };
-      t.worker.postMessage({ type: 'pass', job } satisfies WorkerOrder);
-    });
-
   const maxWorkers = Math.max(1, opts.maxWorkers ?? defaultMaxWorkers());
+  const threads = renderThreads(opts, maxWorkers);
+  let closed = false;
   /** First asked, first run; at most one per school. */
   const waiting: WaitingPass[] = [];
   let active = 0;
@@ -191,22 +176,22 @@ export function workerRenderer(opts: WorkerRendererOptions): SchoolRenderer {
     // The school's pass that just ended may have left nothing to do.
     const skipped = await opts.feeds.skippedRender(schoolId, passOpts);
     if (skipped) return skipped;
-    if (closed) throw new Error('the server is stopping');
-    const job: RenderJob = {
+    if (closed) throw stopping();
+    const outcome = await threads.run({
       schoolId,
       opts: passOpts,
       window: opts.feeds.window,
       clockOffsetMs: opts.feeds.now().getTime() - Date.now(),
       templates: opts.templates?.(schoolId) ?? null,
       locationOwnerIds: opts.locationOwnerIds?.(schoolId) ?? null,
-    };
-    try {
-      return await inWorker(job);
-    } catch (err) {
-      if (!(err instanceof WorkerFailed) || closed) throw err;
-      opts.onFallback?.(err.message);
-      return opts.feeds.renderSchool(schoolId, passOpts);
-    }
+    });
+    // Stopping: whatever the pass's last word (its store was closed under it), it ends as stopped.
+    if (closed) throw stopping();
+    if (outcome.type === 'done') return outcome.result;
+    // The pass itself failed: in-process it would fail the same way.
+    if (outcome.type === 'failed') throw new Error(outcome.message);
+    opts.onFallback?.(`feed render worker: ${outcome.message}`);
+    return opts.feeds.renderSchool(schoolId, passOpts);
   };
 
   const startNext = () => {
@@ -227,12 +212,12 @@ export function workerRenderer(opts: WorkerRendererOptions): SchoolRenderer {
 
   return {
     async renderSchool(schoolId, passOpts = {}) {
-      if (closed) throw new Error('the server is stopping');
+      if (closed) throw stopping();
       // A worker costs a thread, a module graph and a store connection; most pulls change nothing. Asked before
       // the pass waits, so that such a pull never waits behind other schools' passes.
       const skipped = await opts.feeds.skippedRender(schoolId, passOpts);
       if (skipped) return skipped;
-      if (closed) throw new Error('the server is stopping');
+      if (closed) throw stopping();
       const queued = waiting.find((p) => p.schoolId === schoolId);
       if (queued) {
         // A pass over every feed, or a forced one, covers the narrower one asked for.
@@ -240,12 +225,7 @@ export function workerRenderer(opts: WorkerRendererOptions): SchoolRenderer {
         if (passOpts.force) queued.opts.force = true;
         return queued.result;
       }
-      let resolve!: (r: RenderSchoolResult) => void;
-      let reject!: (err: unknown) => void;
-      const result = new Promise<RenderSchoolResult>((res, rej) => {
-        resolve = res;
-        reject = rej;
-      });
+      const { promise: result, resolve, reject } = Promise.withResolvers<RenderSchoolResult>();
       waiting.push({ schoolId, opts: { ...passOpts }, resolve, reject, result });
       report();
       startNext();
@@ -255,29 +235,9 @@ export function workerRenderer(opts: WorkerRendererOptions): SchoolRenderer {
       closed = true;
       // Passes still waiting end now, as one under way does: their feeds are rendered on request or next time.
       const dropped = waiting.splice(0);
-      for (const pass of dropped) pass.reject(new Error('the server is stopping'));
+      for (const pass of dropped) pass.reject(stopping());
       if (dropped.length) report();
-      // Each thread is asked to end as an idle one is: it closes its store (after the statement under way) and
-      // exits, its pass with it. Terminating a thread in the middle of a node:sqlite call can abort the whole
-      // process (a vitest fork running render-limit's close-during-a-pass died so once, with no message), so
-      // terminate() is only the fallback for a thread that has not ended within STOP_WAIT_MS.
-      await Promise.all(
-        [...threads].map(async (t) => {
-          if (t.idleTimer) clearTimeout(t.idleTimer);
-          const exited = once(t.worker, 'exit');
-          askToEnd(t);
-          const ended = await Promise.race([exited.then(() => true), sleep(STOP_WAIT_MS, false)]);
-          if (!ended) await t.worker.terminate();
-        }),
-      );
+      await threads.close();
     },
   };
-}
-
-/** The worker could not do the pass (did not start, or died): worth doing in-process. */
-class WorkerFailed extends Error {
-  constructor(reason: string) {
-    super(`feed render worker: ${reason}`);
-    this.name = 'WorkerFailed';
-  }
 }
