@@ -165,6 +165,7 @@ function emptyGathered(): Gathered {
     tallies: [],
     confirmations: new Map(),
     listedAt: null,
+    askedAfter: null,
   };
 }
 
@@ -191,6 +192,7 @@ export async function fetchResource(
     fetched.pages++;
   };
   const out = emptyGathered();
+  out.askedAfter = updatedAfter ?? null;
   try {
     const stored = await ctx.store.records.liveHashes(ctx.school.id, spec.kind);
     const sink: ListingSink = {

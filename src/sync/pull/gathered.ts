@@ -41,6 +41,8 @@ export interface Gathered {
    * said. Every change it could have missed is stamped later, so the resource's cursor is taken from it.
    */
   listedAt: number | null;
+  /** The cursor the listing was asked with (`updatedAfter`), for an incremental read. */
+  askedAfter: string | null;
 }
 
 /** A resource's download as it ended: what it gathered or why it failed, and what it noted on the way. */
