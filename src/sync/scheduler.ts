@@ -11,6 +11,7 @@ import { type Logger, silentLogger } from '../log.ts';
 import type { JobStatusPatch, Store } from '../store/types.ts';
 import type { UpstreamClient } from '../upstream/api.ts';
 import { Pace, SLOWED_DOWN } from './pace.ts';
+import { idleRequestsPerMinute } from './pull/beats.ts';
 import { PullBusyError, PullInterruptedError, PullNotNeededError, pullSchool } from './pull.ts';
 import { spreadCron } from './spread.ts';
 
@@ -155,6 +156,8 @@ function pullJob(
               await started();
             },
             ...(answers ? { answers, whenBusy: 'queue' as const } : {}),
+            // Scheduled pulls keep each resource's beat, timed from fire to fire (a full one starts them again).
+            beatsFrom: fireTime ? new Date(fireTime) : now(),
             onWait: (holder) => {
               log.info(
                 { holder },
@@ -499,6 +502,14 @@ async function stopAll(
   else log.info('scheduler stopped');
 }
 
+/** The longest gap between a task's next few fires, or null. */
+function longestGapMs(task: ScheduledTask): number | null {
+  const runs = task.getNextRuns(4);
+  let gap = 0;
+  for (let i = 1; i < runs.length; i++) gap = Math.max(gap, runs[i]!.getTime() - runs[i - 1]!.getTime());
+  return gap > 0 ? gap : null;
+}
+
 export async function startScheduler(opts: SchedulerOptions): Promise<SchedulerHandle> {
   const log = (opts.log ?? silentLogger).child({ component: 'scheduler' });
   const owner = opts.owner ?? processOwner().id;
@@ -516,8 +527,11 @@ export async function startScheduler(opts: SchedulerOptions): Promise<SchedulerH
     await task.start();
     const next = task.getNextRun();
     await runner.saveStatus(school.id, job.name, { nextRunAt: next ? next.toISOString() : null });
+    // What the incremental fires cost an idle school's upstream, from its beats (pull/beats.ts).
+    const fireMs = job.name === 'incremental' ? longestGapMs(task) : null;
+    const idle = fireMs ? { idleRequestsPerMinute: idleRequestsPerMinute(school, fireMs) } : {};
     log.info(
-      { schoolId: school.id, job: job.name, cron: spreadCron(job.cron, school.id), next },
+      { schoolId: school.id, job: job.name, cron: spreadCron(job.cron, school.id), next, ...idle },
       'job scheduled',
     );
   }
@@ -540,10 +554,7 @@ export async function startScheduler(opts: SchedulerOptions): Promise<SchedulerH
     problems: () => Object.fromEntries(problems),
     incrementalIntervalMs: (schoolId) => {
       const task = entries.find((e) => e.school.id === schoolId && e.job.name === 'incremental')?.task;
-      const runs = task?.getNextRuns(4) ?? [];
-      let gap = 0;
-      for (let i = 1; i < runs.length; i++) gap = Math.max(gap, runs[i]!.getTime() - runs[i - 1]!.getTime());
-      return gap > 0 ? gap : null;
+      return task ? longestGapMs(task) : null;
     },
     nextRuns: () =>
       entries.map(({ school, job, task }) => ({

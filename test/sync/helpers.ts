@@ -7,6 +7,7 @@ import { parseSchool, type SchoolConfig } from '../../src/config.ts';
 import type { Sandbox } from '../../src/sandbox/index.ts';
 import { openStore } from '../../src/store/index.ts';
 import type { ResourceKind, Store } from '../../src/store/types.ts';
+import { type SchedulerHandle, type SchedulerOptions, startScheduler } from '../../src/sync/scheduler.ts';
 import type { UpstreamClient } from '../../src/upstream/api.ts';
 import { createUpstreamClient } from '../../src/upstream/client.ts';
 import { createTestDatabase } from '../support/pg.ts';
@@ -129,4 +130,22 @@ export async function listAll<T>(pages: AsyncIterable<{ records: T[] }>): Promis
   const out: T[] = [];
   for await (const p of pages) out.push(...p.records);
   return out;
+}
+
+/**
+ * The real scheduler over one school whose schedules never come round during a test (1 January): the test fires
+ * them (`fire`, at the times cron would give them), on the sandbox's clock.
+ */
+export function drivenScheduler(
+  sandbox: Sandbox,
+  ts: TestStore,
+  opts: Pick<SchedulerOptions, 'clientFor' | 'onPull'>,
+): Promise<SchedulerHandle> {
+  const school = testSchool(sandbox, { schedules: { incremental: '0 3 1 1 *', full: '0 3 1 1 *' } });
+  return startScheduler({
+    store: ts.store,
+    config: { schools: [school] },
+    now: () => new Date(sandbox.now()),
+    ...opts,
+  });
 }

@@ -8,11 +8,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { schoolSchema } from '../../src/config.ts';
 import type { JobOutcome } from '../../src/jobs/job.ts';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
-import { type SchedulerHandle, startScheduler } from '../../src/sync/scheduler.ts';
+import type { SchedulerHandle } from '../../src/sync/scheduler.ts';
 import { createUpstreamClient } from '../../src/upstream/client.ts';
 import { rostercal, schoolEnv } from '../support/cli.ts';
 import { TEST_NOW } from '../support/clock.ts';
-import { openTestStore, type TestStore, testSchool } from './helpers.ts';
+import { drivenScheduler, openTestStore, type TestStore } from './helpers.ts';
 
 // The bucket: RATE requests a second, BURST at once. A small school's full pull needs many more than BURST
 // (throttled); an unchanged incremental pull needs fewer (clean, once the bucket has refilled).
@@ -36,12 +36,7 @@ describe('the pace of incremental pulls', () => {
       burst: BURST,
     });
     ts = await openTestStore('sqlite');
-    // Schedules that never come round during the test (1 January): the test fires them.
-    const school = testSchool(sandbox, { schedules: { incremental: '0 3 1 1 *', full: '0 3 1 1 *' } });
-    scheduler = await startScheduler({
-      store: ts.store,
-      config: { schools: [school] },
-      now: () => new Date(sandbox.now()),
+    scheduler = await drivenScheduler(sandbox, ts, {
       // Short backoff between retries: the pull gets through its 429s quickly, and still counts them.
       clientFor: () =>
         createUpstreamClient({
@@ -74,8 +69,8 @@ describe('the pace of incremental pulls', () => {
   const bucketRefilled = () => sleep(((BURST / RATE) * 1000) | 0);
   const slowed = /^slowed down: upstream asked us to slow down \(429\) — next pull at \d{4}-\d\d-\d\dT/;
 
-  it('defaults to every 30 seconds', () => {
-    expect(schoolSchema.shape.schedules.parse(undefined).incremental).toBe('*/30 * * * * *');
+  it('defaults to every 10 seconds', () => {
+    expect(schoolSchema.shape.schedules.parse(undefined).incremental).toBe('*/10 * * * * *');
   });
 
   it('backs off after 429s, doubling while they last, says so in status, and returns to its schedule', async () => {

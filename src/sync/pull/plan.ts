@@ -1,9 +1,10 @@
 // How each resource is read this time: whole, only what changed since its cursor, or not at all (reference data
-// not yet due for a re-read).
+// not yet due for a re-read; on a scheduled pull, an incremental resource whose beat has not come round, beats.ts).
 import type { SchoolConfig } from '../../config.ts';
 import type { PullKind, ResourceMode } from '../../jobs/pull-summary.ts';
 import type { Store } from '../../store/types.ts';
 import { RESOURCES, type ResourceSpec } from '../resources.ts';
+import { beatDue } from './beats.ts';
 import { sensitiveChanged } from './sensitive.ts';
 import { cursorKey, type PlannedResource, refreshKey } from './types.ts';
 
@@ -13,6 +14,7 @@ async function decideMode(
   spec: ResourceSpec,
   runKind: PullKind,
   now: Date,
+  beatsFrom: Date | null,
 ): Promise<{ mode: ResourceMode; updatedAfter?: string }> {
   if (runKind === 'full') return { mode: 'full' };
   // Sensitive rosters turned on or off since the teams were stored: every team is read (and rewritten) again.
@@ -20,7 +22,9 @@ async function decideMode(
   if (spec.incremental) {
     const cursor = await store.records.getCursor(school.id, cursorKey(spec.kind));
     // No cursor: this resource never completed a listing; read it whole.
-    return cursor ? { mode: 'incremental', updatedAfter: cursor } : { mode: 'full' };
+    if (!cursor) return { mode: 'full' };
+    if (beatsFrom && !(await beatDue(store, school, spec.kind, beatsFrom))) return { mode: 'skipped' };
+    return { mode: 'incremental', updatedAfter: cursor };
   }
   const refreshed = await store.records.getCursor(school.id, refreshKey(spec.kind));
   const due =
@@ -28,15 +32,19 @@ async function decideMode(
   return { mode: due ? 'full' : 'skipped' };
 }
 
-/** Every resource, in RESOURCES' order, with how this run reads it. */
+/**
+ * Every resource, in RESOURCES' order, with how this run reads it. `beatsFrom`: a scheduled pull's fire, from which
+ * incremental resources' beats are timed; null (`rostercal sync`) reads every incremental resource.
+ */
 export async function planResources(
   store: Pick<Store, 'records'>,
   school: SchoolConfig,
   runKind: PullKind,
   startedAt: Date,
+  beatsFrom: Date | null = null,
 ): Promise<PlannedResource[]> {
   const plan: PlannedResource[] = [];
   for (const spec of RESOURCES)
-    plan.push({ spec, ...(await decideMode(store, school, spec, runKind, startedAt)) });
+    plan.push({ spec, ...(await decideMode(store, school, spec, runKind, startedAt, beatsFrom)) });
   return plan;
 }

@@ -1,11 +1,12 @@
 // One resource's turn: its download (gathered ahead, see startDownloads) written in one short transaction of
-// named stages: writeRecords → judgeListing → detectDeletions → applyDeletions → advanceCursors.
+// named stages: writeRecords → judgeListing → detectDeletions → applyDeletions → advanceCursors → markRead.
 import type { ResourceMode, ResourceOutcome } from '../../jobs/pull-summary.ts';
 import type { ResourceKind, RunCounts } from '../../store/types.ts';
 import { UpstreamError } from '../../upstream/errors.ts';
 import type { ResourceSpec } from '../resources.ts';
 import { explainUpstreamFailure } from '../upstream-hint.ts';
 import { advanceCursors } from './advance-cursors.ts';
+import { markRead } from './beats.ts';
 import { applyDeletions, detectDeletions } from './detect-deletions.ts';
 import { isFatal, message } from './errors.ts';
 import type { Fetched, Gathered } from './gathered.ts';
@@ -39,6 +40,7 @@ function applyResource(
     counts.deleted = await applyDeletions(tx, ctx.school.id, spec.kind, planned, at);
     if (planned.pending > 0) counts.pending = planned.pending;
     await advanceCursors(tx, ctx, spec, mode, listed, got);
+    await markRead(tx, ctx, spec, listed);
     return {
       counts,
       ...(written.extra ? { extra: written.extra } : {}),

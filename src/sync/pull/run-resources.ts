@@ -135,7 +135,7 @@ export async function runResources(opts: PullOptions, run: RunInfo): Promise<Pul
   const window = syncWindow(startedAt, school.syncWindow);
   log.info({ runId, kind, window }, 'pull started');
 
-  const plan = await planResources(store, school, kind, startedAt);
+  const plan = await planResources(store, school, kind, startedAt, opts.beatsFrom ?? null);
   onProgress({
     type: 'start',
     schoolId: school.id,
@@ -144,7 +144,19 @@ export async function runResources(opts: PullOptions, run: RunInfo): Promise<Pul
   });
 
   const skew = new SkewMeter();
-  const ctx: ResourceRunContext = { store, client, school, window, startedAt, now, onProgress, log, skew };
+  const beatAt = opts.beatsFrom ?? startedAt;
+  const ctx: ResourceRunContext = {
+    store,
+    client,
+    school,
+    window,
+    startedAt,
+    beatAt,
+    now,
+    onProgress,
+    log,
+    skew,
+  };
   const turns = await takeTurns(opts, run, ctx, plan, before);
   const status = await judgeRun(opts, turns);
   const { resources, errors, warnings } = turns;

@@ -57,6 +57,12 @@ export interface PullOptions {
    * (a full disk took the snapshot's few changed rows and refused the renders). Not called for a failed pull.
    */
   storeOutputs?: () => Promise<void>;
+  /**
+   * A scheduled pull's fire time: an incremental pull reads a resource only when its beat (school.pull.beatSeconds)
+   * has come round since its last read, timed from fire to fire; a full one reads all and marks them read at it.
+   * Unset (`rostercal sync`): every resource is read, marked at the run's start.
+   */
+  beatsFrom?: Date;
 }
 
 export interface ResourceRunContext {
@@ -65,6 +71,8 @@ export interface ResourceRunContext {
   school: SchoolConfig;
   window: SyncWindow;
   startedAt: Date;
+  /** What a resource's last read is marked with (pull/beats.ts): the fire's time, else the run's start. */
+  beatAt: Date;
   now: () => Date;
   onProgress: (event: PullProgress) => void;
   log: Logger;
