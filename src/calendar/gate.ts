@@ -10,6 +10,7 @@
 // only hide text or reorder it (bidi embeddings, overrides and isolates, zero-width spaces, word joiners, tag
 // characters, soft hyphens); CR and the Unicode line and paragraph separators become line feeds. Caps (code
 // points, an ellipsis marks a cut): see CAPS.
+import { LRUCache } from 'lru-cache';
 import type { Id, Session } from '../domain/types.ts';
 import type { FeedScopeRef, ProjectionContext } from './context.ts';
 import { REMOVED } from './other-children-filter.ts';
@@ -66,7 +67,7 @@ const sayForStaff: Say = (text) => capText(cleanText(text), CAPS.part);
 
 /** Texts up to this long are remembered per voice: team, venue and staff names come back in every event. */
 const REMEMBERED_LENGTH = 300;
-const voices = new WeakMap<ProjectionContext, Map<string, Say>>();
+const voices = new WeakMap<ProjectionContext, LRUCache<string, Say>>();
 
 /**
  * How an audience's text is said in a session: cleaned and capped for everyone; for guardians and students, every
@@ -90,7 +91,7 @@ export function voiceFor(
   const key = `${audience}|${keep}|${session.activity.id}|${teams.join(',')}|${extra.join(',')}`;
   let byKey = voices.get(ctx);
   if (!byKey) {
-    byKey = new Map();
+    byKey = new LRUCache({ max: 2_000 });
     voices.set(ctx, byKey);
   }
   let voice = byKey.get(key);
@@ -106,7 +107,6 @@ export function voiceFor(
     if (text.length <= REMEMBERED_LENGTH && said.size < 5_000) said.set(text, out);
     return out;
   };
-  if (byKey.size >= 2_000) byKey.clear();
   byKey.set(key, voice);
   return voice;
 }

@@ -5,6 +5,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import { gunzip, gzip } from 'node:zlib';
+import { LRUCache } from 'lru-cache';
 import { type FamilyMemberEvents, familyEvents, familyLabel, joinNames } from '../calendar/family.ts';
 import type { CalendarEvent } from '../calendar/types.ts';
 import type { FamilyLink, FamilyMember, FeedScope, FeedToken, SchoolId, Store } from '../store/types.ts';
@@ -80,7 +81,7 @@ export class FamilyLinks {
   readonly #now: () => Date;
   readonly #serves: ((record: FeedToken) => Promise<boolean>) | null;
   /** The families being polled, by link (a bounded memory; the store keeps every render). */
-  readonly #cache = new Map<string, { inputs: string; feed: FamilyFeed }>();
+  readonly #cache = new LRUCache<string, { inputs: string; feed: FamilyFeed }>({ max: 2000 });
   readonly #inflight = new Map<string, Promise<FamilyFeed>>();
 
   constructor(opts: {
@@ -320,7 +321,6 @@ export class FamilyLinks {
   }
 
   #keep(tokenHash: string, inputs: string, feed: FamilyFeed): FamilyFeed {
-    if (this.#cache.size >= 2000) this.#cache.clear();
     this.#cache.set(tokenHash, { inputs, feed });
     return feed;
   }

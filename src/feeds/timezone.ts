@@ -7,6 +7,7 @@
 // explicit observances (one DTSTART each), which every parser understands and which stay right even when the
 // rules changed within the window.
 import type { ICalTemporalZonedDateTimeStub } from 'ical-generator';
+import { LRUCache } from 'lru-cache';
 import {
   DAY,
   intlOffsetMinutes,
@@ -123,7 +124,7 @@ export function isUnambiguousLocal(epochMs: number, timeZone: string): boolean {
   return true;
 }
 
-const vtimezoneCache = new Map<string, string>();
+const vtimezoneCache = new LRUCache<string, string>({ max: 200 });
 
 interface YearlyRule {
   month: number;
@@ -237,7 +238,6 @@ export function vtimezone(timeZone: string, fromYear: number, toYear: number): s
   }
   lines.push('END:VTIMEZONE');
   const text = lines.join('\r\n');
-  if (vtimezoneCache.size > 200) vtimezoneCache.clear();
   vtimezoneCache.set(key, text);
   return text;
 }

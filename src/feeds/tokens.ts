@@ -11,6 +11,7 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { LRUCache } from 'lru-cache';
 import type { Id } from '../domain/types.ts';
 import { ensurePrivateDir, ensurePrivateFile } from '../private-files.ts';
 import type { FeedScope, FeedToken, SchoolId, Store } from '../store/types.ts';
@@ -424,9 +425,8 @@ export async function resolveFeedToken(
  */
 export class FeedTokenResolver {
   readonly #store: Pick<Store, 'links'>;
-  readonly #maxEntries: number;
   readonly #boundMs: number;
-  readonly #live = new Map<string, FeedToken>();
+  readonly #live: LRUCache<string, FeedToken>;
   /** Bumped whenever the memory is cleared: a lookup that began before a clear is not remembered. */
   #epoch = 0;
   #local = 0;
@@ -436,7 +436,7 @@ export class FeedTokenResolver {
 
   constructor(store: Pick<Store, 'links'>, opts: { maxEntries?: number } = {}) {
     this.#store = store;
-    this.#maxEntries = opts.maxEntries ?? 100_000;
+    this.#live = new LRUCache({ max: opts.maxEntries ?? 100_000 });
     this.#boundMs = REVOCATION_BOUND_MS;
   }
 
@@ -482,7 +482,6 @@ export class FeedTokenResolver {
     const local = this.#local;
     const record = await resolveFeedToken(this.#store, token);
     if (record && usable && epoch === this.#epoch && local === (localRevocations.get(this.#store) ?? 0)) {
-      if (this.#live.size >= this.#maxEntries) this.#clear();
       this.#live.set(token, record);
     }
     return record;

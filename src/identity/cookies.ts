@@ -1,20 +1,9 @@
-// Reading the Cookie header (Express has no parser built in; this is all the app needs).
-export function parseCookies(header: string | undefined): Map<string, string> {
-  const out = new Map<string, string>();
-  if (!header) return out;
-  for (const part of header.split(';')) {
-    const i = part.indexOf('=');
-    if (i < 0) continue;
-    const name = part.slice(0, i).trim();
-    const value = part.slice(i + 1).trim();
-    if (out.has(name)) continue; // the first (most specific path) wins, as browsers order them
-    try {
-      out.set(name, decodeURIComponent(value));
-    } catch {
-      out.set(name, value);
-    }
-  }
-  return out;
+import { parseCookie } from 'cookie';
+import type { Request } from 'express';
+
+/** A cookie the request carries, decoded; the first of a name wins (the most specific path, as browsers order them). */
+export function cookieOf(req: Pick<Request, 'headers'>, name: string): string | undefined {
+  return parseCookie(req.headers.cookie ?? '')[name];
 }
 
 /** Only same-site absolute paths are followed after sign-in (no `//host`, no scheme, no backslash tricks). */

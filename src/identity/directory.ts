@@ -1,6 +1,7 @@
 // Who a signed-in address is, school by school: the upstream staff user with that e-mail (already pulled into
 // the store) and what their role lets them see. Re-derived from the snapshot whenever it changes, so an upstream
 // change (a coach assigned to a team, a user frozen) applies at the next pull; cached per data version.
+import { LRUCache } from 'lru-cache';
 import type { StaffUser } from '../domain/types.ts';
 import type { SchoolId, Store } from '../store/types.ts';
 import { matchStaffByEmail, normaliseEmail, type StaffAccess, staffAccess } from './roles.ts';
@@ -28,7 +29,12 @@ export interface Lookup {
 export class StaffDirectory {
   readonly #store: Pick<Store, 'records'>;
   readonly #schools: readonly SchoolRef[];
-  readonly #cache = new Map<string, { version: number; result: Lookup['memberships'][number] | Refusal }>();
+  readonly #cache = new LRUCache<
+    string,
+    { version: number; result: Lookup['memberships'][number] | Refusal }
+  >({
+    max: 5_000,
+  });
 
   constructor(store: Pick<Store, 'records'>, schools: readonly SchoolRef[]) {
     this.#store = store;
@@ -70,7 +76,6 @@ export class StaffDirectory {
       const teams = await this.#store.records.list(school.id, 'teams');
       result = { school, user: match.user, access: staffAccess(match.user, teams) };
     } else result = match.kind;
-    if (this.#cache.size > 5_000) this.#cache.clear();
     this.#cache.set(key, { version, result });
     return result;
   }

@@ -4,7 +4,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Request, Response } from 'express';
 import type { StaffSession, Store } from '../store/types.ts';
-import { parseCookies } from './cookies.ts';
+import { cookieOf } from './cookies.ts';
 
 export interface SessionSettings {
   /** Idle timeout; default 8 hours. */
@@ -103,7 +103,7 @@ export class StaffSessions {
 
   /** The request's live session, or null (no cookie, unknown, signed out, expired, idle). */
   async current(req: Request): Promise<CurrentSession | null> {
-    const id = parseCookies(req.get('cookie')).get(this.cookie);
+    const id = cookieOf(req, this.cookie);
     if (!id || !/^[A-Za-z0-9_-]{43}$/.test(id)) return null;
     const hash = hashSessionId(id);
     const session = await this.#store.access.getStaffSession(hash);
@@ -118,7 +118,7 @@ export class StaffSessions {
 
   /** Ends the request's session in the store (every replica) and clears the cookie. */
   async end(req: Request, res: Response): Promise<StaffSession | null> {
-    const id = parseCookies(req.get('cookie')).get(this.cookie);
+    const id = cookieOf(req, this.cookie);
     this.clearCookie(res);
     if (!id) return null;
     const hash = hashSessionId(id);

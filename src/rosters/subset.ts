@@ -18,6 +18,7 @@
 // renumbers glyphs in its own order, so pdfkit's glyph-to-CID bookkeeping would need a remapping layer. So these
 // writers stay; bench:subset re-measures both whenever fonts or HarfBuzz change.
 import type { Font } from 'fontkit';
+import { LRUCache } from 'lru-cache';
 
 /** What pdfkit's EmbeddedFont uses of a fontkit subset. */
 export interface PdfkitSubset {
@@ -829,7 +830,7 @@ export function forPdfkit(font: Font, bytes: Uint8Array): Font {
   }
   const wrapper = Object.create(font) as Font;
   if (make) Object.defineProperty(wrapper, 'createSubset', { value: make });
-  const cache = new Map<string, GlyphRunLike>();
+  const cache = new LRUCache<string, GlyphRunLike>({ max: LAYOUT_CACHE_LIMIT });
   const layout = font.layout;
   Object.defineProperty(wrapper, 'layout', {
     value(this: Font, text: string, ...rest: unknown[]) {
@@ -839,7 +840,6 @@ export function forPdfkit(font: Font, bytes: Uint8Array): Font {
       let run = cache.get(text);
       if (!run) {
         run = layout.call(this, text) as unknown as GlyphRunLike;
-        if (cache.size >= LAYOUT_CACHE_LIMIT) cache.clear();
         cache.set(text, run);
       }
       const copy = Object.assign(Object.create(Object.getPrototypeOf(run)), run) as GlyphRunLike;

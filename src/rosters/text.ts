@@ -6,6 +6,7 @@
 // pdfkit lays out a string word by word in logical order, so a two-word Arabic name would come out with its words
 // swapped. Here every word is its own run and the Unicode bidi algorithm (bidi-js) orders the runs of each line.
 import bidiModule, { type Bidi } from 'bidi-js';
+import { LRUCache } from 'lru-cache';
 import type { Face, FontSet, Lang, Weight } from './fonts.ts';
 
 // bidi-js is CommonJS whose module.exports is the factory; its typings describe an ES default export.
@@ -49,15 +50,13 @@ const SPACE = /\s/;
 const KANA = /[\u3040-\u30FF\u31F0-\u31FF]/;
 
 // Widths of runs at 1 pt, per face and text: names repeat across rosters, and fontkit layout is the costly part.
-const widthCache = new Map<string, number>();
-const WIDTH_CACHE_LIMIT = 100_000;
+const widthCache = new LRUCache<string, number>({ max: 100_000 });
 
 function measure(face: Face, text: string): number {
   const key = `${face.key}\u0000${text}`;
   let w = widthCache.get(key);
   if (w === undefined) {
     w = face.measure(text);
-    if (widthCache.size >= WIDTH_CACHE_LIMIT) widthCache.clear();
     widthCache.set(key, w);
   }
   return w;
@@ -270,8 +269,7 @@ export interface FitOptions {
 /** Paragraphs (split at newlines) as words; computed once per text and weight, then wrapped at any size. */
 // Analysed text per font set, weight and string: names, labels and headings recur on every roster of a school.
 // Words and pieces are never mutated after analysis, so sharing them is safe.
-const analysed = new Map<string, Word[][]>();
-const ANALYSED_LIMIT = 20_000;
+const analysed = new LRUCache<string, Word[][]>({ max: 20_000 });
 
 function paragraphsOf(text: string, fonts: FontSet, weight: Weight): Word[][] {
   const key = `${fonts.name}|${weight}|${text}`;
@@ -280,7 +278,6 @@ function paragraphsOf(text: string, fonts: FontSet, weight: Weight): Word[][] {
     paras = cleanText(text)
       .split(/\r?\n/)
       .map((p) => toWords(p, fonts, weight));
-    if (analysed.size >= ANALYSED_LIMIT) analysed.clear();
     analysed.set(key, paras);
   }
   return paras;

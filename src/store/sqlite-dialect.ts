@@ -4,6 +4,7 @@
 // connection (one holder at a time, transactions included), opens write transactions with BEGIN IMMEDIATE so
 // two processes sharing the file queue on busy_timeout instead of failing on lock upgrade, and caches prepared
 // statements because the pull issues the same multi-row statements thousands of times.
+
 import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
 import {
   type CompiledQuery,
@@ -20,6 +21,7 @@ import {
   SqliteQueryCompiler,
   type TransactionSettings,
 } from 'kysely';
+import { LRUCache } from 'lru-cache';
 import { TimeSlice } from '../util/event-loop.ts';
 import { Checkpointer } from './sqlite-checkpoints.ts';
 
@@ -72,7 +74,9 @@ async function whileBusy<T>(fn: () => T): Promise<T> {
 
 class NodeSqliteConnection implements DatabaseConnection {
   readonly #db: DatabaseSync;
-  readonly #cache = new Map<string, { stmt: StatementSync; reader: boolean }>();
+  readonly #cache = new LRUCache<string, { stmt: StatementSync; reader: boolean }>({
+    max: STATEMENT_CACHE_SIZE,
+  });
   readonly #slice = new TimeSlice(STATEMENT_SLICE_MS);
   readonly #afterCommit: () => void;
   readonly #readOnly: string | undefined;
@@ -86,19 +90,10 @@ class NodeSqliteConnection implements DatabaseConnection {
 
   #prepare(sql: string): { stmt: StatementSync; reader: boolean } {
     const hit = this.#cache.get(sql);
-    if (hit) {
-      // Refresh recency: Map iteration order is insertion order, so the first key is the least recently used.
-      this.#cache.delete(sql);
-      this.#cache.set(sql, hit);
-      return hit;
-    }
+    if (hit) return hit;
     const stmt = this.#db.prepare(sql);
     const entry = { stmt, reader: stmt.columns().length > 0 };
     this.#cache.set(sql, entry);
-    if (this.#cache.size > STATEMENT_CACHE_SIZE) {
-      const oldest = this.#cache.keys().next().value;
-      if (oldest !== undefined) this.#cache.delete(oldest);
-    }
     return entry;
   }
 

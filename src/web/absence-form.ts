@@ -11,25 +11,20 @@ import type { CalendarEvent } from '../calendar/types.ts';
 import { MAX_FAMILY_REASON } from '../domain/family-absence.ts';
 import type { Id } from '../domain/types.ts';
 import type { AbsenceView } from '../families/absences.ts';
+import { cookieOf } from '../identity/cookies.ts';
 import { html, type SafeHtml } from '../util/html.ts';
 
 const COOKIE = 'rostercal_form';
 const VALUE_RE = /^[A-Za-z0-9_-]{32}$/;
 
-function cookieOf(req: Request): string | null {
-  for (const part of (req.headers.cookie ?? '').split(';')) {
-    const [name, ...rest] = part.trim().split('=');
-    if (name === COOKIE) {
-      const v = rest.join('=');
-      return VALUE_RE.test(v) ? v : null;
-    }
-  }
-  return null;
+function formCookie(req: Request): string | null {
+  const v = cookieOf(req, COOKIE);
+  return v && VALUE_RE.test(v) ? v : null;
 }
 
 /** The value the page's forms repeat: the browser's cookie, or a new one set with this response. */
 export function formToken(req: Request, res: Response, secure: boolean): string {
-  const have = cookieOf(req);
+  const have = formCookie(req);
   if (have) return have;
   const value = randomBytes(24).toString('base64url');
   res.append(
@@ -50,7 +45,7 @@ export function crossSiteProblem(req: Request, publicUrl: string, field: unknown
   // "null": the page's no-referrer policy makes browsers send that for its own forms.
   if (origin !== undefined && origin !== 'null' && origin !== new URL(publicUrl).origin)
     return 'another origin';
-  const cookie = cookieOf(req);
+  const cookie = formCookie(req);
   if (!cookie) return 'no form cookie';
   if (typeof field !== 'string' || field.length !== cookie.length) return 'form token missing';
   return timingSafeEqual(Buffer.from(field), Buffer.from(cookie)) ? null : 'form token mismatch';

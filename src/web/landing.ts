@@ -2,6 +2,7 @@
 // subscribe button that suits their device first, the others below. Every text that came from data is
 // HTML-escaped and comes from the projection (calendar/) as the feed carries it; the only markup not written
 // here is the QR code's SVG, which the qrcode package generates from the page's URL alone.
+import { LRUCache } from 'lru-cache';
 import QRCode from 'qrcode';
 import { sessionDate, sessionDay, sessionTimeRange } from '../calendar/times.ts';
 import type { CalendarEvent } from '../calendar/types.ts';
@@ -40,13 +41,12 @@ export function liveGoogleLink(calendarId: string): string {
   return `https://calendar.google.com/calendar/render?cid=${encodeURIComponent(calendarId)}`;
 }
 
-const qrCache = new Map<string, Promise<string>>();
+const qrCache = new LRUCache<string, Promise<string>>({ max: 5000 });
 
 /** A URL as an inline SVG QR code (memoised: a page's URL changes only on rotation). */
 export function qrSvg(url: string): Promise<string> {
   let svg = qrCache.get(url);
   if (!svg) {
-    if (qrCache.size > 5000) qrCache.clear();
     svg = QRCode.toString(url, { type: 'svg', margin: 1, errorCorrectionLevel: 'M' });
     qrCache.set(url, svg);
   }

@@ -2,7 +2,7 @@
 // (POST /auth/logout, /auth/signed-out), and the pages that say why a sign-in did not happen.
 import type express from 'express';
 import type { Request, Response } from 'express';
-import { localPath, parseCookies } from '../identity/cookies.ts';
+import { cookieOf, localPath } from '../identity/cookies.ts';
 import type { Lookup } from '../identity/directory.ts';
 import { type LoginTransaction, SignInError, type VerifiedIdentity } from '../identity/oidc.ts';
 import { html } from '../util/html.ts';
@@ -140,7 +140,7 @@ async function finishSignIn(ctx: AuthContext, req: Request, res: Response): Prom
     const wait = throttle.retryAfter(client);
     if (wait > 0) return tooMany(res, wait, true);
     if (!oidc) return res.redirect(303, '/auth/login');
-    const tx = decodeTx(parseCookies(req.get('cookie')).get(LOGIN_COOKIE));
+    const tx = decodeTx(cookieOf(req, LOGIN_COOKIE));
     res.clearCookie(LOGIN_COOKIE, { httpOnly: true, secure: ctx.secure, sameSite: 'lax', path: '/auth' });
     if (req.query.error !== undefined) return providerRefused(ctx, req, res);
     if (!tx || Date.now() - tx.at > LOGIN_TTL_MS) {
