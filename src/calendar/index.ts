@@ -1,3 +1,4 @@
+export { absencesOverlapping, absenceWords, overlaps, whyOut } from './absences.ts';
 export type { FeedScopeRef, ProjectionContext, SchoolInfo } from './context.ts';
 export {
   createProjectionContext,
@@ -9,7 +10,13 @@ export {
 export type { HomeOrAway, SessionDecision } from './decision.ts';
 export { decideSession, formatResult, homeOrAway, isFixture } from './decision.ts';
 export type { ProjectableSession } from './project.ts';
-export { audienceMaySee, normaliseHexColor, orderCustomFields, projectSession } from './project.ts';
+export {
+  audienceMaySee,
+  familyFacts,
+  normaliseHexColor,
+  orderCustomFields,
+  projectSession,
+} from './project.ts';
 export type { EventTemplates } from './templates.ts';
 export { DEFAULT_TEMPLATE_DIR, loadEventTemplates } from './templates.ts';
 export { sessionTimeRange, sessionTimeRangeZoned } from './times.ts';

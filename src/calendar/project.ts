@@ -134,6 +134,21 @@ export function projectSession(
   };
 }
 
+/**
+ * What the families of `scope`'s team are told of the session besides its time and place (meet time, uniform,
+ * transport: the custom fields guardians may see), in the words and order of their calendars. Nothing for a
+ * cancelled session, as their calendars say nothing of it either. For the staff's match-day sheet and session page.
+ */
+export function familyFacts(
+  raw: Session,
+  ctx: ProjectionContext,
+  scope: FeedScopeRef,
+): { label: string; value: string }[] {
+  if (raw.cancelled) return [];
+  const say = voiceFor(ctx, 'guardian', null, raw);
+  return renderCustomFields(throughGate(raw, say), ctx, 'guardian', scope, say);
+}
+
 /** Session-level values first, then the scope's team, then the other teams; the first value of a key wins. */
 function collectCustomValues(
   session: Session,

@@ -1,8 +1,10 @@
 // Reads what a roster needs from the store (never the upstream API) and checks the request makes sense.
 import {
+  absencesOverlapping,
   createProjectionContext,
   decideSession,
   type EventTemplates,
+  familyFacts,
   loadSchoolInfo,
 } from '../calendar/index.ts';
 import type { Id, PreExplainedAbsence } from '../domain/types.ts';
@@ -110,15 +112,33 @@ export function defaultSession<S extends { cancelled: boolean; scored: boolean }
   return upcoming.find((s) => !s.cancelled && (template.session !== 'fixture' || s.scored)) ?? null;
 }
 
-/** Whether two spans of time share an instant (an absence and a session: the sheet marks exactly these). */
-export function overlaps(a: { start: string; end: string }, b: { start: string; end: string }): boolean {
-  return Date.parse(a.start) < Date.parse(b.end) && Date.parse(a.end) > Date.parse(b.start);
+/**
+ * The absences of these students that overlap each of these sessions, per session and student, in one read of the
+ * store: what every sheet, /staff and the session page mark a child out by (calendar/absences.ts says why).
+ */
+export async function absencesOfSessions(
+  store: Pick<Store, 'records'>,
+  schoolId: SchoolId,
+  studentIds: readonly Id[],
+  sessions: readonly { id: Id; start: string; end: string }[],
+): Promise<Map<Id, Map<Id, PreExplainedAbsence[]>>> {
+  const out = new Map<Id, Map<Id, PreExplainedAbsence[]>>();
+  if (!sessions.length) return out;
+  const list = studentIds.length
+    ? await store.records.listAbsences(schoolId, {
+        studentIds: [...new Set(studentIds)],
+        from: sessions.reduce((m, s) => (s.start < m ? s.start : m), sessions[0]!.start),
+        to: sessions.reduce((m, s) => (s.end > m ? s.end : m), sessions[0]!.end),
+      })
+    : [];
+  for (const s of sessions) out.set(s.id, absencesOverlapping(s, list));
+  return out;
 }
 
 /** Loads and checks everything a roster of `template` for the request needs. */
 export async function loadRosterData(
   store: Pick<Store, 'records' | 'feeds'>,
-  template: RosterTemplate,
+  template: Pick<RosterTemplate, 'name' | 'session'>,
   req: RosterRequest,
 ): Promise<RosterData> {
   const school = await resolveSchool(store, req.schoolId);
@@ -160,21 +180,17 @@ export async function loadRosterData(
     }
   }
 
-  const absences = new Map<Id, PreExplainedAbsence[]>();
-  if (session && team.students.length > 0) {
-    const list = await store.records.listAbsences(school.id, {
-      studentIds: team.students.map((s) => s.studentId),
-      from: session.start,
-      to: session.end,
-    });
-    for (const a of list) {
-      // The store's window test is trusted only as a pre-filter: a roster marks exactly the overlapping ones.
-      if (a.meta.deletedAt || !overlaps(a, session)) continue;
-      const mine = absences.get(a.studentId) ?? [];
-      mine.push(a);
-      absences.set(a.studentId, mine);
-    }
-  }
+  const absences =
+    session && team.students.length > 0
+      ? (
+          await absencesOfSessions(
+            store,
+            school.id,
+            team.students.map((s) => s.studentId),
+            [session],
+          )
+        ).get(session.id)!
+      : new Map<Id, PreExplainedAbsence[]>();
 
   let locationAddress: string | null = null;
   const loc = session?.location;
@@ -183,19 +199,20 @@ export async function loadRosterData(
   }
   const customFields = session ? await store.records.list(school.id, 'customFields') : [];
 
-  // What the session is (title, times, cancelled and why), in the same words as the feeds and pushes: the one
-  // decision in calendar/.
-  const decision = session
-    ? decideSession(
-        session,
-        createProjectionContext({
-          school: await loadSchoolInfo(store, school.id),
-          ...withTemplates(req.templates?.(school.id)),
-        }),
-        'staff',
-        { scope: 'team', id: team.id },
-      )
+  // What the session is (title, times, cancelled and why), in the same words as the feeds and pushes, and what
+  // its families are told: the one decision and projection in calendar/.
+  const ctx = session
+    ? createProjectionContext({
+        school: await loadSchoolInfo(store, school.id),
+        customFields,
+        students: team.students.map((m) => ({ ...m, id: m.studentId })),
+        teams: [team],
+        ...withTemplates(req.templates?.(school.id)),
+      })
     : null;
+  const scope = { scope: 'team' as const, id: team.id };
+  const decision = session && ctx ? decideSession(session, ctx, 'staff', scope) : null;
+  const toldFamilies = session && ctx ? familyFacts(session, ctx, scope) : [];
 
   return {
     school: { id: school.id, name: school.name, timeZone: school.timeZone },
@@ -205,6 +222,7 @@ export async function loadRosterData(
     absences,
     customFields,
     locationAddress,
+    toldFamilies,
     generatedAt: req.now ?? new Date(),
   };
 }

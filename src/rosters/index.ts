@@ -15,7 +15,14 @@ import {
   UnknownTemplateError,
 } from './template.ts';
 
-export { defaultSession, RosterError, resolveSchool, upcomingSessions } from './data.ts';
+export {
+  absencesOfSessions,
+  defaultSession,
+  loadRosterData,
+  RosterError,
+  resolveSchool,
+  upcomingSessions,
+} from './data.ts';
 export { fontSources, preloadFonts } from './fonts.ts';
 export type { RosterData, RosterSchool } from './sheet.ts';
 export {

@@ -1,6 +1,5 @@
 // What a roster says, independent of how it is drawn: header facts, columns and one row per student, in order.
-import { type SessionDecision, sessionTimeRange } from '../calendar/index.ts';
-import { familyReportOf } from '../domain/family-absence.ts';
+import { type SessionDecision, sessionTimeRange, whyOut } from '../calendar/index.ts';
 import type { CustomFieldMeta, Id, PreExplainedAbsence, Session, Team, TeamMember } from '../domain/types.ts';
 import { ACTION_MARK, conditionLines, MEDICAL_MARK } from './medical.ts';
 import {
@@ -32,6 +31,11 @@ export interface RosterData {
   customFields: CustomFieldMeta[];
   /** Address of the session's location when the session itself does not carry one. */
   locationAddress?: string | null;
+  /**
+   * What the team's families are told of the session besides time and place (meet time, uniform, transport), as
+   * their calendars say it (calendar/ `familyFacts`); empty without a session.
+   */
+  toldFamilies?: { label: string; value: string }[];
   generatedAt: Date;
 }
 
@@ -252,6 +256,9 @@ function factValue(fact: HeaderFact, data: RosterData, f: DateFormats): string |
     }
     case 'round':
       return session?.roundName || null;
+    case 'toldFamilies':
+      // Several lines, one per fact: facts() spreads them.
+      return null;
   }
 }
 
@@ -269,12 +276,22 @@ const factLabels: Record<HeaderFact, string> = {
   address: 'Address',
   opponent: 'Opponent',
   meetingTime: 'Meeting time',
+  toldFamilies: 'Families told',
   round: 'Round',
 };
 
 function facts(template: RosterTemplate, data: RosterData, f: DateFormats) {
   const out: { label: string; value: string }[] = [];
+  const told = template.header.includes('toldFamilies') ? (data.toldFamilies ?? []) : [];
+  // The families' meet time, where they are told one, is the sheet's: not a second, blank line to fill in.
+  const meetLabel = meetingTimeField(data.customFields)?.label;
+  const toldMeet = told.some((t) => t.label === meetLabel);
   for (const item of template.header) {
+    if (item === 'toldFamilies') {
+      out.push(...told);
+      continue;
+    }
+    if (item === 'meetingTime' && toldMeet) continue;
     if (typeof item === 'string') {
       const value = factValue(item, data, f);
       if (value) out.push({ label: factLabels[item], value });
@@ -332,22 +349,6 @@ function sorter(keys: SortKey[], team: Team, locale: string) {
   };
 }
 
-function absenceText(list: PreExplainedAbsence[], session: Session, f: DateFormats): string {
-  return list
-    .map((a) => {
-      const parts: string[] = [];
-      if (a.start > session.start) parts.push(`from ${f.time.format(new Date(a.start))}`);
-      if (a.end < session.end) parts.push(`until ${f.time.format(new Date(a.end))}`);
-      const when = parts.length > 0 ? ` (${parts.join(', ')})` : '';
-      // One a family reported on its calendar page says so, without the mark rostercal keeps in the reason.
-      const family = familyReportOf(a);
-      if (family) return `Family reported${family.words ? `: ${family.words}` : ''}${when}`;
-      const reason = a.reason.trim() || 'no reason given';
-      return `${a.explained ? 'Pre-explained' : 'Reported'}: ${reason}${when}`;
-    })
-    .join('\n');
-}
-
 function unreachable(value: never): never {
   throw new Error(`unhandled roster column ${String(value)}`);
 }
@@ -365,21 +366,6 @@ function sheetColumns(template: RosterTemplate): SheetColumn[] {
       align: c.align ?? (centred.has(c.field) ? 'center' : 'left'),
     };
   });
-}
-
-/** What the absence column says of a student for the sheet's session ('' when nothing). */
-function absenceOf(
-  m: TeamMember,
-  absences: PreExplainedAbsence[],
-  session: Session | null,
-  sessionIsToday: boolean,
-  f: DateFormats,
-): string {
-  const absence = session && absences.length > 0 ? absenceText(absences, session, f) : '';
-  if (!absence && sessionIsToday && m.absentToday) {
-    return `Absent today${m.absentReason?.trim() ? `: ${m.absentReason.trim()}` : ''}`;
-  }
-  return absence;
 }
 
 /** One student's cell in one column. `i`: the row's place on the sheet. */
@@ -462,6 +448,7 @@ export function buildSheet(template: RosterTemplate, data: RosterData, opts: She
   // The service's "absent today" is as of the pull: it only speaks for a session on the day the sheet is made.
   const sessionIsToday =
     session !== null && f.ymd.format(new Date(session.start)) === f.ymd.format(data.generatedAt);
+  const time = (iso: string) => f.time.format(new Date(iso));
 
   const columns = sheetColumns(template);
 
@@ -469,7 +456,9 @@ export function buildSheet(template: RosterTemplate, data: RosterData, opts: She
   let anyMarked = false;
   const members = team.students.slice().sort(sorter(template.sort, team, template.locale));
   const rows: SheetRow[] = members.map((m, i) => {
-    const absence = absenceOf(m, data.absences.get(m.studentId) ?? [], session, sessionIsToday, f);
+    const absence = session
+      ? whyOut(m, data.absences.get(m.studentId) ?? [], session, { sessionIsToday, time })
+      : '';
     const marked = absence !== '';
     const cells = columns.map((c) => memberCell(c.field, { m, i, absence, marked, positions }));
     const markCell = cells[markColumn];

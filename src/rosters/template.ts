@@ -20,6 +20,8 @@ export const headerFacts = [
   'address',
   'opponent',
   'meetingTime',
+  /** What the team's families are told of the session (meet time, uniform, transport): one line each. */
+  'toldFamilies',
   'round',
   'players',
 ] as const;
@@ -34,6 +36,7 @@ const sessionFacts: ReadonlySet<HeaderFact> = new Set([
   'address',
   'opponent',
   'meetingTime',
+  'toldFamilies',
   'round',
 ]);
 

@@ -307,6 +307,9 @@ export interface StaffSession {
 export type AuditAction =
   | 'roster'
   | 'roster-refused'
+  /** A session page on /staff (web/staff-session-page.ts): its roster, without or with medical and contact data. */
+  | 'session-roster'
+  | 'session-medical-contacts'
   | 'feed-rotate'
   | 'feeds-accept-store'
   | 'sign-in'

@@ -189,7 +189,7 @@ export function createRostersRouter(opts: RostersRouterOptions): express.Router 
 const NOT_STAFF = 'you are not staff of this school';
 
 /** Whether the principal may see this team's medical and guardian data (the school's allowed roles). */
-function seesSensitive(
+export function seesSensitive(
   p: Principal,
   schoolId: string,
   teamId: number,

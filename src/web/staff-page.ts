@@ -12,12 +12,13 @@ import {
   loadSchoolInfo,
   type ProjectionContext,
   type SessionDecision,
+  whyOut,
 } from '../calendar/index.ts';
-import type { Id } from '../domain/types.ts';
+import type { Id, PreExplainedAbsence } from '../domain/types.ts';
 import type { FeedTokens } from '../feeds/tokens.ts';
 import type { StaffMembership } from '../identity/directory.ts';
 import { canPrintSensitive, canSeeTeam, type SensitiveRole } from '../identity/roles.ts';
-import { overlaps } from '../rosters/data.ts';
+import { absencesOfSessions } from '../rosters/index.ts';
 import type { SchoolId, Store, Stored } from '../store/types.ts';
 import { html, type SafeHtml } from '../util/html.ts';
 import { sendPage } from './layouts.ts';
@@ -73,7 +74,12 @@ function localDate(at: Date, timeZone: string): string {
   }).format(at);
 }
 
-function rosterHref(schoolId: SchoolId, teamId: Id, template: string, session?: Id): string {
+/** The session page of one team's session (web/staff-session-page.ts): its roster, who is out and why. */
+export function sessionHref(schoolId: SchoolId, teamId: Id, sessionId: Id): string {
+  return `/staff/teams/${teamId}/sessions/${sessionId}?school=${encodeURIComponent(schoolId)}`;
+}
+
+export function rosterHref(schoolId: SchoolId, teamId: Id, template: string, session?: Id): string {
   return `/rosters/teams/${teamId}.pdf?template=${encodeURIComponent(template)}&school=${encodeURIComponent(schoolId)}${
     session !== undefined ? `&session=${session}` : ''
   }`;
@@ -83,9 +89,15 @@ function button(href: string, label: string, primary = false): SafeHtml {
   return html`<a class="btn${primary && ' primary'}" href="${href}">${label}</a>`;
 }
 
-/** What a list says of a session: its day and time, its title (home or away, result) and a cancelled one's why. */
-function sessionSays(d: SessionDecision, day: string): SafeHtml {
-  const head = html`<div><strong${d.cancelled && html` class="cancelled"`}>${day} ${d.time}</strong></div><div>${d.title}</div>`;
+/**
+ * What a list says of a session: its day and time, its title (home or away, result) and a cancelled one's why; with
+ * `href`, the day, time and title are one tap to its session page.
+ */
+function sessionSays(d: SessionDecision, day: string, href: string | null): SafeHtml {
+  const said = html`<strong${d.cancelled && html` class="cancelled"`}>${day} ${d.time}</strong><span>${d.title}</span>`;
+  const head = href
+    ? html`<a class="session" href="${href}">${said}</a>`
+    : html`<div class="session">${said}</div>`;
   if (!d.cancelled) return head;
   return html`${head}<div><span class="tag warn">cancelled</span>${
     d.cancellationReason && html` <span class="muted">${d.cancellationReason}</span>`
@@ -99,9 +111,51 @@ function sheetButtons(schoolId: SchoolId, teamId: Id, s: Session, label: string)
   }`;
 }
 
-function absenceText(count: number): SafeHtml {
-  if (count === 0) return html`no absences reported`;
-  return html`<strong>${count} ${count === 1 ? 'absence' : 'absences'} reported</strong>`;
+/** Who of these teams' students is out of the session, and why, as every staff output says it (calendar/). */
+function whoIsOut(
+  s: Session,
+  teams: Team[],
+  absences: Map<Id, PreExplainedAbsence[]> | undefined,
+  school: School,
+  today: string,
+): { name: string; why: string }[] {
+  const out: { name: string; why: string }[] = [];
+  const seen = new Set<Id>();
+  const opts = { sessionIsToday: when(s, school.timeZone).date === today, time: clockOf(school.timeZone) };
+  for (const t of teams)
+    for (const m of t.students) {
+      if (seen.has(m.studentId)) continue;
+      seen.add(m.studentId);
+      const why = whyOut(m, absences?.get(m.studentId) ?? [], s, opts);
+      if (why) out.push({ name: `${m.firstName} ${m.lastName}`.trim(), why: why.replace(/\n/g, '; ') });
+    }
+  return out.sort((a, b) => a.name.localeCompare(b.name));
+}
+
+const clocks = new Map<string, (iso: string) => string>();
+/** The school's wall clock of an instant, "15:30", as the sheets print it. */
+export function clockOf(timeZone: string): (iso: string) => string {
+  let f = clocks.get(timeZone);
+  if (!f) {
+    const fmt = new Intl.DateTimeFormat('en-GB', {
+      timeZone,
+      hour: '2-digit',
+      minute: '2-digit',
+      hourCycle: 'h23',
+    });
+    f = (iso) => fmt.format(new Date(iso));
+    clocks.set(timeZone, f);
+  }
+  return f;
+}
+
+/** Where the session is and who is out of it: each child named with the reason, never only a count. */
+function placeAndOut(place: string | undefined, out: { name: string; why: string }[]): SafeHtml {
+  const where = place ? `${place} · ` : '';
+  if (!out.length) return html`<div class="muted">${where}no absences reported</div>`;
+  return html`<div class="muted">${where}<strong>${out.length} ${out.length === 1 ? 'absence' : 'absences'} reported</strong></div><ul class="out">${out.map(
+    (o) => html`<li><strong>${o.name}</strong> · ${o.why}</li>`,
+  )}</ul>`;
 }
 
 const HIDDEN_NOTE = html`<p class="muted">Hidden in the school’s system: students and families do not see it listed there. Its calendar link reaches only those staff give it to.</p>`;
@@ -142,16 +196,26 @@ function byTeamOf(sessions: Session[]): Map<Id, Session[]> {
   return byTeam;
 }
 
-/** One team's card: its roster and sheets, its next sessions folded away, the families' calendar page. */
+/** What the page reads once for a school and hands every card: its projection, and who is out of each session. */
+interface Listing {
+  school: School;
+  ctx: ProjectionContext;
+  /** Per session, the absences of its students that overlap it (rosters/ reads them as the sheets do). */
+  absences: Map<Id, Map<Id, PreExplainedAbsence[]>>;
+  /** The school's calendar date today. */
+  today: string;
+}
+
+/** One team's card: its roster and sheets, its next sessions (with who is out) folded away, the families' page. */
 async function teamCard(
   opts: StaffPageOptions,
-  school: School,
-  ctx: ProjectionContext,
+  at: Listing,
   team: Team,
   sessions: Session[],
   membership: StaffMembership | null,
   anchor: string,
 ): Promise<SafeHtml> {
+  const { school, ctx } = at;
   const upcoming = sessions.slice(0, SESSIONS_SHOWN);
   const feed = await opts.tokens.ensureIfVouched(school.id, 'team', team.id);
   const sensitiveTemplate = opts.sensitiveTemplate ?? 'medical-and-guardian-contacts';
@@ -162,9 +226,10 @@ async function teamCard(
     // Title (home or away, result), times and cancelled-and-why as calendar/ decides them for every output.
     const d = decideSession(s, ctx, 'staff', { scope: 'team', id: team.id });
     const w = when(s, school.timeZone);
-    if (d.cancelled) return html`<li data-session="${s.id}">${sessionSays(d, w.day)}</li>`;
-    const place = s.location?.name && html`<div class="muted">${s.location.name}</div>`;
-    return html`<li data-session="${s.id}">${sessionSays(d, w.day)}${place}<div class="actions">${sheetButtons(school.id, team.id, s, `${w.day} ${d.time}`)}</div></li>`;
+    const says = sessionSays(d, w.day, sessionHref(school.id, team.id, s.id));
+    if (d.cancelled) return html`<li data-session="${s.id}">${says}</li>`;
+    const out = placeAndOut(s.location?.name, whoIsOut(s, [team], at.absences.get(s.id), school, at.today));
+    return html`<li data-session="${s.id}">${says}${out}<div class="actions">${sheetButtons(school.id, team.id, s, `${w.day} ${d.time}`)}</div></li>`;
   });
   const actions = html`${button(rosterHref(school.id, team.id, 'team-roster'), 'Team roster')}${
     sensitive && button(rosterHref(school.id, team.id, sensitiveTemplate), 'Medical & contacts')
@@ -174,7 +239,7 @@ async function teamCard(
     feed?.token &&
     html`<div class="actions">${button(`/feeds/${feed.token}`, 'Team calendar (the page for families)')}</div>`;
   const summary = rows.length
-    ? `${upcoming.length === 1 ? 'Next session' : `Next ${upcoming.length} sessions`}, sheets${calendar ? ' and calendar' : ''}`
+    ? `${upcoming.length === 1 ? 'Next session' : `Next ${upcoming.length}`}: who is out, sheets${calendar ? ', calendar' : ''}`
     : 'Team calendar';
   const folded =
     (rows.length > 0 || calendar) &&
@@ -184,53 +249,37 @@ async function teamCard(
   }<div class="actions">${actions}</div>${!rows.length && html`<p class="muted">No sessions in the next 30 days.</p>`}${folded}</section>`;
 }
 
-/** Today's sessions of the person's own teams, then the next few, soonest first; with absences and sheets. */
-async function todayAndNext(
-  opts: StaffPageOptions,
-  school: School,
-  ctx: ProjectionContext,
-  own: Team[],
-  sessions: Session[],
-  at: Date,
-  anchor: string,
-): Promise<SafeHtml> {
+/** Today's sessions of the person's own teams, then the next few, soonest first; who is out of each, and sheets. */
+function todayAndNext(at: Listing, own: Team[], shown: Session[], anchor: string): SafeHtml {
   if (!own.length) return html``;
+  const { school, ctx } = at;
   const section = (inner: SafeHtml) =>
     html`<section class="card" id="${anchor}"><h2>Today and next</h2>${inner}</section>`;
-  const ownIds = new Set(own.map((t) => t.id));
-  const today = localDate(at, school.timeZone);
-  const mine = sessions.filter((s) => s.teams.some((t) => ownIds.has(t.id)));
-  const todays = mine.filter((s) => when(s, school.timeZone).date === today);
-  const shown = [...todays, ...mine.filter((s) => !todays.includes(s)).slice(0, NEXT_SHOWN)];
   if (!shown.length)
     return section(html`<p class="muted">None of your teams has a session in the next 30 days.</p>`);
-  const students = new Map(own.map((t) => [t.id, new Set(t.students.map((s) => s.studentId))]));
-  const absences = (
-    await opts.store.records.listAbsences(school.id, {
-      studentIds: [...new Set(own.flatMap((t) => t.students.map((s) => s.studentId)))],
-      from: shown.reduce((m, s) => (s.start < m ? s.start : m), shown[0]!.start),
-      to: shown.reduce((m, s) => (s.end > m ? s.end : m), shown[0]!.end),
-    })
-  ).filter((a) => !a.meta.deletedAt);
   const byTeam = new Map(own.map((t) => [t.id, t]));
   const rows = shown.map((s) => {
     const w = when(s, school.timeZone);
     const teams = s.teams.flatMap((t) => byTeam.get(t.id) ?? []);
-    const day = w.date === today ? 'Today' : w.day;
+    const day = w.date === at.today ? 'Today' : w.day;
     const d = decideSession(s, ctx, 'staff', { scope: 'team', id: teams[0]!.id });
-    if (d.cancelled) return html`<li data-session="${s.id}">${sessionSays(d, day)}</li>`;
-    const away = new Set(
-      absences
-        .filter((a) => overlaps(a, s) && teams.some((t) => students.get(t.id)?.has(a.studentId)))
-        .map((a) => a.studentId),
-    );
-    const place = s.location?.name && `${s.location.name} · `;
+    const says = sessionSays(d, day, sessionHref(school.id, teams[0]!.id, s.id));
+    if (d.cancelled) return html`<li data-session="${s.id}">${says}</li>`;
+    const out = placeAndOut(s.location?.name, whoIsOut(s, teams, at.absences.get(s.id), school, at.today));
     const sheets = teams.map((t) =>
       sheetButtons(school.id, t.id, s, teams.length > 1 ? `${d.time} · ${t.name}` : d.time),
     );
-    return html`<li data-session="${s.id}">${sessionSays(d, day)}<div class="muted">${place}${absenceText(away.size)}</div><div class="actions">${sheets}</div></li>`;
+    return html`<li data-session="${s.id}">${says}${out}<div class="actions">${sheets}</div></li>`;
   });
   return section(html`<ul class="sessions">${rows}</ul>`);
+}
+
+/** Today's sessions of these teams, then the next NEXT_SHOWN. */
+function nextOf(own: Team[], sessions: Session[], today: string, timeZone: string): Session[] {
+  const ownIds = new Set(own.map((t) => t.id));
+  const mine = sessions.filter((s) => s.teams.some((t) => ownIds.has(t.id)));
+  const todays = mine.filter((s) => when(s, timeZone).date === today);
+  return [...todays, ...mine.filter((s) => !todays.includes(s)).slice(0, NEXT_SHOWN)];
 }
 
 /** One school's part of the page: the person's role, today and next, their teams' cards (an admin's search). */
@@ -252,11 +301,28 @@ async function schoolPart(
   const carded = q && search ? search.found : [...own, ...others];
   const sessions = await sessionsOf(opts, school, [...carded, ...own], at);
   const templates = opts.templates?.(school.id);
-  const ctx = createProjectionContext({
-    school: await loadSchoolInfo(opts.store, school.id),
-    ...(templates ? { templates } : {}),
-  });
+  const today = localDate(at, school.timeZone);
   const byTeam = byTeamOf(sessions);
+  const next = nextOf(own, sessions, today, school.timeZone);
+  // Who is out of every session the page lists, read once (the absences the sheets mark).
+  const listed = new Set([
+    ...next,
+    ...carded.flatMap((t) => (byTeam.get(t.id) ?? []).slice(0, SESSIONS_SHOWN)),
+  ]);
+  const listing: Listing = {
+    school,
+    ctx: createProjectionContext({
+      school: await loadSchoolInfo(opts.store, school.id),
+      ...(templates ? { templates } : {}),
+    }),
+    absences: await absencesOfSessions(
+      opts.store,
+      school.id,
+      [...carded, ...own].flatMap((t) => t.students.map((m) => m.studentId)),
+      [...listed].filter((s) => !s.cancelled),
+    ),
+    today,
+  };
   const cards = async (teams: Team[]) => {
     // One after the other: a card may issue the team's feed token (a write).
     const out: SafeHtml[] = [];
@@ -264,8 +330,7 @@ async function schoolPart(
       out.push(
         await teamCard(
           opts,
-          school,
-          ctx,
+          listing,
           t,
           byTeam.get(t.id) ?? [],
           membership,
@@ -292,7 +357,7 @@ async function schoolPart(
     : 'admin token';
   return html`<h1>${school.name}</h1><p class="muted">Signed in as ${role}.${
     isAdmin && html` <a href="/admin">Admin pages</a>`
-  }</p>${await todayAndNext(opts, school, ctx, own, sessions, at, manySchools ? `next-${school.id}` : 'next')}<div class="actions">${ownFeed}</div>${search?.form}${body}`;
+  }</p>${todayAndNext(listing, own, next, manySchools ? `next-${school.id}` : 'next')}<div class="actions">${ownFeed}</div>${search?.form}${body}`;
 }
 
 /** The sessions of these teams in the next 30 days, soonest first. */

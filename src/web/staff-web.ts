@@ -19,6 +19,7 @@ import { staffPageText } from './layouts.ts';
 import { createRostersRouter, type RosterSchool } from './rosters.ts';
 import { createStaffAuth, type StaffAuth } from './staff-auth.ts';
 import { createStaffPageRouter } from './staff-page.ts';
+import { createSessionPageRouter } from './staff-session-page.ts';
 
 export interface StaffWebSettings {
   /** null: no identity provider (only ADMIN_TOKEN gets in), unless `demo` is set. */
@@ -122,6 +123,13 @@ export function createStaffWeb(opts: StaffWebOptions): StaffWeb {
       schools: opts.schools,
       sensitiveRoles: opts.sensitiveRoles,
       templates: (id) => opts.config.schools.find((s) => s.id === id)?.eventTemplates,
+      ...(opts.now ? { now: opts.now } : {}),
+    }),
+    createSessionPageRouter({
+      store: opts.store,
+      auth,
+      schools: opts.config.schools,
+      sensitiveRoles: opts.sensitiveRoles,
       ...(opts.now ? { now: opts.now } : {}),
     }),
     createAdminRouter({ store: opts.store, config: opts.config, auth, tokens: opts.tokens }),

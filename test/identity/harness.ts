@@ -3,6 +3,7 @@
 // authorization-code + PKCE flow over HTTP with a cookie jar per browser, exactly as a browser would.
 import express from 'express';
 import pino from 'pino';
+import type { FamilyAbsences } from '../../src/families/absences.ts';
 import { createDemoIdp } from '../../src/identity/demo-idp.ts';
 import type { DemoPerson } from '../../src/identity/demo-people.ts';
 import type { SensitiveRole } from '../../src/identity/roles.ts';
@@ -59,6 +60,8 @@ export async function startStaffSite(
     publicUrl?: string;
     /** The clock /staff lists upcoming sessions by (default the real one). */
     now?: () => Date;
+    /** Families' "can't make it" on the calendar pages (the school's `families.reportAbsences` on). */
+    absences?: FamilyAbsences;
   },
 ): Promise<StaffSite> {
   const publicUrl = opts.publicUrl ?? `http://127.0.0.1:${opts.port}`;
@@ -98,6 +101,7 @@ export async function startStaffSite(
     logger: log,
     now: () => new Date(h.sandbox.now()),
     feedRateLimit: false,
+    ...(opts.absences ? { absences: opts.absences } : {}),
     routers: { '/': staff.router },
   });
   const server = await startServer(app, { port: opts.port, host: '127.0.0.1' });

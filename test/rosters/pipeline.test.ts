@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadProjectionContext, projectSession } from '../../src/calendar/index.ts';
 import { parseSchool, type SchoolConfig } from '../../src/config.ts';
 import type { PreExplainedAbsence, Session, Team } from '../../src/domain/types.ts';
 import { generateRoster } from '../../src/rosters/index.ts';
@@ -238,6 +239,62 @@ describe('match-day sheet', () => {
       expect(containsText(text, fullName(coach))).toBe(true);
     }
     await pagePng(roster.pdf, 'match-day-sheet');
+  });
+
+  it('the match-day sheet says what the families are told (meet time, uniform, transport) and each child’s year', async () => {
+    // An away fixture, whose families are told how they travel (issue 43: the sheet knew less than they did).
+    let pick: { team: Team; session: Session } | null = null;
+    for (const team of teams) {
+      const sessions = await store.records.listSessions(SCHOOL, { teamIds: [team.id] });
+      const session = sessions.find((s) => {
+        const own = s.teams.find((t) => t.id === team.id)?.customFieldsData;
+        return (
+          s.scored && !s.cancelled && typeof own?.transport === 'string' && typeof own?.uniform === 'string'
+        );
+      });
+      if (session && team.students.some((m) => m.yearGroup)) {
+        pick = { team, session };
+        break;
+      }
+    }
+    expect(pick).not.toBeNull();
+    const { team, session } = pick!;
+    // What the team's families read on their calendar page: the guardian projection of the session.
+    const ctx = await loadProjectionContext(store, SCHOOL);
+    const family = projectSession(session as Parameters<typeof projectSession>[0], ctx, 'guardian', {
+      scope: 'team',
+      id: team.id,
+    })!.description;
+    const own = session.teams.find((t) => t.id === team.id)!.customFieldsData;
+    for (const line of [
+      `Uniform: ${own.uniform}`,
+      `Transport: ${own.transport}`,
+      `Meet time: ${own.meet_time}`,
+    ])
+      expect(family).toContain(line);
+    const roster = await generateRoster(store, {
+      schoolId: SCHOOL,
+      teamId: team.id,
+      sessionId: session.id,
+      template: 'match-day-sheet',
+    });
+    const layout = await pdfText(roster.pdf, { layout: true });
+    for (const [label, value] of [
+      ['Uniform', own.uniform],
+      ['Transport', own.transport],
+      ['Meet time', own.meet_time],
+    ] as const)
+      expect(layout, label).toMatch(
+        new RegExp(`${label}:?\\s+${String(value).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`),
+      );
+    // Nothing the families are not told: the staff-only fields stay off this part of the sheet.
+    expect(layout).not.toContain('Students on the bus');
+    // The Year column: each child's year on their own row (two children of one name told apart).
+    for (const m of team.students.filter((x) => x.yearGroup)) {
+      const line = layout.split('\n').find((l) => containsText(l, fullName(m)));
+      expect(line, fullName(m)).toContain(m.yearGroup!.name);
+    }
+    await pagePng(roster.pdf, 'match-day-sheet-families');
   });
 
   it('refuses a session that is not the team’s, and a template that needs a fixture for a practice', async () => {

@@ -32,6 +32,8 @@ let hiddenCoach: StaffUser;
 let hiddenTeam: string;
 let ownTeamIds: ReadonlySet<number>;
 let nextAbsent: number;
+/** The two students reported away from the next session, by name. */
+let dentist: string[];
 const contexts: BrowserContext[] = [];
 
 beforeAll(async () => {
@@ -61,6 +63,7 @@ beforeAll(async () => {
     .filter((s) => !s.cancelled)
     .sort((a, b) => a.start.localeCompare(b.start))[0]!;
   const team = teams.find((t) => t.id === next.teams.find((x) => ownTeamIds.has(x.id))!.id)!;
+  dentist = team.students.slice(0, 2).map((s) => `${s.firstName} ${s.lastName}`);
   await h.client.createAbsences(
     team.students.slice(0, 2).map((s) => ({
       studentId: s.studentId,
@@ -131,7 +134,7 @@ describe('/staff for a coach of six teams', () => {
     // The first thing under the heading: the coming sessions across the coach's own teams, soonest first.
     const next = page.locator('#next');
     await expect(next.locator('h2').textContent()).resolves.toMatch(/today and next/i);
-    const items = await next.locator('li').evaluateAll((els) =>
+    const items = await next.locator('li[data-session]').evaluateAll((els) =>
       els.map((e) => ({
         text: (e.textContent ?? '').replace(/\s+/g, ' '),
         session: e.getAttribute('data-session'),
@@ -145,8 +148,10 @@ describe('/staff for a coach of six teams', () => {
     const starts = items.map((i) => sessions.find((s) => String(s.id) === i.session)!.start);
     expect(starts).toEqual([...starts].sort());
     for (const item of items) expect(item.text).toMatch(TIME);
-    // The next session shows the absences reported for it (the two above among them).
+    // The next session shows the absences reported for it, each child named with the reason (issue 43: never
+    // only a count).
     expect(items[0]!.text).toContain(`${nextAbsent} absences reported`);
+    for (const name of dentist) expect(items[0]!.text).toContain(`${name} · Pre-explained: Dentist`);
 
     // Every sheet on the page says which session it is by its time, not only its day.
     const labels = await page.locator('a', { hasText: /sheet/i }).allTextContents();
