@@ -641,6 +641,47 @@ const runUpstreamSkew: Migration = {
   },
 };
 
+/**
+ * Families' absence reports reserved in the store before the upstream write, one per (school, child, session),
+ * and their acts per client address: what every replica decides by (issue 40).
+ */
+const familyAbsenceActs: Migration = {
+  name: '0025_i40_family_absence_acts',
+  async up(db, dialect) {
+    await db.schema
+      .createTable('family_absence_acts')
+      .addColumn('school_id', 'text', (c) => c.notNull())
+      .addColumn('student_id', 'bigint', (c) => c.notNull())
+      .addColumn('session_id', 'bigint', (c) => c.notNull())
+      .addColumn('link_id', 'text', (c) => c.notNull())
+      .addColumn('state', 'text', (c) => c.notNull())
+      .addColumn('absence_id', 'bigint')
+      .addColumn('start_at', 'text', (c) => c.notNull())
+      .addColumn('end_at', 'text', (c) => c.notNull())
+      .addColumn('reserved_at', 'text', (c) => c.notNull())
+      .addColumn('updated_at', 'text', (c) => c.notNull())
+      .addPrimaryKeyConstraint('family_absence_acts_pk', ['school_id', 'student_id', 'session_id'])
+      .execute();
+    await db.schema
+      .createIndex('family_absence_acts_state')
+      .on('family_absence_acts')
+      .columns(['state', 'updated_at'])
+      .execute();
+    await db.schema
+      .createTable('family_address_acts')
+      .addColumn('id', ...serialKey(dialect))
+      .addColumn('school_id', 'text', (c) => c.notNull())
+      .addColumn('address_key', 'text', (c) => c.notNull())
+      .addColumn('at', 'text', (c) => c.notNull())
+      .execute();
+    await db.schema
+      .createIndex('family_address_acts_key')
+      .on('family_address_acts')
+      .columns(['school_id', 'address_key', 'at'])
+      .execute();
+  },
+};
+
 export const MIGRATIONS: readonly Migration[] = [
   initial,
   staffSessionsAndAudit,
@@ -658,6 +699,7 @@ export const MIGRATIONS: readonly Migration[] = [
   installationUidDomain,
   renderPasses,
   runUpstreamSkew,
+  familyAbsenceActs,
 ];
 
 /** Applies pending migrations; returns the names applied (empty when the schema was current). */

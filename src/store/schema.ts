@@ -246,7 +246,33 @@ export type DB = { [T in SnapshotTableName]: SnapshotTable } & { [T in JoinTable
   missing_records: MissingRecordsTable;
   staff_sessions: StaffSessionsTable;
   audit_log: AuditLogTable;
+  family_absence_acts: FamilyAbsenceActsTable;
+  family_address_acts: FamilyAddressActsTable;
 };
+
+/** A family's report of a child's absence from a session, reserved before the upstream write (issue 40). */
+export interface FamilyAbsenceActsTable {
+  school_id: string;
+  student_id: number;
+  session_id: number;
+  /** The reporting link's id (domain/family-absence.ts), as the absence's mark carries it. */
+  link_id: string;
+  /** pending | unknown | reported | undoing */
+  state: string;
+  absence_id: number | null;
+  start_at: string;
+  end_at: string;
+  reserved_at: string;
+  updated_at: string;
+}
+
+/** One act (a report or an undo) from a client address, for the per-address limit every replica shares. */
+export interface FamilyAddressActsTable {
+  id: Generated<number>;
+  school_id: string;
+  address_key: string;
+  at: string;
+}
 
 export interface FeedEventVersionsTable {
   school_id: string;

@@ -3,6 +3,7 @@
 // dialect setup (index.ts), the driver (sqlite-dialect.ts), the bulk statements (sql-context.ts) and the
 // migrations.
 import { type Kysely, sql } from 'kysely';
+import { SqlFamilyActs } from './family-acts-repository.ts';
 import { SqlFeedLinks } from './feed-links-repository.ts';
 import { type Dialect, pendingMigrations, runMigrations } from './migrations.ts';
 import { SqlPush } from './push-repository.ts';
@@ -35,6 +36,7 @@ export class SqlStore implements Store {
   readonly links: SqlFeedLinks;
   readonly push: SqlPush;
   readonly access: SqlStaffAccess;
+  readonly families: SqlFamilyActs;
   readonly #ctx: SqlContext;
   readonly #checkIntegrity: (() => Promise<string | null>) | undefined;
 
@@ -50,6 +52,7 @@ export class SqlStore implements Store {
     this.links = new SqlFeedLinks(ctx);
     this.push = new SqlPush(ctx);
     this.access = new SqlStaffAccess(ctx);
+    this.families = new SqlFamilyActs(ctx);
   }
 
   async migrate(): Promise<string[]> {

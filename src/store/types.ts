@@ -585,6 +585,79 @@ export interface StaffAccessRepository {
   pruneAudit(before: Instant): Promise<number>;
 }
 
+/** Where a family's report of a child's absence from a session stands (families/absences.ts, issue 40). */
+export type AbsenceActState =
+  /** Reserved; the upstream write is under way (or its replica stopped before it ended). */
+  | 'pending'
+  /** Written, but its answer was lost (a 5xx, a cut, a timeout): the settle step reads it back. */
+  | 'unknown'
+  | 'reported'
+  /** Its undo is under way, or its answer was lost. */
+  | 'undoing';
+
+export interface AbsenceAct {
+  schoolId: SchoolId;
+  studentId: Id;
+  sessionId: Id;
+  linkId: string;
+  state: AbsenceActState;
+  absenceId: Id | null;
+  /** The session's times when it was reserved: what the absence covers upstream. */
+  start: Instant;
+  end: Instant;
+  reservedAt: Instant;
+  updatedAt: Instant;
+}
+
+export type AbsenceActKey = Pick<AbsenceAct, 'schoolId' | 'studentId' | 'sessionId'>;
+
+export type Reservation =
+  | { taken: true }
+  /** One stands for this child and session already: the answer comes from it. */
+  | { taken: false; existing: AbsenceAct }
+  /** The child has `standing` reports reserved since the limit's start: as many as it allows. */
+  | { taken: false; standing: number };
+
+/**
+ * Families' acts as every replica decides them: a report of a child's absence is reserved here, atomically, before
+ * the upstream write (one per school, child and session; at most `max` standing for a child), and each act of a
+ * client address is counted here for its limit.
+ */
+export interface FamilyActsRepository {
+  /**
+   * Takes the reservation of `act`'s (school, child, session) unless one stands, or the child has `max` standing
+   * reservations made at or after `since`. `then` runs inside the same transaction once it is taken (an audit
+   * record): when it fails, nothing is reserved.
+   */
+  reserveAbsence(
+    act: AbsenceAct,
+    limit: { max: number; since: Instant },
+    then?: () => Promise<unknown>,
+  ): Promise<Reservation>;
+  getAbsenceAct(key: AbsenceActKey): Promise<AbsenceAct | null>;
+  /** The acts of these children (of one school), any state. */
+  listAbsenceActs(schoolId: SchoolId, studentIds: readonly Id[]): Promise<AbsenceAct[]>;
+  /** Acts in these states last changed before `before` (every school): what the settle step looks at. */
+  listUnsettledAbsenceActs(states: readonly AbsenceActState[], before: Instant): Promise<AbsenceAct[]>;
+  /** Moves an act on, only from one of the states `from` (false: it was not in one); upserts when `from` has null. */
+  moveAbsenceAct(
+    act: AbsenceAct,
+    from: readonly (AbsenceActState | null)[],
+    then?: () => Promise<unknown>,
+  ): Promise<boolean>;
+  /** Ends an act (withdrawn, or never made), only from one of the states `from`. */
+  releaseAbsenceAct(key: AbsenceActKey, from: readonly AbsenceActState[]): Promise<boolean>;
+  /**
+   * Counts an act of a client address unless it made `max` since `since` (then: when the oldest of those was).
+   * Older acts of that address are forgotten.
+   */
+  takeAddressAct(
+    schoolId: SchoolId,
+    addressKey: string,
+    limit: { at: Instant; since: Instant; max: number },
+  ): Promise<{ ok: true } | { ok: false; oldest: Instant }>;
+}
+
 /**
  * The store: one database (one Kysely instance, one transaction context) seen through small repositories. A
  * consumer takes only the repositories it uses (`Pick<Store, 'records' | 'feeds'>`); a transaction opened here
@@ -617,4 +690,5 @@ export interface Store {
   readonly links: FeedLinksRepository;
   readonly push: PushRepository;
   readonly access: StaffAccessRepository;
+  readonly families: FamilyActsRepository;
 }

@@ -18,6 +18,7 @@ import {
   studentTeam,
   team,
 } from './fixtures.ts';
+import { describeFamilyActsContract } from './family-acts-contract.ts';
 import { describeStaffAccessContract } from './staff-access-contract.ts';
 
 export interface TestDb {
@@ -1233,5 +1234,6 @@ export function describeStoreContract(name: string, createDb: () => Promise<Test
     });
 
     describeStaffAccessContract(() => store);
+    describeFamilyActsContract(() => store);
   });
 }
