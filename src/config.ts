@@ -155,8 +155,8 @@ export const schoolSchema = z.strictObject({
   /**
    * What families may do from their calendar pages. `reportAbsences`: "Can't make it?" on a child's page and on
    * family pages writes a pre-explained absence upstream (src/families/absences.ts); off unless the school turns
-   * it on. The limits hold per link and child (counted in the audit log, so across replicas) and per client
-   * address (in each process).
+   * it on. The limits hold per child (standing reports made in the last 24 hours) and per client address (acts in
+   * the last hour), both counted in the store, so across replicas.
    */
   families: z
     .strictObject({

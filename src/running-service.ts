@@ -2,7 +2,9 @@
 // first pull, scheduler), pre-rendered feeds, rosters, the staff dashboard and the web server, wired together once.
 // Each part stays ignorant of the others; this file is the only place that knows them all.
 import type { Config, SchoolConfig } from './config.ts';
+import { startSettling } from './families/absence-settle.ts';
 import { clearRefusal } from './families/absence-state.ts';
+import { familyClients } from './families/absence-upstream.ts';
 import { FamilyAbsences } from './families/absences.ts';
 import { listFeedDefs } from './feeds/feed-defs.ts';
 import { FeedService } from './feeds/feed-service.ts';
@@ -113,12 +115,13 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
     // A refusal to write absences (403) is remembered until serve starts again: perhaps with a token that may.
     if (!store.readOnly)
       for (const s of config.schools) if (s.families.reportAbsences) await clearRefusal(store, s.id);
-    const absences = new FamilyAbsences({
-      store,
-      schools: config.schools,
-      clientFor: (school) => sync.clientFor(school),
-      log,
-    });
+    // A family's act has a short budget of its own (not the pull's retries); acts whose answer was lost are settled
+    // by reading them back, every few seconds, on every replica.
+    const absences = new FamilyAbsences({ store, schools: config.schools, clientFor: familyClients(), log });
+    if (!store.readOnly && config.schools.some((s) => s.families.reportAbsences)) {
+      const settling = startSettling(absences.settleDeps);
+      cleanup.unshift(() => settling.stop());
+    }
     const demoMode = config.schools.every((s) => s.demo);
     const staff = await staffWeb({
       opts,

@@ -1,31 +1,48 @@
 // "Can't make it": a family reports, from its calendar page, that its child will miss a session, and may take it
 // back until the session starts. The report is a pre-explained absence written upstream (POST/DELETE
 // /pre-explained-absences) for the child and the session's times, its reason marked as the family's
-// (domain/family-absence.ts). The upstream's answer is the truth: what it accepted is written to the store at once
-// (so the coach's sheet need not wait for the next pull, and an undo is not left standing until the next full
-// pull, the only one that sees deletions); what it refused, or never answered, leaves nothing behind.
+// (domain/family-absence.ts). What the upstream accepted is written to the store at once (so the coach's sheet
+// need not wait for the next pull, and an undo is not left standing until the next full pull).
 //
-// The spec gives POST no idempotency key, so a retried report (a double tap, a reload, an answer lost on the way
-// back) is made harmless here: each (school, child, session) is written under a lock, and the upstream is read
-// again under it before anything is created; an absence this page already reported for that child and session
-// is the answer.
+// Exactly once, whatever the replicas (issue 40): the spec gives POST no idempotency key, so a report is first
+// reserved in the store every replica shares, one per (school, child, session), with its audit record in the same
+// transaction; only the request that took the reservation writes upstream, and every other one (a double tap, a
+// reload, another replica) is answered from it. A store that cannot record the act means nothing is sent. The
+// reservation also carries the per-child limit (standing reports made in the last 24 hours, counted under one lock)
+// and the act's state: a write whose answer was lost is 'unknown' until the settle step (absence-settle.ts) reads
+// the child's absences back by the mark; an undo removes every absence this link made for that child and session.
 //
 // A feed link becomes, for this one act, a capability to write: only a child's link, or a family link holding that
 // child's link (still current), may act for the child; each act is audited under the link's id; acts are limited
-// per link and child (counted in the audit log) and per client address (in this process).
+// per child and per client address, both in the store. Each act has its own short budget (absence-upstream.ts).
 import type { SchoolConfig } from '../config.ts';
 import { familyReason, familyReportOf, linkIdOf } from '../domain/family-absence.ts';
 import type { Id, PreExplainedAbsence } from '../domain/types.ts';
 import type { Logger } from '../log.ts';
 import { silentLogger } from '../log.ts';
-import type { AuditAction, SchoolId, Store, Stored } from '../store/types.ts';
+import type { AbsenceAct, AbsenceActState, AuditAction, SchoolId, Store, Stored } from '../store/types.ts';
 import type { UpstreamClient } from '../upstream/api.ts';
-import { ForbiddenError, NotFoundError, UpstreamError } from '../upstream/errors.ts';
+import { InvalidResponseError, NotFoundError } from '../upstream/errors.ts';
 import { addressKey } from '../util/address-key.ts';
-import { TokenBuckets } from '../util/token-bucket.ts';
+import {
+  type Act,
+  BEING_UNDONE,
+  limitReached,
+  notMade,
+  notRecorded,
+  type Outcome,
+  refuse,
+  tooMany,
+} from './absence-outcomes.ts';
 import { absenceReporting, recordRefusal } from './absence-state.ts';
+import { absencesUpstream, markedBy, writeOutcome } from './absence-upstream.ts';
+import { absenceView } from './absence-view.ts';
+
+export type { Outcome } from './absence-outcomes.ts';
+export type { AbsenceView, ReportedAbsence } from './absence-view.ts';
 
 const DAY_MS = 86_400_000;
+const HOUR_MS = 3_600_000;
 
 /** A link that may act for children: a child's own feed link, or a family link. */
 export interface ReportingLink {
@@ -42,31 +59,12 @@ export interface ReportingLink {
   shown: ReadonlySet<Id>;
 }
 
-export interface ReportedAbsence {
-  absenceId: Id;
-  studentId: Id;
-  label: string;
-  /** Reported through this very link: it may undo it (until the session starts). */
-  undoable: boolean;
-}
-
-/** What a page shows per session it lists: who may still report, and what was reported. */
-export interface AbsenceView {
-  offers: Map<Id, { studentId: Id; label: string }[]>;
-  reported: Map<Id, ReportedAbsence[]>;
-}
-
-export type Outcome =
-  | {
-      ok: true;
-      kind: 'reported' | 'already-reported' | 'withdrawn' | 'already-withdrawn';
-      sessionId: Id | null;
-    }
-  | { ok: false; status: number; message: string; retryAfterS?: number };
+export type FamilyStore = Pick<Store, 'records' | 'access' | 'readOnly' | 'families'>;
 
 export interface FamilyAbsencesOptions {
-  store: Pick<Store, 'records' | 'access' | 'readOnly'>;
+  store: FamilyStore;
   schools: readonly SchoolConfig[];
+  /** The upstream client of a school's family acts: a short budget (absence-upstream.ts `familyClients`). */
   clientFor: (school: SchoolConfig) => UpstreamClient;
   now?: () => Date;
   log?: Logger;
@@ -77,17 +75,16 @@ export function actorOf(link: Pick<ReportingLink, 'kind' | 'tokenHash'>): string
   return `${link.kind} link ${linkIdOf(link.tokenHash)}`;
 }
 
-const UNREACHABLE =
-  'The school\u2019s system could not be reached, so nothing was reported. Try again in a few minutes, or tell the coach directly.';
+type Audit = (action: AuditAction, detail: string) => Promise<void>;
+type Child = { studentId: Id; label: string };
+type Session = Stored<'sessions'>;
 
 export class FamilyAbsences {
-  readonly #store: Pick<Store, 'records' | 'access' | 'readOnly'>;
+  readonly #store: FamilyStore;
   readonly #schools: Map<SchoolId, SchoolConfig>;
   readonly #clientFor: (school: SchoolConfig) => UpstreamClient;
   readonly #now: () => Date;
   readonly #log: Logger;
-  readonly #locks = new Map<string, Promise<unknown>>();
-  readonly #perAddress = new Map<SchoolId, TokenBuckets>();
 
   constructor(opts: FamilyAbsencesOptions) {
     this.#store = opts.store;
@@ -104,33 +101,25 @@ export class FamilyAbsences {
   }
 
   /** What the page of this link shows for these sessions; null when it offers nothing (off, or no child). */
-  async view(link: ReportingLink, sessionIds: readonly Id[]): Promise<AbsenceView | null> {
+  async view(link: ReportingLink, sessionIds: readonly Id[]) {
     if (!link.children.length || !(await this.available(link.schoolId))) return null;
     const now = this.#now();
-    const sessions = await this.#sessionsOf(link, now);
-    const reported = await this.#reportedFor(link, now);
-    const view: AbsenceView = { offers: new Map(), reported: new Map() };
-    const mine = linkIdOf(link.tokenHash);
-    for (const id of sessionIds) {
-      const offers: { studentId: Id; label: string }[] = [];
-      const done: ReportedAbsence[] = [];
-      for (const child of link.children) {
-        const s = sessions.get(child.studentId)?.get(id);
-        if (!s) continue;
-        const hit = reported.find((a) => a.studentId === child.studentId && overlaps(a, s));
-        if (hit)
-          done.push({
-            absenceId: hit.id,
-            studentId: child.studentId,
-            label: child.label,
-            undoable: familyReportOf(hit)?.linkId === mine,
-          });
-        else offers.push(child);
-      }
-      if (offers.length) view.offers.set(id, offers);
-      if (done.length) view.reported.set(id, done);
-    }
-    return view;
+    const acts = await this.#store.families
+      .listAbsenceActs(
+        link.schoolId,
+        link.children.map((c) => c.studentId),
+      )
+      .catch((err: unknown) => {
+        this.#log.error({ err }, 'the reports under way could not be read');
+        return [] as AbsenceAct[];
+      });
+    return absenceView({
+      link: { children: link.children, linkId: linkIdOf(link.tokenHash) },
+      sessionIds,
+      sessions: await this.#sessionsOf(link, now),
+      absences: await this.#reportedFor(link, now),
+      acts,
+    });
   }
 
   async report(
@@ -149,89 +138,140 @@ export class FamilyAbsences {
     const session = link.shown.has(ask.sessionId)
       ? (await this.#sessionsOf(link, now)).get(child.studentId)?.get(ask.sessionId)
       : undefined;
-    if (!session) {
-      const known = link.shown.has(ask.sessionId)
-        ? await this.#store.records.get(school.id, 'sessions', ask.sessionId)
-        : null;
-      const why =
-        known && Date.parse(known.start) <= now.getTime()
-          ? 'started'
-          : known?.cancelled
-            ? 'cancelled'
-            : 'not on the page';
-      await this.refused(
-        link,
-        ask.address,
-        `student ${child.studentId}: report refused (session ${ask.sessionId} ${why})`,
-      );
-      if (why === 'started')
-        return refuse(409, 'That session has already started: please tell the coach directly.');
-      if (why === 'cancelled') return refuse(409, 'That session is cancelled: there is nothing to miss.');
-      return refuse(400, `That session is not on ${child.label}\u2019s calendar.`);
-    }
-    const audit = (action: AuditAction, detail: string) =>
+    if (!session) return this.#notReportable(link, school, child, ask, now);
+    const audit: Audit = (action, detail) =>
       this.#audit(link, action, ask.address, session, `student ${child.studentId}: ${detail}`);
-
-    const limited = await this.#childLimit(school, child, now);
-    if (limited) {
-      // A repeat of a report already made (a reload, a double tap) is answered as such, not as one too many.
-      const made = (await this.#reportedFor(link, now)).find(
-        (a) => a.studentId === child.studentId && overlaps(a, session),
+    const key = { schoolId: school.id, studentId: child.studentId, sessionId: session.id };
+    // A repeat (a reload, a double tap, another replica) is answered from the report it repeats, for free.
+    const standing = await this.#store.families.getAbsenceAct(key).catch(() => null);
+    if (standing) return this.#answerFrom(standing, audit);
+    const addressLimited = await this.#addressLimit(school, ask.address, now, 'report', audit);
+    if (addressLimited) return addressLimited;
+    const act: AbsenceAct = {
+      ...key,
+      linkId: linkIdOf(link.tokenHash),
+      state: 'pending',
+      absenceId: null,
+      start: session.start,
+      end: session.end,
+      reservedAt: now.toISOString(),
+      updatedAt: now.toISOString(),
+    };
+    const max = school.families.reportsPerChildPerDay;
+    let reserved: Awaited<ReturnType<FamilyStore['families']['reserveAbsence']>>;
+    try {
+      reserved = await this.#store.families.reserveAbsence(
+        act,
+        { max, since: new Date(now.getTime() - DAY_MS).toISOString() },
+        () =>
+          this.#auditOrThrow(
+            link,
+            'absence-report',
+            ask.address,
+            session,
+            `student ${child.studentId}: sending`,
+          ),
       );
-      if (made) {
-        await audit('absence-report', `already reported (absence ${made.id})`);
-        return { ok: true, kind: 'already-reported', sessionId: session.id };
-      }
-      await audit('absence-refused', `report refused (${limited.why})`);
-      return limited.outcome;
+    } catch (err) {
+      this.#log.error({ err, schoolId: school.id }, 'a report could not be recorded, so it was not sent');
+      return notRecorded('report');
     }
-    const wait = this.#addressBuckets(school).take(addressKey(ask.address));
-    if (wait > 0) {
-      await audit('absence-refused', 'report refused (per-address limit)');
-      return tooMany(wait);
+    if (!reserved.taken) {
+      if ('existing' in reserved) return this.#answerFrom(reserved.existing, audit);
+      await audit('absence-refused', `report refused (per-child limit, ${max} a day)`);
+      return limitReached(max, child.label);
     }
+    return this.#send(school, act, ask.words, audit);
+  }
 
-    return this.#locked(`${school.id}|${child.studentId}|${session.id}`, async () => {
-      const client = this.#clientFor(school);
-      try {
-        const existing = (await this.#upstreamAbsences(client, child.studentId, session)).find(
-          (a) => familyReportOf(a) !== null && overlaps(a, session),
-        );
-        if (existing) {
-          await this.#keep(school.id, existing, now);
-          await audit('absence-report', `already reported (absence ${existing.id})`);
-          return { ok: true, kind: 'already-reported', sessionId: session.id };
-        }
-        const [made] = await client.createAbsences([
-          {
-            studentId: child.studentId,
-            startDate: session.start,
-            endDate: session.end,
-            explained: true,
-            reason: familyReason(linkIdOf(link.tokenHash), ask.words),
-          },
-        ]);
-        if (!made) throw new UpstreamError('POST /pre-explained-absences', 200, 'the answer held no absence');
-        await this.#keep(school.id, made, now);
-        await audit('absence-report', `reported (absence ${made.id})`);
-        return { ok: true, kind: 'reported', sessionId: session.id };
-      } catch (err) {
-        const failed = await this.#failed(school, err, now);
-        await audit('absence-report', `failed, nothing recorded: ${failed.why}`);
-        return failed.outcome;
-      }
+  /** Writes a reserved report upstream (unless it is there already) and records what came of it. */
+  async #send(school: SchoolConfig, act: AbsenceAct, words: string, audit: Audit): Promise<Outcome> {
+    const client = this.#clientFor(school);
+    const ok = (kind: 'reported' | 'already-reported'): Outcome => ({
+      ok: true,
+      kind,
+      sessionId: act.sessionId,
     });
+    let made: PreExplainedAbsence | undefined;
+    try {
+      // Made already (before reservations were kept, or by a write whose reservation was since lost).
+      made = markedBy(await absencesUpstream(client, act.studentId, act))[0];
+    } catch (err) {
+      return this.#notMade(school, act, 'report', err, audit);
+    }
+    if (made) {
+      await this.#settle({ ...act, linkId: familyReportOf(made)!.linkId }, made);
+      await audit('absence-report', `already reported (absence ${made.id})`);
+      return ok('already-reported');
+    }
+    try {
+      [made] = await client.createAbsences([
+        {
+          studentId: act.studentId,
+          startDate: act.start,
+          endDate: act.end,
+          explained: true,
+          reason: familyReason(act.linkId, words),
+        },
+      ]);
+      if (!made)
+        throw new InvalidResponseError('POST /pre-explained-absences', 200, 'the answer held no absence');
+    } catch (err) {
+      if (writeOutcome(err) === 'not-made') return this.#notMade(school, act, 'report', err, audit);
+      const why = (err as Error).message;
+      this.#log.warn(
+        { schoolId: school.id, err },
+        'a report was sent but its answer was lost: it is read back',
+      );
+      await this.#move({ ...act, state: 'unknown', updatedAt: this.#now().toISOString() }, ['pending']);
+      await audit('absence-report', `sent, not confirmed (${why}): read back within a minute`);
+      return { ok: true, kind: 'unconfirmed', sessionId: act.sessionId };
+    }
+    await this.#settle(act, made);
+    await audit('absence-report', `reported (absence ${made.id})`);
+    return ok('reported');
+  }
+
+  /** A report or undo that was refused or never reached the upstream: nothing changed there. */
+  async #notMade(
+    school: SchoolConfig,
+    act: AbsenceAct,
+    kind: Act,
+    err: unknown,
+    audit: Audit,
+  ): Promise<Outcome> {
+    const failed = notMade(kind, err);
+    this.#log.warn({ schoolId: school.id, why: failed.why }, `a family's ${kind} was not made`);
+    if (kind === 'report') await this.#release(act, ['pending']);
+    if (failed.forbidden)
+      await recordRefusal(this.#store, school.id, { at: this.#now().toISOString(), status: 403 }).catch((e) =>
+        this.#log.error({ err: e }, 'the upstream refusal could not be recorded'),
+      );
+    await audit(
+      kind === 'report' ? 'absence-report' : 'absence-undo',
+      `failed, ${kind === 'report' ? 'nothing reported' : 'nothing changed'}: ${failed.why}`,
+    );
+    return failed.outcome;
+  }
+
+  async #answerFrom(act: AbsenceAct, audit: Audit): Promise<Outcome> {
+    if (act.state === 'undoing') return BEING_UNDONE;
+    const kind =
+      act.state === 'reported' ? 'already-reported' : act.state === 'pending' ? 'pending' : 'unconfirmed';
+    await audit(
+      'absence-report',
+      act.state === 'reported' ? `already reported (absence ${act.absenceId})` : `already ${act.state}`,
+    );
+    return { ok: true, kind, sessionId: act.sessionId };
   }
 
   async undo(link: ReportingLink, ask: { absenceId: Id; address: string }): Promise<Outcome> {
     const school = this.#schools.get(link.schoolId);
     if (!school || !(await this.available(school.id)))
       return refuse(403, 'Undoing a reported absence is not available on this page.');
-    const stored = await this.#store.records.get(school.id, 'absences', ask.absenceId);
-    const child = stored && link.children.find((c) => c.studentId === stored.studentId);
-    const mark = stored && familyReportOf(stored);
-    // One answer for "no such absence" and "not yours": the page reveals nothing it did not show.
-    if (!stored || !child || mark?.linkId !== linkIdOf(link.tokenHash)) {
+    const mine = linkIdOf(link.tokenHash);
+    const found = await this.#undoable(link, ask.absenceId, mine);
+    if (!found) {
       await this.refused(
         link,
         ask.address,
@@ -239,58 +279,211 @@ export class FamilyAbsences {
       );
       return refuse(404, 'That absence was not reported through this page, so it cannot be undone here.');
     }
+    const { child, range, act: before } = found;
     const now = this.#now();
-    const session = await this.#sessionAt(school.id, child.studentId, stored);
-    const audit = (action: AuditAction, detail: string) =>
+    const session = before
+      ? await this.#store.records.get(school.id, 'sessions', before.sessionId)
+      : await this.#sessionAt(school.id, child.studentId, range);
+    const audit: Audit = (action, detail) =>
       this.#audit(
         link,
         action,
         ask.address,
         session,
-        `student ${child.studentId}: ${detail} (absence ${stored.id})`,
+        `student ${child.studentId}: ${detail} (absence ${ask.absenceId})`,
       );
-    if (Date.parse(stored.start) <= now.getTime()) {
+    if (Date.parse(range.start) <= now.getTime()) {
       await audit('absence-refused', 'undo refused (the session has started)');
       return refuse(409, 'That session has already started, so the absence stays: please tell the coach.');
     }
-    const wait = this.#addressBuckets(school).take(addressKey(ask.address));
-    if (wait > 0) {
-      await audit('absence-refused', 'undo refused (per-address limit)');
-      return tooMany(wait);
-    }
-    // Gone upstream already (withdrawn elsewhere, or an earlier try whose answer was lost): so it is here too.
-    const gone = async (): Promise<Outcome> => {
-      await this.#store.records.markDeleted(school.id, 'absences', [stored.id], now.toISOString());
-      await audit('absence-undo', 'already withdrawn upstream');
-      return { ok: true, kind: 'already-withdrawn', sessionId: session?.id ?? null };
+    const addressLimited = await this.#addressLimit(school, ask.address, now, 'undo', audit);
+    if (addressLimited) return addressLimited;
+    const undoing: AbsenceAct = {
+      // An absence reported before reservations were kept (or whose session is gone: key 0) gets one now.
+      ...(before ?? {
+        schoolId: school.id,
+        studentId: child.studentId,
+        sessionId: session?.id ?? 0,
+        linkId: mine,
+        absenceId: ask.absenceId,
+        start: range.start,
+        end: range.end,
+        reservedAt: now.toISOString(),
+      }),
+      state: 'undoing',
+      updatedAt: now.toISOString(),
     };
-    return this.#locked(`${school.id}|${child.studentId}|${session?.id ?? stored.start}`, async () => {
-      const client = this.#clientFor(school);
-      try {
-        const current = (await this.#upstreamAbsences(client, child.studentId, stored)).find(
-          (a) => a.id === stored.id,
-        );
-        if (!current) return await gone();
-        if (familyReportOf(current)?.linkId !== linkIdOf(link.tokenHash)) {
-          await audit('absence-refused', 'undo refused (the school has changed the absence)');
-          return refuse(409, 'The school has changed this absence since: please ask the school office.');
-        }
-        await client.deleteAbsences([stored.id]);
-        await this.#store.records.markDeleted(school.id, 'absences', [stored.id], now.toISOString());
-        await audit('absence-undo', 'withdrawn');
-        return { ok: true, kind: 'withdrawn', sessionId: session?.id ?? null };
-      } catch (err) {
-        if (err instanceof NotFoundError) return await gone();
-        const failed = await this.#failed(school, err, now);
-        await audit('absence-undo', `failed, nothing changed: ${failed.why}`);
-        return failed.outcome;
+    let moved: boolean;
+    try {
+      moved = await this.#store.families.moveAbsenceAct(undoing, [before?.state ?? null], () =>
+        this.#auditOrThrow(
+          link,
+          'absence-undo',
+          ask.address,
+          session,
+          `student ${child.studentId}: undoing (absence ${ask.absenceId})`,
+        ),
+      );
+    } catch (err) {
+      this.#log.error({ err, schoolId: school.id }, 'an undo could not be recorded, so it was not sent');
+      return notRecorded('undo');
+    }
+    if (!moved) return BEING_UNDONE;
+    return this.#withdraw(school, undoing, before?.state ?? null, ask.absenceId, audit);
+  }
+
+  /** Deletes upstream every absence the act's link made for that child and session, and records what came of it. */
+  async #withdraw(
+    school: SchoolConfig,
+    act: AbsenceAct,
+    before: AbsenceActState | null,
+    absenceId: Id,
+    audit: Audit,
+  ): Promise<Outcome> {
+    const client = this.#clientFor(school);
+    const restore = () =>
+      before === null ? this.#release(act, ['undoing']) : this.#move({ ...act, state: before }, ['undoing']);
+    const done = (kind: 'withdrawn' | 'already-withdrawn'): Outcome => ({
+      ok: true,
+      kind,
+      sessionId: act.sessionId || null,
+    });
+    let current: PreExplainedAbsence[];
+    try {
+      current = await absencesUpstream(client, act.studentId, act);
+    } catch (err) {
+      await restore();
+      return this.#notMade(school, act, 'undo', err, audit);
+    }
+    const target = current.find((a) => a.id === absenceId);
+    if (target && familyReportOf(target)?.linkId !== act.linkId) {
+      await restore();
+      await audit('absence-refused', 'undo refused (the school has changed the absence)');
+      return refuse(409, 'The school has changed this absence since: please ask the school office.');
+    }
+    const ids = markedBy(current, act.linkId).map((a) => a.id);
+    if (ids.length === 0) {
+      await this.#withdrawn(act, [absenceId]);
+      await audit('absence-undo', 'already withdrawn upstream');
+      return done('already-withdrawn');
+    }
+    try {
+      await client.deleteAbsences(ids);
+    } catch (err) {
+      if (err instanceof NotFoundError && ids.length === 1) {
+        await this.#withdrawn(act, [absenceId, ...ids]);
+        await audit('absence-undo', 'already withdrawn upstream');
+        return done('already-withdrawn');
       }
+      if (writeOutcome(err) === 'not-made') {
+        await restore();
+        return this.#notMade(school, act, 'undo', err, audit);
+      }
+      this.#log.warn(
+        { schoolId: school.id, err },
+        'an undo was sent but its answer was lost: it is read back',
+      );
+      await audit(
+        'absence-undo',
+        `sent, not confirmed (${(err as Error).message}): read back within a minute`,
+      );
+      return { ok: true, kind: 'undo-unconfirmed', sessionId: act.sessionId || null };
+    }
+    await this.#withdrawn(act, [absenceId, ...ids]);
+    await audit('absence-undo', ids.length > 1 ? `withdrawn (absences ${ids.join(', ')})` : 'withdrawn');
+    return done('withdrawn');
+  }
+
+  /** The child, times and act of an absence this link reported (from the store's copy or its reservation). */
+  async #undoable(link: ReportingLink, absenceId: Id, mine: string) {
+    const stored = await this.#store.records.get(link.schoolId, 'absences', absenceId);
+    const acts = await this.#store.families.listAbsenceActs(
+      link.schoolId,
+      link.children.map((c) => c.studentId),
+    );
+    const act = acts.find((a) => a.absenceId === absenceId && a.linkId === mine) ?? null;
+    const studentId = stored?.studentId ?? act?.studentId;
+    const child = link.children.find((c) => c.studentId === studentId);
+    // One answer for "no such absence" and "not yours": the page reveals nothing it did not show.
+    if (!child) return null;
+    if (stored && familyReportOf(stored)?.linkId !== mine) return null;
+    const range = stored ?? act;
+    return range ? { child, range, act: act ?? acts.find((a) => a.absenceId === absenceId) ?? null } : null;
+  }
+
+  /** Settles an act as reported by the upstream's absence `made`: the act, and the store's copy of it. */
+  async #settle(act: AbsenceAct, made: PreExplainedAbsence): Promise<void> {
+    const at = this.#now().toISOString();
+    await this.#move({ ...act, state: 'reported', absenceId: made.id, updatedAt: at }, [
+      'pending',
+      'unknown',
+    ]);
+    await this.#keep(act.schoolId, made, at);
+  }
+
+  /** The act is over: its absences are gone upstream, so from the store too. */
+  async #withdrawn(act: AbsenceAct, absenceIds: Id[]): Promise<void> {
+    try {
+      await this.#store.records.markDeleted(act.schoolId, 'absences', absenceIds, this.#now().toISOString());
+    } catch (err) {
+      this.#log.error(
+        { err, schoolId: act.schoolId },
+        'an undone absence could not be marked gone; the next full pull does',
+      );
+    }
+    await this.#release(act, ['undoing']);
+  }
+
+  async #move(act: AbsenceAct, from: (AbsenceActState | null)[]): Promise<void> {
+    await this.#store.families.moveAbsenceAct(act, from).catch((err: unknown) => {
+      // It stays as it was ('pending' or 'undoing'): the settle step reads it back.
+      this.#log.error(
+        { err, schoolId: act.schoolId },
+        'a report’s state could not be recorded; it is settled later',
+      );
     });
   }
 
+  async #release(act: AbsenceAct, from: AbsenceActState[]): Promise<void> {
+    await this.#store.families.releaseAbsenceAct(act, from).catch((err: unknown) => {
+      this.#log.error(
+        { err, schoolId: act.schoolId },
+        'a report’s reservation could not be ended; it is settled later',
+      );
+    });
+  }
+
+  /** A report for a session this link cannot report for: why, audited. */
+  async #notReportable(
+    link: ReportingLink,
+    school: SchoolConfig,
+    child: Child,
+    ask: { sessionId: Id; address: string },
+    now: Date,
+  ): Promise<Outcome> {
+    const known = link.shown.has(ask.sessionId)
+      ? await this.#store.records.get(school.id, 'sessions', ask.sessionId)
+      : null;
+    const why =
+      known && Date.parse(known.start) <= now.getTime()
+        ? 'started'
+        : known?.cancelled
+          ? 'cancelled'
+          : 'not on the page';
+    await this.refused(
+      link,
+      ask.address,
+      `student ${child.studentId}: report refused (session ${ask.sessionId} ${why})`,
+    );
+    if (why === 'started')
+      return refuse(409, 'That session has already started: please tell the coach directly.');
+    if (why === 'cancelled') return refuse(409, 'That session is cancelled: there is nothing to miss.');
+    return refuse(400, `That session is not on ${child.label}\u2019s calendar.`);
+  }
+
   /** Per child, their sessions that can still be reported (upcoming, not cancelled), by id. */
-  async #sessionsOf(link: ReportingLink, now: Date): Promise<Map<Id, Map<Id, Stored<'sessions'>>>> {
-    const out = new Map<Id, Map<Id, Stored<'sessions'>>>();
+  async #sessionsOf(link: ReportingLink, now: Date): Promise<Map<Id, Map<Id, Session>>> {
+    const out = new Map<Id, Map<Id, Session>>();
     const school = this.#schools.get(link.schoolId);
     const days = school?.syncWindow.daysAhead ?? 365;
     for (const child of link.children) {
@@ -299,7 +492,7 @@ export class FamilyAbsences {
         from: now.toISOString(),
         to: new Date(now.getTime() + days * DAY_MS).toISOString(),
       });
-      const byId = new Map<Id, Stored<'sessions'>>();
+      const byId = new Map<Id, Session>();
       for (const s of list)
         if (!s.cancelled && !s.meta.deletedAt && Date.parse(s.start) > now.getTime()) byId.set(s.id, s);
       out.set(child.studentId, byId);
@@ -321,31 +514,16 @@ export class FamilyAbsences {
   async #sessionAt(
     schoolId: SchoolId,
     studentId: Id,
-    a: PreExplainedAbsence,
-  ): Promise<Stored<'sessions'> | null> {
+    a: { start: string; end: string },
+  ): Promise<Session | null> {
     const list = await this.#store.records.listSessions(schoolId, { studentId, from: a.start, to: a.end });
     return list.find((s) => s.start === a.start && s.end === a.end) ?? list[0] ?? null;
   }
 
-  async #upstreamAbsences(
-    client: UpstreamClient,
-    studentId: Id,
-    range: { start: string; end: string },
-  ): Promise<PreExplainedAbsence[]> {
-    const out: PreExplainedAbsence[] = [];
-    for await (const page of client.preExplainedAbsences({
-      studentIds: [studentId],
-      startDateTime: range.start,
-      endDateTime: range.end,
-    }))
-      for (const a of page.records) if (a.studentId === studentId) out.push(a);
-    return out;
-  }
-
   /** What the upstream accepted is the store's at once (the next pull would bring the same record). */
-  async #keep(schoolId: SchoolId, a: PreExplainedAbsence, now: Date): Promise<void> {
+  async #keep(schoolId: SchoolId, a: PreExplainedAbsence, at: string): Promise<void> {
     try {
-      await this.#store.records.upsert(schoolId, 'absences', [a], now.toISOString());
+      await this.#store.records.upsert(schoolId, 'absences', [a], at);
     } catch (err) {
       // The upstream holds it: the next pull brings it in; the family's report stands.
       this.#log.error({ err, schoolId }, 'a reported absence could not be stored; the next pull brings it');
@@ -353,71 +531,42 @@ export class FamilyAbsences {
   }
 
   /**
-   * At most `reportsPerChildPerDay` absences made for a child in 24 hours, whichever link reported them: a new
-   * family link (anyone holding a child's link can make one) starts no fresh allowance, and a repeat that found
-   * its absence already made, a refusal or a failed write uses none (counted in the audit log: across replicas).
+   * At most `actsPerAddressPerHour` acts from one client address in an hour, counted in the store (so across
+   * replicas); a store that cannot count it means the act is not made.
    */
-  async #childLimit(
+  async #addressLimit(
     school: SchoolConfig,
-    child: { studentId: Id; label: string },
+    address: string,
     now: Date,
-  ): Promise<{ outcome: Outcome; why: string } | null> {
-    const max = school.families.reportsPerChildPerDay;
-    const recent = await this.#store.access.listAudit({
-      action: 'absence-report',
-      schoolId: school.id,
-      since: new Date(now.getTime() - DAY_MS).toISOString(),
-      limit: 10_000,
-    });
-    const made = `student ${child.studentId}: reported (`;
-    const count = recent.filter((r) => r.detail?.startsWith(made)).length;
-    if (count < max) return null;
-    return {
-      why: `per-child limit, ${max} a day`,
-      outcome: refuse(
-        429,
-        `${max} absences have been reported for ${child.label} in the last 24 hours, the most this calendar takes. Please tell the coach or the school office directly.`,
-      ),
-    };
+    kind: Act,
+    audit: Audit,
+  ): Promise<Outcome | null> {
+    let taken: Awaited<ReturnType<FamilyStore['families']['takeAddressAct']>>;
+    try {
+      taken = await this.#store.families.takeAddressAct(school.id, addressKey(address), {
+        at: now.toISOString(),
+        since: new Date(now.getTime() - HOUR_MS).toISOString(),
+        max: school.families.actsPerAddressPerHour,
+      });
+    } catch (err) {
+      this.#log.error({ err, schoolId: school.id }, 'an act could not be counted, so it was not made');
+      return notRecorded(kind);
+    }
+    if (taken.ok) return null;
+    await audit('absence-refused', `${kind} refused (per-address limit)`);
+    return tooMany(Math.max(1, Math.ceil((Date.parse(taken.oldest) + HOUR_MS - now.getTime()) / 1000)));
   }
 
-  #addressBuckets(school: SchoolConfig): TokenBuckets {
-    let b = this.#perAddress.get(school.id);
-    if (!b) {
-      const n = school.families.actsPerAddressPerHour;
-      b = new TokenBuckets({ capacity: n, refillPerSecond: n / 3600 });
-      this.#perAddress.set(school.id, b);
-    }
-    return b;
-  }
-
-  /** A write the upstream refused or never answered: the family is told, a 403 hides the option everywhere. */
-  async #failed(school: SchoolConfig, err: unknown, now: Date): Promise<{ outcome: Outcome; why: string }> {
-    if (!(err instanceof UpstreamError)) throw err;
-    this.#log.warn({ schoolId: school.id, endpoint: err.endpoint, status: err.status }, err.message);
-    if (err instanceof ForbiddenError) {
-      await recordRefusal(this.#store, school.id, { at: now.toISOString(), status: 403 }).catch((e) =>
-        this.#log.error({ err: e }, 'the upstream refusal could not be recorded'),
-      );
-      return {
-        why: `upstream 403 on ${err.endpoint}`,
-        outcome: refuse(
-          502,
-          'The school\u2019s system does not let this calendar record absences, so nothing was reported. Please tell the coach or the school office directly.',
-        ),
-      };
-    }
-    if (err.status === null || err.retryable)
-      return {
-        why: `upstream ${err.status ?? 'unreachable'} on ${err.endpoint}`,
-        outcome: refuse(err.status === null ? 503 : 502, UNREACHABLE),
-      };
+  /** The settle step's part: acts whose outcome is not known yet, read back (absence-settle.ts). */
+  get settleDeps() {
     return {
-      why: `upstream ${err.status} on ${err.endpoint}`,
-      outcome: refuse(
-        502,
-        `The school\u2019s system refused the report (it answered ${err.status}), so nothing was reported. Please tell the coach directly.`,
-      ),
+      store: this.#store,
+      schools: this.#schools,
+      clientFor: this.#clientFor,
+      now: this.#now,
+      log: this.#log,
+      settle: (act: AbsenceAct, made: PreExplainedAbsence) => this.#settle(act, made),
+      withdrawn: (act: AbsenceAct, ids: Id[]) => this.#withdrawn(act, ids),
     };
   }
 
@@ -426,59 +575,38 @@ export class FamilyAbsences {
     await this.#audit(link, 'absence-refused', address, null, detail);
   }
 
+  #auditOrThrow(
+    link: ReportingLink,
+    action: AuditAction,
+    address: string,
+    session: Session | null,
+    detail: string,
+  ): Promise<number> {
+    return this.#store.access.appendAudit({
+      at: this.#now().toISOString(),
+      action,
+      actor: actorOf(link),
+      schoolId: link.schoolId,
+      teamId: session?.teams[0]?.id ?? null,
+      sessionId: session?.id ?? null,
+      template: null,
+      clientAddress: address,
+      staffSession: null,
+      detail,
+    });
+  }
+
   async #audit(
     link: ReportingLink,
     action: AuditAction,
     address: string,
-    session: Stored<'sessions'> | null,
+    session: Session | null,
     detail: string,
   ): Promise<void> {
     try {
-      await this.#store.access.appendAudit({
-        at: this.#now().toISOString(),
-        action,
-        actor: actorOf(link),
-        schoolId: link.schoolId,
-        teamId: session?.teams[0]?.id ?? null,
-        sessionId: session?.id ?? null,
-        template: null,
-        clientAddress: address,
-        staffSession: null,
-        detail,
-      });
+      await this.#auditOrThrow(link, action, address, session, detail);
     } catch (err) {
       this.#log.error({ err, schoolId: link.schoolId, action }, 'an absence act could not be audited');
     }
   }
-
-  /** Runs fn after every earlier fn of the same key has settled (this process's writes of one child's session). */
-  async #locked<T>(key: string, fn: () => Promise<T>): Promise<T> {
-    const before = this.#locks.get(key) ?? Promise.resolve();
-    const run = before.then(fn, fn);
-    const settled = run.catch(() => {});
-    this.#locks.set(key, settled);
-    try {
-      return await run;
-    } finally {
-      if (this.#locks.get(key) === settled) this.#locks.delete(key);
-    }
-  }
-}
-
-function overlaps(a: { start: string; end: string }, s: { start: string; end: string }): boolean {
-  return Date.parse(a.start) < Date.parse(s.end) && Date.parse(s.start) < Date.parse(a.end);
-}
-
-function refuse(status: number, message: string): Outcome {
-  return { ok: false, status, message };
-}
-
-function tooMany(waitS: number): Outcome {
-  const minutes = Math.max(1, Math.ceil(waitS / 60));
-  return {
-    ok: false,
-    status: 429,
-    retryAfterS: waitS,
-    message: `Too many absence reports from this connection. Please try again in ${minutes} minute${minutes === 1 ? '' : 's'}, or tell the coach directly.`,
-  };
 }

@@ -7,9 +7,11 @@
 // checks a form any replica served.
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Request, Response } from 'express';
+import { sessionDay, sessionTimeRange } from '../calendar/times.ts';
 import type { CalendarEvent } from '../calendar/types.ts';
 import { MAX_FAMILY_REASON } from '../domain/family-absence.ts';
 import type { Id } from '../domain/types.ts';
+import type { Offer } from '../families/absence-view.ts';
 import type { AbsenceView } from '../families/absences.ts';
 import { cookieOf } from '../identity/cookies.ts';
 import { html, type SafeHtml } from '../util/html.ts';
@@ -60,38 +62,84 @@ export interface LandingAbsences {
   /** A family page names the child in each line and lets the family choose. */
   family: boolean;
   /** After a redirect back: what was just done. */
-  done: 'reported' | 'withdrawn' | null;
+  done: Done | null;
+  /** The page's events by session, to name a session another one's report covers (their family-visible text). */
+  events: ReadonlyMap<Id, CalendarEvent>;
 }
 
-const DONE: Record<'reported' | 'withdrawn', string> = {
+export const DONE_WORDS = {
   reported:
     'Reported. The coach sees it on the attendance sheet within a minute; you can undo it until the session starts.',
+  pending:
+    'This report is already on its way to the school\u2019s system: this page shows it once it is confirmed, within a minute. There is no need to report it again.',
+  unconfirmed:
+    'We sent the report, but we could not confirm it: the school\u2019s system did not answer in time. This page will show it within a minute; there is no need to report it again.',
   withdrawn: 'Undone: the absence is no longer reported.',
-};
+  'undo-unconfirmed':
+    'We asked to undo it, but we could not confirm it: the school\u2019s system did not answer in time. This page will show where it stands within a minute.',
+} as const;
+
+export type Done = keyof typeof DONE_WORDS;
 
 export function absenceDoneHtml(a: LandingAbsences | undefined): SafeHtml {
-  return html`${a?.done && html`<p class="absence-done" role="status">${DONE[a.done]}</p>`}`;
+  return html`${a?.done && html`<p class="absence-done" role="status">${DONE_WORDS[a.done]}</p>`}`;
+}
+
+/** "Rowing, Tue 4:00–5:30 pm": a session of the page named in its own (family-visible) words. */
+function named(a: LandingAbsences, sessionId: Id, locale: string): string {
+  const e = a.events.get(sessionId);
+  if (!e) return 'another session at the same time';
+  return `${e.title}, ${sessionDay(e.start, e.timeZone, locale, 'short')} ${sessionTimeRange(e.start, e.end, e.timeZone, locale)}`;
 }
 
 /** The lines of one listed session: what was reported (with undo where this link reported it), then the offer. */
-export function absenceHtml(a: LandingAbsences | undefined, e: CalendarEvent, day: string): SafeHtml {
+export function absenceHtml(
+  a: LandingAbsences | undefined,
+  e: CalendarEvent,
+  day: string,
+  locale = 'en-GB',
+): SafeHtml {
   if (!a) return html``;
   const csrf = html`<input type="hidden" name="csrf" value="${a.csrf}">`;
   const reported = (a.view.reported.get(e.sessionId) ?? []).map((r) => {
+    const who = a.family && html` for ${r.label}`;
+    const covered =
+      r.forSession !== null &&
+      html` (covered by the absence reported for <strong>${named(a, r.forSession, locale)}</strong>, at the same time)`;
+    if (r.state !== 'reported')
+      return html`<div class="reported pending"><p>${
+        r.state === 'undoing' ? html`Being undone${who}` : html`Reported${who}`
+      }: <strong>${day}, ${e.title}</strong>${covered}. We could not confirm it yet with the school\u2019s system: this page will show it within a minute.</p></div>`;
     const undo =
       r.undoable &&
+      r.absenceId !== null &&
       html`<form method="post" action="${`${a.action}/undo`}">${csrf}<input type="hidden" name="absence" value="${r.absenceId}"><button type="submit" aria-label="Undo: ${r.label} can make it after all">Undo</button></form>`;
-    return html`<div class="reported" data-absence="${r.absenceId}"><p>Reported${a.family && html` for ${r.label}`}: <strong>${day}, ${e.title}</strong></p>${undo}</div>`;
+    return html`<div class="reported" data-absence="${r.absenceId ?? ''}"><p>Reported${who}: <strong>${day}, ${e.title}</strong>${covered}</p>${undo}</div>`;
   });
   const offers = a.view.offers.get(e.sessionId) ?? [];
-  return html`${reported}${offers.length > 0 && offerHtml(a, e.sessionId, offers, csrf)}`;
+  return html`${reported}${offers.length > 0 && offerHtml(a, e.sessionId, offers, csrf, locale)}`;
+}
+
+/** Before confirming: the other sessions the report covers (an absence is the session's time, not the session). */
+function coversHtml(a: LandingAbsences, offers: Offer[], locale: string): SafeHtml {
+  const lines = offers.filter((o) => o.alsoCovers.length > 0);
+  if (lines.length === 0) return html``;
+  return html`${lines.map(
+    (o) =>
+      html`<p class="covers">${a.family && html`${o.label}: `}this also reports ${
+        o.alsoCovers.length === 1 ? 'the session' : 'the sessions'
+      } at the same time: ${o.alsoCovers.map(
+        (id, i) => html`${i > 0 ? ', ' : ''}<strong>${named(a, id, locale)}</strong>`,
+      )}. The coach of each sees it.</p>`,
+  )}`;
 }
 
 function offerHtml(
   a: LandingAbsences,
   sessionId: Id,
-  offers: { studentId: Id; label: string }[],
+  offers: Offer[],
   csrf: SafeHtml,
+  locale: string,
 ): SafeHtml {
   const id = `absence-${sessionId}`;
   const who =
@@ -103,5 +151,5 @@ function offerHtml(
       : html`<input type="hidden" name="student" value="${offers[0]!.studentId}">${
           a.family && html`<p>For <strong>${offers[0]!.label}</strong></p>`
         }`;
-  return html`<details class="absence"><summary>Can\u2019t make it?</summary><form method="post" action="${a.action}">${csrf}<input type="hidden" name="session" value="${sessionId}">${who}<label for="${id}-reason">Reason (optional, the coach sees it)</label><input type="text" id="${id}-reason" name="reason" maxlength="${MAX_FAMILY_REASON}" autocomplete="off"><button type="submit" class="primary">Confirm: can\u2019t make it</button></form></details>`;
+  return html`<details class="absence"><summary>Can\u2019t make it?</summary><form method="post" action="${a.action}">${csrf}<input type="hidden" name="session" value="${sessionId}">${who}${coversHtml(a, offers, locale)}<label for="${id}-reason">Reason (optional, the coach sees it)</label><input type="text" id="${id}-reason" name="reason" maxlength="${MAX_FAMILY_REASON}" autocomplete="off"><button type="submit" class="primary">Confirm: can\u2019t make it</button></form></details>`;
 }

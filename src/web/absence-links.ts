@@ -8,7 +8,7 @@ import type { FamilyAbsences, ReportingLink } from '../families/absences.ts';
 import type { FamilyFeed } from '../feeds/family.ts';
 import { hashToken } from '../feeds/tokens.ts';
 import type { FeedToken, Store } from '../store/types.ts';
-import { formToken, type LandingAbsences } from './absence-form.ts';
+import { DONE_WORDS, type Done, formToken, type LandingAbsences } from './absence-form.ts';
 
 /** A child's feed link as a reporting link; null for any other scope. */
 export async function childLink(
@@ -43,8 +43,6 @@ export function familyLink(token: string, feed: FamilyFeed): ReportingLink {
   };
 }
 
-const DONE_VALUES = new Set(['reported', 'withdrawn']);
-
 /**
  * The landing page's "Can't make it?" parts for this link, or undefined when it offers nothing (not wired, off for
  * the school, not a child's or family link).
@@ -55,18 +53,21 @@ export async function landingAbsences(
   opts: { absences?: FamilyAbsences | undefined; publicUrl: string },
   pageUrl: string,
   link: () => Promise<ReportingLink | null> | ReportingLink | null,
+  events: readonly CalendarEvent[] = [],
 ): Promise<LandingAbsences | undefined> {
   if (!opts.absences) return undefined;
   const reporting = await link();
   if (!reporting) return undefined;
   const view = await opts.absences.view(reporting, [...reporting.shown]);
   if (!view) return undefined;
-  const done = typeof req.query.done === 'string' && DONE_VALUES.has(req.query.done) ? req.query.done : null;
+  const asked = req.query.done;
+  const done = typeof asked === 'string' && Object.hasOwn(DONE_WORDS, asked) ? (asked as Done) : null;
   return {
     view,
     action: `${pageUrl}/absences`,
     csrf: formToken(req, res, opts.publicUrl.startsWith('https:')),
     family: reporting.kind === 'family',
-    done: done as LandingAbsences['done'],
+    done,
+    events: new Map(events.map((e) => [e.sessionId, e])),
   };
 }

@@ -9,7 +9,7 @@ import type { FeedService } from '../feeds/feed-service.ts';
 import { resolveFeedToken, tokenForLog } from '../feeds/tokens.ts';
 import type { FeedToken, Store } from '../store/types.ts';
 import { html, type SafeHtml } from '../util/html.ts';
-import { crossSiteProblem } from './absence-form.ts';
+import { crossSiteProblem, type Done } from './absence-form.ts';
 import { childLink, familyLink } from './absence-links.ts';
 import { unavailable, unknownCapability } from './feeds-router.ts';
 import { sendNotice } from './layouts.ts';
@@ -49,8 +49,12 @@ export function absenceRouter(opts: AbsenceRouterOptions): Router {
     setSecurityHeaders(res, opts.securityHeaders);
     res.setHeader('Cache-Control', 'no-store');
     if (outcome.ok) {
-      const done =
-        outcome.kind === 'reported' || outcome.kind === 'already-reported' ? 'reported' : 'withdrawn';
+      const done: Done =
+        outcome.kind === 'already-reported'
+          ? 'reported'
+          : outcome.kind === 'already-withdrawn'
+            ? 'withdrawn'
+            : outcome.kind;
       const anchor = outcome.sessionId === null ? '#upcoming-h' : `#session-${outcome.sessionId}`;
       res.redirect(303, `${pageUrl}?done=${done}${anchor}`);
       return;

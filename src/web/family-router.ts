@@ -148,7 +148,14 @@ export function familyRouter(opts: FamilyRouterOptions): Router {
 
     if (!isIcs) {
       const pageUrl = `${opts.publicUrl}/family/${token}`;
-      const absences = await landingAbsences(req, res, opts, pageUrl, () => familyLink(token, feed));
+      const absences = await landingAbsences(
+        req,
+        res,
+        opts,
+        pageUrl,
+        () => familyLink(token, feed),
+        feed.upcoming,
+      );
       const html = await landingPage({
         scope: 'family',
         name: feed.name,

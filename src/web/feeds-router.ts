@@ -300,8 +300,13 @@ export function feedsRouter(opts: FeedRouterOptions): Router {
         opts.store.records.listSchools().then((all) => all.find((x) => x.id === schoolId)),
       ]);
       const pageUrl = `${opts.publicUrl}/feeds/${token}`;
-      const absences = await landingAbsences(req, res, opts, pageUrl, () =>
-        childLink(opts.store, record, feed),
+      const absences = await landingAbsences(
+        req,
+        res,
+        opts,
+        pageUrl,
+        () => childLink(opts.store, record, feed),
+        feed.upcoming,
       );
       const html = await landingPage({
         scope,

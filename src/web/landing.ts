@@ -196,7 +196,7 @@ function eventHtml(
     e.status === 'cancelled' && html`<p class="badge" role="status">Cancelled</p>`
   }<p class="when"><time datetime="${e.start}">${when}</time></p><h3 class="what">${e.title}</h3>${place}${
     description && html`<p class="details">${description}</p>`
-  }${actionsHtml(e, locale, when, actions)}${absenceHtml(absences, e, shortDay(e, locale))}</li>`;
+  }${actionsHtml(e, locale, when, actions)}${absenceHtml(absences, e, shortDay(e, locale), locale)}</li>`;
 }
 
 function upcomingHtml(

@@ -299,7 +299,12 @@ describe('when the upstream’s answer is lost, or it cannot be reached', () => 
   for (const mode of ['applied-502', 'applied-cut', 'applied-hang'] as const)
     it(`${mode}: the page says it could not confirm, then page and sheet show the truth within a minute`, async () => {
       const p = await childWith(1);
-      const session = p.offered[0]!;
+      // A team's session: its attendance sheet is the coach's.
+      const session = await untilValue('a session with a team', async () => {
+        for (const id of p.offered)
+          if ((await store.records.get('hill', 'sessions', Number(id)))?.teams.length) return id;
+        return undefined;
+      });
       chaos.mode = mode;
       let r: Awaited<ReturnType<typeof report>>;
       try {

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { prepareRecord } from '../../src/store/kinds.ts';
 import { MIGRATIONS } from '../../src/store/migrations.ts';
 import type { Store } from '../../src/store/types.ts';
+import { describeFamilyActsContract } from './family-acts-contract.ts';
 import {
   absence,
   activity,
@@ -18,7 +19,6 @@ import {
   studentTeam,
   team,
 } from './fixtures.ts';
-import { describeFamilyActsContract } from './family-acts-contract.ts';
 import { describeStaffAccessContract } from './staff-access-contract.ts';
 
 export interface TestDb {

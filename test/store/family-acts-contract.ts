@@ -93,7 +93,10 @@ export function describeFamilyActsContract(store: () => Store): void {
       expect(await store().families.getAbsenceAct(a)).toMatchObject({ state: 'reported', absenceId: 7 });
       const u = act({ state: 'unknown' });
       await store().families.moveAbsenceAct(u, [null]);
-      const unsettled = await store().families.listUnsettledAbsenceActs(['unknown'], '2026-11-01T08:00:01.000Z');
+      const unsettled = await store().families.listUnsettledAbsenceActs(
+        ['unknown'],
+        '2026-11-01T08:00:01.000Z',
+      );
       expect(unsettled.map((x) => x.studentId)).toContain(u.studentId);
       expect(unsettled.map((x) => x.studentId)).not.toContain(a.studentId);
       expect(await store().families.listUnsettledAbsenceActs(['unknown'], T0)).toEqual([]);
