@@ -206,6 +206,20 @@ async function childWith(n: number): Promise<ChildPage> {
   throw new Error(`no child left whose page offers ${n} sessions`);
 }
 
+/** A child (not used by another test) whose page offers a team's session: its attendance sheet is the coach's. */
+async function childWithTeamSession(): Promise<{ p: ChildPage; session: string }> {
+  for (const f of listing) {
+    if (f.scope !== 'student' || taken.has(f.id)) continue;
+    const p = await pageOf(f.id);
+    for (const id of p.offered)
+      if ((await store.records.get('hill', 'sessions', Number(id)))?.teams.length) {
+        taken.add(f.id);
+        return { p, session: id };
+      }
+  }
+  throw new Error('no child left whose page offers a team’s session');
+}
+
 async function post(
   i: number,
   p: ChildPage,
@@ -298,13 +312,7 @@ describe('two replicas on one PostgreSQL', () => {
 describe('when the upstream’s answer is lost, or it cannot be reached', () => {
   for (const mode of ['applied-502', 'applied-cut', 'applied-hang'] as const)
     it(`${mode}: the page says it could not confirm, then page and sheet show the truth within a minute`, async () => {
-      const p = await childWith(1);
-      // A team's session: its attendance sheet is the coach's.
-      const session = await untilValue('a session with a team', async () => {
-        for (const id of p.offered)
-          if ((await store.records.get('hill', 'sessions', Number(id)))?.teams.length) return id;
-        return undefined;
-      });
+      const { p, session } = await childWithTeamSession();
       chaos.mode = mode;
       let r: Awaited<ReturnType<typeof report>>;
       try {
