@@ -4,6 +4,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { z } from 'zod';
 import type { Id, PreExplainedAbsence } from '../domain/types.ts';
+import { type RateLimit, RateLimiter } from '../util/rate-limiter.ts';
 import type {
   AbsenceWrite,
   MalformedRecord,
@@ -44,7 +45,6 @@ import {
   readCustomFieldsMetadata,
 } from './paging.ts';
 import { encodeQuery, type QueryValue } from './query.ts';
-import { DEFAULT_RATE_LIMIT, RateLimiter } from './rate-limiter.ts';
 import {
   zAbsence,
   zActivity,
@@ -68,6 +68,9 @@ import {
 import { StatsRecorder } from './stats.ts';
 
 const NO_CONTEXT: RecordContext = { customFields: null };
+
+/** Each school's sync, unless its settings say otherwise: 20 request starts a second, 4 in flight. */
+const DEFAULT_RATE_LIMIT: RateLimit = { requestsPerSecond: 20, concurrency: 4 };
 
 const list = <S extends z.ZodType, T>(
   path: string,

@@ -5,6 +5,7 @@
 // have been applied and repeating it could create a record twice. Reads that meet nothing but failures stop early
 // (outage.ts), and each answer's `Date` is handed on as the upstream's clock (clock.ts).
 
+import type { RateLimiter } from '../util/rate-limiter.ts';
 import { parseRetryAfter, type RetryPolicy, retryDelay, retrying } from '../util/retry.ts';
 import type { RetryInfo } from './api.ts';
 import { type ClockSample, clockSample } from './clock.ts';
@@ -19,7 +20,6 @@ import {
   UpstreamError,
 } from './errors.ts';
 import { isTrouble, type OutageLimits, OutageWatch } from './outage.ts';
-import type { RateLimiter } from './rate-limiter.ts';
 import type { StatsRecorder } from './stats.ts';
 
 // The spec's recommended schedule: wait 1 s after the first 429 and double after each further one (2, 4, 8 s),

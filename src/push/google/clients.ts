@@ -5,10 +5,10 @@
 import { type Auth, type calendar_v3, google } from 'googleapis';
 import type { GoogleSettings } from '../../config/push-targets.ts';
 import { scrubSecrets } from '../../log.ts';
+import { RateLimiter } from '../../util/rate-limiter.ts';
 import { type RetryPolicy, retrying } from '../../util/retry.ts';
 import type { ProviderStats } from '../provider.ts';
 import { GoogleAuthError, googleAuthClient } from './auth.ts';
-import { Pacer } from './pacer.ts';
 
 /** Google said quotaExceeded: rest the calendar. */
 export class PausedError extends Error {}
@@ -69,7 +69,7 @@ export class GoogleClients {
   readonly delegated: boolean;
   readonly #apis = new Map<string, calendar_v3.Calendar>();
   readonly #auths = new Map<string, Auth.OAuth2Client>();
-  readonly #pacers = new Map<string, Pacer>();
+  readonly #pacers = new Map<string, RateLimiter>();
 
   /** The settings' backoff, jittered: parallel calendars must not retry in lockstep. */
   readonly retryPolicy: RetryPolicy;
@@ -115,10 +115,11 @@ export class GoogleClients {
     return api;
   }
 
-  pacer(account: string): Pacer {
+  pacer(account: string): RateLimiter {
     let p = this.#pacers.get(account);
     if (!p) {
-      p = new Pacer(this.settings.writesPerSecond);
+      // Writes spaced evenly, each account at most writesPerSecond (a write waits for its start).
+      p = new RateLimiter({ requestsPerSecond: this.settings.writesPerSecond });
       this.#pacers.set(account, p);
     }
     return p;

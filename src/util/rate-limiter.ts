@@ -1,13 +1,15 @@
-// Client-side pacing so one school's sync never hammers the service: at most `concurrency` requests in flight and
-// request starts spaced 1/requestsPerSecond apart. A slot is held only while a request is on the wire, never
-// while a retry waits out its backoff.
+// Client-side pacing: request starts spaced 1/requestsPerSecond apart, and at most `concurrency` requests in
+// flight. The upstream client takes both, so that one school's sync never hammers the service (a slot is held
+// only while a request is on the wire, never while a retry waits out its backoff); the Google provider takes the
+// spacing alone, keeping each account's writes below its per-user quota. (Bursty limits that refuse rather than
+// wait are token-bucket.ts; the pull's slowing down after 429s is sync/pace.ts.)
+import { sleep as realSleep } from './retry.ts';
 
 export interface RateLimit {
   requestsPerSecond: number;
-  concurrency: number;
+  /** Requests in flight at once (acquire … release); default: no bound. */
+  concurrency?: number;
 }
-
-export const DEFAULT_RATE_LIMIT: RateLimit = { requestsPerSecond: 20, concurrency: 4 };
 
 export class RateLimiter {
   readonly #interval: number;
@@ -18,13 +20,18 @@ export class RateLimiter {
   #nextStart = 0;
   readonly #waiting: (() => void)[] = [];
 
-  constructor(limit: RateLimit, now: () => number, sleep: (ms: number) => Promise<void>) {
+  constructor(
+    limit: RateLimit,
+    now: () => number = () => performance.now(),
+    sleep: (ms: number) => Promise<void> = realSleep,
+  ) {
     if (!(limit.requestsPerSecond > 0)) throw new RangeError('rateLimit.requestsPerSecond must be > 0');
-    if (!(Number.isInteger(limit.concurrency) && limit.concurrency >= 1)) {
+    const concurrency = limit.concurrency ?? Number.POSITIVE_INFINITY;
+    if (!((Number.isInteger(concurrency) || concurrency === Number.POSITIVE_INFINITY) && concurrency >= 1)) {
       throw new RangeError('rateLimit.concurrency must be an integer ≥ 1');
     }
     this.#interval = Number.isFinite(limit.requestsPerSecond) ? 1000 / limit.requestsPerSecond : 0;
-    this.#concurrency = limit.concurrency;
+    this.#concurrency = concurrency;
     this.#now = now;
     this.#sleep = sleep;
   }
@@ -34,6 +41,11 @@ export class RateLimiter {
     if (this.#active < this.#concurrency) this.#active++;
     // A released slot is handed straight to the longest waiter, so nobody can overtake it.
     else await new Promise<void>((resolve) => this.#waiting.push(resolve));
+    await this.take();
+  }
+
+  /** Takes the next start slot and resolves at it: the spacing alone, holding no slot (nothing to release). */
+  async take(): Promise<void> {
     if (this.#interval === 0) return;
     const now = this.#now();
     const start = Math.max(now, this.#nextStart);
