@@ -16,7 +16,10 @@ export interface SandboxOptions {
   host?: string;
   seed?: number;
   scale?: Scale;
-  /** The sandbox clock's start (ISO). Default: now, truncated to the minute. The school is generated around it. */
+  /**
+   * The sandbox clock's start (ISO), and the school is generated around it. Default: the real time, the school
+   * generated around its minute (the clock is not truncated: its `Date` header would tell a client it runs behind).
+   */
   now?: string;
   token?: string;
   readonlyToken?: string;
@@ -94,7 +97,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   if (token === readonlyToken) throw new Error('sandbox options token and readonlyToken must differ');
 
   const school = generateSchool(seed, scale, nowMs);
-  const state = new SandboxState(school, nowMs);
+  const state = new SandboxState(school, opts.now === undefined ? Date.now() : nowMs);
   const malformedRate = opts.malformedRate ?? 0;
   const server = new SandboxServer(state, {
     seed,

@@ -159,6 +159,22 @@ describe('clock and updated filters', () => {
   });
 });
 
+describe('the default clock', () => {
+  it('is the real time, in its answers’ Date too: a sandbox left at its default plays an upstream in step', async () => {
+    const other = await startSandbox({ seed: 7 });
+    try {
+      expect(Math.abs(Date.parse(other.now()) - Date.now())).toBeLessThan(2000);
+      const res = await fetch(`${other.url}/departments`, {
+        headers: { authorization: `Bearer ${other.token}` },
+      });
+      // The Date header's resolution is one second.
+      expect(Math.abs(Date.parse(res.headers.get('date')!) - Date.now())).toBeLessThan(3000);
+    } finally {
+      await other.close();
+    }
+  });
+});
+
 describe('routing', () => {
   it('unknown paths are 404, unsupported methods 405, both as JSON errors', async () => {
     const missing = await call(sb, 'GET', '/nothing-here');
