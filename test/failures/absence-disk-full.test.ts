@@ -1,0 +1,165 @@
+// "Can't make it" on a full disk (issue 40): DATA_DIR on a real 48 MB tmpfs, filled to the last byte with
+// fallocate while `rostercal serve` runs. Tried from outside before the fix: the absence was created upstream, the
+// family read "Reported", the same page still offered "Can't make it?" for it, and no audit record was written.
+// Now an act that cannot be recorded is not sent: the family is told nothing was reported, the upstream holds
+// nothing, and the page offers the report as before. The filesystem is unmounted whatever happens.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { FeedListing } from '../../src/cli/feeds.ts';
+import { familyReportOf } from '../../src/domain/family-absence.ts';
+import type { Id } from '../../src/domain/types.ts';
+import type { Sandbox } from '../../src/sandbox/index.ts';
+import type { UpstreamClient } from '../../src/upstream/api.ts';
+import { createUpstreamClient } from '../../src/upstream/client.ts';
+import { rostercal, runRostercal, stopped } from '../support/cli.ts';
+import { startWeekSandbox } from '../support/clock.ts';
+import { freePort } from '../support/ports.ts';
+import { requestFrom } from '../support/proxy.ts';
+
+let sandbox: Sandbox;
+let upstream: UpstreamClient;
+let dir: string;
+let data: string;
+let mounted = false;
+
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'rostercal-absence-fulldisk-'));
+  data = path.join(dir, 'data');
+  await mkdir(data);
+  const mount = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=48m,mode=0700', 'tmpfs', data], {
+    encoding: 'utf8',
+  });
+  if (mount.status !== 0)
+    throw new Error(
+      `this test needs to mount a 48 MB tmpfs (root, or CAP_SYS_ADMIN): mount said ${mount.error?.message ?? mount.stderr}`,
+    );
+  mounted = true;
+  sandbox = await startWeekSandbox({ seed: 5, scale: 'small' });
+  upstream = createUpstreamClient({ baseUrl: sandbox.url, token: sandbox.token });
+}, 60_000);
+
+afterAll(async () => {
+  await sandbox?.close();
+  if (mounted) execFileSync('umount', ['-l', data]);
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+async function reportedUpstream(studentId: Id): Promise<number> {
+  let n = 0;
+  for await (const page of upstream.preExplainedAbsences({ studentIds: [studentId] }))
+    for (const a of page.records) if (familyReportOf(a)) n++;
+  return n;
+}
+
+describe('a report while the disk is full', () => {
+  it('is not sent, says nothing was reported, and the page still offers it', async () => {
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const config = path.join(dir, 'rostercal.json');
+    await writeFile(
+      config,
+      JSON.stringify({
+        publicUrl: base,
+        port,
+        dataDir: data,
+        schools: [
+          {
+            id: 'hill',
+            name: 'Hillcrest College',
+            upstream: { url: sandbox.url, token: sandbox.token },
+            timeZone: sandbox.school.timeZone,
+            families: { reportAbsences: true },
+          },
+        ],
+      }),
+    );
+    const env = { ROSTERCAL_CONFIG: config, LOG_LEVEL: 'info' };
+    const synced = await runRostercal(['sync'], env);
+    expect(synced.code, synced.stderr).toBe(0);
+    const list = await runRostercal(['feeds', 'list', '--json'], env);
+    expect(list.code, list.stderr).toBe(0);
+    const students = (JSON.parse(list.stdout) as FeedListing[]).filter(
+      (f) => f.scope === 'student' && f.page,
+    );
+    const serve = rostercal(['serve'], env);
+    try {
+      await serve.waitFor(/Stop with Ctrl-C/, 90_000);
+      // A child whose page offers a report, and the form as a browser holds it.
+      let page: { id: Id; at: string; cookie: string; csrf: string; session: string } | null = null;
+      for (const f of students) {
+        const at = new URL(f.page!).pathname;
+        const res = await requestFrom('127.0.0.1', `${base}${at}`);
+        const session = /name="session" value="(\d+)"/.exec(res.body)?.[1];
+        if (res.status !== 200 || !session) continue;
+        const cookie = ([] as string[])
+          .concat(res.headers['set-cookie'] ?? [])
+          .map((c) => c.split(';')[0]!)
+          .find((c) => c.startsWith('rostercal_form='))!;
+        page = { id: f.id, at, cookie, csrf: /name="csrf" value="([^"]+)"/.exec(res.body)![1]!, session };
+        break;
+      }
+      expect(page, 'a child whose page offers "Can’t make it?"').not.toBeNull();
+      const p = page!;
+
+      // Fill the filesystem to the last byte, then push SQLite past the space its files already hold.
+      const free = Number(
+        execFileSync('df', ['--output=avail', '-B1', data], { encoding: 'utf8' }).split('\n')[1],
+      );
+      execFileSync('fallocate', ['-l', String(free), path.join(data, 'filler')]);
+      // SQLite writes into the space its WAL already holds until that is used up: forms that fail their check are
+      // refused and audited (a write each), until the store refuses the audit records too.
+      const wal = Number(
+        execFileSync('stat', ['-c', '%s', path.join(data, 'rostercal.sqlite-wal')], { encoding: 'utf8' }),
+      );
+      let sent = 0;
+      const refusedAudit = /an absence act could not be audited/;
+      while (!refusedAudit.test(serve.output()) && sent < 40_000)
+        await Promise.all(
+          Array.from({ length: 16 }, () => {
+            sent++;
+            return requestFrom('127.0.0.1', `${base}${p.at}/absences`, {
+              method: 'POST',
+              headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: p.cookie },
+              body: new URLSearchParams({
+                csrf: 'x'.repeat(p.csrf.length),
+                session: p.session,
+                student: String(p.id),
+              }).toString(),
+            });
+          }),
+        );
+      console.info(`full disk: ${sent} refused forms (audited) used up the ${wal} bytes of WAL`);
+      const res = await requestFrom('127.0.0.1', `${base}${p.at}/absences`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: p.cookie },
+        body: new URLSearchParams({ csrf: p.csrf, session: p.session, student: String(p.id) }).toString(),
+      });
+      const held = await reportedUpstream(p.id);
+      const after = (await requestFrom('127.0.0.1', `${base}${p.at}`)).body;
+      const block = after.split(`id="session-${p.session}"`)[1]?.split('</li>')[0] ?? '';
+      console.info(
+        `full disk: answered ${res.status}; ${held} absence(s) upstream; the page ${block.includes('Reported') ? 'shows "Reported"' : 'shows no report'}${block.includes('Can’t make it?') ? ' and offers "Can’t make it?"' : ''}`,
+      );
+      if (res.status === 303) {
+        // The store still had room for the act: then it is recorded, sent, and shown as reported.
+        expect(held).toBe(1);
+        expect(block).toContain('Reported');
+        expect(block).not.toContain('Can’t make it?');
+      } else {
+        expect(res.status).toBe(503);
+        expect(res.body).toContain('could not record the report');
+        expect(res.body).toContain('nothing was reported');
+        expect(held).toBe(0);
+        expect(block).not.toContain('Reported');
+        expect(block).toContain('Can’t make it?');
+      }
+      // Which of the two it was: the disk was full for the store (the log says so) or not.
+      expect(res.status, serve.output().slice(-3000)).toBe(503);
+    } finally {
+      await stopped(serve);
+    }
+  }, 300_000);
+});
