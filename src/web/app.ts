@@ -7,10 +7,9 @@ import express, {
   type Response,
   type Router,
 } from 'express';
-import type { Logger } from 'pino';
-import pino from 'pino';
 import type { FamilyAbsences } from '../families/absences.ts';
 import { type FamilyFeeds, FamilyLinks } from '../feeds/family.ts';
+import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
 import type { FeedToken, Store } from '../store/types.ts';
 import { absenceRouter } from './absence-router.ts';
@@ -34,7 +33,8 @@ export interface AppOptions {
   metricsToken?: string | null;
   /** Absolute base URL for links (PUBLIC_URL), e.g. `https://calendars.school.org`. */
   publicUrl: string;
-  logger?: Logger;
+  /** serve's logger (log.ts: secrets censored and scrubbed); there is no bare fallback. */
+  logger: Logger;
   /**
    * A per-client limit on every /feeds and /family request (feedRateLimit / FEED_RATE_LIMIT). Default none:
    * valid feed requests are not throttled (rate-limit.ts says why).
@@ -138,7 +138,7 @@ function limitedPerClient(
 }
 
 export function createApp(opts: AppOptions): express.Express {
-  const logger = opts.logger ?? pino({ level: 'info' });
+  const { logger } = opts;
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
