@@ -3,7 +3,8 @@
 // (a native Date with a TZID would be written in the server's local time); the calendar's own name and
 // description are escaped here because ical-generator does not; no METHOD; a VTIMEZONE for the school's zone;
 // Google ignores feeds over about 1 MB, so the farthest future events are left out past maxBytes and the
-// calendar description says until when the feed is complete. RFC 5545 puts every calendar property before the
+// calendar description says until when the feed is complete; the bytes counted include the alarms a reminder
+// variant adds to every event that takes place (reminders.ts), so every variant a family subscribes to fits. RFC 5545 puts every calendar property before the
 // first component (strict parsers such as golang-ical reject anything else) and ends the file with CRLF;
 // ical-generator does neither, so its output is put in that order here (propertiesFirst). A local time in the
 // repeated hour when clocks go back names two instants; such events are written in UTC form.
@@ -12,6 +13,7 @@ import type { CalendarEvent } from '../calendar/types.ts';
 import { runSteps, runStepsPaced } from '../util/event-loop.ts';
 import { wallClock } from '../util/time-zone.ts';
 import { cssColorName } from './css-colors.ts';
+import { ALARM_BYTES } from './reminders.ts';
 import { isUnambiguousLocal, vtimezone, zonedDate } from './timezone.ts';
 
 export interface IcsCalendarInfo {
@@ -175,9 +177,13 @@ function* renderSteps(
 ): Generator<void, RenderedIcs> {
   const maxBytes = opts.maxBytes ?? DEFAULT_MAX_BYTES;
   const events = [...input].sort((a, b) => a.start.localeCompare(b.start) || a.uid.localeCompare(b.uid));
+  // alarms[n]: the bytes a reminder variant adds to the first n events.
+  const alarms = [0];
+  for (const e of events) alarms.push(alarms.at(-1)! + (e.status === 'cancelled' ? 0 : ALARM_BYTES));
+  const fits = (bytes: number, n: number) => bytes + alarms[n]! <= maxBytes;
   const full = yield* build(info, events, null);
   const fullBytes = Buffer.byteLength(full);
-  if (fullBytes <= maxBytes) {
+  if (fits(fullBytes, events.length)) {
     return { body: full, bytes: fullBytes, eventCount: events.length, trimmed: 0, completeUntil: null };
   }
   // Largest prefix that fits: estimate from the average event size, then step to the exact boundary.
@@ -190,11 +196,11 @@ function* renderSteps(
   let hi = events.length - 1;
   while (lo < hi) {
     const mid = Math.ceil((lo + hi) / 2);
-    if ((yield* render(mid)).bytes <= maxBytes) lo = mid;
+    if (fits((yield* render(mid)).bytes, mid)) lo = mid;
     else hi = mid - 1;
   }
   const kept = yield* render(lo);
-  if (kept.bytes > maxBytes) throw new Error(`calendar header alone exceeds ${maxBytes} bytes`);
+  if (!fits(kept.bytes, lo)) throw new Error(`calendar header alone exceeds ${maxBytes} bytes`);
   return {
     body: kept.body,
     bytes: kept.bytes,

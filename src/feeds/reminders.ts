@@ -1,6 +1,8 @@
 // Reminder variants of a feed: the same calendar with a VALARM in every event that still takes place, chosen
 // by the parent when subscribing (`/feeds/<token>.ics?reminder=1h`). Made from the rendered bytes, so a variant
-// always says exactly what the plain feed says; Apple Calendar and Outlook honour VALARM, Google ignores it.
+// always says exactly what the plain feed says, and the render leaves room for the alarms under the size cap
+// (ALARM_BYTES, ics-writer.ts), so every variant stays under it with the same trim note. Of the calendar apps,
+// only some honour a subscribed calendar's VALARM: see the page's words (landing-page.ts) and the README.
 export const REMINDERS = {
   none: { minutes: 0, label: 'No reminder', trigger: '' },
   '30m': { minutes: 30, label: '30 minutes before', trigger: '-PT30M' },
@@ -23,6 +25,14 @@ const gzipAsync = promisify(gzip);
 
 const END_EVENT = '\r\nEND:VEVENT\r\n';
 
+const alarmFor = (trigger: string) =>
+  `\r\nBEGIN:VALARM\r\nACTION:DISPLAY\r\nDESCRIPTION:Reminder\r\nTRIGGER:${trigger}\r\nEND:VALARM`;
+
+/** The most bytes a reminder variant adds to one event that still takes place (its longest alarm). */
+export const ALARM_BYTES = Math.max(
+  ...Object.values(REMINDERS).map((r) => (r.trigger ? alarmFor(r.trigger).length : 0)),
+);
+
 /**
  * The calendar with a display alarm before every event that is not cancelled. Content lines never start with
  * `END:VEVENT` except the component's own end (text values escape line breaks; folded lines start with a
@@ -31,7 +41,7 @@ const END_EVENT = '\r\nEND:VEVENT\r\n';
 export function withReminder(ics: string, key: ReminderKey): string {
   const r = REMINDERS[key];
   if (!r.trigger) return ics;
-  const alarm = `\r\nBEGIN:VALARM\r\nACTION:DISPLAY\r\nDESCRIPTION:Reminder\r\nTRIGGER:${r.trigger}\r\nEND:VALARM`;
+  const alarm = alarmFor(r.trigger);
   let out = '';
   let at = 0;
   for (let end = ics.indexOf(END_EVENT, at); end >= 0; end = ics.indexOf(END_EVENT, at)) {

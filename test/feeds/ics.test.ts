@@ -2,6 +2,7 @@ import ICAL from 'ical.js';
 import { describe, expect, it } from 'vitest';
 import type { CalendarEvent } from '../../src/calendar/types.ts';
 import { renderIcs } from '../../src/feeds/ics-writer.ts';
+import { REMINDER_KEYS, withReminder } from '../../src/feeds/reminders.ts';
 import { isUnambiguousLocal, vtimezone } from '../../src/feeds/timezone.ts';
 import { localClock, offsetMinutes, transitions, wallClock } from '../../src/util/time-zone.ts';
 import { parseAll, parseWithNodeIcal } from './parse.ts';
@@ -179,6 +180,37 @@ describe('renderIcs', () => {
     const untrimmed = renderIcs({ name: 'Big', timeZone: 'Europe/London', window }, events);
     expect(untrimmed.trimmed).toBe(0);
     expect(untrimmed.body).not.toContain('X-WR-CALDESC');
+  });
+
+  it('keeps every reminder variant under the same limit, trimmed with the same note (issue 42)', () => {
+    // Alarms are added to the rendered bytes (reminders.ts): the trim must leave room for them, or a feed just
+    // under the limit is well over it with reminders (999,993 bytes became 1,152,873).
+    const events = Array.from({ length: 1_200 }, (_, i) => {
+      const start = new Date(Date.UTC(2026, 9, 1) + i * 3_600_000).toISOString();
+      return event({
+        uid: `e${i}@x`,
+        start,
+        end: new Date(Date.parse(start) + 1_800_000).toISOString(),
+        description: 'x'.repeat(40),
+        status: i % 10 === 0 ? 'cancelled' : 'confirmed',
+      });
+    });
+    const r = renderIcs({ name: 'Big', timeZone: 'Europe/London', window }, events, { maxBytes: 200_000 });
+    expect(r.trimmed).toBeGreaterThan(0);
+    const note = parseAll(r.body).description;
+    expect(note).toMatch(/complete until \d{4}-\d{2}-\d{2}; later events are left out/);
+    const sizes: Record<string, number> = {};
+    for (const key of REMINDER_KEYS) {
+      const variant = withReminder(r.body, key);
+      sizes[key] = Buffer.byteLength(variant);
+      expect(parseAll(variant).description).toBe(note);
+    }
+    expect(Math.max(...Object.values(sizes)), JSON.stringify(sizes)).toBeLessThanOrEqual(200_000);
+    // A calendar that fits with its alarms is not trimmed at all.
+    const small = renderIcs({ name: 'Big', timeZone: 'Europe/London', window }, events.slice(0, 100), {
+      maxBytes: 200_000,
+    });
+    expect(small.trimmed).toBe(0);
   });
 });
 
