@@ -24,6 +24,8 @@ export interface SessionDecision {
   time: string;
   where: HomeOrAway;
   fixture: boolean;
+  /** A bye: the team has no game, so there is nothing to attend (no meet time, no absence to report). */
+  bye: boolean;
   cancelled: boolean;
   /** Why, in the school's words as the audience may read them (the parent note without "cancelled."); or null. */
   cancellationReason: string | null;
@@ -76,6 +78,7 @@ export function decideGated(
     timeZone: ctx.school.timeZone,
     where,
     fixture: isFixture(session),
+    bye: session.bye,
     cancelled,
     cancellationReason: cancelled ? withoutCancellationNotice(session.studentParentNotes) || null : null,
     status: cancelled ? 'cancelled' : session.status === 'confirmed' ? 'confirmed' : 'tentative',

@@ -1,7 +1,7 @@
 // What an event says in a family's combined calendar: each member feed's events (already projected for that
 // feed's audience and scope, so name scrubbing and visibility are theirs), one event per session, naming only
 // the family members whose own calendar has it ("Training (Ana, Ben)"). A family of one names nobody.
-import type { Id } from '../domain/types.ts';
+import type { Id, Instant } from '../domain/types.ts';
 import { CAPS, capText, cleanText } from './gate.ts';
 import type { CalendarEvent } from './types.ts';
 
@@ -65,6 +65,64 @@ export function familyEvents(familyKey: string, members: FamilyMemberEvents[]): 
       description: named
         ? [event.description.trim(), `For ${who}.`].filter(Boolean).join('\n\n')
         : event.description,
+    };
+  });
+}
+
+/** A member of a family link whose own link was rotated (`replaced`) or stopped since the link was made. */
+export interface LostMember {
+  scope: 'student' | 'team' | 'activity' | 'staff';
+  scopeId: Id;
+  /** As the family calls it: the child's first name, a team's name. */
+  label: string;
+  /** When its own link stopped working. */
+  since: Instant;
+  replaced: boolean;
+}
+
+/** How long the notice of a member that dropped out stands in the calendar, from the day it dropped out. */
+const NOTICE_DAYS = 7;
+
+/** What the family's page and calendar say of a member that dropped out: a headline and how to add it back. */
+export function lostWords(m: LostMember): { title: string; body: string } {
+  const who = m.label;
+  const title = `${who} is no longer in this calendar: a new link is needed`;
+  const why = m.replaced
+    ? `The school gave ${who} a new calendar link, so ${who}\u2019s sessions no longer appear in this family calendar.`
+    : `The school stopped ${who}\u2019s calendar link, so ${who}\u2019s sessions no longer appear in this family calendar.`;
+  const how = m.replaced
+    ? `To add them back, open ${who}\u2019s new calendar page (from the school; ask the school office if you do not have it), choose \u201cAdd another child\u2019s link\u201d there and paste this family link: that makes a new family link with everyone. Subscribe to it, then remove this calendar.`
+    : `Ask the school office for ${who}\u2019s new calendar link, then add it to a new family link from its page.`;
+  return { title, body: `${why} ${how}` };
+}
+
+/**
+ * One event per member that dropped out, from the moment its link stopped, for a week: the family's calendar says
+ * so where they look instead of going quiet. Its UID is stable (the family, the member, the moment).
+ */
+export function lostNotices(
+  familyKey: string,
+  lost: readonly LostMember[],
+  timeZone: string,
+): CalendarEvent[] {
+  return lost.map((m) => {
+    const words = lostWords(m);
+    const start = Date.parse(m.since);
+    return {
+      sessionId: 0,
+      uid: `family-${familyKey}-left-${m.scope}-${m.scopeId}-${start}@rostercal`,
+      sequence: 0,
+      lastModified: new Date(start).toISOString(),
+      start: new Date(start).toISOString(),
+      end: new Date(start + NOTICE_DAYS * 86_400_000).toISOString(),
+      timeZone,
+      title: capText(words.title, CAPS.title),
+      description: words.body,
+      status: 'confirmed',
+      location: null,
+      color: null,
+      categories: [],
+      noGame: true,
     };
   });
 }

@@ -77,7 +77,8 @@ export function projectSession(
   } else if (parentNotes) {
     parts.push(fill(t.description.parentNotes, { notes: parentNotes }));
   }
-  const fields = cancelled ? [] : renderCustomFields(session, ctx, audience, scope, say);
+  // A bye drops them too: there is nothing to meet for or to wear.
+  const fields = cancelled || d.bye ? [] : renderCustomFields(session, ctx, audience, scope, say);
   if (fields.length) {
     parts.push(fields.map((f) => fill(t.description.customField, f)).join('\n'));
   }
@@ -131,6 +132,7 @@ export function projectSession(
     categories: [session.activity.name, ...(d.fixture ? ['Fixture'] : [])]
       .filter(Boolean)
       .map((c) => capText(c, CAPS.label)),
+    ...(d.bye && !cancelled ? { noGame: true as const } : {}),
   };
 }
 

@@ -30,4 +30,9 @@ export interface CalendarEvent {
   /** `#rrggbb` from the activity. */
   color: string | null;
   categories: string[];
+  /**
+   * Set (true) only for a bye: no game, nothing to attend. Outputs show it as free time, with no reminder, no
+   * "Can't make it?" and nothing to add or find the way to. Absent on every other event.
+   */
+  noGame?: true;
 }

@@ -493,8 +493,10 @@ export class FamilyAbsences {
         to: new Date(now.getTime() + days * DAY_MS).toISOString(),
       });
       const byId = new Map<Id, Session>();
+      // A bye is no game: there is nothing to miss.
       for (const s of list)
-        if (!s.cancelled && !s.meta.deletedAt && Date.parse(s.start) > now.getTime()) byId.set(s.id, s);
+        if (!s.cancelled && !s.bye && !s.meta.deletedAt && Date.parse(s.start) > now.getTime())
+          byId.set(s.id, s);
       out.set(child.studentId, byId);
     }
     return out;

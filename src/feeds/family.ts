@@ -1,12 +1,21 @@
 // Family links: one capability URL (`/family/<token>`) for several feeds (a parent's children, a child's
 // teams). A link names its members by the hash of each member feed's token at the time it was made, so a
 // member whose own URL is rotated (or revoked) drops out of every family link at once; the link itself is a
-// random 192-bit token of which only the hash is stored, like feed tokens.
+// random 192-bit token of which only the hash is stored, like feed tokens. A member that dropped out is not
+// forgotten in silence: the page names it and says how to add its new link, and the calendar carries one event
+// saying the same (lostNotices), so a family does not just see a child's sessions vanish.
 import { createHash, randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import { gunzip, gzip } from 'node:zlib';
 import { LRUCache } from 'lru-cache';
-import { type FamilyMemberEvents, familyEvents, familyLabel, joinNames } from '../calendar/family.ts';
+import {
+  type FamilyMemberEvents,
+  familyEvents,
+  familyLabel,
+  joinNames,
+  type LostMember,
+  lostNotices,
+} from '../calendar/family.ts';
 import type { CalendarEvent } from '../calendar/types.ts';
 import type { FamilyLink, FamilyMember, FeedScope, FeedToken, SchoolId, Store } from '../store/types.ts';
 import { versionFeedEvents } from './event-versions.ts';
@@ -58,6 +67,8 @@ interface FamilyShell {
   description: string;
   timeZone: string;
   members: { scope: FeedScope; scopeId: number; label: string }[];
+  /** Members whose own link was replaced or stopped since the family link was made (they dropped out). */
+  lost: LostMember[];
 }
 
 export interface FamilyFeed extends FamilyShell {
@@ -167,16 +178,28 @@ export class FamilyLinks {
     return { ok: true, token, link };
   }
 
-  /** The link behind a token with its members that still stand (their own URL not rotated, subject not gone). */
-  async #liveLink(token: string): Promise<{ link: FamilyLink; members: LiveMember[] } | null> {
+  /**
+   * The link behind a token with its members that still stand (their own URL not rotated, subject not gone), and
+   * those whose own URL was rotated or stopped since (`lost`).
+   */
+  async #liveLink(
+    token: string,
+  ): Promise<{ link: FamilyLink; members: LiveMember[]; lost: LostMember[] } | null> {
     if (!looksLikeToken(token)) return null;
     const link = await this.#store.links.findFamilyLinkByHash(hashToken(token));
     if (!link || link.revokedAt !== null) return null;
     const members: LiveMember[] = [];
+    const lost: LostMember[] = [];
     for (const m of link.members) {
       const feed = await this.#store.links.findFeedTokenByHash(m.feedTokenHash);
-      if (!feed || feed.revokedAt !== null) continue;
+      if (!feed) continue;
+      // While its school's current URLs cannot be told, a member is neither served nor said to be lost.
       if (this.#serves && !(await this.#serves(feed))) continue;
+      if (feed.revokedAt !== null) {
+        const gone = await this.#lostMember(link.schoolId, m, feed.revokedAt);
+        if (gone) lost.push(gone);
+        continue;
+      }
       const def = await getFeedDef(this.#store, link.schoolId, m.scope, m.scopeId);
       if (!def) continue;
       members.push({ ...m, def, label: await this.#label(def) });
@@ -185,7 +208,16 @@ export class FamilyLinks {
     const seen = new Map<string, number>();
     for (const m of members) seen.set(m.label, (seen.get(m.label) ?? 0) + 1);
     for (const m of members) if (m.scope === 'student' && seen.get(m.label)! > 1) m.label = m.def.subject;
-    return members.length ? { link, members } : null;
+    return members.length || lost.length ? { link, members, lost } : null;
+  }
+
+  /** A member whose own link was rotated (replaced: a new one is live) or stopped; null when its subject is gone. */
+  async #lostMember(schoolId: SchoolId, m: FamilyMember, since: string): Promise<LostMember | null> {
+    const def = await getFeedDef(this.#store, schoolId, m.scope, m.scopeId);
+    if (!def) return null;
+    const current = await this.#store.links.getFeedToken(schoolId, m.scope, m.scopeId);
+    const replaced = !!current && current.revokedAt === null && current.tokenHash !== m.feedTokenHash;
+    return { scope: m.scope, scopeId: m.scopeId, label: await this.#label(def), since, replaced };
   }
 
   /** A child by first name (the family knows them), a team or activity by its name. */
@@ -204,7 +236,7 @@ export class FamilyLinks {
   async get(token: string): Promise<FamilyFeed | null> {
     const live = await this.#liveLink(token);
     if (!live) return null;
-    const { link, members } = live;
+    const { link, members, lost } = live;
     const rendered = await Promise.all(
       members.map((m) => this.#feeds.get(link.schoolId, m.scope, m.scopeId)),
     );
@@ -217,12 +249,14 @@ export class FamilyLinks {
     const labels = members.map((m) => m.label);
     const school = (await this.#store.records.listSchools()).find((s) => s.id === link.schoolId);
     const schoolName = school?.name ?? link.schoolId;
+    const named = labels.length ? joinNames(labels) : joinNames(lost.map((m) => m.label));
     const shell: FamilyShell = {
       schoolId: link.schoolId,
-      name: `${joinNames(labels)} \u00b7 ${schoolName}`,
-      description: `Sessions and fixtures for ${joinNames(labels)} at ${schoolName}.`,
+      name: `${named} \u00b7 ${schoolName}`,
+      description: `Sessions and fixtures for ${joinNames(labels) || 'nobody now'} at ${schoolName}.`,
       timeZone: school?.timeZone ?? 'UTC',
       members: members.map((m) => ({ scope: m.scope, scopeId: m.scopeId, label: m.label })),
+      lost,
     };
     const w = this.#feeds.currentWindow();
     const inputs = createHash('sha256')
@@ -240,7 +274,7 @@ export class FamilyLinks {
     const flight = `${link.tokenHash}|${inputs}`;
     const running = this.#inflight.get(flight);
     if (running) return running;
-    const job = this.#storedOrRendered(link, live.members, renders, shell, inputs, w).finally(() =>
+    const job = this.#storedOrRendered(link, members, renders, shell, inputs, w).finally(() =>
       this.#inflight.delete(flight),
     );
     this.#inflight.set(flight, job);
@@ -280,9 +314,11 @@ export class FamilyLinks {
       this.#now(),
       (err) => this.#feeds.toldOfRequestWrite(err),
     );
+    // One event per member that dropped out, saying so where the family looks (not in the page's list of sessions).
+    const notices = lostNotices(link.tokenHash.slice(0, 16), shell.lost, shell.timeZone);
     const ics = renderIcs(
       { name: shell.name, description: shell.description, timeZone: shell.timeZone, window: w },
-      events,
+      [...events, ...notices],
       { maxBytes: DEFAULT_MAX_BYTES },
     );
     const body = Buffer.from(ics.body, 'utf8');
@@ -303,7 +339,7 @@ export class FamilyLinks {
     await this.#feeds.spare(() =>
       this.#store.feeds.saveRenderedFeed({
         ...key,
-        dataVersion: renders[0]!.dataVersion,
+        dataVersion: renders[0]?.dataVersion ?? 0,
         windowKey: w.key,
         inputs,
         etag,

@@ -8,7 +8,7 @@
 // first component (strict parsers such as golang-ical reject anything else) and ends the file with CRLF;
 // ical-generator does neither, so its output is put in that order here (propertiesFirst). A local time in the
 // repeated hour when clocks go back names two instants; such events are written in UTC form.
-import ical, { escape as escapeText, ICalEventStatus } from 'ical-generator';
+import ical, { escape as escapeText, ICalEventStatus, ICalEventTransparency } from 'ical-generator';
 import type { CalendarEvent } from '../calendar/types.ts';
 import { runSteps, runStepsPaced } from '../util/event-loop.ts';
 import { wallClock } from '../util/time-zone.ts';
@@ -102,6 +102,8 @@ function* build(
       summary: clean(e.title),
       description: clean(e.description) || null,
       status: STATUS[e.status],
+      // A bye is no game: free time, and no reminder (reminders.ts passes TRANSP:TRANSPARENT events over).
+      ...(e.noGame ? { transparency: ICalEventTransparency.TRANSPARENT } : {}),
       categories: e.categories.map((name) => ({ name: clean(name) })),
     });
     if (e.location) {
@@ -179,7 +181,8 @@ function* renderSteps(
   const events = [...input].sort((a, b) => a.start.localeCompare(b.start) || a.uid.localeCompare(b.uid));
   // alarms[n]: the bytes a reminder variant adds to the first n events.
   const alarms = [0];
-  for (const e of events) alarms.push(alarms.at(-1)! + (e.status === 'cancelled' ? 0 : ALARM_BYTES));
+  for (const e of events)
+    alarms.push(alarms.at(-1)! + (e.status === 'cancelled' || e.noGame ? 0 : ALARM_BYTES));
   const fits = (bytes: number, n: number) => bytes + alarms[n]! <= maxBytes;
   const full = yield* build(info, events, null);
   const fullBytes = Buffer.byteLength(full);

@@ -34,7 +34,7 @@ export const ALARM_BYTES = Math.max(
 );
 
 /**
- * The calendar with a display alarm before every event that is not cancelled. Content lines never start with
+ * The calendar with a display alarm before every event that takes place: not cancelled, not a bye (free time). Content lines never start with
  * `END:VEVENT` except the component's own end (text values escape line breaks; folded lines start with a
  * space), so the events can be found in the bytes without parsing them.
  */
@@ -48,7 +48,7 @@ export function withReminder(ics: string, key: ReminderKey): string {
     const begin = ics.lastIndexOf('\r\nBEGIN:VEVENT\r\n', end);
     const event = ics.slice(begin, end);
     out += ics.slice(at, end);
-    if (!/\r\nSTATUS:CANCELLED\r\n/.test(`${event}\r\n`)) out += alarm;
+    if (!/\r\n(?:STATUS:CANCELLED|TRANSP:TRANSPARENT)\r\n/.test(`${event}\r\n`)) out += alarm;
     out += END_EVENT;
     at = end + END_EVENT.length;
   }

@@ -1,12 +1,14 @@
 // One link for a family: POST /family (from a landing page's "add another child's link" form) makes a family
 // link and sends the parent to its page; GET /family/<token> is that page and /family/<token>.ics its calendar
-// (with the same reminder variants as a feed). Unknown, revoked and emptied links all answer 404.
+// (with the same reminder variants as a feed). Unknown and revoked links answer 404; a link whose members all dropped
+// out (their own links rotated) still answers, saying which and how to add them back (feeds/family.ts).
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import express, { type Request, type Response, Router } from 'express';
+import { lostWords } from '../calendar/family.ts';
 import type { FamilyAbsences } from '../families/absences.ts';
 import type { FamilyLinks } from '../feeds/family.ts';
 import { tokensIn } from '../feeds/family.ts';
@@ -175,6 +177,7 @@ export function familyRouter(opts: FamilyRouterOptions): Router {
         familyFrom: token,
         familyAction: `${opts.publicUrl}/family`,
         members: feed.members.map((m) => m.label),
+        lost: feed.lost.map(lostWords),
         ...(absences ? { absences } : {}),
       });
       res.setHeader('Content-Type', 'text/html; charset=utf-8');

@@ -169,7 +169,7 @@ export interface EventActions {
 }
 
 function actionsHtml(e: CalendarEvent, locale: string, when: string, actions?: EventActions): SafeHtml {
-  if (!actions || e.status === 'cancelled') return html``;
+  if (!actions || e.status === 'cancelled' || e.noGame) return html``;
   const day = sessionDay(e.start, e.timeZone, locale, 'long');
   // Every session's link says which session it adds (its visible words first, for voice control).
   const label = `Add to my calendar: ${e.title}, ${day} ${when}`;
@@ -194,7 +194,7 @@ function eventHtml(
   const description = e.description.trim();
   return html`<li class="event ${e.status}" id="session-${e.sessionId}" data-session="${e.sessionId}">${
     e.status === 'cancelled' && html`<p class="badge" role="status">Cancelled</p>`
-  }<p class="when"><time datetime="${e.start}">${when}</time></p><h3 class="what">${e.title}</h3>${place}${
+  }${e.noGame && e.status !== 'cancelled' && html`<p class="badge bye">No game</p>`}<p class="when"><time datetime="${e.start}">${when}</time></p><h3 class="what">${e.title}</h3>${place}${
     description && html`<p class="details">${description}</p>`
   }${actionsHtml(e, locale, when, actions)}${absenceHtml(absences, e, shortDay(e, locale), locale)}</li>`;
 }
@@ -222,9 +222,18 @@ function upcomingHtml(
   )}</ul>`;
 }
 
+/** What the list shows of the calendar, in numbers that match it: the calendar also holds recent past events. */
+function shownCount(shown: number, total: number): string {
+  const all = `${total} event${total === 1 ? '' : 's'}`;
+  if (shown === 0) return `The calendar holds ${all}, none of them coming up.`;
+  return shown >= total
+    ? `Showing all ${all} in this calendar.`
+    : `Showing the next ${shown}; the calendar holds ${all}, recent past ones included.`;
+}
+
 /** One line above the fold: the next event that takes place. */
 function nextHtml(events: CalendarEvent[], locale: string): SafeHtml {
-  const e = events.find((x) => x.status !== 'cancelled');
+  const e = events.find((x) => x.status !== 'cancelled' && !x.noGame);
   if (!e) return html``;
   const when = new Intl.DateTimeFormat(locale, {
     timeZone: e.timeZone,
@@ -275,6 +284,8 @@ export interface LandingInput {
   familyAction?: string;
   /** A family link's members, named for the family ("Ana", "Under 12 Netball"). */
   members?: string[];
+  /** A family link's members that dropped out (their own link rotated): what happened and how to add them back. */
+  lost?: { title: string; body: string }[];
   /** "Can't make it?" on each session a child of this link may miss (a child's page, a family page). */
   absences?: LandingAbsences;
   locale?: string;
@@ -295,9 +306,12 @@ function headingPart(input: LandingInput, locale: string): SafeHtml {
       input.members.map((m) => html`<span class="member">${m}</span>`),
       ', ',
     )}</p>`;
+  const lost = (input.lost ?? []).map(
+    (l) => html`<div class="notice lost" role="status"><h2>${l.title}</h2><p>${l.body}</p></div>`,
+  );
   return html`<h1>${input.name}</h1>
 <p class="lead">${input.description} ${words.lead}</p>
-${members || ''}
+${lost}${members || ''}
 ${nextHtml(input.upcoming, locale)}
 <p class="fresh${stale && ' stale'}" data-updated="${input.updatedAt?.toISOString() ?? ''}"${stale && html` role="status"`}>${fresh}${
     stale && html` <strong>${STALE_NOTE}</strong>`
@@ -344,7 +358,7 @@ function upcomingPart(input: LandingInput, locale: string): SafeHtml {
 <h2 id="upcoming-h">${WORDING[input.scope].listHeading}</h2>
 ${absenceDoneHtml(input.absences)}
 ${upcomingHtml(input.upcoming, locale, input.absences, actions)}
-<p><small>Times are ${zoneLabel(input.timeZone, input.now, locale)}. ${input.eventCount} event${input.eventCount !== 1 && 's'} in this calendar.</small></p>
+<p><small>Times are ${zoneLabel(input.timeZone, input.now, locale)}. ${shownCount(input.upcoming.length, input.eventCount)}</small></p>
 </section>`;
 }
 

@@ -100,7 +100,7 @@ describe('projectSession: titles', () => {
 
   it('writes byes and results', () => {
     expect(projectSession(session({ scored: true, bye: true }), ctx(), 'guardian')!.title).toBe(
-      'U15 Football: bye',
+      'U15 Football: no game (bye)',
     );
     const s = { scored: true, opponent: 'Hillside', location: null };
     const cases: [Partial<Parameters<typeof session>[0]>, string][] = [
@@ -121,6 +121,35 @@ describe('projectSession: titles', () => {
     expect(projectSession(session(s), ctx(), 'guardian')!.description).not.toContain('Result');
   });
 
+  /** A team whose custom field says what to wear: dropped when there is nothing to attend. */
+  const teamWithKit = {
+    id: 10,
+    name: 'U15 Football',
+    category: null,
+    subcategory: null,
+    customFieldsData: { kit: 'Training kit' },
+  };
+
+  it('a bye is no game, with nothing to attend: no meet time or uniform, free time, marked (issue 42)', () => {
+    const s = session({
+      scored: true,
+      bye: true,
+      studentParentNotes: 'No game this week (bye).',
+      customFieldsData: { meet: '12:30', lead: [41] },
+      teams: [teamWithKit],
+    });
+    for (const audience of ['guardian', 'student', 'staff'] as const) {
+      const e = projectSession(s, ctx(), audience)!;
+      expect(e.title).toBe('U15 Football: no game (bye)');
+      expect(e.noGame, audience).toBe(true);
+      expect(e.description).toContain('No game this week (bye).');
+      expect(e.description).not.toContain('Meet time');
+      expect(e.description).not.toContain('Training kit');
+    }
+    // Every other session carries no such mark (so what it hashes to is as before).
+    expect('noGame' in projectSession(session({}), ctx(), 'guardian')!).toBe(false);
+  });
+
   it('prefixes cancellations and sets STATUS', () => {
     const e = projectSession(session({ cancelled: true, title: 'U15 Football' }), ctx(), 'guardian')!;
     expect(e.title).toBe('Cancelled: U15 Football');
@@ -134,15 +163,7 @@ describe('projectSession: titles', () => {
       studentParentNotes: 'This session is cancelled.',
       notes: 'Cancelled: wet weather / venue unavailable.',
       customFieldsData: { meet: '15:10', lead: [41] },
-      teams: [
-        {
-          id: 10,
-          name: 'U15 Football',
-          category: null,
-          subcategory: null,
-          customFieldsData: { kit: 'Training kit' },
-        },
-      ],
+      teams: [teamWithKit],
     });
     for (const audience of ['guardian', 'student', 'staff'] as const) {
       const d = projectSession(s, ctx(), audience)!.description;

@@ -58,6 +58,23 @@ describe('family links and the rotation record', () => {
       expect(after.status).toBe(200);
       expect(after.name).not.toBe(before.name);
       expect(before.name).toContain(after.name!.split(' \u00b7 ')[0]!);
+      // It does not go quiet (issue 42): the page says which child, that the school gave them a new link and
+      // how to add it; the calendar carries one event saying the same.
+      const gone = school.sandbox.school.students.find((x) => x.id === children[1]!.id)!.firstName;
+      const page = await (await fetch(`${s.url}/family/${family}`)).text();
+      const notice = /<div class="notice lost" role="status">([\s\S]*?)<\/div>/.exec(page)?.[1] ?? '';
+      expect(notice).toContain(`${gone} is no longer in this calendar`);
+      expect(notice).toContain(`The school gave ${gone} a new calendar link`);
+      expect(notice).toContain('Add another child');
+      const ics = (await (await fetch(`${s.url}/family/${family}.ics`)).text()).replace(/\r\n[ \t]/g, '');
+      const notices = ics
+        .split('\r\n')
+        .filter((l) => l.startsWith(`SUMMARY:${gone} is no longer in this calendar`));
+      expect(notices).toHaveLength(1);
+      expect(ics).toContain(`The school gave ${gone} a new calendar link`);
+      // With reminders too, and still one notice after a second rotation of the same child.
+      const oneHour = await (await fetch(`${s.url}/family/${family}.ics?reminder=1h`)).text();
+      expect(oneHour.replace(/\r\n[ \t]/g, '')).toContain(`SUMMARY:${gone} is no longer in this calendar`);
     } finally {
       await s.stop();
     }
