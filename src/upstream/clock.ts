@@ -55,8 +55,14 @@ export const NOTABLE_SKEW_MS = 5000;
 export function describeSkew(skewMs: number | null | undefined): string | null {
   if (skewMs == null || Math.abs(skewMs) < NOTABLE_SKEW_MS) return null;
   const s = Math.round(Math.abs(skewMs) / 1000);
-  const h = Math.floor(s / 3600);
+  const d = Math.floor(s / 86_400);
+  const h = Math.floor((s % 86_400) / 3600);
   const m = Math.floor((s % 3600) / 60);
-  const parts = [h > 0 ? `${h} h` : '', m > 0 ? `${m} min` : '', s % 60 > 0 ? `${s % 60} s` : ''];
+  const parts = [
+    d > 0 ? `${d} d` : '',
+    h > 0 ? `${h} h` : '',
+    m > 0 ? `${m} min` : '',
+    s % 60 > 0 ? `${s % 60} s` : '',
+  ];
   return `${parts.filter((p) => p !== '').join(' ')} ${skewMs < 0 ? 'behind' : 'ahead of'} this server's`;
 }

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SchoolConfig } from '../../src/config.ts';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
 import { pullSchool } from '../../src/sync/pull.ts';
+import { formatSummary } from '../../src/sync/report.ts';
 import type { UpstreamClient } from '../../src/upstream/api.ts';
 import { TEST_NOW } from '../support/clock.ts';
 import { openTestStore, type TestStore, testClient, testSchool } from './helpers.ts';
@@ -55,6 +56,10 @@ describe('a sessions cursor in the upstream’s future', () => {
 
     const read = await pull('incremental');
     expect(read.counts.sessions).toMatchObject({ changed: 1 });
+    // The sandbox runs weeks off the real clock (TEST_NOW): `sync`'s summary says so.
+    expect(formatSummary(read, 'Hillcrest College').join('\n')).toMatch(
+      /upstream clock: (\d+ d )?(\d+ h )?(\d+ min )?(\d+ s )?(behind|ahead of) this server's/,
+    );
     expect((await ts.store.records.get(school.id, 'sessions', session.id))!.title).toBe('Retitled long ago');
     // And the cursor is the upstream's time again, less the overlap.
     const cursor = Date.parse((await ts.store.records.getCursor(school.id, 'updatedAfter:sessions'))!);

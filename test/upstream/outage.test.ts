@@ -1,5 +1,5 @@
 // Total failure fails fast (issue 41), the transport's part, on a time scale of milliseconds (the limits are the
-// client's `outage` option; the defaults, 64/30/85 s, are exercised through the real CLI in
+// client's `outage` option; the defaults, 70/30/85 s, are exercised through the real CLI in
 // test/failures/total-failure.test.ts). A read that spends its retries while nothing has answered makes the next
 // read a probe: one attempt, then UpstreamDownError. An endpoint failing alone keeps its retries.
 import { afterEach, describe, expect, it } from 'vitest';
