@@ -368,6 +368,26 @@ export function drawLine(
   }
   // `into` is attached, so pdfkit runs `draw` now, inside a marked-content sequence that belongs to it. Only a
   // line whose glyphs do not say its text gets a Span element of its own (an object each: ~3 KB a page otherwise).
-  if (NEEDS_ACTUAL.test(line.text)) into.add(doc.struct('Span', { actual: line.text }, [draw]));
-  else into.add(draw);
+  if (!NEEDS_ACTUAL.test(line.text)) {
+    into.add(draw);
+    return;
+  }
+  // A right-to-left line keeps its text on the Span element only: poppler lays a marked sequence's ActualText out
+  // left to right across its box and then reorders right-to-left runs as if drawn in visual order, so "محمد العلي"
+  // came out reversed; from the glyphs (drawn in visual order, each mapped to its letter) it reads the name right.
+  if (RTL_CHARS.test(line.text)) {
+    into.add(doc.struct('Span', { actual: line.text }, [draw]));
+    return;
+  }
+  // Otherwise the line as written goes twice: on the Span element (Acrobat, screen readers, PDF.js read the structure
+  // tree) and on its marked-content sequence in the page's content stream, `/Span <</MCID n /ActualText (…)>> BDC`,
+  // which poppler (pdftotext) and PDFium (Chrome) read instead of the glyphs (Devanagari's short i drawn before its
+  // consonant, Thai marks). pdfkit's struct() marks a closure's content with the MCID alone: opened here with both.
+  const span = doc.struct('Span', { actual: line.text });
+  into.add(span);
+  const content = doc.markStructureContent('Span', { actual: line.text });
+  draw();
+  doc.endMarkedContent();
+  span.add(content);
+  span.end();
 }

@@ -1,12 +1,24 @@
 // A roster's text layer says each name as written, whatever its script: pdfkit draws shaped scripts in visual glyph
 // order (Devanagari's short i before its consonant, Thai and Arabic shaped, right-to-left runs reversed), so without
 // ActualText search, copy and screen readers got "िववान िसंह" for "विवान सिंह". The PDFs are tagged (a structure
-// tree, /MarkInfo, the document's language) and every line of text carries the text as written.
+// tree, /MarkInfo, the document's language) and every line of text carries the text as written, on its structure
+// element (Acrobat, screen readers, PDF.js) and as marked content in the page's content stream (poppler's pdftotext,
+// PDFium in Chrome: issue 43 found "विवान सिंह" unsearchable there).
 import { describe, expect, it } from 'vitest';
 import { renderSheet } from '../../src/rosters/render.ts';
 import { buildSheet } from '../../src/rosters/sheet.ts';
 import { loadTemplate } from '../../src/rosters/template.ts';
-import { pagePng, pdfSpokenText, pdfText, qpdfCheck } from '../support/pdf.ts';
+import {
+  containsText,
+  contentStreamActualTexts,
+  pagePng,
+  pdfSpokenText,
+  pdfText,
+  qpdfCheck,
+} from '../support/pdf.ts';
+
+const RTL = /[\u0590-\u08FF]/;
+
 import { sampleData } from './sample-data.ts';
 
 /** Names as the upstream service writes them (first, last), one or more per script the issue names. */
@@ -52,6 +64,24 @@ describe('text layer: names as written (tagged PDF, ActualText)', () => {
         lang: template.locale,
         wrong: [],
       });
+    });
+  }
+
+  for (const templateName of ['team-roster', 'attendance-sheet', 'match-day-sheet']) {
+    it(`${templateName}: every name reads right from the page's content stream too (what pdftotext and PDFium read)`, async () => {
+      const template = loadTemplate(templateName);
+      const pdf = await renderSheet(buildSheet(template, dataWithNames()), template);
+      const actual = await contentStreamActualTexts(pdf);
+      const glyphs = await pdfText(pdf, { layout: true });
+      const wrong = names
+        .map((n) => `${n.first} ${n.last}`)
+        .filter((name) =>
+          // Right-to-left names from their glyphs, drawn in visual order and reordered by the reader (a marked
+          // sequence's ActualText would come out reversed in poppler); every other script as marked content's
+          // ActualText, which replaces glyphs drawn out of reading order.
+          RTL.test(name) ? actual.includes(name) || !containsText(glyphs, name) : !actual.includes(name),
+        );
+      expect(wrong, JSON.stringify(actual.slice(0, 40))).toEqual([]);
     });
   }
 

@@ -388,3 +388,86 @@ export function containsText(text: string, wanted: string): boolean {
     return false;
   });
 }
+
+/** A PDF literal or hexadecimal string as its text: UTF-16BE after a byte-order mark, otherwise byte per char. */
+function pdfStringText(raw: string): string {
+  let bytes: number[] = [];
+  if (raw.startsWith('<')) {
+    const hex = raw.slice(1, -1).replace(/\s+/g, '');
+    for (let i = 0; i < hex.length; i += 2)
+      bytes.push(Number.parseInt(hex.slice(i, i + 2).padEnd(2, '0'), 16));
+  } else {
+    const body = raw.slice(1, -1);
+    const escapes: Record<string, number> = { n: 10, r: 13, t: 9, b: 8, f: 12 };
+    for (let i = 0; i < body.length; i++) {
+      const c = body[i]!;
+      if (c !== '\\') {
+        bytes.push(c.charCodeAt(0));
+        continue;
+      }
+      const next = body[++i]!;
+      const octal = /^[0-7]{1,3}/.exec(body.slice(i))?.[0];
+      if (octal) {
+        bytes.push(Number.parseInt(octal, 8) & 0xff);
+        i += octal.length - 1;
+      } else if (next === '\r' || next === '\n') {
+        if (next === '\r' && body[i + 1] === '\n') i++;
+      } else bytes.push(escapes[next] ?? next.charCodeAt(0));
+    }
+  }
+  if (bytes[0] === 0xfe && bytes[1] === 0xff) {
+    bytes = bytes.slice(2);
+    return Buffer.from(bytes).swap16().toString('utf16le');
+  }
+  return Buffer.from(bytes).toString('latin1');
+}
+
+/** The string that starts at `at` in a content stream (literal, with nested parentheses, or hexadecimal). */
+function pdfStringAt(content: string, at: number): string {
+  if (content[at] === '<') return content.slice(at, content.indexOf('>', at) + 1);
+  let depth = 0;
+  for (let i = at; i < content.length; i++) {
+    const c = content[i];
+    if (c === '\\') i++;
+    else if (c === '(') depth++;
+    else if (c === ')' && --depth === 0) return content.slice(at, i + 1);
+  }
+  throw new Error('unterminated string in a content stream');
+}
+
+/**
+ * What a viewer that reads the page content stream finds as marked content's ActualText (poppler's pdftotext,
+ * PDFium in Chrome: `/Span <</ActualText (…)>> BDC … EMC`, whose glyphs they replace with it), read from every
+ * (Flate) stream of the file in order. In JavaScript, so the suite needs neither poppler nor PDFium.
+ */
+export async function contentStreamActualTexts(pdf: Uint8Array): Promise<string[]> {
+  const { inflateSync, constants } = await import('node:zlib');
+  const file = Buffer.from(pdf);
+  const text = file.toString('latin1');
+  const out: string[] = [];
+  const streams = /<<((?:(?!>>\s*stream)[\s\S])*)>>\s*stream\r?\n/g;
+  for (let m = streams.exec(text); m; m = streams.exec(text)) {
+    const start = m.index + m[0].length;
+    const end = text.indexOf('endstream', start);
+    if (!/\/FlateDecode/.test(m[1]!) || end < 0) continue;
+    let content: string;
+    try {
+      content = inflateSync(file.subarray(start, end), { finishFlush: constants.Z_SYNC_FLUSH }).toString(
+        'latin1',
+      );
+    } catch {
+      continue;
+    }
+    const marked = /\/ActualText\s*/g;
+    for (let a = marked.exec(content); a; a = marked.exec(content)) {
+      // Only marked-content properties: the dictionary that the BDC operator after it closes.
+      const raw = pdfStringAt(content, a.index + a[0].length);
+      const after = content.slice(
+        a.index + a[0].length + raw.length,
+        a.index + a[0].length + raw.length + 200,
+      );
+      if (/^[^<>]*>>\s*BDC/.test(after)) out.push(pdfStringText(raw));
+    }
+  }
+  return out;
+}
