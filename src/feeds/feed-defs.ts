@@ -27,7 +27,8 @@ export const AUDIENCE_OF: Record<FeedScope, Audience> = {
   staff: 'staff',
 };
 
-function def(
+/** A feed's definition from what is known of its subject (the admins' search builds its answers so too). */
+export function feedDefFor(
   school: { id: SchoolId; name: string },
   scope: FeedScope,
   scopeId: Id,
@@ -81,20 +82,20 @@ export async function listFeedDefs(store: Pick<Store, 'records'>, schoolId: Scho
     items.sort((a, b) => name(a).localeCompare(name(b)));
   return [
     ...byName(teams, (t) => t.name).map((t) =>
-      def(school, 'team', t.id, t.name, colors.get(t.activity.id) ?? null),
+      feedDefFor(school, 'team', t.id, t.name, colors.get(t.activity.id) ?? null),
     ),
     ...byName(
       students.filter((s) => s.current),
       personName,
-    ).map((s) => def(school, 'student', s.id, personName(s), null)),
+    ).map((s) => feedDefFor(school, 'student', s.id, personName(s), null)),
     ...byName(
       staff.filter((s) => !s.frozen),
       personName,
-    ).map((s) => def(school, 'staff', s.id, personName(s), null)),
+    ).map((s) => feedDefFor(school, 'staff', s.id, personName(s), null)),
     ...byName(
       activities.filter((a) => !a.archived),
       (a) => a.name,
-    ).map((a) => def(school, 'activity', a.id, a.name, normaliseHexColor(a.hexColor))),
+    ).map((a) => feedDefFor(school, 'activity', a.id, a.name, normaliseHexColor(a.hexColor))),
   ];
 }
 
@@ -112,20 +113,24 @@ export async function getFeedDef(
       const t = await store.records.get(schoolId, 'teams', scopeId);
       if (!t || t.meta.deletedAt) return null;
       const a = await store.records.get(schoolId, 'activities', t.activity.id);
-      return def(school, scope, scopeId, t.name, normaliseHexColor(a?.hexColor ?? null));
+      return feedDefFor(school, scope, scopeId, t.name, normaliseHexColor(a?.hexColor ?? null));
     }
     case 'student': {
       const s = await store.records.get(schoolId, 'students', scopeId);
-      return s && !s.meta.deletedAt && s.current ? def(school, scope, scopeId, personName(s), null) : null;
+      return s && !s.meta.deletedAt && s.current
+        ? feedDefFor(school, scope, scopeId, personName(s), null)
+        : null;
     }
     case 'staff': {
       const s = await store.records.get(schoolId, 'staff', scopeId);
-      return s && !s.meta.deletedAt && !s.frozen ? def(school, scope, scopeId, personName(s), null) : null;
+      return s && !s.meta.deletedAt && !s.frozen
+        ? feedDefFor(school, scope, scopeId, personName(s), null)
+        : null;
     }
     case 'activity': {
       const a = await store.records.get(schoolId, 'activities', scopeId);
       return a && !a.meta.deletedAt && !a.archived
-        ? def(school, scope, scopeId, a.name, normaliseHexColor(a.hexColor))
+        ? feedDefFor(school, scope, scopeId, a.name, normaliseHexColor(a.hexColor))
         : null;
     }
   }

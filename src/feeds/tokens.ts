@@ -201,6 +201,11 @@ export class FeedTokens {
     this.#unsure = unsure;
   }
 
+  /** Why nothing of a school's feeds may be issued or shown now, or null. */
+  untrustedBecause(schoolId: SchoolId): string | null {
+    return this.#unsure(schoolId);
+  }
+
   #trusted(schoolId: SchoolId): void {
     const why = this.#unsure(schoolId);
     if (why !== null) throw new FeedTrustError(why);

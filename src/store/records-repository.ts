@@ -3,6 +3,7 @@
 // listing left out.
 import { type Expression, type SqlBool, sql } from 'kysely';
 import type { Id, Instant } from '../domain/types.ts';
+import { listCalendarSubjects } from './calendar-subjects.ts';
 import { maybeInstant, storedInstant } from './instants.ts';
 import { type KindSpec, kindSpec, prepareRecord } from './kinds.ts';
 import { MembershipBuffer, type Pair } from './membership-buffer.ts';
@@ -11,6 +12,7 @@ import type { SnapshotTable } from './schema.ts';
 import { chunks, type Row, type SqlContext } from './sql-context.ts';
 import type {
   AbsenceQuery,
+  CalendarSubject,
   PreparedRecord,
   RecordsRepository,
   ResourceKind,
@@ -368,6 +370,10 @@ export class SqlRecords implements RecordsRepository {
     if (!opts?.includeDeleted) q = q.where('deleted_at', 'is', null);
     const rows = await q.orderBy('id').execute();
     return rows.map((r) => toStored<K>(r));
+  }
+
+  listCalendarSubjects(schoolId: SchoolId): Promise<CalendarSubject[]> {
+    return listCalendarSubjects(this.#ctx, schoolId);
   }
 
   async listSessions(schoolId: SchoolId, query: SessionQuery): Promise<Stored<'sessions'>[]> {

@@ -238,6 +238,18 @@ export type RenderedFeedState = Pick<
   'scope' | 'scopeId' | 'dataVersion' | 'windowKey' | 'inputs' | 'etag' | 'lastModified' | 'renderedAt'
 >;
 
+/** Whom a calendar is of, as an admin may know them: for the admins' search. */
+export interface CalendarSubject {
+  scope: FeedScope;
+  id: Id;
+  /** The name as the calendar shows it (a person's first and last name). */
+  name: string;
+  /** Other names the school has for them (a student's legal first name with the surname). */
+  otherNames: string[];
+  /** Ids an admin may have from elsewhere: a student's SIS ids, a staff member's e-mail and SIS id. */
+  knownIds: string[];
+}
+
 /** A feed that is part of a family link, named by its capability's hash (see FamilyLink). */
 export interface FamilyMember {
   scope: FeedScope;
@@ -412,6 +424,8 @@ export interface RecordsRepository {
     opts?: { includeDeleted?: boolean },
   ): Promise<Stored<K>[]>;
   listSessions(schoolId: SchoolId, query: SessionQuery): Promise<Stored<'sessions'>[]>;
+  /** Every live subject of the school's calendars, names and known ids only (calendar-subjects.ts). */
+  listCalendarSubjects(schoolId: SchoolId): Promise<CalendarSubject[]>;
   listAbsences(schoolId: SchoolId, query: AbsenceQuery): Promise<Stored<'absences'>[]>;
 
   /** Sync cursors, e.g. the `updatedAfter` high-water mark per resource. */

@@ -1,15 +1,14 @@
-// The staff dashboard at /admin: per school, the sync runs and scheduled jobs, the team, activity and staff feeds
-// (each linking to its landing page with the subscribe buttons and QR code), and every team's rosters.
-// Staff only (the shared AdminAuth); student feeds are many and personal, so the page counts them and points to
-// `rostercal feeds list` instead of listing them.
+// The staff dashboard at /admin: a search box that finds any calendar (admin-search.ts), then per school the sync
+// runs and scheduled jobs, how many calendars it has, and every team's rosters. Admins only.
 import express, { type Request, type RequestHandler, type Response } from 'express';
 import { absenceReporting } from '../families/absence-state.ts';
-import { listFeedDefs } from '../feeds/feed-defs.ts';
-import { type FeedTokens, FeedTrustError } from '../feeds/tokens.ts';
+import { CalendarSearch } from '../feeds/calendar-search.ts';
+import type { FeedTokens } from '../feeds/tokens.ts';
 import type { JobStatus, SchoolId, Store, Stored, SyncRun } from '../store/types.ts';
 import { describeJob } from '../sync/job-display.ts';
 import { upstreamClockNote } from '../sync/upstream-clock.ts';
 import { type HtmlValue, html, type SafeHtml } from '../util/html.ts';
+import { adminSearchRoute, searchForm } from './admin-search.ts';
 import { sendAdminPage } from './layouts.ts';
 import { accessIn, csrfOf, type Principal, principalOf } from './staff-auth.ts';
 
@@ -23,7 +22,7 @@ export interface AdminSchool {
 }
 
 export interface AdminRouterOptions {
-  store: Pick<Store, 'records' | 'runs' | 'readOnly'>;
+  store: Pick<Store, 'records' | 'runs' | 'links' | 'readOnly'>;
   config: {
     schools: readonly AdminSchool[];
     publicUrl: string;
@@ -134,36 +133,20 @@ interface DashboardDeps {
   store: AdminRouterOptions['store'];
   tokens: FeedTokens;
   base: string;
+  search: CalendarSearch;
 }
 
-/** The team, activity and staff feeds, each with its page and "New link…" (student feeds are only counted). */
+/**
+ * How many calendars the school has, and the one search box that finds any of them (admin-search.ts): a school's
+ * 262 team, activity and staff calendars as cards made this page 60,000 px tall at 390 px, and its 1,139
+ * children's calendars could not be reached at all.
+ */
 async function feedsPart(deps: DashboardDeps, school: AdminSchool): Promise<SafeHtml> {
-  const defs = await listFeedDefs(deps.store, school.id);
-  const listed = defs.filter((d) => d.scope !== 'student');
-  // No URL is shown while no rotation record vouches for the feed secret (feeds/trust.ts): say why instead.
-  let issuedAll: Awaited<ReturnType<FeedTokens['ensureAll']>> = [];
-  let untrusted: string | null = null;
-  try {
-    issuedAll = await deps.tokens.ensureAll(school.id, listed);
-  } catch (err) {
-    if (!(err instanceof FeedTrustError)) throw err;
-    untrusted = err.message;
-  }
-  const feedRows = (untrusted ? [] : listed).map((def, i) => {
-    const issued = issuedAll[i]!;
-    const page = issued.token
-      ? html`<a class="btn" href="${`${deps.base}/feeds/${issued.token}`}">Subscribe page</a>`
-      : html`<span class="muted">issued with another secret: make a new link</span>`;
-    // A link to a page that says what rotating does and asks to confirm: never one tap.
-    const rotate = `/admin/feeds/rotate?${new URLSearchParams({ school: school.id, scope: def.scope, id: String(def.scopeId) })}`;
-    return [
-      def.subject,
-      def.scope,
-      html`<div class="actions">${page}<a class="btn" href="${rotate}">New link…</a></div>`,
-    ];
-  });
-  const students = defs.filter((d) => d.scope === 'student').length;
-  return html`<details class="card" id="feeds-${school.id}"><summary>Feeds: ${listed.length} team, activity and staff calendars</summary><p class="muted">${students} student feeds exist as well; <code>rostercal feeds list</code> prints them. “New link…” is for a link that reached someone it should not: it asks before it acts.</p>${stackTable(['name', 'scope', 'links'], feedRows, untrusted ? `No feed is served: ${untrusted}` : 'no feeds yet')}</details>`;
+  const counts = await deps.search.counts(school.id);
+  const untrusted = deps.tokens.untrustedBecause(school.id);
+  return html`<div class="card" id="feeds-${school.id}"><h3>Calendars</h3><p>${counts.student} children’s, ${counts.team} teams’, ${counts.activity} activities’ and ${counts.staff} staff calendars. Find any of them with the search above: by name, id or a pasted link; each answer has its subscribe page and “New link…” (for a link that reached someone it should not: it asks before it acts). <code>rostercal feeds list</code> prints them all.</p>${
+    untrusted && html`<p class="warn">No feed is served: ${untrusted}</p>`
+  }</div>`;
 }
 
 /** Every listed team's roster, and the sheets of its next session and next fixture. */
@@ -243,8 +226,19 @@ export function createAdminRouter(opts: AdminRouterOptions): express.Router {
     store: opts.store,
     tokens: opts.tokens,
     base: opts.config.publicUrl.replace(/\/+$/, ''),
+    search: new CalendarSearch(opts.store),
   };
 
+  router.get(
+    '/admin/search',
+    opts.auth.requireAdmin,
+    adminSearchRoute({
+      search: deps.search,
+      schools: opts.config.schools,
+      tokens: opts.tokens,
+      base: deps.base,
+    }),
+  );
   router.get('/admin', opts.auth.requireAdmin, async (req: Request, res: Response, next) => {
     try {
       const at = now();
@@ -260,7 +254,7 @@ export function createAdminRouter(opts: AdminRouterOptions): express.Router {
           csrf: csrfOf(p),
         },
         wide: true,
-        body: html`<h1>Admin</h1><div class="card">${clientAddressLine(req, opts.config.trustProxy)}</div>${sections}`,
+        body: html`<h1>Admin</h1>${searchForm('')}<div class="card">${clientAddressLine(req, opts.config.trustProxy)}</div>${sections}`,
       });
     } catch (err) {
       next(err);

@@ -88,6 +88,41 @@ export function describeStoreContract(name: string, createDb: () => Promise<Test
       expect(found).toEqual([{ id, name: 'Trường Quốc tế', timeZone: 'Asia/Ho_Chi_Minh' }]);
     });
 
+    it('lists the live subjects of calendars, names and known ids only (the admins’ search)', async () => {
+      const s = school();
+      await store.records.upsertSchool({ id: s, name: 'S', timeZone: 'Europe/London' });
+      await store.records.upsert(
+        s,
+        'students',
+        [
+          student(1, { firstName: 'Саша', lastName: 'Шевченко', legalFirstName: 'Александр', sisId: 'S1' }),
+          student(2, { firstName: 'Zoë', lastName: 'Wąsowski', legalFirstName: 'Zoë' }),
+          student(3, { current: false }),
+        ],
+        T0,
+      );
+      await store.records.upsert(s, 'teams', [team(10, [1, 2], { name: '13A 女子' })], T0);
+      await store.records.upsert(
+        s,
+        'activities',
+        [activity(20, 'Netball'), { ...activity(21, 'Old'), archived: true }],
+        T0,
+      );
+      const subjects = await store.records.listCalendarSubjects(s);
+      expect(subjects.sort((a, b) => a.id - b.id)).toEqual([
+        {
+          scope: 'student',
+          id: 1,
+          name: 'Саша Шевченко',
+          otherNames: ['Александр Шевченко'],
+          knownIds: ['S1'],
+        },
+        { scope: 'student', id: 2, name: 'Zoë Wąsowski', otherNames: [], knownIds: [] },
+        { scope: 'team', id: 10, name: '13A 女子', otherNames: [], knownIds: [] },
+        { scope: 'activity', id: 20, name: 'Netball', otherNames: [], knownIds: [] },
+      ]);
+    });
+
     describe('snapshot writes', () => {
       it('counts added, unchanged, changed and restored, and versions only on content change', async () => {
         const s = school();

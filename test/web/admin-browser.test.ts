@@ -3,44 +3,27 @@
 // what happens to families), then gives the page to send them, and the audit log shows it in the school's time
 // with the team's name.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Harness, startHarness } from '../feeds/harness.ts';
-import { type StaffSite, startStaffSite } from '../identity/harness.ts';
-import { type Browser, type BrowserContext, launchBrowser, type Page } from '../support/browser.ts';
+import type { Harness } from '../feeds/harness.ts';
+import type { StaffSite } from '../identity/harness.ts';
+import type { Page } from '../support/browser.ts';
 import { expectPhoneFriendly } from '../support/phone.ts';
-import { freePort } from '../support/ports.ts';
+import { type AdminWorld, DESKTOP, PHONE, startAdminWorld } from './admin-world.ts';
 
 const ADMIN = 'admin-browser-test-token-0123456789abcdef';
-const PHONE = { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2 };
-const DESKTOP = { viewport: { width: 1280, height: 900 } };
 
+let world: AdminWorld;
 let h: Harness;
 let site: StaffSite;
-let browser: Browser;
-const contexts: BrowserContext[] = [];
+const signedIn = (device: typeof PHONE | typeof DESKTOP) => world.signedIn(device);
 
 beforeAll(async () => {
-  h = await startHarness({ now: '2026-11-02T09:00:00Z' });
-  site = await startStaffSite(h, { port: await freePort(), idp: null, adminToken: ADMIN });
-  browser = await launchBrowser();
+  world = await startAdminWorld(ADMIN);
+  ({ h, site } = world);
 }, 120_000);
 
 afterAll(async () => {
-  for (const c of contexts) await c.close();
-  await browser?.close();
-  await site?.close();
-  await h?.close();
+  await world?.close();
 });
-
-/** A browser signed in with the admin token through /admin/login, the way break-glass access works. */
-async function signedIn(device: typeof PHONE | typeof DESKTOP): Promise<Page> {
-  const context = await browser.newContext(device);
-  contexts.push(context);
-  const page = await context.newPage();
-  await page.goto(`${site.url}/admin/login`);
-  await page.fill('#token', ADMIN);
-  await Promise.all([page.waitForURL(`${site.url}/admin`), page.click('button[type=submit]')]);
-  return page;
-}
 
 /** Every <details> opened, so that what it holds is measured too. */
 const openAll = (page: Page) =>
@@ -93,13 +76,12 @@ describe('a new link for a team calendar', () => {
       a.name.localeCompare(b.name),
     )[0]!;
     const old = (await h.tokens.ensure('hill', 'team', team.id)).token!;
-    await openAll(page);
-    const row = page
-      .locator('tr', { has: page.locator('td', { hasText: team.name }) })
-      .filter({ hasText: 'team' });
+    // Found with /admin's search box; its "New link…" is named for the calendar.
+    await page.fill('#q', team.name);
+    await Promise.all([page.waitForURL(/\/admin\/search\?/), page.locator('form[role=search] button').tap()]);
     await Promise.all([
       page.waitForURL(/\/admin\/feeds\/rotate\?/),
-      row.locator('a', { hasText: 'New link' }).first().tap(),
+      page.getByRole('link', { name: `New link… for ${team.name} · Hillcrest College` }).tap(),
     ]);
 
     // The question, on its own page: nothing has changed yet.
