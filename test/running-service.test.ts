@@ -113,7 +113,10 @@ describe('rostercal serve', () => {
       // A team's calendar, found with /admin's search box.
       const team = (await service.store.records.list('hill', 'teams')).find((t) => !t.hidden)!;
       await page.fill('#q', team.name);
-      await Promise.all([page.waitForURL(/\/admin\/search\?/), page.locator('form[role=search] button').click()]);
+      await Promise.all([
+        page.waitForURL(/\/admin\/search\?/),
+        page.locator('form[role=search] button').click(),
+      ]);
       const feedHref = await page.locator('a', { hasText: 'subscribe page' }).first().getAttribute('href');
       const landing = await page.goto(feedHref!);
       expect(landing?.status()).toBe(200);
