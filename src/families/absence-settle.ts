@@ -13,6 +13,7 @@ import { absencesUpstream, FAMILY_REQUEST_TIMEOUT_MS, markedBy } from './absence
 import type { FamilyStore } from './absences.ts';
 
 export const SETTLE_EVERY_MS = 5_000;
+const DAY_MS = 86_400_000;
 /** An act under way takes at most two requests and the store's steps: older 'pending' or 'undoing' ones ended. */
 const ACT_ENDS_WITHIN_MS = 3 * FAMILY_REQUEST_TIMEOUT_MS;
 /** A write not found this long after it was sent was not made (a slow upstream may apply it a little late). */
@@ -39,6 +40,8 @@ export async function settleAbsenceActs(deps: SettleDeps): Promise<number> {
       iso(now - ACT_ENDS_WITHIN_MS),
     )),
   ];
+  // A day on, nothing reads an act (the limits count the last day and hour; the session is over).
+  await deps.store.families.pruneFamilyActs(iso(now - DAY_MS));
   let settled = 0;
   for (const act of acts) {
     const school = deps.schools.get(act.schoolId);

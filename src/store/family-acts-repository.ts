@@ -175,6 +175,18 @@ export class SqlFamilyActs implements FamilyActsRepository {
     return Number(res.numDeletedRows) > 0;
   }
 
+  async pruneFamilyActs(before: Instant): Promise<number> {
+    const cut = storedInstant(before, 'before');
+    const acts = await this.#ctx.w.deleteFrom('family_address_acts').where('at', '<', cut).executeTakeFirst();
+    const reported = await this.#ctx.w
+      .deleteFrom('family_absence_acts')
+      .where('state', '=', 'reported')
+      .where('end_at', '<', cut)
+      .where('reserved_at', '<', cut)
+      .executeTakeFirst();
+    return Number(acts.numDeletedRows) + Number(reported.numDeletedRows);
+  }
+
   takeAddressAct(
     schoolId: SchoolId,
     addressKey: string,

@@ -662,6 +662,11 @@ export interface FamilyActsRepository {
   /** Ends an act (withdrawn, or never made), only from one of the states `from`. */
   releaseAbsenceAct(key: AbsenceActKey, from: readonly AbsenceActState[]): Promise<boolean>;
   /**
+   * Forgets what no decision reads any more: address acts before `before`, and reported acts whose session ended
+   * before it (the upstream keeps the absence; the limit counts only the last 24 hours). Returns how many.
+   */
+  pruneFamilyActs(before: Instant): Promise<number>;
+  /**
    * Counts an act of a client address unless it made `max` since `since` (then: when the oldest of those was).
    * Older acts of that address are forgotten.
    */

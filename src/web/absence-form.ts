@@ -126,7 +126,7 @@ function coversHtml(a: LandingAbsences, offers: Offer[], locale: string): SafeHt
   if (lines.length === 0) return html``;
   return html`${lines.map(
     (o) =>
-      html`<p class="covers">${a.family && html`${o.label}: `}this also reports ${
+      html`<p class="covers">${a.family ? html`${o.label}: this` : 'This'} also reports ${
         o.alsoCovers.length === 1 ? 'the session' : 'the sessions'
       } at the same time: ${o.alsoCovers.map(
         (id, i) => html`${i > 0 ? ', ' : ''}<strong>${named(a, id, locale)}</strong>`,

@@ -121,5 +121,37 @@ export function describeFamilyActsContract(store: () => Store): void {
       });
       expect(hourOn.ok).toBe(true);
     });
+
+    it('forgets address acts and reported acts of sessions over, a day on', async () => {
+      const done = act({
+        state: 'reported',
+        absenceId: 5,
+        end: '2026-10-20T06:30:00.000Z',
+        reservedAt: '2026-10-19T06:30:00.000Z',
+      });
+      const standing = act({ state: 'reported', absenceId: 6 });
+      const lost = act({
+        state: 'unknown',
+        end: '2026-10-20T06:30:00.000Z',
+        reservedAt: '2026-10-19T06:30:00.000Z',
+      });
+      for (const a of [done, standing, lost]) await store().families.moveAbsenceAct(a, [null]);
+      await store().families.takeAddressAct('acts', 'prune-me', {
+        at: '2026-10-19T06:30:00.000Z',
+        since: '2026-10-19T00:00:00.000Z',
+        max: 1,
+      });
+      expect(await store().families.pruneFamilyActs(DAY_AGO)).toBeGreaterThanOrEqual(2);
+      expect(await store().families.getAbsenceAct(done)).toBeNull();
+      expect(await store().families.getAbsenceAct(standing)).not.toBeNull();
+      // Not settled yet: kept until it is.
+      expect(await store().families.getAbsenceAct(lost)).not.toBeNull();
+      const again = await store().families.takeAddressAct('acts', 'prune-me', {
+        at: T0,
+        since: '2026-10-19T00:00:00.000Z',
+        max: 1,
+      });
+      expect(again.ok).toBe(true);
+    });
   });
 }

@@ -421,6 +421,84 @@ describe('a parent on a phone', () => {
   }, 300_000);
 });
 
+describe('what a report covers', () => {
+  it('names, before the family confirms, the child’s other session at the same time; both coaches see it', async () => {
+    // Tried from outside: "Can't make it?" on Tennis also showed "Reported" on Rowing at the same time, and the
+    // Rowing coach's sheet read "Family reported", while the page had asked about Tennis alone. An absence is the
+    // session's time: the confirmation now names the other session, and the page says which report covers it.
+    const teams = await service.store.records.list('hill', 'teams');
+    const now = Date.now();
+    let found: { child: Id; first: Id; other: Id } | null = null;
+    for (const t of teams)
+      for (const m of t.students) {
+        if (taken.has(m.studentId) || found) continue;
+        const other = teams.find((u) => u.id !== t.id && u.students.some((x) => x.studentId === m.studentId));
+        const first = (
+          await service.store.records.listSessions('hill', {
+            studentId: m.studentId,
+            from: new Date(now + 3_600_000).toISOString(),
+            to: new Date(now + 14 * 86_400_000).toISOString(),
+          })
+        )
+          .filter((x) => !x.cancelled && x.teams.length > 0)
+          .sort((x, y) => x.start.localeCompare(y.start))[0];
+        if (other && first) found = { child: m.studentId, first: first.id, other: other.id };
+      }
+    expect(found, 'a child in two teams with an upcoming session').not.toBeNull();
+    const { child, first, other } = found!;
+    taken.add(child);
+    const session = (await service.store.records.get('hill', 'sessions', first))!;
+    const coach = sandbox.school.users.find((u) => !u.frozen)!;
+    const [made] = await upstream.createSessions({
+      email: coach.email,
+      sessions: [
+        {
+          title: 'Clash practice',
+          activityId: session.activity.id,
+          startDateTime: session.start,
+          endDateTime: session.end,
+          teamIds: [other],
+        },
+      ],
+    });
+    const clash = made!.id;
+    await untilValue(
+      'a pull that brings the new session',
+      async () => {
+        const r = await service.scheduler.runNow('hill', 'incremental');
+        return r.status !== 'skipped' && (await service.store.records.get('hill', 'sessions', clash))
+          ? r
+          : undefined;
+      },
+      120_000,
+      250,
+    );
+    const url = await pageOf('student', child);
+    const page = await phone();
+    await page.goto(url);
+    const event = page.locator(`#session-${first}`);
+    await event.locator('summary', { hasText: 'Can’t make it?' }).tap();
+    const covers = (await event.locator('p.covers').textContent()) ?? '';
+    expect(covers).toContain('Clash practice');
+    expect(covers).toContain('at the same time');
+    await expectPhoneFriendly(page);
+    await page.screenshot({ path: `${process.env.SCREENSHOT_DIR ?? '/tmp'}/absence-clash.png` });
+    await Promise.all([
+      page.waitForURL(/done=reported/),
+      event.locator('button', { hasText: 'Confirm' }).tap(),
+    ]);
+    const line = (await page.locator(`#session-${clash} .reported`).textContent()) ?? '';
+    expect(line).toContain('covered by the absence reported for');
+    expect(line).toContain(session.title.slice(0, 10));
+    await expectPhoneFriendly(page);
+    // Each team's coach sees it on the sheet of their own session.
+    expect(await sheet(session.teams[0]!.id, first)).toContain('Family reported');
+    expect(await sheet(other, clash)).toContain('Family reported');
+    expect(await reportedUpstream(child)).toHaveLength(1);
+    await page.context().close();
+  }, 300_000);
+});
+
 describe('the safety rules', () => {
   it('a retried report never makes two absences, however it is retried', async () => {
     const { child, url } = await childPage();
