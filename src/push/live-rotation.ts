@@ -90,7 +90,7 @@ export async function closeLiveGoogleCalendars(
       continue;
     }
     const { owner, id } = decodeCalendarId(stored.remoteCalendarId);
-    // Google's client (googleapis, ~600 modules) is loaded only by a rotation that has a calendar to close:
+    // Google's client (@googleapis/calendar, ~250 modules) is loaded only by a rotation that has a calendar to close:
     // `rostercal status` and `feeds` read this file's cursors without it.
     const [{ GoogleProvider }, { failureOf }] = await Promise.all([
       import('./google/index.ts'),

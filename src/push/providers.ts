@@ -1,5 +1,5 @@
-// Builds the provider a target's settings call for. Loaded on demand: googleapis alone takes a second to import,
-// and an Outlook-only deployment never needs it (nor Google-only the Graph SDK).
+// Builds the provider a target's settings call for. Loaded on demand: Google's client is ~250 modules, and an
+// Outlook-only deployment never needs it (nor Google-only the Graph SDK).
 
 import type { PushTargetConfig } from '../config/push-targets.ts';
 import type { SchoolId } from '../store/types.ts';

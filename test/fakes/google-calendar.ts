@@ -1,7 +1,8 @@
 // A fake Google Calendar API v3: an HTTP server speaking the real paths, query parameters, status codes and
-// error bodies of the operations rostercal uses, keeping calendars in memory. The real `googleapis` client talks
-// to it unchanged (`rootUrl: fake.url`, an OAuth2 client with `setCredentials({ access_token: fake.token })`),
-// and it also serves the service-account JWT-bearer token grant at `fake.tokenUrl`.
+// error bodies of the operations rostercal uses, keeping calendars in memory. The real `@googleapis/calendar`
+// client talks to it unchanged (`rootUrl: fake.url`, an OAuth2 client with
+// `setCredentials({ access_token: fake.token })`), and it also serves the service-account JWT-bearer token
+// grant at `fake.tokenUrl`.
 //
 // What it reproduces, because the engine must cope with it:
 // - client-chosen event ids must be base32hex (`[a-v0-9]`, 5–1024 chars), else 400 invalid;
@@ -147,7 +148,7 @@ export interface FakeGoogleOptions {
 }
 
 export interface FakeGoogle {
-  /** rootUrl for googleapis (ends with '/'). */
+  /** rootUrl for the Calendar client (ends with '/'). */
   url: string;
   /** OAuth token endpoint for the JWT-bearer grant. */
   tokenUrl: string;

@@ -1,10 +1,11 @@
-// The fakes speak the wire protocol the real client libraries expect: these tests drive them with googleapis,
+// The fakes speak the wire protocol the real client libraries expect: these tests drive them with @googleapis/calendar,
 // @microsoft/microsoft-graph-client and @azure/identity exactly as the engine does.
 import { generateKeyPairSync } from 'node:crypto';
 import { ClientSecretCredential } from '@azure/identity';
+import { calendar } from '@googleapis/calendar';
 import { Client } from '@microsoft/microsoft-graph-client';
 import { TokenCredentialAuthenticationProvider } from '@microsoft/microsoft-graph-client/authProviders/azureTokenCredentials/index.js';
-import { google } from 'googleapis';
+import { OAuth2Client } from 'google-auth-library';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeGoogle, startFakeGoogle } from '../fakes/google-calendar.ts';
 import { type FakeGraph, startFakeGraph } from '../fakes/graph.ts';
@@ -23,9 +24,9 @@ describe('fake Google Calendar', () => {
   afterAll(() => fake.close());
 
   function calendarApi(token = fake.token) {
-    const auth = new google.auth.OAuth2();
+    const auth = new OAuth2Client();
     auth.setCredentials({ access_token: token });
-    return google.calendar({ version: 'v3', auth, rootUrl: fake.url, retry: false });
+    return calendar({ version: 'v3', auth, rootUrl: fake.url, retry: false });
   }
 
   it('creates a calendar, inserts with a client id, lingers cancelled, and answers 409/410 like Google', async () => {
@@ -138,9 +139,9 @@ describe('fake Google Calendar', () => {
       });
       expect(res.status).toBe(200);
       const { access_token } = (await res.json()) as { access_token: string };
-      const auth = new google.auth.OAuth2();
+      const auth = new OAuth2Client();
       auth.setCredentials({ access_token });
-      const api = google.calendar({ version: 'v3', auth, rootUrl: sa.url });
+      const api = calendar({ version: 'v3', auth, rootUrl: sa.url });
       const primary = await api.calendars.get({ calendarId: 'primary' });
       expect(primary.data.id).toBe('coach@school.org');
       const bad = await fetch(sa.tokenUrl, {

@@ -1,4 +1,5 @@
-// Google push end to end: sandbox → pull → SQLite store → projection → engine → real googleapis → fake Google.
+// Google push end to end: sandbox → pull → SQLite store → projection → engine → real @googleapis/calendar →
+// fake Google.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type PushTargetConfig, parseTargets } from '../../src/config/push-targets.ts';
 import { pushTarget } from '../../src/push/run.ts';

@@ -1,7 +1,7 @@
 // Issue 28: serve pushes after each pull, and pulls come every 30 s, outside the school's pull lock. Pushes of
 // one target still run one at a time: in this process (pushes asked for while one waits its turn join it, so a
 // push slower than the pulls never piles up more) and across processes and replicas (a lease per target in the
-// store). Sandbox → pull → SQLite → real googleapis → fake Google.
+// store). Sandbox → pull → SQLite → real @googleapis/calendar → fake Google.
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseTargets } from '../../src/config/push-targets.ts';

@@ -1,9 +1,9 @@
-// Google credentials for googleapis: a static access token, or a service account (optionally acting as a user
-// through domain-wide delegation). The JWT-bearer grant is done here rather than by google-auth-library's JWT
-// client because that one posts to a hard-coded token URL, and a deployment behind a proxy or an emulator
-// needs the token endpoint configurable. The token itself never leaves this module except as a bearer header.
+// Google credentials for the Calendar client (@googleapis/calendar): a static access token, or a service
+// account (optionally acting as a user through domain-wide delegation). The JWT-bearer grant is done here rather
+// than by google-auth-library's JWT client because that one posts to a hard-coded token URL, and a deployment
+// behind a proxy or an emulator needs the token endpoint configurable. The token itself never leaves this module except as a bearer header.
 import { createSign } from 'node:crypto';
-import { type Auth, google } from 'googleapis';
+import { OAuth2Client } from 'google-auth-library';
 import type { GoogleAuth } from '../../config/push-targets.ts';
 
 export const CALENDAR_SCOPE = 'https://www.googleapis.com/auth/calendar';
@@ -75,15 +75,15 @@ async function jwtBearerToken(
 }
 
 /**
- * An OAuth2 client googleapis can use; `subject` overrides the configured delegation subject; `timeoutMs` limits
- * each token request.
+ * An OAuth2 client (google-auth-library) for the Calendar client; `subject` overrides the configured delegation
+ * subject; `timeoutMs` limits each token request.
  */
 export function googleAuthClient(
   auth: GoogleAuth,
   subject: string | null | undefined,
   timeoutMs: number,
-): Auth.OAuth2Client {
-  const client = new google.auth.OAuth2();
+): OAuth2Client {
+  const client = new OAuth2Client();
   if (auth.kind === 'token') {
     client.setCredentials({ access_token: auth.accessToken });
     return client;

@@ -1,7 +1,7 @@
 // Finding or creating a target's Google calendars: the account's primary calendar, one known from an earlier
 // run, one found by the ownership marker in its description, or a new one shared as the settings say (and made
 // publicly readable when families may add it).
-import type { calendar_v3 } from 'googleapis';
+import type { calendar_v3 } from '@googleapis/calendar';
 import type { CalendarSpec, EnsureResult } from '../provider.ts';
 import { markerGeneration } from '../stable-ids.ts';
 import { failureOf, type GoogleClients, isAccountProblem, PausedError } from './clients.ts';

@@ -2,7 +2,8 @@
 // target's own, or each delegated user), and every call through one place that paces, counts and backs off.
 // gaxios never retries POST/PATCH or a 403 by itself (and we switch its retries off to count them): 429 and
 // 403 rateLimitExceeded/userRateLimitExceeded back off exponentially here; quotaExceeded pauses the calendar.
-import { type Auth, type calendar_v3, google } from 'googleapis';
+import { calendar, type calendar_v3 } from '@googleapis/calendar';
+import type { OAuth2Client } from 'google-auth-library';
 import type { GoogleSettings } from '../../config/push-targets.ts';
 import { scrubSecrets } from '../../log.ts';
 import { RateLimiter } from '../../util/rate-limiter.ts';
@@ -68,7 +69,7 @@ export class GoogleClients {
   /** Staff scope with mode primary/secondary: each calendar's owner is the delegated account. */
   readonly delegated: boolean;
   readonly #apis = new Map<string, calendar_v3.Calendar>();
-  readonly #auths = new Map<string, Auth.OAuth2Client>();
+  readonly #auths = new Map<string, OAuth2Client>();
   readonly #pacers = new Map<string, RateLimiter>();
 
   /** The settings' backoff, jittered: parallel calendars must not retry in lockstep. */
@@ -85,7 +86,7 @@ export class GoogleClients {
     return this.delegated && owner ? owner : '';
   }
 
-  auth(account: string): Auth.OAuth2Client {
+  auth(account: string): OAuth2Client {
     let auth = this.#auths.get(account);
     if (!auth) {
       auth = googleAuthClient(
@@ -101,7 +102,7 @@ export class GoogleClients {
   #api(account: string): calendar_v3.Calendar {
     let api = this.#apis.get(account);
     if (!api) {
-      api = google.calendar({
+      api = calendar({
         version: 'v3',
         auth: this.auth(account),
         rootUrl: this.settings.rootUrl,

@@ -1,4 +1,4 @@
-// The Google Calendar adapter (googleapis v3) behind PushProvider: each job in a file of its own —
+// The Google Calendar adapter (@googleapis/calendar, v3) behind PushProvider: each job in a file of its own —
 // clients.ts (per-account clients, pacing, backoff), auth.ts (service account and delegation), render.ts (events
 // and their tags), calendars.ts (find or create), listing.ts, writes.ts (one request per write) and batch.ts (the
 // batch engine). Calendars are worked on in parallel up to `concurrency`.

@@ -1,7 +1,7 @@
 // A projected event as a Google Calendar event, and back: the fields we write, the content hash, and the
 // ownership tags — private extended properties `rostercal` = school:target (the ONE key listings filter on),
 // `rostercalSession` = calendar/session and `rostercalHash` = content hash.
-import type { calendar_v3 } from 'googleapis';
+import type { calendar_v3 } from '@googleapis/calendar';
 import type { CalendarEvent } from '../../calendar/types.ts';
 import type { RemoteEvent, Rendered } from '../provider.ts';
 import { contentHash, type EventIdentity, parseSessionTag, sessionTag } from '../stable-ids.ts';

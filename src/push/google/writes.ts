@@ -2,7 +2,7 @@
 // calendar's writes in order. Event ids are ours (deterministic base32hex), so a create that finds the id taken
 // (409: a lost mapping, a crash after the insert, or a deleted event lingering as `cancelled`) adopts it with a
 // full update, which also sets it back to confirmed. A delete answered 404/410 is done.
-import type { calendar_v3 } from 'googleapis';
+import type { calendar_v3 } from '@googleapis/calendar';
 import { mapLimit } from '../../util/concurrency.ts';
 import type { WriteOp, WriteResult } from '../provider.ts';
 import { googleEventId } from '../stable-ids.ts';
