@@ -19,6 +19,19 @@ export function clockSample(header: string | null, sentAt: number, receivedAt: n
 }
 
 /**
+ * How far ahead of this server's clock an upstream's `Date` may be and still be taken for its clock. A clock a
+ * day ahead is not a drifting clock but a lying header (a proxy's, a broken server's): a cursor taken from it
+ * would ask for edits from the future, and one past the year 9999 is refused by the upstream. Behind is safe (a
+ * cursor too early only reads more), and a sandbox weeks behind is how the tests play a skewed upstream.
+ */
+export const MAX_AHEAD_MS = 86_400_000;
+
+/** Whether a sample's `Date` may set a cursor: not beyond MAX_AHEAD_MS ahead of this server's clock. */
+export function trusted(s: ClockSample): boolean {
+  return s.date - s.receivedAt <= MAX_AHEAD_MS;
+}
+
+/**
  * The skew (upstream's clock minus this server's) that a run's responses allow. Each sample bounds it: the answer
  * was made between the request's sending and its arrival, at an upstream time in [date, date + 1 s), so the skew
  * lies in (date − receivedAt, date + 1 s − sentAt). The bounds of every sample are intersected; when they no longer

@@ -23,6 +23,8 @@ export async function reverseProxy(
     from?: string;
     /** Answers a request itself instead of passing it on (returns true when it did): a broken endpoint. */
     intercept?: (req: IncomingMessage, res: ServerResponse) => boolean;
+    /** Rewrites the answer's `Date` header (undefined: sent without one): an upstream whose clock lies. */
+    date?: (upstream: string | undefined) => string | undefined;
   } = {},
 ): Promise<ReverseProxy> {
   const to = new URL(target);
@@ -40,7 +42,14 @@ export async function reverseProxy(
         localAddress: opts.from ?? '127.0.0.1',
       },
       (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        const headers = { ...answer.headers };
+        if (opts.date) {
+          res.sendDate = false;
+          const date = opts.date(answer.headers.date);
+          if (date === undefined) delete headers.date;
+          else headers.date = date;
+        }
+        res.writeHead(answer.statusCode ?? 502, headers);
         answer.pipe(res);
       },
     );

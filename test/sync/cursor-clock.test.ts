@@ -9,6 +9,7 @@ import { pullSchool } from '../../src/sync/pull.ts';
 import { formatSummary } from '../../src/sync/report.ts';
 import type { UpstreamClient } from '../../src/upstream/api.ts';
 import { TEST_NOW } from '../support/clock.ts';
+import { type ReverseProxy, reverseProxy } from '../support/proxy.ts';
 import { openTestStore, type TestStore, testClient, testSchool } from './helpers.ts';
 
 const MINUTE = 60_000;
@@ -64,5 +65,73 @@ describe('a sessions cursor in the upstream’s future', () => {
     // And the cursor is the upstream's time again, less the overlap.
     const cursor = Date.parse((await ts.store.records.getCursor(school.id, 'updatedAfter:sessions'))!);
     expect(Math.abs(cursor - (Date.parse(sandbox.now()) - 120_000))).toBeLessThan(10_000);
+  });
+});
+
+// An upstream whose `Date` cannot be trusted: none (a proxy strips it), one that is not a date, one years in the
+// future. With this server's clock 5 minutes ahead of the upstream's, none of them may cost the edit, and none may
+// leave a cursor the upstream refuses (a year past 9999 made every later listing a 400, for ever).
+describe.each([
+  ['no Date header', () => undefined],
+  ['a Date that is not a date', () => 'banana'],
+  ['a Date in the year 9999', () => 'Fri, 31 Dec 9999 23:59:59 GMT'],
+  ['a Date in the year 99999', () => '99999'],
+])('an upstream sending %s, this server 5 min ahead', (_name, date) => {
+  let sandbox: Sandbox;
+  let front: ReverseProxy;
+  let ts: TestStore;
+  beforeAll(async () => {
+    sandbox = await startSandbox({ seed: 8, scale: 'small', now: TEST_NOW });
+    front = await reverseProxy(sandbox.url, { date });
+    ts = await openTestStore('sqlite');
+  });
+  afterAll(async () => {
+    await ts?.cleanup();
+    await front?.close();
+    await sandbox?.close();
+  });
+
+  it('the edit arrives on the next pulls, which succeed', async () => {
+    const upstream = { url: front.url, token: sandbox.token };
+    const client = testClient(upstream);
+    const school = testSchool(upstream);
+    const now = () => new Date(Date.parse(sandbox.now()) + 5 * MINUTE);
+    const pull = (kind: 'full' | 'incremental') => pullSchool({ now, store: ts.store, client, school, kind });
+    expect((await pull('full')).status).toBe('succeeded');
+
+    const at = Date.parse(sandbox.now());
+    const session = sandbox.school.sessions.find((s) => s.start > at + 86_400_000 && !s.cancelled)!;
+    const email = sandbox.school.users.find((u) => u.email)!.email;
+    await client.updateSessions({ email, sessions: [{ id: session.id, title: 'Retitled behind a proxy' }] });
+    sandbox.setNow(new Date(at + 10_000).toISOString());
+
+    for (const run of [await pull('incremental'), await pull('incremental')])
+      expect(run.status, run.errors.join('\n')).toBe('succeeded');
+    expect((await ts.store.records.get(school.id, 'sessions', session.id))!.title).toBe(
+      'Retitled behind a proxy',
+    );
+  });
+});
+
+describe('a cursor the upstream refuses (a year past 9999, left by a lying Date)', () => {
+  it('is not asked with: the resource is read whole and the pull succeeds', async () => {
+    const sandbox = await startSandbox({ seed: 8, scale: 'small', now: TEST_NOW });
+    const ts = await openTestStore('sqlite');
+    try {
+      const client = testClient(sandbox);
+      const school = testSchool(sandbox);
+      const now = () => new Date(sandbox.now());
+      const pull = (kind: 'full' | 'incremental') =>
+        pullSchool({ now, store: ts.store, client, school, kind });
+      expect((await pull('full')).status).toBe('succeeded');
+      await ts.store.records.setCursor(school.id, 'updatedAfter:sessions', '+099998-12-31T23:58:00.000Z');
+      const run = await pull('incremental');
+      expect(run.status, run.errors.join('\n')).toBe('succeeded');
+      const cursor = Date.parse((await ts.store.records.getCursor(school.id, 'updatedAfter:sessions'))!);
+      expect(Math.abs(cursor - (Date.parse(sandbox.now()) - 120_000))).toBeLessThan(10_000);
+    } finally {
+      await ts.cleanup();
+      await sandbox.close();
+    }
   });
 });

@@ -6,8 +6,8 @@
 // earliest `Date` of the listing's pages, less the overlap. A change the listing could have missed was stamped
 // after the page that would have carried it was made, so after that instant. This server's clock played no part:
 // with it 5 minutes ahead of the upstream's, the cursor (its run start less 120 s) lay 3 minutes in the upstream's
-// future and every edit made in the 3 minutes after a pull was never read (issue 41). Only an upstream that
-// sends no `Date` is measured against this server's clock, the run's start.
+// future and every edit made in the 3 minutes after a pull was never read (issue 41). An upstream without a `Date`
+// to trust is not measured against this server's clock either: its cursor stays (nextCursor).
 //
 // A cursor that lay after the listing's own time (the upstream's clock went back by more than the overlap, or the
 // cursor was written by this server's clock before issue 41) asked from the upstream's future: what was stamped
@@ -35,14 +35,7 @@ export async function advanceCursors(
   const { school, startedAt } = ctx;
   const full = mode === 'full';
   if (spec.incremental && !listed.incomplete) {
-    const listedAt = got.listedAt ?? startedAt.getTime();
-    const future = got.askedAfter !== null && Date.parse(got.askedAfter) > listedAt;
-    if (future)
-      ctx.log.warn(
-        { resource: spec.kind, cursor: got.askedAfter, upstreamTime: new Date(listedAt).toISOString() },
-        `the ${spec.kind} cursor lay after the upstream's time: its clock went back, or this server's clock set the cursor; ${spec.kind} are read whole next time`,
-      );
-    const cursor = future ? EPOCH : new Date(listedAt - school.pull.overlapSeconds * 1000).toISOString();
+    const cursor = nextCursor(ctx, spec, got);
     await tx.records.setCursor(school.id, cursorKey(spec.kind), cursor);
   }
   if (full) await tx.records.setCursor(school.id, refreshKey(spec.kind), startedAt.toISOString());
@@ -55,4 +48,30 @@ export async function advanceCursors(
     }
     await tx.records.setCursor(school.id, SENSITIVE_KEY, sensitiveMark(school));
   }
+}
+
+/**
+ * The cursor a complete listing leaves. Without a `Date` to trust (none, not a date, a day or more ahead of this
+ * server's clock) nothing says what the upstream's time was, and this server's clock may be ahead of it: the
+ * cursor stays where it was, or at the epoch after a whole listing, so the resource is read whole rather than an
+ * edit being lost (an upstream stripped of its `Date` lost every edit made in the 3 minutes after a pull with
+ * this server 5 minutes ahead; one sending `Date: 99999` left a cursor every later listing refused with 400).
+ */
+function nextCursor(ctx: ResourceRunContext, spec: ResourceSpec, got: Gathered): string {
+  const { listedAt, askedAfter } = got;
+  if (listedAt === null) {
+    ctx.log.warn(
+      { resource: spec.kind },
+      `the upstream sent no Date to trust with ${spec.kind}: its cursor does not move and ${spec.kind} are read whole until it does`,
+    );
+    return askedAfter ?? EPOCH;
+  }
+  if (askedAfter !== null && Date.parse(askedAfter) > listedAt) {
+    ctx.log.warn(
+      { resource: spec.kind, cursor: askedAfter, upstreamTime: new Date(listedAt).toISOString() },
+      `the ${spec.kind} cursor lay after the upstream's time: its clock went back, or this server's clock set the cursor; ${spec.kind} are read whole next time`,
+    );
+    return EPOCH;
+  }
+  return new Date(Math.max(0, listedAt - ctx.school.pull.overlapSeconds * 1000)).toISOString();
 }

@@ -4,6 +4,7 @@ import type { Id, Team } from '../../domain/types.ts';
 import { prepareRecord } from '../../store/kinds.ts';
 import type { ResourceKind, ResourceMap, RunCounts } from '../../store/types.ts';
 import type { MalformedRecord, Page } from '../../upstream/api.ts';
+import { trusted } from '../../upstream/clock.ts';
 import { mapLimit } from '../../util/concurrency.ts';
 import { TimeSlice } from '../../util/event-loop.ts';
 import type { Listing, ResourceSpec } from '../resources.ts';
@@ -87,6 +88,8 @@ async function readListings(
       sink.onPage();
       if (page.clock) {
         ctx.skew.add(page.clock);
+      }
+      if (page.clock && trusted(page.clock)) {
         const at = sink.out.listedAt;
         sink.out.listedAt = at === null ? page.clock.date : Math.min(at, page.clock.date);
       }

@@ -3,6 +3,7 @@
 import type { SchoolConfig } from '../../config.ts';
 import type { PullKind, ResourceMode } from '../../jobs/pull-summary.ts';
 import type { Store } from '../../store/types.ts';
+import { MAX_AHEAD_MS } from '../../upstream/clock.ts';
 import { RESOURCES, type ResourceSpec } from '../resources.ts';
 import { beatDue } from './beats.ts';
 import { sensitiveChanged } from './sensitive.ts';
@@ -23,6 +24,10 @@ async function decideMode(
     const cursor = await store.records.getCursor(school.id, cursorKey(spec.kind));
     // No cursor: this resource never completed a listing; read it whole.
     if (!cursor) return { mode: 'full' };
+    // A cursor that is no date, or lies a day past this server's clock (left by a lying `Date` before it was
+    // checked), asks from the future or is refused with 400 at every pull: read whole, which resets it.
+    const at = Date.parse(cursor);
+    if (Number.isNaN(at) || at > now.getTime() + MAX_AHEAD_MS) return { mode: 'full' };
     if (beatsFrom && !(await beatDue(store, school, spec.kind, beatsFrom))) return { mode: 'skipped' };
     return { mode: 'incremental', updatedAfter: cursor };
   }
