@@ -5,12 +5,25 @@
 // to the list: with the browser's own BarcodeDetector where it reads QR codes (Chrome on Android, Safari on
 // recent iPhones), otherwise with jsQR (served from our own origin, loaded only when needed).
 // A block, not a function, holds the parts: its consts stay out of the page's globals (jsQR sets window.jsQR).
+// Type-checked through JSDoc (npm run check: tsc -p src/web/assets, strict, the browser's DOM types, and the
+// types named here from page.d.ts).
 {
+  /** What the page may find on window: jsQR once its script has loaded, BarcodeDetector where the browser has it. */
+  const page = /** @type {Window & { jsQR?: JsQR, BarcodeDetector?: Detectors }} */ (window);
+  /**
+   * The element of that id, which the page always has.
+   * @template {HTMLElement} T
+   * @param {string} id
+   * @returns {T}
+   */
+  const byId = (id) => /** @type {T} */ (document.getElementById(id));
+
   // Each copy button copies the field it names.
   const copyButtons = () => {
     for (const button of document.querySelectorAll('[data-copy]')) {
       button.addEventListener('click', () => {
-        const input = document.getElementById(button.getAttribute('data-copy'));
+        /** @type {HTMLInputElement} */
+        const input = byId(button.getAttribute('data-copy') ?? '');
         input.select();
         const copied = () => {
           button.textContent = 'Copied';
@@ -27,14 +40,16 @@
   };
 
   // decode(source, width, height): the text of the QR code in an image or video frame, or null.
+  /** @type {(family: HTMLElement) => Decode} */
   const qrDecoder = (family) => {
+    /** @type {Promise<JsQR> | null} */
     let decoder = null;
     const jsQR = () => {
       if (!decoder)
         decoder = new Promise((resolve, reject) => {
           const script = document.createElement('script');
-          script.src = family.getAttribute('data-decoder');
-          script.onload = () => resolve(window.jsQR);
+          script.src = family.getAttribute('data-decoder') ?? '';
+          script.onload = () => resolve(/** @type {JsQR} */ (page.jsQR));
           script.onerror = () => {
             decoder = null;
             reject(new Error('the QR decoder did not load'));
@@ -44,27 +59,31 @@
       return decoder;
     };
 
+    /** @type {Decode} */
     const viaJsQR = (source, width, height) =>
       jsQR().then((read) => {
         const k = Math.min(1, 1280 / Math.max(width, height));
         const canvas = document.createElement('canvas');
         canvas.width = Math.max(1, Math.round(width * k));
         canvas.height = Math.max(1, Math.round(height * k));
-        const context = canvas.getContext('2d', { willReadFrequently: true });
+        const context = /** @type {CanvasRenderingContext2D} */ (
+          canvas.getContext('2d', { willReadFrequently: true })
+        );
         context.drawImage(source, 0, 0, canvas.width, canvas.height);
         const pixels = context.getImageData(0, 0, canvas.width, canvas.height);
         const found = read(pixels.data, canvas.width, canvas.height);
         return found ? found.data : null;
       });
 
-    const native =
-      'BarcodeDetector' in window
-        ? window.BarcodeDetector.getSupportedFormats()
-            .then((formats) =>
-              formats.indexOf('qr_code') >= 0 ? new window.BarcodeDetector({ formats: ['qr_code'] }) : null,
-            )
-            .catch(() => null)
-        : Promise.resolve(null);
+    const Detector = page.BarcodeDetector;
+    /** @type {Promise<Detector | null>} */
+    const native = Detector
+      ? Detector.getSupportedFormats()
+          .then((formats) =>
+            formats.indexOf('qr_code') >= 0 ? new Detector({ formats: ['qr_code'] }) : null,
+          )
+          .catch(() => null)
+      : Promise.resolve(null);
 
     return (source, width, height) =>
       native.then((detector) =>
@@ -75,6 +94,7 @@
   };
 
   // add(text): a scanned calendar link joins the family's list once; anything else is refused, saying why.
+  /** @type {(family: HTMLTextAreaElement, say: Say) => Add} */
   const linkList = (family, say) => {
     const LINK = /^https?:[/][/][^\s]+[/](feeds|family)[/][A-Za-z0-9_-]{20,}[^\s]*$/;
     return (text) => {
@@ -93,8 +113,9 @@
     };
   };
 
+  /** @type {(photo: HTMLInputElement, decode: Decode, add: Add, say: Say) => void} */
   const photoScanner = (photo, decode, add, say) => {
-    photo.parentNode.hidden = false;
+    /** @type {HTMLElement} */ (photo.parentElement).hidden = false;
     photo.addEventListener('change', () => {
       const file = photo.files?.[0];
       if (!file) return;
@@ -115,7 +136,9 @@
   };
 
   // The camera button starts and stops the scan; a frame is read every 250 ms until one holds a QR code.
+  /** @type {(camera: HTMLButtonElement, video: HTMLVideoElement, decode: Decode, add: Add, say: Say) => void} */
   const cameraScanner = (camera, video, decode, add, say) => {
+    /** @type {MediaStream | null} */
     let stream = null;
     const stop = () => {
       if (stream) {
@@ -164,25 +187,22 @@
     });
   };
 
+  /** @type {(family: HTMLTextAreaElement) => void} */
   const familyScanner = (family) => {
-    const status = document.getElementById('scan-status');
+    const status = byId('scan-status');
+    /** @type {Say} */
     const say = (message) => {
       status.textContent = message;
     };
     const decode = qrDecoder(family);
     const add = linkList(family, say);
-    photoScanner(document.getElementById('scan-photo'), decode, add, say);
-    if (navigator.mediaDevices?.getUserMedia)
-      cameraScanner(
-        document.getElementById('scan-camera'),
-        document.getElementById('scan-video'),
-        decode,
-        add,
-        say,
-      );
+    photoScanner(byId('scan-photo'), decode, add, say);
+    // Without a secure context the browser has no mediaDevices at all.
+    const media = /** @type {MediaDevices | undefined} */ (navigator.mediaDevices);
+    if (media?.getUserMedia) cameraScanner(byId('scan-camera'), byId('scan-video'), decode, add, say);
   };
 
   copyButtons();
-  const family = document.getElementById('family-links');
+  const family = /** @type {HTMLTextAreaElement | null} */ (document.getElementById('family-links'));
   if (family) familyScanner(family);
 }
