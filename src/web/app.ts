@@ -137,6 +137,39 @@ function limitedPerClient(
   ];
 }
 
+/**
+ * res.locals.schoolNames: the schools the store holds, read at most once a minute; only a process's first request
+ * waits for the read, every later one uses what was read last (no store read per request on the feeds' path), so
+ * the dead-link page can name the school.
+ */
+function schoolNamesFor(store: Pick<Store, 'records'>) {
+  let names: string[] = [];
+  let readAt = Number.NEGATIVE_INFINITY;
+  let first: Promise<void> | null = null;
+  const read = () =>
+    store.records.listSchools().then(
+      (list) => {
+        names = list.map((s) => s.name);
+      },
+      () => {},
+    );
+  return function schoolNames(_req: Request, res: Response, next: NextFunction) {
+    const now = performance.now();
+    const done = () => {
+      res.locals.schoolNames = names;
+      next();
+    };
+    if (now - readAt <= 60_000) return done();
+    readAt = now;
+    if (first) {
+      void read();
+      return done();
+    }
+    first = read();
+    first.then(done, done);
+  };
+}
+
 export function createApp(opts: AppOptions): express.Express {
   const { logger } = opts;
   const app = express();
@@ -150,6 +183,7 @@ export function createApp(opts: AppOptions): express.Express {
   app.use(requestObserver(opts.metrics, logger));
   app.use(everyAnswerSecured(security));
   app.use(formBodiesOnly(security));
+  app.use(schoolNamesFor(opts.store));
 
   const limit = opts.feedRateLimit ?? false;
   const failedLookups = failedLookupsOf(opts, security);

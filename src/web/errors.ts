@@ -5,6 +5,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { scrubSecrets } from '../log.ts';
+import { terminalSafe } from '../terminal.ts';
 import { html } from '../util/html.ts';
 import { sendAdminPage, sendNotice, sendProblem } from './layouts.ts';
 import { setSecurityHeaders } from './security.ts';
@@ -78,6 +79,32 @@ export function staffNotFound(req: Request, res: Response): void {
       body: html`<div class="card" role="alert"><h1>${title}</h1><p>${text}</p><p><a class="btn primary" href="/admin">Admin</a></p></div>`,
     });
   else sendProblem(res, 404, title, [text], { href: '/staff', label: 'My teams' });
+}
+
+const REFUSAL_TITLES: Record<number, string> = {
+  400: 'This cannot be made',
+  403: 'Not available to you',
+  404: 'Not found',
+};
+
+/**
+ * A refusal on a staff path: a page in the staff layout for a browser (it asks for HTML first), one line of text
+ * for anything else (curl, scripts). Either way the words are cleaned as the CLI cleans what it prints
+ * (terminal.ts): they may quote upstream text (a session's title), whose escape sequences, OSC, BEL or U+202E
+ * would otherwise reach whoever reads the answer in a terminal.
+ */
+export function sendRefusal(req: Request, res: Response, status: number, message: string): void {
+  const words = terminalSafe(message).trim();
+  res.set('Cache-Control', 'no-store');
+  if (req.accepts(['text/plain', 'text/html']) === 'text/html') {
+    const sentence = `${words.charAt(0).toUpperCase()}${words.slice(1)}${/[.!?]$/.test(words) ? '' : '.'}`;
+    sendProblem(res, status, REFUSAL_TITLES[status] ?? 'Request refused', [sentence], {
+      href: '/staff',
+      label: 'My teams',
+    });
+    return;
+  }
+  res.status(status).type('text').send(`${words}\n`);
 }
 
 /** A form too large: a page a person can read (only browsers post forms here), in the layout of its path. */

@@ -18,7 +18,7 @@ import {
 } from '../feeds/reminders.ts';
 import { FeedTokenResolver, tokenForLog } from '../feeds/tokens.ts';
 import type { FeedScope, FeedToken, SchoolId, Store } from '../store/types.ts';
-import { html } from '../util/html.ts';
+import { html, type SafeHtml } from '../util/html.ts';
 import { childLink, landingAbsences } from './absence-links.ts';
 import { deviceOf } from './device.ts';
 import { eventPath, sendEventFile } from './event-download.ts';
@@ -81,8 +81,18 @@ export function reminderOf(query: unknown): ReminderKey | null {
   return isReminderKey(query) ? query : null;
 }
 
+/** Whether the client is a browser asking for a page (it lists HTML before plain text); calendar apps are not. */
+const wantsPage = (res: Response) => res.req.accepts(['text/plain', 'text/html']) === 'text/html';
+
 export function badReminder(res: Response, securityHeaders: readonly [string, string][]): void {
   setSecurityHeaders(res, securityHeaders);
+  if (wantsPage(res))
+    return sendNotice(
+      res,
+      400,
+      'This reminder is not offered',
+      html`<h1>This reminder is not offered</h1><p>The link asks for a reminder this calendar does not offer. Open the calendar\u2019s page without it (remove everything from \u201c?\u201d in the address) and choose a reminder there: ${REMINDER_KEYS.filter((k) => k !== 'none').join(', ')} or none.</p>`,
+    );
   res.status(400);
   res.setHeader('Content-Type', 'text/plain; charset=utf-8');
   res.setHeader('Cache-Control', 'no-store');
@@ -90,15 +100,21 @@ export function badReminder(res: Response, securityHeaders: readonly [string, st
 }
 
 // One page for every link we do not serve: unknown, malformed, rotated and revoked alike, so it reveals nothing
-// about which it was. A calendar app sees the 404; a parent who opens the link in a browser is told what to do.
-const NOT_FOUND = html`<h1>This calendar link does not work</h1>
+// about which it was. A calendar app sees the 404; a parent who opens the link in a browser is told what to do and
+// whom to ask: the school by name where the service holds one school (res.locals.schoolNames, app.ts); where it
+// holds several, an unknown link cannot say whose it was, and listing them would tell strangers who uses it.
+function deadLinkPage(res: Response): SafeHtml {
+  const names = (res.locals.schoolNames as readonly string[] | undefined) ?? [];
+  const office = names.length === 1 ? `the office of ${names[0]}` : 'your child\u2019s school office';
+  return html`<h1>This calendar link does not work</h1>
 <p>The link may have been replaced by a new one, or copied incompletely.</p>
-<p>Please ask the school office for the new calendar link. Once you have it, subscribe again with the new link
+<p>Please ask ${office} for the new calendar link. Once you have it, subscribe again with the new link
 and remove the old calendar from your calendar app.</p>`;
+}
 
 export function notFound(res: Response, securityHeaders: readonly [string, string][] = []): void {
   setSecurityHeaders(res, securityHeaders);
-  sendNotice(res, 404, 'This calendar link does not work', NOT_FOUND);
+  sendNotice(res, 404, 'This calendar link does not work', deadLinkPage(res));
 }
 
 /** Seconds a calendar app is asked to wait while this process cannot vouch for a URL. */
@@ -107,6 +123,15 @@ export const UNSURE_RETRY_AFTER_S = 300;
 /** This process cannot tell whether the URL is valid (trust.ts): "try again later", never "gone". */
 export function unavailable(res: Response, securityHeaders: readonly [string, string][]): void {
   setSecurityHeaders(res, securityHeaders);
+  if (wantsPage(res)) {
+    res.setHeader('Retry-After', String(UNSURE_RETRY_AFTER_S));
+    return sendNotice(
+      res,
+      503,
+      'This calendar is unavailable for a while',
+      html`<h1>This calendar is unavailable for a while</h1><p>Please try again in a few minutes. Your calendar app keeps what it has meanwhile.</p>`,
+    );
+  }
   res.status(503);
   res.setHeader('Content-Type', 'text/plain; charset=utf-8');
   res.setHeader('Cache-Control', 'no-store');

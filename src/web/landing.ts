@@ -376,7 +376,11 @@ async function qrPart(input: LandingInput): Promise<SafeHtml> {
   const qr = trustedMarkup(await qrSvg(input.pageUrl));
   return html`<section class="qr">
 ${qr}
-<p>To open this page on your phone, scan the code with its camera.</p>
+<p>${
+    input.device === 'ios' || input.device === 'android'
+      ? 'To open this page on another phone or tablet (another parent\u2019s, say), scan the code with its camera.'
+      : 'To open this page on your phone, scan the code with its camera.'
+  }</p>
 </section>`;
 }
 

@@ -22,6 +22,7 @@ import {
   templateFor,
 } from '../rosters/index.ts';
 import type { Store } from '../store/types.ts';
+import { sendRefusal } from './errors.ts';
 import { createStaffAuth, forbidden, type Principal, principalOf, type StaffAuth } from './staff-auth.ts';
 
 /** What rosters read of a school's configuration. */
@@ -108,7 +109,7 @@ export function createRostersRouter(opts: RostersRouterOptions): express.Router 
       // this service holds is not theirs to learn. The admin token may know.
       if (!school && schoolId !== null && p.kind !== 'admin-token') {
         await refused(NOT_STAFF);
-        return forbidden(res, NOT_STAFF);
+        return forbidden(req, res, NOT_STAFF);
       }
       if (!school)
         throw schoolId === null
@@ -121,7 +122,7 @@ export function createRostersRouter(opts: RostersRouterOptions): express.Router 
       if (refusal) {
         // Audited before the answer: every refusal leaves a record (who, what, why).
         await refused(refusal);
-        return forbidden(res, refusal);
+        return forbidden(req, res, refusal);
       }
       const roster = await generateRoster(opts.store, {
         schoolId: school.id,
@@ -157,7 +158,7 @@ export function createRostersRouter(opts: RostersRouterOptions): express.Router 
         } catch (auditErr) {
           return next(auditErr);
         }
-        res.status(err.status).type('text').send(`${err.message}\n`);
+        sendRefusal(req, res, err.status, err.message);
         return;
       }
       opts.onError?.(err, req);

@@ -9,6 +9,7 @@ import type { StaffSessions } from '../identity/staff-sessions.ts';
 import { FailureThrottle } from '../identity/throttle.ts';
 import type { Store } from '../store/types.ts';
 import { addAdminTokenRoutes } from './admin-token-sign-in.ts';
+import { sendRefusal } from './errors.ts';
 import {
   type AuditInput,
   type AuthContext,
@@ -94,8 +95,10 @@ export function createStaffAuth(opts: StaffAuthOptions): StaffAuth {
   };
 }
 
-/** Express error-path helper: answers a refused request for a resource without revealing anything about it. */
-export function forbidden(res: Response, what: string): void {
-  res.set('Cache-Control', 'no-store');
-  res.status(403).type('text').send(`${what}\n`);
+/**
+ * Express error-path helper: answers a refused request for a resource without revealing anything about it (a
+ * page in the staff layout for a browser, a line of text for anything else: errors.ts sendRefusal).
+ */
+export function forbidden(req: Request, res: Response, what: string): void {
+  sendRefusal(req, res, 403, what);
 }

@@ -10,10 +10,14 @@ import { parseSchool } from '../../src/config.ts';
 import { openStore, type Store } from '../../src/store/index.ts';
 import { createRostersRouter } from '../../src/web/rosters.ts';
 import { securityHeaders } from '../../src/web/security.ts';
+import { axe } from '../support/axe.ts';
 import { type Browser, launchBrowser } from '../support/browser.ts';
-import { sampleTeam } from './sample-data.ts';
+import { sampleFixture, sampleTeam } from './sample-data.ts';
 
 const ADMIN = 'browser-test-admin-token-7f3a9c';
+const HOSTILE = 'Training \u001b[2J\u001b]0;pwned\u0007 \u202eevil\u202c\r\nFAKE LINE';
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
+const CONTROLS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
 
 let store: Store;
 let dir: string;
@@ -26,7 +30,16 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'rostercal-browser-'));
   store = await openStore({ dataDir: dir });
   await store.records.upsertSchool({ id: 'demo', name: 'Browser School', timeZone: 'Europe/London' });
-  await store.records.upsert('demo', 'teams', [sampleTeam(12, 77)], '2026-11-20T00:00:00.000Z');
+  const team = sampleTeam(12, 77);
+  await store.records.upsert('demo', 'teams', [team], '2026-11-20T00:00:00.000Z');
+  // A training session whose upstream title carries terminal escapes (CSI, OSC with BEL), a bidi override and a
+  // line break: the match-day sheet's refusal quotes it.
+  await store.records.upsert(
+    'demo',
+    'sessions',
+    [{ ...sampleFixture(team), id: 9002, scored: false, opponent: null, title: HOSTILE }],
+    '2026-11-20T00:00:00.000Z',
+  );
   const school = parseSchool({
     id: 'demo',
     name: 'Browser School',
@@ -92,6 +105,41 @@ describe('staff sign-in in Chromium', () => {
     expect(served.status()).toBe(200);
     expect(served.headers()['content-type']).toBe('application/pdf');
     expect((await served.body()).subarray(0, 5).toString()).toBe('%PDF-');
+    await context.close();
+  });
+
+  it('a refusal is a page in the staff layout, its upstream words cleaned as the CLI cleans them (issue 42)', async () => {
+    const context = await browser.newContext({ viewport: { width: 390, height: 800 } });
+    const page = await context.newPage();
+    await page.goto(`${base}/admin/login`);
+    await page.fill('#token', ADMIN);
+    await Promise.all([page.waitForLoadState('load'), page.click('button[type=submit]')]);
+    const refusal = `${base}/rosters/teams/77.pdf?session=9002&template=match-day-sheet`;
+    for (const width of [390, 1280]) {
+      await page.setViewportSize({ width, height: 800 });
+      const res = await page.goto(refusal);
+      expect(res!.status()).toBe(400);
+      expect(res!.headers()['content-type']).toMatch(/^text\/html/);
+      expect(await page.getAttribute('html', 'lang')).toBe('en');
+      expect(await page.title()).not.toBe('');
+      expect(await page.locator('h1').count()).toBe(1);
+      expect(await page.locator('main').count()).toBe(1);
+      const text = await page.textContent('main');
+      expect(text).toContain('is not a fixture');
+      expect(text).not.toMatch(CONTROLS);
+      const found = await axe(page);
+      expect(found.violations, `axe at ${width} px`).toEqual([]);
+      const scroll = await page.evaluate<number>('document.documentElement.scrollWidth');
+      expect(scroll).toBeLessThanOrEqual(width);
+    }
+    // A script (curl: Accept */*) gets one line of text, cleaned the same way.
+    const plain = await page.request.get(refusal, { headers: { accept: '*/*' } });
+    expect(plain.status()).toBe(400);
+    expect(plain.headers()['content-type']).toMatch(/^text\/plain/);
+    const body = await plain.text();
+    expect(body).toContain('is not a fixture');
+    expect(body.trimEnd()).not.toMatch(CONTROLS);
+    expect(body.trimEnd().split('\n')).toHaveLength(1);
     await context.close();
   });
 });

@@ -168,7 +168,7 @@ describe('GET /feeds/<token>.ics', () => {
       expect(html).toMatch(/<title>[^<]+<\/title>/);
       expect(html.match(/<h1>/g)).toHaveLength(1);
       expect(html).toMatch(/<main>[\s\S]*<\/main>/);
-      expect(html).toContain('ask the school office for the new calendar link');
+      expect(html).toContain('ask the office of Hillcrest College for the new calendar link');
       expect(r.body.equals(unknown.body)).toBe(true);
     }
     const rotated = await h.tokens.rotate('hill', 'team', teamId);

@@ -385,7 +385,7 @@ describe('landing page in Chromium at 390 px', () => {
     expect(page.headers.get('content-security-policy')).toMatch(/script-src 'self' 'sha256-/);
   });
 
-  it('a rotated link opened on a phone: a 404 page that says to ask the school office, like an unknown link', async () => {
+  it('a rotated link opened on a phone: a 404 page that says to ask the office of the school, by name, like an unknown link', async () => {
     const { page, errors } = await phone();
     const team = h.sandbox.school.teams[2]!.id;
     const old = await tokenOf('team', team);
@@ -400,7 +400,7 @@ describe('landing page in Chromium at 390 px', () => {
       texts.push(await page.locator('main').innerText());
       await expectPhoneFriendly(page);
     }
-    expect(texts[0]).toContain('ask the school office for the new calendar link');
+    expect(texts[0]).toContain('ask the office of Hillcrest College for the new calendar link');
     expect(texts[1]).toBe(texts[0]);
     await shoot(page, 'feed-not-found-390');
     // Chromium logs every 404 response as a console error: that one is the point of the test.
