@@ -86,13 +86,15 @@ const wantsPage = (res: Response) => res.req.accepts(['text/plain', 'text/html']
 
 export function badReminder(res: Response, securityHeaders: readonly [string, string][]): void {
   setSecurityHeaders(res, securityHeaders);
-  if (wantsPage(res))
-    return sendNotice(
+  if (wantsPage(res)) {
+    sendNotice(
       res,
       400,
       'This reminder is not offered',
       html`<h1>This reminder is not offered</h1><p>The link asks for a reminder this calendar does not offer. Open the calendar\u2019s page without it (remove everything from \u201c?\u201d in the address) and choose a reminder there: ${REMINDER_KEYS.filter((k) => k !== 'none').join(', ')} or none.</p>`,
     );
+    return;
+  }
   res.status(400);
   res.setHeader('Content-Type', 'text/plain; charset=utf-8');
   res.setHeader('Cache-Control', 'no-store');
@@ -125,12 +127,13 @@ export function unavailable(res: Response, securityHeaders: readonly [string, st
   setSecurityHeaders(res, securityHeaders);
   if (wantsPage(res)) {
     res.setHeader('Retry-After', String(UNSURE_RETRY_AFTER_S));
-    return sendNotice(
+    sendNotice(
       res,
       503,
       'This calendar is unavailable for a while',
       html`<h1>This calendar is unavailable for a while</h1><p>Please try again in a few minutes. Your calendar app keeps what it has meanwhile.</p>`,
     );
+    return;
   }
   res.status(503);
   res.setHeader('Content-Type', 'text/plain; charset=utf-8');
