@@ -14,6 +14,7 @@ import { createApp } from '../../src/web/app.ts';
 import { type RunningServer, startServer } from '../../src/web/server.ts';
 import { type FakeGoogle, startFakeGoogle } from '../fakes/google-calendar.ts';
 import { type Harness, startHarness } from '../feeds/harness.ts';
+import { axe } from '../support/axe.ts';
 import { type Browser, launchBrowser, type Page } from '../support/browser.ts';
 import { expectPhoneFriendly } from '../support/phone.ts';
 import { freePort } from '../support/ports.ts';
@@ -415,5 +416,53 @@ describe('landing page in Chromium at 390 px', () => {
     expect(widths).toBeLessThanOrEqual(1280);
     await shoot(page, 'i13b-landing-desktop');
     await page.close();
+  });
+
+  it('axe WCAG 2.2 AA: every parent page and refusal, a cancelled session listed, at 390 and 1280 px (issue 42)', async () => {
+    // Two children of the team with a cancelled session: their pages, a family link of both after one child's
+    // link was rotated (its notice), the team's page, a dead link, a bad reminder.
+    const team = (await h.store.records.list('hill', 'teams')).find((t) => t.id === cancelledTeam)!;
+    const [a, b] = team.students.map((m) => m.studentId);
+    const ta = (await h.tokens.ensure('hill', 'student', a!)).token!;
+    const tb = (await h.tokens.ensure('hill', 'student', b!)).token!;
+    const made = await fetch(`${base}/family`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ from: ta, links: `${base}/feeds/${tb}` }).toString(),
+    });
+    const family = new URL(made.headers.get('location')!).pathname;
+    await h.tokens.rotate('hill', 'student', b!);
+    const pages = [
+      ['child', `/feeds/${ta}`],
+      ['team', `/feeds/${await tokenOf('team', cancelledTeam)}`],
+      ['family with a lost child', family],
+      ['dead link', `/feeds/${tb}`],
+      ['bad reminder', `/feeds/${ta}?reminder=5m`],
+    ] as const;
+    const counts: string[] = [];
+    for (const width of [390, 1280]) {
+      const ctx = await browser.newContext({ viewport: { width, height: 900 } });
+      const page = await ctx.newPage();
+      for (const [what, path] of pages) {
+        await page.goto(`${base}${path}`);
+        expect(await page.getAttribute('html', 'lang'), what).toBe('en');
+        expect(await page.title(), what).not.toBe('');
+        expect(await page.locator('h1').count(), what).toBe(1);
+        expect(await page.locator('main').count(), what).toBe(1);
+        const found = await axe(page);
+        counts.push(`${what} @${width}: ${found.violations.length} violations, ${found.passes} rules passed`);
+        expect(found.violations, `${what} at ${width} px`).toEqual([]);
+        const scroll = await page.evaluate<number>('document.documentElement.scrollWidth');
+        expect(scroll, `${what} at ${width} px`).toBeLessThanOrEqual(width);
+      }
+      // The child's page lists the cancelled session; the family page says which child dropped out.
+      await page.goto(`${base}/feeds/${ta}`);
+      expect(await page.locator('li.event.cancelled').count()).toBeGreaterThan(0);
+      await page.goto(`${base}${family}`);
+      expect(await page.locator('.notice.lost h2').innerText()).toContain('is no longer in this calendar');
+      await ctx.close();
+    }
+    console.log(`axe (issue 42): ${counts.join('; ')}`);
   });
 });
