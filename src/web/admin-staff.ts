@@ -1,5 +1,5 @@
-// The admins' pages about people: the audit log (GET /admin/audit, newest first, filter by person, team and
-// template; times in the school's zone, teams by name), signed-in staff (GET /admin/sessions; POST
+// The admins' pages about people: the audit log (GET /admin/audit, newest first, filter by person, action, team
+// and template; times in the school's zone, teams by name), signed-in staff (GET /admin/sessions; POST
 // /admin/sessions/end ends every session of a person on every replica) and a feed's new link (GET
 // /admin/feeds/rotate asks, naming the calendar and what happens to families; POST rotates and sends to GET
 // /admin/feeds/rotated, the new page to send them). Every form is CSRF-checked.
@@ -10,8 +10,8 @@ import type { FeedTokens } from '../feeds/tokens.ts';
 import { FeedTrustError, isFeedScope, RotationFailedError, untilEveryServerKnows } from '../feeds/tokens.ts';
 import { type Logger, scrubSecrets } from '../log.ts';
 import { closeLiveGoogleCalendars, describeClosed, publicTargetsFor } from '../push/live-rotation.ts';
-import type { AuditQuery, AuditRecord, FeedScope, SchoolId, Store } from '../store/types.ts';
-import { html, type SafeHtml } from '../util/html.ts';
+import type { AuditAction, AuditQuery, AuditRecord, FeedScope, SchoolId, Store } from '../store/types.ts';
+import { html, join, type SafeHtml } from '../util/html.ts';
 import { zoneAbbreviation } from '../util/time-zone.ts';
 import { sendAdminPage, sendProblem } from './layouts.ts';
 import { accessIn, csrfOf, type Principal, principalOf, type StaffAuth } from './staff-auth.ts';
@@ -128,6 +128,7 @@ async function auditRows(
   schools: readonly { id: SchoolId; name: string; timeZone: string }[],
 ): Promise<SafeHtml[]> {
   const byId = new Map(schools.map((s) => [s.id, s]));
+  const manySchools = opts.schools.length > 1;
   // A record of no school (a refused sign-in) reads in the only school's zone, else UTC, as the CLI does.
   const fallback = opts.schools.length === 1 ? opts.schools[0]!.timeZone : 'UTC';
   const teamNames = new Map<string, string>();
@@ -138,11 +139,49 @@ async function auditRows(
     const team =
       r.teamId !== null &&
       html`${teamNames.get(`${r.schoolId}|${r.teamId}`) ?? 'a team no longer listed'} <span class="muted">(${r.teamId})</span>`;
-    return html`<tr><td data-label="when"><span class="nowrap">${schoolTime(r.at, school?.timeZone ?? fallback)}</span></td><td data-label="what"><span class="nowrap">${r.action}</span></td><td data-label="who">${r.actor}</td><td data-label="school">${school?.name ?? r.schoolId ?? ''}</td><td data-label="team">${team}</td><td data-label="session">${r.sessionId === null ? '' : String(r.sessionId)}</td><td data-label="template">${r.template && html`<span class="nowrap">${r.template}</span>`}</td><td data-label="client">${r.clientAddress ?? ''}</td><td data-label="detail">${r.detail ?? ''}</td></tr>`;
+    const about = [
+      team,
+      r.sessionId !== null && html`session ${r.sessionId}`,
+      r.template && html`<span class="nowrap">${r.template}</span>`,
+    ].filter((x) => x);
+    return html`<tr><td data-label="when"><span class="nowrap">${schoolTime(r.at, school?.timeZone ?? fallback)}</span></td><td data-label="what"><span class="nowrap">${r.action}</span></td><td data-label="who">${r.actor}${r.clientAddress && html`<br><span class="muted">from ${r.clientAddress}</span>`}</td>${
+      manySchools && html`<td data-label="school">${school?.name ?? r.schoolId ?? ''}</td>`
+    }<td data-label="about">${join(about, ' · ')}</td><td data-label="detail" class="detail">${r.detail ?? ''}</td></tr>`;
   });
 }
 
-/** GET /admin/audit: the log, newest first, filtered by person, team and template. */
+/** Every action the log records, as the filter offers it (a Record: a new action cannot be left out). */
+const ACTION_LABELS: Record<AuditAction, string> = {
+  roster: 'roster downloaded',
+  'roster-refused': 'roster refused',
+  'session-roster': 'session page opened',
+  'session-medical-contacts': 'medical or contact details viewed',
+  'feed-rotate': 'calendar link replaced',
+  'feeds-accept-store': 'feed secret accepted',
+  'sign-in': 'signed in',
+  'sign-in-refused': 'sign-in refused',
+  'sign-out': 'signed out',
+  'sessions-ended': 'sessions ended',
+  'absence-report': 'absence reported by a family',
+  'absence-undo': 'absence withdrawn by a family',
+  'absence-refused': 'family absence refused',
+};
+
+function isAuditAction(v: string): v is AuditAction {
+  return Object.hasOwn(ACTION_LABELS, v);
+}
+
+function actionOptions(selected: string): SafeHtml[] {
+  return [
+    html`<option value="">anything</option>`,
+    ...Object.entries(ACTION_LABELS).map(
+      ([action, label]) =>
+        html`<option value="${action}"${action === selected && html` selected`}>${label} (${action})</option>`,
+    ),
+  ];
+}
+
+/** GET /admin/audit: the log, newest first, filtered by person, action, team and template. */
 function auditLogRouter(opts: AdminStaffOptions): express.Router {
   const router = express.Router();
   router.get('/admin/audit', opts.auth.requireAdmin, async (req: Request, res: Response, next) => {
@@ -151,7 +190,20 @@ function auditLogRouter(opts: AdminStaffOptions): express.Router {
       const person = text(req.query.person);
       const teamText = text(req.query.team, 15);
       const template = text(req.query.template, 100);
+      const actionText = text(req.query.action, 40);
       const query: AuditQuery = { limit: 500 };
+      if (actionText && !isAuditAction(actionText))
+        return sendProblem(
+          res,
+          400,
+          'No such action',
+          [`“${actionText}” is not an action the audit log records.`],
+          {
+            href: '/admin/audit',
+            label: 'Audit log',
+          },
+        );
+      if (isAuditAction(actionText)) query.action = actionText;
       if (person) query.actor = person;
       if (teamText && !/^\d+$/.test(teamText))
         return sendProblem(
@@ -178,8 +230,8 @@ function auditLogRouter(opts: AdminStaffOptions): express.Router {
       sendAdminPage(res, {
         title: 'Audit log',
         who: who(p),
-        body: html`<h1>Audit log</h1><form class="card" method="get" action="/admin/audit"><label for="person">Person (e-mail, or “admin token”)</label><input id="person" type="text" name="person" value="${person}"><label for="team">Team</label><select id="team" name="team">${await teamOptions(opts, adminSchools(opts, p), teamText)}</select><label for="template">Template</label><input id="template" type="text" name="template" value="${template}"><div class="actions"><button class="primary" type="submit">Filter</button> <a class="btn" href="/admin/audit">Clear</a></div></form>
-  <div class="card"><p class="muted">Newest first, in each school’s time; ${records.length} shown (at most 500; <code>rostercal audit --since ISO</code> prints all).</p><table class="stack"><thead><tr><th>when</th><th>what</th><th>who</th><th>school</th><th>team</th><th>session</th><th>template</th><th>client</th><th>detail</th></tr></thead><tbody>${rows.length ? rows : html`<tr><td colspan="9" class="muted">nothing recorded</td></tr>`}</tbody></table></div>`,
+        body: html`<h1>Audit log</h1><form class="card" method="get" action="/admin/audit"><label for="person">Person (e-mail, or “admin token”)</label><input id="person" type="text" name="person" value="${person}"><label for="team">Team</label><select id="team" name="team">${await teamOptions(opts, adminSchools(opts, p), teamText)}</select><label for="action">What happened</label><select id="action" name="action">${actionOptions(actionText)}</select><label for="template">Template</label><input id="template" type="text" name="template" value="${template}"><div class="actions"><button class="primary" type="submit">Filter</button> <a class="btn" href="/admin/audit">Clear</a></div></form>
+  <div class="card"><p class="muted">Newest first, in each school’s time; ${records.length} shown (at most 500; <code>rostercal audit --since ISO</code> prints all).</p><table class="stack audit"><thead><tr><th>when</th><th>what</th><th>who</th>${opts.schools.length > 1 && html`<th>school</th>`}<th>about</th><th>detail</th></tr></thead><tbody>${rows.length ? rows : html`<tr><td colspan="6" class="muted">nothing recorded</td></tr>`}</tbody></table></div>`,
         wide: true,
       });
     } catch (err) {
