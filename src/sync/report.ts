@@ -4,7 +4,7 @@
 import type { PullSummary, ResourceMode } from '../jobs/pull-summary.ts';
 import type { ResourceKind, RunCounts } from '../store/types.ts';
 import { terminalSafe } from '../terminal.ts';
-import { describeSkew } from '../upstream/clock.ts';
+import { describeSkew, skewConsequence } from '../upstream/clock.ts';
 import type { PullProgress } from './pull.ts';
 
 const LABELS: Record<ResourceKind, string> = {
@@ -196,7 +196,7 @@ export function formatSummary(summary: PullSummary, schoolName: string): string[
   const u = summary.upstream;
   out.push(`  upstream: ${u.requests} requests, ${u.retries} retries, ${u.throttled} throttled (429)`);
   const skew = describeSkew(summary.upstreamSkewMs);
-  if (skew) out.push(`  upstream clock: ${skew}; what is new is read by the upstream's clock`);
+  if (skew) out.push(`  upstream clock: ${skew}; ${skewConsequence(summary.upstreamSkewMs!)}`);
   for (const [kind, c] of Object.entries(summary.counts))
     if (c.pending)
       out.push(

@@ -1,7 +1,7 @@
 // What `status` and /admin say of the upstream's clock: the latest pull's measure of it, when it is off from this
 // server's by more than the `Date` header's resolution and the network's delay.
 import type { SchoolId, Store } from '../store/types.ts';
-import { describeSkew } from '../upstream/clock.ts';
+import { describeSkew, skewConsequence } from '../upstream/clock.ts';
 
 export interface UpstreamClockNote {
   skewMs: number;
@@ -25,6 +25,6 @@ export async function upstreamClockNote(
     skewMs: run.upstreamSkewMs!,
     runId: run.id,
     at: run.startedAt,
-    line: `the upstream's clock is ${skew} (pull #${run.id}); what is new is read by the upstream's clock, so no edit is lost`,
+    line: `the upstream's clock is ${skew} (pull #${run.id}); ${skewConsequence(run.upstreamSkewMs!)}, so no edit is lost`,
   };
 }

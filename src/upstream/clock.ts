@@ -79,3 +79,10 @@ export function describeSkew(skewMs: number | null | undefined): string | null {
   ];
   return `${parts.filter((p) => p !== '').join(' ')} ${skewMs < 0 ? 'behind' : 'ahead of'} this server's`;
 }
+
+/** What a skew means for what is read: by the upstream's clock, or (a `Date` not trusted, see trusted) whole. */
+export function skewConsequence(skewMs: number): string {
+  return skewMs > MAX_AHEAD_MS
+    ? 'a clock a day or more ahead is not trusted: what is new is read whole'
+    : "what is new is read by the upstream's clock";
+}

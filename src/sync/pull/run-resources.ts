@@ -5,7 +5,7 @@ import { syncWindow } from '../../jobs/window.ts';
 import type { Logger } from '../../log.ts';
 import type { ResourceKind, RunProgress, RunStatus } from '../../store/types.ts';
 import type { EndpointStats } from '../../upstream/api.ts';
-import { describeSkew, SkewMeter } from '../../upstream/clock.ts';
+import { describeSkew, SkewMeter, skewConsequence } from '../../upstream/clock.ts';
 import { message } from './errors.ts';
 import { releaseUnwritten, startDownloads } from './gather.ts';
 import { planResources } from './plan.ts';
@@ -123,7 +123,7 @@ function logEnd(log: Logger, summary: PullSummary) {
   if (skew)
     log.warn(
       { runId, upstreamSkewMs },
-      `the upstream's clock is ${skew}; what is new is read by the upstream's clock`,
+      `the upstream's clock is ${skew}; ${skewConsequence(upstreamSkewMs!)}`,
     );
 }
 
