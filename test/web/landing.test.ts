@@ -342,3 +342,33 @@ describe('reminders', () => {
     );
   });
 });
+
+// Last: it makes a team's first session a bye, which the tests above must not meet.
+describe('a bye', () => {
+  it('a bye is "no game" with nothing to attend: no meet time, nothing to add, no alarm (issue 42)', async () => {
+    const nowMs = Date.parse(clock.toISOString());
+    // The first session the page of a team lists, made a bye upstream.
+    const team = h.sandbox.school.teams[0]!;
+    const token = await tokenOf('team', team.id);
+    const listed = (await h.feeds.get('hill', 'team', team.id))!.upcoming.find(
+      (e) => e.status !== 'cancelled',
+    )!;
+    const s = h.sandbox.school.sessions.find((x) => x.id === listed.sessionId)!;
+    Object.assign(s, { bye: true, scored: true, studentParentNotes: 'No game this week (bye).' });
+    s.updatedAt = nowMs - 60_000;
+    h.sandbox.setNow(clock.toISOString());
+    await h.pull('full');
+    const r = await get(`${server.url}/feeds/${token}`);
+    const item = eventItems(r.text).find((i) => i.includes(`data-session="${s.id}"`))!;
+    expect(item).toBeDefined();
+    expect(item).toContain('No game');
+    expect(item).toContain('no game (bye)');
+    expect(item).not.toContain('Meet time');
+    expect(item).not.toContain('Add to my calendar');
+    const ics = (await get(`${server.url}/feeds/${token}.ics?reminder=1h`)).text.replace(/\r\n[ \t]/g, '');
+    const event = ics.split('BEGIN:VEVENT').find((e) => e.includes(`session-${s.id}-`))!;
+    expect(event).toContain('TRANSP:TRANSPARENT');
+    expect(event).not.toContain('BEGIN:VALARM');
+    expect(ics).toContain('BEGIN:VALARM');
+  });
+});
