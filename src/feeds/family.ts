@@ -18,12 +18,13 @@ import {
 } from '../calendar/family.ts';
 import type { CalendarEvent } from '../calendar/types.ts';
 import type { FamilyLink, FamilyMember, FeedScope, FeedToken, SchoolId, Store } from '../store/types.ts';
+import { isStoreUnreachable, StoreUnreachableError } from '../store/unreachable.ts';
 import { versionFeedEvents } from './event-versions.ts';
 import { type FeedDef, getFeedDef } from './feed-defs.ts';
 import { etagOf, httpInstant, upcomingOf } from './feed-renderer.ts';
 import type { FeedService, RenderedFeed } from './feed-service.ts';
 import { DEFAULT_MAX_BYTES, renderIcs } from './ics-writer.ts';
-import { hashToken, looksLikeToken, resolveFeedToken } from './tokens.ts';
+import { type FeedTokenResolver, hashToken, looksLikeToken, resolveFeedToken } from './tokens.ts';
 
 const gzipAsync = promisify(gzip);
 const gunzipAsync = promisify(gunzip);
@@ -94,6 +95,9 @@ export class FamilyLinks {
   /** The families being polled, by link (a bounded memory; the store keeps every render). */
   readonly #cache = new LRUCache<string, { inputs: string; feed: FamilyFeed }>({ max: 2000 });
   readonly #inflight = new Map<string, Promise<FamilyFeed>>();
+  readonly #revocations: Pick<FeedTokenResolver, 'epoch' | 'confirm'> | null;
+  /** What each link last answered, under which revocation epoch: served while the store cannot be reached. */
+  readonly #confirmed = new Map<string, { epoch: number; feed: FamilyFeed }>();
 
   constructor(opts: {
     store: Pick<Store, 'records' | 'feeds' | 'links'>;
@@ -104,11 +108,17 @@ export class FamilyLinks {
      * current URLs cannot be told, a family link serves no more than its feeds would.
      */
     serves?: (record: FeedToken) => Promise<boolean>;
+    /**
+     * The feed token lookup's revocation epoch (tokens.ts): without it a link is never answered from memory while
+     * the store cannot be reached.
+     */
+    revocations?: Pick<FeedTokenResolver, 'epoch' | 'confirm'>;
   }) {
     this.#store = opts.store;
     this.#feeds = opts.feeds;
     this.#now = opts.now ?? (() => new Date());
     this.#serves = opts.serves ?? null;
+    this.#revocations = opts.revocations ?? null;
   }
 
   /** A live feed token that may be answered now, or null. */
@@ -234,6 +244,28 @@ export class FamilyLinks {
    * answer with the same bytes and validators.
    */
   async get(token: string): Promise<FamilyFeed | null> {
+    const hash = hashToken(token);
+    try {
+      // The rotation mark first: what this answer is confirmed under (a member rotated since clears it).
+      const epoch = await this.#revocations?.confirm();
+      const feed = await this.#get(token);
+      if (!feed) this.#confirmed.delete(hash);
+      else if (epoch !== undefined && epoch === this.#revocations?.epoch) {
+        if (this.#confirmed.size >= 2000) this.#confirmed.clear();
+        this.#confirmed.set(hash, { epoch, feed });
+      }
+      return feed;
+    } catch (err) {
+      if (!isStoreUnreachable(err)) throw err;
+      // The store cannot be reached: the calendar this process last served for the link, as it was, as long as no
+      // rotation became known since; else 503 (StoreUnreachableError).
+      const known = this.#confirmed.get(hash);
+      if (known && known.epoch === this.#revocations?.epoch) return known.feed;
+      throw new StoreUnreachableError(err);
+    }
+  }
+
+  async #get(token: string): Promise<FamilyFeed | null> {
     const live = await this.#liveLink(token);
     if (!live) return null;
     const { link, members, lost } = live;

@@ -11,6 +11,7 @@ import type { EventTemplates } from '../calendar/templates.ts';
 import type { CalendarEvent } from '../calendar/types.ts';
 import type { Id } from '../domain/types.ts';
 import type { FeedScope, SchoolId, Store, Stored } from '../store/types.ts';
+import { isStoreUnreachable, StoreUnreachableError } from '../store/unreachable.ts';
 import { TimeSlice } from '../util/event-loop.ts';
 import { versionFeedEvents } from './event-versions.ts';
 import { type FeedDef, getFeedDef } from './feed-defs.ts';
@@ -341,8 +342,21 @@ export class FeedService {
    * The rendered feed: from memory, else from the store when its bytes are current for the data version and
    * window (or, while the school's renders are held, for the window), else rendered (once, however many requests
    * arrive meanwhile) unless what it is made from did not change. null when the feed's subject no longer exists.
+   * While the store cannot be reached: the render held in memory, whatever its version, else StoreUnreachableError.
    */
   async get(schoolId: SchoolId, scope: FeedScope, scopeId: Id): Promise<RenderedFeed | null> {
+    try {
+      return await this.#get(schoolId, scope, scopeId);
+    } catch (err) {
+      if (!isStoreUnreachable(err)) throw err;
+      // The store cannot be reached: the render this process last served, as it was (bytes, ETag), else 503.
+      const hit = this.#rendered.recall(feedKey(schoolId, scope, scopeId));
+      if (hit) return hit;
+      throw new StoreUnreachableError(err);
+    }
+  }
+
+  async #get(schoolId: SchoolId, scope: FeedScope, scopeId: Id): Promise<RenderedFeed | null> {
     const key = feedKey(schoolId, scope, scopeId);
     const version = await this.#dataVersion(schoolId);
     const windowKey = this.#windowKey();

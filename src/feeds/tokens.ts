@@ -15,6 +15,7 @@ import { LRUCache } from 'lru-cache';
 import type { Id } from '../domain/types.ts';
 import { ensurePrivateDir, ensurePrivateFile } from '../private-files.ts';
 import type { FeedScope, FeedToken, SchoolId, Store } from '../store/types.ts';
+import { isStoreUnreachable, StoreUnreachableError } from '../store/unreachable.ts';
 import type { Rotation, RotationJournal } from './rotations.ts';
 
 export const FEED_SCOPES: readonly FeedScope[] = ['team', 'student', 'staff', 'activity'];
@@ -478,15 +479,48 @@ export class FeedTokenResolver {
     this.#markAt = started;
   }
 
+  /**
+   * Changes whenever this memory is cleared (a revocation known here, a rotation mark that moved): what was
+   * confirmed under one epoch may be answered from memory while the store cannot be reached, and only then.
+   */
+  get epoch(): number {
+    return this.#epoch;
+  }
+
+  /** Reads the rotation mark when due (as a lookup would) and returns the epoch it leaves; throws like the store. */
+  async confirm(): Promise<number> {
+    await this.#fresh();
+    return this.#epoch;
+  }
+
+  /**
+   * The live record of a token. While the store cannot be reached, a token confirmed live since the last rotation
+   * this process knows of is answered from memory (a rotation cannot be made without the store; one made just
+   * before the outage, whose mark this process had not read yet, reaches it when the store answers again); any
+   * other token is StoreUnreachableError: neither "live" nor "unknown" can be said.
+   */
   async resolve(token: string): Promise<FeedToken | null> {
     if (!looksLikeToken(token)) return null;
+    try {
+      return await this.#resolve(token);
+    } catch (err) {
+      if (!isStoreUnreachable(err)) throw err;
+      const known = this.#live.get(token);
+      if (known) return known;
+      throw new StoreUnreachableError(err);
+    }
+  }
+
+  async #resolve(token: string): Promise<FeedToken | null> {
     const usable = await this.#fresh();
     const hit = usable ? this.#live.get(token) : undefined;
     if (hit) return hit;
     const epoch = this.#epoch;
     const local = this.#local;
     const record = await resolveFeedToken(this.#store, token);
-    if (record && usable && epoch === this.#epoch && local === (localRevocations.get(this.#store) ?? 0)) {
+    // A token the store no longer knows live stays dead in memory too.
+    if (!record) this.#live.delete(token);
+    else if (usable && epoch === this.#epoch && local === (localRevocations.get(this.#store) ?? 0)) {
       this.#live.set(token, record);
     }
     return record;

@@ -9,6 +9,7 @@ import express, {
 } from 'express';
 import type { FamilyAbsences } from '../families/absences.ts';
 import { type FamilyFeeds, FamilyLinks } from '../feeds/family.ts';
+import { FeedTokenResolver } from '../feeds/tokens.ts';
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
 import type { FeedToken, Store } from '../store/types.ts';
@@ -192,8 +193,12 @@ export function createApp(opts: AppOptions): express.Express {
   // The pages warn at the age /readyz calls too old (a few incremental intervals).
   const maxPullAge = opts.readiness?.maxPullAgeMs;
   const staleAfter = maxPullAge ? { staleAfterMs: maxPullAge } : {};
+  // One token lookup for feeds and family links: both answer from memory during a store outage only what was
+  // confirmed since the last revocation it knows of.
+  const tokens = new FeedTokenResolver(opts.store);
   const feeds = feedsRouter({
     store: opts.store,
+    tokens,
     feeds: opts.feeds,
     publicUrl: opts.publicUrl.replace(/\/+$/, ''),
     ...(opts.feedCacheControl ? { cacheControl: opts.feedCacheControl } : {}),
@@ -211,6 +216,7 @@ export function createApp(opts: AppOptions): express.Express {
     feeds: opts.feeds,
     ...(opts.now ? { now: opts.now } : {}),
     ...(vouchesFor ? { serves: (r: FeedToken) => vouchesFor(r) } : {}),
+    revocations: tokens,
   });
   const family = familyRouter({
     store: opts.store,

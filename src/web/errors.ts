@@ -5,6 +5,8 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { scrubSecrets } from '../log.ts';
+import { storeErrorText } from '../log-text.ts';
+import { isStoreUnreachable, STORE_RETRY_AFTER_S } from '../store/unreachable.ts';
 import { terminalSafe } from '../terminal.ts';
 import { html } from '../util/html.ts';
 import { sendAdminPage, sendNotice, sendProblem } from './layouts.ts';
@@ -116,6 +118,34 @@ function tooLarge(req: Request, res: Response): void {
   else sendNotice(res, 413, title, html`<h1>${title}</h1><p>${text}</p>`);
 }
 
+/**
+ * The store cannot be reached and memory holds no answer (store/unreachable.ts): 503 with Retry-After, never 500.
+ * A calendar app gets a line of text; a person a page in the layout of the path, saying it is temporary.
+ */
+function storeUnreachable(req: Request, res: Response): void {
+  res.setHeader('Retry-After', String(STORE_RETRY_AFTER_S));
+  const title = 'Temporarily unavailable';
+  const text =
+    'This page is temporarily unavailable: the service cannot reach its database just now. Nothing is lost; try again in a minute.';
+  if (/\.(ics|js)$/i.test(req.path)) {
+    res.status(503).setHeader('Cache-Control', 'no-store');
+    res.type('text/plain').end('Temporarily unavailable; try again later.\n');
+  } else if (ADMIN_PATH.test(req.path))
+    sendAdminPage(res, {
+      title,
+      status: 503,
+      body: html`<div class="card" role="alert"><h1>${title}</h1><p>${text}</p></div>`,
+    });
+  else if (isStaffPath(req.path)) sendProblem(res, 503, title, [text]);
+  else
+    sendNotice(
+      res,
+      503,
+      title,
+      html`<h1>${title}</h1><p>This calendar is temporarily unavailable: the school's calendar service cannot reach its database just now. Your calendar app keeps what it has and tries again by itself; if you opened this page, try again in a minute.</p>`,
+    );
+}
+
 function answer(res: Response, status: number, pairs?: readonly [string, string][]): void {
   if (pairs) setSecurityHeaders(res, pairs);
   res.status(status);
@@ -156,6 +186,19 @@ export function errorHandler(opts: {
       setSecurityHeaders(res, opts.securityHeaders);
       tooLarge(req, res);
       return;
+    }
+    if (isStoreUnreachable(err)) {
+      opts.logger.warn(
+        { path, err: storeErrorText(err) },
+        'request answered 503: the store cannot be reached',
+      );
+      if (res.headersSent) {
+        res.destroy();
+        return;
+      }
+      res.locals.route ??= 'store-unreachable';
+      setSecurityHeaders(res, opts.securityHeaders);
+      return storeUnreachable(req, res);
     }
     opts.onServerError?.(err);
     opts.logger.error(

