@@ -97,7 +97,7 @@ export class FamilyLinks {
   readonly #inflight = new Map<string, Promise<FamilyFeed>>();
   readonly #revocations: Pick<FeedTokenResolver, 'epoch' | 'confirm'> | null;
   /** What each link last answered, under which revocation epoch: served while the store cannot be reached. */
-  readonly #confirmed = new Map<string, { epoch: number; feed: FamilyFeed }>();
+  readonly #confirmed = new LRUCache<string, { epoch: number; feed: FamilyFeed }>({ max: 2000 });
 
   constructor(opts: {
     store: Pick<Store, 'records' | 'feeds' | 'links'>;
@@ -250,10 +250,8 @@ export class FamilyLinks {
       const epoch = await this.#revocations?.confirm();
       const feed = await this.#get(token);
       if (!feed) this.#confirmed.delete(hash);
-      else if (epoch !== undefined && epoch === this.#revocations?.epoch) {
-        if (this.#confirmed.size >= 2000) this.#confirmed.clear();
+      else if (epoch !== undefined && epoch === this.#revocations?.epoch)
         this.#confirmed.set(hash, { epoch, feed });
-      }
       return feed;
     } catch (err) {
       if (!isStoreUnreachable(err)) throw err;

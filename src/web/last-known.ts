@@ -1,27 +1,27 @@
 // What a page last read from the store (a school's last pull, its name and zone, a feed's live Google calendar),
 // kept so that the page can still be made while the store cannot be reached: a landing page this process has
 // shown is shown again as it was. A value never read is StoreUnreachableError (the page answers 503).
+import { LRUCache } from 'lru-cache';
 import { isStoreUnreachable, StoreUnreachableError } from '../store/unreachable.ts';
 
 export class LastKnown {
-  readonly #values = new Map<string, unknown>();
-  readonly #max: number;
+  /** Values of any kind, undefined included (a school not found), boxed for the LRU. */
+  readonly #values: LRUCache<string, { value: unknown }>;
 
   constructor(max = 20_000) {
-    this.#max = max;
+    this.#values = new LRUCache({ max });
   }
 
   /** `read()`, remembered under `key`; while the store cannot be reached, what it last gave. */
   async read<T>(key: string, read: () => Promise<T> | T): Promise<T> {
     try {
       const value = await read();
-      this.#values.delete(key);
-      if (this.#values.size >= this.#max) this.#values.delete(this.#values.keys().next().value!);
-      this.#values.set(key, value);
+      this.#values.set(key, { value });
       return value;
     } catch (err) {
       if (!isStoreUnreachable(err)) throw err;
-      if (this.#values.has(key)) return this.#values.get(key) as T;
+      const known = this.#values.get(key);
+      if (known) return known.value as T;
       throw new StoreUnreachableError(err);
     }
   }
