@@ -30,9 +30,8 @@ import {
   serveEventFile,
   unknownCapability,
 } from './feeds-router.ts';
-import { lastPulledAt } from './freshness.ts';
 import { landingPage } from './landing.ts';
-import { LastKnown, unlessUnreachable } from './last-known.ts';
+import { knownLastPull, LastKnown, unlessUnreachable } from './last-known.ts';
 import { LANDING_CSP, LANDING_PERMISSIONS, sendNotice } from './layouts.ts';
 import type { FailedLookups } from './rate-limit.ts';
 import { setSecurityHeaders } from './security.ts';
@@ -167,7 +166,7 @@ export function familyRouter(opts: FamilyRouterOptions): Router {
         upcoming: feed.upcoming,
         eventCount: feed.eventCount,
         timeZone: feed.timeZone,
-        updatedAt: await known.read(`pulled|${feed.schoolId}`, () => lastPulledAt(opts.store, feed.schoolId)),
+        updatedAt: await knownLastPull(known, opts.store, feed.schoolId),
         staleAfterMs: opts.staleAfterMs?.(feed.schoolId) ?? null,
         now: now(),
         device: deviceOf(req.headers['user-agent']),

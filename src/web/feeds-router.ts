@@ -22,9 +22,8 @@ import { html, type SafeHtml } from '../util/html.ts';
 import { childLink, landingAbsences } from './absence-links.ts';
 import { deviceOf } from './device.ts';
 import { eventPath, sendEventFile } from './event-download.ts';
-import { lastPulledAt } from './freshness.ts';
 import { landingPage } from './landing.ts';
-import { LastKnown, unlessUnreachable } from './last-known.ts';
+import { knownLastPull, knownSchool, LastKnown, unlessUnreachable } from './last-known.ts';
 import { LANDING_CSP, LANDING_PERMISSIONS, sendNotice } from './layouts.ts';
 import type { FailedLookups } from './rate-limit.ts';
 import { setSecurityHeaders } from './security.ts';
@@ -328,13 +327,11 @@ export function feedsRouter(opts: FeedRouterOptions): Router {
       const { schoolId, scope, scopeId } = record;
       // What the page reads of the store besides the feed, as last read while the store cannot be reached.
       const [updatedAt, live, school] = await Promise.all([
-        known.read(`pulled|${schoolId}`, () => lastPulledAt(opts.store, schoolId)),
+        knownLastPull(known, opts.store, schoolId),
         known.read(`live|${schoolId}|${scope}|${scopeId}`, () =>
           opts.liveGoogleCalendar ? opts.liveGoogleCalendar(schoolId, scope, scopeId) : null,
         ),
-        known.read(`school|${schoolId}`, () =>
-          opts.store.records.listSchools().then((all) => all.find((x) => x.id === schoolId)),
-        ),
+        knownSchool(known, opts.store, schoolId),
       ]);
       const pageUrl = `${opts.publicUrl}/feeds/${token}`;
       // "Can't make it?" needs the store to act: left out while it cannot be reached.

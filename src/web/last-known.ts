@@ -2,7 +2,9 @@
 // kept so that the page can still be made while the store cannot be reached: a landing page this process has
 // shown is shown again as it was. A value never read is StoreUnreachableError (the page answers 503).
 import { LRUCache } from 'lru-cache';
+import type { SchoolId, Store } from '../store/types.ts';
 import { isStoreUnreachable, StoreUnreachableError } from '../store/unreachable.ts';
+import { lastPulledAt } from './freshness.ts';
 
 export class LastKnown {
   /** Values of any kind, undefined included (a school not found), boxed for the LRU. */
@@ -35,4 +37,24 @@ export async function unlessUnreachable<T, F>(read: () => Promise<T>, fallback: 
     if (!isStoreUnreachable(err)) throw err;
     return fallback;
   }
+}
+
+/** When the school's last pull succeeded (freshness.ts), as last read while the store cannot be reached. */
+export function knownLastPull(
+  known: LastKnown,
+  store: Pick<Store, 'runs'>,
+  schoolId: SchoolId,
+): Promise<Date | null> {
+  return known.read(`pulled|${schoolId}`, () => lastPulledAt(store, schoolId));
+}
+
+/** The school's name and zone, as last read while the store cannot be reached (undefined: no such school). */
+export function knownSchool(
+  known: LastKnown,
+  store: Pick<Store, 'records'>,
+  schoolId: SchoolId,
+): Promise<{ id: SchoolId; name: string; timeZone: string } | undefined> {
+  return known.read(`school|${schoolId}`, () =>
+    store.records.listSchools().then((all) => all.find((x) => x.id === schoolId)),
+  );
 }
