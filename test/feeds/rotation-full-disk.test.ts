@@ -6,7 +6,7 @@
 // DATA_DIR (the SQLite store, the secret, the rotation record) is a real tmpfs mounted by the test (as root, as in
 // failures/full-disk-serving.test.ts), filled to the last byte with fallocate.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { readdirSync, rmSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -40,14 +40,23 @@ async function startServe(): Promise<void> {
   await serve.waitFor(/Stop with Ctrl-C/, 120_000);
 }
 
+/** Fills DATA_DIR's filesystem to the last byte (serve writes meanwhile: what it took is filled again). */
 function fill(): void {
-  const free = Number(
-    execFileSync('df', ['--output=avail', '-B1', data], { encoding: 'utf8' }).split('\n')[1],
-  );
-  execFileSync('fallocate', ['-l', String(free), path.join(data, 'filler')]);
+  const avail = () =>
+    Number(execFileSync('df', ['--output=avail', '-B1', data], { encoding: 'utf8' }).split('\n')[1]);
+  for (let i = 0; i < 20 && avail() > 0; i++) {
+    try {
+      execFileSync('fallocate', ['-l', String(avail()), path.join(data, `filler-${i}`)], { stdio: 'ignore' });
+    } catch {
+      // Less room than df said a moment ago: measure again.
+    }
+  }
+  expect(avail()).toBe(0);
 }
 
-const unfill = () => rmSync(path.join(data, 'filler'), { force: true });
+const unfill = () => {
+  for (const f of readdirSync(data)) if (f.startsWith('filler-')) rmSync(path.join(data, f), { force: true });
+};
 
 /** The URL `feeds list` gives for a team now. */
 async function listed(teamId: number): Promise<string> {
