@@ -15,6 +15,10 @@ const commands: Record<
     load: () => import('./cli/sandbox.ts'),
   },
   migrate: { summary: 'apply store migrations', load: () => import('./cli/migrate.ts') },
+  backup: {
+    summary: 'a consistent backup of the store, rotation record and feed secret',
+    load: () => import('./cli/backup.ts'),
+  },
   status: { summary: 'sync runs and scheduled jobs', load: () => import('./cli/status.ts') },
   feeds: { summary: 'list or rotate feed URLs', load: () => import('./cli/feeds.ts') },
   roster: { summary: 'print a PDF roster', load: () => import('./cli/roster.ts') },

@@ -1,0 +1,15 @@
+// An online copy of the SQLite store: VACUUM INTO on a connection of its own writes the database as one read
+// transaction saw it (WAL: serve keeps writing meanwhile, and the copy is consistent), compacted, into a new file.
+import { existsSync } from 'node:fs';
+import { DatabaseSync } from 'node:sqlite';
+
+/** Copies the SQLite database `file` into `dest` (which must not exist), consistent while others write. */
+export function backupSqlite(file: string, dest: string): void {
+  if (!existsSync(file)) throw new Error(`no store at ${file}`);
+  const db = new DatabaseSync(file, { timeout: 30_000 });
+  try {
+    db.prepare('VACUUM INTO ?').run(dest);
+  } finally {
+    db.close();
+  }
+}
