@@ -107,7 +107,81 @@ export function createDemoIdp(opts: DemoIdpOptions): DemoIdp {
       formTargets: [],
     });
 
-  const configuration: Configuration = {
+  const configuration = providerConfiguration(opts, { clientId, clientSecret, jwk, mount, errorPage });
+  const provider = new Provider(opts.issuer, configuration);
+  // Behind a reverse proxy the app decides what is trusted; the provider follows the forwarded protocol.
+  provider.proxy = true;
+
+  const router = express.Router();
+  const form = express.urlencoded({ extended: false, limit: '2kb' });
+
+  // The picker's routes answer their refusals on the error page too: a picker opened again after its sign-in
+  // finished (Back), in another browser or after its ten minutes has no interaction left, and oidc-provider
+  // throws. Anything else is a fault, for the app's handler to log.
+  const refuse = (res: express.Response, status: number, message: string) => {
+    const page = errorPage(message);
+    res.status(status).set({ 'Cache-Control': 'no-store', 'Content-Security-Policy': page.csp });
+    res.type('html').send(page.text);
+  };
+  const failed = (err: unknown, res: express.Response, next: express.NextFunction) => {
+    if (err instanceof errors.SessionNotFound)
+      return refuse(res, 400, 'This sign-in has already finished or has expired.');
+    if (err instanceof errors.OIDCProviderError && err.statusCode < 500)
+      return refuse(res, err.statusCode, err.error_description ?? err.message);
+    next(err);
+  };
+
+  router.get('/interaction/:uid', async (req, res, next) => {
+    try {
+      const details = await provider.interactionDetails(req, res);
+      // Chromium applies form-action to the redirect after the post: rostercal's callback must be allowed too
+      // (the demo serves both on one origin; a provider of its own, as in the tests, does not).
+      const page = opts.renderPage({
+        title: 'Demo sign-in',
+        body: pickerBody(await opts.people(), `${mount}/interaction/${details.uid}/login`),
+        formTargets: [new URL(opts.redirectUri).origin],
+      });
+      res.set({ 'Cache-Control': 'no-store', 'Content-Security-Policy': page.csp });
+      res.type('html').send(page.text);
+    } catch (err) {
+      failed(err, res, next);
+    }
+  });
+
+  router.post('/interaction/:uid/login', form, async (req, res, next) => {
+    try {
+      await provider.interactionDetails(req, res);
+      const account = String((req.body as Record<string, unknown>)?.account ?? '');
+      if (!(await opts.people()).some((p) => p.id === account))
+        return refuse(res, 400, 'That person is not on the demo sign-in page.');
+      await provider.interactionFinished(
+        req,
+        res,
+        { login: { accountId: account } },
+        { mergeWithLastSubmission: false },
+      );
+    } catch (err) {
+      failed(err, res, next);
+    }
+  });
+
+  router.use(provider.callback());
+  return { router, issuer: opts.issuer, clientId, clientSecret };
+}
+
+/** oidc-provider's settings for the demo: one first-party client, in-memory state, consent implied. */
+function providerConfiguration(
+  opts: DemoIdpOptions,
+  p: {
+    clientId: string;
+    clientSecret: string;
+    jwk: object;
+    mount: string;
+    errorPage: (message: string) => { text: string; csp: string };
+  },
+): Configuration {
+  const { clientId, clientSecret, jwk, mount, errorPage } = p;
+  return {
     clients: [
       {
         client_id: clientId,
@@ -170,63 +244,4 @@ export function createDemoIdp(opts: DemoIdpOptions): DemoIdp {
       ctx.body = page.text;
     },
   };
-  const provider = new Provider(opts.issuer, configuration);
-  // Behind a reverse proxy the app decides what is trusted; the provider follows the forwarded protocol.
-  provider.proxy = true;
-
-  const router = express.Router();
-  const form = express.urlencoded({ extended: false, limit: '2kb' });
-
-  // The picker's routes answer their refusals on the error page too: a picker opened again after its sign-in
-  // finished (Back), in another browser or after its ten minutes has no interaction left, and oidc-provider
-  // throws. Anything else is a fault, for the app's handler to log.
-  const refuse = (res: express.Response, status: number, message: string) => {
-    const page = errorPage(message);
-    res.status(status).set({ 'Cache-Control': 'no-store', 'Content-Security-Policy': page.csp });
-    res.type('html').send(page.text);
-  };
-  const failed = (err: unknown, res: express.Response, next: express.NextFunction) => {
-    if (err instanceof errors.SessionNotFound)
-      return refuse(res, 400, 'This sign-in has already finished or has expired.');
-    if (err instanceof errors.OIDCProviderError && err.statusCode < 500)
-      return refuse(res, err.statusCode, err.error_description ?? err.message);
-    next(err);
-  };
-
-  router.get('/interaction/:uid', async (req, res, next) => {
-    try {
-      const details = await provider.interactionDetails(req, res);
-      // Chromium applies form-action to the redirect after the post: rostercal's callback must be allowed too
-      // (the demo serves both on one origin; a provider of its own, as in the tests, does not).
-      const page = opts.renderPage({
-        title: 'Demo sign-in',
-        body: pickerBody(await opts.people(), `${mount}/interaction/${details.uid}/login`),
-        formTargets: [new URL(opts.redirectUri).origin],
-      });
-      res.set({ 'Cache-Control': 'no-store', 'Content-Security-Policy': page.csp });
-      res.type('html').send(page.text);
-    } catch (err) {
-      failed(err, res, next);
-    }
-  });
-
-  router.post('/interaction/:uid/login', form, async (req, res, next) => {
-    try {
-      await provider.interactionDetails(req, res);
-      const account = String((req.body as Record<string, unknown>)?.account ?? '');
-      if (!(await opts.people()).some((p) => p.id === account))
-        return refuse(res, 400, 'That person is not on the demo sign-in page.');
-      await provider.interactionFinished(
-        req,
-        res,
-        { login: { accountId: account } },
-        { mergeWithLastSubmission: false },
-      );
-    } catch (err) {
-      failed(err, res, next);
-    }
-  });
-
-  router.use(provider.callback());
-  return { router, issuer: opts.issuer, clientId, clientSecret };
 }

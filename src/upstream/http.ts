@@ -196,26 +196,12 @@ export function createTransport(opts: TransportOptions): Transport {
       const reason = reasonFrom(res.status, res.statusText, text, redact);
       if (res.status === 429) {
         const retryAfterMs = parseRetryAfter(res.headers.get('retry-after'), opts.now());
-        return {
-          ok: false,
-          error: new RateLimitedError(label, reason, retryAfterMs),
-          counts: 'throttled',
-        };
+        return { ok: false, error: new RateLimitedError(label, reason, retryAfterMs), counts: 'throttled' };
       }
-      return {
-        ok: false,
-        error: errorForStatus(label, res.status, reason),
-        counts: 'errors',
-      };
+      return { ok: false, error: errorForStatus(label, res.status, reason), counts: 'errors' };
     } catch (err) {
       if (req.signal?.aborted) throw new AbandonedError(label);
-      if (timeout.aborted) {
-        return {
-          ok: false,
-          error: new TimeoutError(label, timeoutMs),
-          counts: 'errors',
-        };
-      }
+      if (timeout.aborted) return { ok: false, error: new TimeoutError(label, timeoutMs), counts: 'errors' };
       const unreachable = unreachableCause(err);
       return {
         ok: false,
