@@ -1,0 +1,167 @@
+// The coach's session page probed from outside (issue 43 review), on a school whose upstream strings are hostile
+// (markup, control and bidi characters, a phone number carrying an attribute): every name, condition and phone is
+// text, a tel: link dials digits alone; the page is never cached; a session of another team, a nonexistent one and
+// a malformed id (strings, huge numbers, ../, non-ASCII digits, a NUL, an unknown ?school=) get the same 404 to the
+// byte, each refusal audited; a HEAD is audited as the view it stands for.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { StaffUser, Team } from '../../src/domain/types.ts';
+import { staffAccess } from '../../src/identity/roles.ts';
+import { pullSchool } from '../../src/sync/pull.ts';
+import { type Harness, startHarness } from '../feeds/harness.ts';
+import {
+  browse,
+  CookieJar,
+  type StaffSite,
+  signIn,
+  startStaffSite,
+  startTestIdp,
+  type TestIdp,
+} from '../identity/harness.ts';
+import { freePort } from '../support/ports.ts';
+
+let h: Harness;
+let idp: TestIdp;
+let site: StaffSite;
+let coach: StaffUser;
+let mine: Team;
+let other: Team;
+let mySession: number;
+let otherSession: number;
+const jar = new CookieJar();
+
+beforeAll(async () => {
+  h = await startHarness();
+  const LONG = 'Wolfeschlegelsteinhausenbergerdorffvoralternwarengewissenhaft';
+  for (const st of h.sandbox.school.students) {
+    st.firstName = `<img src=x onerror=alert(1)>\u0007\u202e${st.firstName}`;
+    for (const g of st.guardians) {
+      g.firstName = `"><script>xss()</script>${g.firstName}`;
+      g.lastName = `${LONG}${g.lastName}`;
+      g.relationship = '<b>rel</b>';
+      g.mobileNumber = `${g.mobileNumber}" onclick="x" javascript:alert(1)`;
+    }
+    for (const c of st.medicalConditions) {
+      c.name = `</div><script>med()</script>${c.name}`;
+      c.notes = `${LONG}${LONG}`;
+    }
+  }
+  const school = { ...h.school, rosters: { ...h.school.rosters, sensitive: true } };
+  await pullSchool({
+    store: h.store,
+    client: h.client,
+    school,
+    kind: 'full',
+    now: () => new Date(h.sandbox.now()),
+  });
+  const teams = (await h.store.records.list('hill', 'teams')).filter((t) => !t.hidden);
+  const staff = (await h.store.records.list('hill', 'staff')).filter(
+    (s) => s.email && !s.frozen && !s.isAdmin && !s.isManager,
+  ) as unknown as StaffUser[];
+  const sessions = await h.store.records.list('hill', 'sessions');
+  for (const u of staff) {
+    const a = staffAccess(u, teams);
+    const t = teams.find((x) => a.assignedTeamIds.has(x.id));
+    if (!t) continue;
+    const o = teams.find(
+      (x) =>
+        x.id !== t.id &&
+        sessions.some(
+          (y) =>
+            !y.meta.deletedAt && !y.teams.some((z) => z.id === t.id) && y.teams.some((z) => z.id === x.id),
+        ),
+    );
+    const s = t && sessions.find((x) => !x.meta.deletedAt && x.teams.some((y) => y.id === t.id));
+    const so =
+      o &&
+      sessions.find(
+        (x) =>
+          !x.meta.deletedAt && !x.teams.some((y) => y.id === t!.id) && x.teams.some((y) => y.id === o.id),
+      );
+    if (t && o && s && so) {
+      coach = u;
+      mine = t;
+      other = o;
+      mySession = s.id;
+      otherSession = so.id;
+      break;
+    }
+  }
+  expect(coach).toBeDefined();
+  const port = await freePort();
+  idp = await startTestIdp(
+    [
+      {
+        id: String(coach.id),
+        email: coach.email!,
+        name: `${coach.firstName} ${coach.lastName}`,
+        role: 'staff' as const,
+        note: '',
+      },
+    ],
+    `http://127.0.0.1:${port}/auth/callback`,
+  );
+  site = await startStaffSite(h, { port, idp });
+  await signIn(jar, site.url, String(coach.id));
+}, 300_000);
+
+afterAll(async () => {
+  await site?.close();
+  await idp?.close();
+  await h?.close();
+});
+
+const get = (path: string, method = 'GET') => browse(jar, `${site.url}${path}`, { method });
+
+describe('the session page, probed from outside', () => {
+  it('hostile upstream strings are text; the page is not cached; its view is audited', async () => {
+    const ok = await get(`/staff/teams/${mine.id}/sessions/${mySession}?school=hill`);
+    expect(ok.res.status).toBe(200);
+    expect(ok.res.headers.get('cache-control')).toBe('no-store');
+    expect(ok.res.headers.get('etag')).toBeNull();
+    for (const bad of ['<script>', '<img', 'onclick="', '<b>', '\u0007', '\u202e'])
+      expect(ok.body).not.toContain(bad);
+    expect(ok.body).toContain('&lt;img src=x onerror=alert(1)&gt;');
+    const tel = [...ok.body.matchAll(/href="(tel:[^"]*)"/g)].map((m) => m[1]!);
+    expect(tel.length).toBeGreaterThan(0);
+    for (const t of tel) expect(t).toMatch(/^tel:\+?\d+$/);
+    const head = await get(`/staff/teams/${mine.id}/sessions/${mySession}?school=hill`, 'HEAD');
+    expect(head.res.status).toBe(200);
+    expect(head.body).toBe('');
+    const views = await h.store.access.listAudit({ actor: coach.email!, action: 'session-medical-contacts' });
+    expect(views.length).toBe(2);
+    expect(views[0]).toMatchObject({ schoolId: 'hill', teamId: mine.id, sessionId: mySession });
+  });
+
+  it('another team’s session, a nonexistent one and malformed ids: the same 404 to the byte, each refusal audited', async () => {
+    const none = await get(`/staff/teams/${mine.id}/sessions/987654321?school=hill`);
+    expect(none.res.status).toBe(404);
+    expect(none.res.headers.get('cache-control')).toBe('no-store');
+    const before = (await h.store.access.listAudit({ actor: coach.email!, action: 'roster-refused' })).length;
+    const probes = [
+      `/staff/teams/${mine.id}/sessions/${otherSession}?school=hill`,
+      `/staff/teams/${other.id}/sessions/${otherSession}?school=hill`,
+      `/staff/teams/987654321/sessions/${mySession}?school=hill`,
+      `/staff/teams/${mine.id}/sessions/abc?school=hill`,
+      `/staff/teams/${mine.id}/sessions/-1?school=hill`,
+      `/staff/teams/${mine.id}/sessions/0?school=hill`,
+      `/staff/teams/${mine.id}/sessions/999999999999999?school=hill`,
+      `/staff/teams/${mine.id}/sessions/99999999999999999999999?school=hill`,
+      `/staff/teams/${mine.id}/sessions/%2e%2e%2f${mySession}?school=hill`,
+      `/staff/teams/${mine.id}/sessions/..%2F..%2Fstaff?school=hill`,
+      `/staff/teams/${mine.id}/sessions/%D9%A1%D9%A2?school=hill`,
+      `/staff/teams/${mine.id}/sessions/${mySession}%00?school=hill`,
+      `/staff/teams/${mine.id}/sessions/${mySession}?school=nope`,
+    ];
+    for (const p of probes) {
+      const r = await get(p);
+      expect(r.res.status, p).toBe(404);
+      expect(r.body === none.body, p).toBe(true);
+    }
+    const refused = await h.store.access.listAudit({ actor: coach.email!, action: 'roster-refused' });
+    expect(refused.length - before).toBe(probes.length);
+    const headOther = await get(`/staff/teams/${mine.id}/sessions/${otherSession}?school=hill`, 'HEAD');
+    const headNone = await get(`/staff/teams/${mine.id}/sessions/987654321?school=hill`, 'HEAD');
+    expect(headOther.res.status).toBe(404);
+    expect(headOther.res.headers.get('content-length')).toBe(headNone.res.headers.get('content-length'));
+  });
+});
