@@ -5,6 +5,7 @@
 // Retry-After, however long), so an act ends within 10 s whatever the upstream does. What a failed write means is
 // decided here: refused or never reached (nothing was written), or unknown (a 5xx, a cut, a timeout, a 2xx whose
 // body was cut: the upstream may have applied it, so it is read back later by the mark rostercal writes).
+import { overlaps } from '../calendar/absences.ts';
 import type { SchoolConfig } from '../config.ts';
 import { familyReportOf } from '../domain/family-absence.ts';
 import type { Id, PreExplainedAbsence } from '../domain/types.ts';
@@ -71,8 +72,4 @@ export function markedBy(list: readonly PreExplainedAbsence[], linkId?: string):
     const mark = familyReportOf(a);
     return mark !== null && (linkId === undefined || mark.linkId === linkId);
   });
-}
-
-export function overlaps(a: { start: string; end: string }, s: { start: string; end: string }): boolean {
-  return Date.parse(a.start) < Date.parse(s.end) && Date.parse(s.start) < Date.parse(a.end);
 }

@@ -2,10 +2,11 @@
 // link reported it), not confirmed yet, being undone, or the offer. One absence upstream is a time range: a
 // child's other session inside it is covered too, so the page says which report covers it, and the offer names,
 // before the family confirms, the other sessions its report will cover (their coaches see it as well).
+
+import { overlaps } from '../calendar/absences.ts';
 import { familyReportOf } from '../domain/family-absence.ts';
 import type { Id, PreExplainedAbsence } from '../domain/types.ts';
 import type { AbsenceAct } from '../store/types.ts';
-import { overlaps } from './absence-upstream.ts';
 
 export interface ReportedAbsence {
   absenceId: Id | null;

@@ -67,8 +67,9 @@ export class SqlFamilyActs implements FamilyActsRepository {
     });
   }
 
-  #find(key: AbsenceActKey) {
-    return this.#ctx.w
+  /** The act of `key`, read through `db` (the writer inside a reservation's lock, the reader otherwise). */
+  #find(key: AbsenceActKey, db = this.#ctx.w) {
+    return db
       .selectFrom('family_absence_acts')
       .selectAll()
       .where('school_id', '=', key.schoolId)
@@ -101,13 +102,7 @@ export class SqlFamilyActs implements FamilyActsRepository {
   }
 
   async getAbsenceAct(key: AbsenceActKey): Promise<AbsenceAct | null> {
-    const row = await this.#ctx.r
-      .selectFrom('family_absence_acts')
-      .selectAll()
-      .where('school_id', '=', key.schoolId)
-      .where('student_id', '=', key.studentId)
-      .where('session_id', '=', key.sessionId)
-      .executeTakeFirst();
+    const row = await this.#find(key, this.#ctx.r);
     return row ? toAct(row) : null;
   }
 
