@@ -322,6 +322,8 @@ export type AuditAction =
   /** A session page on /staff (web/staff-session-page.ts): its roster, without or with medical and contact data. */
   | 'session-roster'
   | 'session-medical-contacts'
+  /** "My teams" (/staff) opened: it names who is out of the listed sessions, and why. */
+  | 'my-teams'
   | 'feed-rotate'
   | 'feeds-accept-store'
   | 'sign-in'

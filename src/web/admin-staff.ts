@@ -156,6 +156,7 @@ const ACTION_LABELS: Record<AuditAction, string> = {
   'roster-refused': 'roster refused',
   'session-roster': 'session page opened',
   'session-medical-contacts': 'medical or contact details viewed',
+  'my-teams': 'My teams opened (who is out)',
   'feed-rotate': 'calendar link replaced',
   'feeds-accept-store': 'feed secret accepted',
   'sign-in': 'signed in',

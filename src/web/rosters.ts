@@ -135,7 +135,7 @@ export function createRostersRouter(opts: RostersRouterOptions): express.Router 
         mayShowMedical: seesSensitive(p, school.id, teamId, sensitiveRoles),
       });
       // Audited before a byte is sent: no record, no roster.
-      await auth.audit(req, res, {
+      await auth.auditView(req, res, {
         action: 'roster',
         schoolId: school.id,
         teamId,

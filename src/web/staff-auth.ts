@@ -60,6 +60,8 @@ export interface StaffAuth {
   /** For state-changing forms: the CSRF token matches the session and the Origin (if sent) is ours. */
   checkCsrf(req: Request, res: Response): boolean;
   audit(req: Request, res: Response, record: AuditInput): Promise<void>;
+  /** The audit record of a view: a HEAD shows nothing (Express answers it with the GET route), so it records none. */
+  auditView(req: Request, res: Response, record: AuditInput): Promise<void>;
   throttle: FailureThrottle;
 }
 
@@ -91,6 +93,9 @@ export function createStaffAuth(opts: StaffAuthOptions): StaffAuth {
     router,
     checkCsrf: (req, res) => checkCsrf(ctx, req, res),
     audit: (req, res, rec) => auditRequest(ctx, req, res, rec),
+    auditView: async (req, res, rec) => {
+      if (req.method !== 'HEAD') await auditRequest(ctx, req, res, rec);
+    },
     throttle: ctx.throttle,
   };
 }

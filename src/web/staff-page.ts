@@ -393,6 +393,13 @@ function myTeamsPage(opts: StaffPageOptions, now: () => Date) {
             });
       for (const { school, membership } of schools)
         parts.push(await schoolPart(opts, school, membership, q, at, schools.length > 1));
+      // The page names who is out and why (a family's words may be about health): audited like the session page,
+      // once per view, before a byte is sent.
+      await opts.auth.auditView(req, res, {
+        action: 'my-teams',
+        schoolId: schools.length === 1 ? schools[0]!.school.id : null,
+        template: 'my-teams',
+      });
       const label = p.kind === 'admin-token' ? 'Admin token' : (p.displayName ?? p.email);
       sendPage(res, { title: 'My teams', body: html`${parts}`, who: { label, csrf: csrfOf(p) } });
     } catch (err) {

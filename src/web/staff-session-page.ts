@@ -3,7 +3,7 @@
 // child's year and, for a fixture, jersey, position and captain. For the roles the school allows the medical sheet
 // (auth.sensitiveRoles, a school that keeps the data), the ✚ mark, the conditions and the guardians' phones as tel:
 // links. The printable sheets are one tap further. Read from the store alone (rosters/ loads what the sheets
-// print), audited like a roster download before a byte is sent; a session that does not exist, and one of a team
+// print), audited like a roster download before a byte is sent (a HEAD is no view); a session that does not exist, and one of a team
 // the person may not see, get the same answer.
 import express, { type Request, type Response } from 'express';
 import { whyOut } from '../calendar/absences.ts';
@@ -208,7 +208,7 @@ function sessionPage(opts: SessionPageOptions) {
       }
       const sensitive = school.rosters.sensitive && seesSensitive(p, school.id, teamId, opts.sensitiveRoles);
       // Audited before a byte is sent, as a roster is: who saw this team's roster, and whether with medical data.
-      await opts.auth.audit(req, res, {
+      await opts.auth.auditView(req, res, {
         action: sensitive ? 'session-medical-contacts' : 'session-roster',
         ...audit,
       });

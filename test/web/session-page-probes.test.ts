@@ -2,7 +2,8 @@
 // (markup, control and bidi characters, a phone number carrying an attribute): every name, condition and phone is
 // text, a tel: link dials digits alone; the page is never cached; a session of another team, a nonexistent one and
 // a malformed id (strings, huge numbers, ../, non-ASCII digits, a NUL, an unknown ?school=) get the same 404 to the
-// byte, each refusal audited; a HEAD is audited as the view it stands for.
+// byte, each refusal audited; a view is audited once, and a HEAD (which shows nothing) is not audited as a view.
+// "My teams" (/staff) names who is out and why (family reasons may be health-related): each view is audited too.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StaffUser, Team } from '../../src/domain/types.ts';
 import { staffAccess } from '../../src/identity/roles.ts';
@@ -128,8 +129,24 @@ describe('the session page, probed from outside', () => {
     expect(head.res.status).toBe(200);
     expect(head.body).toBe('');
     const views = await h.store.access.listAudit({ actor: coach.email!, action: 'session-medical-contacts' });
-    expect(views.length).toBe(2);
+    expect(views.length).toBe(1);
     expect(views[0]).toMatchObject({ schoolId: 'hill', teamId: mine.id, sessionId: mySession });
+  });
+
+  it('each view of My teams (who is out, and why) is audited once; a HEAD is not a view', async () => {
+    const mine0 = async () => (await h.store.access.listAudit({ actor: coach.email!, action: 'my-teams' })).length;
+    const before = await mine0();
+    const page = await get('/staff');
+    expect(page.res.status).toBe(200);
+    expect(await mine0()).toBe(before + 1);
+    const [last] = await h.store.access.listAudit({ actor: coach.email!, action: 'my-teams' });
+    expect(last).toMatchObject({ schoolId: 'hill', action: 'my-teams' });
+    const head = await get('/staff', 'HEAD');
+    expect(head.res.status).toBe(200);
+    expect(head.body).toBe('');
+    expect(await mine0()).toBe(before + 1);
+    await get('/staff');
+    expect(await mine0()).toBe(before + 2);
   });
 
   it('another team’s session, a nonexistent one and malformed ids: the same 404 to the byte, each refusal audited', async () => {
