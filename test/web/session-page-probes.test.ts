@@ -134,7 +134,8 @@ describe('the session page, probed from outside', () => {
   });
 
   it('each view of My teams (who is out, and why) is audited once; a HEAD is not a view', async () => {
-    const mine0 = async () => (await h.store.access.listAudit({ actor: coach.email!, action: 'my-teams' })).length;
+    const mine0 = async () =>
+      (await h.store.access.listAudit({ actor: coach.email!, action: 'my-teams' })).length;
     const before = await mine0();
     const page = await get('/staff');
     expect(page.res.status).toBe(200);
