@@ -10,9 +10,9 @@ import { gzip } from 'node:zlib';
 import express, { type Request, type Response, Router } from 'express';
 import { lostWords } from '../calendar/family.ts';
 import type { FamilyAbsences } from '../families/absences.ts';
-import type { FamilyLinks } from '../feeds/family.ts';
+import type { FamilyFeed, FamilyLinks } from '../feeds/family.ts';
 import { tokensIn } from '../feeds/family.ts';
-import { reminderEtag, reminderVariant } from '../feeds/reminders.ts';
+import { type ReminderKey, reminderEtag, reminderVariant } from '../feeds/reminders.ts';
 import { looksLikeToken } from '../feeds/tokens.ts';
 import type { SchoolId, Store } from '../store/types.ts';
 import { html, type SafeHtml } from '../util/html.ts';
@@ -27,12 +27,13 @@ import {
   isLocalUrl,
   notModified,
   reminderOf,
+  sendLandingPage,
   serveEventFile,
   unknownCapability,
 } from './feeds-router.ts';
 import { landingPage } from './landing.ts';
 import { knownLastPull, LastKnown, unlessUnreachable } from './last-known.ts';
-import { LANDING_CSP, LANDING_PERMISSIONS, sendNotice } from './layouts.ts';
+import { sendNotice } from './layouts.ts';
 import type { FailedLookups } from './rate-limit.ts';
 import { setSecurityHeaders } from './security.ts';
 
@@ -80,11 +81,15 @@ ${back && html`<p><a href="${back}">Back to the calendar page</a></p>`}`;
 
 export function familyRouter(opts: FamilyRouterOptions): Router {
   const router = Router();
-  const now = opts.now ?? (() => new Date());
-  const cacheControl = opts.cacheControl ?? 'private, max-age=300';
-  const form = express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 10 });
-  const known = new LastKnown();
+  makeFamilyRoute(router, opts);
+  qrDecoderRoute(router, opts);
+  familyCalendarRoutes(router, opts);
+  return router;
+}
 
+/** POST /family: the "add another child's link" form makes a family link and sends the parent to its page. */
+function makeFamilyRoute(router: Router, opts: FamilyRouterOptions): void {
+  const form = express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 10 });
   router.post('/', form, async (req: Request, res: Response) => {
     res.locals.route = '/family';
     const body = (req.body ?? {}) as Record<string, unknown>;
@@ -110,8 +115,10 @@ export function familyRouter(opts: FamilyRouterOptions): Router {
     }
     res.redirect(303, `${opts.publicUrl}/family/${made.token}`);
   });
+}
 
-  // The QR decoder the landing pages' scanner loads where the browser has no BarcodeDetector for QR codes.
+/** The QR decoder the landing pages' scanner loads where the browser has no BarcodeDetector for QR codes. */
+function qrDecoderRoute(router: Router, opts: FamilyRouterOptions): void {
   router.get('/qr-decoder.js', async (req: Request, res: Response) => {
     res.locals.route = '/family/qr-decoder.js';
     const decoder = await qrDecoder();
@@ -130,6 +137,13 @@ export function familyRouter(opts: FamilyRouterOptions): Router {
     res.setHeader('Content-Length', String(body.length));
     res.status(200).end(body);
   });
+}
+
+/** GET /family/<token> (the page), /family/<token>.ics (the calendar) and one session of it as a file. */
+function familyCalendarRoutes(router: Router, opts: FamilyRouterOptions): void {
+  const now = opts.now ?? (() => new Date());
+  const cacheControl = opts.cacheControl ?? 'private, max-age=300';
+  const known = new LastKnown();
 
   // One coming session of the family's calendar as a file to add (event-download.ts).
   router.get('/:name/events/:file', async (req: Request<{ name: string; file: string }>, res: Response) => {
@@ -148,63 +162,72 @@ export function familyRouter(opts: FamilyRouterOptions): Router {
     const reminder = reminderOf(req.query.reminder);
     if (reminder === null) return badReminder(res, opts.securityHeaders);
     setSecurityHeaders(res, opts.securityHeaders);
-
-    if (!isIcs) {
-      const pageUrl = `${opts.publicUrl}/family/${token}`;
-      // "Can't make it?" needs the store to act: left out while it cannot be reached.
-      const absences = await unlessUnreachable(
-        () => landingAbsences(req, res, opts, pageUrl, () => familyLink(token, feed), feed.upcoming),
-        undefined,
-      );
-      const html = await landingPage({
-        scope: 'family',
-        name: feed.name,
-        description: feed.description,
-        pageUrl,
-        feedUrl: `${opts.publicUrl}/family/${token}.ics`,
-        reminder,
-        upcoming: feed.upcoming,
-        eventCount: feed.eventCount,
-        timeZone: feed.timeZone,
-        updatedAt: await knownLastPull(known, opts.store, feed.schoolId),
-        staleAfterMs: opts.staleAfterMs?.(feed.schoolId) ?? null,
-        now: now(),
-        device: deviceOf(req.headers['user-agent']),
-        liveGoogleCalendarId: null,
-        showQr: opts.demo === true || !isLocalUrl(opts.publicUrl),
-        familyFrom: token,
-        familyAction: `${opts.publicUrl}/family`,
-        members: feed.members.map((m) => m.label),
-        lost: feed.lost.map(lostWords),
-        ...(absences ? { absences } : {}),
-      });
-      res.setHeader('Content-Type', 'text/html; charset=utf-8');
-      res.setHeader('Cache-Control', 'private, no-cache');
-      res.setHeader('Content-Security-Policy', LANDING_CSP);
-      res.setHeader('Permissions-Policy', LANDING_PERMISSIONS);
-      res.end(html);
-      return;
-    }
-
-    // Family calendars are kept as identity and gzip.
-    const enc = chooseEncoding(req.headers['accept-encoding']?.replace(/\bbr\b/g, 'x-none'));
-    const base = reminderEtag(feed.etag, reminder);
-    res.setHeader('Content-Type', 'text/calendar; charset=utf-8');
-    res.setHeader('Cache-Control', cacheControl);
-    res.setHeader('Vary', 'Accept-Encoding');
-    res.setHeader('ETag', etagFor(base, enc));
-    res.setHeader('Last-Modified', feed.lastModified.toUTCString());
-    if (notModified(req, feed, base)) {
-      res.status(304).end();
-      return;
-    }
-    const variant = reminder === 'none' ? null : reminderVariant(feed, reminder);
-    const body = enc !== 'gzip' ? (variant ?? feed).body : variant ? await variant.gzip() : feed.gzip;
-    if (enc === 'gzip') res.setHeader('Content-Encoding', 'gzip');
-    res.setHeader('Content-Disposition', 'inline; filename="family.ics"');
-    res.setHeader('Content-Length', String(body.length));
-    res.status(200).end(body);
+    if (!isIcs) await sendFamilyPage(req, res, opts, { token, feed, reminder, known, now: now() });
+    else await sendFamilyCalendar(req, res, feed, reminder, cacheControl);
   });
+}
 
-  return router;
+async function sendFamilyPage(
+  req: Request,
+  res: Response,
+  opts: FamilyRouterOptions,
+  at: { token: string; feed: FamilyFeed; reminder: ReminderKey; known: LastKnown; now: Date },
+): Promise<void> {
+  const { token, feed } = at;
+  const pageUrl = `${opts.publicUrl}/family/${token}`;
+  // "Can't make it?" needs the store to act: left out while it cannot be reached.
+  const absences = await unlessUnreachable(
+    () => landingAbsences(req, res, opts, pageUrl, () => familyLink(token, feed), feed.upcoming),
+    undefined,
+  );
+  const html = await landingPage({
+    scope: 'family',
+    name: feed.name,
+    description: feed.description,
+    pageUrl,
+    feedUrl: `${opts.publicUrl}/family/${token}.ics`,
+    reminder: at.reminder,
+    upcoming: feed.upcoming,
+    eventCount: feed.eventCount,
+    timeZone: feed.timeZone,
+    updatedAt: await knownLastPull(at.known, opts.store, feed.schoolId),
+    staleAfterMs: opts.staleAfterMs?.(feed.schoolId) ?? null,
+    now: at.now,
+    device: deviceOf(req.headers['user-agent']),
+    liveGoogleCalendarId: null,
+    showQr: opts.demo === true || !isLocalUrl(opts.publicUrl),
+    familyFrom: token,
+    familyAction: `${opts.publicUrl}/family`,
+    members: feed.members.map((m) => m.label),
+    lost: feed.lost.map(lostWords),
+    ...(absences ? { absences } : {}),
+  });
+  sendLandingPage(res, html);
+}
+
+async function sendFamilyCalendar(
+  req: Request,
+  res: Response,
+  feed: FamilyFeed,
+  reminder: ReminderKey,
+  cacheControl: string,
+): Promise<void> {
+  // Family calendars are kept as identity and gzip.
+  const enc = chooseEncoding(req.headers['accept-encoding']?.replace(/\bbr\b/g, 'x-none'));
+  const base = reminderEtag(feed.etag, reminder);
+  res.setHeader('Content-Type', 'text/calendar; charset=utf-8');
+  res.setHeader('Cache-Control', cacheControl);
+  res.setHeader('Vary', 'Accept-Encoding');
+  res.setHeader('ETag', etagFor(base, enc));
+  res.setHeader('Last-Modified', feed.lastModified.toUTCString());
+  if (notModified(req, feed, base)) {
+    res.status(304).end();
+    return;
+  }
+  const variant = reminder === 'none' ? null : reminderVariant(feed, reminder);
+  const body = enc !== 'gzip' ? (variant ?? feed).body : variant ? await variant.gzip() : feed.gzip;
+  if (enc === 'gzip') res.setHeader('Content-Encoding', 'gzip');
+  res.setHeader('Content-Disposition', 'inline; filename="family.ics"');
+  res.setHeader('Content-Length', String(body.length));
+  res.status(200).end(body);
 }

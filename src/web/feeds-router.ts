@@ -318,95 +318,120 @@ export function feedsRouter(opts: FeedRouterOptions): Router {
     const { token, isIcs } = capabilityPath(res, '/feeds', name);
     const found = await feedOf(req, res, token);
     if (!found) return;
-    const { record, feed } = found;
-
     const reminder = reminderOf(req.query.reminder);
     if (reminder === null) return badReminder(res, opts.securityHeaders);
-
-    if (!isIcs) {
-      const { schoolId, scope, scopeId } = record;
-      // What the page reads of the store besides the feed, as last read while the store cannot be reached.
-      const [updatedAt, live, school] = await Promise.all([
-        knownLastPull(known, opts.store, schoolId),
-        known.read(`live|${schoolId}|${scope}|${scopeId}`, () =>
-          opts.liveGoogleCalendar ? opts.liveGoogleCalendar(schoolId, scope, scopeId) : null,
-        ),
-        knownSchool(known, opts.store, schoolId),
-      ]);
-      const pageUrl = `${opts.publicUrl}/feeds/${token}`;
-      // "Can't make it?" needs the store to act: left out while it cannot be reached.
-      const absences = await unlessUnreachable(
-        () =>
-          landingAbsences(req, res, opts, pageUrl, () => childLink(opts.store, record, feed), feed.upcoming),
-        undefined,
-      );
-      const html = await landingPage({
-        scope,
-        name: feed.def.calendarName,
-        description: feed.def.description,
-        pageUrl,
-        feedUrl: `${opts.publicUrl}/feeds/${token}.ics`,
-        reminder,
-        upcoming: feed.upcoming,
-        eventCount: feed.eventCount,
-        timeZone: feed.upcoming[0]?.timeZone ?? school?.timeZone ?? 'UTC',
-        updatedAt,
-        staleAfterMs: opts.staleAfterMs?.(schoolId) ?? null,
-        now: now(),
-        device: deviceOf(req.headers['user-agent']),
-        liveGoogleCalendarId: live,
-        showQr: opts.demo === true || !isLocalUrl(opts.publicUrl),
-        familyFrom: scope === 'staff' ? null : token,
-        familyAction: `${opts.publicUrl}/family`,
-        ...(absences ? { absences } : {}),
-      });
-      setSecurityHeaders(res, opts.securityHeaders);
-      res.setHeader('Content-Type', 'text/html; charset=utf-8');
-      res.setHeader('Cache-Control', 'private, no-cache');
-      res.setHeader('Content-Security-Policy', LANDING_CSP);
-      res.setHeader('Permissions-Policy', LANDING_PERMISSIONS);
-      res.end(html);
-      return;
-    }
-
-    // The hot path: all headers in one writeHead call (setHeader validates and stores each one separately).
-    let enc = chooseEncoding(req.headers['accept-encoding']);
-    // Reminder variants are kept as identity and gzip only (few clients ask for brotli).
-    if (reminder !== 'none' && enc === 'br')
-      enc = chooseEncoding(req.headers['accept-encoding']?.replace(/\bbr\b/g, 'x-none'));
-    const base = reminderEtag(feed.etag, reminder);
-    const fixed = fixedOf(feed);
-    const headers: string[] = [...securityFlat];
-    headers.push(
-      'Content-Type',
-      'text/calendar; charset=utf-8',
-      'Cache-Control',
-      cacheControl,
-      'Vary',
-      'Accept-Encoding',
-      'ETag',
-      etagFor(base, enc),
-      'Last-Modified',
-      fixed.lastModified,
-    );
-    if (notModified(req, feed, base)) {
-      res.writeHead(304, headers);
-      res.end();
-      return;
-    }
-    let body: Buffer;
-    if (reminder === 'none') body = enc === 'br' ? await feed.br() : enc === 'gzip' ? feed.gzip : feed.body;
-    else {
-      const variant = reminderVariant(feed, reminder);
-      body = enc === 'gzip' ? await variant.gzip() : variant.body;
-    }
-    if (enc !== 'identity') headers.push('Content-Encoding', enc);
-    headers.push('Content-Disposition', fixed.disposition, 'Content-Length', String(body.length));
-    res.locals.bytes = body.length;
-    res.writeHead(200, headers);
-    // Node writes no body for HEAD; the headers are those of GET.
-    res.end(body);
+    if (!isIcs) await sendFeedPage(req, res, opts, { token, ...found, reminder, known, now: now() });
+    else await sendFeedCalendar(req, res, found.feed, reminder, { securityFlat, cacheControl });
   });
 
   return router;
+}
+
+/** The page for a person: how to subscribe, what is coming, "Can't make it?" where the school offers it. */
+async function sendFeedPage(
+  req: Request,
+  res: Response,
+  opts: FeedRouterOptions,
+  at: {
+    token: string;
+    record: FeedToken;
+    feed: RenderedFeed;
+    reminder: ReminderKey;
+    known: LastKnown;
+    now: Date;
+  },
+): Promise<void> {
+  const { token, record, feed, known } = at;
+  const { schoolId, scope, scopeId } = record;
+  // What the page reads of the store besides the feed, as last read while the store cannot be reached.
+  const [updatedAt, live, school] = await Promise.all([
+    knownLastPull(known, opts.store, schoolId),
+    known.read(`live|${schoolId}|${scope}|${scopeId}`, () =>
+      opts.liveGoogleCalendar ? opts.liveGoogleCalendar(schoolId, scope, scopeId) : null,
+    ),
+    knownSchool(known, opts.store, schoolId),
+  ]);
+  const pageUrl = `${opts.publicUrl}/feeds/${token}`;
+  // "Can't make it?" needs the store to act: left out while it cannot be reached.
+  const absences = await unlessUnreachable(
+    () => landingAbsences(req, res, opts, pageUrl, () => childLink(opts.store, record, feed), feed.upcoming),
+    undefined,
+  );
+  const html = await landingPage({
+    scope,
+    name: feed.def.calendarName,
+    description: feed.def.description,
+    pageUrl,
+    feedUrl: `${opts.publicUrl}/feeds/${token}.ics`,
+    reminder: at.reminder,
+    upcoming: feed.upcoming,
+    eventCount: feed.eventCount,
+    timeZone: feed.upcoming[0]?.timeZone ?? school?.timeZone ?? 'UTC',
+    updatedAt,
+    staleAfterMs: opts.staleAfterMs?.(schoolId) ?? null,
+    now: at.now,
+    device: deviceOf(req.headers['user-agent']),
+    liveGoogleCalendarId: live,
+    showQr: opts.demo === true || !isLocalUrl(opts.publicUrl),
+    familyFrom: scope === 'staff' ? null : token,
+    familyAction: `${opts.publicUrl}/family`,
+    ...(absences ? { absences } : {}),
+  });
+  setSecurityHeaders(res, opts.securityHeaders);
+  sendLandingPage(res, html);
+}
+
+/** A landing page (feed or family): never cached by shared caches, under the landing pages' CSP. */
+export function sendLandingPage(res: Response, page: string): void {
+  res.setHeader('Content-Type', 'text/html; charset=utf-8');
+  res.setHeader('Cache-Control', 'private, no-cache');
+  res.setHeader('Content-Security-Policy', LANDING_CSP);
+  res.setHeader('Permissions-Policy', LANDING_PERMISSIONS);
+  res.end(page);
+}
+
+/** The calendar itself: the hot path, all headers in one writeHead call (setHeader validates and stores each). */
+async function sendFeedCalendar(
+  req: Request,
+  res: Response,
+  feed: RenderedFeed,
+  reminder: ReminderKey,
+  fixedFor: { securityFlat: string[]; cacheControl: string },
+): Promise<void> {
+  let enc = chooseEncoding(req.headers['accept-encoding']);
+  // Reminder variants are kept as identity and gzip only (few clients ask for brotli).
+  if (reminder !== 'none' && enc === 'br')
+    enc = chooseEncoding(req.headers['accept-encoding']?.replace(/\bbr\b/g, 'x-none'));
+  const base = reminderEtag(feed.etag, reminder);
+  const fixed = fixedOf(feed);
+  const headers: string[] = [...fixedFor.securityFlat];
+  headers.push(
+    'Content-Type',
+    'text/calendar; charset=utf-8',
+    'Cache-Control',
+    fixedFor.cacheControl,
+    'Vary',
+    'Accept-Encoding',
+    'ETag',
+    etagFor(base, enc),
+    'Last-Modified',
+    fixed.lastModified,
+  );
+  if (notModified(req, feed, base)) {
+    res.writeHead(304, headers);
+    res.end();
+    return;
+  }
+  let body: Buffer;
+  if (reminder === 'none') body = enc === 'br' ? await feed.br() : enc === 'gzip' ? feed.gzip : feed.body;
+  else {
+    const variant = reminderVariant(feed, reminder);
+    body = enc === 'gzip' ? await variant.gzip() : variant.body;
+  }
+  if (enc !== 'identity') headers.push('Content-Encoding', enc);
+  headers.push('Content-Disposition', fixed.disposition, 'Content-Length', String(body.length));
+  res.locals.bytes = body.length;
+  res.writeHead(200, headers);
+  // Node writes no body for HEAD; the headers are those of GET.
+  res.end(body);
 }

@@ -76,14 +76,21 @@ export function createRostersRouter(opts: RostersRouterOptions): express.Router 
     });
   const router = express.Router();
   if (!opts.auth) router.use(auth.identify, auth.router);
+  rosterPdfRoute(router, auth, opts);
+  templatesRoute(router, auth, opts);
+  return router;
+}
+
+const noStore = (_req: Request, res: Response, next: NextFunction) => {
+  res.set('Cache-Control', 'no-store');
+  next();
+};
+
+/** GET /rosters/teams/:teamId.pdf: the roster, once the principal may have it and the request is audited. */
+function rosterPdfRoute(router: express.Router, auth: StaffAuth, opts: RostersRouterOptions): void {
   const sensitiveRoles = opts.sensitiveRoles ?? DEFAULT_SENSITIVE_ROLES;
   const templatesDir = opts.templatesDir === undefined ? undefined : opts.templatesDir;
   const defaultSchool = opts.config.schools.length === 1 ? opts.config.schools[0]!.id : null;
-
-  const noStore = (_req: Request, res: Response, next: NextFunction) => {
-    res.set('Cache-Control', 'no-store');
-    next();
-  };
 
   router.get('/rosters/teams/:teamId.pdf', noStore, auth.requireStaff, async (req, res, next) => {
     // What was asked, for the audit record of a refusal (who is the request's principal; why, the refusal).
@@ -165,7 +172,11 @@ export function createRostersRouter(opts: RostersRouterOptions): express.Router 
       next(err);
     }
   });
+}
 
+/** GET /rosters/templates: the available templates (JSON), with the errors of those that did not load. */
+function templatesRoute(router: express.Router, auth: StaffAuth, opts: RostersRouterOptions): void {
+  const templatesDir = opts.templatesDir === undefined ? undefined : opts.templatesDir;
   router.get('/rosters/templates', noStore, auth.requireStaff, (req, res, next) => {
     try {
       const { templates, errors } = loadAllTemplates({ dir: templatesDir });
@@ -183,8 +194,6 @@ export function createRostersRouter(opts: RostersRouterOptions): express.Router 
       next(err);
     }
   });
-
-  return router;
 }
 
 const NOT_STAFF = 'you are not staff of this school';
