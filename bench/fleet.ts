@@ -3,7 +3,7 @@
 // all served by one upstream process of their own (one emulator serving every school, each on its own port, so
 // each school's requests are counted apart and the upstream's CPU is not serve's).
 //
-// 1. serve with schedules that never fire in the run: its start-up pulls every school (timed), then feeds and
+// 1. serve with schedules that never fire in the run: its start-up pulls every school (timed; goal ≤ 120 s), then feeds and
 //    their pages are requested at BENCH_RPS (20/s, by 4 clients each paced to its share, one request at a time)
 //    for BENCH_IDLE_SECONDS (60): the idle latency and CPU.
 // 2. serve again on the same store with the DEFAULT schedules (incremental `*/10 * * * * *`, full `0 */6 * * *`;
@@ -11,7 +11,7 @@
 //    - for every school, the lag from each incremental fire (its fire time, from serve's log) to its pull's
 //      start ('pull started'), and fires let pass; goal: worst lag ≤ 60 s, where a fire let pass is a pull that
 //      never started, so a miss like a late one (printed with why it was let pass);
-//    - feed and page latency p50/p99/max busy against idle; goals: busy p99 ≤ 2× idle p99, max ≤ 250 ms;
+//    - feed and page latency p50/p99/max busy against idle; goals: busy p99 ≤ 2× idle p99, busy max ≤ 2× idle max;
 //    - serve's CPU seconds and each school's upstream requests, per school per hour (the CPU also net of the
 //      idle phase's rate, which is the feed requests' own); serve's RSS, per school; the store's size per school.
 // BENCH_DATABASE_URL=postgres://…/db: the store in PostgreSQL (a database of its own is created on that server
@@ -224,7 +224,8 @@ async function main(): Promise<void> {
     await run.serve.waitFor(/Stop with Ctrl-C/, 3_600_000);
     const startUpS = (Date.now() - t) / 1000;
     console.log(
-      `serve up with every school's first full pull (one after another) in ${startUpS.toFixed(0)} s (${((startUpS / SCHOOLS) * 1000).toFixed(0)} ms a school)`,
+      `serve up with every school's first full pull (in parallel across upstreams) in ${startUpS.toFixed(0)} s (${((startUpS / SCHOOLS) * 1000).toFixed(0)} ms a school); ` +
+        `goal ≤ 120 s: ${startUpS <= 120 ? 'met' : 'NOT met'}; load average ${loadavg()[0]!.toFixed(1)}`,
     );
     const list = rostercal(['feeds', 'list', '--json'], env);
     if ((await list.exit) !== 0) throw new Error(list.output());
@@ -400,7 +401,7 @@ function report(f: Figures): void {
   console.log();
   const { ratioOk, maxOk } = printIdleBusyTable(f.idle, f.busy);
   console.log(
-    `requests failed: idle ${f.idle.failed}, busy ${f.busy.failed}; goals: busy p99 ≤ 2× idle: ${met(ratioOk)}; no request over 250 ms: ${met(maxOk)}`,
+    `requests failed: idle ${f.idle.failed}, busy ${f.busy.failed}; goals: busy p99 ≤ 2× idle: ${met(ratioOk)}; slowest busy request ≤ 2× the slowest idle one: ${met(maxOk)}`,
   );
 
   const cpuPerSchoolHour = (f.busyCpu * perHour) / SCHOOLS;

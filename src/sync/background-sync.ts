@@ -9,6 +9,7 @@ import type { UpstreamClient } from '../upstream/api.ts';
 import { needsStartupPull } from './pull.ts';
 import { type FireEvent, type SchedulerHandle, startScheduler } from './scheduler.ts';
 import { clientForSchool, startDemoUpstream } from './school-upstream.ts';
+import { runStartupPulls } from './startup-pulls.ts';
 
 export interface SyncServiceOptions {
   config: Config;
@@ -80,16 +81,18 @@ export async function startSyncService(opts: SyncServiceOptions): Promise<SyncSe
 
   const initial = async () => {
     if (opts.initialPull === 'none') return;
-    for (const school of config.schools) {
-      // A school never pulled completely, or whose last pull died with its process, is pulled again now.
-      if (!school.demo && !(await needsStartupPull(opts.store, school.id))) continue;
-      try {
+    // A school never pulled completely, or whose last pull died with its process, is pulled again now.
+    const due: SchoolConfig[] = [];
+    for (const school of config.schools)
+      if (school.demo || (await needsStartupPull(opts.store, school.id))) due.push(school);
+    await runStartupPulls(
+      due,
+      async (school) => {
         const outcome = await scheduler.runNow(school.id, 'full');
         log.info({ schoolId: school.id, status: outcome.status }, 'start-up pull finished');
-      } catch (err) {
-        log.error({ err, schoolId: school.id }, 'start-up pull failed');
-      }
-    }
+      },
+      { onError: (school, err) => log.error({ err, schoolId: school.id }, 'start-up pull failed') },
+    );
   };
   const initialPulls = initial().catch((err) => log.error({ err }, 'start-up pulls failed'));
 
