@@ -4,13 +4,18 @@
 // Each upstream's limits hold: schools behind one upstream (the same origin) pull one at a time, so that upstream
 // sees what one school's pull asks of it (its client's pace); different upstreams pull at once, up to a bound
 // that keeps some of the store's connections and the cores for requests.
-import type { SchoolConfig } from '../config.ts';
 
 /** Start-up pulls under way at once across upstreams (the PostgreSQL pool has 10 connections by default). */
 export const STARTUP_PULLS_AT_ONCE = 6;
 
+/** What the plan reads of a school (SchoolConfig has it). */
+export interface StartupSchool {
+  id: string;
+  upstream: { url: string };
+}
+
 /** The upstream a school's pull talks to: schools with the same one share its limits. */
-function upstreamOf(school: Pick<SchoolConfig, 'id' | 'demo' | 'upstream'>): string {
+function upstreamOf(school: StartupSchool): string {
   try {
     return new URL(school.upstream.url).origin;
   } catch {
@@ -22,7 +27,7 @@ function upstreamOf(school: Pick<SchoolConfig, 'id' | 'demo' | 'upstream'>): str
  * Runs `pull` for each school, schools of one upstream one after another in the given order, at most `atOnce`
  * at a time in all. Settles when every pull has; `pull` should not throw (a thrown error is passed to onError).
  */
-export async function runStartupPulls<S extends Pick<SchoolConfig, 'id' | 'demo' | 'upstream'>>(
+export async function runStartupPulls<S extends StartupSchool>(
   schools: readonly S[],
   pull: (school: S) => Promise<void>,
   opts: { atOnce?: number; onError?: (school: S, err: unknown) => void } = {},

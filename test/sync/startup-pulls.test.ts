@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { runStartupPulls } from '../../src/sync/startup-pulls.ts';
 
-const school = (id: string, url: string) => ({ id, demo: false, upstream: { url } });
+const school = (id: string, url: string) => ({ id, upstream: { url } });
 
 describe('runStartupPulls', () => {
   it('pulls different upstreams at once (up to the bound) and the schools of one upstream one after another', async () => {
@@ -21,7 +21,8 @@ describe('runStartupPulls', () => {
       schools,
       async (s) => {
         const host = new URL(s.upstream.url).host;
-        for (const r of running) expect(new URL(schools.find((x) => x.id === r)!.upstream.url).host).not.toBe(host);
+        for (const r of running)
+          expect(new URL(schools.find((x) => x.id === r)!.upstream.url).host).not.toBe(host);
         running.add(s.id);
         most = Math.max(most, running.size);
         await new Promise((r) => setTimeout(r, 5));
