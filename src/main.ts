@@ -19,6 +19,10 @@ const commands: Record<
     summary: 'a consistent backup of the store, rotation record and feed secret',
     load: () => import('./cli/backup.ts'),
   },
+  restore: {
+    summary: 'a backup into an empty store, with the newest rotation record',
+    load: () => import('./cli/restore.ts'),
+  },
   status: { summary: 'sync runs and scheduled jobs', load: () => import('./cli/status.ts') },
   feeds: { summary: 'list or rotate feed URLs', load: () => import('./cli/feeds.ts') },
   roster: { summary: 'print a PDF roster', load: () => import('./cli/roster.ts') },

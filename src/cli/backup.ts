@@ -1,20 +1,32 @@
 // rostercal backup --out DIR: a consistent copy of what a restore needs, taken while serve runs (issue 44):
-// the SQLite store (an online snapshot, store/sqlite-backup.ts), the feed rotation record and the feed secret.
+// the store (SQLite: an online snapshot, store/sqlite-backup.ts; PostgreSQL: pg_dump, store/pg-backup.ts), the
+// feed rotation record as it stood (under a name of its own: a backup never vouches for the secret by itself, see
+// feeds/restore-record.ts) and the feed secret.
 import { chmodSync, copyFileSync, existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { ROTATIONS_FILE } from '../feeds/rotations.ts';
+import {
+  BACKUP_ROTATIONS_FILE,
+  ROTATIONS_FILE,
+  RotationJournal,
+  secretFingerprint,
+} from '../feeds/rotations.ts';
+import { loadFeedSecret } from '../feeds/tokens.ts';
 import { ensurePrivateDir } from '../private-files.ts';
 import { sqlitePath } from '../store/index.ts';
+import { dumpPostgres } from '../store/pg-backup.ts';
 import { backupSqlite } from '../store/sqlite-backup.ts';
 import { printLines } from '../terminal.ts';
 import { defineCommand, EXIT, UsageError } from './command.ts';
 
+export const SQLITE_BACKUP = 'rostercal.sqlite';
+export const POSTGRES_BACKUP = 'rostercal.pgdump';
+
 const USAGE = `usage: rostercal backup --out DIR
 
-Writes a consistent backup of DATA_DIR into DIR (new or empty), safe while rostercal serve runs: the SQLite
-store (rostercal.sqlite, an online snapshot), the feed rotation record (${ROTATIONS_FILE}) and the feed secret
-(feed-secret; with FEED_SECRET set, keep that value yourself). To restore: stop serve, copy DIR's files into an
-empty DATA_DIR (mode 0700), start serve. PostgreSQL (DATABASE_URL): see README "Backup and restore".`;
+Writes a consistent backup into DIR (new or empty), safe while rostercal serve runs: the store (SQLite:
+${SQLITE_BACKUP}, an online snapshot; PostgreSQL (DATABASE_URL): ${POSTGRES_BACKUP} by pg_dump, which must be on
+PATH), the feed rotation record as it stood (${BACKUP_ROTATIONS_FILE}) and the feed secret (feed-secret; with
+FEED_SECRET set, keep that value yourself). Restore it with rostercal restore --from DIR.`;
 
 const PRIVATE = 0o600;
 
@@ -26,24 +38,27 @@ export const run = defineCommand({
     const out = ctx.values.out;
     if (typeof out !== 'string' || !out) throw new UsageError('--out DIR is required');
     const config = await ctx.config();
-    if (config.databaseUrl)
-      throw new UsageError(
-        'backup copies a SQLite store; for PostgreSQL dump the database and copy DATA_DIR/feed-rotations.jsonl (README: Backup and restore)',
-      );
     if (existsSync(out) && readdirSync(out).length)
       throw new UsageError(`${out} is not empty: give a new or empty directory`);
+    const secret = loadFeedSecret({ secret: config.feedSecret, dataDir: config.dataDir, create: false });
     ensurePrivateDir(out);
     const started = Date.now();
-    const dest = path.join(out, 'rostercal.sqlite');
-    backupSqlite(sqlitePath({ dataDir: config.dataDir }), dest);
+    const store = config.databaseUrl ? POSTGRES_BACKUP : SQLITE_BACKUP;
+    const dest = path.join(out, store);
+    if (config.databaseUrl) await dumpPostgres(config.databaseUrl, dest);
+    else backupSqlite(sqlitePath({ dataDir: config.dataDir }), dest);
     chmodSync(dest, PRIVATE);
-    const copied = ['rostercal.sqlite'];
-    for (const name of [ROTATIONS_FILE, ...(config.feedSecret ? [] : ['feed-secret'])]) {
-      const from = path.join(config.dataDir, name);
-      if (!existsSync(from)) continue;
-      copyFileSync(from, path.join(out, name));
-      chmodSync(path.join(out, name), PRIVATE);
-      copied.push(name);
+    // The record as this DATA_DIR keeps it; without one (a machine that never served), a record of no rotation
+    // for this secret: the store's own tokens carry every rotation made before the backup.
+    const record = path.join(config.dataDir, ROTATIONS_FILE);
+    if (existsSync(record)) copyFileSync(record, path.join(out, BACKUP_ROTATIONS_FILE));
+    else new RotationJournal(out, BACKUP_ROTATIONS_FILE).create(secretFingerprint(secret));
+    chmodSync(path.join(out, BACKUP_ROTATIONS_FILE), PRIVATE);
+    const copied = [store, BACKUP_ROTATIONS_FILE];
+    if (!config.feedSecret) {
+      copyFileSync(path.join(config.dataDir, 'feed-secret'), path.join(out, 'feed-secret'));
+      chmodSync(path.join(out, 'feed-secret'), PRIVATE);
+      copied.push('feed-secret');
     }
     const bytes = copied.reduce((n, f) => n + statSync(path.join(out, f)).size, 0);
     printLines([

@@ -35,6 +35,11 @@ import { ensurePrivateDir, ensurePrivateFile, PRIVATE_FILE_MODE } from '../priva
 import type { FeedRotationRow, FeedScope, SchoolId, Store } from '../store/types.ts';
 
 export const ROTATIONS_FILE = 'feed-rotations.jsonl';
+/**
+ * A backup's copy of the record: named apart so that a backup copied into DATA_DIR by hand vouches for nothing
+ * (it knows only the rotations made before it); `rostercal restore` merges it with the newest record there is.
+ */
+export const BACKUP_ROTATIONS_FILE = 'feed-rotations.at-backup.jsonl';
 
 export type Rotation = FeedRotationRow;
 
@@ -66,8 +71,9 @@ export interface JournalContents {
 export class RotationJournal {
   readonly file: string;
 
-  constructor(dataDir: string) {
-    this.file = path.resolve(dataDir, ROTATIONS_FILE);
+  /** `name`: another file of the same form (a backup's copy, one an operator names). */
+  constructor(dataDir: string, name: string = ROTATIONS_FILE) {
+    this.file = path.resolve(dataDir, name);
   }
 
   exists(): boolean {
@@ -174,7 +180,7 @@ export type IssueVersion = (school: SchoolId, scope: FeedScope, id: Id, version:
 
 /** Why no feed is served while no record vouches for the secret: for the start-up message, /readyz and the CLI. */
 export function unvouchedReason(secretSource: string, file: string): string {
-  return `no feed rotation record vouches for ${secretSource}: neither the database nor ${file} holds one, so rostercal cannot tell which feed URLs were rotated (revoked). No feed is served (503, try again later) until an operator decides: restore ${file} or the database from a backup, or run \`rostercal feeds accept-store\` (a new FEED_SECRET first changes every URL, so none that was rotated can come back; with this secret, URLs rotated since the lost record work again)`;
+  return `no feed rotation record vouches for ${secretSource}: neither the database nor ${file} holds one, so rostercal cannot tell which feed URLs were rotated (revoked). No feed is served (503, try again later) until an operator decides: restore a backup with \`rostercal restore\` (a backup copied by hand vouches for nothing: it cannot know rotations made after it), restore ${file}, or run \`rostercal feeds accept-store\` (a new FEED_SECRET first changes every URL, so none that was rotated can come back; with this secret, URLs rotated since the lost record work again)`;
 }
 
 /** Does a record of the store or of the file vouch for the secret with this fingerprint? */
