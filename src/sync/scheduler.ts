@@ -1,6 +1,8 @@
 // The schedule: node-cron jobs per school (incremental pull, full pull, and whatever later modules add, such as
-// push), with overlap prevention, job status in the store, and — through node-cron's RunCoordinator backed by
-// store.runs.claimFire — exactly one runner per fire across every replica sharing the database.
+// push), with overlap prevention, job status in the store, and — on PostgreSQL, through node-cron's RunCoordinator
+// backed by store.runs.claimFire — exactly one runner per fire across every replica sharing the database. SQLite
+// has one `serve` per file: its fires run where they fire, with no election (a `sync` beside it still meets the
+// school's pull lease).
 
 import cron, { type RunCoordinator, type ScheduledTask } from 'node-cron';
 import type { Config, SchoolConfig } from '../config.ts';
@@ -47,7 +49,8 @@ export type FireEvent =
     };
 
 export interface SchedulerOptions {
-  store: Pick<Store, 'records' | 'runs' | 'transaction'>;
+  /** Its dialect decides the election: only a store that replicas share (PostgreSQL) holds one per fire. */
+  store: Pick<Store, 'dialect' | 'records' | 'runs' | 'transaction'>;
   config: Pick<Config, 'schools'>;
   /** The upstream client of each school (one per school, reused across runs so its pacing holds). */
   clientFor: (school: SchoolConfig) => UpstreamClient;
@@ -76,8 +79,8 @@ export interface SchedulerHandle {
   /** Runs a job of a school now, outside the schedule (still serialised with that school's other pulls). */
   runNow(schoolId: string, job: string): Promise<JobOutcome>;
   /**
-   * Fires a job as its schedule would at `fireTime`, elected across replicas like every fire; null when another
-   * replica runs it. For tests and tools that drive fires themselves instead of waiting for the clock.
+   * Fires a job as its schedule would at `fireTime`, elected across replicas like every fire (PostgreSQL); null when
+   * another replica runs it. For tests and tools that drive fires themselves instead of waiting for the clock.
    */
   fire(schoolId: string, job: string, fireTime: string): Promise<JobOutcome | null>;
   /** Next fire per job, for the admin pages. */
@@ -211,12 +214,15 @@ function pullJob(
   };
 }
 
+/** Whether this replica runs a fire; null where nothing is shared to elect over (SQLite: one process). */
+type Elect = ((fireTime: string) => Promise<boolean>) | null;
+
 /** One scheduled job of a school: its cron task, and how a fire of it is elected across replicas. */
 interface Entry {
   school: SchoolConfig;
   job: JobDefinition;
   task: ScheduledTask;
-  elect: (fireTime: string) => Promise<boolean>;
+  elect: Elect;
 }
 
 /**
@@ -225,6 +231,8 @@ interface Entry {
  */
 class JobRunner {
   readonly running = new Set<Promise<unknown>>();
+  /** Fires that could not run and left no run behind, by school (SchedulerHandle.problems). */
+  readonly problems = new Map<string, string>();
   readonly #opts: SchedulerOptions;
   readonly #log: Logger;
   readonly #owner: string;
@@ -235,6 +243,19 @@ class JobRunner {
     this.#log = log;
     this.#owner = owner;
     this.#now = opts.now ?? (() => new Date());
+  }
+
+  /**
+   * A fire the store failed before any run of it was recorded (electing it, or a pull taking the school): said
+   * through our logger, kept for /readyz (no run can record it), and told to onFire as a skip.
+   */
+  storeFailed(school: SchoolConfig, job: string, fireTime: string, err: unknown): JobOutcome {
+    const why = err instanceof Error ? err.message : String(err);
+    this.problems.set(school.id, `scheduled ${job} fire of ${fireTime} skipped: the store failed (${why})`);
+    this.#log.error({ err, schoolId: school.id, job, fireTime }, 'fire skipped: the store failed');
+    const reason = `store: ${why}`;
+    this.#opts.onFire?.({ type: 'skipped', schoolId: school.id, job, fireTime, owner: this.#owner, reason });
+    return { status: 'skipped', error: reason };
   }
 
   async saveStatus(schoolId: string, job: string, patch: Omit<JobStatusPatch, 'schoolId' | 'job'>) {
@@ -348,6 +369,7 @@ class JobRunner {
     const started = async () => {
       if (began) return;
       began = true;
+      this.problems.delete(school.id);
       // The next fire, not this one: a replica that dies now leaves a next run still ahead, and the run itself
       // reads as interrupted once this process stops beating (the owner below).
       const next = task?.getNextRun() ?? null;
@@ -363,6 +385,8 @@ class JobRunner {
     try {
       outcome = await job.run({ fireTime, log: jobLog, started, following });
     } catch (err) {
+      // A fire's pull that threw before recording its run: only the store can have failed there (pull.ts).
+      if (fireTime && job.reportsStart && !began) return this.storeFailed(school, job.name, fireTime, err);
       jobLog.error({ err }, 'job failed');
       outcome = { status: 'failed', error: err instanceof Error ? err.message : String(err) };
     }
@@ -390,44 +414,39 @@ class JobRunner {
  */
 function electorFor(
   opts: SchedulerOptions,
-  log: Logger,
+  runner: JobRunner,
   owner: string,
-  problems: Map<string, string>,
   school: SchoolConfig,
   job: JobDefinition,
 ): (fireTime: string) => Promise<boolean> {
   const name = `${school.id}:${job.name}`;
-  const said = { schoolId: school.id, job: job.name, owner };
   return async (fireTime) => {
     let won: boolean;
     try {
       won = await opts.store.runs.claimFire(name, fireTime, owner);
     } catch (err) {
-      // node-cron would print this to the console and skip the fire: say it through our logger, keep it
-      // for /readyz (no run can record it when the store is what failed), and skip.
-      const why = err instanceof Error ? err.message : String(err);
-      problems.set(school.id, `scheduled ${job.name} fire of ${fireTime} skipped: the store failed (${why})`);
-      log.error({ err, schoolId: school.id, job: job.name, fireTime }, 'fire skipped: the store failed');
-      opts.onFire?.({ type: 'skipped', ...said, fireTime, reason: `store: ${why}` });
+      // node-cron would print this to the console and skip the fire: ours says it instead.
+      runner.storeFailed(school, job.name, fireTime, err);
       return false;
     }
-    problems.delete(school.id);
-    opts.onFire?.({ type: won ? 'claimed' : 'not-elected', ...said, fireTime });
+    runner.problems.delete(school.id);
+    opts.onFire?.({
+      type: won ? 'claimed' : 'not-elected',
+      schoolId: school.id,
+      job: job.name,
+      owner,
+      fireTime,
+    });
     return won;
   };
 }
 
 /** The cron task of a school's job, at the school's own moments of its schedule, elected across replicas. */
-function scheduleJob(
-  runner: JobRunner,
-  school: SchoolConfig,
-  job: JobDefinition,
-  elect: (fireTime: string) => Promise<boolean>,
-): Entry {
+function scheduleJob(runner: JobRunner, school: SchoolConfig, job: JobDefinition, elect: Elect): Entry {
   const name = `${school.id}:${job.name}`;
   // The fire this process won, handed from the coordinator to the task (noOverlap: one at a time per task).
   let claimed: string | null = null;
-  const coordinator: RunCoordinator = {
+  const coordinator: RunCoordinator | null = elect && {
     shouldRun: async (key: string) => {
       const fireTime = key.slice(name.length + 1);
       const won = await elect(fireTime);
@@ -437,13 +456,19 @@ function scheduleJob(
   };
   const task = cron.createTask(
     spreadCron(job.cron, school.id),
-    () => {
-      const fireTime = claimed;
+    (context) => {
+      // The fire's own moment, the one the coordinator is asked about (node-cron's slot): alike on every replica.
+      const fireTime = coordinator ? claimed : context.date.toISOString();
       claimed = null;
       // Only the run: cron's next fire of this job must not wait for the work after it.
       return runner.execute(school, job, task, fireTime).outcome;
     },
-    { name, timezone: school.timeZone, noOverlap: true, distributed: true, runCoordinator: coordinator },
+    {
+      name,
+      timezone: school.timeZone,
+      noOverlap: true,
+      ...(coordinator ? { distributed: true, runCoordinator: coordinator } : {}),
+    },
   );
   task.on('execution:overlap', (context) => {
     // A full fire waiting its turn already stands for this one (its request is in the store).
@@ -514,14 +539,16 @@ export async function startScheduler(opts: SchedulerOptions): Promise<SchedulerH
   const log = (opts.log ?? silentLogger).child({ component: 'scheduler' });
   const owner = opts.owner ?? processOwner().id;
   const runner = new JobRunner(opts, log, owner);
-  const problems = new Map<string, string>();
   const stopping = new AbortController();
   let stopped = false;
 
+  const shared = opts.store.dialect === 'postgres';
   const entries: Entry[] = [];
   for (const school of opts.config.schools)
     for (const job of schoolJobs(opts, school, stopping.signal, owner))
-      entries.push(scheduleJob(runner, school, job, electorFor(opts, log, owner, problems, school, job)));
+      entries.push(
+        scheduleJob(runner, school, job, shared ? electorFor(opts, runner, owner, school, job) : null),
+      );
 
   for (const { school, job, task } of entries) {
     await task.start();
@@ -548,10 +575,10 @@ export async function startScheduler(opts: SchedulerOptions): Promise<SchedulerH
     },
     fire: async (schoolId, jobName, fireTime) => {
       const { school, job, task, elect } = entry(schoolId, jobName);
-      if (stopped || !(await elect(fireTime))) return null;
+      if (stopped || (elect && !(await elect(fireTime)))) return null;
       return runner.executeAll(school, job, task, fireTime);
     },
-    problems: () => Object.fromEntries(problems),
+    problems: () => Object.fromEntries(runner.problems),
     incrementalIntervalMs: (schoolId) => {
       const task = entries.find((e) => e.school.id === schoolId && e.job.name === 'incremental')?.task;
       return task ? longestGapMs(task) : null;
