@@ -1,4 +1,4 @@
-// Gathering, the first step of a push: from the store, every calendar the target keeps (one per member in scope,
+// Gathering, the first stage of a push (→ Gathered): from the store, every calendar the target keeps (one per member in scope,
 // plus those whose member left the scope but still hold our events) with its desired events — the projection of
 // its sessions in the window, rendered and content-hashed — and its mappings.
 import type { FeedScopeRef } from '../calendar/context.ts';
@@ -12,10 +12,10 @@ import type { PushCalendar, PushMapping, SchoolId, Store, Stored } from '../stor
 import { decodeCalendarId } from './calendar-id.ts';
 import { generationCursor } from './live-rotation.ts';
 import { calendarName, type Member, members, ownerOf, sessionsByMember } from './members.ts';
-import type { CalendarInput, Departed, Desired } from './plan.ts';
-import type { CalendarRef, CalendarSpec, PushProvider, RemoteEvent, WriteOp } from './provider.ts';
+import type { Desired } from './plan.ts';
+import type { CalendarRef, CalendarSpec, PushProvider } from './provider.ts';
 import { calendarMarker, type EventIdentity } from './stable-ids.ts';
-import { type CalendarOutcome, isGone } from './summary.ts';
+import type { CalendarOutcome } from './summary.ts';
 
 export type ProjectFn = (
   session: Stored<'sessions'>,
@@ -24,23 +24,19 @@ export type ProjectFn = (
   scope: FeedScopeRef,
 ) => CalendarEvent | null;
 
-/** One calendar through a run: what the store says, what the remote said, what was planned and what happened. */
-export interface CalendarWork {
-  spec: CalendarSpec;
-  stored: PushCalendar | null;
-  outcome: CalendarOutcome;
-  desired: Map<Id, Desired>;
-  mappings: Map<Id, PushMapping>;
-  ref: CalendarRef | null;
-  /** Created this run: nothing to list. */
-  fresh: boolean;
-  listing: RemoteEvent[] | null;
-  departed: Map<Id, Departed>;
-  ops: WriteOp[];
-  adopt: PushMapping[];
-  forget: Id[];
-  /** Replaced public calendars (earlier generations, no longer public): deleted once this one is complete. */
-  retire: string[];
+/**
+ * A calendar as the store has it, the first stage's output: what it is, what it should show (its desired events:
+ * the projection of its sessions, rendered) and what we believe we wrote (its mappings).
+ */
+export interface Gathered {
+  readonly spec: CalendarSpec;
+  readonly stored: PushCalendar | null;
+  /** `ok`, or why nothing is written to it this run: `skipped`, `paused`, `retired` (its member left the scope). */
+  readonly outcome: Readonly<CalendarOutcome>;
+  readonly desired: ReadonlyMap<Id, Desired>;
+  readonly mappings: ReadonlyMap<Id, PushMapping>;
+  /** Known without asking the remote only for a retired calendar; the others' comes when they are ensured. */
+  readonly ref: CalendarRef | null;
 }
 
 export interface GatherInput {
@@ -63,7 +59,7 @@ export function emptyCounts(): CalendarOutcome['counts'] {
   return { created: 0, updated: 0, deleted: 0, unchanged: 0, failed: 0 };
 }
 
-export async function gather(g: GatherInput): Promise<CalendarWork[]> {
+export async function gather(g: GatherInput): Promise<Gathered[]> {
   const { store, school, target } = g;
   const [storedCalendars, allMappings, people] = await Promise.all([
     store.push.listPushCalendars(school.id, target.id),
@@ -85,13 +81,13 @@ export async function gather(g: GatherInput): Promise<CalendarWork[]> {
   const ids = people.map((p) => p.id);
   const sessionsOf = await sessionsByMember(store, school.id, target.scope, ids, g.window);
   const generations = await publicGenerations(g, ids);
-  const works: CalendarWork[] = [];
+  const calendars: Gathered[] = [];
   for (const person of people) {
     // A calendar's name and description are read by its audience too (a team's name may name a child).
     const say = feedVoice(g.context, target.audience, { scope: target.scope, id: person.id });
     const m = { ...person, name: capText(say(person.name), CAPS.title) };
     const key = `${target.scope}:${m.id}`;
-    const work = memberCalendar(
+    const calendar = memberCalendar(
       g,
       m,
       calByKey.get(key) ?? null,
@@ -99,16 +95,19 @@ export async function gather(g: GatherInput): Promise<CalendarWork[]> {
       generations,
     );
     mapsByKey.delete(key);
-    works.push(work);
-    if (work.outcome.state === 'ok') addDesired(g, work, m, sessionsOf.get(m.id) ?? []);
+    calendars.push(
+      calendar.outcome.state === 'ok'
+        ? { ...calendar, desired: desiredEvents(g, calendar.spec, m, sessionsOf.get(m.id) ?? []) }
+        : calendar,
+    );
   }
   // Calendars we wrote into before whose member left the scope: their events go (guarded by the planner).
   for (const [key, mappings] of mapsByKey) {
     const stored = calByKey.get(key) ?? null;
     if (!stored?.remoteCalendarId || mappings.size === 0) continue;
-    works.push(retiredCalendar(g, stored, stored.remoteCalendarId, mappings));
+    calendars.push(retiredCalendar(g, stored, stored.remoteCalendarId, mappings));
   }
-  return works;
+  return calendars;
 }
 
 /**
@@ -131,29 +130,6 @@ async function publicGenerations(g: GatherInput, ids: Id[]): Promise<Map<Id, num
     for (const r of journal.read().rotations.values())
       if (r.school === g.school.id && r.scope === g.target.scope) at(r.id, r.version);
   return out;
-}
-
-function newWork(
-  spec: CalendarSpec,
-  stored: PushCalendar | null,
-  outcome: CalendarOutcome,
-  mappings: Map<Id, PushMapping>,
-): CalendarWork {
-  return {
-    spec,
-    stored,
-    outcome,
-    desired: new Map(),
-    mappings,
-    ref: null,
-    fresh: false,
-    listing: null,
-    departed: new Map(),
-    ops: [],
-    adopt: [],
-    forget: [],
-    retire: [],
-  };
 }
 
 function outcomeOf(
@@ -180,7 +156,7 @@ function memberCalendar(
   stored: PushCalendar | null,
   mappings: Map<Id, PushMapping>,
   generations: Map<Id, number> | null,
-): CalendarWork {
+): Gathered {
   const { school, target } = g;
   const key = `${target.scope}:${m.id}`;
   const owner = ownerOf(target, m);
@@ -200,19 +176,27 @@ function memberCalendar(
     ...(generation !== undefined ? { generation } : {}),
   };
   const name = target.provider === 'outlook' ? `${spec.name} (${owner ?? 'no mailbox'})` : spec.name;
-  const work = newWork(spec, stored, outcomeOf(key, name, spec.remoteCalendarId, g.dryRun), mappings);
+  const outcome = outcomeOf(key, name, spec.remoteCalendarId, g.dryRun);
+  const calendar: Gathered = { spec, stored, outcome, desired: new Map(), mappings, ref: null };
   if (target.provider === 'outlook' && !owner) {
-    work.outcome.state = 'skipped';
-    work.outcome.note = 'no mailbox address';
     g.note(`${key} (${m.name}): no mailbox address (template ${target.outlook.mailbox})`);
-  } else if (stored?.pausedUntil && stored.pausedUntil > g.now) {
-    work.outcome.state = 'paused';
-    work.outcome.note = `paused until ${stored.pausedUntil}`;
+    return { ...calendar, outcome: { ...outcome, state: 'skipped', note: 'no mailbox address' } };
   }
-  return work;
+  if (stored?.pausedUntil && stored.pausedUntil > g.now)
+    return {
+      ...calendar,
+      outcome: { ...outcome, state: 'paused', note: `paused until ${stored.pausedUntil}` },
+    };
+  return calendar;
 }
 
-function addDesired(g: GatherInput, work: CalendarWork, m: Member, sessions: Stored<'sessions'>[]): void {
+function desiredEvents(
+  g: GatherInput,
+  spec: CalendarSpec,
+  m: Member,
+  sessions: Stored<'sessions'>[],
+): Map<Id, Desired> {
+  const desired = new Map<Id, Desired>();
   const scopeRef: FeedScopeRef = { scope: g.target.scope, id: m.id };
   for (const s of sessions) {
     const event = g.project(s, g.context, g.target.audience, scopeRef);
@@ -221,17 +205,13 @@ function addDesired(g: GatherInput, work: CalendarWork, m: Member, sessions: Sto
     const identity: EventIdentity = {
       schoolId: g.school.id,
       target: g.target.id,
-      calendarKey: work.spec.key,
+      calendarKey: spec.key,
       sessionId: s.id,
-      ...(work.spec.generation !== undefined ? { generation: work.spec.generation } : {}),
+      ...(spec.generation !== undefined ? { generation: spec.generation } : {}),
     };
-    work.desired.set(s.id, {
-      sessionId: s.id,
-      event,
-      rendered: g.provider.render(event, identity),
-      identity,
-    });
+    desired.set(s.id, { sessionId: s.id, event, rendered: g.provider.render(event, identity), identity });
   }
+  return desired;
 }
 
 function retiredCalendar(
@@ -239,7 +219,7 @@ function retiredCalendar(
   stored: PushCalendar,
   remoteCalendarId: string,
   mappings: Map<Id, PushMapping>,
-): CalendarWork {
+): Gathered {
   const key = stored.calendarKey;
   const where = decodeCalendarId(remoteCalendarId);
   const spec: CalendarSpec = {
@@ -252,41 +232,12 @@ function retiredCalendar(
     memberEmail: null,
     remoteCalendarId: where.id,
   };
-  const work = newWork(spec, stored, outcomeOf(key, key, remoteCalendarId, g.dryRun), mappings);
-  work.outcome.state = 'retired';
-  work.ref = { key, remoteCalendarId: where.id, owner: where.owner };
-  return work;
-}
-
-/** The planner's view of a calendar. */
-export function planInput(w: CalendarWork): CalendarInput {
   return {
-    key: w.spec.key,
-    state: w.outcome.state,
-    ref: w.ref,
-    failure: w.outcome.failure,
-    desired: w.desired,
-    mappings: w.mappings,
-    listing: w.listing,
-    departed: w.departed,
+    spec,
+    stored,
+    outcome: { ...outcomeOf(key, key, remoteCalendarId, g.dryRun), state: 'retired' },
+    desired: new Map(),
+    mappings,
+    ref: { key, remoteCalendarId: where.id, owner: where.owner },
   };
-}
-
-/**
- * Where the sessions of mappings no longer desired stand now (moved out of the window, deleted, gone), for the
- * calendars the planner will diff.
- */
-export async function lookUpDeparted(
-  store: Pick<Store, 'records'>,
-  schoolId: SchoolId,
-  works: CalendarWork[],
-): Promise<void> {
-  for (const w of works) {
-    if (!w.ref || isGone(w.outcome) || !['ok', 'created', 'retired'].includes(w.outcome.state)) continue;
-    for (const m of w.mappings.values()) {
-      if (w.desired.has(m.sessionId)) continue;
-      const s = await store.records.get(schoolId, 'sessions', m.sessionId, { includeDeleted: true });
-      if (s) w.departed.set(m.sessionId, { start: s.start, end: s.end, deleted: Boolean(s.meta.deletedAt) });
-    }
-  }
 }

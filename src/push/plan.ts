@@ -38,12 +38,12 @@ export interface CalendarInput {
   ref: CalendarRef | null;
   /** Why a provider failed the calendar, when one did: a calendar found gone ('calendar-gone') is not written. */
   failure?: FailureKind;
-  desired: Map<Id, Desired>;
-  mappings: Map<Id, PushMapping>;
+  desired: ReadonlyMap<Id, Desired>;
+  mappings: ReadonlyMap<Id, PushMapping>;
   /** Our events in the calendar when it was listed this run; null when it was not. */
-  listing: RemoteEvent[] | null;
+  listing: readonly RemoteEvent[] | null;
   /** Stored sessions of mappings no longer desired (missing: not in the store at all). */
-  departed: Map<Id, Departed>;
+  departed: ReadonlyMap<Id, Departed>;
 }
 
 export interface PlanContext {

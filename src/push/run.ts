@@ -1,8 +1,16 @@
-// A push run, per target, top-down: gather (calendars in scope, desired events, mappings) -> ensure the remote
-// calendars -> list those due for reconciliation -> plan (pure, plan.ts) -> apply (apply.ts) -> record the run.
-// It keeps a target's remote calendars equal to the projection, with no duplicates and no stale events, through
-// edits, cancellations, deletions, crashes, lost state and throttling. Identity is recomputable (Google event
-// id, Graph transactionId), so retries and re-runs never duplicate.
+// A push run, per target: it keeps a target's remote calendars equal to the projection, with no duplicates and no
+// stale events, through edits, cancellations, deletions, crashes, lost state and throttling. Identity is
+// recomputable (Google event id, Graph transactionId), so retries and re-runs never duplicate.
+//
+// This file begins and records the run; its stages are a file each, in the order they run, each taking the
+// calendars the one before gave and returning its own (context.ts: what they share):
+//   gather.ts      calendars in scope, their desired events and mappings, from the store         → Gathered
+//   ensure.ts      each remote calendar found or created                                         → Ensured
+//   list.ts        our events in those due for reconciliation                                    → Listed
+//   departed.ts    where the sessions of mappings no longer desired stand                        → Examined
+//   adopt-plan.ts  the plan (plan.ts, pure) onto each calendar                                   → Planned
+//   apply.ts       the writes, in chunks, mappings kept in step (a dry run only counts them)     → Applied
+//   retire.ts      replaced public calendars deleted once their successor is complete
 import {
   type EventTemplates,
   loadProjectionContext,
@@ -15,14 +23,18 @@ import { keepAlive, processOwner } from '../jobs/heartbeat.ts';
 import { syncWindow } from '../jobs/window.ts';
 import { type Logger, silentLogger } from '../log.ts';
 import type { SchoolId, Store } from '../store/types.ts';
-import { type ApplyStep, applyPlan, pauseCalendar } from './apply.ts';
-import { type CalendarWork, gather, lookUpDeparted, type ProjectFn, planInput } from './gather.ts';
-import { pendingRotations, setPending } from './live-rotation.ts';
-import { type PushPlan, planPush } from './plan.ts';
+import { adoptPlan } from './adopt-plan.ts';
+import { applyPlan, countPlanned } from './apply.ts';
+import type { PushContext } from './context.ts';
+import { lookUpDeparted, planInput } from './departed.ts';
+import { ensureCalendars } from './ensure.ts';
+import { gather, type ProjectFn } from './gather.ts';
+import { listCalendars } from './list.ts';
+import { planPush } from './plan.ts';
 import type { PushProvider } from './provider.ts';
 import { createProvider } from './providers.ts';
-import { dueForListing, ensureCalendars, listCalendars, type RemoteStep } from './remote.ts';
-import { type PushSummary, tally } from './summary.ts';
+import { retireReplaced } from './retire.ts';
+import { type CalendarOutcome, type PushSummary, tally } from './summary.ts';
 
 export interface PushOptions {
   store: Pick<Store, 'records' | 'feeds' | 'links' | 'push' | 'runs' | 'access'>;
@@ -73,132 +85,94 @@ async function run(opts: PushOptions & { dryRun: boolean }): Promise<PushSummary
   }
 }
 
-/** What every step of one run shares. */
+/** What the run's beginning and its record share around the stages. */
 interface Run {
   opts: PushOptions & { dryRun: boolean };
   log: Logger;
-  clock: () => Date;
   started: Date;
-  startedAt: Instant;
   t0: number;
   window: { from: Instant; to: Instant };
-  provider: PushProvider;
   runId: number | null;
   errors: string[];
-  note: (msg: string) => void;
-  remote: RemoteStep;
-  applying: ApplyStep;
+  ctx: PushContext;
+  /**
+   * How far the run got: each calendar's outcome as the stages reached it, and the planner's warnings. What a
+   * run that fails half-way records.
+   */
+  reached: { outcomes: Map<string, Readonly<CalendarOutcome>>; warnings: string[] };
 }
 
 async function runPush(opts: PushOptions & { dryRun: boolean }): Promise<PushSummary> {
   const run = await begin(opts);
-  const { store, school, target, dryRun } = opts;
-  let works: CalendarWork[] = [];
-  let warnings: string[] = [];
+  let outcomes: CalendarOutcome[] | null = null;
   let fatal: unknown = null;
   try {
-    const wording = school.eventTemplates ? { templates: school.eventTemplates } : {};
-    const context = opts.context ?? (await loadProjectionContext(store, school.id, wording));
-    const project = opts.project ?? projectSession;
-    const { window, provider, note, startedAt: now } = run;
-    const dataDir = opts.dataDir;
-    works = await gather({
-      store,
-      school,
-      target,
-      window,
-      now,
-      context,
-      project,
-      provider,
-      dryRun,
-      note,
-      ...(dataDir ? { dataDir } : {}),
-    });
-    run.log.info({ step: 'calendars', calendars: works.length }, 'push step');
-    await ensureCalendars(run.remote, works);
-    run.log.info({ step: 'listing' }, 'push step');
-    const dueBefore = new Date(run.started.getTime() - target.reconcileEveryHours * 3_600_000).toISOString();
-    await listCalendars(run.remote, dueForListing(works, opts.reconcile ?? false, dueBefore), window);
-    await lookUpDeparted(store, school.id, works);
-    const plan = planPush(works.map(planInput), {
-      schoolId: school.id,
-      target: target.id,
-      window,
-      maxShrinkFraction: target.maxShrinkFraction,
-      force: opts.force ?? false,
-      at: run.startedAt,
-      eventIdFor: (identity) => provider.eventIdFor(identity),
-    });
-    warnings = plan.warnings;
-    adoptPlan(works, plan);
-    if (dryRun) countPlanned(works);
-    else {
-      run.log.info({ step: 'writing' }, 'push step');
-      await applyPlan(run.applying, works);
-      await retireReplaced(run, works);
-    }
+    outcomes = await runStages(run);
   } catch (err) {
     fatal = err;
-    run.note(`push failed: ${err instanceof Error ? err.message : String(err)}`);
+    run.ctx.note(`push failed: ${err instanceof Error ? err.message : String(err)}`);
     run.log.error({ err }, 'push failed');
   }
-  const summary = await recordRun(run, works, warnings, fatal);
+  const summary = await recordRun(run, outcomes ?? [...run.reached.outcomes.values()], fatal);
   // A real run is recorded as failed and reported through its summary; a dry run has no record to show.
-  if (fatal && dryRun) throw fatal;
+  if (fatal && opts.dryRun) throw fatal;
   return summary;
 }
 
-/**
- * Public calendars replaced after a rotation (no longer public since the rotation or this run's ensure step) are
- * deleted once their successor holds every event; until then the next run tries again. Each replacement is
- * audited with both calendar ids.
- */
-async function retireReplaced(run: Run, works: CalendarWork[]): Promise<void> {
-  const { provider, opts } = run;
-  const publicWorks = works.filter((w) => w.spec.generation !== undefined && w.ref);
-  if (!publicWorks.length) return;
-  const pending = new Set(await pendingRotations(opts.store, opts.school.id, opts.target.id));
-  for (const w of publicWorks) {
-    const complete =
-      (w.outcome.state === 'ok' || w.outcome.state === 'created') &&
-      w.outcome.counts.failed === 0 &&
-      !w.outcome.untrusted;
-    if (!complete) {
-      if (w.retire.length)
-        run.note(`${w.spec.key}: the replaced calendar is kept (not public) until the new one is complete`);
-      continue;
-    }
-    const answers = w.retire.length
-      ? await (provider.retireCalendars?.(
-          w.retire.map((id) => ({ owner: w.ref!.owner, remoteCalendarId: id })),
-        ) ?? [])
-      : [];
-    const deleted = w.retire.filter((_id, i) => answers[i] === null);
-    answers.forEach((a, i) => {
-      if (a !== null) run.note(`${w.spec.key}: replaced calendar ${w.retire[i]} not deleted: ${a}`);
-    });
-    if (deleted.length === w.retire.length && pending.has(w.spec.key))
-      await setPending(opts.store, opts.school.id, opts.target.id, w.spec.key, false);
-    if (!deleted.length) continue;
-    w.outcome.note = `replaced ${deleted.join(', ')}`;
-    const [scope, id] = w.spec.key.split(':');
-    await opts.store.access.appendAudit({
-      at: run.clock().toISOString(),
-      action: 'feed-rotate',
-      actor: `push (target ${opts.target.id})`,
-      schoolId: opts.school.id,
-      teamId: scope === 'team' ? Number(id) : null,
-      sessionId: null,
-      template: null,
-      clientAddress: null,
-      staffSession: null,
-      detail: `${w.spec.key}: live Google calendar ${deleted.join(', ')} deleted, replaced by ${w.ref!.remoteCalendarId}`,
-    });
-  }
+/** The stages, in order: each takes what the one before gave. */
+async function runStages(run: Run): Promise<CalendarOutcome[]> {
+  const { opts, ctx, window } = run;
+  const { store, school, target, dryRun } = opts;
+  const reach = (calendars: readonly { outcome: Readonly<CalendarOutcome> }[]) => {
+    for (const c of calendars) ctx.reached(c.outcome);
+  };
+  const wording = school.eventTemplates ? { templates: school.eventTemplates } : {};
+  const context = opts.context ?? (await loadProjectionContext(store, school.id, wording));
+  const gathered = await gather({
+    store,
+    school,
+    target,
+    window,
+    now: ctx.startedAt,
+    context,
+    project: opts.project ?? projectSession,
+    provider: ctx.provider,
+    dryRun,
+    note: ctx.note,
+    ...(opts.dataDir ? { dataDir: opts.dataDir } : {}),
+  });
+  reach(gathered);
+  run.log.info({ step: 'calendars', calendars: gathered.length }, 'push step');
+  const ensured = await ensureCalendars(ctx, gathered);
+  run.log.info({ step: 'listing' }, 'push step');
+  const dueBefore = new Date(run.started.getTime() - target.reconcileEveryHours * 3_600_000).toISOString();
+  const listed = await listCalendars(
+    ctx,
+    ensured,
+    { reconcileAll: opts.reconcile ?? false, dueBefore },
+    window,
+  );
+  const examined = await lookUpDeparted(ctx, listed);
+  const plan = planPush(examined.map(planInput), {
+    schoolId: school.id,
+    target: target.id,
+    window,
+    maxShrinkFraction: target.maxShrinkFraction,
+    force: opts.force ?? false,
+    at: ctx.startedAt,
+    eventIdFor: (identity) => ctx.provider.eventIdFor(identity),
+  });
+  run.reached.warnings = plan.warnings;
+  const planned = adoptPlan(examined, plan);
+  reach(planned);
+  if (dryRun) return countPlanned(planned).map((c) => c.outcome);
+  run.log.info({ step: 'writing' }, 'push step');
+  const applied = await applyPlan(ctx, planned);
+  reach(applied);
+  return retireReplaced(ctx, applied);
 }
 
-/** The run's clock, window, provider and record, and the settings its steps share. */
+/** The run's clock, window, provider and record, and the context its stages share. */
 async function begin(opts: PushOptions & { dryRun: boolean }): Promise<Run> {
   const { store, school, target, dryRun } = opts;
   const log = (opts.log ?? silentLogger).child({ school: school.id, target: target.id, dryRun });
@@ -229,74 +203,31 @@ async function begin(opts: PushOptions & { dryRun: boolean }): Promise<Run> {
     { runId, provider: target.provider, requestTimeoutMs: timeoutMs },
     dryRun ? 'push planning' : 'push started',
   );
-  const common = { store, schoolId: school.id, targetId: target.id, provider, note };
-  const applying: ApplyStep = {
-    ...common,
-    chunkSize: opts.chunkSize ?? 400,
-    pauseMinutes: target.provider === 'google' ? target.google.pauseMinutes : 60,
-    at: startedAt,
-    clock,
-    log,
-  };
-  const remote: RemoteStep = {
-    ...common,
+  const reached: Run['reached'] = { outcomes: new Map(), warnings: [] };
+  const ctx: PushContext = {
+    store,
+    schoolId: school.id,
+    targetId: target.id,
+    provider,
     dryRun,
     startedAt,
-    pause: (w) => (dryRun ? Promise.resolve() : pauseCalendar(applying, w)),
-  };
-  return {
-    opts,
-    log,
     clock,
-    started,
-    startedAt,
-    t0,
-    window,
-    provider,
-    runId,
-    errors,
+    log,
     note,
-    remote,
-    applying,
+    chunkSize: opts.chunkSize ?? 400,
+    pauseMinutes: target.provider === 'google' ? target.google.pauseMinutes : 60,
+    reached: (outcome) => reached.outcomes.set(outcome.key, outcome),
   };
+  return { opts, log, started, t0, window, runId, errors, ctx, reached };
 }
 
-/** The plan's operations and mapping bookkeeping onto each calendar's work, its findings onto the outcome. */
-function adoptPlan(works: CalendarWork[], plan: PushPlan): void {
-  plan.calendars.forEach((p, i) => {
-    const w = works[i]!;
-    w.ops = p.ops;
-    w.adopt = p.adopt;
-    w.forget = p.forget;
-    w.outcome.counts.unchanged += p.unchanged;
-    if (p.reconciled) w.outcome.reconciled = true;
-    if (p.untrusted) w.outcome.untrusted = true;
-    w.outcome.ops?.push(...p.planned);
-  });
-}
-
-/** A dry run counts what it would write. */
-function countPlanned(works: CalendarWork[]): void {
-  for (const w of works)
-    for (const op of w.ops) {
-      if (op.kind === 'create') w.outcome.counts.created++;
-      else if (op.kind === 'update') w.outcome.counts.updated++;
-      else w.outcome.counts.deleted++;
-    }
-}
-
-async function recordRun(
-  run: Run,
-  works: CalendarWork[],
-  warnings: string[],
-  fatal: unknown,
-): Promise<PushSummary> {
-  const { opts, runId, errors } = run;
-  const finished = run.clock();
-  const outcomes = works.map((w) => w.outcome);
+async function recordRun(run: Run, outcomes: CalendarOutcome[], fatal: unknown): Promise<PushSummary> {
+  const { opts, runId, errors, ctx } = run;
+  const finished = ctx.clock();
+  const { warnings } = run.reached;
   const warning = warnings.length ? warnings.join('; ') : null;
   const { totals, counts, status } = tally(outcomes, Boolean(fatal), warning);
-  const pstats = run.provider.stats();
+  const pstats = ctx.provider.stats();
   const summary: PushSummary = {
     runId,
     schoolId: opts.school.id,
@@ -304,7 +235,7 @@ async function recordRun(
     provider: opts.target.provider,
     dryRun: opts.dryRun,
     status,
-    startedAt: run.startedAt,
+    startedAt: ctx.startedAt,
     finishedAt: finished.toISOString(),
     durationMs: Math.round(performance.now() - run.t0),
     window: run.window,

@@ -51,6 +51,11 @@ export function noteFailure(outcome: Pick<CalendarOutcome, 'failure'>, kind: Fai
   if (outcome.failure !== 'calendar-gone') outcome.failure = kind;
 }
 
+/** The same, as a new outcome: what the stages hand on (noteFailure is for an outcome a stage is still building). */
+export function withFailure<T extends Pick<CalendarOutcome, 'failure'>>(outcome: T, kind: FailureKind): T {
+  return outcome.failure === 'calendar-gone' ? outcome : { ...outcome, failure: kind };
+}
+
 /** The calendar's remote was deleted by hand (a failure of kind 'calendar-gone'). */
 export function isGone(calendar: Pick<CalendarOutcome, 'failure'>): boolean {
   return calendar.failure === 'calendar-gone';
