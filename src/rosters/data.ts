@@ -20,6 +20,7 @@ export type RosterErrorCode =
   | 'unknown-session'
   | 'session-not-for-team'
   | 'session-required'
+  | 'session-too-old'
   | 'session-not-allowed'
   | 'sensitive-off'
   | 'not-a-fixture'
@@ -77,6 +78,11 @@ export interface RosterRequest {
   now?: Date;
   /** Each school's event wording (session titles say the same as in the feeds); default the built-in wording. */
   templates?: (schoolId: SchoolId) => EventTemplates | undefined;
+  /**
+   * A session that ended more than this many days before `now` is refused (the staff web: the school's
+   * syncWindow.daysBack, the past the pulls keep current); none: any session the store holds (the command line).
+   */
+  pastDays?: number;
 }
 
 const DAY = 86_400_000;
@@ -171,6 +177,14 @@ export async function loadRosterData(
     // says that it exists.
     if (!session || session.meta.deletedAt || !session.teams.some((t) => t.id === team.id)) {
       throw new RosterError('unknown-session', `team ${team.id} has no session ${sessionId}`, 404);
+    }
+    const now = (req.now ?? new Date()).getTime();
+    if (req.pastDays !== undefined && Date.parse(session.end) < now - req.pastDays * DAY) {
+      throw new RosterError(
+        'session-too-old',
+        `session ${session.id} ended more than ${req.pastDays} days ago; staff pages and sheets open a session until ${req.pastDays} days after it ends (the school's syncWindow.daysBack, the past its pulls keep current)`,
+        404,
+      );
     }
     if (template.session === 'fixture' && !session.scored) {
       throw new RosterError(

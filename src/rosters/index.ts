@@ -40,6 +40,8 @@ export interface RosterOptions extends TemplateSource {
   /** Template name; default `team-roster`, or `attendance-sheet` when a session is given. */
   template?: string | null;
   now?: Date;
+  /** Refuse a session that ended more than this many days before `now` (RosterRequest.pastDays). */
+  pastDays?: number;
   fonts?: FontSet;
   /**
    * Whether the school keeps medical and guardian data (config `schools[].rosters.sensitive`). A template that
@@ -120,6 +122,7 @@ export async function generateRoster(
     teamId: opts.teamId,
     sessionId: opts.sessionId ?? null,
     now: opts.now,
+    ...(opts.pastDays !== undefined ? { pastDays: opts.pastDays } : {}),
     ...(opts.eventTemplates ? { templates: opts.eventTemplates } : {}),
   });
   const sensitive = template.columns.some((c) => c.field === 'medical' || c.field === 'guardianContact');

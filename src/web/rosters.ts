@@ -29,6 +29,16 @@ import { createStaffAuth, forbidden, type Principal, principalOf, type StaffAuth
 export interface RosterSchool extends SchoolRef {
   eventTemplates?: EventTemplates;
   rosters: { sensitive: boolean };
+  /** How far back the pulls keep sessions current: staff open a past session until daysBack after it ended. */
+  syncWindow?: { daysBack: number };
+}
+
+/** A school without a syncWindow in its configuration: the configuration's default. */
+const DEFAULT_PAST_DAYS = 60;
+
+/** How many days after it ended staff may still open a session's page or sheets (rosters/data.ts pastDays). */
+export function pastDaysOf(school: RosterSchool): number {
+  return school.syncWindow?.daysBack ?? DEFAULT_PAST_DAYS;
 }
 
 export interface RostersRouterOptions {
@@ -45,6 +55,8 @@ export interface RostersRouterOptions {
   templatesDir?: string | null;
   /** Called for unexpected failures (a logger's error method). */
   onError?: (err: unknown, req: Request) => void;
+  /** The clock a session's age is judged by (default the real one). */
+  now?: () => Date;
 }
 
 function queryString(value: unknown): string | undefined {
@@ -140,6 +152,8 @@ function rosterPdfRoute(router: express.Router, auth: StaffAuth, opts: RostersRo
         eventTemplates: (id) => opts.config.schools.find((s) => s.id === id)?.eventTemplates,
         sensitiveRosters: (id) => opts.config.schools.some((s) => s.id === id && s.rosters.sensitive),
         mayShowMedical: seesSensitive(p, school.id, teamId, sensitiveRoles),
+        now: opts.now?.() ?? new Date(),
+        pastDays: pastDaysOf(school),
       });
       // Audited before a byte is sent: no record, no roster.
       await auth.auditView(req, res, {

@@ -15,7 +15,7 @@ import { conditionLines, MEDICAL_MARK } from '../rosters/medical.ts';
 import type { Store } from '../store/types.ts';
 import { html, type SafeHtml } from '../util/html.ts';
 import { sendPage, sendProblem } from './layouts.ts';
-import { type RosterSchool, seesSensitive } from './rosters.ts';
+import { pastDaysOf, type RosterSchool, seesSensitive } from './rosters.ts';
 import { csrfOf, type Principal, principalOf, type StaffAuth } from './staff-auth.ts';
 import { clockOf, rosterHref } from './staff-page.ts';
 
@@ -36,6 +36,19 @@ function notFound(res: Response): void {
     'No such session among your teams',
     [
       'This address names no session of a team you may see. It may have been deleted or moved in the school’s system; your teams’ sessions are on “My teams”.',
+    ],
+    { href: '/staff', label: 'My teams' },
+  );
+}
+
+/** A session of the person's own team that ended longer ago than the school keeps current (rosters/data.ts). */
+function tooOld(res: Response, days: number): void {
+  sendProblem(
+    res,
+    404,
+    'This session is too far in the past',
+    [
+      `This session ended more than ${days} days ago. Staff pages and sheets open a session until ${days} days after it ends; older ones are no longer kept up to date from the school’s system.`,
     ],
     { href: '/staff', label: 'My teams' },
   );
@@ -195,7 +208,14 @@ function sessionPage(opts: SessionPageOptions) {
         data = await loadRosterData(
           opts.store,
           { name: 'session-page', session: 'required' },
-          { schoolId: school.id, teamId, sessionId, now: now(), templates: () => school.eventTemplates },
+          {
+            schoolId: school.id,
+            teamId,
+            sessionId,
+            now: now(),
+            templates: () => school.eventTemplates,
+            pastDays: pastDaysOf(school),
+          },
         );
       } catch (err) {
         if (!(err instanceof RosterError)) throw err;
@@ -204,6 +224,8 @@ function sessionPage(opts: SessionPageOptions) {
           ...audit,
           detail: `session page: ${err.code}`,
         });
+        // Only of a team the person may see (decided above): saying that the session is too old tells nothing new.
+        if (err.code === 'session-too-old') return tooOld(res, pastDaysOf(school));
         return notFound(res);
       }
       const sensitive = school.rosters.sensitive && seesSensitive(p, school.id, teamId, opts.sensitiveRoles);

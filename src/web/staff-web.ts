@@ -148,6 +148,7 @@ export function createStaffWeb(opts: StaffWebOptions): StaffWeb {
       auth,
       sensitiveRoles: opts.sensitiveRoles,
       ...(opts.templatesDir !== undefined ? { templatesDir: opts.templatesDir } : {}),
+      ...(opts.now ? { now: opts.now } : {}),
       onError: (err) => opts.log.error({ err }, 'roster failed'),
     }),
   );

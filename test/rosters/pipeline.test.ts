@@ -391,7 +391,14 @@ describe('GET /rosters/teams/:teamId.pdf', () => {
 
   beforeAll(async () => {
     const app = express();
-    app.use(createRostersRouter({ store, config: { schools: [school] }, adminToken: ADMIN }));
+    app.use(
+      createRostersRouter({
+        store,
+        config: { schools: [school] },
+        adminToken: ADMIN,
+        now: () => new Date(NOW),
+      }),
+    );
     await new Promise<void>((resolve) => {
       server = app.listen(0, '127.0.0.1', () => resolve());
     });

@@ -27,6 +27,9 @@ let coach: StaffUser;
 let mine: Team;
 let other: Team;
 let mySession: number;
+let mySessionEnd: string;
+/** How far the site's clock is ahead of the sandbox's (the past-session rule is tried by moving it). */
+let shift = 0;
 let otherSession: number;
 const jar = new CookieJar();
 
@@ -83,6 +86,7 @@ beforeAll(async () => {
       mine = t;
       other = o;
       mySession = s.id;
+      mySessionEnd = s.end;
       otherSession = so.id;
       break;
     }
@@ -101,7 +105,7 @@ beforeAll(async () => {
     ],
     `http://127.0.0.1:${port}/auth/callback`,
   );
-  site = await startStaffSite(h, { port, idp });
+  site = await startStaffSite(h, { port, idp, now: () => new Date(Date.parse(h.sandbox.now()) + shift) });
   await signIn(jar, site.url, String(coach.id));
 }, 300_000);
 
@@ -181,5 +185,32 @@ describe('the session page, probed from outside', () => {
     const headNone = await get(`/staff/teams/${mine.id}/sessions/987654321?school=hill`, 'HEAD');
     expect(headOther.res.status).toBe(404);
     expect(headOther.res.headers.get('content-length')).toBe(headNone.res.headers.get('content-length'));
+  });
+  it('a past session opens for the school’s syncWindow.daysBack after it ended, as its sheets do; later, neither', async () => {
+    const DAY = 86_400_000;
+    const page = `/staff/teams/${mine.id}/sessions/${mySession}?school=hill`;
+    const sheet = `/rosters/teams/${mine.id}.pdf?school=hill&session=${mySession}&template=attendance-sheet`;
+    const daysBack = h.school.syncWindow.daysBack;
+    const endedAgo = (days: number) => Date.parse(mySessionEnd) + days * DAY - Date.parse(h.sandbox.now());
+    try {
+      shift = endedAgo(daysBack - 1);
+      expect((await get(page)).res.status).toBe(200);
+      expect((await get(sheet)).res.status).toBe(200);
+      shift = endedAgo(daysBack + 1);
+      const old = await get(page);
+      expect(old.res.status).toBe(404);
+      expect(old.body).toContain(`ended more than ${daysBack} days ago`);
+      const oldSheet = await browse(jar, `${site.url}${sheet}`, { headers: { accept: 'application/pdf' } });
+      expect(oldSheet.res.status).toBe(404);
+      expect(oldSheet.body).toContain(`ended more than ${daysBack} days ago`);
+      const refused = await h.store.access.listAudit({
+        actor: coach.email!,
+        action: 'roster-refused',
+        limit: 2,
+      });
+      expect(refused.map((r) => r.sessionId)).toEqual([mySession, mySession]);
+    } finally {
+      shift = 0;
+    }
   });
 });
