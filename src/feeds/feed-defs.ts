@@ -99,14 +99,19 @@ export async function listFeedDefs(store: Pick<Store, 'records'>, schoolId: Scho
   ];
 }
 
-/** One feed's definition, or null when its subject is gone (deleted team, student who left, …). */
+/**
+ * One feed's definition, or null when its subject is gone (deleted team, student who left, …). `known`: the
+ * school as the caller already read it (a projection context's), sparing a read of every school in the store.
+ */
 export async function getFeedDef(
   store: Pick<Store, 'records'>,
   schoolId: SchoolId,
   scope: FeedScope,
   scopeId: Id,
+  known?: { id: SchoolId; name: string },
 ): Promise<FeedDef | null> {
-  const school = (await store.records.listSchools()).find((s) => s.id === schoolId);
+  const school =
+    known?.id === schoolId ? known : (await store.records.listSchools()).find((s) => s.id === schoolId);
   if (!school) return null;
   switch (scope) {
     case 'team': {

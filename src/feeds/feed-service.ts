@@ -370,7 +370,11 @@ export class FeedService {
         const def = JSON.parse(stored.def) as FeedDef;
         return this.#rendered.remember(key, await this.#rendered.fromRecord(def, stored, stored.dataVersion));
       }
-      const def = await getFeedDef(this.store, schoolId, scope, scopeId);
+      // A context already made for this version names the school: the definition need not read every school
+      // in the store for it (500 rows, for each feed's first render, on a fleet replica).
+      const made = this.#contexts.get(schoolId);
+      const known = made?.version === version ? (await made.ctx.catch(() => null))?.school : undefined;
+      const def = await getFeedDef(this.store, schoolId, scope, scopeId, known);
       if (!def) {
         this.#rendered.forget(key);
         return null;
