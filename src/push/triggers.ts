@@ -7,15 +7,14 @@ import type { SchoolConfig } from '../config.ts';
 import type { AfterPullStep } from '../jobs/after-pull-step.ts';
 import { keepAlive, processOwner } from '../jobs/heartbeat.ts';
 import type { JobDefinition, JobOutcome } from '../jobs/job.ts';
+import { SerialQueues } from '../jobs/serial.ts';
 import { type Logger, silentLogger } from '../log.ts';
 import type { Store } from '../store/types.ts';
 import { planTarget, pushTarget } from './run.ts';
 import { formatPlan, type PushSummary } from './summary.ts';
 
-/** Per target: the last push asked for (running or waiting its turn). */
-const tails = new Map<string, Promise<unknown>>();
-/** Per target and kind of push: the one waiting its turn, not yet begun. */
-const waiting = new Map<string, Promise<PushSummary>>();
+/** Per target, in this process (across processes and replicas the target's lease in the store orders them). */
+const pushes = new SerialQueues();
 
 /**
  * Pushes of one target run one at a time. A push asked for while another of the same kind waits its turn joins
@@ -29,24 +28,7 @@ export function serialisedPush(
   log: Logger,
   push: () => Promise<PushSummary>,
 ): Promise<PushSummary> {
-  const joinable = `${target}\u0000${kind}`;
-  const queued = waiting.get(joinable);
-  if (queued) return queued;
-  const prev = tails.get(target) ?? Promise.resolve();
-  const next = prev
-    .catch(() => {})
-    .then(() => {
-      if (waiting.get(joinable) === next) waiting.delete(joinable);
-      return acrossReplicas(store, target, log, push);
-    });
-  waiting.set(joinable, next);
-  tails.set(target, next);
-  void next
-    .finally(() => {
-      if (tails.get(target) === next) tails.delete(target);
-    })
-    .catch(() => {});
-  return next;
+  return pushes.run(target, () => acrossReplicas(store, target, log, push), kind);
 }
 
 /** The store's lease of a target: a school id has no ':', so it never names a school's pull lease. */

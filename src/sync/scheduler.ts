@@ -9,6 +9,7 @@ import type { Config, SchoolConfig } from '../config.ts';
 import { processOwner } from '../jobs/heartbeat.ts';
 import type { JobDefinition, JobOutcome } from '../jobs/job.ts';
 import type { PullKind, PullSummary } from '../jobs/pull-summary.ts';
+import { SerialQueues } from '../jobs/serial.ts';
 import { type Logger, silentLogger } from '../log.ts';
 import type { JobStatusPatch, Store } from '../store/types.ts';
 import type { UpstreamClient } from '../upstream/api.ts';
@@ -96,28 +97,12 @@ export interface SchedulerHandle {
   stop(): Promise<void>;
 }
 
-/** Serialises the pulls of one school inside this process: a full pull and an incremental one never overlap. */
-class SchoolLock {
-  #tail: Promise<unknown> = Promise.resolve();
-  #busy = 0;
-  get busy(): boolean {
-    return this.#busy > 0;
-  }
-  run<T>(fn: () => Promise<T>): Promise<T> {
-    this.#busy++;
-    const result = this.#tail.then(fn).finally(() => {
-      this.#busy--;
-    });
-    this.#tail = result.catch(() => {});
-    return result;
-  }
-}
-
 function pullJob(
   opts: SchedulerOptions,
   school: SchoolConfig,
   kind: PullKind,
-  lock: SchoolLock,
+  /** The pulls of each school in this process, one at a time: a full pull and an incremental one never overlap. */
+  pulls: SerialQueues,
   client: () => UpstreamClient,
   signal: AbortSignal,
   owner: string,
@@ -128,7 +113,8 @@ function pullJob(
     name: kind,
     cron: kind === 'full' ? school.schedules.full : school.schedules.incremental,
     // An incremental pull queued behind a running pull would only repeat it. (A full one is never let pass.)
-    skipReason: () => (kind === 'incremental' && lock.busy ? 'another pull of this school is running' : null),
+    skipReason: () =>
+      kind === 'incremental' && pulls.busy(school.id) ? 'another pull of this school is running' : null,
     ...(kind === 'incremental'
       ? {
           deferredUntil: (at: Date) => {
@@ -143,68 +129,71 @@ function pullJob(
       // holds the school, the next pull to take the lease (any replica, any kind) runs full.
       const answers = kind === 'full' ? now().toISOString() : undefined;
       if (answers) await opts.store.runs.requestFullPull(school.id, answers, owner);
-      const pulled = await lock.run(async (): Promise<{ outcome: JobOutcome; summary?: PullSummary }> => {
-        let summary: PullSummary;
-        const hold: { release?: (() => void) | undefined } = {};
-        try {
-          summary = await pullSchool({
-            store: opts.store,
-            client: client(),
-            school,
-            kind,
-            log,
-            signal,
-            onStart: async () => {
-              hold.release = opts.whilePulling?.(school);
-              await started();
-            },
-            ...(answers ? { answers, whenBusy: 'queue' as const } : {}),
-            // Scheduled pulls keep each resource's beat, timed from fire to fire (a full one starts them again).
-            beatsFrom: fireTime ? new Date(fireTime) : now(),
-            onWait: (holder) => {
-              log.info(
-                { holder },
-                'another pull of this school is running: this full pull runs when it ends',
-              );
-              opts.onFire?.({ type: 'waiting', schoolId: school.id, job: kind, fireTime, owner, holder });
-            },
-            ...(opts.now ? { now: opts.now } : {}),
-            ...(opts.storeOutputs ? { storeOutputs: () => opts.storeOutputs!(school) } : {}),
-          });
-        } catch (err) {
-          if (err instanceof PullInterruptedError)
-            return {
-              outcome:
-                err.runId === null
-                  ? {
-                      status: 'skipped',
-                      error:
-                        `stopped before it began: ${err.message}` +
-                        (answers ? '; the full pull stays asked for, and the next pull runs it' : ''),
-                    }
-                  : { status: 'interrupted', error: err.message },
-            };
-          // The full pull this fire asked for was run by another pull (often this replica's own incremental fire
-          // of the same minute, turned full): that run's result is this fire's, named.
-          if (err instanceof PullNotNeededError)
-            return {
-              outcome:
-                err.run && err.run.status !== 'running'
-                  ? { status: err.run.status, error: `done by ${err.message}` }
-                  : { status: 'skipped', error: err.message },
-            };
-          // Another replica (or a `rostercal sync`) is pulling this school: this incremental fire would only
-          // repeat it.
-          if (!(err instanceof PullBusyError)) throw err;
-          return { outcome: { status: 'skipped', error: err.message } };
-        } finally {
-          hold.release?.();
-        }
-        // Counted from the fire (the schedule's clock), so the doubling lines up with the fires it lets pass.
-        pace.afterPull(fireTime ? new Date(fireTime) : now(), summary.upstream.throttled);
-        const error = summary.status === 'failed' ? (summary.errors.at(-1) ?? 'failed') : summary.warning;
-        return { outcome: { status: summary.status, error }, summary };
-      });
+      const pulled = await pulls.run(
+        school.id,
+        async (): Promise<{ outcome: JobOutcome; summary?: PullSummary }> => {
+          let summary: PullSummary;
+          const hold: { release?: (() => void) | undefined } = {};
+          try {
+            summary = await pullSchool({
+              store: opts.store,
+              client: client(),
+              school,
+              kind,
+              log,
+              signal,
+              onStart: async () => {
+                hold.release = opts.whilePulling?.(school);
+                await started();
+              },
+              ...(answers ? { answers, whenBusy: 'queue' as const } : {}),
+              // Scheduled pulls keep each resource's beat, timed from fire to fire (a full one starts them again).
+              beatsFrom: fireTime ? new Date(fireTime) : now(),
+              onWait: (holder) => {
+                log.info(
+                  { holder },
+                  'another pull of this school is running: this full pull runs when it ends',
+                );
+                opts.onFire?.({ type: 'waiting', schoolId: school.id, job: kind, fireTime, owner, holder });
+              },
+              ...(opts.now ? { now: opts.now } : {}),
+              ...(opts.storeOutputs ? { storeOutputs: () => opts.storeOutputs!(school) } : {}),
+            });
+          } catch (err) {
+            if (err instanceof PullInterruptedError)
+              return {
+                outcome:
+                  err.runId === null
+                    ? {
+                        status: 'skipped',
+                        error:
+                          `stopped before it began: ${err.message}` +
+                          (answers ? '; the full pull stays asked for, and the next pull runs it' : ''),
+                      }
+                    : { status: 'interrupted', error: err.message },
+              };
+            // The full pull this fire asked for was run by another pull (often this replica's own incremental fire
+            // of the same minute, turned full): that run's result is this fire's, named.
+            if (err instanceof PullNotNeededError)
+              return {
+                outcome:
+                  err.run && err.run.status !== 'running'
+                    ? { status: err.run.status, error: `done by ${err.message}` }
+                    : { status: 'skipped', error: err.message },
+              };
+            // Another replica (or a `rostercal sync`) is pulling this school: this incremental fire would only
+            // repeat it.
+            if (!(err instanceof PullBusyError)) throw err;
+            return { outcome: { status: 'skipped', error: err.message } };
+          } finally {
+            hold.release?.();
+          }
+          // Counted from the fire (the schedule's clock), so the doubling lines up with the fires it lets pass.
+          pace.afterPull(fireTime ? new Date(fireTime) : now(), summary.upstream.throttled);
+          const error = summary.status === 'failed' ? (summary.errors.at(-1) ?? 'failed') : summary.warning;
+          return { outcome: { status: summary.status, error }, summary };
+        },
+      );
       // After the school's lock is let go: a slow push must not make the next pulls' fires pass (they find the
       // lock busy) and so hold back the next edit's way to the feeds. Pushes keep their own order (push/triggers.ts).
       const { summary } = pulled;
@@ -483,14 +472,14 @@ function scheduleJob(runner: JobRunner, school: SchoolConfig, job: JobDefinition
   return { school, job, task, elect };
 }
 
-/** A school's jobs: its pulls, serialised by one lock and paced together, and whatever later modules add. */
+/** A school's jobs: its pulls, one at a time and paced together, and whatever later modules add. */
 function schoolJobs(
   opts: SchedulerOptions,
   school: SchoolConfig,
+  pulls: SerialQueues,
   signal: AbortSignal,
   owner: string,
 ): JobDefinition[] {
-  const lock = new SchoolLock();
   const pace = new Pace();
   let client: UpstreamClient | null = null;
   const clientOnce = () => {
@@ -498,8 +487,8 @@ function schoolJobs(
     return client;
   };
   return [
-    pullJob(opts, school, 'incremental', lock, clientOnce, signal, owner, pace),
-    pullJob(opts, school, 'full', lock, clientOnce, signal, owner, pace),
+    pullJob(opts, school, 'incremental', pulls, clientOnce, signal, owner, pace),
+    pullJob(opts, school, 'full', pulls, clientOnce, signal, owner, pace),
     ...(opts.extraJobs?.(school) ?? []),
   ];
 }
@@ -543,9 +532,10 @@ export async function startScheduler(opts: SchedulerOptions): Promise<SchedulerH
   let stopped = false;
 
   const shared = opts.store.dialect === 'postgres';
+  const pulls = new SerialQueues();
   const entries: Entry[] = [];
   for (const school of opts.config.schools)
-    for (const job of schoolJobs(opts, school, stopping.signal, owner))
+    for (const job of schoolJobs(opts, school, pulls, stopping.signal, owner))
       entries.push(
         scheduleJob(runner, school, job, shared ? electorFor(opts, runner, owner, school, job) : null),
       );
