@@ -81,15 +81,20 @@ export const fontSources = [
   },
 ] as const;
 
+/** What pdfkit is handed for a parsed font file: ours subsets with subset.ts (forPdfkit). */
+export type FontWrap = (font: Font, bytes: Uint8Array) => Font;
+
 interface FontkitFace extends Face {
   file: string;
   font: Font | null;
+  wrap: FontWrap;
 }
 
-function fontkitFace(key: string, file: string): FontkitFace {
+function fontkitFace(key: string, file: string, wrap: FontWrap): FontkitFace {
   const face: FontkitFace = {
     key,
     file,
+    wrap,
     font: null,
     ascent: 0,
     measure(text) {
@@ -104,7 +109,7 @@ function loadFace(face: FontkitFace): Font {
   if (!face.font) {
     const bytes = readFileSync(face.file);
     // fontkit.create returns a collection only for .ttc/.dfont files; these are single fonts.
-    const font = forPdfkit(create(bytes) as Font, bytes);
+    const font = face.wrap(create(bytes) as Font, bytes);
     face.font = font;
     face.ascent = font.ascent / font.unitsPerEm;
   }
@@ -161,38 +166,45 @@ function chainSet(
   };
 }
 
-const dejavu = (file: string, key: string) => fontkitFace(key, join(dejavuDir, file));
 const thai = expo('@expo-google-fonts/noto-sans-thai');
 const deva = expo('@expo-google-fonts/noto-sans-devanagari');
 const sc = embedpdf('@embedpdf/fonts-sc');
 const jp = embedpdf('@embedpdf/fonts-jp');
 const kr = embedpdf('@embedpdf/fonts-kr');
-const jpRegular = fontkitFace('rc-noto-jp', join(jp, 'NotoSansJP-Regular.otf'));
-const jpBold = fontkitFace('rc-noto-jp-bold', join(jp, 'NotoSansJP-Bold.otf'));
+
+/**
+ * The embedded Unicode faces as one font set, each font handed to pdfkit through `wrap`; `prefix` keeps its keys
+ * apart from another set's (bench:rosters draws the same faces through a library's subsetter beside ours).
+ */
+export function unicodeFontSet(name: string, wrap: FontWrap, prefix = 'rc'): FontSet {
+  const faces = FALLBACK.map(([key, regular, bold]) => ({
+    regular: fontkitFace(`${prefix}-${key}`, regular, wrap),
+    bold: fontkitFace(`${prefix}-${key}-bold`, bold, wrap),
+  }));
+  const japanese = faces[FALLBACK.findIndex(([key]) => key === 'noto-jp')]!;
+  return chainSet(name, { regular: faces.map((f) => f.regular), bold: faces.map((f) => f.bold) }, japanese);
+}
+
+/** The fallback chain, in order: a face's key, then its regular and bold files. */
+const FALLBACK: readonly (readonly [key: string, regular: string, bold: string])[] = [
+  ['dejavu', join(dejavuDir, 'DejaVuSans.ttf'), join(dejavuDir, 'DejaVuSans-Bold.ttf')],
+  [
+    'noto-thai',
+    join(thai, '400Regular', 'NotoSansThai_400Regular.ttf'),
+    join(thai, '700Bold', 'NotoSansThai_700Bold.ttf'),
+  ],
+  [
+    'noto-deva',
+    join(deva, '400Regular', 'NotoSansDevanagari_400Regular.ttf'),
+    join(deva, '700Bold', 'NotoSansDevanagari_700Bold.ttf'),
+  ],
+  ['noto-hans', join(sc, 'NotoSansHans-Regular.otf'), join(sc, 'NotoSansHans-Bold.otf')],
+  ['noto-jp', join(jp, 'NotoSansJP-Regular.otf'), join(jp, 'NotoSansJP-Bold.otf')],
+  ['noto-kr', join(kr, 'NotoSansKR-Regular.otf'), join(kr, 'NotoSansKR-Bold.otf')],
+];
 
 /** Embedded Unicode fonts: what every roster uses. */
-export const unicodeFonts: FontSet = chainSet(
-  'unicode',
-  {
-    regular: [
-      dejavu('DejaVuSans.ttf', 'rc-dejavu'),
-      fontkitFace('rc-noto-thai', join(thai, '400Regular', 'NotoSansThai_400Regular.ttf')),
-      fontkitFace('rc-noto-deva', join(deva, '400Regular', 'NotoSansDevanagari_400Regular.ttf')),
-      fontkitFace('rc-noto-hans', join(sc, 'NotoSansHans-Regular.otf')),
-      jpRegular,
-      fontkitFace('rc-noto-kr', join(kr, 'NotoSansKR-Regular.otf')),
-    ],
-    bold: [
-      dejavu('DejaVuSans-Bold.ttf', 'rc-dejavu-bold'),
-      fontkitFace('rc-noto-thai-bold', join(thai, '700Bold', 'NotoSansThai_700Bold.ttf')),
-      fontkitFace('rc-noto-deva-bold', join(deva, '700Bold', 'NotoSansDevanagari_700Bold.ttf')),
-      fontkitFace('rc-noto-hans-bold', join(sc, 'NotoSansHans-Bold.otf')),
-      jpBold,
-      fontkitFace('rc-noto-kr-bold', join(kr, 'NotoSansKR-Bold.otf')),
-    ],
-  },
-  { regular: jpRegular, bold: jpBold },
-);
+export const unicodeFonts: FontSet = unicodeFontSet('unicode', forPdfkit);
 
 /**
  * pdfkit's built-in Helvetica, not embedded. WinAnsi only: names in other scripts print wrong. It exists as the
