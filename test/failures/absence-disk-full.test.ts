@@ -3,9 +3,8 @@
 // family read "Reported", the same page still offered "Can't make it?" for it, and no audit record was written.
 // Now an act that cannot be recorded is not sent: the family is told nothing was reported, the upstream holds
 // nothing, and the page offers the report as before. The filesystem is unmounted whatever happens.
-import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { execFileSync } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FeedListing } from '../../src/cli/feeds.ts';
@@ -18,33 +17,24 @@ import { rostercal, runRostercal, stopped } from '../support/cli.ts';
 import { startWeekSandbox } from '../support/clock.ts';
 import { freePort } from '../support/ports.ts';
 import { requestFrom } from '../support/proxy.ts';
+import { mountTmpfs, type Tmpfs } from '../support/tmpfs.ts';
 
 let sandbox: Sandbox;
 let upstream: UpstreamClient;
+let disk: Tmpfs;
 let dir: string;
 let data: string;
-let mounted = false;
 
 beforeAll(async () => {
-  dir = await mkdtemp(path.join(tmpdir(), 'rostercal-absence-fulldisk-'));
-  data = path.join(dir, 'data');
-  await mkdir(data);
-  const mount = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=48m,mode=0700', 'tmpfs', data], {
-    encoding: 'utf8',
-  });
-  if (mount.status !== 0)
-    throw new Error(
-      `this test needs to mount a 48 MB tmpfs (root, or CAP_SYS_ADMIN): mount said ${mount.error?.message ?? mount.stderr}`,
-    );
-  mounted = true;
+  disk = await mountTmpfs('absence-fulldisk');
+  ({ dir, data } = disk);
   sandbox = await startWeekSandbox({ seed: 5, scale: 'small' });
   upstream = createUpstreamClient({ baseUrl: sandbox.url, token: sandbox.token });
 }, 60_000);
 
 afterAll(async () => {
   await sandbox?.close();
-  if (mounted) execFileSync('umount', ['-l', data]);
-  if (dir) await rm(dir, { recursive: true, force: true });
+  await disk?.close();
 });
 
 async function reportedUpstream(studentId: Id): Promise<number> {
@@ -113,10 +103,7 @@ describe('a report while the disk is full', () => {
       const auditFailures = () => serve.output().match(/an absence act could not be audited/g)?.length ?? 0;
 
       // Fill the filesystem to the last byte, then push SQLite past the space its files already hold.
-      const free = Number(
-        execFileSync('df', ['--output=avail', '-B1', data], { encoding: 'utf8' }).split('\n')[1],
-      );
-      execFileSync('fallocate', ['-l', String(free), path.join(data, 'filler')]);
+      disk.fillOnce();
       const wal = Number(
         execFileSync('stat', ['-c', '%s', path.join(data, 'rostercal.sqlite-wal')], { encoding: 'utf8' }),
       );

@@ -4,15 +4,13 @@
 // was recorded as succeeded. Now every feed answers 200 with the new data, the log and /readyz name the full
 // disk, and no pull after the fill is recorded as succeeded (each fire leaves a failed run, or says why not).
 // The filesystem is a tmpfs mounted by the test (CI runs as root); it is unmounted whatever happens.
-import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/index.ts';
 import { rostercal, stopped, writeServeConfig } from '../support/cli.ts';
 import { startWeekSandbox } from '../support/clock.ts';
 import { freePort } from '../support/ports.ts';
+import { mountTmpfs, type Tmpfs } from '../support/tmpfs.ts';
 import { until } from '../support/until.ts';
 
 /** SQLite's words for a full disk, or (a store a worker opened on the full disk) why it opened read-only. */
@@ -34,28 +32,18 @@ async function runs(env: Record<string, string>): Promise<Run[]> {
 
 describe('a full disk under `rostercal serve` (DATA_DIR on a 48 MB tmpfs)', () => {
   let sandbox: Sandbox;
+  let disk: Tmpfs;
   let dir: string;
   let data: string;
-  let mounted = false;
   beforeAll(async () => {
-    dir = await mkdtemp(path.join(tmpdir(), 'rostercal-fulldisk-'));
-    data = path.join(dir, 'data');
-    await mkdir(data);
-    const mount = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=48m,mode=0700', 'tmpfs', data], {
-      encoding: 'utf8',
-    });
-    if (mount.status !== 0)
-      throw new Error(
-        `this test needs to mount a 48 MB tmpfs (root, or CAP_SYS_ADMIN): mount said ${mount.error?.message ?? mount.stderr}`,
-      );
-    mounted = true;
+    disk = await mountTmpfs('fulldisk');
+    ({ dir, data } = disk);
     // The school scale: 120 teams, ~115 staff, 23 activities, as the issue measured.
     sandbox = await startWeekSandbox({ seed: 11, scale: 'school' });
   }, 60_000);
   afterAll(async () => {
     await sandbox?.close();
-    if (mounted) execFileSync('umount', ['-l', data]);
-    if (dir) await rm(dir, { recursive: true, force: true });
+    await disk?.close();
   });
 
   it('answers every feed with the new data, names the full disk in the log and /readyz, records no success', async () => {
@@ -110,14 +98,8 @@ describe('a full disk under `rostercal serve` (DATA_DIR on a 48 MB tmpfs)', () =
 
       lastBeforeFill = Math.max(...(await runs(env)).map((r) => r.id));
       // Fill the filesystem to the last byte.
-      const free = Number(
-        execFileSync('df', ['--output=avail', '-B1', data], { encoding: 'utf8' }).split('\n')[1],
-      );
-      execFileSync('fallocate', ['-l', String(free), path.join(data, 'filler')]);
-      const after = Number(
-        execFileSync('df', ['--output=avail', '-B1', data], { encoding: 'utf8' }).split('\n')[1],
-      );
-      expect(after).toBe(0);
+      disk.fillOnce();
+      expect(disk.available()).toBe(0);
 
       // Sessions of three days change upstream: their staff's, activities' and teams' feeds are out of date. The
       // three days from the next session on, not from today: in a school holiday the next days have none.

@@ -5,11 +5,6 @@
 // the old URL working, one that says it succeeded has killed it.
 // DATA_DIR (the SQLite store, the secret, the rotation record) is a real tmpfs mounted by the test (as root, as in
 // failures/full-disk-serving.test.ts), filled to the last byte with fallocate.
-import { execFileSync, spawnSync } from 'node:child_process';
-import { readdirSync, rmSync } from 'node:fs';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FeedListing } from '../../src/cli/feeds.ts';
 import type { Sandbox } from '../../src/sandbox/index.ts';
@@ -17,12 +12,11 @@ import { rotateAsAdmin } from '../support/admin-rotation.ts';
 import { type Child, rostercal, runRostercal, schoolEnv, stopped } from '../support/cli.ts';
 import { startWeekSandbox } from '../support/clock.ts';
 import { freePort } from '../support/ports.ts';
+import { mountTmpfs, type Tmpfs } from '../support/tmpfs.ts';
 
 const ADMIN_TOKEN = 'rotation-full-disk-admin-token-0123456789ab';
 let sandbox: Sandbox;
-let dir: string;
-let data: string;
-let mounted = false;
+let disk: Tmpfs;
 let env: Record<string, string>;
 let base: string;
 let serve: Child | null = null;
@@ -42,21 +36,11 @@ async function startServe(): Promise<void> {
 
 /** Fills DATA_DIR's filesystem to the last byte (serve writes meanwhile: what it took is filled again). */
 function fill(): void {
-  const avail = () =>
-    Number(execFileSync('df', ['--output=avail', '-B1', data], { encoding: 'utf8' }).split('\n')[1]);
-  for (let i = 0; i < 20 && avail() > 0; i++) {
-    try {
-      execFileSync('fallocate', ['-l', String(avail()), path.join(data, `filler-${i}`)], { stdio: 'ignore' });
-    } catch {
-      // Less room than df said a moment ago: measure again.
-    }
-  }
-  expect(avail()).toBe(0);
+  disk.fill();
+  expect(disk.available()).toBe(0);
 }
 
-const unfill = () => {
-  for (const f of readdirSync(data)) if (f.startsWith('filler-')) rmSync(path.join(data, f), { force: true });
-};
+const unfill = () => disk.unfill();
 
 /** The URL `feeds list` gives for a team now. */
 async function listed(teamId: number): Promise<string> {
@@ -66,21 +50,11 @@ async function listed(teamId: number): Promise<string> {
 }
 
 beforeAll(async () => {
-  dir = await mkdtemp(path.join(tmpdir(), 'rostercal-rotfull-'));
-  data = path.join(dir, 'data');
-  await mkdir(data);
-  const mount = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=24m,mode=0700', 'tmpfs', data], {
-    encoding: 'utf8',
-  });
-  if (mount.status !== 0)
-    throw new Error(
-      `this test needs to mount a tmpfs (root, or CAP_SYS_ADMIN): mount said ${mount.error?.message ?? mount.stderr}`,
-    );
-  mounted = true;
+  disk = await mountTmpfs('rotfull', 24);
   sandbox = await startWeekSandbox({ seed: 31, scale: 'small' });
   const port = await freePort();
   base = `http://127.0.0.1:${port}`;
-  env = { ...schoolEnv(sandbox, { DATA_DIR: data }), PUBLIC_URL: base, PORT: String(port), ADMIN_TOKEN };
+  env = { ...schoolEnv(sandbox, { DATA_DIR: disk.data }), PUBLIC_URL: base, PORT: String(port), ADMIN_TOKEN };
   const synced = await cli(['sync']);
   expect(synced.code, synced.stderr).toBe(0);
 }, 120_000);
@@ -88,8 +62,7 @@ beforeAll(async () => {
 afterAll(async () => {
   if (serve) await stopped(serve);
   await sandbox?.close();
-  if (mounted) execFileSync('umount', ['-l', data]);
-  if (dir) await rm(dir, { recursive: true, force: true });
+  await disk?.close();
 });
 
 describe('a rotation on a full disk: what it says and what the URLs do agree, before and after a restart', () => {
