@@ -141,3 +141,12 @@ export interface PushProvider {
   ): Promise<(string | null)[]>;
   stats(): ProviderStats;
 }
+
+/** A provider's answers, one per calendar asked about in the same order, keyed by the calendar's key. */
+export async function byKey<T>(
+  asked: readonly { key: string }[],
+  answers: Promise<T[]>,
+): Promise<Map<string, T>> {
+  const results = await answers;
+  return new Map(asked.map((a, i) => [a.key, results[i]!]));
+}

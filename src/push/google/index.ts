@@ -6,16 +6,17 @@ import type { CalendarEvent } from '../../calendar/types.ts';
 import type { GoogleSettings } from '../../config/push-targets.ts';
 import type { Instant } from '../../domain/types.ts';
 import { mapLimit } from '../../util/concurrency.ts';
-import type {
-  CalendarRef,
-  CalendarSpec,
-  EnsureResult,
-  ListResult,
-  ProviderStats,
-  PushProvider,
-  Rendered,
-  WriteOp,
-  WriteResult,
+import {
+  byKey,
+  type CalendarRef,
+  type CalendarSpec,
+  type EnsureResult,
+  type ListResult,
+  type ProviderStats,
+  type PushProvider,
+  type Rendered,
+  type WriteOp,
+  type WriteResult,
 } from '../provider.ts';
 import { type EventIdentity, googleEventId, ownerTag } from '../stable-ids.ts';
 import { applyBatched } from './batch.ts';
@@ -79,24 +80,23 @@ export class GoogleProvider implements PushProvider {
     return renderGoogleEvent(ev, identity, this.#owner);
   }
 
-  async ensureCalendars(
-    specs: CalendarSpec[],
-    opts: { dryRun: boolean },
-  ): Promise<Map<string, EnsureResult>> {
-    const results = await mapLimit(specs, this.#clients.settings.concurrency, (s) =>
-      this.#calendars.ensure(s, opts.dryRun),
+  ensureCalendars(specs: CalendarSpec[], opts: { dryRun: boolean }): Promise<Map<string, EnsureResult>> {
+    const { concurrency } = this.#clients.settings;
+    return byKey(
+      specs,
+      mapLimit(specs, concurrency, (s) => this.#calendars.ensure(s, opts.dryRun)),
     );
-    return new Map(specs.map((s, i) => [s.key, results[i]!]));
   }
 
-  async listOwned(
+  listOwned(
     calendars: CalendarRef[],
     window: { from: Instant; to: Instant },
   ): Promise<Map<string, ListResult>> {
-    const results = await mapLimit(calendars, this.#clients.settings.concurrency, (c) =>
-      listGoogleCalendar(this.#clients, this.#owner, c, window),
+    const { concurrency } = this.#clients.settings;
+    return byKey(
+      calendars,
+      mapLimit(calendars, concurrency, (c) => listGoogleCalendar(this.#clients, this.#owner, c, window)),
     );
-    return new Map(calendars.map((c, i) => [c.key, results[i]!]));
   }
 
   apply(ops: WriteOp[]): Promise<WriteResult[]> {
