@@ -574,7 +574,13 @@ export class FamilyAbsences {
 
   /** A refused act with no session of this link's to name (audited all the same: probing leaves a trace). */
   async refused(link: ReportingLink, address: string, detail: string): Promise<void> {
-    await this.#audit(link, 'absence-refused', address, null, detail);
+    // Every family act's record begins with the children it concerns, so staff read whose it was (/admin/audit).
+    const ids = link.children.map((c) => c.studentId);
+    const about =
+      /^students? \d/.test(detail) || !ids.length
+        ? ''
+        : `student${ids.length > 1 ? 's' : ''} ${ids.join(', ')}: `;
+    await this.#audit(link, 'absence-refused', address, null, `${about}${detail}`);
   }
 
   #auditOrThrow(

@@ -121,6 +121,29 @@ async function teamOptions(
   return options;
 }
 
+/** The students a family's act was about (its detail begins `student <id>:` or `students <id>, <id>:`). */
+function familyActChildren(r: AuditRecord): number[] {
+  if (!r.action.startsWith('absence-') || r.schoolId === null) return [];
+  const m = /^students? (\d+(?:, \d+)*):/.exec(r.detail ?? '');
+  return m ? m[1]!.split(', ').map(Number) : [];
+}
+
+/**
+ * The children family acts were about, by name as staff know them (first and last name, as the staff's roster
+ * pages say it): the audit is staff-only, and "student 5197" tells an office nothing. Families never see this.
+ */
+async function childNames(opts: AdminStaffOptions, records: AuditRecord[]): Promise<Map<string, string>> {
+  const names = new Map<string, string>();
+  for (const r of records)
+    for (const id of familyActChildren(r)) {
+      const key = `${r.schoolId}|${id}`;
+      if (names.has(key)) continue;
+      const s = await opts.store.records.get(r.schoolId!, 'students', id);
+      names.set(key, s ? `${s.firstName} ${s.lastName}`.trim() : 'no longer listed');
+    }
+  return names;
+}
+
 /** The audit records as table rows: times in their school's zone, schools and teams by name. */
 async function auditRows(
   opts: AdminStaffOptions,
@@ -134,12 +157,17 @@ async function auditRows(
   const teamNames = new Map<string, string>();
   for (const id of new Set(records.flatMap((r) => (r.schoolId && r.teamId !== null ? [r.schoolId] : []))))
     for (const t of await opts.store.records.list(id, 'teams')) teamNames.set(`${id}|${t.id}`, t.name);
+  const children = await childNames(opts, records);
   return records.map((r) => {
     const school = r.schoolId ? byId.get(r.schoolId) : undefined;
     const team =
       r.teamId !== null &&
       html`${teamNames.get(`${r.schoolId}|${r.teamId}`) ?? 'a team no longer listed'} <span class="muted">(${r.teamId})</span>`;
+    const kids = familyActChildren(r).map(
+      (id) => html`child ${children.get(`${r.schoolId}|${id}`)} <span class="muted">(student ${id})</span>`,
+    );
     const about = [
+      ...kids,
       team,
       r.sessionId !== null && html`session ${r.sessionId}`,
       r.template && html`<span class="nowrap">${r.template}</span>`,

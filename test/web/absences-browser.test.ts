@@ -827,6 +827,17 @@ describe('the safety rules', () => {
     // In the records' rows (the action filter lists every action's name as well).
     expect(page).toContain('data-label="what"><span class="nowrap">absence-report<');
     expect(page).toContain('data-label="what"><span class="nowrap">absence-undo<');
+    // Each family act names the child as staff know them (issue 44): staff-only, so the name is allowed here.
+    const rows = page.split('<tr>').filter((row) => /nowrap">absence-/.test(row));
+    expect(rows.length).toBeGreaterThanOrEqual(10);
+    for (const row of rows) {
+      const ids = /class="detail">students? (\d+(?:, \d+)*):/.exec(row)?.[1]?.split(', ');
+      expect(ids, row).toBeDefined();
+      for (const id of ids!) {
+        const kid = await service.store.records.get('hill', 'students', Number(id));
+        expect(row).toContain(`child ${kid!.firstName} ${kid!.lastName} <span class="muted">(student ${id})`);
+      }
+    }
     const cli = await runRostercal(['audit', '--school', 'hill', '--json'], { ROSTERCAL_CONFIG: configFile });
     expect(cli.code, cli.stderr).toBe(0);
     const listed = JSON.parse(cli.stdout) as { action: string; actor: string }[];
