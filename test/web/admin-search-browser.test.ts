@@ -1,7 +1,8 @@
 // School IT finding a calendar (issue 44), in Chromium at 390 px and 1280 px: one search box on /admin finds a
 // child by name in two scripts (accents and case left off), by a student id and by a pasted calendar URL; each
 // answer has its subscribe page and a "New link…" whose accessible name says which calendar; the child's link is
-// rotated from the answer with the same confirmation as a team's. /admin is no longer a wall of cards.
+// rotated from the answer with the same confirmation as a team's, at either width, and the audit filtered by
+// action shows that rotation. /admin is no longer a wall of cards.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { personName } from '../../src/calendar/context.ts';
 import type { Harness } from '../feeds/harness.ts';
@@ -88,15 +89,20 @@ describe.each([
   });
 });
 
-describe("a child's new link, from a search answer", () => {
-  it('asks first like a team’s, then the old URL is dead and the search finds the child by it, saying so', async () => {
-    const page = await signedIn(PHONE);
-    const child = students.find((s) => unique(s) && /\p{Script=Latin}/u.test(s.lastName))!;
+describe.each([
+  ['phone', PHONE, 0],
+  ['desktop', DESKTOP, 1],
+] as const)("a child's new link, from a search answer, on a %s", (_name, device, nth) => {
+  it('asks first like a team’s, then the old URL is dead, the search finds the child by it, and the audit filtered by action shows it', async () => {
+    const page = await signedIn(device);
+    // A finger on the phone, a mouse on the desktop.
+    const press = (l: ReturnType<Page['locator']>) => (device === PHONE ? l.tap() : l.click());
+    const child = students.filter((s) => unique(s) && /\p{Script=Latin}/u.test(s.lastName))[nth]!;
     const old = (await h.tokens.ensure('hill', 'student', child.id)).token!;
     await search(page, personName(child));
     await Promise.all([
       page.waitForURL(/\/admin\/feeds\/rotate\?/),
-      page.getByRole('link', { name: `New link… for ${personName(child)} · Hillcrest College` }).tap(),
+      press(page.getByRole('link', { name: `New link… for ${personName(child)} · Hillcrest College` })),
     ]);
     await expect(page.locator('h1').textContent()).resolves.toContain(personName(child));
     const question = (await page.locator('main').textContent()) ?? '';
@@ -105,7 +111,7 @@ describe("a child's new link, from a search answer", () => {
     expect((await fetch(`${site.url}/feeds/${old}.ics`)).status).toBe(200);
     await Promise.all([
       page.waitForURL(/\/admin\/feeds\/rotated\?/),
-      page.locator('button', { hasText: 'Stop the old link and make a new one' }).tap(),
+      press(page.locator('button', { hasText: 'Stop the old link and make a new one' })),
     ]);
     const sent = await page.locator('#page').inputValue();
     expect(sent).not.toContain(old);
@@ -119,6 +125,20 @@ describe("a child's new link, from a search answer", () => {
     expect(await page.locator('#results').textContent()).toMatch(
       /the pasted link was replaced on .*: it no longer works/,
     );
+
+    // The audit, filtered to replaced links by its own control: the child's rotation is there, nothing else is.
+    await page.goto(`${site.url}/admin/audit`);
+    await page.selectOption('#action', 'feed-rotate');
+    await Promise.all([
+      page.waitForURL(/action=feed-rotate/),
+      page.locator('button', { hasText: 'Filter' }).click(),
+    ]);
+    const actions = (await page.locator('tbody td[data-label="what"]').allTextContents()).map((t) =>
+      t.trim(),
+    );
+    expect(new Set(actions)).toEqual(new Set(['feed-rotate']));
+    expect(await page.locator('tbody tr', { hasText: `student ${child.id}` }).count()).toBe(1);
+    await expectPhoneFriendly(page);
   });
 });
 
