@@ -730,10 +730,12 @@ async function neverAStall(ctx: {
       .map((l) => l.toFixed(1))
       .join(' ')} (${cpus().length} cores)`,
   );
-  const holdOk = busyLoop.max <= 50;
+  // Issue 46: the hold is judged in serve's own CPU time; the wall-clock one adds the waits for a core that a
+  // shared machine imposes, and is printed beside it.
+  const holdOk = busyLoop.cpuHold <= 50;
   console.log(
     `goals (baseline, forced re-render: p99 298 ms, max 8.8 s): busy p99 ≤ 2× idle: ${ratioOk ? 'met' : 'NOT met'}; ` +
-      `slowest busy request ≤ 2× the slowest idle one: ${maxOk ? 'met' : 'NOT met'}; event loop never held over 50 ms: ${holdOk ? 'met' : 'NOT met'} ` +
-      `(in CPU time: ${busyLoop.cpuHold <= 50 ? 'met' : 'NOT met'})`,
+      `slowest busy request ≤ 2× the slowest idle one: ${maxOk ? 'met' : 'NOT met'}; event loop never held over 50 ms of serve's CPU: ${holdOk ? 'met' : 'NOT met'} ` +
+      `(wall clock, waits for a core included: ${busyLoop.max <= 50 ? 'met' : 'NOT met'})`,
   );
 }
