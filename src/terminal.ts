@@ -7,14 +7,12 @@
 // - `printJson` prints JSON whose strings escape those characters (`\u202e`): the same JSON value, nothing lost;
 // - `terminalSafe` is that cleaning, for text drawn elsewhere (a progress line rewritten in place).
 // Commands (src/cli/, src/main.ts) may not use `console` (biome.json): everything they print passes here.
-// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point.
-const CONTROLS = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]/g;
-/** What JSON.stringify leaves raw in strings but a terminal acts on (it escapes U+0000-U+001F itself). */
-const JSON_RAW = /[\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]/g;
+// Which characters are cleaned is decided once, in util/controls.ts, for pages and JSON answers too.
+import { escapeControlsInJson, withoutControls } from './util/controls.ts';
 
 /** The text with every control and bidi-control character replaced by a space (tabs and newlines too). */
 export function terminalSafe(text: string): string {
-  return text.replace(CONTROLS, ' ');
+  return withoutControls(text);
 }
 
 /**
@@ -22,7 +20,7 @@ export function terminalSafe(text: string): string {
  * strings escaped as `\uXXXX`: the same JSON value.
  */
 export function escapeForTerminal(json: string): string {
-  return json.replace(JSON_RAW, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return escapeControlsInJson(json);
 }
 
 /** JSON.stringify, terminal-safe (escapeForTerminal). */

@@ -469,7 +469,9 @@ export class FamilyAbsences {
         ? 'started'
         : known?.cancelled
           ? 'cancelled'
-          : 'not on the page';
+          : known?.bye
+            ? 'is a bye'
+            : 'not on the page';
     await this.refused(
       link,
       ask.address,
@@ -478,6 +480,12 @@ export class FamilyAbsences {
     if (why === 'started')
       return refuse(409, 'That session has already started: please tell the coach directly.');
     if (why === 'cancelled') return refuse(409, 'That session is cancelled: there is nothing to miss.');
+    // The page shows a bye as "no game" without the form; a report on one (an old page, a crafted form) is told so.
+    if (why === 'is a bye')
+      return refuse(
+        409,
+        'That is a bye: there is no game that week, so there is nothing to attend or to miss.',
+      );
     return refuse(400, `That session is not on ${child.label}\u2019s calendar.`);
   }
 

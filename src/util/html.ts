@@ -4,6 +4,8 @@
 // first runs: escaping cannot make an unquoted attribute safe. Hand-written rather than a library: the whole
 // contract is these few lines, and the pages need nothing a template engine adds.
 
+import { withoutControls } from './controls.ts';
+
 /** Markup that is safe to send as it is: made only by html`…`, join() and trustedMarkup(). */
 export class SafeHtml {
   readonly #text: string;
@@ -31,18 +33,13 @@ const ESCAPES: Record<string, string> = {
 };
 
 /**
- * Control characters (but tab and line breaks, which HTML reads as spaces) and direction overrides: text from a
- * school's system may carry them, and an override reverses what follows it on the page, our own words included
- * (seen: an upstream staff name reversed the rest of an /admin/audit row). The terminal's cleaning
- * (src/terminal.ts) and the calendar's do the same for their outputs.
+ * Text as HTML: safe in element content and in a quoted attribute value, without controls or overrides (the one
+ * gate, util/controls.ts): text from a school's system may carry them, and an override reverses what follows it on
+ * the page, our own words included (seen: an upstream staff name reversed the rest of an /admin/audit row); a CR
+ * rewrites the line of whoever reads the answer in a terminal. Line feeds and tabs are whitespace to HTML: kept.
  */
-const INVISIBLE =
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point.
-  /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
-
-/** Text as HTML: safe in element content and in a quoted attribute value, without controls or overrides. */
 export function escapeHtml(text: string): string {
-  return text.replace(INVISIBLE, '').replace(/[&<>"']/g, (c) => ESCAPES[c] ?? c);
+  return withoutControls(text, { replacement: '', lines: true }).replace(/[&<>"']/g, (c) => ESCAPES[c] ?? c);
 }
 
 function render(value: HtmlValue): string {

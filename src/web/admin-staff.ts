@@ -13,7 +13,7 @@ import { closeLiveGoogleCalendars, describeClosed, publicTargetsFor } from '../p
 import type { AuditAction, AuditQuery, AuditRecord, FeedScope, SchoolId, Store } from '../store/types.ts';
 import { html, join, type SafeHtml } from '../util/html.ts';
 import { zoneAbbreviation } from '../util/time-zone.ts';
-import { sendAdminPage, sendProblem } from './layouts.ts';
+import { sendAdminPage, sendJson, sendProblem } from './layouts.ts';
 import { accessIn, csrfOf, type Principal, principalOf, type StaffAuth } from './staff-auth.ts';
 
 /** A school as the admin pages see it; its push targets tell whether a feed has a live Google calendar. */
@@ -252,7 +252,8 @@ function auditLogRouter(opts: AdminStaffOptions): express.Router {
         (r) => r.schoolId === null || mine.has(r.schoolId),
       );
       if (req.query.format === 'json') {
-        res.set('Cache-Control', 'no-store').json({ records });
+        res.set('Cache-Control', 'no-store');
+        sendJson(res, JSON.stringify({ records }));
         return;
       }
       const rows = await auditRows(opts, records, adminSchools(opts, p));

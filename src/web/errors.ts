@@ -29,6 +29,7 @@ export function redactPath(path: string): string {
 
 const CLIENT_MESSAGES: Record<number, string> = {
   400: 'Bad request\n',
+  500: 'Internal error\n',
   413: 'Too much text: the request body is larger than this form accepts\n',
   415: 'Unsupported request body: send a form (application/x-www-form-urlencoded, UTF-8)\n',
 };
@@ -57,7 +58,7 @@ export function formBodiesOnly(securityHeaders: readonly [string, string][]) {
     res.locals.route ??= 'unsupported-body';
     // The body is not read: close the connection rather than leave it to be drained.
     res.setHeader('Connection', 'close');
-    answer(res, 415, securityHeaders);
+    answer(req, res, 415, securityHeaders);
   };
 }
 
@@ -109,15 +110,6 @@ export function sendRefusal(req: Request, res: Response, status: number, message
   res.status(status).type('text').send(`${words}\n`);
 }
 
-/** A form too large: a page a person can read (only browsers post forms here), in the layout of its path. */
-function tooLarge(req: Request, res: Response): void {
-  const title = 'Too much text';
-  const text =
-    'The form sent more text than it accepts. Go back, shorten what you typed (or paste fewer links), and send it again.';
-  if (isStaffPath(req.path)) sendProblem(res, 413, title, [text]);
-  else sendNotice(res, 413, title, html`<h1>${title}</h1><p>${text}</p>`);
-}
-
 /**
  * The store cannot be reached and memory holds no answer (store/unreachable.ts): 503 with Retry-After, never 500.
  * A calendar app gets a line of text; a person a page in the layout of the path, saying it is temporary.
@@ -146,8 +138,97 @@ function storeUnreachable(req: Request, res: Response): void {
     );
 }
 
-function answer(res: Response, status: number, pairs?: readonly [string, string][]): void {
+/** Whether the client asks for a page: it lists HTML before plain text (browsers); calendar apps and curl do not. */
+export function wantsPage(req: Request): boolean {
+  return req.accepts(['text/plain', 'text/html']) === 'text/html';
+}
+
+/**
+ * Who a parent is sent to: the school by name where the service holds one school (res.locals.schoolNames,
+ * app.ts); where it holds several, a page that cannot tell whose link it was names none of them.
+ */
+export function schoolOffice(res: Response): string {
+  const names = (res.locals.schoolNames as readonly string[] | undefined) ?? [];
+  return names.length === 1 ? `the office of ${names[0]}` : 'your child\u2019s school office';
+}
+
+/**
+ * A page that says why a request was not answered, in the layout of its path: admins', staff's, or the parents'
+ * notice (every other path: calendar pages and links). Never cached.
+ */
+export function sendErrorPage(
+  req: Request,
+  res: Response,
+  status: number,
+  title: string,
+  paragraphs: readonly string[],
+): void {
+  res.setHeader('Cache-Control', 'no-store');
+  const body = html`<h1>${title}</h1>${paragraphs.map((p) => html`<p>${p}</p>`)}`;
+  if (ADMIN_PATH.test(req.path))
+    sendAdminPage(res, { title, status, body: html`<div class="card" role="alert">${body}</div>` });
+  else if (isStaffPath(req.path)) sendProblem(res, status, title, [...paragraphs]);
+  else sendNotice(res, status, title, body);
+}
+
+/** What a browser is told of a client's mistake (or our fault), by status, in words for whoever meets it. */
+function errorPage(req: Request, res: Response, status: number): { title: string; paragraphs: string[] } {
+  const parent = !isStaffPath(req.path);
+  switch (status) {
+    case 400:
+      return {
+        title: 'This address does not work',
+        paragraphs: [
+          'The address has a mistake in it: it may have been copied incompletely or changed by hand.',
+          parent
+            ? `Open the link you were sent again; if it still does not work, ask ${schoolOffice(res)} for it.`
+            : 'Open the link you followed again, or start from your teams.',
+        ],
+      };
+    case 413:
+      return {
+        title: 'Too much text',
+        paragraphs: [
+          'The form sent more text than it accepts. Go back, shorten what you typed (or paste fewer links), and send it again.',
+        ],
+      };
+    case 415:
+      return {
+        title: 'This form could not be read',
+        paragraphs: [
+          'The form was sent in a way this service does not read. Go back, reload the page and send the form from it again.',
+        ],
+      };
+    case 500:
+      return {
+        title: 'Something went wrong',
+        paragraphs: [
+          'This page could not be shown because of a fault in the school\u2019s calendar service. Nothing you did caused it.',
+          parent
+            ? `Try again in a minute; if it keeps happening, tell ${schoolOffice(res)}.`
+            : 'Try again in a minute; if it keeps happening, tell whoever runs rostercal for the school.',
+        ],
+      };
+    default:
+      return {
+        title: 'Request refused',
+        paragraphs: ['This request cannot be answered. Go back and try again from the page you came from.'],
+      };
+  }
+}
+
+/**
+ * A refused request (a client's mistake, or a 500): a page in its path's layout for a browser, one line of text
+ * for anything else (a calendar app fetching its feed, curl), with the security headers either way.
+ */
+function answer(req: Request, res: Response, status: number, pairs?: readonly [string, string][]): void {
   if (pairs) setSecurityHeaders(res, pairs);
+  // A form too large is a page whatever it asks for: only browsers post forms here.
+  if (wantsPage(req) || status === 413) {
+    const page = errorPage(req, res, status);
+    sendErrorPage(req, res, status, page.title, page.paragraphs);
+    return;
+  }
   res.status(status);
   res.setHeader('Cache-Control', 'no-store');
   res.setHeader('Content-Type', 'text/plain; charset=utf-8');
@@ -182,10 +263,7 @@ export function errorHandler(opts: {
         return;
       }
       res.locals.route ??= 'refused';
-      if (status !== 413) return answer(res, status, opts.securityHeaders);
-      setSecurityHeaders(res, opts.securityHeaders);
-      tooLarge(req, res);
-      return;
+      return answer(req, res, status, opts.securityHeaders);
     }
     if (isStoreUnreachable(err)) {
       opts.logger.warn(
@@ -215,8 +293,6 @@ export function errorHandler(opts: {
       res.destroy();
       return;
     }
-    setSecurityHeaders(res, opts.securityHeaders);
-    res.status(500).setHeader('Cache-Control', 'no-store');
-    res.type('text/plain').end('Internal error\n');
+    answer(req, res, 500, opts.securityHeaders);
   };
 }

@@ -21,6 +21,7 @@ import type { FeedScope, FeedToken, SchoolId, Store } from '../store/types.ts';
 import { html, type SafeHtml } from '../util/html.ts';
 import { childLink, landingAbsences } from './absence-links.ts';
 import { deviceOf } from './device.ts';
+import { schoolOffice, wantsPage as wantsPageOf } from './errors.ts';
 import { eventPath, sendEventFile } from './event-download.ts';
 import { landingPage } from './landing.ts';
 import { knownLastPull, knownSchool, LastKnown, unlessUnreachable } from './last-known.ts';
@@ -84,7 +85,7 @@ export function reminderOf(query: unknown): ReminderKey | null {
 }
 
 /** Whether the client is a browser asking for a page (it lists HTML before plain text); calendar apps are not. */
-const wantsPage = (res: Response) => res.req.accepts(['text/plain', 'text/html']) === 'text/html';
+const wantsPage = (res: Response) => wantsPageOf(res.req);
 
 export function badReminder(res: Response, securityHeaders: readonly [string, string][]): void {
   setSecurityHeaders(res, securityHeaders);
@@ -108,8 +109,7 @@ export function badReminder(res: Response, securityHeaders: readonly [string, st
 // whom to ask: the school by name where the service holds one school (res.locals.schoolNames, app.ts); where it
 // holds several, an unknown link cannot say whose it was, and listing them would tell strangers who uses it.
 function deadLinkPage(res: Response): SafeHtml {
-  const names = (res.locals.schoolNames as readonly string[] | undefined) ?? [];
-  const office = names.length === 1 ? `the office of ${names[0]}` : 'your child\u2019s school office';
+  const office = schoolOffice(res);
   return html`<h1>This calendar link does not work</h1>
 <p>The link may have been replaced by a new one, or copied incompletely.</p>
 <p>Please ask ${office} for the new calendar link. Once you have it, subscribe again with the new link

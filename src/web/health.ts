@@ -11,6 +11,7 @@ import { type Response, Router } from 'express';
 import { storeErrorText, withoutPaths } from '../log-text.ts';
 import type { Store, SyncRun } from '../store/types.ts';
 import { isStoreUnreachable } from '../store/unreachable.ts';
+import { sendJson } from './layouts.ts';
 import type { StoreTrouble } from './store-trouble.ts';
 
 export interface ReadinessOptions {
@@ -65,9 +66,10 @@ export function syncProblem(runs: SyncRun[], now: Date, maxFailureMs: number): s
 
 /** JSON for anyone who asks: every text without the file paths it may quote (a store error names its file). */
 function publicJson(res: Response, body: unknown): void {
-  res
-    .type('application/json')
-    .send(JSON.stringify(body, (_key, v: unknown) => (typeof v === 'string' ? withoutPaths(v) : v)));
+  sendJson(
+    res,
+    JSON.stringify(body, (_key, v: unknown) => (typeof v === 'string' ? withoutPaths(v) : v)),
+  );
 }
 
 export function healthRoutes(

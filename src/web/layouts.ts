@@ -3,6 +3,7 @@
 // navigation and room for wide tables). Every page is written with html`…` (util/html.ts) and allows, by hash,
 // only the stylesheets and script it carries (assets.ts).
 import type { Response } from 'express';
+import { escapeForTerminal } from '../terminal.ts';
 import { html, join, type SafeHtml, trustedMarkup } from '../util/html.ts';
 import { ASSETS, type PageAsset } from './assets.ts';
 
@@ -176,4 +177,12 @@ export function sendProblem(
       link && html`<p><a class="btn primary" href="${link.href}">${link.label}</a></p>`
     }</div>`,
   });
+}
+
+/**
+ * A JSON answer (JSON.stringify's text) with what JSON leaves raw of the controls and bidi overrides escaped
+ * (util/controls.ts): the same value, but upstream text in it cannot act on the terminal of whoever reads it.
+ */
+export function sendJson(res: Response, json: string): void {
+  res.type('application/json').send(escapeForTerminal(json));
 }

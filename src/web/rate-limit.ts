@@ -12,6 +12,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { FailureThrottle } from '../identity/throttle.ts';
 import { addressKey } from '../util/address-key.ts';
 import { TokenBuckets } from '../util/token-bucket.ts';
+import { schoolOffice, sendErrorPage, wantsPage } from './errors.ts';
 import { setSecurityHeaders } from './security.ts';
 
 export interface RateLimitOptions {
@@ -36,10 +37,41 @@ export function clientOf(req: Request): string {
   return req.ip ?? req.socket.remoteAddress ?? 'unknown';
 }
 
-function tooMany(res: Response, retryAfter: number, securityHeaders: readonly [string, string][]): void {
+/** Why a client is asked to wait: too many requests of any kind (the operator's limit), or too many dead links. */
+type Limited = 'requests' | 'dead-links';
+
+/**
+ * 429 with Retry-After: a page in the path's layout for a browser (a parent behind a school's Wi-Fi may meet it),
+ * one line of text for a calendar app, which waits and asks again by itself.
+ */
+function tooMany(
+  res: Response,
+  retryAfter: number,
+  securityHeaders: readonly [string, string][],
+  why: Limited,
+): void {
   setSecurityHeaders(res, securityHeaders);
   res.setHeader('Retry-After', String(retryAfter));
   res.setHeader('Cache-Control', 'no-store');
+  if (wantsPage(res.req)) {
+    const wait = `${retryAfter} second${retryAfter === 1 ? '' : 's'}`;
+    sendErrorPage(
+      res.req,
+      res,
+      429,
+      'Too many tries',
+      why === 'dead-links'
+        ? [
+            `Too many calendar links that do not work were opened from your network address in a short time. Wait ${wait} and open the link again.`,
+            `If it still does not work then, ask ${schoolOffice(res)} for the new calendar link.`,
+          ]
+        : [
+            `Too many requests came from your network address in a short time. Wait ${wait} and try again.`,
+            'Calendar apps that subscribed keep what they have and ask again by themselves.',
+          ],
+    );
+    return;
+  }
   res.status(429);
   res.setHeader('Content-Type', 'text/plain; charset=utf-8');
   res.end('Too many requests\n');
@@ -61,7 +93,7 @@ export function rateLimit(opts: RateLimitOptions) {
       return;
     }
     opts.onLimited?.(req);
-    tooMany(res, wait, opts.securityHeaders ?? []);
+    tooMany(res, wait, opts.securityHeaders ?? [], 'requests');
   };
 }
 
@@ -98,7 +130,7 @@ export class FailedLookups {
     const wait = this.#throttle.retryAfter(client);
     if (wait > 0) {
       this.#opts.onLimited?.(req);
-      tooMany(res, wait, this.#opts.securityHeaders);
+      tooMany(res, wait, this.#opts.securityHeaders, 'dead-links');
       return true;
     }
     this.#throttle.fail(client);
@@ -119,6 +151,6 @@ export class FailedLookups {
 
   tooMany(req: Request, res: Response, wait: number): void {
     this.#opts.onLimited?.(req);
-    tooMany(res, wait, this.#opts.securityHeaders);
+    tooMany(res, wait, this.#opts.securityHeaders, 'dead-links');
   }
 }

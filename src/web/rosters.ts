@@ -23,6 +23,7 @@ import {
 } from '../rosters/index.ts';
 import type { Store } from '../store/types.ts';
 import { sendRefusal } from './errors.ts';
+import { sendJson } from './layouts.ts';
 import { createStaffAuth, forbidden, type Principal, principalOf, type StaffAuth } from './staff-auth.ts';
 
 /** What rosters read of a school's configuration. */
@@ -194,15 +195,18 @@ function templatesRoute(router: express.Router, auth: StaffAuth, opts: RostersRo
   router.get('/rosters/templates', noStore, auth.requireStaff, (req, res, next) => {
     try {
       const { templates, errors } = loadAllTemplates({ dir: templatesDir });
-      res.json({
-        templates: templates.map((t) => ({
-          name: t.name,
-          title: t.title,
-          description: t.description ?? null,
-          session: t.session,
-        })),
-        errors,
-      });
+      sendJson(
+        res,
+        JSON.stringify({
+          templates: templates.map((t) => ({
+            name: t.name,
+            title: t.title,
+            description: t.description ?? null,
+            session: t.session,
+          })),
+          errors,
+        }),
+      );
     } catch (err) {
       opts.onError?.(err, req);
       next(err);

@@ -23,6 +23,16 @@ export interface TestIdp {
   close(): Promise<void>;
 }
 
+/** A member of staff as the test provider's picker offers them: signs in as staff by their upstream e-mail. */
+export function staffPerson(u: {
+  id: number;
+  email: string | null;
+  firstName: string;
+  lastName: string;
+}): DemoPerson {
+  return { id: String(u.id), email: u.email!, name: `${u.firstName} ${u.lastName}`, role: 'staff', note: '' };
+}
+
 /** A real OpenID provider offering `people` (the demo provider's picker stands in for a password page). */
 export async function startTestIdp(people: DemoPerson[], redirectUri: string): Promise<TestIdp> {
   const port = await freePort();

@@ -14,6 +14,7 @@ import {
   CookieJar,
   type StaffSite,
   signIn,
+  staffPerson,
   startStaffSite,
   startTestIdp,
   type TestIdp,
@@ -93,18 +94,7 @@ beforeAll(async () => {
   }
   expect(coach).toBeDefined();
   const port = await freePort();
-  idp = await startTestIdp(
-    [
-      {
-        id: String(coach.id),
-        email: coach.email!,
-        name: `${coach.firstName} ${coach.lastName}`,
-        role: 'staff' as const,
-        note: '',
-      },
-    ],
-    `http://127.0.0.1:${port}/auth/callback`,
-  );
+  idp = await startTestIdp([staffPerson(coach)], `http://127.0.0.1:${port}/auth/callback`);
   site = await startStaffSite(h, { port, idp, now: () => new Date(Date.parse(h.sandbox.now()) + shift) });
   await signIn(jar, site.url, String(coach.id));
 }, 300_000);
