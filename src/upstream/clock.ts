@@ -86,3 +86,33 @@ export function skewConsequence(skewMs: number): string {
     ? 'a clock a day or more ahead is not trusted: what is new is read whole'
     : "what is new is read by the upstream's clock";
 }
+
+/**
+ * How long a measure of the upstream's clock stands in for answers that carry no `Date`: clocks drift by seconds
+ * a day, which the pull's overlap (minutes) absorbs; a step of the clock shows on the next answer with a `Date`.
+ */
+export const CLOCK_MEMORY_MS = 3_600_000;
+
+/**
+ * What this process last measured of one upstream's clock, from a trusted `Date`: for a listing answered without
+ * one (a proxy in front of one path strips it), the upstream's time is still its own clock, as measured on its
+ * other answers, never this server's.
+ */
+export class ClockMemory {
+  #low: number | null = null;
+  #at = 0;
+  /** Whether the process has said that the upstream sends answers without a `Date` (once per school). */
+  warned = false;
+
+  /** A trusted sample: the skew is at least `date − receivedAt` (the answer was made before it arrived). */
+  note(s: ClockSample): void {
+    this.#low = s.date - s.receivedAt;
+    this.#at = s.receivedAt;
+  }
+
+  /** The earliest the upstream's clock read at this server's instant `at`, or null with no recent measure. */
+  upstreamAt(at: number): number | null {
+    if (this.#low === null || Math.abs(at - this.#at) > CLOCK_MEMORY_MS) return null;
+    return at + this.#low;
+  }
+}

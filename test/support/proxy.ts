@@ -24,7 +24,7 @@ export async function reverseProxy(
     /** Answers a request itself instead of passing it on (returns true when it did): a broken endpoint. */
     intercept?: (req: IncomingMessage, res: ServerResponse) => boolean;
     /** Rewrites the answer's `Date` header (undefined: sent without one): an upstream whose clock lies. */
-    date?: (upstream: string | undefined) => string | undefined;
+    date?: (upstream: string | undefined, req: IncomingMessage) => string | undefined;
   } = {},
 ): Promise<ReverseProxy> {
   const to = new URL(target);
@@ -45,7 +45,7 @@ export async function reverseProxy(
         const headers = { ...answer.headers };
         if (opts.date) {
           res.sendDate = false;
-          const date = opts.date(answer.headers.date);
+          const date = opts.date(answer.headers.date, req);
           if (date === undefined) delete headers.date;
           else headers.date = date;
         }

@@ -2,6 +2,7 @@
 // upstream's, or left by an upstream whose clock then went back by more than the overlap. A listing asked with it
 // could not hold what was stamped before it, so the resource is read whole on the next pull instead of the edit
 // being lost until a full pull. In process against a real sandbox and SQLite store.
+import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SchoolConfig } from '../../src/config.ts';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
@@ -137,5 +138,84 @@ describe('a cursor the upstream refuses (a year past 9999, left by a lying Date)
       await ts.cleanup();
       await sandbox.close();
     }
+  });
+});
+
+// A listing answered without a `Date` (a proxy in front of one path strips it) while the upstream's other answers
+// carry one: the cursor follows the upstream's clock as measured on those (issue 41's rule), so an incremental fire
+// costs what it costs with a Date, not a whole read of the sessions; and the "no Date" warning is said once per
+// school, not per resource per pull. This server 5 min ahead: no edit is lost either.
+describe('sessions answered without a Date, the rest with one, this server 5 min ahead', () => {
+  let sandbox: Sandbox;
+  const proxies: ReverseProxy[] = [];
+  const stores: TestStore[] = [];
+  beforeAll(async () => {
+    sandbox = await startSandbox({ seed: 8, scale: 'small', now: TEST_NOW });
+  });
+  afterAll(async () => {
+    for (const s of stores) await s.cleanup();
+    for (const p of proxies) await p.close();
+    await sandbox?.close();
+  });
+
+  /** Requests per incremental fire through a proxy (stripping sessions' Date or not), and the warnings said. */
+  async function fires(strip: boolean, n: number) {
+    let requests = 0;
+    const front = await reverseProxy(sandbox.url, {
+      intercept: () => {
+        requests++;
+        return false;
+      },
+      date: (d, req) => (strip && /\/sessions\b/.test(req.url ?? '') ? undefined : d),
+    });
+    proxies.push(front);
+    const ts = await openTestStore('sqlite');
+    stores.push(ts);
+    const lines: string[] = [];
+    const log = pino({ level: 'warn' }, { write: (l: string) => void lines.push(l) });
+    const upstream = { url: front.url, token: sandbox.token };
+    const client = testClient(upstream);
+    const school = testSchool(upstream);
+    const now = () => new Date(Date.parse(sandbox.now()) + 5 * MINUTE);
+    const pull = (kind: 'full' | 'incremental') =>
+      pullSchool({ now, store: ts.store, client, school, kind, log });
+    expect((await pull('full')).status).toBe('succeeded');
+    const at = Date.parse(sandbox.now());
+    const session = sandbox.school.sessions.find((s) => s.start > at + 86_400_000 && !s.cancelled)!;
+    const email = sandbox.school.users.find((u) => u.email)!.email;
+    await client.updateSessions({ email, sessions: [{ id: session.id, title: `Retitled, strip=${strip}` }] });
+    const perFire: number[] = [];
+    const sessionsRead: number[] = [];
+    for (let i = 0; i < n; i++) {
+      sandbox.setNow(new Date(Date.parse(sandbox.now()) + 10_000).toISOString());
+      const before = requests;
+      const run = await pull('incremental');
+      expect(run.status, run.errors.join('\n')).toBe('succeeded');
+      perFire.push(requests - before);
+      const c = run.resources.find((r) => r.kind === 'sessions')?.counts;
+      sessionsRead.push(c ? c.added + c.changed + c.unchanged + c.skipped : 0);
+    }
+    const title = (await ts.store.records.get(school.id, 'sessions', session.id))!.title;
+    const noDate = lines.filter((l) => /Date header to trust/.test(l));
+    return { perFire, sessionsRead, title, noDate };
+  }
+
+  it('costs an incremental fire what it costs with a Date, says so once, and loses no edit', async () => {
+    const withDate = await fires(false, 4);
+    const without = await fires(true, 4);
+    console.log(
+      `per incremental fire, requests / sessions read: with a Date ${withDate.perFire.join(', ')} / ${withDate.sessionsRead.join(', ')}; sessions without one ${without.perFire.join(', ')} / ${without.sessionsRead.join(', ')}`,
+    );
+    expect(without.title).toBe('Retitled, strip=true');
+    expect(withDate.title).toBe('Retitled, strip=false');
+    // After the first fire (which may still read what the full pull left whole), each fire costs what it costs
+    // with a Date.
+    for (let i = 1; i < 4; i++) {
+      expect(without.perFire[i]).toBeLessThanOrEqual(withDate.perFire[i]!);
+      expect(without.sessionsRead[i]).toBeLessThanOrEqual(withDate.sessionsRead[i]! + 1);
+    }
+    expect(withDate.noDate).toEqual([]);
+    expect(without.noDate.length).toBe(1);
+    expect(without.noDate[0]).toMatch(/without a Date header.*clock as measured/);
   });
 });

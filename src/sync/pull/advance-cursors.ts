@@ -6,8 +6,9 @@
 // earliest `Date` of the listing's pages, less the overlap. A change the listing could have missed was stamped
 // after the page that would have carried it was made, so after that instant. This server's clock played no part:
 // with it 5 minutes ahead of the upstream's, the cursor (its run start less 120 s) lay 3 minutes in the upstream's
-// future and every edit made in the 3 minutes after a pull was never read (issue 41). An upstream without a `Date`
-// to trust is not measured against this server's clock either: its cursor stays (nextCursor).
+// future and every edit made in the 3 minutes after a pull was never read (issue 41). A listing without a `Date`
+// to trust takes the upstream's clock as measured on its other answers (clock-memory.ts), never this server's;
+// with nothing measured, its cursor stays (nextCursor).
 //
 // A cursor that lay after the listing's own time (the upstream's clock went back by more than the overlap, or the
 // cursor was written by this server's clock before issue 41) asked from the upstream's future: what was stamped
@@ -16,6 +17,7 @@
 import type { ResourceMode } from '../../jobs/pull-summary.ts';
 import type { Store } from '../../store/types.ts';
 import type { ResourceSpec } from '../resources.ts';
+import { clockMemoryOf } from './clock-memory.ts';
 import type { Gathered } from './gathered.ts';
 import type { Listed } from './judge-listing.ts';
 import { SENSITIVE_KEY, sensitiveChanged, sensitiveMark, withoutSensitive } from './sensitive.ts';
@@ -52,19 +54,30 @@ export async function advanceCursors(
 
 /**
  * The cursor a complete listing leaves. Without a `Date` to trust (none, not a date, a day or more ahead of this
- * server's clock) nothing says what the upstream's time was, and this server's clock may be ahead of it: the
- * cursor stays where it was, or at the epoch after a whole listing, so the resource is read whole rather than an
- * edit being lost (an upstream stripped of its `Date` lost every edit made in the 3 minutes after a pull with
- * this server 5 minutes ahead; one sending `Date: 99999` left a cursor every later listing refused with 400).
+ * server's clock) the listing's time is the upstream's clock as this process last measured it on its other
+ * answers, when it has (so an incremental read stays incremental: 3 sessions read a fire, not 131). With nothing
+ * measured, nothing says what the upstream's time was, and this server's clock may be ahead of it: the cursor
+ * stays where it was, or at the epoch after a whole listing, so the resource is read whole rather than an edit
+ * being lost (an upstream stripped of its `Date` lost every edit made in the 3 minutes after a pull with this
+ * server 5 minutes ahead; one sending `Date: 99999` left a cursor every later listing refused with 400).
  */
 function nextCursor(ctx: ResourceRunContext, spec: ResourceSpec, got: Gathered): string {
-  const { listedAt, askedAfter } = got;
+  const { askedAfter } = got;
+  let { listedAt } = got;
   if (listedAt === null) {
-    ctx.log.warn(
-      { resource: spec.kind },
-      `the upstream sent no Date to trust with ${spec.kind}: its cursor does not move and ${spec.kind} are read whole until it does`,
-    );
-    return askedAfter ?? EPOCH;
+    const memory = clockMemoryOf(ctx.client);
+    listedAt = memory.upstreamAt(got.askedAt);
+    if (!memory.warned) {
+      // Once per school per process: the same answer comes every fire, and the operator's fix is one proxy.
+      memory.warned = true;
+      ctx.log.warn(
+        { resource: spec.kind },
+        listedAt === null
+          ? `the upstream answers without a Date header to trust (first seen on ${spec.kind}), and nothing has measured its clock: such resources are read whole on every pull until it sends one (a proxy in front of it may strip the header)`
+          : `the upstream answers ${spec.kind} without a Date header to trust (a proxy in front of it may strip the header): their cursors follow its clock as measured on its other answers`,
+      );
+    }
+    if (listedAt === null) return askedAfter ?? EPOCH;
   }
   if (askedAfter !== null && Date.parse(askedAfter) > listedAt) {
     ctx.log.warn(

@@ -9,6 +9,7 @@ import { mapLimit } from '../../util/concurrency.ts';
 import { TimeSlice } from '../../util/event-loop.ts';
 import type { Listing, ResourceSpec } from '../resources.ts';
 import { RecordSpool } from '../spool.ts';
+import { clockMemoryOf } from './clock-memory.ts';
 import { confirmMissing } from './confirm-missing.ts';
 import { isFatal, isNotFound } from './errors.ts';
 import type { Fetched, Gathered, ListingTally } from './gathered.ts';
@@ -90,6 +91,7 @@ async function readListings(
         ctx.skew.add(page.clock);
       }
       if (page.clock && trusted(page.clock)) {
+        clockMemoryOf(ctx.client).note(page.clock);
         const at = sink.out.listedAt;
         sink.out.listedAt = at === null ? page.clock.date : Math.min(at, page.clock.date);
       }
@@ -169,6 +171,7 @@ function emptyGathered(): Gathered {
     confirmations: new Map(),
     listedAt: null,
     askedAfter: null,
+    askedAt: Date.now(),
   };
 }
 

@@ -43,6 +43,8 @@ export interface Gathered {
   listedAt: number | null;
   /** The cursor the listing was asked with (`updatedAfter`), for an incremental read. */
   askedAfter: string | null;
+  /** This server's clock before the listing's first request: with no `Date` on it, when it was taken. */
+  askedAt: number;
 }
 
 /** A resource's download as it ended: what it gathered or why it failed, and what it noted on the way. */
