@@ -15,6 +15,43 @@ export function terminalSafe(text: string): string {
   return withoutControls(text);
 }
 
+/** A tag, comment or doctype: the text is a page (a proxy's or a CDN's error page), not words. */
+const MARKUP = /<(?:[a-z][\w-]*[\s/>]|\/[a-z]|!)/i;
+const PAGE_WORDS = 100;
+const ENTITIES: Record<string, string> = {
+  amp: '&',
+  lt: '<',
+  gt: '>',
+  quot: '"',
+  apos: "'",
+  nbsp: ' ',
+  '#39': "'",
+};
+
+/**
+ * An answer's text as one short line for a person: a page's words without its markup (its `<title>` where it has
+ * one, else its text without styles, scripts and comments, cut at PAGE_WORDS: past that a page is boilerplate),
+ * terminalSafe, spaces collapsed, cut at `max`. A proxy's 502 page prints as `502 Bad Gateway`, not as 200
+ * characters of HTML.
+ */
+export function plainLine(text: string, max = 200): string {
+  let words = text;
+  const page = MARKUP.test(text);
+  if (page) {
+    const title = /<title[^>]*>([\s\S]*?)<\/title>/i.exec(text)?.[1]?.trim();
+    words = (
+      title ||
+      text
+        .replace(/<(script|style)\b[\s\S]*?<\/\1\s*>/gi, ' ')
+        .replace(/<!--[\s\S]*?-->/g, ' ')
+        .replace(/<[^>]*>/g, ' ')
+    ).replace(/&(#39|[a-z]+);/gi, (m, name: string) => ENTITIES[name.toLowerCase()] ?? m);
+  }
+  const line = terminalSafe(words).replace(/\s+/g, ' ').trim();
+  const limit = page ? Math.min(max, PAGE_WORDS) : max;
+  return line.length > limit ? `${line.slice(0, limit - 1)}…` : line;
+}
+
 /**
  * JSON text (JSON.stringify's, a log line) with the characters a terminal acts on that JSON leaves raw in its
  * strings escaped as `\uXXXX`: the same JSON value.

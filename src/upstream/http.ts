@@ -5,6 +5,7 @@
 // have been applied and repeating it could create a record twice. Reads that meet nothing but failures stop early
 // (outage.ts), and each answer's `Date` is handed on as the upstream's clock (clock.ts).
 
+import { plainLine } from '../terminal.ts';
 import type { RateLimiter } from '../util/rate-limiter.ts';
 import { parseRetryAfter, type RetryPolicy, retryDelay, retrying } from '../util/retry.ts';
 import type { RetryInfo } from './api.ts';
@@ -125,7 +126,8 @@ function withoutCredentials(url: string): string {
 
 /**
  * The reason an error answer gives, in one line of at most REASON_MAX characters: the JSON body's message, else
- * the body, else the status text; `redact` takes the token out before it is cut to length.
+ * the body (a page's words without its markup: terminal.ts plainLine, as the CLI prints), else the status text;
+ * `redact` takes the token out before it is cut to length.
  */
 function reasonFrom(
   status: number,
@@ -142,9 +144,9 @@ function reasonFrom(
       reason = trimmed;
     }
   } else reason = trimmed;
-  if (reason === '') reason = statusText || `HTTP ${status}`;
-  reason = redact(reason.replace(/\s+/g, ' '));
-  return reason.length > REASON_MAX ? `${reason.slice(0, REASON_MAX - 1)}…` : reason;
+  // The token out first, on the whole text: a cut could leave a part of it that no longer matches.
+  reason = plainLine(redact(reason), REASON_MAX);
+  return reason === '' ? statusText || `HTTP ${status}` : reason;
 }
 
 /** Whether and how a failed attempt is tried again: 429 always, other retryable failures on reads only. */
