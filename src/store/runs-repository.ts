@@ -277,7 +277,8 @@ export class SqlRuns implements RunsRepository {
     const beat = held.heartbeat_at
       ? { host: held.host ?? '', pid: Number(held.pid), heartbeatAt: held.heartbeat_at }
       : null;
-    if (ownerAlive(beat, new Date())) {
+    // Judged at the caller's moment, the one the lease is taken at: one clock, the caller's.
+    if (ownerAlive(beat, new Date(acquired_at))) {
       return { acquired: false, holder: { owner: held.owner, since: held.acquired_at } };
     }
     // Its owner is gone: take it over, unless another caller just did (compare-and-swap on the token).

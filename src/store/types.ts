@@ -481,7 +481,7 @@ export interface RunsRepository {
   beat(owner: RunOwner, at: Instant): Promise<void>;
   /** The owner stopped cleanly: its runs still marked running read as interrupted at once. */
   forgetOwner(ownerId: string): Promise<void>;
-  /** Takes the school's pull lease unless a live owner holds it. */
+  /** Takes the school's pull lease unless an owner alive at `at` (the caller's clock) holds it. */
   acquirePullLease(schoolId: SchoolId, ownerId: string, at: Instant): Promise<PullLease>;
   /** Frees the lease taken with this token (a no-op when it was taken over since). */
   releasePullLease(schoolId: SchoolId, token: string): Promise<void>;
