@@ -75,6 +75,12 @@ export const run = defineCommand({
           : `${from} holds no rostercal backup (${path.basename(storeFile)})`,
       );
     const backupRecord = backupRecordOf(from);
+    // Checked before DATA_DIR is touched: a backup without its record is incomplete (copied in part), and the
+    // operator should hear which file is missing, not a bare ENOENT after the secret was already placed.
+    if (!existsSync(backupRecord))
+      throw new UsageError(
+        `${from} holds no ${BACKUP_ROTATIONS_FILE}: this backup is incomplete; copy the whole directory rostercal backup wrote`,
+      );
     const newer = ctx.values.record ?? [];
     for (const f of newer) if (!existsSync(f)) throw new UsageError(`--record ${f}: no such file`);
     const own = new RotationJournal(config.dataDir).exists();
