@@ -210,12 +210,30 @@ function openSqlite(opts: { dataDir?: string; file?: string }, checkpointsOffThr
   return new SqlStore({ dialect: 'sqlite', db, reader, checkIntegrity: () => sqliteQuickCheck(file) });
 }
 
+/** How long a connection to PostgreSQL may take (a free pool slot included) before the call fails, unless set. */
+export const PG_CONNECT_TIMEOUT_S = 5;
+
+/**
+ * DATABASE_URL's `connect_timeout` (seconds, libpq's parameter; 0: no limit), else PG_CONNECT_TIMEOUT_S. pg reads
+ * no such parameter itself: without a bound, a database that takes the connection and never answers held every
+ * store call for as long as the socket lived (70 s in test/store/pg-connect-timeout).
+ */
+function connectTimeoutOf(url: string): number {
+  try {
+    const v = new URL(url).searchParams.get('connect_timeout');
+    if (v !== null && /^\d+$/.test(v)) return Number(v);
+  } catch {}
+  return PG_CONNECT_TIMEOUT_S;
+}
+
 async function openPostgres(url: string, max: number): Promise<SqlStore> {
   // Loaded only for PostgreSQL: pg and its packages would otherwise slow every SQLite command's start.
   const { default: pg } = await import('pg');
+  const timeoutS = connectTimeoutOf(url);
   const pool = new pg.Pool({
     connectionString: url,
     max,
+    connectionTimeoutMillis: timeoutS * 1000,
     // int8 (ids, counters) as numbers: every id and count here is far below 2^53.
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
@@ -229,6 +247,29 @@ async function openPostgres(url: string, max: number): Promise<SqlStore> {
   // A checked-out client whose session the server ends (restart, pg_terminate_backend) emits 'error' besides
   // failing its query; unheard, that event would end the process instead of one request.
   pool.on('connect', (client) => client.on('error', () => {}));
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: await copyingPool(pool) }) });
+  const where = (() => {
+    try {
+      const u = new URL(url);
+      return `${u.hostname}:${u.port || 5432}`;
+    } catch {
+      return 'its address';
+    }
+  })();
+  const bounded = await copyingPool(pool);
+  const connect = bounded.connect;
+  bounded.connect = async () => {
+    try {
+      return await connect();
+    } catch (err) {
+      // pg says "timeout exceeded when trying to connect" or "Connection terminated due to connection timeout".
+      if (timeoutS > 0 && err instanceof Error && /timeout/i.test(err.message))
+        throw new Error(
+          `the database (PostgreSQL at ${where}) did not answer within ${timeoutS} s (connect_timeout in DATABASE_URL sets the bound): ${err.message}`,
+          { cause: err },
+        );
+      throw err;
+    }
+  };
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: bounded }) });
   return new SqlStore({ dialect: 'postgres', db });
 }
