@@ -2,7 +2,7 @@
 // by the parent when subscribing (`/feeds/<token>.ics?reminder=1h`). Made from the rendered bytes, so a variant
 // always says exactly what the plain feed says, and the render leaves room for the alarms under the size cap
 // (ALARM_BYTES, ics-writer.ts), so every variant stays under it with the same trim note. Of the calendar apps,
-// only some honour a subscribed calendar's VALARM: see the page's words (landing-page.ts) and the README.
+// only some honour a subscribed calendar's VALARM: see the page's words (landing.ts) and the README.
 export const REMINDERS = {
   none: { minutes: 0, label: 'No reminder', trigger: '' },
   '30m': { minutes: 30, label: '30 minutes before', trigger: '-PT30M' },
