@@ -38,6 +38,8 @@ export const run = defineCommand({
     const out = ctx.values.out;
     if (typeof out !== 'string' || !out) throw new UsageError('--out DIR is required');
     const config = await ctx.config();
+    if (existsSync(out) && !statSync(out).isDirectory())
+      throw new UsageError(`${out} is a file: give a new or empty directory`);
     if (existsSync(out) && readdirSync(out).length)
       throw new UsageError(`${out} is not empty: give a new or empty directory`);
     const secret = loadFeedSecret({ secret: config.feedSecret, dataDir: config.dataDir, create: false });

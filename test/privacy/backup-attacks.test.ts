@@ -62,6 +62,10 @@ describe('backup and restore attacked from outside', () => {
     writeFileSync(path.join(d, 'x'), 'x');
     await cli(['backup', '--out', d], school.env, 2);
     expect(readdirSync(d)).toEqual(['x']);
+    // Observed before: exit 1, `rostercal backup: ENOTDIR: not a directory, scandir …`.
+    expect(await cli(['backup', '--out', path.join(d, 'x')], school.env, 2)).toMatch(
+      /x is a file: give a new or empty directory/,
+    );
   }, 60_000);
 
   it('restore over a DATA_DIR with a store is refused (2), the store untouched', async () => {
