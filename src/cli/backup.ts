@@ -42,13 +42,19 @@ export const run = defineCommand({
       throw new UsageError(`${out} is a file: give a new or empty directory`);
     if (existsSync(out) && readdirSync(out).length)
       throw new UsageError(`${out} is not empty: give a new or empty directory`);
+    const storePath = sqlitePath({ dataDir: config.dataDir });
+    // Before the secret: without a store its error would speak of a database holding URLs of another secret.
+    if (!config.databaseUrl && !existsSync(storePath))
+      throw new UsageError(
+        `no store to back up: ${storePath} does not exist (is DATA_DIR the one serve uses?)`,
+      );
     const secret = loadFeedSecret({ secret: config.feedSecret, dataDir: config.dataDir, create: false });
     ensurePrivateDir(out);
     const started = Date.now();
     const store = config.databaseUrl ? POSTGRES_BACKUP : SQLITE_BACKUP;
     const dest = path.join(out, store);
     if (config.databaseUrl) await dumpPostgres(config.databaseUrl, dest);
-    else backupSqlite(sqlitePath({ dataDir: config.dataDir }), dest);
+    else backupSqlite(storePath, dest);
     chmodSync(dest, PRIVATE);
     // The record as this DATA_DIR keeps it; without one (a machine that never served), a record of no rotation
     // for this secret: the store's own tokens carry every rotation made before the backup.

@@ -62,6 +62,11 @@ describe('backup and restore attacked from outside', () => {
     writeFileSync(path.join(d, 'x'), 'x');
     await cli(['backup', '--out', d], school.env, 2);
     expect(readdirSync(d)).toEqual(['x']);
+    // Observed before: exit 1, 'FEED_SECRET: … The database holds feed URLs made with another feed secret' (none).
+    const empty = tmp('rostercal-nodata-');
+    expect(
+      await cli(['backup', '--out', path.join(empty, 'b')], { ...school.env, DATA_DIR: empty }, 2),
+    ).toMatch(/no store to back up: .*rostercal\.sqlite does not exist/);
     // Observed before: exit 1, `rostercal backup: ENOTDIR: not a directory, scandir …`.
     expect(await cli(['backup', '--out', path.join(d, 'x')], school.env, 2)).toMatch(
       /x is a file: give a new or empty directory/,
