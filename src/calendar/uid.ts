@@ -6,7 +6,7 @@
 // is `session-<sessionId>@<domain>`. Audience is implied by the scope. The domain is
 // `<schoolId>.<installation>.rostercal`: two installations, or two schools whose upstreams reuse ids, would
 // otherwise publish the same UIDs. An installation whose UIDs predate that keeps `<schoolId>.rostercal`
-// (changing them would give every subscriber every event twice over); see docs/architecture.md.
+// (changing them would give every subscriber every event twice over); see src/calendar/README.md.
 import type { Id } from '../domain/types.ts';
 import type { FeedScopeRef, SchoolInfo } from './context.ts';
 
