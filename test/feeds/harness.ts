@@ -29,7 +29,8 @@ export interface Harness {
   tokens: FeedTokens;
   metrics: Metrics;
   dir: string;
-  pull(kind?: 'full' | 'incremental'): Promise<PullSummary>;
+  /** Pulls the school (or the same school with other settings, e.g. sensitive rosters on); throws if it fails. */
+  pull(kind?: 'full' | 'incremental', as?: SchoolConfig): Promise<PullSummary>;
   serve(opts?: {
     publicUrl?: string;
     feedRateLimit?: { perSecond: number; burst: number } | false;
@@ -77,8 +78,8 @@ export async function startHarness(
     tokens,
     metrics,
     dir,
-    async pull(kind = 'full') {
-      const summary = await pullSchool({ store, client, school, kind, now });
+    async pull(kind = 'full', as = school) {
+      const summary = await pullSchool({ store, client, school: as, kind, now });
       if (summary.status === 'failed') throw new Error(`pull failed: ${summary.errors.join('; ')}`);
       return summary;
     },

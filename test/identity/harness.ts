@@ -3,6 +3,7 @@
 // authorization-code + PKCE flow over HTTP with a cookie jar per browser, exactly as a browser would.
 import express from 'express';
 import pino from 'pino';
+import type { StaffUser, Team } from '../../src/domain/types.ts';
 import type { FamilyAbsences } from '../../src/families/absences.ts';
 import { createDemoIdp } from '../../src/identity/demo-idp.ts';
 import type { DemoPerson } from '../../src/identity/demo-people.ts';
@@ -48,6 +49,33 @@ export async function startTestIdp(people: DemoPerson[], redirectUri: string): P
     clientSecret: idp.clientSecret,
     close: () => server.close(500),
   };
+}
+
+/**
+ * The harness's school pulled in full with its medical and guardian data (sensitive rosters on), and what the staff
+ * tests pick from: its visible teams and the members of staff who can sign in as staff (an e-mail, not frozen, not an
+ * administrator or manager).
+ */
+export async function pullWithMedicalData(h: Harness) {
+  const school = { ...h.school, rosters: { ...h.school.rosters, sensitive: true } };
+  const summary = await h.pull('full', school);
+  const teams: Team[] = (await h.store.records.list(h.school.id, 'teams')).filter((t) => !t.hidden);
+  const staff = (await h.store.records.list(h.school.id, 'staff')).filter(
+    (s) => s.email && !s.frozen && !s.isAdmin && !s.isManager,
+  ) as unknown as StaffUser[];
+  return { school, summary, teams, staff };
+}
+
+/** A test provider offering these members of staff, and the staff site signing in through it. */
+export async function staffSiteFor(
+  h: Parameters<typeof startStaffSite>[0],
+  people: readonly Pick<StaffUser, 'id' | 'email' | 'firstName' | 'lastName'>[],
+  opts: Omit<Parameters<typeof startStaffSite>[1], 'port' | 'idp'> = {},
+): Promise<{ idp: TestIdp; site: StaffSite }> {
+  const port = await freePort();
+  const idp = await startTestIdp(people.map(staffPerson), `http://127.0.0.1:${port}/auth/callback`);
+  const site = await startStaffSite(h, { ...opts, port, idp });
+  return { idp, site };
 }
 
 export interface StaffSite {

@@ -4,25 +4,22 @@
 // through an activity permission (not allowed medical data by default) gets the same sheet without it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StaffUser, Team } from '../../src/domain/types.ts';
-import type { DemoPerson } from '../../src/identity/demo-people.ts';
 import { staffAccess } from '../../src/identity/roles.ts';
 import { MEDICAL_MARK } from '../../src/rosters/medical.ts';
 import { renderSheet } from '../../src/rosters/render.ts';
 import { buildSheet } from '../../src/rosters/sheet.ts';
 import { loadTemplate } from '../../src/rosters/template.ts';
-import { pullSchool } from '../../src/sync/pull.ts';
 import { type Harness, startHarness } from '../feeds/harness.ts';
 import {
   browse,
   CookieJar,
+  pullWithMedicalData,
   type StaffSite,
   signIn,
-  startStaffSite,
-  startTestIdp,
+  staffSiteFor,
   type TestIdp,
 } from '../identity/harness.ts';
 import { containsText, pagePng, pdfText, qpdfCheck } from '../support/pdf.ts';
-import { freePort } from '../support/ports.ts';
 import { sampleData } from './sample-data.ts';
 
 const fullName = (s: { firstName: string; lastName: string }) => `${s.firstName} ${s.lastName}`;
@@ -97,29 +94,11 @@ describe('medical marker on the staff site (signed in through the school’s pro
   let assigned: { user: StaffUser; team: Team };
   let viaActivity: { user: StaffUser; team: Team };
 
-  const person = (u: StaffUser): DemoPerson => ({
-    id: String(u.id),
-    email: u.email!,
-    name: fullName(u),
-    role: 'staff',
-    note: '',
-  });
-
   beforeAll(async () => {
     h = await startHarness();
     // The school keeps medical data: a pull with sensitive rosters on reads it.
-    const summary = await pullSchool({
-      store: h.store,
-      client: h.client,
-      school: { ...h.school, rosters: { ...h.school.rosters, sensitive: true } },
-      kind: 'full',
-      now: () => new Date(h.sandbox.now()),
-    });
+    const { summary, teams, staff } = await pullWithMedicalData(h);
     expect(summary.status).toBe('succeeded');
-    const teams = (await h.store.records.list('hill', 'teams')).filter((t) => !t.hidden);
-    const staff = (await h.store.records.list('hill', 'staff')).filter(
-      (s) => s.email && !s.frozen && !s.isAdmin && !s.isManager,
-    );
     // A team with children with and without a condition, and with an upcoming session to print.
     const printable = (t: Team) => withCondition(t).length > 0 && withCondition(t).length < t.students.length;
     const pick = (mine: (a: ReturnType<typeof staffAccess>, t: Team) => boolean) => {
@@ -132,12 +111,7 @@ describe('medical marker on the staff site (signed in through the school’s pro
     };
     assigned = pick((a, t) => a.assignedTeamIds.has(t.id));
     viaActivity = pick((a, t) => a.teamIds.has(t.id) && !a.assignedTeamIds.has(t.id));
-    const port = await freePort();
-    idp = await startTestIdp(
-      [person(assigned.user), person(viaActivity.user)],
-      `http://127.0.0.1:${port}/auth/callback`,
-    );
-    site = await startStaffSite(h, { port, idp });
+    ({ idp, site } = await staffSiteFor(h, [assigned.user, viaActivity.user]));
   }, 120_000);
 
   afterAll(async () => {

@@ -13,7 +13,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decideSession, loadProjectionContext, type SessionDecision } from '../../src/calendar/index.ts';
 import { parseTargets } from '../../src/config/push-targets.ts';
 import type { StaffUser } from '../../src/domain/types.ts';
-import type { DemoPerson } from '../../src/identity/demo-people.ts';
 import { staffAccess } from '../../src/identity/roles.ts';
 import { SESSION_PROP } from '../../src/push/outlook/render.ts';
 import { pushTarget } from '../../src/push/run.ts';
@@ -31,13 +30,11 @@ import {
   CookieJar,
   type StaffSite,
   signIn,
-  startStaffSite,
-  startTestIdp,
+  staffSiteFor,
   type TestIdp,
 } from '../identity/harness.ts';
 import { rostercal } from '../support/cli.ts';
 import { pdfText } from '../support/pdf.ts';
-import { freePort } from '../support/ports.ts';
 
 const SCHOOL = 'hill';
 const ZONE = 'Australia/Sydney';
@@ -140,16 +137,7 @@ beforeAll(async () => {
     staff.set(f.kind, decideSession(s, ctx, 'staff', { scope: 'team', id: teams[f.team] }));
   }
   server = await h.serve({ publicUrl: PUBLIC });
-  const port = await freePort();
-  const person: DemoPerson = {
-    id: String(coach.id),
-    email: coach.email!,
-    name: `${coach.firstName} ${coach.lastName}`,
-    role: 'staff',
-    note: '',
-  };
-  idp = await startTestIdp([person], `http://127.0.0.1:${port}/auth/callback`);
-  site = await startStaffSite(h, { port, idp, now: () => new Date(h.sandbox.now()) });
+  ({ idp, site } = await staffSiteFor(h, [coach], { now: () => new Date(h.sandbox.now()) }));
   [google, graph] = await Promise.all([
     startFakeGoogle(),
     startFakeGraph({

@@ -10,21 +10,19 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Id, StaffUser, Team } from '../../src/domain/types.ts';
 import { FamilyAbsences } from '../../src/families/absences.ts';
 import { staffAccess } from '../../src/identity/roles.ts';
-import { pullSchool } from '../../src/sync/pull.ts';
 import { type Harness, startHarness } from '../feeds/harness.ts';
 import {
   browse,
   CookieJar,
+  pullWithMedicalData,
   type StaffSite,
   signIn,
-  startStaffSite,
-  startTestIdp,
+  staffSiteFor,
   type TestIdp,
 } from '../identity/harness.ts';
 import { axe } from '../support/axe.ts';
 import { type Browser, launchBrowser, type Page } from '../support/browser.ts';
 import { expectPhoneFriendly } from '../support/phone.ts';
-import { freePort } from '../support/ports.ts';
 
 const PHONE = { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2 };
 const DAY = 86_400_000;
@@ -47,20 +45,9 @@ const fullName = (p: { firstName: string; lastName: string }) => `${p.firstName}
 beforeAll(async () => {
   h = await startHarness({ scale: 'school' });
   // The school keeps medical and guardian data: a pull with sensitive rosters on reads it.
-  const school = { ...h.school, rosters: { ...h.school.rosters, sensitive: true } };
-  const pulled = await pullSchool({
-    store: h.store,
-    client: h.client,
-    school,
-    kind: 'full',
-    now: () => new Date(h.sandbox.now()),
-  });
-  expect(pulled.status).toBe('succeeded');
+  const { school, summary, teams, staff } = await pullWithMedicalData(h);
+  expect(summary.status).toBe('succeeded');
   const now = Date.parse(h.sandbox.now());
-  const teams = (await h.store.records.list('hill', 'teams')).filter((t) => !t.hidden);
-  const staff = (await h.store.records.list('hill', 'staff')).filter(
-    (s) => s.email && !s.frozen && !s.isAdmin && !s.isManager,
-  ) as unknown as StaffUser[];
   // Picked from the store at test time: a coach's team with conditions and phones on file, whose sessions /staff
   // lists (its first three) include one 9 to 12 days ahead that a child's calendar page offers.
   const pick = async () => {
@@ -116,24 +103,13 @@ beforeAll(async () => {
   viaActivity = found.other;
   stranger = found.outsider;
 
-  const port = await freePort();
-  idp = await startTestIdp(
-    [coach, viaActivity, stranger].map((u) => ({
-      id: String(u.id),
-      email: u.email!,
-      name: fullName(u),
-      role: 'staff' as const,
-      note: '',
-    })),
-    `http://127.0.0.1:${port}/auth/callback`,
-  );
   const absences = new FamilyAbsences({
     store: h.store,
     schools: [{ ...school, families: { ...school.families, reportAbsences: true } }],
     clientFor: () => h.client,
     now: () => new Date(h.sandbox.now()),
   });
-  site = await startStaffSite(h, { port, idp, absences });
+  ({ idp, site } = await staffSiteFor(h, [coach, viaActivity, stranger], { absences }));
   browser = await launchBrowser();
 }, 600_000);
 

@@ -7,19 +7,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StaffUser, Team } from '../../src/domain/types.ts';
 import { staffAccess } from '../../src/identity/roles.ts';
-import { pullSchool } from '../../src/sync/pull.ts';
 import { type Harness, startHarness } from '../feeds/harness.ts';
 import {
   browse,
   CookieJar,
+  pullWithMedicalData,
   type StaffSite,
   signIn,
-  staffPerson,
-  startStaffSite,
-  startTestIdp,
+  staffSiteFor,
   type TestIdp,
 } from '../identity/harness.ts';
-import { freePort } from '../support/ports.ts';
 
 let h: Harness;
 let idp: TestIdp;
@@ -50,18 +47,7 @@ beforeAll(async () => {
       c.notes = `${LONG}${LONG}`;
     }
   }
-  const school = { ...h.school, rosters: { ...h.school.rosters, sensitive: true } };
-  await pullSchool({
-    store: h.store,
-    client: h.client,
-    school,
-    kind: 'full',
-    now: () => new Date(h.sandbox.now()),
-  });
-  const teams = (await h.store.records.list('hill', 'teams')).filter((t) => !t.hidden);
-  const staff = (await h.store.records.list('hill', 'staff')).filter(
-    (s) => s.email && !s.frozen && !s.isAdmin && !s.isManager,
-  ) as unknown as StaffUser[];
+  const { teams, staff } = await pullWithMedicalData(h);
   const sessions = await h.store.records.list('hill', 'sessions');
   for (const u of staff) {
     const a = staffAccess(u, teams);
@@ -93,9 +79,9 @@ beforeAll(async () => {
     }
   }
   expect(coach).toBeDefined();
-  const port = await freePort();
-  idp = await startTestIdp([staffPerson(coach)], `http://127.0.0.1:${port}/auth/callback`);
-  site = await startStaffSite(h, { port, idp, now: () => new Date(Date.parse(h.sandbox.now()) + shift) });
+  ({ idp, site } = await staffSiteFor(h, [coach], {
+    now: () => new Date(Date.parse(h.sandbox.now()) + shift),
+  }));
   await signIn(jar, site.url, String(coach.id));
 }, 300_000);
 
