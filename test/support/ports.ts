@@ -1,16 +1,47 @@
 // A free TCP port on loopback, for servers that must know their own address before they listen (a public URL,
 // an identity provider's redirect URI). The one copy the suite uses.
+import { readFileSync } from 'node:fs';
 import { type AddressInfo, connect, createServer } from 'node:net';
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/**
+ * Ports below the kernel's ephemeral range. A port the kernel handed out for port 0 and that was closed again is
+ * free for every outgoing connection of every process until the server binds it: a whole run (CI of 27800ab) lost
+ * `feeds/replicas` to "port 43751 is already in use" that way. Below the range no client socket lands, and two
+ * tests picking the same one of ~12,000 ports in the same instant is what is left.
+ */
+function unhandedRange(): [number, number] | null {
+  let low = 32_768;
+  try {
+    low =
+      Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]) || low;
+  } catch {
+    // Not Linux: the IANA dynamic range starts at 49152; 32768 is Linux's default and below both.
+  }
+  // From 20000: clear of the well-known services and of the ports fetch refuses (the highest is 10080).
+  return low - 1 > 20_000 ? [20_000, low - 1] : null;
+}
+
+function bindable(port: number): Promise<number | null> {
+  return new Promise((resolve) => {
     const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as AddressInfo;
-      srv.close(() => resolve(port));
+    srv.once('error', () => resolve(null));
+    srv.listen(port, '127.0.0.1', () => {
+      const bound = (srv.address() as AddressInfo).port;
+      srv.close(() => resolve(bound));
     });
   });
+}
+
+export async function freePort(): Promise<number> {
+  const range = unhandedRange();
+  if (range)
+    for (let tries = 0; tries < 50; tries++) {
+      const port = await bindable(range[0] + Math.floor(Math.random() * (range[1] - range[0] + 1)));
+      if (port) return port;
+    }
+  const port = await bindable(0);
+  if (!port) throw new Error('no free TCP port on 127.0.0.1');
+  return port;
 }
 
 /**
