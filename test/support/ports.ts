@@ -25,7 +25,8 @@ function bindable(port: number): Promise<number | null> {
   return new Promise((resolve) => {
     const srv = createServer();
     srv.once('error', () => resolve(null));
-    srv.listen(port, '127.0.0.1', () => {
+    // The wildcard, as `serve` binds: it is refused where any address holds the port, loopback or not.
+    srv.listen(port, '0.0.0.0', () => {
       const bound = (srv.address() as AddressInfo).port;
       srv.close(() => resolve(bound));
     });
