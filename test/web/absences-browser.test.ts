@@ -436,11 +436,12 @@ describe('what a report covers', () => {
         const first = (
           await service.store.records.listSessions('hill', {
             studentId: m.studentId,
-            from: new Date(now + 3_600_000).toISOString(),
+            from: new Date(now + 86_400_000).toISOString(),
             to: new Date(now + 14 * 86_400_000).toISOString(),
           })
         )
-          .filter((x) => !x.cancelled && x.teams.length > 0)
+          // A bye offers nothing to report (issue 42): which sessions are byes follows the date the test runs.
+          .filter((x) => !x.cancelled && !x.bye && x.teams.length > 0)
           .sort((x, y) => x.start.localeCompare(y.start))[0];
         if (other && first) found = { child: m.studentId, first: first.id, other: other.id };
       }
