@@ -13,12 +13,9 @@ import {
   CookieJar,
   type StaffSite,
   signIn,
-  staffPerson,
-  startStaffSite,
-  startTestIdp,
+  staffSiteFor,
   type TestIdp,
 } from '../identity/harness.ts';
-import { freePort } from '../support/ports.ts';
 
 const ATTACK =
   '\r\nFORGED \u001b[31mRED\u001b[0m\u001b[2J\u001b]0;title\u0007 \u202Eevil\u202C \u2066iso\u2069 \u0085NEL\u009b31mCSI \u2028LS\u2029PS\u200F\u061C';
@@ -95,15 +92,13 @@ beforeAll(async () => {
   studentId = student.id;
   studentToken = (await h.tokens.ensure('hill', 'student', student.id)).token!;
 
-  const port = await freePort();
-  idp = await startTestIdp([staffPerson(coach)], `http://127.0.0.1:${port}/auth/callback`);
   const absences = new FamilyAbsences({
     store: h.store,
     schools: [{ ...h.school, families: { ...h.school.families, reportAbsences: true } }],
     clientFor: () => h.client,
     now: () => new Date(h.sandbox.now()),
   });
-  site = await startStaffSite(h, { port, idp, adminToken: ADMIN, absences });
+  ({ idp, site } = await staffSiteFor(h, [coach], { adminToken: ADMIN, absences }));
   await signIn(jar, site.url, String(coach.id));
 }, 300_000);
 
