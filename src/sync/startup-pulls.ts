@@ -5,6 +5,8 @@
 // sees what one school's pull asks of it (its client's pace); different upstreams pull at once, up to a bound
 // that keeps some of the store's connections and the cores for requests.
 
+import { mapLimit } from '../util/concurrency.ts';
+
 /** Start-up pulls under way at once across upstreams (the PostgreSQL pool has 10 connections by default). */
 export const STARTUP_PULLS_AT_ONCE = 6;
 
@@ -39,18 +41,14 @@ export async function runStartupPulls<S extends StartupSchool>(
     if (q) q.push(s);
     else queues.set(key, [s]);
   }
-  // Each lane takes the next upstream whose queue no other lane is draining, and drains it.
-  const waiting = [...queues.values()];
-  const lane = async () => {
-    for (let q = waiting.shift(); q; q = waiting.shift())
-      for (const school of q) {
-        try {
-          await pull(school);
-        } catch (err) {
-          opts.onError?.(school, err);
-        }
+  // Each of at most `atOnce` lanes takes the next upstream's queue no other lane is draining, and drains it.
+  await mapLimit([...queues.values()], opts.atOnce ?? STARTUP_PULLS_AT_ONCE, async (queue) => {
+    for (const school of queue) {
+      try {
+        await pull(school);
+      } catch (err) {
+        opts.onError?.(school, err);
       }
-  };
-  const lanes = Math.max(1, Math.min(opts.atOnce ?? STARTUP_PULLS_AT_ONCE, waiting.length));
-  await Promise.all(Array.from({ length: lanes }, lane));
+    }
+  });
 }
