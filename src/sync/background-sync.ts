@@ -43,6 +43,18 @@ export interface SyncService {
   stop(): Promise<void>;
 }
 
+/** What an incremental fire of a school whose start-up pull has not started yet says (the log, the job's status). */
+export const FOLDED =
+  "folded into this school's start-up pull, still to start (a full pull: it reads everything)";
+
+/** The schools serve pulls at start: every demo school (its sandbox was just generated), and those needsStartupPull names. */
+async function startupDue(store: SyncServiceOptions['store'], schools: readonly SchoolConfig[]) {
+  const due: SchoolConfig[] = [];
+  for (const school of schools)
+    if (school.demo || (await needsStartupPull(store, school.id))) due.push(school);
+  return due;
+}
+
 export async function startSyncService(opts: SyncServiceOptions): Promise<SyncService> {
   const log = (opts.log ?? silentLogger).child({ component: 'sync' });
   const demo = await startDemoUpstream(
@@ -61,6 +73,12 @@ export async function startSyncService(opts: SyncServiceOptions): Promise<SyncSe
     }
     return c;
   };
+  // Schools due a start-up pull (never pulled completely, or the last pull died with its process), read before
+  // the first fire: until its start-up pull starts, a school's incremental fires are folded into it (that full
+  // pull, after the fire's moment, reads everything the fire would), each said as such; with 500 schools they
+  // would otherwise each start a full pull of their own at once, on top of the bounded start-up ones.
+  const due = opts.initialPull === 'none' ? [] : await startupDue(opts.store, config.schools);
+  const waiting = new Set(due.map((s) => s.id));
   let scheduler: SchedulerHandle;
   try {
     scheduler = await startScheduler({
@@ -73,6 +91,7 @@ export async function startSyncService(opts: SyncServiceOptions): Promise<SyncSe
       ...(opts.storeOutputs ? { storeOutputs: opts.storeOutputs } : {}),
       ...(opts.whilePulling ? { whilePulling: opts.whilePulling } : {}),
       ...(opts.onFire ? { onFire: opts.onFire } : {}),
+      foldedInto: (id) => (waiting.has(id) ? FOLDED : null),
     });
   } catch (err) {
     await demo.close();
@@ -80,14 +99,10 @@ export async function startSyncService(opts: SyncServiceOptions): Promise<SyncSe
   }
 
   const initial = async () => {
-    if (opts.initialPull === 'none') return;
-    // A school never pulled completely, or whose last pull died with its process, is pulled again now.
-    const due: SchoolConfig[] = [];
-    for (const school of config.schools)
-      if (school.demo || (await needsStartupPull(opts.store, school.id))) due.push(school);
     await runStartupPulls(
       due,
       async (school) => {
+        waiting.delete(school.id);
         const outcome = await scheduler.runNow(school.id, 'full');
         log.info({ schoolId: school.id, status: outcome.status }, 'start-up pull finished');
       },

@@ -71,6 +71,11 @@ export interface SchedulerOptions {
    * that pull has ended, its storeOutputs included, whatever its result.
    */
   whilePulling?: (school: SchoolConfig) => () => void;
+  /**
+   * Why an incremental fire of the school is let pass because a pull still to come does its work (serve's
+   * start-up pull, background-sync.ts), or null: asked before the fire's pull takes anything.
+   */
+  foldedInto?: (schoolId: string) => string | null;
   now?: () => Date;
   /** How long stop() waits for running jobs after interrupting the pulls (default 15 s). */
   stopWaitMs?: number;
@@ -114,7 +119,11 @@ function pullJob(
     cron: kind === 'full' ? school.schedules.full : school.schedules.incremental,
     // An incremental pull queued behind a running pull would only repeat it. (A full one is never let pass.)
     skipReason: () =>
-      kind === 'incremental' && pulls.busy(school.id) ? 'another pull of this school is running' : null,
+      kind !== 'incremental'
+        ? null
+        : pulls.busy(school.id)
+          ? 'another pull of this school is running'
+          : (opts.foldedInto?.(school.id) ?? null),
     ...(kind === 'incremental'
       ? {
           deferredUntil: (at: Date) => {

@@ -3,7 +3,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import type { Sandbox } from '../../src/sandbox/index.ts';
-import { startSyncService } from '../../src/sync/background-sync.ts';
+import { FOLDED, startSyncService } from '../../src/sync/background-sync.ts';
+import type { FireEvent } from '../../src/sync/scheduler.ts';
 import { startWeekSandbox } from '../support/clock.ts';
 import { openTestStore, type TestStore } from './helpers.ts';
 
@@ -54,5 +55,60 @@ describe('startSyncService', () => {
     await again.initialPulls;
     await again.stop();
     expect((await ts.store.runs.listRuns('hillcrest')).length).toBe(1);
+  });
+
+  it("folds a waiting school's incremental fires into its start-up pull, which reads everything once", async () => {
+    // Three schools behind one upstream: their start-up pulls run one after another, each slowed by the
+    // upstream's latency, while every school's incremental job fires each second.
+    const slow = await startWeekSandbox({ seed: 4, scale: 'small', latencyMs: 60 });
+    const fleet = await openTestStore('sqlite');
+    try {
+      const one = await loadConfig({
+        UPSTREAM_URL: slow.url,
+        UPSTREAM_TOKEN: slow.token,
+        SCHOOL_TZ: 'Australia/Sydney',
+        SCHOOL_ID: 'a',
+        SCHOOL_NAME: 'A',
+        ...fleet.env,
+      });
+      const base = one.schools[0]!;
+      const schools = ['a', 'b', 'c'].map((id) => ({
+        ...base,
+        id,
+        name: id.toUpperCase(),
+        schedules: { ...base.schedules, incremental: '* * * * * *' },
+      }));
+      const events: FireEvent[] = [];
+      const began = new Map<string, number>();
+      const svc = await startSyncService({
+        config: { ...one, schools },
+        store: fleet.store,
+        onFire: (e) => {
+          events.push(e);
+          if (e.type === 'started' && e.fireTime === null) began.set(e.schoolId, Date.now());
+        },
+      });
+      await svc.initialPulls;
+      await svc.stop();
+
+      const folded = events.filter((e) => e.type === 'skipped' && e.reason === FOLDED);
+      // c waits for a's and b's pulls (over a second each at this latency): its fires meanwhile are folded.
+      expect(folded.filter((e) => e.schoolId === 'c').length).toBeGreaterThan(0);
+      for (const e of folded) {
+        expect(e.job).toBe('incremental');
+        // Only before the school's start-up pull started.
+        expect(Date.parse(e.fireTime!)).toBeLessThanOrEqual(began.get(e.schoolId)!);
+      }
+      // No fire of a waiting school ran a full pull of its own: one full run each, the start-up's.
+      for (const id of ['a', 'b', 'c']) {
+        const runs = await fleet.store.runs.listRuns(id);
+        expect(runs.filter((r) => r.kind === 'full').map((r) => r.status)).toEqual(['succeeded']);
+      }
+      const status = await fleet.store.runs.listJobStatus('c');
+      expect(status.find((j) => j.job === 'incremental')?.lastSkipReason).toBeDefined();
+    } finally {
+      await fleet.cleanup();
+      await slow.close();
+    }
   });
 });
