@@ -1,7 +1,7 @@
 // How pushing joins the rest of rostercal: after every pull (`rostercal sync`, scheduled pulls) and on its own
 // schedule (`schools[].schedules.push`). One push per target at a time, in this process and across every process
-// and replica sharing the store (a lease per target); across replicas the scheduler's RunCoordinator makes each
-// scheduled fire run once.
+// and replica sharing the store (the target's own lease, `push_leases`); across replicas the scheduler's
+// RunCoordinator makes each scheduled fire run once.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { SchoolConfig } from '../config.ts';
 import type { AfterPullStep } from '../jobs/after-pull-step.ts';
@@ -31,11 +31,6 @@ export function serialisedPush(
   return pushes.run(target, () => acrossReplicas(store, target, log, push), kind);
 }
 
-/** The store's lease of a target: a school id has no ':', so it never names a school's pull lease. */
-export function pushLeaseKey(target: string): string {
-  return `push:${target}`;
-}
-
 const LEASE_POLL_MS = 1_000;
 
 /** Holds the target's lease in the store while pushing: another process or replica pushing it goes first. */
@@ -47,10 +42,9 @@ async function acrossReplicas<T>(
 ): Promise<T> {
   const stopBeating = await keepAlive(store, log);
   try {
-    const key = pushLeaseKey(target);
     let token: string | null = null;
     for (let told = false; token === null; told = true) {
-      const lease = await store.runs.acquirePullLease(key, processOwner().id, new Date().toISOString());
+      const lease = await store.runs.acquirePushLease(target, processOwner().id, new Date().toISOString());
       if (lease.acquired) token = lease.token;
       else {
         if (!told) log.info({ holder: lease.holder }, `push of ${target} waits for another process's`);
@@ -61,7 +55,7 @@ async function acrossReplicas<T>(
       return await fn();
     } finally {
       await store.runs
-        .releasePullLease(key, token)
+        .releasePushLease(target, token)
         .catch((err: unknown) => log.error({ err }, 'could not release the push lease'));
     }
   } finally {

@@ -682,6 +682,25 @@ const familyAbsenceActs: Migration = {
   },
 };
 
+/**
+ * A push target's lease in a table of its own: pushes borrowed `pull_leases` under a `push:` key, so a pull lease
+ * and a push lease were told apart only by a school id having no ':'.
+ */
+const pushLeases: Migration = {
+  name: '0027_i45_push_leases',
+  async up(db) {
+    await db.schema
+      .createTable('push_leases')
+      .addColumn('target', 'text', (c) => c.primaryKey())
+      .addColumn('owner', 'text', (c) => c.notNull())
+      .addColumn('token', 'text', (c) => c.notNull())
+      .addColumn('acquired_at', 'text', (c) => c.notNull())
+      .execute();
+    // A push lease an older process left behind in the pull table is no longer looked at.
+    await db.deleteFrom('pull_leases').where('school_id', 'like', 'push:%').execute();
+  },
+};
+
 export const MIGRATIONS: readonly Migration[] = [
   initial,
   staffSessionsAndAudit,
@@ -700,6 +719,7 @@ export const MIGRATIONS: readonly Migration[] = [
   renderPasses,
   runUpstreamSkew,
   familyAbsenceActs,
+  pushLeases,
 ];
 
 /** Applies pending migrations; returns the names applied (empty when the schema was current). */

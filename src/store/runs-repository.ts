@@ -1,9 +1,12 @@
 // Runs and who runs them: sync runs (pull and push) and their progress, each scheduled job's status, full pulls
-// asked for, claimed fires, the heartbeats of the processes that run them, and the school's pull lease.
+// asked for, claimed fires, the heartbeats of the processes that run them, a school's pull lease and a push
+// target's lease. Every moment judged here is the caller's (an `at` it passes) or the database's own clock
+// (`databaseNow`), never this process's.
 import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
 import type { Instant } from '../domain/types.ts';
 import { scrubSecrets } from '../log-text.ts';
-import { maybeInstant, storedInstant } from './instants.ts';
+import { databaseNow, maybeInstant, storedInstant } from './instants.ts';
 import { ownerAlive } from './liveness.ts';
 import type { JobStatusTable } from './schema.ts';
 import type { SqlContext } from './sql-context.ts';
@@ -101,19 +104,19 @@ export class SqlRuns implements RunsRepository {
       .leftJoin('run_owners', 'run_owners.owner', 'sync_runs.owner')
       .selectAll('sync_runs')
       .select(['run_owners.host', 'run_owners.pid', 'run_owners.heartbeat_at'])
+      .select(databaseNow(this.#ctx.dialect).as('db_now'))
       .where('school_id', '=', schoolId);
     if (opts?.kind) q = q.where('kind', '=', opts.kind);
     const rows = await q
       .orderBy('id', 'desc')
       .limit(opts?.limit ?? 50)
       .execute();
-    const now = new Date();
     return rows.map((r) => ({
       id: Number(r.id),
       schoolId: r.school_id,
       kind: r.kind as RunKind,
       target: r.target,
-      status: effectiveStatus(r, now),
+      status: effectiveStatus(r, new Date(r.db_now)),
       startedAt: r.started_at,
       finishedAt: r.finished_at,
       counts: JSON.parse(r.counts) as Record<string, RunCounts>,
@@ -155,10 +158,10 @@ export class SqlRuns implements RunsRepository {
       .selectFrom('job_status')
       .leftJoin('run_owners', 'run_owners.owner', 'job_status.owner')
       .selectAll('job_status')
-      .select(['run_owners.host', 'run_owners.pid', 'run_owners.heartbeat_at']);
+      .select(['run_owners.host', 'run_owners.pid', 'run_owners.heartbeat_at'])
+      .select(databaseNow(this.#ctx.dialect).as('db_now'));
     if (schoolId !== undefined) q = q.where('school_id', '=', schoolId);
     const rows = await q.orderBy('school_id').orderBy('job').execute();
-    const now = new Date();
     return rows.map((r) => {
       const unfinished =
         r.last_started_at !== null && (r.last_finished_at === null || r.last_finished_at < r.last_started_at);
@@ -173,7 +176,7 @@ export class SqlRuns implements RunsRepository {
         owner: r.owner,
         lastSkippedAt: r.last_skipped_at,
         lastSkipReason: r.last_skip_reason,
-        state: unfinished ? (ownerGone(r, now) ? 'interrupted' : 'running') : null,
+        state: unfinished ? (ownerGone(r, new Date(r.db_now)) ? 'interrupted' : 'running') : null,
       };
     });
   }
@@ -215,7 +218,7 @@ export class SqlRuns implements RunsRepository {
     const fire = storedInstant(fireTime, 'fireTime');
     const result = await this.#ctx.w
       .insertInto('fire_claims')
-      .values({ job, fire_time: fire, owner, claimed_at: new Date().toISOString() })
+      .values({ job, fire_time: fire, owner, claimed_at: databaseNow(this.#ctx.dialect) })
       .onConflict((oc) => oc.columns(['job', 'fire_time']).doNothing())
       .executeTakeFirst();
     const won = Number(result.numInsertedOrUpdatedRows ?? 0) > 0;
@@ -251,29 +254,45 @@ export class SqlRuns implements RunsRepository {
   async forgetOwner(ownerId: string): Promise<void> {
     await this.#ctx.w.deleteFrom('run_owners').where('owner', '=', ownerId).execute();
     await this.#ctx.w.deleteFrom('pull_leases').where('owner', '=', ownerId).execute();
+    await this.#ctx.w.deleteFrom('push_leases').where('owner', '=', ownerId).execute();
     // Owners silent for a day are long gone: keep the table small.
-    const horizon = new Date(Date.now() - 86_400_000).toISOString();
+    const horizon = databaseNow(this.#ctx.dialect, 86_400_000);
     await this.#ctx.w.deleteFrom('run_owners').where('heartbeat_at', '<', horizon).execute();
   }
 
-  async acquirePullLease(schoolId: SchoolId, ownerId: string, at: Instant): Promise<PullLease> {
+  acquirePullLease(schoolId: SchoolId, ownerId: string, at: Instant): Promise<PullLease> {
+    return this.#acquireLease(LEASES.pull, schoolId, ownerId, at);
+  }
+
+  releasePullLease(schoolId: SchoolId, token: string): Promise<void> {
+    return this.#releaseLease(LEASES.pull, schoolId, token);
+  }
+
+  acquirePushLease(target: string, ownerId: string, at: Instant): Promise<PullLease> {
+    return this.#acquireLease(LEASES.push, target, ownerId, at);
+  }
+
+  releasePushLease(target: string, token: string): Promise<void> {
+    return this.#releaseLease(LEASES.push, target, token);
+  }
+
+  async #acquireLease(lease: LeaseTable, key: string, ownerId: string, at: Instant): Promise<PullLease> {
     const acquired_at = storedInstant(at, 'lease');
     const token = randomUUID();
-    const inserted = await this.#ctx.w
-      .insertInto('pull_leases')
-      .values({ school_id: schoolId, owner: ownerId, token, acquired_at })
-      .onConflict((oc) => oc.column('school_id').doNothing())
-      .executeTakeFirst();
-    if (Number(inserted.numInsertedOrUpdatedRows ?? 0) > 0) return { acquired: true, token };
-    const held = await this.#ctx.w
-      .selectFrom('pull_leases')
-      .leftJoin('run_owners', 'run_owners.owner', 'pull_leases.owner')
-      .select(['pull_leases.owner', 'pull_leases.token', 'pull_leases.acquired_at'])
-      .select(['run_owners.host', 'run_owners.pid', 'run_owners.heartbeat_at'])
-      .where('school_id', '=', schoolId)
-      .executeTakeFirst();
+    const table = sql.table(lease.table);
+    const column = sql.ref(lease.key);
+    const inserted = await sql<{ token: string }>`
+      insert into ${table} (${column}, owner, token, acquired_at) values (${key}, ${ownerId}, ${token}, ${acquired_at})
+      on conflict (${column}) do nothing returning token`.execute(this.#ctx.w);
+    if (inserted.rows.length > 0) return { acquired: true, token };
+    const [held] = (
+      await sql<HeldLease>`
+        select l.owner, l.token, l.acquired_at, o.host, o.pid, o.heartbeat_at
+        from ${table} l left join run_owners o on o.owner = l.owner
+        where ${sql.ref(`l.${lease.key}`)} = ${key}`.execute(this.#ctx.w)
+    ).rows;
     // Released between the two statements: try once more from the start.
-    if (!held) return this.acquirePullLease(schoolId, ownerId, at);
+    if (!held) return this.#acquireLease(lease, key, ownerId, at);
     const beat = held.heartbeat_at
       ? { host: held.host ?? '', pid: Number(held.pid), heartbeatAt: held.heartbeat_at }
       : null;
@@ -282,29 +301,43 @@ export class SqlRuns implements RunsRepository {
       return { acquired: false, holder: { owner: held.owner, since: held.acquired_at } };
     }
     // Its owner is gone: take it over, unless another caller just did (compare-and-swap on the token).
-    const taken = await this.#ctx.w
-      .updateTable('pull_leases')
-      .set({ owner: ownerId, token, acquired_at })
-      .where('school_id', '=', schoolId)
-      .where('token', '=', held.token)
-      .executeTakeFirst();
-    if (Number(taken.numUpdatedRows) > 0) return { acquired: true, token };
-    return this.acquirePullLease(schoolId, ownerId, at);
+    const taken = await sql<{ token: string }>`
+      update ${table} set owner = ${ownerId}, token = ${token}, acquired_at = ${acquired_at}
+      where ${column} = ${key} and token = ${held.token} returning token`.execute(this.#ctx.w);
+    if (taken.rows.length > 0) return { acquired: true, token };
+    return this.#acquireLease(lease, key, ownerId, at);
   }
 
-  async releasePullLease(schoolId: SchoolId, token: string): Promise<void> {
-    await this.#ctx.w
-      .deleteFrom('pull_leases')
-      .where('school_id', '=', schoolId)
-      .where('token', '=', token)
-      .execute();
+  async #releaseLease(lease: LeaseTable, key: string, token: string): Promise<void> {
+    await sql`delete from ${sql.table(lease.table)} where ${sql.ref(lease.key)} = ${key} and token = ${token}`.execute(
+      this.#ctx.w,
+    );
   }
+}
+
+/**
+ * The lease tables, one per kind of work and alike but for what they lease: a school's pulls, a push target's
+ * pushes (a target's lease is never a school's, whatever the two are named).
+ */
+const LEASES = {
+  pull: { table: 'pull_leases', key: 'school_id' },
+  push: { table: 'push_leases', key: 'target' },
+} as const;
+type LeaseTable = (typeof LEASES)[keyof typeof LEASES];
+
+interface HeldLease {
+  owner: string;
+  token: string;
+  acquired_at: string;
+  host: string | null;
+  pid: number | null;
+  heartbeat_at: string | null;
 }
 
 /** Whether the owner a row names has stopped beating (a row with no owner cannot tell, so it is not). */
 function ownerGone(
   r: { owner: string | null } & { host: string | null; pid: number | null; heartbeat_at: string | null },
-  now = new Date(),
+  now: Date,
 ): boolean {
   if (r.owner === null) return false;
   const beat =

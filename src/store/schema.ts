@@ -118,6 +118,14 @@ export interface PullLeasesTable {
   acquired_at: string;
 }
 
+/** A push target's lease (`school/target`): one push of a target at a time across processes and replicas. */
+export interface PushLeasesTable {
+  target: string;
+  owner: string;
+  token: string;
+  acquired_at: string;
+}
+
 export interface SyncCursorsTable {
   school_id: string;
   key: string;
@@ -242,6 +250,7 @@ export type DB = { [T in SnapshotTableName]: SnapshotTable } & { [T in JoinTable
   fire_claims: FireClaimsTable;
   run_owners: RunOwnersTable;
   pull_leases: PullLeasesTable;
+  push_leases: PushLeasesTable;
   pull_requests: PullRequestsTable;
   missing_records: MissingRecordsTable;
   staff_sessions: StaffSessionsTable;

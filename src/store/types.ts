@@ -476,7 +476,7 @@ export interface RunsRepository {
   /** Claims one scheduled fire: true for exactly one caller per (job, fireTime). */
   claimFire(job: string, fireTime: Instant, owner: string): Promise<boolean>;
 
-  // --- run owners and pull leases (every process and replica sharing the database)
+  // --- run owners, pull and push leases (every process and replica sharing the database)
   /** Records that the owner is alive now. Runs of an owner silent for OWNER_SILENT_MS read as interrupted. */
   beat(owner: RunOwner, at: Instant): Promise<void>;
   /** The owner stopped cleanly: its runs still marked running read as interrupted at once. */
@@ -485,6 +485,10 @@ export interface RunsRepository {
   acquirePullLease(schoolId: SchoolId, ownerId: string, at: Instant): Promise<PullLease>;
   /** Frees the lease taken with this token (a no-op when it was taken over since). */
   releasePullLease(schoolId: SchoolId, token: string): Promise<void>;
+  /** Takes a push target's lease (`school/target`) unless an owner alive at `at` (the caller's clock) holds it. */
+  acquirePushLease(target: string, ownerId: string, at: Instant): Promise<PullLease>;
+  /** Frees the target's lease taken with this token (a no-op when it was taken over since). */
+  releasePushLease(target: string, token: string): Promise<void>;
 }
 
 /** Feeds as last published: each event's version per feed, the rendered bytes, and the installation's UID domain. */

@@ -1,14 +1,14 @@
 // Issue 28: serve pushes after each pull, and pulls come every 30 s, outside the school's pull lock. Pushes of
 // one target still run one at a time: in this process (pushes asked for while one waits its turn join it, so a
 // push slower than the pulls never piles up more) and across processes and replicas (a lease per target in the
-// store). Sandbox → pull → SQLite → real @googleapis/calendar → fake Google.
+// store, `push_leases`). Sandbox → pull → SQLite → real @googleapis/calendar → fake Google.
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseTargets } from '../../src/config/push-targets.ts';
 import type { SchoolConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/log.ts';
 import type { PushSummary } from '../../src/push/summary.ts';
-import { pushLeaseKey, pushSchool } from '../../src/push/triggers.ts';
+import { pushSchool } from '../../src/push/triggers.ts';
 import { type FakeGoogle, startFakeGoogle } from '../fakes/google-calendar.ts';
 import { type Bench, startBench } from './harness.ts';
 
@@ -77,11 +77,7 @@ describe('pushes of one target', () => {
       startedAt: new Date().toISOString(),
     };
     await bench.store.runs.beat(other, new Date().toISOString());
-    const lease = await bench.store.runs.acquirePullLease(
-      pushLeaseKey('hill/teams'),
-      other.id,
-      new Date().toISOString(),
-    );
+    const lease = await bench.store.runs.acquirePushLease('hill/teams', other.id, new Date().toISOString());
     if (!lease.acquired) throw new Error('the test could not take the lease');
     const before = await pushRuns();
     const requestsBefore = fake.stats.requests;
@@ -109,7 +105,7 @@ describe('pushes of one target', () => {
     expect(done).toBe(false);
     expect(await pushRuns()).toBe(before);
     expect(fake.stats.requests).toBe(requestsBefore);
-    await bench.store.runs.releasePullLease(pushLeaseKey('hill/teams'), lease.token);
+    await bench.store.runs.releasePushLease('hill/teams', lease.token);
     const [result] = await pushing;
     expect(result!.status).toBe('succeeded');
     expect(await pushRuns()).toBe(before + 1);

@@ -976,6 +976,30 @@ export function describeStoreContract(name: string, createDb: () => Promise<Test
         expect(await stateOf()).toBe('interrupted');
       });
 
+      it("keeps a push target's lease apart from any school's pull lease, and gives it up with its owner", async () => {
+        const s = school();
+        const target = `${s}/teams`;
+        const owner = { id: `${s}-pusher:1:abc`, host: 'elsewhere', pid: 1, startedAt: T0 };
+        await store.runs.beat(owner, new Date().toISOString());
+        const held = await store.runs.acquirePushLease(target, owner.id, new Date().toISOString());
+        expect(held.acquired).toBe(true);
+        expect(
+          await store.runs.acquirePushLease(target, 'here:2:def', new Date().toISOString()),
+        ).toMatchObject({
+          acquired: false,
+          holder: { owner: owner.id },
+        });
+        // A pull lease of the same name is another thing.
+        const pull = await store.runs.acquirePullLease(target, 'here:2:def', new Date().toISOString());
+        if (!pull.acquired) throw new Error('a push lease held a pull lease of the same name');
+        await store.runs.releasePullLease(target, pull.token);
+        // Its owner stopped cleanly: the lease is free at once.
+        await store.runs.forgetOwner(owner.id);
+        const taken = await store.runs.acquirePushLease(target, 'here:2:def', new Date().toISOString());
+        if (!taken.acquired) throw new Error('the lease of an owner gone stayed held');
+        await store.runs.releasePushLease(target, taken.token);
+      });
+
       it('keeps a full-pull request until a full pull that started after it has run', async () => {
         const s = school();
         expect(await store.runs.fullPullRequest(s)).toBeNull();
