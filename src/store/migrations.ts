@@ -350,15 +350,20 @@ const runOwnersAndPullLeases: Migration = {
       .addColumn('started_at', 'text', (c) => c.notNull())
       .addColumn('heartbeat_at', 'text', (c) => c.notNull())
       .execute();
-    await db.schema
-      .createTable('pull_leases')
-      .addColumn('school_id', 'text', (c) => c.primaryKey())
-      .addColumn('owner', 'text', (c) => c.notNull())
-      .addColumn('token', 'text', (c) => c.notNull())
-      .addColumn('acquired_at', 'text', (c) => c.notNull())
-      .execute();
+    await createLeaseTable(db, 'pull_leases', 'school_id');
   },
 };
+
+/** A lease table: what is leased (its key), by whom, the acquisition's token and when. */
+async function createLeaseTable(db: MigrationDb, table: 'pull_leases' | 'push_leases', key: string) {
+  await db.schema
+    .createTable(table)
+    .addColumn(key, 'text', (c) => c.primaryKey())
+    .addColumn('owner', 'text', (c) => c.notNull())
+    .addColumn('token', 'text', (c) => c.notNull())
+    .addColumn('acquired_at', 'text', (c) => c.notNull())
+    .execute();
+}
 
 /**
  * Rendered feeds in the store (compressed), so a server's memory does not grow with the number of feeds and a
@@ -689,13 +694,7 @@ const familyAbsenceActs: Migration = {
 const pushLeases: Migration = {
   name: '0027_i45_push_leases',
   async up(db) {
-    await db.schema
-      .createTable('push_leases')
-      .addColumn('target', 'text', (c) => c.primaryKey())
-      .addColumn('owner', 'text', (c) => c.notNull())
-      .addColumn('token', 'text', (c) => c.notNull())
-      .addColumn('acquired_at', 'text', (c) => c.notNull())
-      .execute();
+    await createLeaseTable(db, 'push_leases', 'target');
     // A push lease an older process left behind in the pull table is no longer looked at.
     await db.deleteFrom('pull_leases').where('school_id', 'like', 'push:%').execute();
   },
