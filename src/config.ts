@@ -15,6 +15,7 @@ import {
   trustProxySchema,
 } from './config/edge-settings.ts';
 import { type PushTargetConfig, resolveTargets, targetsSchema } from './config/push-targets.ts';
+import { sandboxNow } from './config/sandbox-clock.ts';
 import {
   type AuthSettings,
   authSchema,
@@ -252,6 +253,8 @@ export interface RuntimeSettings {
   readyMaxPullAgeMinutes?: number | null;
   /** STOP_TIMEOUT_SECONDS: how long `serve` lets a stop take, running pull included, before exiting (default 20). */
   stopTimeoutSeconds?: number | null;
+  /** SANDBOX_NOW: where serve's clock starts (tests and demos against the sandbox only; config/sandbox-clock.ts). */
+  sandboxNow?: string | null;
 }
 
 export interface Config extends Omit<ParsedConfig, 'publicUrl'>, RuntimeSettings {
@@ -513,6 +516,8 @@ function finish(raw: ParsedConfig, source: Config['source'], env: NodeJS.Process
   const parsed = withEventTemplates(raw, env, where);
   const publicUrl = (parsed.publicUrl ?? `http://localhost:${parsed.port}`).replace(/\/+$/, '');
   const warnings: string[] = [];
+  const clock = sandboxNow(env, parsed.schools, DEMO_SANDBOX.token);
+  if ('problem' in clock) throw configError([clock.problem], where);
   // A default is defensible for trying rostercal on one machine, so this warns rather than refuses.
   if (parsed.publicUrl === undefined && source.kind !== 'demo')
     warnings.push(
@@ -525,6 +530,7 @@ function finish(raw: ParsedConfig, source: Config['source'], env: NodeJS.Process
     warnings,
     source,
     ...runtimeSettings(env),
+    sandboxNow: clock.now,
   };
 }
 

@@ -1,6 +1,8 @@
 // The running service behind `rostercal serve` (and `npm start`): store, the sync side (demo sandbox, clients,
 // first pull, scheduler), pre-rendered feeds, rosters, the staff dashboard and the web server, wired together once.
 // Each part stays ignorant of the others; this file is the only place that knows them all.
+
+import { clockStartingAt } from './config/sandbox-clock.ts';
 import type { Config, SchoolConfig } from './config.ts';
 import { startSettling } from './families/absence-settle.ts';
 import { clearRefusal } from './families/absence-state.ts';
@@ -82,11 +84,14 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
   // Its event loop answers feed requests while pulls and re-renders write: SQLite checkpoints go to a worker.
   const store = await openStoreFor(opts.config, { checkpointsOffThread: true });
   const cleanup: Cleanup = [() => store.close()];
+  // The one clock every decision of "today" reads: pages, families' acts, feeds, pulls' windows and readiness.
+  // The real one, unless SANDBOX_NOW (refused in config unless every school is the sandbox) starts it elsewhere.
+  const now = clockStartingAt(opts.config.sandboxNow ?? null);
   try {
     await registerSchools(store, opts.config, say, log);
     const { tokens, guard } = await openFeedTokens(store, opts.config, cleanup, say, log);
     const metrics = createMetrics();
-    const output = startFeedOutput(store, opts.config, metrics, log);
+    const output = startFeedOutput(store, opts.config, metrics, log, now);
     const sync = await startSyncService({
       config: opts.config,
       store,
@@ -103,6 +108,7 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
       whilePulling: (school) => output.feeds.holdRenders(school.id),
       // Pushes also run on their own schedule (schools[].schedules.push), besides after each pull.
       extraJobs: (school) => pushJobs(store, school),
+      now,
     });
     cleanup.unshift(() => sync.stop());
     // Before the scheduler stops: a re-render under way ends now instead of holding the pull's last step.
@@ -117,7 +123,13 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
       for (const s of config.schools) if (s.families.reportAbsences) await clearRefusal(store, s.id);
     // A family's act has a short budget of its own (not the pull's retries); acts whose answer was lost are settled
     // by reading them back, every few seconds, on every replica.
-    const absences = new FamilyAbsences({ store, schools: config.schools, clientFor: familyClients(), log });
+    const absences = new FamilyAbsences({
+      store,
+      schools: config.schools,
+      clientFor: familyClients(),
+      log,
+      now,
+    });
     if (!store.readOnly && config.schools.some((s) => s.families.reportAbsences)) {
       const settling = startSettling(absences.settleDeps);
       cleanup.unshift(() => settling.stop());
@@ -131,6 +143,7 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
       log,
       demoMode,
       onLiveRotated: rotations.push,
+      now,
     });
     const app = createApp({
       store,
@@ -142,11 +155,12 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
       liveGoogleCalendar: liveGoogleCalendars(store, config.schools),
       feedGuard: guard,
       absences,
+      now,
       ...(config.trustProxy !== undefined ? { trustProxy: config.trustProxy } : {}),
       ...(config.feedRateLimit ? { feedRateLimit: config.feedRateLimit } : {}),
       metricsToken: config.metricsToken ?? null,
       routers: { '/': staff.router },
-      readiness: readiness(store, config, sync, output.trouble),
+      readiness: readiness(store, config, sync, output.trouble, now),
     });
     const server: RunningServer = await startServer(app, {
       port: opts.port ?? config.port,
@@ -235,7 +249,7 @@ async function openFeedTokens(
 }
 
 /** Feeds as requests read them, their re-render after each pull (on a worker), and the store's write trouble. */
-function startFeedOutput(store: Store, config: Config, metrics: Metrics, log: Logger) {
+function startFeedOutput(store: Store, config: Config, metrics: Metrics, log: Logger, now: () => Date) {
   const onRender = (info: Parameters<typeof metrics.observeFeedRender>[0]) => metrics.observeFeedRender(info);
   // The school's wording: the same for feeds, landing pages (which read the feeds), pushes and rosters.
   const templates = (schoolId: string) => config.schools.find((s) => s.id === schoolId)?.eventTemplates;
@@ -251,7 +265,7 @@ function startFeedOutput(store: Store, config: Config, metrics: Metrics, log: Lo
         'a feed render could not be stored: feeds are answered from memory until the store takes writes again',
       );
   };
-  const feeds = new FeedService({ store, onRender, templates, onRequestWrite });
+  const feeds = new FeedService({ store, onRender, templates, onRequestWrite, now });
   // Passes after a pull run on a worker thread: requests never wait on them. Passes of all schools share a few
   // workers; a pull whose school's pass waits for one holds its lock meanwhile (see school-renderer.ts).
   const renderer = workerRenderer({
@@ -321,6 +335,7 @@ async function staffWeb(parts: {
   log: Logger;
   demoMode: boolean;
   onLiveRotated: (schoolId: string, targetIds: string[]) => void;
+  now: () => Date;
 }) {
   const { opts, config, store, demoMode } = parts;
   const auth = { ...config.auth, ...opts.staff };
@@ -346,6 +361,7 @@ async function staffWeb(parts: {
     helpContact: auth.helpContact ?? null,
     templatesDir: config.rosterTemplatesDir ?? null,
     onLiveRotated: parts.onLiveRotated,
+    now: parts.now,
   });
 }
 
@@ -354,8 +370,10 @@ function readiness(
   config: Config,
   sync: { scheduler: SchedulerHandle },
   trouble: StoreTrouble,
+  now: () => Date,
 ): NonNullable<Parameters<typeof createApp>[0]['readiness']> {
   return {
+    now,
     // Three incremental intervals unless READY_MAX_PULL_AGE_MINUTES says otherwise, and never less than the
     // longest the pace holds pulls back after 429s plus a few minutes: an every-minute schedule that an
     // upstream slowed down (or one long full pull) is not a replica to take out of service.

@@ -6,6 +6,7 @@ import {
   loadSchoolInfo,
   sessionTimeRangeZoned,
 } from '../calendar/index.ts';
+import { clockStartingAt } from '../config/sandbox-clock.ts';
 // rosters/data.ts, not the rosters index: the index brings the PDF renderer (pdfkit, fontkit: ~60 modules) that
 // listing sessions never uses.
 import { defaultSession, RosterError, resolveSchool, upcomingSessions } from '../rosters/data.ts';
@@ -47,7 +48,8 @@ export const run = defineCommand({
       const team = await store.records.get(school.id, 'teams', teamId);
       if (!team || team.meta.deletedAt)
         throw new RosterError('unknown-team', `unknown team ${teamId} in school "${school.id}"`);
-      const now = new Date();
+      // Upcoming from serve's own "now" (SANDBOX_NOW against the sandbox; else the real clock).
+      const now = clockStartingAt(cfg.sandboxNow ?? null)();
       const sessions = await upcomingSessions(store, school.id, teamId, now, days);
       const next = defaultSession(sessions, { session: 'required' });
       const templates = cfg.schools.find((s) => s.id === school.id)?.eventTemplates;

@@ -27,6 +27,8 @@ export interface SyncServiceOptions {
   storeOutputs?: (school: Config['schools'][number]) => Promise<void>;
   whilePulling?: (school: Config['schools'][number]) => () => void;
   onFire?: (event: FireEvent) => void;
+  /** The service's clock (config.sandboxNow): pulls' windows and stamps follow it. Default: the real one. */
+  now?: () => Date;
 }
 
 export interface SyncService {
@@ -92,6 +94,7 @@ export async function startSyncService(opts: SyncServiceOptions): Promise<SyncSe
       ...(opts.whilePulling ? { whilePulling: opts.whilePulling } : {}),
       ...(opts.onFire ? { onFire: opts.onFire } : {}),
       foldedInto: (id) => (waiting.has(id) ? FOLDED : null),
+      ...(opts.now ? { now: opts.now } : {}),
     });
   } catch (err) {
     await demo.close();

@@ -44,6 +44,8 @@ export async function startDemoUpstream(config: Config, opts: { port?: number } 
     seed: DEMO_SANDBOX.seed,
     scale: DEMO_SANDBOX.scale,
     token: DEMO_SANDBOX.token,
+    // SANDBOX_NOW: the school is built around the instant serve's clock starts at.
+    ...(config.sandboxNow ? { now: config.sandboxNow } : {}),
   });
   const schools = config.schools.map((s) =>
     s.demo ? { ...s, upstream: { ...s.upstream, url: sandbox.url, token: sandbox.token } } : s,

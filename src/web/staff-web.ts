@@ -132,7 +132,13 @@ export function createStaffWeb(opts: StaffWebOptions): StaffWeb {
       sensitiveRoles: opts.sensitiveRoles,
       ...(opts.now ? { now: opts.now } : {}),
     }),
-    createAdminRouter({ store: opts.store, config: opts.config, auth, tokens: opts.tokens }),
+    createAdminRouter({
+      store: opts.store,
+      config: opts.config,
+      auth,
+      tokens: opts.tokens,
+      ...(opts.now ? { now: opts.now } : {}),
+    }),
     createAdminStaffRouter({
       store: opts.store,
       auth,
@@ -141,6 +147,7 @@ export function createStaffWeb(opts: StaffWebOptions): StaffWeb {
       publicUrl: base,
       logger: opts.log,
       ...(opts.onLiveRotated ? { onLiveRotated: opts.onLiveRotated } : {}),
+      ...(opts.now ? { now: opts.now } : {}),
     }),
     createRostersRouter({
       store: opts.store,

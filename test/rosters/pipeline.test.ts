@@ -553,7 +553,9 @@ describe('which session a sheet is for (issue 13: rosters)', () => {
         execFile(
           process.execPath,
           [MAIN, 'sessions', ...args],
-          { env: { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir } },
+          // The CLI lists from the instant this school is pinned to (it runs the demo configuration: SANDBOX_NOW is
+          // allowed), whatever the real date of the run.
+          { env: { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir, SANDBOX_NOW: NOW } },
           (err, stdout, stderr) =>
             resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }),
         );
@@ -564,13 +566,10 @@ describe('which session a sheet is for (issue 13: rosters)', () => {
       sessions: { id: number; status: string; date: string; next: boolean; title: string }[];
     };
     const stored = (await store.records.listSessions(SCHOOL, { teamIds: [team.id] })).filter(
-      (s) => Date.parse(s.end) > Date.now() && !s.meta.deletedAt,
+      (s) => Date.parse(s.end) > Date.parse(NOW) && !s.meta.deletedAt,
     );
-    // The CLI lists from the real present while this school is pinned to NOW: once its sessions are all past,
-    // both sides would be empty and the comparison would check nothing, so that fails here instead.
-    expect(stored.length, `no session of team ${team.id} ends after today: move NOW forward`).toBeGreaterThan(
-      2,
-    );
+    // Both sides empty would make the comparison check nothing.
+    expect(stored.length, `no session of team ${team.id} ends after NOW`).toBeGreaterThan(2);
     expect(listed.sessions.map((s) => s.id).sort()).toEqual(stored.map((s) => s.id).sort());
     for (const s of listed.sessions) {
       const st = stored.find((x) => x.id === s.id)!;

@@ -1,0 +1,79 @@
+// `rostercal serve` against a sandbox whose school is built around TEST_NOW, with SANDBOX_NOW at the same instant:
+// its pulls' window, "upcoming" and readiness are decided on that clock, so the test holds on any real date of the
+// run. Before serve took one clock, its pulls asked for the 60 days before the real date onwards: run under
+// libfaketime a year on (`faketime -f +400d npx vitest run test/running-service-clock.test.ts`), none of this
+// school's sessions came back.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config.ts';
+import { type RunningService, startService } from '../src/running-service.ts';
+import { type Sandbox, startSandbox } from '../src/sandbox/index.ts';
+import { TEST_NOW } from './support/clock.ts';
+import { freePort } from './support/ports.ts';
+
+const ADMIN_TOKEN = 'test-admin-token-clock-4f9c2b7e1a';
+const DAY = 86_400_000;
+
+describe('serve on the sandbox clock (SANDBOX_NOW)', () => {
+  let sandbox: Sandbox;
+  let service: RunningService;
+  let dir: string;
+
+  beforeAll(async () => {
+    sandbox = await startSandbox({ seed: 3, scale: 'small', now: TEST_NOW });
+    dir = mkdtempSync(path.join(tmpdir(), 'rostercal-clock-'));
+    const port = await freePort();
+    const config = await loadConfig({
+      UPSTREAM_URL: sandbox.url,
+      UPSTREAM_TOKEN: sandbox.token,
+      SCHOOL_ID: 'hill',
+      SCHOOL_NAME: 'Hillcrest College',
+      SCHOOL_TZ: sandbox.school.timeZone,
+      PUBLIC_URL: `http://127.0.0.1:${port}`,
+      DATA_DIR: dir,
+      SANDBOX_NOW: TEST_NOW,
+    });
+    service = await startService({ config, port, host: '127.0.0.1', adminToken: ADMIN_TOKEN });
+    await service.initialPulls;
+  }, 120_000);
+
+  afterAll(async () => {
+    await service?.close();
+    await sandbox?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("pulls the sessions around the sandbox's now, and is ready", async () => {
+    const from = Date.parse(TEST_NOW);
+    const ahead = sandbox.school.sessions.filter((s) => s.end > from && s.start < from + 14 * DAY);
+    expect(ahead.length, 'the sandbox school has sessions in the fortnight after TEST_NOW').toBeGreaterThan(
+      5,
+    );
+    const stored = await service.store.records.listSessions('hill', {
+      from: new Date(from).toISOString(),
+      to: new Date(from + 14 * DAY).toISOString(),
+    });
+    expect(stored.map((s) => s.id).sort()).toEqual(ahead.map((s) => s.id).sort());
+    // The last pull's age is measured on the clock that stamped it.
+    const ready = await fetch(`${service.url}/readyz`);
+    expect(ready.status, await ready.text()).toBe(200);
+  });
+
+  it("prints the attendance sheet of a team's next session after the sandbox's now", async () => {
+    const from = Date.parse(TEST_NOW);
+    const next = sandbox.school.sessions.find(
+      (s) => s.start > from && !s.cancelled && !s.bye && s.teamIds.length,
+    )!;
+    const res = await fetch(`${service.url}/rosters/teams/${next.teamIds[0]}.pdf?template=attendance-sheet`, {
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+    });
+    expect(res.status).toBe(200);
+    expect(
+      Buffer.from(await res.arrayBuffer())
+        .subarray(0, 5)
+        .toString(),
+    ).toBe('%PDF-');
+  });
+});
