@@ -84,8 +84,7 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
   // Its event loop answers feed requests while pulls and re-renders write: SQLite checkpoints go to a worker.
   const store = await openStoreFor(opts.config, { checkpointsOffThread: true });
   const cleanup: Cleanup = [() => store.close()];
-  // The one clock every decision of "today" reads: pages, families' acts, feeds, pulls' windows and readiness.
-  // The real one, unless SANDBOX_NOW (refused in config unless every school is the sandbox) starts it elsewhere.
+  // "Today" for pages, families' acts, feeds, pulls' windows, readiness: real unless SANDBOX_NOW (sandbox only).
   const now = clockStartingAt(opts.config.sandboxNow ?? null);
   try {
     await registerSchools(store, opts.config, say, log);
