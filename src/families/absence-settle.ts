@@ -2,8 +2,10 @@
 // lost ('unknown'), one whose replica stopped or whose store write failed after sending ('pending' for longer than
 // an act takes), an undo whose answer was lost ('undoing'). The child's absences are read back upstream by the mark
 // rostercal writes: a report found is reported (the page and the coach's sheet show it); one not found after
-// NOT_MADE_AFTER_MS was not made and its reservation goes; an undo is sent again until none is left. Every replica
-// runs it (every SETTLE_EVERY_MS): each step is conditional on the act's state, and a repeated DELETE finds nothing.
+// NOT_MADE_AFTER_MS was not made ('not-made': it stands for nothing and counts against no limit), but is looked for
+// again every minute for a day, and reported and counted if a late write turns up; an undo is sent again until
+// none is left. Every replica runs it (every SETTLE_EVERY_MS): each step is conditional on the act's state, and a
+// repeated DELETE finds nothing.
 import type { SchoolConfig } from '../config.ts';
 import type { Id, PreExplainedAbsence } from '../domain/types.ts';
 import type { Logger } from '../log.ts';
@@ -18,6 +20,11 @@ const DAY_MS = 86_400_000;
 const ACT_ENDS_WITHIN_MS = 3 * FAMILY_REQUEST_TIMEOUT_MS;
 /** A write not found this long after it was sent was not made (a slow upstream may apply it a little late). */
 const NOT_MADE_AFTER_MS = 30_000;
+/**
+ * An act not made is looked for again this often, for a day after its report (then pruned): a write the upstream
+ * applied later still is found, reported and counted against the child's limit. One read per act per minute.
+ */
+const NOT_MADE_LOOK_EVERY_MS = 60_000;
 
 export interface SettleDeps {
   store: FamilyStore;
@@ -39,6 +46,7 @@ export async function settleAbsenceActs(deps: SettleDeps): Promise<number> {
       ['pending', 'undoing'],
       iso(now - ACT_ENDS_WITHIN_MS),
     )),
+    ...(await deps.store.families.listUnsettledAbsenceActs(['not-made'], iso(now - NOT_MADE_LOOK_EVERY_MS))),
   ];
   // A day on, nothing reads an act (the limits count the last day and hour; the session is over).
   await deps.store.families.pruneFamilyActs(iso(now - DAY_MS));
@@ -90,8 +98,14 @@ async function settleOne(
     await audit(`settled: reported (absence ${made[0].id})`);
     return true;
   }
+  // Still not there: looked for again in a minute (its reservation's day is the limit: pruned above).
+  const lookedAt = { ...act, state: 'not-made' as const, updatedAt: new Date(now).toISOString() };
+  if (act.state === 'not-made') {
+    await deps.store.families.moveAbsenceAct(lookedAt, ['not-made']);
+    return false;
+  }
   if (now - Date.parse(act.updatedAt) < NOT_MADE_AFTER_MS) return false;
-  if (await deps.store.families.releaseAbsenceAct(act, [act.state])) {
+  if (await deps.store.families.moveAbsenceAct(lookedAt, [act.state])) {
     await audit('settled: not made, nothing was reported');
     return true;
   }

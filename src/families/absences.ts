@@ -417,6 +417,8 @@ export class FamilyAbsences {
     await this.#move({ ...act, state: 'reported', absenceId: made.id, updatedAt: at }, [
       'pending',
       'unknown',
+      // Found late (absence-settle.ts): it counts against the child's limit from now.
+      'not-made',
     ]);
     await this.#keep(act.schoolId, made, at);
   }

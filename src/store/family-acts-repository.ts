@@ -50,6 +50,8 @@ function toRow(a: AbsenceAct): FamilyAbsenceActsTable {
 }
 
 const STANDING: readonly AbsenceActState[] = ['pending', 'unknown', 'reported', 'undoing'];
+/** An act not made stands for nothing: every read of acts but the settle step's leaves it out. */
+const NOT_MADE: AbsenceActState = 'not-made';
 
 export class SqlFamilyActs implements FamilyActsRepository {
   readonly #ctx: SqlContext;
@@ -67,7 +69,7 @@ export class SqlFamilyActs implements FamilyActsRepository {
     });
   }
 
-  /** The act of `key`, read through `db` (the writer inside a reservation's lock, the reader otherwise). */
+  /** The act of `key` in any state, read through `db` (the writer inside a lock, the reader otherwise). */
   #find(key: AbsenceActKey, db = this.#ctx.w) {
     return db
       .selectFrom('family_absence_acts')
@@ -85,7 +87,7 @@ export class SqlFamilyActs implements FamilyActsRepository {
   ): Promise<Reservation> {
     return this.#locked(`absences|${act.schoolId}|${act.studentId}`, async () => {
       const existing = await this.#find(act);
-      if (existing) return { taken: false, existing: toAct(existing) };
+      if (existing && existing.state !== NOT_MADE) return { taken: false, existing: toAct(existing) };
       const { n } = await this.#ctx.w
         .selectFrom('family_absence_acts')
         .select((eb) => eb.fn.countAll<number | string>().as('n'))
@@ -95,6 +97,8 @@ export class SqlFamilyActs implements FamilyActsRepository {
         .where('reserved_at', '>=', storedInstant(limit.since, 'since'))
         .executeTakeFirstOrThrow();
       if (Number(n) >= limit.max) return { taken: false, standing: Number(n) };
+      // A report again over one not made replaces it (its late write, if any, is found by the send's read).
+      if (existing) await this.releaseAbsenceAct(act, [NOT_MADE]);
       await this.#ctx.w.insertInto('family_absence_acts').values(toRow(act)).execute();
       await then?.();
       return { taken: true };
@@ -103,7 +107,7 @@ export class SqlFamilyActs implements FamilyActsRepository {
 
   async getAbsenceAct(key: AbsenceActKey): Promise<AbsenceAct | null> {
     const row = await this.#find(key, this.#ctx.r);
-    return row ? toAct(row) : null;
+    return row && row.state !== NOT_MADE ? toAct(row) : null;
   }
 
   async listAbsenceActs(schoolId: SchoolId, studentIds: readonly Id[]): Promise<AbsenceAct[]> {
@@ -113,6 +117,7 @@ export class SqlFamilyActs implements FamilyActsRepository {
       .selectAll()
       .where('school_id', '=', schoolId)
       .where((eb) => this.#ctx.inList(eb, 'student_id', studentIds, 'int8'))
+      .where('state', '!=', NOT_MADE)
       .execute();
     return rows.map(toAct);
   }
@@ -136,7 +141,10 @@ export class SqlFamilyActs implements FamilyActsRepository {
     then?: () => Promise<unknown>,
   ): Promise<boolean> {
     return this.#locked(`absences|${act.schoolId}|${act.studentId}`, async () => {
-      const row = await this.#find(act);
+      let row = await this.#find(act);
+      // An act not made is none to a move from none (an undo of the absence a late write made): it is replaced.
+      if (row?.state === NOT_MADE && from.includes(null) && (await this.releaseAbsenceAct(act, [NOT_MADE])))
+        row = undefined;
       if (!row ? !from.includes(null) : !from.includes(row.state as AbsenceActState)) return false;
       const values = toRow(act);
       if (!row) await this.#ctx.w.insertInto('family_absence_acts').values(values).execute();
@@ -179,7 +187,12 @@ export class SqlFamilyActs implements FamilyActsRepository {
       .where('end_at', '<', cut)
       .where('reserved_at', '<', cut)
       .executeTakeFirst();
-    return Number(acts.numDeletedRows) + Number(reported.numDeletedRows);
+    const notMade = await this.#ctx.w
+      .deleteFrom('family_absence_acts')
+      .where('state', '=', NOT_MADE)
+      .where('reserved_at', '<', cut)
+      .executeTakeFirst();
+    return Number(acts.numDeletedRows) + Number(reported.numDeletedRows) + Number(notMade.numDeletedRows);
   }
 
   takeAddressAct(

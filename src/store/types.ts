@@ -613,7 +613,13 @@ export type AbsenceActState =
   | 'unknown'
   | 'reported'
   /** Its undo is under way, or its answer was lost. */
-  | 'undoing';
+  | 'undoing'
+  /**
+   * Not found upstream by its mark after the upstream's time to apply it: as if never made (it stands for nothing
+   * and counts against no limit; the store's reads of acts leave it out), but looked for again for a day after
+   * its report, and reported, counting, if a late write turns up (absence-settle.ts).
+   */
+  | 'not-made';
 
 export interface AbsenceAct {
   schoolId: SchoolId;

@@ -134,6 +134,62 @@ describe('settling acts whose answer was lost', () => {
     );
   });
 
+  it('counts a write the upstream applied after its act was settled as not made, once it is found (issue 40)', async () => {
+    // The answer was lost, and the upstream applied the write only after the 30 s the settle step waits.
+    const a = act(5, 'unknown', '2026-03-02T00:05:00.000Z');
+    await store.families.moveAbsenceAct(a, [null]);
+    expect(await settleAbsenceActs(deps('2026-03-02T00:05:31.000Z').d)).toBe(1);
+    // Not made, as far as anyone knows: no act stands, and it counts against no limit.
+    expect(await store.families.getAbsenceAct(a)).toBeNull();
+    const other = act(5, 'pending', '2026-03-02T00:05:40.000Z', 990);
+    const limit = { max: 1, since: '2026-03-01T00:06:00.000Z' };
+    expect(await store.families.reserveAbsence(other, limit)).toEqual({ taken: true });
+    expect(await store.families.releaseAbsenceAct(other, ['pending'])).toBe(true);
+    const late = await writeUpstream(a);
+    // Within a minute of its last look, the settle step looks again, finds it by its mark, and it is reported.
+    const { d, settled } = deps('2026-03-02T00:06:40.000Z');
+    expect(await settleAbsenceActs(d)).toBe(1);
+    expect(settled.map(([, id]) => id)).toEqual([late.id]);
+    expect(await store.families.getAbsenceAct(a)).toMatchObject({ state: 'reported', absenceId: late.id });
+    expect(await audits()).toContain(
+      `student ${a.studentId}: settled: reported (absence ${late.id}) (link ${LINK})`,
+    );
+    // It counts now: the child's next report is over a limit of 1.
+    expect(
+      await store.families.reserveAbsence(act(5, 'pending', '2026-03-02T00:06:50.000Z', 991), limit),
+    ).toEqual({
+      taken: false,
+      standing: 1,
+    });
+  });
+
+  it('lets a family report again over an act not made, and forgets it a day after its report', async () => {
+    const a = act(6, 'unknown', '2026-03-02T00:07:00.000Z');
+    await store.families.moveAbsenceAct(a, [null]);
+    expect(await settleAbsenceActs(deps('2026-03-02T00:07:31.000Z').d)).toBe(1);
+    // The same session reported again is a new reservation, not an answer from the old act.
+    const again = { ...a, state: 'pending' as const, reservedAt: '2026-03-02T00:08:00.000Z' };
+    expect(await store.families.reserveAbsence(again, { max: 1, since: '2026-03-01T00:08:00.000Z' })).toEqual(
+      {
+        taken: true,
+      },
+    );
+    expect(await store.families.getAbsenceAct(a)).toMatchObject({ state: 'pending' });
+    expect(await store.families.releaseAbsenceAct(a, ['pending'])).toBe(true);
+    // Not made and never found: looked for about once a minute, and gone a day after it was reported.
+    const b = act(7, 'unknown', '2026-03-02T00:09:00.000Z');
+    await store.families.moveAbsenceAct(b, [null]);
+    expect(await settleAbsenceActs(deps('2026-03-02T00:09:31.000Z').d)).toBe(1);
+    expect(await settleAbsenceActs(deps('2026-03-02T00:09:45.000Z').d)).toBe(0);
+    const notMade = async (before: string) =>
+      (await store.families.listUnsettledAbsenceActs(['not-made'], before)).filter(
+        (x) => x.studentId === b.studentId,
+      );
+    expect(await notMade('2026-03-03T00:00:00.000Z')).toHaveLength(1);
+    await settleAbsenceActs(deps('2026-03-03T00:09:01.000Z').d);
+    expect(await notMade('2026-03-04T00:00:00.000Z')).toEqual([]);
+  });
+
   it('leaves a pending act alone while an act could still be under way', async () => {
     const a = act(2, 'pending', '2026-03-02T00:02:00.000Z');
     await store.families.moveAbsenceAct(a, [null]);

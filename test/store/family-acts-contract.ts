@@ -153,5 +153,46 @@ export function describeFamilyActsContract(store: () => Store): void {
       });
       expect(again.ok).toBe(true);
     });
+
+    it('an act not made stands for nothing, is replaced by a new one, counts once reported, and goes a day on', async () => {
+      const limit = { max: 1, since: DAY_AGO };
+      const gone = act({ state: 'not-made' });
+      expect(await store().families.moveAbsenceAct(gone, [null])).toBe(true);
+      // Invisible to every read but the settle step's, and against no limit.
+      expect(await store().families.getAbsenceAct(gone)).toBeNull();
+      expect(await store().families.listAbsenceActs('acts', [gone.studentId])).toEqual([]);
+      expect(
+        (await store().families.listUnsettledAbsenceActs(['not-made'], '2026-11-02T00:00:00.000Z')).map(
+          (a) => a.studentId,
+        ),
+      ).toContain(gone.studentId);
+      const other = { ...gone, sessionId: 2, state: 'pending' as const };
+      expect(await store().families.reserveAbsence(other, limit)).toEqual({ taken: true });
+      expect(await store().families.releaseAbsenceAct(other, ['pending'])).toBe(true);
+      // A report of the same session again replaces it.
+      expect(await store().families.reserveAbsence({ ...gone, state: 'pending' }, limit)).toEqual({
+        taken: true,
+      });
+      expect(await store().families.getAbsenceAct(gone)).toMatchObject({ state: 'pending' });
+      expect(await store().families.moveAbsenceAct({ ...gone, state: 'not-made' }, ['pending'])).toBe(true);
+      // So does an undo of the absence its late write made (a move from none).
+      expect(await store().families.moveAbsenceAct({ ...gone, state: 'undoing', absenceId: 7 }, [null])).toBe(
+        true,
+      );
+      expect(await store().families.getAbsenceAct(gone)).toMatchObject({ state: 'undoing', absenceId: 7 });
+      expect(await store().families.moveAbsenceAct({ ...gone, state: 'not-made' }, ['undoing'])).toBe(true);
+      // Found late: reported, and it counts.
+      expect(
+        await store().families.moveAbsenceAct({ ...gone, state: 'reported', absenceId: 8 }, ['not-made']),
+      ).toBe(true);
+      expect(await store().families.reserveAbsence(other, limit)).toEqual({ taken: false, standing: 1 });
+      // Never found: gone a day after its report.
+      const old = act({ state: 'not-made', reservedAt: '2026-10-30T08:00:00.000Z' });
+      await store().families.moveAbsenceAct(old, [null]);
+      await store().families.pruneFamilyActs(DAY_AGO);
+      expect(
+        (await store().families.listUnsettledAbsenceActs(['not-made'], T0)).map((a) => a.studentId),
+      ).not.toContain(old.studentId);
+    });
   });
 }
