@@ -23,9 +23,6 @@ import type {
   UpsertStats,
 } from './types.ts';
 
-/** Rows per statement when every live record of a kind is read (#byIdChunks): ~5 ms of a district's sessions. */
-const LIVE_READ_ROWS = 2_000;
-
 function toStored<K extends ResourceKind>(row: {
   data: string;
   version: number;
@@ -246,14 +243,14 @@ export class SqlRecords implements RecordsRepository {
         .where('school_id', '=', schoolId)
         .where('deleted_at', 'is', null);
       if (after !== null) q = q.where('id', '>', after);
-      return q.orderBy('id').limit(LIVE_READ_ROWS).execute();
+      return q.orderBy('id').limit(this.#ctx.readChunk).execute();
     }))
       for (const r of rows) out.set(normaliseId(r.id, kind), r.hash);
     return out;
   }
 
   /**
-   * A read of every live record of a kind, in id order, a chunk of LIVE_READ_ROWS a statement: one statement
+   * A read of every live record of a kind, in id order, a chunk of `readChunk` rows a statement: one statement
    * for a district's sessions held the thread that serves requests for ~100 ms (bench:feeds), and each
    * statement lets the loop turn before the next (sqlite-dialect.ts). Outside a transaction the chunks are not
    * one snapshot: a record another writer adds or deletes meanwhile (a family's reported absence) may be in it
@@ -266,7 +263,7 @@ export class SqlRecords implements RecordsRepository {
     for (;;) {
       const rows = await read(after);
       if (rows.length > 0) yield rows;
-      if (rows.length < LIVE_READ_ROWS) return;
+      if (rows.length < this.#ctx.readChunk) return;
       after = rows.at(-1)!.id;
     }
   }
@@ -297,7 +294,7 @@ export class SqlRecords implements RecordsRepository {
         .where('deleted_at', 'is', null);
       if (from !== null && to !== null) q = q.where((eb) => intersects(eb, from, to));
       if (after !== null) q = q.where('id', '>', after);
-      return q.orderBy('id').limit(LIVE_READ_ROWS).execute();
+      return q.orderBy('id').limit(this.#ctx.readChunk).execute();
     }))
       for (const r of rows) out.push(normaliseId(r.id, kind) as Id);
     return out;

@@ -16,8 +16,22 @@ import type { DB } from './schema.ts';
 const MAX_PARAMS = 30_000;
 /** Rows per multi-row statement; larger batches stop paying off and make statements huge to compile. */
 const MAX_ROWS = 500;
-/** Ids per `IN (...)` list. */
-const IN_CHUNK = 900;
+/*
+ * SQLite runs every statement synchronously on the thread that answers requests, and nothing can interrupt one:
+ * the loop turns only between statements (sqlite-dialect.ts). So on SQLite each statement is kept to a few ms of
+ * a district's rows (~1.4 KB of JSON a session); bench:feeds prints serve's longest hold during a district pull.
+ */
+/** Ids per `IN (...)` list on SQLite: each id is a row read, 900 of a district's sessions took 14-20 ms. */
+const SQLITE_IN_CHUNK = 250;
+/** Rows per statement when SQLite reads every live row of a kind: 2,000 sessions took 10-30 ms, 500 take 3-4. */
+const SQLITE_READ_ROWS = 500;
+/** Rows per statement when PostgreSQL does (its server does the work; fewer round trips). */
+const PG_READ_ROWS = 2_000;
+/**
+ * Characters of parameters per multi-row write on SQLite: an upsert of 500 sessions (~700 KB) took 23-42 ms
+ * of CPU, of 64 (~128 KB) a few ms.
+ */
+export const SQLITE_STATEMENT_CHARS = 128_000;
 /** Rows per bulk insert on PostgreSQL: bounds one statement's memory. */
 export const PG_BULK_ROWS = 5_000;
 /** Characters of JSON per bulk insert on PostgreSQL: bounds it where rows are large (teams with their members). */
@@ -44,6 +58,21 @@ function statementRanges(count: number, size: number): [start: number, length: n
     }
   }
   return out;
+}
+
+/**
+ * Rows per multi-row SQLite write of `rows`: as many of the largest as fit SQLITE_STATEMENT_CHARS, rounded down
+ * to a power of two so that a table keeps the few statement shapes statementRanges makes (at least one row).
+ */
+export function sqliteRowsPerStatement(rows: readonly Row[]): number {
+  let widest = 1;
+  for (const row of rows) {
+    let chars = 0;
+    for (const v of Object.values(row)) chars += typeof v === 'string' ? v.length : 8;
+    if (chars > widest) widest = chars;
+  }
+  const fit = Math.floor(SQLITE_STATEMENT_CHARS / widest);
+  return fit >= MAX_ROWS ? MAX_ROWS : Math.max(1, 2 ** Math.floor(Math.log2(Math.max(1, fit))));
 }
 
 export function chunks<T>(items: readonly T[], size: number): T[][] {
@@ -108,7 +137,12 @@ export class SqlContext {
 
   /** Ids per IN-list: PostgreSQL takes one array parameter, SQLite one parameter per id. */
   get inChunk(): number {
-    return this.dialect === 'postgres' ? 10_000 : IN_CHUNK;
+    return this.dialect === 'postgres' ? 10_000 : SQLITE_IN_CHUNK;
+  }
+
+  /** Rows per statement of a read that walks every live row of a kind in id order. */
+  get readChunk(): number {
+    return this.dialect === 'postgres' ? PG_READ_ROWS : SQLITE_READ_ROWS;
   }
 
   /** `column IN (ids)`: `= any($1::type[])` on PostgreSQL, whose planner is slow on long parameter lists. */
@@ -195,6 +229,7 @@ export class SqlContext {
         for (const c of columns) params.push(row[c]);
       },
       conflict,
+      sqliteRowsPerStatement(rows),
     );
   }
 
@@ -211,6 +246,7 @@ export class SqlContext {
     count: number,
     put: (params: unknown[], index: number) => void,
     conflict: { columns: string[]; update: string[] } | null = null,
+    maxRows = MAX_ROWS,
   ): Promise<void> {
     const q = (name: string) => `"${name}"`;
     const onConflictSql = !conflict
@@ -221,7 +257,7 @@ export class SqlContext {
           : `update set ${conflict.update.map((c) => `${q(c)} = "excluded".${q(c)}`).join(', ')}`);
     const head = `insert into ${q(table)} (${columns.map(q).join(', ')}) values `;
     const tuple = `(${columns.map(() => '?').join(', ')})`;
-    const perStatement = Math.min(MAX_ROWS, Math.floor(MAX_PARAMS / columns.length));
+    const perStatement = Math.min(maxRows, MAX_ROWS, Math.floor(MAX_PARAMS / columns.length));
     for (const [start, length] of statementRanges(count, perStatement)) {
       const params: unknown[] = [];
       for (let i = start; i < start + length; i++) put(params, i);
