@@ -44,16 +44,16 @@ describe('when the school’s data was last read', () => {
 
 describe('how long ago', () => {
   const now = new Date('2026-03-02T10:00:00.000Z');
-  const before = (s: number) => new Date(now.getTime() - s * 1000);
+  const earlier = (s: number) => new Date(now.getTime() - s * 1000);
   it('says it in the largest whole unit, singular for one', () => {
-    expect(ago(before(0), now)).toBe('just now');
-    expect(ago(before(59), now)).toBe('just now');
-    expect(ago(before(60), now)).toBe('1 minute ago');
-    expect(ago(before(5 * 60 + 30), now)).toBe('5 minutes ago');
-    expect(ago(before(3600), now)).toBe('1 hour ago');
-    expect(ago(before(2 * 3600 + 59 * 60), now)).toBe('2 hours ago');
-    expect(ago(before(86_400 * 3), now)).toBe('3 days ago');
+    expect(ago(earlier(0), now)).toBe('just now');
+    expect(ago(earlier(59), now)).toBe('just now');
+    expect(ago(earlier(60), now)).toBe('1 minute ago');
+    expect(ago(earlier(5 * 60 + 30), now)).toBe('5 minutes ago');
+    expect(ago(earlier(3600), now)).toBe('1 hour ago');
+    expect(ago(earlier(2 * 3600 + 59 * 60), now)).toBe('2 hours ago');
+    expect(ago(earlier(86_400 * 3), now)).toBe('3 days ago');
     // A clock behind the store's: not "in the future", just now.
-    expect(ago(before(-120), now)).toBe('just now');
+    expect(ago(earlier(-120), now)).toBe('just now');
   });
 });
