@@ -10,6 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.ts';
 import { type RunningService, startService } from '../src/running-service.ts';
 import { type Sandbox, startSandbox } from '../src/sandbox/index.ts';
+import { openStore } from '../src/store/index.ts';
+import { runCli } from './support/cli.ts';
 import { TEST_NOW } from './support/clock.ts';
 import { freePort } from './support/ports.ts';
 
@@ -20,12 +22,13 @@ describe('serve on the sandbox clock (SANDBOX_NOW)', () => {
   let sandbox: Sandbox;
   let service: RunningService;
   let dir: string;
+  let env: Record<string, string>;
 
   beforeAll(async () => {
     sandbox = await startSandbox({ seed: 3, scale: 'small', now: TEST_NOW });
     dir = mkdtempSync(path.join(tmpdir(), 'rostercal-clock-'));
     const port = await freePort();
-    const config = await loadConfig({
+    env = {
       UPSTREAM_URL: sandbox.url,
       UPSTREAM_TOKEN: sandbox.token,
       SCHOOL_ID: 'hill',
@@ -34,7 +37,8 @@ describe('serve on the sandbox clock (SANDBOX_NOW)', () => {
       PUBLIC_URL: `http://127.0.0.1:${port}`,
       DATA_DIR: dir,
       SANDBOX_NOW: TEST_NOW,
-    });
+    };
+    const config = await loadConfig(env);
     service = await startService({ config, port, host: '127.0.0.1', adminToken: ADMIN_TOKEN });
     await service.initialPulls;
   }, 120_000);
@@ -45,17 +49,27 @@ describe('serve on the sandbox clock (SANDBOX_NOW)', () => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it("pulls the sessions around the sandbox's now, and is ready", async () => {
+  /** The sandbox's sessions in the fortnight after TEST_NOW. */
+  const fortnight = () => {
     const from = Date.parse(TEST_NOW);
-    const ahead = sandbox.school.sessions.filter((s) => s.end > from && s.start < from + 14 * DAY);
+    return sandbox.school.sessions.filter((s) => s.end > from && s.start < from + 14 * DAY);
+  };
+  const storedIn = async (store: Pick<RunningService['store'], 'records'>) =>
+    (
+      await store.records.listSessions('hill', {
+        from: TEST_NOW,
+        to: new Date(Date.parse(TEST_NOW) + 14 * DAY).toISOString(),
+      })
+    )
+      .map((s) => s.id)
+      .sort();
+
+  it("pulls the sessions around the sandbox's now, and is ready", async () => {
+    const ahead = fortnight();
     expect(ahead.length, 'the sandbox school has sessions in the fortnight after TEST_NOW').toBeGreaterThan(
       5,
     );
-    const stored = await service.store.records.listSessions('hill', {
-      from: new Date(from).toISOString(),
-      to: new Date(from + 14 * DAY).toISOString(),
-    });
-    expect(stored.map((s) => s.id).sort()).toEqual(ahead.map((s) => s.id).sort());
+    expect(await storedIn(service.store)).toEqual(ahead.map((s) => s.id).sort());
     // The last pull's age is measured on the clock that stamped it.
     const ready = await fetch(`${service.url}/readyz`);
     expect(ready.status, await ready.text()).toBe(200);
@@ -76,4 +90,24 @@ describe('serve on the sandbox clock (SANDBOX_NOW)', () => {
         .toString(),
     ).toBe('%PDF-');
   });
+
+  it('`rostercal sync` pulls on the same clock', async () => {
+    const data = mkdtempSync(path.join(tmpdir(), 'rostercal-clock-sync-'));
+    try {
+      const run = await runCli(['sync', '--full'], { ...env, DATA_DIR: data });
+      expect(run.code, run.out).toBe(0);
+      const store = await openStore({ dataDir: data });
+      try {
+        expect(await storedIn(store)).toEqual(
+          fortnight()
+            .map((s) => s.id)
+            .sort(),
+        );
+      } finally {
+        await store.close();
+      }
+    } finally {
+      rmSync(data, { recursive: true, force: true });
+    }
+  }, 120_000);
 });

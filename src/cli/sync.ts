@@ -1,5 +1,7 @@
 // `rostercal sync`: pull every configured school (or one) into the store now, then run the after-pull steps
 // listed in STEPS (pushing, with its --dry-run & co.).
+
+import { clockStartingAt } from '../config/sandbox-clock.ts';
 import { type Config, describeConfig } from '../config.ts';
 import type { AfterPullStep } from '../jobs/after-pull-step.ts';
 import type { PullSummary } from '../jobs/pull-summary.ts';
@@ -87,6 +89,8 @@ async function syncSchools(
   log.debug({ config: describeConfig(config) }, 'configuration');
   const print = (line: string) => printLines(line, flags.json ? 'stderr' : 'stdout');
   const demo = await startDemoUpstream(config);
+  // The pull's window and stamps on serve's clock: SANDBOX_NOW against the sandbox, else the real one.
+  const now = clockStartingAt(config.sandboxNow ?? null);
   const summaries: PullSummary[] = [];
   let ok = true;
   try {
@@ -100,6 +104,7 @@ async function syncSchools(
           client: clientForSchool(school, log),
           school,
           kind: flags.full ? 'full' : 'incremental',
+          now,
           onProgress: progress,
           log,
           ...(waitSeconds === undefined ? {} : { whenBusy: waitSeconds * 1000 }),
