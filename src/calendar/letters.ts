@@ -76,7 +76,12 @@ export function plainLetters(word: string): string {
  * as ia; χ as h). Empty for other scripts.
  */
 export function romanisations(word: string): string[] {
-  const w = word.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase().normalize('NFC');
+  // Marks go (Greek accents, stress marks), but not the ones that make a Cyrillic letter its own: й, ё and ї are
+  // not и, е and і with an accent, and their romanisations differ (Сергей → sergey, Алёна → alyona).
+  const w = word
+    .toLowerCase()
+    .normalize('NFC')
+    .replace(/[^йёї]/gu, (c) => c.normalize('NFD').replace(/\p{M}/gu, ''));
   if (/\p{Script=Cyrillic}/u.test(w)) {
     const a = romanise(w, CYRILLIC);
     const b = romanise(w, { ...CYRILLIC, ...CYRILLIC_VARIANT });

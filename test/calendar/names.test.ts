@@ -122,6 +122,7 @@ describe('the forms that leaked (issue 25)', () => {
       { id: 4, firstName: 'Will', legalFirstName: 'William', lastName: 'Brown' },
       { id: 5, firstName: 'Jamie', legalFirstName: 'James', lastName: 'Clarke' },
       { id: 6, firstName: '지호', legalFirstName: null, lastName: '정' },
+      { id: 7, firstName: 'Сергей', legalFirstName: null, lastName: 'Ковалёв' },
     ],
     [{ firstName: 'Charlie', lastName: 'Hughes' }],
   );
@@ -135,6 +136,9 @@ describe('the forms that leaked (issue 25)', () => {
     ["the Hughes's car", `the ${R}'s car`],
     ['Sasha Shevchenko brings the oranges', `${R} brings the oranges`],
     ['Sascha Schewtschenko', 'Sascha Schewtschenko'],
+    // й and ё romanised as letters of their own (they read as и and е, and "Sergey Kovalyov" leaked, until 7 Dec).
+    ['Sergey Kovalyov drives', `${R} drives`],
+    ['Sergei Kovalev drives', `${R} drives`],
     ['Giorgos Papadopoulos in goal', `${R} in goal`],
     ['X\u0430nder Hughes in goal', `${R} in goal`],
     ['Xan\u{E0020}der Hughes is captain', `${R} is captain`],
