@@ -115,8 +115,9 @@ async function banner(
   if (service.sandboxUrl) say('first pull of the demo school…');
   await service.initialPulls;
   if (stopping()) return;
+  const pulls = await lastPulls(service, say);
   for (const school of service.config.schools) {
-    const last = await lastPull(service, school.id, say);
+    const last = pulls?.get(school.id)?.last;
     if (!last) continue;
     const took = last.finishedAt
       ? `, took ${((Date.parse(last.finishedAt) - Date.parse(last.startedAt)) / 1000).toFixed(1)} s`
@@ -147,14 +148,15 @@ async function banner(
 }
 
 /**
- * The school's last pull, for its banner line. A store that cannot be read (damaged pages in the runs) does not
- * stop a started server: it serves what it can read and /readyz names the damage, so the banner says that instead.
+ * Every school's last pull, for the banner's lines, in one query. A store that cannot be read (damaged pages in
+ * the runs) does not stop a started server: it serves what it can read and /readyz names the damage, so the
+ * banner says that instead.
  */
-async function lastPull(service: RunningService, schoolId: string, say: (line: string) => void) {
+async function lastPulls(service: RunningService, say: (line: string) => void) {
   try {
-    return (await service.store.runs.listRuns(schoolId, { limit: 10 })).find((r) => r.kind !== 'push');
+    return await service.store.runs.lastPulls(service.config.schools.map((s) => s.id));
   } catch (err) {
-    say(`${schoolId}: its last pull could not be read (${storeErrorText(err)}); /readyz says what is wrong`);
+    say(`the schools' last pulls could not be read (${storeErrorText(err)}); /readyz says what is wrong`);
     return undefined;
   }
 }

@@ -3,17 +3,18 @@
 // target's lease. Every moment judged here is the caller's (an `at` it passes) or the database's own clock
 // (`databaseNow`), never this process's.
 import { randomUUID } from 'node:crypto';
-import { sql } from 'kysely';
+import { type Selectable, sql } from 'kysely';
 import type { Instant } from '../domain/types.ts';
 import { scrubSecrets } from '../log-text.ts';
 import { databaseNow, maybeInstant, storedInstant } from './instants.ts';
 import { ownerAlive } from './liveness.ts';
-import type { JobStatusTable } from './schema.ts';
+import type { JobStatusTable, SyncRunsTable } from './schema.ts';
 import type { SqlContext } from './sql-context.ts';
 import type {
   JobResult,
   JobStatus,
   JobStatusPatch,
+  LastPull,
   PullLease,
   RunCounts,
   RunKind,
@@ -111,23 +112,42 @@ export class SqlRuns implements RunsRepository {
       .orderBy('id', 'desc')
       .limit(opts?.limit ?? 50)
       .execute();
-    return rows.map((r) => ({
-      id: Number(r.id),
-      schoolId: r.school_id,
-      kind: r.kind as RunKind,
-      target: r.target,
-      status: effectiveStatus(r, new Date(r.db_now)),
-      startedAt: r.started_at,
-      finishedAt: r.finished_at,
-      counts: JSON.parse(r.counts) as Record<string, RunCounts>,
-      upstreamRequests: Number(r.upstream_requests),
-      retries: Number(r.retries),
-      throttled: Number(r.throttled),
-      errors: JSON.parse(r.errors) as string[],
-      warning: r.warning,
-      owner: r.owner,
-      upstreamSkewMs: r.upstream_skew_ms === null ? null : Number(r.upstream_skew_ms),
-    }));
+    return rows.map((r) => runOf(r, new Date(r.db_now)));
+  }
+
+  async lastPulls(schoolIds: readonly SchoolId[]): Promise<Map<SchoolId, LastPull>> {
+    const out = new Map<SchoolId, LastPull>();
+    if (!schoolIds.length) return out;
+    // Per school, two backward seeks on (school_id, kind, id) and one on its full runs: no scan of the history.
+    const last = (kind: RunKind) =>
+      sql<number>`(select max(l.id) from sync_runs l where l.school_id = s.id and l.kind = ${kind})`;
+    const rows = await this.#ctx.r
+      .selectFrom('schools as s')
+      .leftJoin('sync_runs', (j) =>
+        j.on(
+          'sync_runs.id',
+          '=',
+          sql<number>`coalesce(case when ${last('full')} > ${last('incremental')} or ${last('incremental')} is null then ${last('full')} else ${last('incremental')} end, -1)`,
+        ),
+      )
+      .leftJoin('run_owners', 'run_owners.owner', 'sync_runs.owner')
+      .selectAll('sync_runs')
+      .select(['s.id as sid', 'run_owners.host', 'run_owners.pid', 'run_owners.heartbeat_at'])
+      .select(databaseNow(this.#ctx.dialect).as('db_now'))
+      .select(
+        sql<number>`case when exists (select 1 from sync_runs f where f.school_id = s.id and f.kind = 'full' and f.status in ('succeeded', 'suspicious')) then 1 else 0 end`.as(
+          'completed_full',
+        ),
+      )
+      .where((eb) => this.#ctx.inList(eb, 's.id', schoolIds, 'text'))
+      .execute();
+    for (const r of rows)
+      out.set(r.sid, {
+        // Whether a run's process is gone is judged on the database's clock, as listRuns does.
+        last: r.id === null ? null : runOf(r as Parameters<typeof runOf>[0], new Date(r.db_now)),
+        completedFull: Number(r.completed_full) === 1,
+      });
+    return out;
   }
 
   async saveJobStatus(status: JobStatusPatch): Promise<void> {
@@ -358,4 +378,28 @@ function effectiveStatus(
   // Recorded before runs had owners: nothing to tell by (the next pull closes it once it is old).
   if (r.owner === null) return 'running';
   return ownerGone(r, now) ? 'interrupted' : 'running';
+}
+
+/** A row of sync_runs with its owner's liveness, as a run (its status as the owner's heartbeat says). */
+function runOf(
+  r: Selectable<SyncRunsTable> & { host: string | null; pid: number | null; heartbeat_at: string | null },
+  now: Date,
+): SyncRun {
+  return {
+    id: Number(r.id),
+    schoolId: r.school_id,
+    kind: r.kind as RunKind,
+    target: r.target,
+    status: effectiveStatus(r, now),
+    startedAt: r.started_at,
+    finishedAt: r.finished_at,
+    counts: JSON.parse(r.counts) as Record<string, RunCounts>,
+    upstreamRequests: Number(r.upstream_requests),
+    retries: Number(r.retries),
+    throttled: Number(r.throttled),
+    errors: JSON.parse(r.errors) as string[],
+    warning: r.warning,
+    owner: r.owner,
+    upstreamSkewMs: r.upstream_skew_ms === null ? null : Number(r.upstream_skew_ms),
+  };
 }

@@ -439,6 +439,12 @@ export interface RecordsRepository {
   setMissing(schoolId: SchoolId, kind: ResourceKind, ids: readonly Id[], at: Instant): Promise<void>;
 }
 
+/** A school's last pull and whether it ever completed a full one (RunsRepository.lastPulls). */
+export interface LastPull {
+  last: SyncRun | null;
+  completedFull: boolean;
+}
+
 /** Runs and who runs them: sync runs, job status, full-pull requests, claimed fires, owners' heartbeats, pull leases. */
 export interface RunsRepository {
   // --- sync runs and job status
@@ -460,6 +466,11 @@ export interface RunsRepository {
    */
   recordRunProgress(id: number, progress: RunProgress): Promise<void>;
   listRuns(schoolId: SchoolId, opts?: { kind?: RunKind; limit?: number }): Promise<SyncRun[]>;
+  /**
+   * Of each school given that the store holds, in one query: its last pull (push runs left out), and whether it
+   * ever completed a full pull (succeeded or suspicious). Serve's start reads every school's from it.
+   */
+  lastPulls(schoolIds: readonly SchoolId[]): Promise<Map<SchoolId, LastPull>>;
   /** Writes the fields given and leaves the others (a replica's save never undoes another's). */
   saveJobStatus(status: JobStatusPatch): Promise<void>;
   listJobStatus(schoolId?: SchoolId): Promise<JobStatus[]>;

@@ -6,7 +6,6 @@ import type { PullSummary } from '../jobs/pull-summary.ts';
 import { type Logger, silentLogger } from '../log.ts';
 import type { Store } from '../store/types.ts';
 import type { UpstreamClient } from '../upstream/api.ts';
-import { needsStartupPull } from './pull.ts';
 import { type FireEvent, type SchedulerHandle, startScheduler } from './scheduler.ts';
 import { clientForSchool, startDemoUpstream } from './school-upstream.ts';
 import { runStartupPulls } from './startup-pulls.ts';
@@ -49,12 +48,16 @@ export interface SyncService {
 export const FOLDED =
   "folded into this school's start-up pull, still to start (a full pull: it reads everything)";
 
-/** The schools serve pulls at start: every demo school (its sandbox was just generated), and those needsStartupPull names. */
+/**
+ * The schools serve pulls at start: every demo school (its sandbox was just generated), and each that never
+ * completed a full pull or whose last pull died with its process; read for all schools in one query.
+ */
 async function startupDue(store: SyncServiceOptions['store'], schools: readonly SchoolConfig[]) {
-  const due: SchoolConfig[] = [];
-  for (const school of schools)
-    if (school.demo || (await needsStartupPull(store, school.id))) due.push(school);
-  return due;
+  const pulls = await store.runs.lastPulls(schools.map((s) => s.id));
+  return schools.filter((school) => {
+    const p = pulls.get(school.id);
+    return school.demo || !p?.completedFull || p.last?.status === 'interrupted';
+  });
 }
 
 export async function startSyncService(opts: SyncServiceOptions): Promise<SyncService> {

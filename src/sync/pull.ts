@@ -39,7 +39,6 @@ import type { PullOptions } from './pull/types.ts';
 
 export { PullBusyError, PullInterruptedError, PullNotNeededError } from './pull/errors.ts';
 export { listingGap } from './pull/judge-listing.ts';
-export { needsStartupPull } from './pull/run-record.ts';
 export { withoutSensitive } from './pull/sensitive.ts';
 export type { PullOptions, PullProgress } from './pull/types.ts';
 

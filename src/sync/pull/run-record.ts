@@ -38,13 +38,6 @@ export async function hadCompleteFullRun(store: Pick<Store, 'runs'>, schoolId: s
   return runs.some((r: SyncRun) => r.status === 'succeeded' || r.status === 'suspicious');
 }
 
-/** Whether `serve` should pull the school at start-up: never completed a full pull, or the last pull died. */
-export async function needsStartupPull(store: Pick<Store, 'runs'>, schoolId: string): Promise<boolean> {
-  if (!(await hadCompleteFullRun(store, schoolId))) return true;
-  const last = (await store.runs.listRuns(schoolId, { limit: 10 })).find((r) => r.kind !== 'push');
-  return last?.status === 'interrupted';
-}
-
 /** The run's counts after a resource's transaction committed, so a kill -9 from here on leaves true counts. */
 export async function recordProgress(
   store: Pick<Store, 'runs'>,
