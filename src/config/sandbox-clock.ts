@@ -33,6 +33,19 @@ function isSandbox(s: ClockSchool, demoToken: string): boolean {
   return LOOPBACK.has(host) && (s.upstream.token === SANDBOX_TOKEN || s.upstream.token === demoToken);
 }
 
+// A zone is required: Date.parse reads a time without one in this process's zone, so the clock would start
+// somewhere else on each machine. Date.parse also rolls 30 February into March and 24:00 into the next day.
+const INSTANT = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/;
+
+/** An ISO 8601 instant with a zone whose date and time exist as written. */
+function isInstant(raw: string): boolean {
+  const m = INSTANT.exec(raw);
+  if (!m || Number.isNaN(Date.parse(raw))) return false;
+  const [y, mo, d, h, mi, sec] = m.slice(1, 7).map((x) => Number(x ?? 0));
+  const day = new Date(Date.UTC(y!, mo! - 1, d!));
+  return day.getUTCMonth() === mo! - 1 && day.getUTCDate() === d && h! < 24 && mi! < 60 && sec! < 60;
+}
+
 /** SANDBOX_NOW as an ISO instant (null when unset), or the problem that refuses it. */
 export function sandboxNow(
   env: NodeJS.ProcessEnv,
@@ -41,8 +54,7 @@ export function sandboxNow(
 ): { now: string | null } | { problem: ClockProblem } {
   const raw = env.SANDBOX_NOW?.trim();
   if (!raw) return { now: null };
-  const ms = Date.parse(raw);
-  if (!/^\d{4}-\d{2}-\d{2}T/.test(raw) || Number.isNaN(ms))
+  if (!isInstant(raw))
     return {
       problem: {
         path: 'SANDBOX_NOW',
@@ -57,7 +69,7 @@ export function sandboxNow(
         message: `sets serve's clock for tests and demos against the sandbox only, and ${real.join(', ')} ${real.length === 1 ? 'is' : 'are'} served by another upstream (not the demo school, nor a loopback address with a sandbox token): unset SANDBOX_NOW`,
       },
     };
-  return { now: new Date(ms).toISOString() };
+  return { now: new Date(Date.parse(raw)).toISOString() };
 }
 
 /**

@@ -43,10 +43,26 @@ describe('SANDBOX_NOW', () => {
   });
 
   it('is refused when it is not an ISO instant', async () => {
-    for (const bad of ['tomorrow', '2026-11-20', '2026-13-45T00:00:00Z'])
+    // Not a day of the calendar (Date.parse rolls 30 February into March), or with no zone: Date.parse reads a
+    // time without one in this process's local zone, so the same setting would start the clock elsewhere per machine.
+    for (const bad of [
+      'tomorrow',
+      '2026-11-20',
+      '2026-13-45T00:00:00Z',
+      '2026-02-30T00:00:00Z',
+      '2026-11-20T24:00:00Z',
+      '2026-11-20T10:00',
+      '2026-11-20T10:00:00',
+    ])
       await expect(loadConfig({ SANDBOX_NOW: bad })).rejects.toThrow(
         `config: SANDBOX_NOW: must be an ISO 8601 instant such as 2026-11-20T00:00:00Z, got "${bad}"`,
       );
+  });
+
+  it('takes an instant with a zone offset as that instant', async () => {
+    expect((await loadConfig({ SANDBOX_NOW: '2026-11-20T10:00:00+10:00' })).sandboxNow).toBe(
+      '2026-11-20T00:00:00.000Z',
+    );
   });
 
   it('starts a clock there that runs at the real pace', () => {
