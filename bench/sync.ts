@@ -12,9 +12,10 @@
 // process with the same flags (startup and module loading count on both sides); its peak RSS is its own
 // (bench/support/max-rss.js reports it at exit).
 //
-// Goals (issue 28, restated from issue 16's measured analysis): full sync ≤ 2.0× the floor on SQLite and ≤ 2.5× on
-// PostgreSQL at school scale, ≤ 1.5× and ≤ 2.0× at district scale; peak RSS ≤ 250 MB at school scale and ≤ 1.5×
-// that at district scale; an unchanged incremental sync < 1 s with ≤ 12 upstream requests.
+// Goals (issue 46: the whole-process ratio is a guard against regression, no longer a goal to push down): full
+// sync ≤ 2.5× the floor at school scale on both stores (the district's ratio is printed, unguarded); peak RSS
+// ≤ 250 MB at school scale and ≤ 1.5× that at district scale; an unchanged incremental sync < 1 s with ≤ 12
+// upstream requests (issue 28).
 //
 // It also prints what the machine's processors allow: the CPU time every process spent while a full sync ran
 // (rostercal, the sandbox answering it, PostgreSQL's server; read from /proc/stat, so anything else running on the
@@ -49,11 +50,10 @@ const NODE_FLAGS =
 const QUICK = process.env.BENCH_QUICK === '1';
 const SENSITIVE = process.env.BENCH_SENSITIVE === '1';
 const GOAL = {
-  /** Full sync ÷ floor, by scale and store (issue 28). */
+  /** Full sync ÷ floor, by scale and store: the regression guard (issue 46). */
   ratio: {
-    school: { SQLite: 2.0, PostgreSQL: 2.5 },
-    district: { SQLite: 1.5, PostgreSQL: 2.0 },
-  } as Record<string, Record<Target['name'], number>>,
+    school: { SQLite: 2.5, PostgreSQL: 2.5 },
+  } as Record<string, Record<Target['name'], number> | undefined>,
   schoolRssMb: 250,
   districtGrowth: 1.5,
   incrementalMs: 1000,
@@ -341,18 +341,21 @@ async function main(): Promise<void> {
     for (const target of targets) {
       const rows = r.rows.filter((x) => x.target === target.name);
       const ratio = median(rows.map((x) => x.full.ms / x.floor.ms));
-      const goal = GOAL.ratio[r.scale]?.[target.name] ?? GOAL.ratio.school![target.name];
+      const goal = GOAL.ratio[r.scale]?.[target.name];
       const inc = rows.map((x) => x.incremental);
       const incMs = median(inc.map((x) => x.ms));
       const incPullMs = median(inc.map((x) => x.pullMs!));
       const incReq = Math.max(...inc.map((x) => x.requests));
       console.log(
         `  ${r.scale} ${target.name}: full sync ${s(median(rows.map((x) => x.full.ms)))} = ${ratio.toFixed(2)}× the floor ` +
-          `(${s(median(rows.map((x) => x.floor.ms)))}; goal ≤ ${goal}×) ${verdict(ratio <= goal)}; ` +
+          `(${s(median(rows.map((x) => x.floor.ms)))}; ` +
+          (goal === undefined
+            ? 'no guard at this scale); '
+            : `guard ≤ ${goal}×) ${verdict(ratio <= goal)}; `) +
           `peak RSS ${mb(Math.max(...rows.map((x) => x.full.maxRssMb)))}; CPU time ` +
           `${median(rows.map((x) => x.full.cpuMs / x.floor.cpuMs)).toFixed(2)}× the floor's (steadier under load)`,
       );
-      if (rows.every((x) => x.full.machineCpuMs !== null)) {
+      if (goal !== undefined && rows.every((x) => x.full.machineCpuMs !== null)) {
         const bound = median(rows.map((x) => cpuBound(x.full) / x.floor.ms));
         const cpu = median(rows.map((x) => x.full.machineCpuMs!));
         // CPU the goal leaves room for: CPUS processors busy for the whole of the goal's multiple of the floor.
