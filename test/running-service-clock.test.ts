@@ -91,6 +91,18 @@ describe('serve on the sandbox clock (SANDBOX_NOW)', () => {
     ).toBe('%PDF-');
   });
 
+  it('says the moved clock on /admin and in `rostercal status`', async () => {
+    const said = `clock: SANDBOX_NOW=${new Date(TEST_NOW).toISOString()}: serve's "today" starts at that instant`;
+    const res = await fetch(`${service.url}/admin`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    expect(res.status).toBe(200);
+    expect(await res.text()).toMatch(
+      new RegExp(`<p id="service-clock"><strong>clock: SANDBOX_NOW=${new Date(TEST_NOW).toISOString()}: serve`),
+    );
+    const status = await runCli(['status'], env);
+    expect(status.code, status.out).toBe(0);
+    expect(status.out.split('\n')[0]).toContain(said);
+  }, 60_000);
+
   it('`rostercal sync` pulls on the same clock', async () => {
     const data = mkdtempSync(path.join(tmpdir(), 'rostercal-clock-sync-'));
     try {

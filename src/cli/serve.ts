@@ -2,6 +2,7 @@
 // it serves the demo: an in-process sandbox school, an embedded SQLite store, one pull, then the web on :8080.
 
 import { trustProxyWarning } from '../config/edge-settings.ts';
+import { clockLine } from '../config/sandbox-clock.ts';
 import { type Config, demoNotAskedFor, withPort } from '../config.ts';
 import { createLogger } from '../log.ts';
 import { storeErrorText } from '../log-text.ts';
@@ -75,6 +76,8 @@ async function serve(config: Config): Promise<number> {
   const adminToken = config.adminToken ?? null;
   const proxyWarning = trustProxyWarning(config.trustProxy);
   if (proxyWarning) printError(`rostercal: warning: ${proxyWarning}`);
+  const clock = clockLine(config.sandboxNow);
+  if (clock) say(clock);
   const demoOnly = config.schools.every((s) => s.demo);
   try {
     service = await startService({ config, log, say, adminToken });

@@ -7,6 +7,7 @@ import { pendingRotations } from '../push/live-rotation.ts';
 import type { JobStatus, RunCounts, Store, SyncRun } from '../store/types.ts';
 import { describeJob } from '../sync/job-display.ts';
 import { seconds } from '../sync/report.ts';
+import { clockLine } from '../config/sandbox-clock.ts';
 import { upstreamClockNote } from '../sync/upstream-clock.ts';
 import { printLines, terminalJson } from '../terminal.ts';
 import { localClock, zoneAbbreviation } from '../util/time-zone.ts';
@@ -138,7 +139,8 @@ export const run = defineCommand({
         printLines(scrubSecrets(terminalJson(report.length === 1 ? report[0] : report, 2)).split('\n'));
         return EXIT.ok;
       }
-      const out: string[] = [];
+      const clock = clockLine(config.sandboxNow);
+      const out: string[] = clock ? [clock, ''] : [];
       for (const s of report) {
         out.push(`${s.name} [${s.id}] — times in ${s.timeZone}`);
         if (s.familyAbsences) out.push(`  families reporting absences: ${s.familyAbsences}`);

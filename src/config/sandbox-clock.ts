@@ -81,3 +81,9 @@ export function clockStartingAt(startsAt: string | null, real: () => number = Da
   const offset = Date.parse(startsAt) - real();
   return () => new Date(real() + offset);
 }
+
+/** What `status`, `/admin` and serve's start say of the clock when SANDBOX_NOW moves it; null on the real one. */
+export function clockLine(startsAt: string | null | undefined): string | null {
+  if (!startsAt) return null;
+  return `clock: SANDBOX_NOW=${startsAt}: serve's "today" starts at that instant and runs on from it (tests and demos against the sandbox), not at the real date`;
+}

@@ -6,6 +6,7 @@ import { CalendarSearch } from '../feeds/calendar-search.ts';
 import type { FeedTokens } from '../feeds/tokens.ts';
 import type { JobStatus, SchoolId, Store, Stored, SyncRun } from '../store/types.ts';
 import { describeJob } from '../sync/job-display.ts';
+import { clockLine } from '../config/sandbox-clock.ts';
 import { upstreamClockNote } from '../sync/upstream-clock.ts';
 import { type HtmlValue, html, type SafeHtml } from '../util/html.ts';
 import { adminSearchRoute, searchForm } from './admin-search.ts';
@@ -27,6 +28,8 @@ export interface AdminRouterOptions {
     schools: readonly AdminSchool[];
     publicUrl: string;
     trustProxy?: number | string;
+    /** SANDBOX_NOW: said on the page when it moves the clock. */
+    sandboxNow?: string | null;
   };
   /** Admits administrators only (StaffAuth.requireAdmin). */
   auth: { requireAdmin: RequestHandler };
@@ -242,6 +245,7 @@ export function createAdminRouter(opts: AdminRouterOptions): express.Router {
   router.get('/admin', opts.auth.requireAdmin, async (req: Request, res: Response, next) => {
     try {
       const at = now();
+      const clock = clockLine(opts.config.sandboxNow);
       const p = principalOf(res) as Principal;
       const sections: SafeHtml[] = [];
       // An administrator of one school sees that school only.
@@ -254,7 +258,7 @@ export function createAdminRouter(opts: AdminRouterOptions): express.Router {
           csrf: csrfOf(p),
         },
         wide: true,
-        body: html`<h1>Admin</h1>${searchForm('')}<div class="card">${clientAddressLine(req, opts.config.trustProxy)}</div>${sections}`,
+        body: html`<h1>Admin</h1>${searchForm('')}<div class="card">${clientAddressLine(req, opts.config.trustProxy)}${clock && html`<p id="service-clock"><strong>${clock}</strong></p>`}</div>${sections}`,
       });
     } catch (err) {
       next(err);
