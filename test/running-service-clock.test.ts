@@ -96,7 +96,9 @@ describe('serve on the sandbox clock (SANDBOX_NOW)', () => {
     const res = await fetch(`${service.url}/admin`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
     expect(res.status).toBe(200);
     expect(await res.text()).toMatch(
-      new RegExp(`<p id="service-clock"><strong>clock: SANDBOX_NOW=${new Date(TEST_NOW).toISOString()}: serve`),
+      new RegExp(
+        `<p id="service-clock"><strong>clock: SANDBOX_NOW=${new Date(TEST_NOW).toISOString()}: serve`,
+      ),
     );
     const status = await runCli(['status'], env);
     expect(status.code, status.out).toBe(0);

@@ -1,13 +1,13 @@
 // `rostercal status`: the last sync runs of each school and the state of its scheduled jobs, from the store.
 
 import type { PushTargetConfig } from '../config/push-targets.ts';
+import { clockLine } from '../config/sandbox-clock.ts';
 import { absenceReporting } from '../families/absence-state.ts';
 import { scrubSecrets } from '../log-text.ts';
 import { pendingRotations } from '../push/live-rotation.ts';
 import type { JobStatus, RunCounts, Store, SyncRun } from '../store/types.ts';
 import { describeJob } from '../sync/job-display.ts';
 import { seconds } from '../sync/report.ts';
-import { clockLine } from '../config/sandbox-clock.ts';
 import { upstreamClockNote } from '../sync/upstream-clock.ts';
 import { printLines, terminalJson } from '../terminal.ts';
 import { localClock, zoneAbbreviation } from '../util/time-zone.ts';

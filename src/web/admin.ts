@@ -1,12 +1,12 @@
 // The staff dashboard at /admin: a search box that finds any calendar (admin-search.ts), then per school the sync
 // runs and scheduled jobs, how many calendars it has, and every team's rosters. Admins only.
 import express, { type Request, type RequestHandler, type Response } from 'express';
+import { clockLine } from '../config/sandbox-clock.ts';
 import { absenceReporting } from '../families/absence-state.ts';
 import { CalendarSearch } from '../feeds/calendar-search.ts';
 import type { FeedTokens } from '../feeds/tokens.ts';
 import type { JobStatus, SchoolId, Store, Stored, SyncRun } from '../store/types.ts';
 import { describeJob } from '../sync/job-display.ts';
-import { clockLine } from '../config/sandbox-clock.ts';
 import { upstreamClockNote } from '../sync/upstream-clock.ts';
 import { type HtmlValue, html, type SafeHtml } from '../util/html.ts';
 import { adminSearchRoute, searchForm } from './admin-search.ts';
