@@ -17,7 +17,7 @@ describe('sharing the event loop', () => {
 
   it('yields from a slice only once its budget is spent', async () => {
     // A budget far above a loaded machine's pauses between two lines, so "not yet spent" holds on any run.
-    const slice = new TimeSlice(300);
+    const slice = new TimeSlice(1500);
     let turns = 0;
     let counting = true;
     const count = () => {
@@ -31,7 +31,7 @@ describe('sharing the event loop', () => {
       expect(slice.spent).toBe(false);
       await slice.pause();
       expect(turns).toBe(before);
-      await new Promise((resolve) => setTimeout(resolve, 310));
+      await new Promise((resolve) => setTimeout(resolve, 1510));
       expect(slice.spent).toBe(true);
       const after = turns;
       await slice.pause();
