@@ -21,7 +21,7 @@ import { type FixtureServer, type Reply, type SeenRequest, startFixtureServer } 
 
 const TOKEN = 'tok_SECRET_4f9a8b7c6d5e';
 // Long enough that a loaded machine never trips it on an ordinary reply; hanging replies trip it.
-const TIMEOUT_MS = 750;
+const TIMEOUT_MS = 2000;
 const EMPTY_PAGE = { data: [], pagination: { currentPage: 1, lastPage: 1, pageLength: 200, numRecords: 0 } };
 
 let server: FixtureServer | undefined;
