@@ -4,10 +4,11 @@
 //
 // A deployment must never freeze or shift its clock by accident (a stray variable would move every family's
 // "today"), so the setting is refused unless every school is served by the sandbox: the demo school, or an
-// upstream on this machine's loopback holding one of the sandbox's own tokens.
+// upstream on this machine's loopback holding one of the sandbox's own tokens (its default, SANDBOX_TOKEN; config.ts
+// adds the demo's own).
 
-/** The token `rostercal sandbox` accepts by default (src/sandbox/index.ts); config.ts adds the demo's own. */
-const SANDBOX_TOKEN = 'sandbox-token';
+import { SANDBOX_TOKEN } from '../domain/sandbox-token.ts';
+
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
 export interface ClockSchool {

@@ -1,5 +1,6 @@
 // The sandbox: a stand-alone, in-memory Extracurricular Data Service over HTTP, serving a generated school.
 import type { AddressInfo } from 'node:net';
+import { SANDBOX_TOKEN } from '../domain/sandbox-token.ts';
 import { isMalformed } from './chaos.ts';
 import { generateSchool } from './generate.ts';
 import type { Scale, School } from './model.ts';
@@ -92,7 +93,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   const nowMs = opts.now === undefined ? Math.floor(Date.now() / 60_000) * 60_000 : Date.parse(opts.now);
   if (Number.isNaN(nowMs))
     throw new Error(`sandbox option now must be an ISO 8601 timestamp, got ${opts.now}`);
-  const token = opts.token ?? 'sandbox-token';
+  const token = opts.token ?? SANDBOX_TOKEN;
   const readonlyToken = opts.readonlyToken ?? 'sandbox-readonly-token';
   if (token === readonlyToken) throw new Error('sandbox options token and readonlyToken must differ');
 
