@@ -13,6 +13,7 @@ import { type Sandbox, startSandbox } from '../src/sandbox/index.ts';
 import { openStore } from '../src/store/index.ts';
 import { runCli } from './support/cli.ts';
 import { TEST_NOW } from './support/clock.ts';
+import { expectPdf } from './support/pdf.ts';
 import { freePort } from './support/ports.ts';
 
 const ADMIN_TOKEN = 'test-admin-token-clock-4f9c2b7e1a';
@@ -84,11 +85,7 @@ describe('serve on the sandbox clock (SANDBOX_NOW)', () => {
       headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
     });
     expect(res.status).toBe(200);
-    expect(
-      Buffer.from(await res.arrayBuffer())
-        .subarray(0, 5)
-        .toString(),
-    ).toBe('%PDF-');
+    expectPdf(await res.arrayBuffer());
   });
 
   it('says the moved clock on /admin and in `rostercal status`', async () => {

@@ -9,6 +9,7 @@ import { type RunningService, startService } from '../src/running-service.ts';
 import type { Sandbox } from '../src/sandbox/index.ts';
 import { launchBrowser } from './support/browser.ts';
 import { startWeekSandbox } from './support/clock.ts';
+import { expectPdf } from './support/pdf.ts';
 import { freePort } from './support/ports.ts';
 
 const ADMIN_TOKEN = 'test-admin-token-4f9c2b7e1a';
@@ -108,7 +109,7 @@ describe('rostercal serve', () => {
       expect(href).toBeTruthy();
       const pdf = await page.request.get(href!);
       expect(pdf.status()).toBe(200);
-      expect((await pdf.body()).subarray(0, 5).toString()).toBe('%PDF-');
+      expectPdf(await pdf.body());
 
       // A team's calendar, found with /admin's search box.
       const team = (await service.store.records.list('hill', 'teams')).find((t) => !t.hidden)!;

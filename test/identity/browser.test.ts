@@ -9,6 +9,7 @@ import type { StaffUser } from '../../src/domain/types.ts';
 import { staffAccess } from '../../src/identity/roles.ts';
 import { type Harness, startHarness } from '../feeds/harness.ts';
 import { type Browser, launchBrowser, type Page } from '../support/browser.ts';
+import { expectPdf } from '../support/pdf.ts';
 import { expectPhoneFriendly } from '../support/phone.ts';
 import { freePort } from '../support/ports.ts';
 import { type StaffSite, startStaffSite, startTestIdp, type TestIdp } from './harness.ts';
@@ -123,7 +124,7 @@ describe('a coach on a phone (Chromium, 390 px)', () => {
     // Chromium shows the PDF inline, or headless saves it as a download: either way, the bytes are a PDF.
     const got = await Promise.race([download, served.body().catch(() => null)]);
     const bytes = got === null ? null : Buffer.isBuffer(got) ? got : await readFile((await got.path())!);
-    expect(bytes?.subarray(0, 5).toString()).toBe('%PDF-');
+    expectPdf(bytes);
     // Sign-in (one tap at the provider) and the sheet: within the three taps the issue allows.
     expect(taps).toBeLessThanOrEqual(3);
 

@@ -10,6 +10,7 @@ import { openStore } from '../../src/store/index.ts';
 import type { Store } from '../../src/store/types.ts';
 import { type Child, rostercal, schoolEnv } from '../support/cli.ts';
 import { startWeekSandbox } from '../support/clock.ts';
+import { expectPdf } from '../support/pdf.ts';
 import { createTestDatabase, type TestDatabase } from '../support/pg.ts';
 import { freePort } from '../support/ports.ts';
 import { browse, CookieJar, signIn, startTestIdp, type TestIdp } from './harness.ts';
@@ -102,11 +103,7 @@ describe('two replicas on PostgreSQL', () => {
     expect(onB.body).toContain(`id="team-${own}"`);
     const pdfOnB = await fetch(`${b}${roster}`, { headers: { cookie: `rostercal_session=${cookie}` } });
     expect(pdfOnB.status).toBe(200);
-    expect(
-      Buffer.from(await pdfOnB.arrayBuffer())
-        .subarray(0, 5)
-        .toString(),
-    ).toBe('%PDF-');
+    expectPdf(await pdfOnB.arrayBuffer());
 
     // Sign out on B (the form's CSRF token is on B's page)…
     const csrf = /name="csrf" value="([^"]+)"/.exec(onB.body)![1]!;

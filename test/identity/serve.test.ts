@@ -10,6 +10,7 @@ import type { Sandbox } from '../../src/sandbox/index.ts';
 import { openStore } from '../../src/store/index.ts';
 import { rostercal, schoolEnv } from '../support/cli.ts';
 import { startWeekSandbox } from '../support/clock.ts';
+import { expectPdf } from '../support/pdf.ts';
 import { downUpstream, freePort } from '../support/ports.ts';
 import { browse, CookieJar, signIn, startTestIdp, type TestIdp } from './harness.ts';
 
@@ -295,11 +296,7 @@ describe('rostercal serve with auth in the config file', () => {
         headers: cookie,
       });
       expect(roster.status).toBe(200);
-      expect(
-        Buffer.from(await roster.arrayBuffer())
-          .subarray(0, 5)
-          .toString(),
-      ).toBe('%PDF-');
+      expectPdf(await roster.arrayBuffer());
 
       const stranger = await signIn(new CookieJar(), site, 'stranger');
       expect(stranger.res.status).toBe(403);

@@ -8,6 +8,7 @@ import type { StaffUser } from '../../src/domain/types.ts';
 import type { DemoPerson } from '../../src/identity/demo-people.ts';
 import { staffAccess } from '../../src/identity/roles.ts';
 import { type Harness, startHarness } from '../feeds/harness.ts';
+import { expectPdf } from '../support/pdf.ts';
 import { freePort } from '../support/ports.ts';
 import {
   browse,
@@ -178,11 +179,7 @@ describe('sign-in with the school’s identity provider (code + PKCE)', () => {
       headers: { cookie: jar.header(site.url) },
     });
     expect(res.status).toBe(200);
-    expect(
-      Buffer.from(await res.arrayBuffer())
-        .subarray(0, 5)
-        .toString(),
-    ).toBe('%PDF-');
+    expectPdf(await res.arrayBuffer());
     const [record] = await h.store.access.listAudit({ actor: coachUser.email!, teamId: own });
     expect(record).toMatchObject({
       action: 'roster',
@@ -205,11 +202,7 @@ describe('sign-in with the school’s identity provider (code + PKCE)', () => {
       headers: { cookie: jar.header(site.url) },
     });
     expect(roster.status).toBe(200);
-    expect(
-      Buffer.from(await roster.arrayBuffer())
-        .subarray(0, 5)
-        .toString(),
-    ).toBe('%PDF-');
+    expectPdf(await roster.arrayBuffer());
     const medical = await fetch(
       `${site.url}/rosters/teams/${viaActivity}.pdf?template=medical-and-guardian-contacts`,
       { headers: { cookie: jar.header(site.url) } },

@@ -12,7 +12,7 @@ import type { Session, Team } from '../../src/domain/types.ts';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
 import { pullSchool } from '../../src/sync/pull.ts';
 import { rostercal, schoolEnv } from '../support/cli.ts';
-import { pdfText, qpdfCheck } from '../support/pdf.ts';
+import { expectPdf, pdfText, qpdfCheck } from '../support/pdf.ts';
 import { freePort } from '../support/ports.ts';
 import { openTestStore, type TestStore, testClient, testSchool } from '../sync/helpers.ts';
 
@@ -85,7 +85,7 @@ describe('rostercal roster: one audit record per roster, on every path', () => {
     expect(existsSync(file)).toBe(true);
     const piped = await roster(['--team', String(teams[1]!.id), '-o', '-']);
     expect(piped.code, piped.output).toBe(0);
-    expect(piped.stdout.startsWith('%PDF-')).toBe(true);
+    expectPdf(piped.stdout);
     const all = path.join(dir, 'all');
     const every = await roster(['--all', '-o', all]);
     expect(every.code, every.output).toBe(0);
@@ -319,11 +319,7 @@ describe('GET /rosters/teams/:id.pdf on rostercal serve', () => {
       const before = await rosterRecords();
       const ok = await fetch(url, { headers });
       expect(ok.status).toBe(200);
-      expect(
-        Buffer.from(await ok.arrayBuffer())
-          .subarray(0, 5)
-          .toString(),
-      ).toBe('%PDF-');
+      expectPdf(await ok.arrayBuffer());
       expect(await rosterRecords()).toBe(before + 1);
 
       refuseAuditWrites(true);

@@ -12,6 +12,7 @@ import { createRostersRouter } from '../../src/web/rosters.ts';
 import { securityHeaders } from '../../src/web/security.ts';
 import { axe } from '../support/axe.ts';
 import { type Browser, launchBrowser } from '../support/browser.ts';
+import { expectPdf } from '../support/pdf.ts';
 import { sampleFixture, sampleTeam } from './sample-data.ts';
 
 const ADMIN = 'browser-test-admin-token-7f3a9c';
@@ -104,7 +105,7 @@ describe('staff sign-in in Chromium', () => {
     const served = await page.request.get(base + target);
     expect(served.status()).toBe(200);
     expect(served.headers()['content-type']).toBe('application/pdf');
-    expect((await served.body()).subarray(0, 5).toString()).toBe('%PDF-');
+    expectPdf(await served.body());
     await context.close();
   });
 

@@ -18,7 +18,7 @@ import { pullSchool } from '../../src/sync/pull.ts';
 import type { UpstreamClient } from '../../src/upstream/api.ts';
 import { createUpstreamClient } from '../../src/upstream/client.ts';
 import { createRostersRouter } from '../../src/web/rosters.ts';
-import { containsText, pagePng, pdfInfo, pdfText, qpdfCheck } from '../support/pdf.ts';
+import { containsText, expectPdf, pagePng, pdfInfo, pdfText, qpdfCheck } from '../support/pdf.ts';
 
 const NOW = '2026-11-20T00:00:00.000Z';
 const SCHOOL = 'demo';
@@ -350,7 +350,7 @@ describe('rostercal roster (CLI)', () => {
     expect(containsText(await pdfText(out), fullName(team.students[0]!))).toBe(true);
     const s = await cli(['--team', String(team.id), '--template', 'team-roster', '-o', '-']);
     expect(s.code).toBe(0);
-    expect(s.stdout.subarray(0, 5).toString()).toBe('%PDF-');
+    expectPdf(s.stdout);
   });
 
   it('writes one PDF per visible team with --all', async () => {
@@ -463,11 +463,7 @@ describe('GET /rosters/teams/:teamId.pdf', () => {
     const cookie = setCookie.split(';')[0]!;
     const res = await fetch(base + path(), { headers: { cookie } });
     expect(res.status).toBe(200);
-    expect(
-      Buffer.from(await res.arrayBuffer())
-        .subarray(0, 5)
-        .toString(),
-    ).toBe('%PDF-');
+    expectPdf(await res.arrayBuffer());
   });
 
   it('answers clearly for a bad request once signed in', async () => {

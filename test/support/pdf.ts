@@ -5,6 +5,7 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { expect } from 'vitest';
 
 const require = createRequire(import.meta.url);
 const pdfjsDir = dirname(require.resolve('pdfjs-dist/package.json'));
@@ -25,6 +26,22 @@ export function saveTemp(pdf: Uint8Array, name = `roster-${++n}.pdf`): string {
 const bytes = (pdf: Uint8Array | string): Uint8Array =>
   // PDF.js takes ownership of (detaches) the buffer it is given: always hand it a copy.
   typeof pdf === 'string' ? new Uint8Array(readFileSync(pdf)) : new Uint8Array(pdf);
+
+/**
+ * Asserts that a served or printed body is a PDF: it starts with the header "%PDF-". Takes what the tests hold: a
+ * fetch's ArrayBuffer, a Buffer (Playwright, a child's stdout), text, or nothing (a download that did not come).
+ */
+export function expectPdf(body: ArrayBuffer | Uint8Array | string | null | undefined): void {
+  const head =
+    body === null || body === undefined
+      ? body
+      : typeof body === 'string'
+        ? body.slice(0, 5)
+        : Buffer.from(body instanceof ArrayBuffer ? new Uint8Array(body) : body)
+            .subarray(0, 5)
+            .toString('latin1');
+  expect(head, 'a PDF starts with %PDF-').toBe('%PDF-');
+}
 
 type PdfJs = typeof import('pdfjs-dist/legacy/build/pdf.mjs');
 let pdfjsModule: Promise<PdfJs> | undefined;
