@@ -88,6 +88,26 @@ describe('serve on the sandbox clock (SANDBOX_NOW)', () => {
     expectPdf(await res.arrayBuffer());
   });
 
+  it("`rostercal roster` prints a team's next session after the sandbox's now", async () => {
+    // The first session after TEST_NOW is in the past on the real date of any run after it: on the real clock the
+    // command printed a later one.
+    const from = Date.parse(TEST_NOW);
+    const next = sandbox.school.sessions
+      .filter((s) => s.start > from && !s.cancelled && !s.bye && s.teamIds.length)
+      .sort((a, b) => a.start - b.start)[0]!;
+    const team = next.teamIds[0]!;
+    const teamNext = sandbox.school.sessions
+      .filter((s) => s.end > from && !s.cancelled && s.teamIds.includes(team))
+      .sort((a, b) => a.start - b.start || a.id - b.id)[0]!;
+    const file = path.join(dir, 'next-session.pdf');
+    const run = await runCli(
+      ['roster', '--team', String(team), '--template', 'attendance-sheet', '-o', file],
+      env,
+    );
+    expect(run.code, run.out).toBe(0);
+    expect(run.out).toContain(`session ${teamNext.id} on `);
+  }, 60_000);
+
   it('says the moved clock on /admin and in `rostercal status`', async () => {
     const said = `clock: SANDBOX_NOW=${new Date(TEST_NOW).toISOString()}: serve's "today" starts at that instant`;
     const res = await fetch(`${service.url}/admin`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });

@@ -3,6 +3,7 @@
 // the sheets of every session of a day (--date).
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { clockStartingAt } from '../config/sandbox-clock.ts';
 import { auditCommandLine } from '../identity/command-line-audit.ts';
 import {
   fontSources,
@@ -102,7 +103,9 @@ export const run = defineCommand({
     const eventTemplates = (id: string) => config.schools.find((s) => s.id === id)?.eventTemplates;
     // Whoever runs the command reads the store itself, medical data included: sheets mark it where the school keeps it.
     const mayShowMedical = true;
-    const options = { ...source, sensitiveRosters, eventTemplates, mayShowMedical };
+    // "Next session" and a sheet's date on serve's clock: SANDBOX_NOW against the sandbox, else the real one.
+    const now = clockStartingAt(config.sandboxNow ?? null)();
+    const options = { ...source, sensitiveRosters, eventTemplates, mayShowMedical, now };
     if (values.date !== undefined) {
       if (values.all || teamId !== undefined || sessionId !== undefined)
         throw new UsageError('--date prints every session of the day: leave out --all, --team and --session');
@@ -142,6 +145,7 @@ export const run = defineCommand({
         sensitiveRosters,
         eventTemplates,
         mayShowMedical,
+        now,
         teamId,
         sessionId: sessionId ?? null,
         template: values.template ?? null,
@@ -183,7 +187,10 @@ function dayOption(text: string): { year: number; month: number; day: number } {
   return { year, month, day };
 }
 
-type PrintOptions = Pick<RosterOptions, 'dir' | 'sensitiveRosters' | 'eventTemplates' | 'mayShowMedical'>;
+type PrintOptions = Pick<
+  RosterOptions,
+  'dir' | 'sensitiveRosters' | 'eventTemplates' | 'mayShowMedical' | 'now'
+>;
 
 /** One PDF to write: what to print, and what a failure names. */
 interface Job {
