@@ -11,6 +11,7 @@ import {
   absence,
   activity,
   customField,
+  runEnd,
   session,
   sessionStaff,
   sessionStudent,
@@ -38,17 +39,6 @@ const T2 = '2026-11-03T08:00:00.000Z';
 
 const school = () => `school-${randomUUID().slice(0, 8)}`;
 const ids = (records: { id: number }[]) => records.map((r) => r.id);
-/** A run's end with nothing counted, at T1. */
-const runEnd = (status: 'succeeded' | 'failed' | 'interrupted') => ({
-  status,
-  finishedAt: T1,
-  counts: {},
-  upstreamRequests: 0,
-  retries: 0,
-  throttled: 0,
-  errors: [],
-  warning: null,
-});
 
 function deferred<T = void>() {
   let resolve!: (v: T) => void;
@@ -902,28 +892,27 @@ export function describeStoreContract(name: string, createDb: () => Promise<Test
           upstreamSkewMs: null,
         });
         expect(await store.runs.listRuns(school())).toEqual([]);
-        await expect(store.runs.finishRun(999_999_999, runEnd('failed'))).rejects.toThrow(/no sync run/);
+        await expect(store.runs.finishRun(999_999_999, runEnd('failed', T1))).rejects.toThrow(/no sync run/);
       });
 
       it("reads every school's last pull and whether it completed a full one, in one call", async () => {
         const [a, b, c, never] = [school(), school(), school(), school()];
         for (const id of [a, b, c]) await store.records.upsertSchool({ id, name: id, timeZone: 'UTC' });
-        const end = runEnd;
         // a: a full pull done, then an incremental one that failed, then a push (not a pull).
         await store.runs.finishRun(
           await store.runs.startRun({ schoolId: a, kind: 'full', at: T0 }),
-          end('succeeded'),
+          runEnd('succeeded', T1),
         );
         const failed = await store.runs.startRun({ schoolId: a, kind: 'incremental', at: T1 });
-        await store.runs.finishRun(failed, end('failed'));
+        await store.runs.finishRun(failed, runEnd('failed', T1));
         await store.runs.startRun({ schoolId: a, kind: 'push', target: 'google', at: T1 });
         // b: only a failed full pull, then an interrupted incremental one; c: nothing yet.
         await store.runs.finishRun(
           await store.runs.startRun({ schoolId: b, kind: 'full', at: T0 }),
-          end('failed'),
+          runEnd('failed', T1),
         );
         const cut = await store.runs.startRun({ schoolId: b, kind: 'incremental', at: T1 });
-        await store.runs.finishRun(cut, end('interrupted'));
+        await store.runs.finishRun(cut, runEnd('interrupted', T1));
         const pulls = await store.runs.lastPulls([a, b, c, never]);
         expect(pulls.get(a)).toMatchObject({ completedFull: true, last: { id: failed, status: 'failed' } });
         expect(pulls.get(b)).toMatchObject({

@@ -11,7 +11,7 @@ import type {
   Team,
   TeamMember,
 } from '../../src/domain/types.ts';
-import type { Store } from '../../src/store/types.ts';
+import type { RunStatus, Store } from '../../src/store/types.ts';
 
 export function session(id: number, over: Partial<Session> = {}): Session {
   return {
@@ -136,6 +136,20 @@ export function customField(key: string, label: string): CustomFieldMeta {
 }
 
 /** Writes session 1 of school `s` with student 7, and finds it again by that student. */
+/** A run's end with nothing counted (no records, upstream calls or errors), for tests about which run ended how. */
+export function runEnd(status: Exclude<RunStatus, 'running'>, finishedAt: string) {
+  return {
+    status,
+    finishedAt,
+    counts: {},
+    upstreamRequests: 0,
+    retries: 0,
+    throttled: 0,
+    errors: [],
+    warning: null,
+  } satisfies Parameters<Store['runs']['finishRun']>[1];
+}
+
 export async function writeAndFindSession(store: Store): Promise<void> {
   await store.records.upsert(
     's',

@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunKind, RunStatus } from '../../src/store/types.ts';
 import { ago, lastPulledAt } from '../../src/web/freshness.ts';
+import { runEnd } from '../store/fixtures.ts';
 import { openTestStore, type TestStore } from '../sync/helpers.ts';
 
 let ts: TestStore;
@@ -15,16 +16,7 @@ afterAll(() => ts?.cleanup());
 async function run(kind: RunKind, status: RunStatus | 'running', startedAt: string, finishedAt: string) {
   const id = await ts.store.runs.startRun({ schoolId: 'hill', kind, at: startedAt });
   if (status === 'running') return;
-  await ts.store.runs.finishRun(id, {
-    status,
-    finishedAt,
-    counts: {},
-    upstreamRequests: 0,
-    retries: 0,
-    throttled: 0,
-    errors: [],
-    warning: null,
-  });
+  await ts.store.runs.finishRun(id, runEnd(status, finishedAt));
 }
 
 describe('when the school’s data was last read', () => {
