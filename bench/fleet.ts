@@ -21,8 +21,10 @@
 //    - serve's CPU seconds and each school's upstream requests, per school per hour (the CPU also net of the
 //      idle phase's rate, which is the feed requests' own); serve's RSS, per school; the store's size per school.
 // At the end, each of issue 46's fleet goals with its figure and met, NOT met or why it could not be judged, and
-// the load average. BENCH_DATABASE_URL=postgres://…/db: the store in PostgreSQL (a database of its own is created
-// on that server and dropped at the end) instead of SQLite. BENCH_LOG=file keeps serve's log of phase 2. Not run in CI.
+// the load average. BENCH_PHASES=startup runs phase 0 only, to its banner, and says where its time went: per school
+// the wait for a start-up slot, the pull, its re-render, and the CPU of serve (its busiest thread), the upstream
+// process, the store's PostgreSQL backends and the rest of the machine. BENCH_DATABASE_URL=postgres://…/db: the store in PostgreSQL (a database of its own is created
+// on that server and dropped at the end) instead of SQLite. BENCH_LOG=file keeps serve's log of phase 2 (of phase 0 with BENCH_PHASES=startup). Not run in CI.
 import { spawn } from 'node:child_process';
 import { mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -33,6 +35,7 @@ import pg from 'pg';
 import { type Sandbox, SCHOOL_TIME_ZONE, startSandbox } from '../src/sandbox/index.ts';
 import { type Child, rostercal } from '../test/support/cli.ts';
 import { freePort } from '../test/support/ports.ts';
+import { formatCpu, sampleCpu } from './support/cpu-sampler.ts';
 import {
   type FireJudgement,
   type FireVerdict,
@@ -42,6 +45,7 @@ import {
 } from './support/fleet-fires.ts';
 import { printIdleBusyTable } from './support/latency-table.ts';
 import { cpuSecondsOf, quantile, rssOf } from './support/proc.ts';
+import { printStartupBreakdown, startupBreakdown } from './support/startup-breakdown.ts';
 
 const SCHOOLS = Number(process.env.BENCH_SCHOOLS ?? 50);
 const MINUTES = Number(process.env.BENCH_MINUTES ?? 5);
@@ -61,6 +65,8 @@ const FEEDS_PER_SCHOOL = 6;
 /** A schedule that never fires during the run (1 January, midnight). */
 const NEVER = '0 0 0 1 1 *';
 const TOKEN = 'sandbox-token';
+/** BENCH_PHASES=startup: phase 0 only, to the banner, with where its time went. */
+const STARTUP_ONLY = process.env.BENCH_PHASES === 'startup';
 
 // --- the upstream process: SCHOOLS sandboxes, one line of JSON with their URLs, then serves until SIGTERM. ---
 async function upstreams(n: number): Promise<void> {
@@ -220,26 +226,44 @@ interface StartUp {
  * 0. A fresh replica with the default schedules: its start-up pulls while the fires come (start-up goal, and the
  * fires meanwhile), then every feed issued (`feeds list`) and stored by the passes its next pulls run.
  */
-async function startUpPhase(env: Record<string, string>, setRun: (r: Run | null) => void) {
+async function startUpPhase(
+  env: Record<string, string>,
+  setRun: (r: Run | null) => void,
+  watch: { upstreamPid: number; pgPids: () => number[] },
+) {
   const t = Date.now();
   const run = startServe(env);
   setRun(run);
+  const servePid = run.serve.proc.pid!;
+  const cpu = sampleCpu(
+    [
+      { name: 'serve', pids: () => [servePid] },
+      { name: 'upstream', pids: () => [watch.upstreamPid] },
+      { name: 'PostgreSQL', pids: watch.pgPids },
+      { name: 'bench', pids: () => [process.pid] },
+    ],
+    servePid,
+  );
   await run.serve.waitFor(/Stop with Ctrl-C/, 3_600_000);
   const up = Date.now();
+  const cpuReport = cpu.stop();
   const ends = run.log
     .filter((l) => l.msg === 'start-up pull finished')
     .map((l) => Date.parse(String(l.time)));
-  const list = rostercal(['feeds', 'list', '--json'], env);
-  if ((await list.exit) !== 0) throw new Error(list.output());
-  const feeds = JSON.parse(list.stdout()) as { school: string; scope: string; url: string }[];
+  if (STARTUP_ONLY) {
+    console.log(formatCpu(cpuReport));
+    printStartupBreakdown(startupBreakdown(run.log, t));
+    if (process.env.BENCH_LOG)
+      await writeFile(process.env.BENCH_LOG, run.log.map((l) => JSON.stringify(l)).join('\n'));
+  }
+  // Phase 0 only: no feed is issued (the re-render passes are the later phases' cost).
+  const list = STARTUP_ONLY ? null : rostercal(['feeds', 'list', '--json'], env);
+  if (list && (await list.exit) !== 0) throw new Error(list.output());
+  const feeds = list ? (JSON.parse(list.stdout()) as { school: string; scope: string; url: string }[]) : [];
   const listed = Date.now();
-  const renderedSchools = await waitForEachSchool(
-    run.log,
-    'feeds re-rendered',
-    'school',
-    listed,
-    RENDER_WAIT_S * 1000,
-  );
+  const renderedSchools = list
+    ? await waitForEachSchool(run.log, 'feeds re-rendered', 'school', listed, RENDER_WAIT_S * 1000)
+    : 0;
   const s: StartUp = {
     seconds: (up - t) / 1000,
     lastPullS: ends.length ? (Math.max(...ends) - t) / 1000 : 0,
@@ -253,6 +277,36 @@ async function startUpPhase(env: Record<string, string>, setRun: (r: Run | null)
   await stopServe(run);
   setRun(null);
   return { startUp: s, sample: sampleOf(feeds) };
+}
+
+/** The pids of the store's PostgreSQL backends (its database's), refreshed every second; none on SQLite. */
+async function backendsOf(admin: pg.Client | null, dbName: string | null) {
+  let pids: number[] = [];
+  const refresh = async () => {
+    if (!admin || !dbName) return;
+    const r = await admin.query<{ pid: number }>('select pid from pg_stat_activity where datname = $1', [
+      dbName,
+    ]);
+    pids = r.rows.map((row) => row.pid);
+  };
+  await refresh();
+  const timer = setInterval(() => void refresh().catch(() => {}), 1000);
+  return { current: () => pids, stop: () => clearInterval(timer) };
+}
+
+/** What the start-up asked of PostgreSQL: its transactions and rows written, per school. */
+async function printStoreWork(admin: pg.Client, dbName: string): Promise<void> {
+  const r = await admin.query<Record<string, string>>(
+    'select xact_commit, xact_rollback, tup_inserted, tup_updated, tup_deleted from pg_stat_database where datname = $1',
+    [dbName],
+  );
+  const row = r.rows[0];
+  if (!row) return;
+  const per = (k: string) => (Number(row[k]) / SCHOOLS).toFixed(0);
+  console.log(
+    `PostgreSQL per school (start-up pull, its fires, serve's own start): ${per('xact_commit')} transactions, ` +
+      `${per('tup_inserted')} rows inserted, ${per('tup_updated')} updated, ${per('tup_deleted')} deleted`,
+  );
 }
 
 async function main(): Promise<void> {
@@ -329,10 +383,21 @@ async function main(): Promise<void> {
     );
     // 0. A fresh replica, the default schedules.
     await writeConfig(schedules);
-    const { startUp, sample } = await startUpPhase(env, (r) => {
-      run = r;
-    });
+    const pgPids = await backendsOf(admin, dbName);
+    const { startUp, sample } = await startUpPhase(
+      env,
+      (r) => {
+        run = r;
+      },
+      { upstreamPid: upstream.pid!, pgPids: pgPids.current },
+    );
+    pgPids.stop();
     printStartUp(startUp, sample.length);
+    if (STARTUP_ONLY) {
+      printFires('start-up', startUp.fires);
+      if (admin) await printStoreWork(admin, dbName!);
+      return;
+    }
 
     // 1. Idle: no fire in the run (a restart: the start-up pulls of any school whose last pull the stop cut).
     await writeConfig({ incremental: NEVER, full: NEVER });
@@ -440,6 +505,7 @@ function printStartUp(s: StartUp, sampled: number): void {
     `start-up (fresh replica, default schedules): banner after ${s.seconds.toFixed(0)} s, last start-up pull ended at ${s.lastPullS.toFixed(0)} s ` +
       `(${s.pulls} pulls, ${((s.lastPullS / Math.max(1, s.pulls)) * 1000).toFixed(0)} ms a school); load average ${s.load.toFixed(1)}`,
   );
+  if (STARTUP_ONLY) return;
   console.log(
     `${s.feeds} feeds issued (\`feeds list\`); the next pulls' re-render passes stored them for ${s.renderedSchools} of ${SCHOOLS} schools in ${s.renderS.toFixed(0)} s; ` +
       `measured: a fair sample of ${sampled} feeds (${FEEDS_PER_SCHOOL} a school), each as .ics and as its page, ${RPS}/s; the others are not requested`,

@@ -109,6 +109,7 @@ export async function startSyncService(opts: SyncServiceOptions): Promise<SyncSe
       due,
       async (school) => {
         waiting.delete(school.id);
+        log.info({ schoolId: school.id }, 'start-up pull began');
         const outcome = await scheduler.runNow(school.id, 'full');
         log.info({ schoolId: school.id, status: outcome.status }, 'start-up pull finished');
       },
