@@ -96,7 +96,7 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
       store,
       log,
       initialPull: (opts.initialPull ?? true) ? 'auto' : 'none',
-      onPull: afterPull(store, log, [
+      onPull: afterPull(store, log, now, [
         // After every pull, in order: feed tokens a lost database forgot, metrics, then pushing.
         feedTokensAfterPull({ tokens, guard }),
         feedsAfterPull({ metrics }),
@@ -106,7 +106,7 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
       // From a pull's first write to the end of its re-render, requests answer the stored bytes (FeedService).
       whilePulling: (school) => output.feeds.holdRenders(school.id),
       // Pushes also run on their own schedule (schools[].schedules.push), besides after each pull.
-      extraJobs: (school) => pushJobs(store, school),
+      extraJobs: (school) => pushJobs(store, school, now),
       now,
     });
     cleanup.unshift(() => sync.stop());
@@ -114,7 +114,7 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
     cleanup.unshift(() => output.renderer.close());
     const config = sync.config;
     if (sync.demoUrl) say(`demo sandbox school served at ${sync.demoUrl}`);
-    const rotations = rotationPushes(store, config, log);
+    const rotations = rotationPushes(store, config, log, now);
     cleanup.unshift(() => rotations.settle());
 
     // A refusal to write absences (403) is remembered until serve starts again: perhaps with a token that may.
@@ -286,10 +286,10 @@ function startFeedOutput(store: Store, config: Config, metrics: Metrics, log: Lo
   return { feeds, renderer, storeOutputs, trouble };
 }
 
-function afterPull(store: Store, log: Logger, steps: AfterPullStep[]) {
+function afterPull(store: Store, log: Logger, now: () => Date, steps: AfterPullStep[]) {
   return async (school: SchoolConfig, summary: PullSummary) => {
     for (const step of steps) {
-      await step.run({ store, school, summary, log, flags: {}, print: (line) => log.info(line) });
+      await step.run({ store, school, summary, log, now, flags: {}, print: (line) => log.info(line) });
     }
   };
 }
@@ -298,13 +298,13 @@ function afterPull(store: Store, log: Logger, steps: AfterPullStep[]) {
  * A rotation from /admin replaced a live Google calendar: its target is pushed now, so the old calendar is
  * deleted and the new one filled and offered within the push's time, not at the next pull or push fire.
  */
-function rotationPushes(store: Store, config: Config, log: Logger) {
+function rotationPushes(store: Store, config: Config, log: Logger, now: () => Date) {
   const running = new Set<Promise<unknown>>();
   const push = (schoolId: string, targetIds: string[]) => {
     const school = config.schools.find((s) => s.id === schoolId);
     if (!school) return;
     for (const target of targetIds) {
-      const p = pushSchool({ store, school, log, target })
+      const p = pushSchool({ store, school, log, target, now })
         .then((results) => {
           for (const r of results)
             if (r.status === 'failed')

@@ -130,7 +130,7 @@ async function syncSchools(
       if (summary.status === 'failed') ok = false;
       if (!flags.json) printLines(formatSummary(summary, school.name));
       for (const step of STEPS) {
-        if (!(await step.run({ store, school, summary, log, flags, print, dataDir: config.dataDir })))
+        if (!(await step.run({ store, school, summary, log, flags, print, now, dataDir: config.dataDir })))
           ok = false;
       }
     }

@@ -15,6 +15,9 @@ export interface AfterPullContext {
   flags: Record<string, string | boolean | undefined>;
   /** Prints a line of the step's progress or result for the person at the terminal. */
   print(line: string): void;
+  /** The clock the pull ran on (serve's: SANDBOX_NOW against the sandbox, else the real one): a push after it
+   * decides its window, which sessions are past and upcoming, on the same clock as the store it reads. */
+  now: () => Date;
   /** DATA_DIR, where the feed rotation record is (a push's public calendars follow it). */
   dataDir?: string;
 }

@@ -108,8 +108,11 @@ export async function pushSchool(opts: PushSchoolOptions): Promise<PushSummary[]
   return out;
 }
 
-/** For the scheduler's extraJobs: the school's own push schedule (full reconciliation on each fire). */
-export function pushJobs(store: Store, school: SchoolConfig): JobDefinition[] {
+/**
+ * For the scheduler's extraJobs: the school's own push schedule (full reconciliation on each fire), on serve's
+ * clock (`now`), as its pulls.
+ */
+export function pushJobs(store: Store, school: SchoolConfig, now: () => Date): JobDefinition[] {
   const cron = school.schedules.push;
   if (!cron || school.targets.length === 0) return [];
   return [
@@ -118,7 +121,7 @@ export function pushJobs(store: Store, school: SchoolConfig): JobDefinition[] {
       cron,
       run: async ({ log }): Promise<JobOutcome> => {
         try {
-          const results = await pushSchool({ store, school, log, reconcile: true });
+          const results = await pushSchool({ store, school, log, reconcile: true, now });
           const failed = results.find((r) => r.status === 'failed');
           // Named as `rostercal sync` names it, so the job's last error says which target and why.
           if (failed)
@@ -162,6 +165,7 @@ export const pushStep: AfterPullStep = {
         dryRun,
         reconcile: Boolean(ctx.flags.reconcile),
         force: Boolean(ctx.flags.force),
+        now: ctx.now,
         ...(typeof ctx.flags.target === 'string' ? { target: ctx.flags.target } : {}),
         ...(ctx.dataDir ? { dataDir: ctx.dataDir } : {}),
       });

@@ -282,6 +282,7 @@ describe('health, readiness, metrics, logs', () => {
       school: h.school,
       summary,
       log: pino({ level: 'silent' }),
+      now: () => new Date(),
       flags: {},
       print: () => {},
     });
