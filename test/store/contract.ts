@@ -1,4 +1,6 @@
 // The store contract, written once and run against every implementation (sqlite.test.ts, postgres.test.ts).
+// Repositories with a file of their own (<name>-repository.test.ts, beside this one) run it for both dialects
+// through each-store.ts.
 // Tests share one database per file and isolate themselves by school id, which is also how real tenants are
 // isolated; tests about migration use a database of their own.
 import { randomUUID } from 'node:crypto';
@@ -6,7 +8,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { prepareRecord } from '../../src/store/kinds.ts';
 import { MIGRATIONS } from '../../src/store/migrations.ts';
 import type { Store } from '../../src/store/types.ts';
-import { describeFamilyActsContract } from './family-acts-contract.ts';
 import {
   absence,
   activity,
@@ -20,7 +21,6 @@ import {
   studentTeam,
   team,
 } from './fixtures.ts';
-import { describeStaffAccessContract } from './staff-access-contract.ts';
 
 export interface TestDb {
   /** Opens a store (its own connections) on this database. */
@@ -1054,224 +1054,6 @@ export function describeStoreContract(name: string, createDb: () => Promise<Test
       });
     });
 
-    it('saves, finds, rotates and revokes feed tokens', async () => {
-      const s = school();
-      const token = (hash: string, version: number, scopeId = 10) => ({
-        schoolId: s,
-        scope: 'team' as const,
-        scopeId,
-        tokenHash: `${s}-${hash}`,
-        version,
-        createdAt: T0,
-        revokedAt: null,
-      });
-      await store.links.saveFeedToken(token('a', 1));
-      await store.links.saveFeedToken(token('z', 1, 11));
-      expect(await store.links.getFeedToken(s, 'team', 10)).toEqual(token('a', 1));
-      expect(await store.links.findFeedTokenByHash(`${s}-a`)).toEqual(token('a', 1));
-      expect(await store.links.getFeedToken(s, 'student', 10)).toBeNull();
-
-      // Rotation: revoke the live one, save the next version, atomically.
-      await store.transaction(async (tx) => {
-        await tx.links.revokeFeedToken(s, 'team', 10, T1);
-        await tx.links.saveFeedToken({ ...token('b', 2), createdAt: T1 });
-      });
-      expect(await store.links.getFeedToken(s, 'team', 10)).toEqual({ ...token('b', 2), createdAt: T1 });
-      expect(await store.links.findFeedTokenByHash(`${s}-a`)).toEqual({ ...token('a', 1), revokedAt: T1 });
-      expect(await store.links.findFeedTokenByHash('nope')).toBeNull();
-
-      await store.links.revokeFeedToken(s, 'team', 10, T2);
-      expect(await store.links.getFeedToken(s, 'team', 10)).toBeNull();
-      const listed = await store.links.listFeedTokens(s);
-      expect(listed.map((t) => [t.scopeId, t.version, t.revokedAt])).toEqual([
-        [10, 1, T1],
-        [10, 2, T2],
-        [11, 1, null],
-      ]);
-      expect((await store.links.listFeedTokens()).filter((t) => t.schoolId === s)).toHaveLength(3);
-    });
-
-    it('marks the feed tokens of a school: the mark changes with each issue and revocation there, and no other', async () => {
-      const s = school();
-      const other = school();
-      const token = (hash: string, scopeId: number, createdAt: string) => ({
-        schoolId: s,
-        scope: 'team' as const,
-        scopeId,
-        tokenHash: `${s}-${hash}`,
-        version: 1,
-        createdAt,
-        revokedAt: null,
-      });
-      const seen = new Set([await store.links.feedTokensMark(s)]);
-      const changed = async () => {
-        const mark = await store.links.feedTokensMark(s);
-        expect(seen.has(mark)).toBe(false);
-        seen.add(mark);
-        expect(await store.links.feedTokensMark(s)).toBe(mark);
-      };
-      await store.links.saveFeedToken(token('a', 1, T1));
-      await changed();
-      // Issued at an earlier instant than the newest: still a change.
-      await store.links.saveFeedToken(token('b', 2, T0));
-      await changed();
-      await store.links.revokeFeedToken(s, 'team', 2, T1);
-      await changed();
-      await store.links.revokeFeedToken(s, 'team', 1, T1);
-      await changed();
-      const before = await store.links.feedTokensMark(s);
-      await store.links.saveFeedToken({ ...token('c', 1, T2), schoolId: other, tokenHash: `${other}-c` });
-      await store.links.revokeFeedToken(s, 'team', 1, T2);
-      expect(await store.links.feedTokensMark(s)).toBe(before);
-    });
-
-    it('keeps what each feed last published per session, replaced whole, per feed', async () => {
-      const s = school();
-      expect((await store.feeds.getFeedEventVersions(s, 'team', 3)).size).toBe(0);
-      const v = new Map([
-        [101, { hash: 'abc', sequence: 2, lastModified: T0 }],
-        [102, { hash: 'def', sequence: 0, lastModified: T1 }],
-      ]);
-      await store.feeds.saveFeedEventVersions(s, 'team', 3, v);
-      await store.feeds.saveFeedEventVersions(
-        s,
-        'student',
-        3,
-        new Map([[101, { hash: 'x', sequence: 9, lastModified: T2 }]]),
-      );
-      expect(await store.feeds.getFeedEventVersions(s, 'team', 3)).toEqual(v);
-      const next = new Map([[102, { hash: 'ghi', sequence: 1, lastModified: T2 }]]);
-      await store.feeds.saveFeedEventVersions(s, 'team', 3, next);
-      expect(await store.feeds.getFeedEventVersions(s, 'team', 3)).toEqual(next);
-      expect((await store.feeds.getFeedEventVersions(s, 'student', 3)).get(101)?.sequence).toBe(9);
-      expect((await store.feeds.getFeedEventVersions(school(), 'team', 3)).size).toBe(0);
-    });
-
-    it('keeps rendered feeds: compressed bytes round-trip, brotli added by ETag, confirmed and deleted per feed', async () => {
-      const s = school();
-      expect(await store.feeds.getRenderedFeed(s, 'team', 3)).toBeNull();
-      const gzip = Buffer.from([0x1f, 0x8b, 0, 1, 2, 255, 254]);
-      const rec = {
-        schoolId: s,
-        scope: 'team' as const,
-        scopeId: 3,
-        dataVersion: 4,
-        windowKey: '2026-11-23',
-        inputs: 'in-1',
-        etag: 'e1',
-        lastModified: T0,
-        gzip,
-        br: null,
-        eventCount: 12,
-        trimmed: 0,
-        upcoming: '[]',
-        def: '{"scope":"team"}',
-        renderedAt: T1,
-      };
-      await store.feeds.saveRenderedFeed(rec);
-      await store.feeds.saveRenderedFeed({ ...rec, scope: 'student', inputs: 'in-2', etag: 'e2' });
-      const got = await store.feeds.getRenderedFeed(s, 'team', 3);
-      expect(got).toEqual(rec);
-      expect(Buffer.isBuffer(got!.gzip)).toBe(true);
-      await store.feeds.saveRenderedFeedBrotli(s, 'team', 3, 'stale-etag', Buffer.from([9]));
-      expect((await store.feeds.getRenderedFeed(s, 'team', 3))!.br).toBeNull();
-      await store.feeds.saveRenderedFeedBrotli(s, 'team', 3, 'e1', Buffer.from([7, 8]));
-      expect([...(await store.feeds.getRenderedFeed(s, 'team', 3))!.br!]).toEqual([7, 8]);
-      // Confirmed only where the inputs still match.
-      await store.feeds.markRenderedFeedsCurrent(
-        s,
-        [
-          { scope: 'team', scopeId: 3, inputs: 'in-1' },
-          { scope: 'student', scopeId: 3, inputs: 'other' },
-        ],
-        5,
-      );
-      const states = await store.feeds.listRenderedFeedStates(s);
-      expect(states.map((x) => [x.scope, x.dataVersion, x.lastModified]).sort()).toEqual([
-        ['student', 4, T0],
-        ['team', 5, T0],
-      ]);
-      await store.feeds.deleteRenderedFeeds(s, [{ scope: 'student', scopeId: 3 }]);
-      expect(await store.feeds.getRenderedFeed(s, 'student', 3)).toBeNull();
-      expect(await store.feeds.listRenderedFeedStates(school())).toEqual([]);
-    });
-
-    it('keeps one re-render pass mark per school, replaced by the next', async () => {
-      const s = school();
-      const other = school();
-      expect(await store.feeds.renderPassMark(s)).toBeNull();
-      await store.feeds.saveRenderPassMark(s, '4|2026-11-23|a');
-      await store.feeds.saveRenderPassMark(other, 'x');
-      expect(await store.feeds.renderPassMark(s)).toBe('4|2026-11-23|a');
-      await store.feeds.saveRenderPassMark(s, '5|2026-11-23|a');
-      expect(await store.feeds.renderPassMark(s)).toBe('5|2026-11-23|a');
-      expect(await store.feeds.renderPassMark(other)).toBe('x');
-    });
-
-    it('saves and finds family links by hash, members in order, revocation kept', async () => {
-      const s = school();
-      const link = {
-        schoolId: s,
-        tokenHash: `${s}-family`,
-        members: [
-          { scope: 'student' as const, scopeId: 12, feedTokenHash: 'h1' },
-          { scope: 'team' as const, scopeId: 3, feedTokenHash: 'h2' },
-        ],
-        createdAt: T0,
-        revokedAt: null,
-      };
-      await store.links.saveFamilyLink(link);
-      expect(await store.links.findFamilyLinkByHash(`${s}-family`)).toEqual(link);
-      expect(await store.links.findFamilyLinkByHash('nope')).toBeNull();
-      await store.links.saveFamilyLink({ ...link, revokedAt: '2026-11-02T09:00:00+01:00' });
-      expect(await store.links.findFamilyLinkByHash(`${s}-family`)).toEqual({ ...link, revokedAt: T1 });
-    });
-
-    it('round-trips push calendars and mappings', async () => {
-      const s = school();
-      const cal = {
-        schoolId: s,
-        target: 'google',
-        calendarKey: 'team:10',
-        remoteCalendarId: 'abc@group.calendar.google.com',
-        pausedUntil: null,
-        lastReconciledAt: null,
-      };
-      await store.push.savePushCalendar(cal);
-      await store.push.savePushCalendar({ ...cal, calendarKey: 'staff:40', remoteCalendarId: 'x' });
-      await store.push.savePushCalendar({ ...cal, pausedUntil: T2, lastReconciledAt: T1 });
-      expect(await store.push.listPushCalendars(s, 'google')).toEqual([
-        { ...cal, calendarKey: 'staff:40', remoteCalendarId: 'x' },
-        { ...cal, pausedUntil: T2, lastReconciledAt: T1 },
-      ]);
-      expect(await store.push.listPushCalendars(s, 'outlook')).toEqual([]);
-
-      const m = (sessionId: number, calendarKey = 'team:10', hash = 'h1') => ({
-        schoolId: s,
-        target: 'google',
-        calendarKey,
-        sessionId,
-        remoteEventId: `ev${sessionId}`,
-        contentHash: hash,
-        updatedAt: T0,
-      });
-      await store.push.upsertPushMappings([m(1), m(2), m(3), m(1, 'staff:40')]);
-      await store.push.upsertPushMappings([{ ...m(2, 'team:10', 'h2'), updatedAt: T1 }]);
-      await store.push.upsertPushMappings([]);
-      expect(await store.push.listPushMappings(s, 'google', 'team:10')).toEqual([
-        m(1),
-        { ...m(2, 'team:10', 'h2'), updatedAt: T1 },
-        m(3),
-      ]);
-      await store.push.deletePushMappings(s, 'google', 'team:10', [1, 3]);
-      expect(
-        (await store.push.listPushMappings(s, 'google')).map((x) => [x.calendarKey, x.sessionId]),
-      ).toEqual([
-        ['staff:40', 1],
-        ['team:10', 2],
-      ]);
-    });
-
     it('lets exactly one of many concurrent callers claim a fire', async () => {
       const others = await Promise.all([db.open(), db.open()]);
       try {
@@ -1310,8 +1092,5 @@ export function describeStoreContract(name: string, createDb: () => Promise<Test
       // The first is gone: nothing holds its key (no replica claims a fire a day late).
       expect(await store.runs.claimFire(job, at(0), 'b')).toBe(true);
     });
-
-    describeStaffAccessContract(() => store);
-    describeFamilyActsContract(() => store);
   });
 }

@@ -1,7 +1,8 @@
-// Families' acts (issue 40): part of the store contract (called from contract.ts for every dialect). The decisions
+// Families' acts (issue 40), on SQLite and PostgreSQL (once part of store/contract.ts, run for both there too). The decisions
 // are taken in the store, so concurrent callers (here: one process's pool; in production, replicas) never both win.
 import { describe, expect, it } from 'vitest';
-import type { AbsenceAct, Store } from '../../src/store/types.ts';
+import type { AbsenceAct } from '../../src/store/types.ts';
+import { describeOnEachStore } from './each-store.ts';
 
 const T0 = '2026-11-01T08:00:00.000Z';
 const DAY_AGO = '2026-10-31T08:00:00.000Z';
@@ -23,7 +24,7 @@ function act(over: Partial<AbsenceAct> = {}): AbsenceAct {
   };
 }
 
-export function describeFamilyActsContract(store: () => Store): void {
+describeOnEachStore('SqlFamilyActs (store.families)', (store) => {
   describe('families’ acts', () => {
     it('one reservation per child and session, however many ask at once', async () => {
       const a = act();
@@ -195,4 +196,4 @@ export function describeFamilyActsContract(store: () => Store): void {
       ).not.toContain(old.studentId);
     });
   });
-}
+});

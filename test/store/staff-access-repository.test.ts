@@ -1,7 +1,8 @@
-// Staff sessions and the audit log: part of the store contract (called from contract.ts for every dialect).
+// Staff sessions and the audit log, on SQLite and PostgreSQL (once part of store/contract.ts, run for both there too).
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { AuditRecord, StaffSession, Store } from '../../src/store/types.ts';
+import type { AuditRecord, StaffSession } from '../../src/store/types.ts';
+import { describeOnEachStore } from './each-store.ts';
 
 const T0 = '2026-11-01T08:00:00.000Z';
 const T1 = '2026-11-01T09:00:00.000Z';
@@ -24,7 +25,7 @@ function session(email: string, over: Partial<StaffSession> = {}): StaffSession 
   };
 }
 
-export function describeStaffAccessContract(store: () => Store): void {
+describeOnEachStore('SqlStaffAccess (store.access)', (store) => {
   describe('staff sessions', () => {
     it('creates, finds by hash, touches and revokes one session', async () => {
       const s = session(`ada-${randomUUID().slice(0, 6)}@school.example`);
@@ -135,4 +136,4 @@ export function describeStaffAccessContract(store: () => Store): void {
       expect((await store().access.listAudit({ schoolId: s })).map((r) => r.id)).toEqual([kept]);
     });
   });
-}
+});
