@@ -13,8 +13,14 @@ export const T2 = '2026-11-03T08:00:00.000Z';
 /** A school id no other test uses. */
 export const newSchool = () => `school-${randomUUID().slice(0, 8)}`;
 
-/** `body`'s tests once per dialect, each run handed that dialect's store. */
-export function describeOnEachStore(title: string, body: (store: () => Store) => void): void {
+/**
+ * `body`'s tests once per dialect, each run handed that dialect's store and a way to open another store on the same
+ * database (a second replica, for tests of concurrent callers; the test closes what it opens).
+ */
+export function describeOnEachStore(
+  title: string,
+  body: (store: () => Store, reopen: () => Promise<Store>) => void,
+): void {
   for (const dialect of DIALECTS)
     describe(`${title}: ${dialect}`, () => {
       let ts: TestStore | undefined;
@@ -22,9 +28,13 @@ export function describeOnEachStore(title: string, body: (store: () => Store) =>
         ts = await openTestStore(dialect);
       });
       afterAll(() => ts?.cleanup());
-      body(() => {
+      const opened = () => {
         if (!ts) throw new Error(`the ${dialect} store did not open`);
-        return ts.store;
-      });
+        return ts;
+      };
+      body(
+        () => opened().store,
+        () => opened().reopen(),
+      );
     });
 }

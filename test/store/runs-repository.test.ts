@@ -1,0 +1,199 @@
+// Runs from start to finish, every school's last pull, push and pull leases, full-pull requests and fire claims,
+// on SQLite and PostgreSQL (moved here from store/contract.ts, where they ran for both dialects too; job status
+// stays there beside the cursors).
+import { expect, it } from 'vitest';
+import { describeOnEachStore, newSchool, T0, T1, T2 } from './each-store.ts';
+import { runEnd } from './fixtures.ts';
+
+describeOnEachStore('SqlRuns (store.runs)', (store, reopen) => {
+  it('records runs from start to finish', async () => {
+    const s = newSchool();
+    const a = await store().runs.startRun({ schoolId: s, kind: 'full', at: T0 });
+    const b = await store().runs.startRun({ schoolId: s, kind: 'incremental', at: T1 });
+    const p = await store().runs.startRun({ schoolId: s, kind: 'push', target: 'google', at: T1 });
+    expect(b).toBeGreaterThan(a);
+    const running = await store().runs.listRuns(s, { kind: 'full' });
+    expect(running).toEqual([
+      {
+        id: a,
+        schoolId: s,
+        kind: 'full',
+        target: null,
+        status: 'running',
+        startedAt: T0,
+        finishedAt: null,
+        counts: {},
+        upstreamRequests: 0,
+        retries: 0,
+        throttled: 0,
+        errors: [],
+        warning: null,
+        owner: null,
+        upstreamSkewMs: null,
+      },
+    ]);
+    const partial = { staff: { added: 120, changed: 0, deleted: 0, unchanged: 0, skipped: 0 } };
+    await store().runs.recordRunProgress(a, {
+      counts: partial,
+      upstreamRequests: 4,
+      retries: 1,
+      throttled: 0,
+    });
+    expect((await store().runs.listRuns(s, { kind: 'full' }))[0]).toMatchObject({
+      status: 'running',
+      counts: partial,
+      upstreamRequests: 4,
+      retries: 1,
+    });
+    const counts = { sessions: { added: 5, changed: 1, deleted: 0, unchanged: 2, skipped: 1 } };
+    await store().runs.finishRun(a, {
+      status: 'suspicious',
+      finishedAt: T1,
+      counts,
+      upstreamRequests: 12,
+      retries: 2,
+      throttled: 3,
+      errors: ['session 17: malformed start', 'Trường: ✓'],
+      warning: 'sessions listing shrank by 80 %: nothing deleted',
+      // An upstream 40 days behind (a sandbox set in the past): past 32 bits of milliseconds.
+      upstreamSkewMs: -3_456_000_123,
+    });
+    const [done] = await store().runs.listRuns(s, { kind: 'full' });
+    expect(done).toMatchObject({
+      status: 'suspicious',
+      finishedAt: T1,
+      counts,
+      upstreamRequests: 12,
+      retries: 2,
+      throttled: 3,
+      errors: ['session 17: malformed start', 'Trường: ✓'],
+      warning: 'sessions listing shrank by 80 %: nothing deleted',
+      upstreamSkewMs: -3_456_000_123,
+    });
+    // A finished run is what it finished as: a late progress line does not change it.
+    await store().runs.recordRunProgress(a, {
+      counts: partial,
+      upstreamRequests: 99,
+      retries: 0,
+      throttled: 0,
+    });
+    expect((await store().runs.listRuns(s, { kind: 'full' }))[0]).toMatchObject({
+      counts,
+      upstreamRequests: 12,
+    });
+    expect((await store().runs.listRuns(s)).map((r) => r.id)).toEqual([p, b, a]);
+    expect((await store().runs.listRuns(s, { limit: 1 }))[0]).toMatchObject({
+      id: p,
+      target: 'google',
+      upstreamSkewMs: null,
+    });
+    expect(await store().runs.listRuns(newSchool())).toEqual([]);
+    await expect(store().runs.finishRun(999_999_999, runEnd('failed', T1))).rejects.toThrow(/no sync run/);
+  });
+
+  it("reads every school's last pull and whether it completed a full one, in one call", async () => {
+    const [a, b, c, never] = [newSchool(), newSchool(), newSchool(), newSchool()];
+    for (const id of [a, b, c]) await store().records.upsertSchool({ id, name: id, timeZone: 'UTC' });
+    // a: a full pull done, then an incremental one that failed, then a push (not a pull).
+    await store().runs.finishRun(
+      await store().runs.startRun({ schoolId: a, kind: 'full', at: T0 }),
+      runEnd('succeeded', T1),
+    );
+    const failed = await store().runs.startRun({ schoolId: a, kind: 'incremental', at: T1 });
+    await store().runs.finishRun(failed, runEnd('failed', T1));
+    await store().runs.startRun({ schoolId: a, kind: 'push', target: 'google', at: T1 });
+    // b: only a failed full pull, then an interrupted incremental one; c: nothing yet.
+    await store().runs.finishRun(
+      await store().runs.startRun({ schoolId: b, kind: 'full', at: T0 }),
+      runEnd('failed', T1),
+    );
+    const cut = await store().runs.startRun({ schoolId: b, kind: 'incremental', at: T1 });
+    await store().runs.finishRun(cut, runEnd('interrupted', T1));
+    const pulls = await store().runs.lastPulls([a, b, c, never]);
+    expect(pulls.get(a)).toMatchObject({ completedFull: true, last: { id: failed, status: 'failed' } });
+    expect(pulls.get(b)).toMatchObject({
+      completedFull: false,
+      last: { id: cut, status: 'interrupted' },
+    });
+    expect(pulls.get(c)).toEqual({ completedFull: false, last: null });
+    expect(pulls.has(never)).toBe(false);
+    expect((await store().runs.lastPulls([])).size).toBe(0);
+  });
+
+  it("keeps a push target's lease apart from any school's pull lease, and gives it up with its owner", async () => {
+    const s = newSchool();
+    const target = `${s}/teams`;
+    const owner = { id: `${s}-pusher:1:abc`, host: 'elsewhere', pid: 1, startedAt: T0 };
+    await store().runs.beat(owner, new Date().toISOString());
+    const held = await store().runs.acquirePushLease(target, owner.id, new Date().toISOString());
+    expect(held.acquired).toBe(true);
+    expect(await store().runs.acquirePushLease(target, 'here:2:def', new Date().toISOString())).toMatchObject(
+      {
+        acquired: false,
+        holder: { owner: owner.id },
+      },
+    );
+    // A pull lease of the same name is another thing.
+    const pull = await store().runs.acquirePullLease(target, 'here:2:def', new Date().toISOString());
+    if (!pull.acquired) throw new Error('a push lease held a pull lease of the same name');
+    await store().runs.releasePullLease(target, pull.token);
+    // Its owner stopped cleanly: the lease is free at once.
+    await store().runs.forgetOwner(owner.id);
+    const taken = await store().runs.acquirePushLease(target, 'here:2:def', new Date().toISOString());
+    if (!taken.acquired) throw new Error('the lease of an owner gone stayed held');
+    await store().runs.releasePushLease(target, taken.token);
+  });
+
+  it('keeps a full-pull request until a full pull that started after it has run', async () => {
+    const s = newSchool();
+    expect(await store().runs.fullPullRequest(s)).toBeNull();
+    await store().runs.requestFullPull(s, T1, 'replica-b');
+    // An earlier request does not move it back; a later one moves it forward.
+    await store().runs.requestFullPull(s, T0, 'replica-c');
+    expect(await store().runs.fullPullRequest(s)).toEqual({ at: T1, by: 'replica-b' });
+    await store().runs.satisfyFullPull(s, T0);
+    expect(await store().runs.fullPullRequest(s)).toEqual({ at: T1, by: 'replica-b' });
+    await store().runs.requestFullPull(s, T2, 'replica-c');
+    await store().runs.satisfyFullPull(s, T1);
+    expect(await store().runs.fullPullRequest(s)).toEqual({ at: T2, by: 'replica-c' });
+    await store().runs.satisfyFullPull(s, T2);
+    expect(await store().runs.fullPullRequest(s)).toBeNull();
+  });
+
+  it('lets exactly one of many concurrent callers claim a fire', async () => {
+    const others = await Promise.all([reopen(), reopen()]);
+    try {
+      const stores = [store(), ...others];
+      const job = `${newSchool()}:incremental`;
+      const fires = Array.from({ length: 10 }, (_, i) => new Date(Date.parse(T0) + i * 60_000).toISOString());
+      const claims = await Promise.all(
+        fires.flatMap((fire) =>
+          stores.flatMap((st, i) => [0, 1].map((k) => st.runs.claimFire(job, fire, `owner-${i}-${k}`))),
+        ),
+      );
+      const perFire = fires.map((_, f) => claims.slice(f * 6, f * 6 + 6).filter(Boolean).length);
+      expect(perFire).toEqual(fires.map(() => 1));
+      expect(await store().runs.claimFire(job, fires[0]!, 'late')).toBe(false);
+      expect(await store().runs.claimFire(`${job}-other`, fires[0]!, 'late')).toBe(true);
+    } finally {
+      await Promise.all(others.map((o) => o.close()));
+    }
+  });
+
+  it('keeps a day of fire claims per job: older ones go when a later fire is won, newer ones still refuse', async () => {
+    const job = `${newSchool()}:incremental`;
+    const other = `${job}-other`;
+    const at = (hours: number) => new Date(Date.parse(T0) + hours * 3_600_000).toISOString();
+    expect(await store().runs.claimFire(job, at(0), 'a')).toBe(true);
+    expect(await store().runs.claimFire(job, at(1), 'a')).toBe(true);
+    expect(await store().runs.claimFire(other, at(0), 'a')).toBe(true);
+    // 24.5 h after the first fire: the first is more than a day before it, the second is not.
+    expect(await store().runs.claimFire(job, at(24.5), 'a')).toBe(true);
+    expect(await store().runs.claimFire(job, at(1), 'b')).toBe(false);
+    expect(await store().runs.claimFire(job, at(24.5), 'b')).toBe(false);
+    // Another job's claims are its own to keep.
+    expect(await store().runs.claimFire(other, at(0), 'b')).toBe(false);
+    // The first is gone: nothing holds its key (no replica claims a fire a day late).
+    expect(await store().runs.claimFire(job, at(0), 'b')).toBe(true);
+  });
+});
