@@ -468,23 +468,48 @@ export class SqlRecords implements RecordsRepository {
     return row?.value ?? null;
   }
 
-  async setCursor(schoolId: SchoolId, key: string, value: string): Promise<void> {
-    const now = new Date().toISOString();
-    await this.#ctx.w
-      .insertInto('sync_cursors')
-      .values({ school_id: schoolId, key, value, updated_at: now })
-      .onConflict((oc) => oc.columns(['school_id', 'key']).doUpdateSet({ value, updated_at: now }))
+  async cursors(schoolId: SchoolId): Promise<Map<string, string>> {
+    const rows = await this.#ctx.r
+      .selectFrom('sync_cursors')
+      .select(['key', 'value'])
+      .where('school_id', '=', schoolId)
       .execute();
+    return new Map(rows.map((r) => [r.key, r.value]));
+  }
+
+  async setCursor(schoolId: SchoolId, key: string, value: string): Promise<void> {
+    await this.setCursors(schoolId, new Map([[key, value]]));
+  }
+
+  async setCursors(schoolId: SchoolId, values: ReadonlyMap<string, string>): Promise<void> {
+    if (values.size === 0) return;
+    const now = new Date().toISOString();
+    const rows = [...values].map(([key, value]) => ({ school_id: schoolId, key, value, updated_at: now }));
+    await this.#ctx.insertRows('sync_cursors', rows, {
+      columns: ['school_id', 'key'],
+      update: ['value', 'updated_at'],
+    });
   }
 
   async listMissing(schoolId: SchoolId, kind: ResourceKind): Promise<Map<Id, Instant>> {
-    const rows = await this.#ctx.r
-      .selectFrom('missing_records')
-      .select(['id', 'since'])
-      .where('school_id', '=', schoolId)
-      .where('kind', '=', kind)
-      .execute();
-    return new Map(rows.map((r) => [Number(r.id), r.since]));
+    return (await this.listMissingOf(schoolId, [kind])).get(kind)!;
+  }
+
+  async listMissingOf(
+    schoolId: SchoolId,
+    kinds: readonly ResourceKind[],
+  ): Promise<Map<ResourceKind, Map<Id, Instant>>> {
+    const out = new Map<ResourceKind, Map<Id, Instant>>(kinds.map((k) => [k, new Map()]));
+    for (const batch of chunks([...out.keys()], this.#ctx.inChunk)) {
+      const rows = await this.#ctx.r
+        .selectFrom('missing_records')
+        .select(['kind', 'id', 'since'])
+        .where('school_id', '=', schoolId)
+        .where((eb) => this.#ctx.inList(eb, 'kind', batch, 'text'))
+        .execute();
+      for (const r of rows) out.get(r.kind as ResourceKind)?.set(Number(r.id), r.since);
+    }
+    return out;
   }
 
   async setMissing(schoolId: SchoolId, kind: ResourceKind, ids: readonly Id[], at: Instant): Promise<void> {

@@ -432,9 +432,18 @@ export interface RecordsRepository {
 
   /** Sync cursors, e.g. the `updatedAfter` high-water mark per resource. */
   getCursor(schoolId: SchoolId, key: string): Promise<string | null>;
+  /** Every cursor of the school by key, in one read (a pull's plan). */
+  cursors(schoolId: SchoolId): Promise<Map<string, string>>;
   setCursor(schoolId: SchoolId, key: string, value: string): Promise<void>;
+  /** Sets several cursors of the school in one statement. */
+  setCursors(schoolId: SchoolId, values: ReadonlyMap<string, string>): Promise<void>;
   /** Ids of a kind that the last complete full listing left out (still live), with since when. */
   listMissing(schoolId: SchoolId, kind: ResourceKind): Promise<Map<Id, Instant>>;
+  /** listMissing of several kinds in one read: every kind asked for is in the map, empty when none are held. */
+  listMissingOf(
+    schoolId: SchoolId,
+    kinds: readonly ResourceKind[],
+  ): Promise<Map<ResourceKind, Map<Id, Instant>>>;
   /** Replaces the kind's missing ids with these (existing ones keep their `since`). */
   setMissing(schoolId: SchoolId, kind: ResourceKind, ids: readonly Id[], at: Instant): Promise<void>;
 }

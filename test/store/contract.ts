@@ -820,6 +820,27 @@ export function describeStoreContract(name: string, createDb: () => Promise<Test
         expect(await store.records.getCursor(school(), 'sessions')).toBeNull();
       });
 
+      it('reads every cursor of a school at once and sets several in one go', async () => {
+        const s = school();
+        expect(await store.records.cursors(s)).toEqual(new Map());
+        await store.records.setCursor(s, 'sessions', T0);
+        await store.records.setCursor(school(), 'elsewhere', T0);
+        await store.records.setCursors(
+          s,
+          new Map([
+            ['sessions', T1],
+            ['teams', T2],
+          ]),
+        );
+        await store.records.setCursors(s, new Map());
+        expect(await store.records.cursors(s)).toEqual(
+          new Map([
+            ['sessions', T1],
+            ['teams', T2],
+          ]),
+        );
+      });
+
       it('keeps one status per school and job', async () => {
         const s = school();
         const base = {
@@ -894,6 +915,23 @@ export function describeStoreContract(name: string, createDb: () => Promise<Test
           ]),
         );
         expect(await store.records.listMissing(s, 'students')).toEqual(new Map([[1, T0]]));
+        expect(await store.records.listMissingOf(s, ['students', 'sessions', 'teams'])).toEqual(
+          new Map([
+            ['students', new Map([[1, T0]])],
+            [
+              'sessions',
+              new Map([
+                [2, T0],
+                [3, T0],
+                [4, T1],
+              ]),
+            ],
+            ['teams', new Map()],
+          ]),
+        );
+        expect(await store.records.listMissingOf(school(), ['students'])).toEqual(
+          new Map([['students', new Map()]]),
+        );
         await store.records.setMissing(s, 'sessions', [], T2);
         expect(await store.records.listMissing(s, 'sessions')).toEqual(new Map());
       });

@@ -1,6 +1,7 @@
 // The store side of a resource's turn, last step: its cursors move with the data, in the same transaction, so a
 // failed resource is simply read again next time, and so is an incomplete listing of changes (it may have left
-// some out).
+// some out). A resource with nothing else to write has no transaction: its cursors wait for the next one, or the
+// run's end (pull-resource.ts, DeferredCursors), and all of them go in one statement.
 //
 // The `updatedAfter` cursor is on the upstream's clock, the one its records' updatedAt are stamped on: the
 // earliest `Date` of the listing's pages, less the overlap. A change the listing could have missed was stamped
@@ -17,6 +18,7 @@
 import type { ResourceMode } from '../../jobs/pull-summary.ts';
 import type { Store } from '../../store/types.ts';
 import type { ResourceSpec } from '../resources.ts';
+import { markRead } from './beats.ts';
 import { clockMemoryOf } from './clock-memory.ts';
 import type { Gathered } from './gathered.ts';
 import type { Listed } from './judge-listing.ts';
@@ -26,6 +28,29 @@ import { cursorKey, type ResourceRunContext, refreshKey } from './types.ts';
 /** A cursor before every record: the next incremental read lists the resource whole. */
 const EPOCH = new Date(0).toISOString();
 
+/**
+ * The resource's cursors and its beat's mark (beats.ts) as they are to be after this listing, sensitive rosters
+ * aside (advanceCursors).
+ */
+export function cursorsAfter(
+  ctx: ResourceRunContext,
+  spec: ResourceSpec,
+  mode: ResourceMode,
+  listed: Listed,
+  got: Gathered,
+): Map<string, string> {
+  const next = new Map<string, string>();
+  if (spec.incremental && !listed.incomplete) next.set(cursorKey(spec.kind), nextCursor(ctx, spec, got));
+  if (mode === 'full') next.set(refreshKey(spec.kind), ctx.startedAt.toISOString());
+  markRead(next, ctx, spec, listed);
+  return next;
+}
+
+/**
+ * Writes the resource's cursors (cursorsAfter) in one statement with `deferred`, the cursors of earlier resources
+ * of the run that had nothing else to write (pull-resource.ts); a full read of teams after sensitive rosters were
+ * turned off strips the teams it did not rewrite, and marks the teams as stored without them.
+ */
 export async function advanceCursors(
   tx: Pick<Store, 'records'>,
   ctx: ResourceRunContext,
@@ -33,23 +58,20 @@ export async function advanceCursors(
   mode: ResourceMode,
   listed: Listed,
   got: Gathered,
+  deferred: ReadonlyMap<string, string>,
 ): Promise<void> {
-  const { school, startedAt } = ctx;
-  const full = mode === 'full';
-  if (spec.incremental && !listed.incomplete) {
-    const cursor = nextCursor(ctx, spec, got);
-    await tx.records.setCursor(school.id, cursorKey(spec.kind), cursor);
-  }
-  if (full) await tx.records.setCursor(school.id, refreshKey(spec.kind), startedAt.toISOString());
-  if (spec.kind === 'teams' && full && (await sensitiveChanged(tx, school))) {
+  const { school } = ctx;
+  const next = new Map([...deferred, ...cursorsAfter(ctx, spec, mode, listed, got)]);
+  if (spec.kind === 'teams' && mode === 'full' && (await sensitiveChanged(tx, school))) {
     // Turned off: the listing rewrote every live team it returned whole; teams deleted upstream, and those it
     // served malformed, keep their last record here, so strip those as well (and read no other).
     if (!school.rosters.sensitive) {
       const written = new Set([...got.seen].filter((id) => !got.malformed.has(id)));
       await tx.records.rewriteRecords(school.id, 'teams', withoutSensitive, written);
     }
-    await tx.records.setCursor(school.id, SENSITIVE_KEY, sensitiveMark(school));
+    next.set(SENSITIVE_KEY, sensitiveMark(school));
   }
+  await tx.records.setCursors(school.id, next);
 }
 
 /**

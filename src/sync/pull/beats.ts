@@ -6,7 +6,7 @@
 // from the fire's time on this server's clock: fires are exact multiples of the schedule's interval, and a read
 // timed from a pull's start (a few ms after its fire) would fall one fire late at every beat.
 import type { SchoolConfig } from '../../config.ts';
-import type { ResourceKind, Store } from '../../store/types.ts';
+import type { ResourceKind } from '../../store/types.ts';
 import { RESOURCES, type ResourceSpec } from '../resources.ts';
 import type { Listed } from './judge-listing.ts';
 import type { ResourceRunContext } from './types.ts';
@@ -20,31 +20,34 @@ export function beatSeconds(school: SchoolConfig, kind: ResourceKind): number {
 }
 
 /** Whether a scheduled incremental pull fired at `at` reads the resource, or lets it wait for its beat. */
-export async function beatDue(
-  store: Pick<Store, 'records'>,
+export function beatDue(
+  cursors: ReadonlyMap<string, string>,
   school: SchoolConfig,
   kind: ResourceKind,
   at: Date,
-): Promise<boolean> {
+): boolean {
   const beat = beatSeconds(school, kind);
   if (beat <= 0) return true;
-  const read = await store.records.getCursor(school.id, readKey(kind));
+  const read = cursors.get(readKey(kind));
   if (!read) return true;
   const elapsed = at.getTime() - Date.parse(read);
   // A mark in the future (a clock set back, a replica's clock ahead) is not trusted to hold a read back.
   return elapsed < 0 || elapsed >= beat * 1000;
 }
 
-/** After a resource's listing was written whole (incremental or full): its beat starts again from this run. */
-export async function markRead(
-  tx: Pick<Store, 'records'>,
+/**
+ * After a resource's listing was written whole (incremental or full): its beat starts again from this run. The
+ * mark goes into `marks`, which advanceCursors writes with the resource's cursors.
+ */
+export function markRead(
+  marks: Map<string, string>,
   ctx: ResourceRunContext,
   spec: ResourceSpec,
   listed: Listed,
-): Promise<void> {
+): void {
   // A listing that may have left some out is read again at the next fire, like its cursor.
   if (!spec.incremental || listed.incomplete) return;
-  await tx.records.setCursor(ctx.school.id, readKey(spec.kind), ctx.beatAt.toISOString());
+  marks.set(readKey(spec.kind), ctx.beatAt.toISOString());
 }
 
 /**

@@ -5,7 +5,7 @@ import type { ResourceKind, Store } from '../../store/types.ts';
 import { deletionGuard } from '../deletion-guard.ts';
 import type { ResourceSpec } from '../resources.ts';
 import { missingFrom } from './confirm-missing.ts';
-import type { Gathered } from './gathered.ts';
+import type { Confirmation, Gathered } from './gathered.ts';
 import type { Listed } from './judge-listing.ts';
 import type { ResourceRunContext } from './types.ts';
 
@@ -22,6 +22,9 @@ export interface Planned {
   warning: string | null;
 }
 
+/** A single read's answer that removes the record whatever the marks say. */
+const confirmedGone = (said: Confirmation | undefined) => said === 'gone' || said === 'elsewhere';
+
 /** What to do with the records a complete full listing left out (and the guard allows deleting). */
 function decideMissing(
   missing: readonly Id[],
@@ -34,7 +37,7 @@ function decideMissing(
   for (const id of missing) {
     const said = confirmations.get(id);
     // Gone (404), or moved out of what is synced: it leaves the store, as upstream confirms.
-    if (said === 'gone' || said === 'elsewhere') remove.push(id);
+    if (confirmedGone(said)) remove.push(id);
     else if (said === 'present' || said === 'unasked') present.push(id);
     // No single read to ask, or it gave no answer: the second complete listing in a row that leaves it out decides.
     else if (marks.has(id)) remove.push(id);
@@ -74,7 +77,7 @@ export async function detectDeletions(
   full: boolean,
 ): Promise<Planned> {
   // Records a complete listing left out once (kinds without a single read): a record seen since is no longer.
-  const marks = await tx.records.listMissing(ctx.school.id, spec.kind);
+  let marks = ctx.marks.get(spec.kind) ?? (await tx.records.listMissing(ctx.school.id, spec.kind));
   const marksSeen = [...marks.keys()].some((id) => got.seen.has(id));
   const keep: Planned = {
     remove: [],
@@ -107,7 +110,14 @@ export async function detectDeletions(
   if (!verdict.allowed) return { ...keep, guarded: true, warning: verdict.reason };
   // One listing's word is not enough: a record goes when a single read answers 404, or when this is the
   // second complete listing in a row to leave it out (see decideMissing).
-  const { remove, pending, present } = decideMissing(missing, got.confirmations, marks);
+  let decided = decideMissing(missing, got.confirmations, marks);
+  // A deletion that rests on a mark read at the run's start is decided on the marks as this transaction sees them
+  // (a pull that held the lease before this one and outlived it could have changed them).
+  if (decided.remove.some((id) => marks.has(id) && !confirmedGone(got.confirmations.get(id)))) {
+    marks = await tx.records.listMissing(ctx.school.id, spec.kind);
+    decided = decideMissing(missing, got.confirmations, marks);
+  }
+  const { remove, pending, present } = decided;
   return {
     remove,
     marks: pending.length > 0 || marks.size > 0 ? pending : null,

@@ -159,6 +159,21 @@ async function takePage(
   await out.records.add(fresh);
 }
 
+/**
+ * Custom-field metadata (it comes with every page of sessions) the store already holds unchanged is dropped and
+ * counted, like records: an unchanged pull then has nothing of it to write (its upsert read them in the
+ * resource's transaction and took the kind's lock, two statements a pull).
+ */
+async function dropUnchangedCustomFields(ctx: ResourceRunContext, out: Gathered): Promise<void> {
+  if (out.customFields.size === 0) return;
+  const stored = await ctx.store.records.liveHashes(ctx.school.id, 'customFields');
+  for (const [key, meta] of out.customFields) {
+    if (stored.get(key) !== prepareRecord('customFields', meta).hash) continue;
+    out.customFields.delete(key);
+    out.customFieldsUnchanged++;
+  }
+}
+
 function emptyGathered(): Gathered {
   return {
     records: new RecordSpool(),
@@ -167,6 +182,7 @@ function emptyGathered(): Gathered {
     unknownSkipped: 0,
     malformed: new Set<Id>(),
     customFields: new Map(),
+    customFieldsUnchanged: 0,
     tallies: [],
     confirmations: new Map(),
     listedAt: null,
@@ -211,6 +227,7 @@ export async function fetchResource(
       detailProgress: { done: 0, total: 0 },
     };
     await readListings(ctx, spec, updatedAfter, sink);
+    await dropUnchangedCustomFields(ctx, out);
     if (!updatedAfter && spec.confirm)
       await confirmMissing(ctx, { ...spec, confirm: spec.confirm }, out, noteError);
     return { ...fetched, skipped: counts.skipped, result: { ok: true, download: out } };

@@ -31,7 +31,10 @@ export interface Gathered {
   unknownSkipped: number;
   /** Ids of malformed records: seen, but their stored records were left as they were. */
   malformed: Set<Id>;
+  /** Custom-field metadata new or changed since the store's (it comes with sessions). */
   customFields: Map<string, ResourceMap['customFields']>;
+  /** Custom fields that came as the store holds them: only counted. */
+  customFieldsUnchanged: number;
   /** Per listing: what it announced against what it delivered (see listingGap). */
   tallies: { label: string; tally: ListingTally }[];
   /** What single reads said of the records a complete full listing left out (confirmMissing). */

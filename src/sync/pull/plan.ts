@@ -6,32 +6,32 @@ import type { Store } from '../../store/types.ts';
 import { MAX_AHEAD_MS } from '../../upstream/clock.ts';
 import { RESOURCES, type ResourceSpec } from '../resources.ts';
 import { beatDue } from './beats.ts';
-import { sensitiveChanged } from './sensitive.ts';
+import { sensitiveChangedIn } from './sensitive.ts';
 import { cursorKey, type PlannedResource, refreshKey } from './types.ts';
 
-async function decideMode(
-  store: Pick<Store, 'records'>,
+function decideMode(
+  cursors: ReadonlyMap<string, string>,
   school: SchoolConfig,
   spec: ResourceSpec,
   runKind: PullKind,
   now: Date,
   beatsFrom: Date | null,
-): Promise<{ mode: ResourceMode; updatedAfter?: string }> {
+): { mode: ResourceMode; updatedAfter?: string } {
   if (runKind === 'full') return { mode: 'full' };
   // Sensitive rosters turned on or off since the teams were stored: every team is read (and rewritten) again.
-  if (spec.kind === 'teams' && (await sensitiveChanged(store, school))) return { mode: 'full' };
+  if (spec.kind === 'teams' && sensitiveChangedIn(cursors, school)) return { mode: 'full' };
   if (spec.incremental) {
-    const cursor = await store.records.getCursor(school.id, cursorKey(spec.kind));
+    const cursor = cursors.get(cursorKey(spec.kind));
     // No cursor: this resource never completed a listing; read it whole.
     if (!cursor) return { mode: 'full' };
     // A cursor that is no date, or lies a day past this server's clock (left by a lying `Date` before it was
     // checked), asks from the future or is refused with 400 at every pull: read whole, which resets it.
     const at = Date.parse(cursor);
     if (Number.isNaN(at) || at > now.getTime() + MAX_AHEAD_MS) return { mode: 'full' };
-    if (beatsFrom && !(await beatDue(store, school, spec.kind, beatsFrom))) return { mode: 'skipped' };
+    if (beatsFrom && !beatDue(cursors, school, spec.kind, beatsFrom)) return { mode: 'skipped' };
     return { mode: 'incremental', updatedAfter: cursor };
   }
-  const refreshed = await store.records.getCursor(school.id, refreshKey(spec.kind));
+  const refreshed = cursors.get(refreshKey(spec.kind));
   const due =
     !refreshed || now.getTime() - Date.parse(refreshed) >= school.pull.referenceRefreshMinutes * 60_000;
   return { mode: due ? 'full' : 'skipped' };
@@ -48,8 +48,10 @@ export async function planResources(
   startedAt: Date,
   beatsFrom: Date | null = null,
 ): Promise<PlannedResource[]> {
-  const plan: PlannedResource[] = [];
-  for (const spec of RESOURCES)
-    plan.push({ spec, ...(await decideMode(store, school, spec, runKind, startedAt, beatsFrom)) });
-  return plan;
+  // Every cursor in one read: a statement per resource was a round trip each on PostgreSQL.
+  const cursors = runKind === 'full' ? new Map<string, string>() : await store.records.cursors(school.id);
+  return RESOURCES.map((spec) => ({
+    spec,
+    ...decideMode(cursors, school, spec, runKind, startedAt, beatsFrom),
+  }));
 }

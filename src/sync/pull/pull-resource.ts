@@ -1,26 +1,35 @@
 // One resource's turn: its download (gathered ahead, see startDownloads) written in one short transaction of
-// named stages: writeRecords → judgeListing → detectDeletions → applyDeletions → advanceCursors → markRead.
+// named stages: writeRecords → judgeListing → detectDeletions → applyDeletions → advanceCursors (with the beat's
+// mark); or, when it brought nothing to write but its cursors, no transaction at all (quietTurn).
 import type { ResourceMode, ResourceOutcome } from '../../jobs/pull-summary.ts';
 import type { ResourceKind, RunCounts } from '../../store/types.ts';
 import { UpstreamError } from '../../upstream/errors.ts';
 import type { ResourceSpec } from '../resources.ts';
 import { explainUpstreamFailure } from '../upstream-hint.ts';
-import { advanceCursors } from './advance-cursors.ts';
-import { markRead } from './beats.ts';
+import { advanceCursors, cursorsAfter } from './advance-cursors.ts';
 import { applyDeletions, detectDeletions } from './detect-deletions.ts';
 import { isFatal, message } from './errors.ts';
 import type { Fetched, Gathered } from './gathered.ts';
 import { judgeListing } from './judge-listing.ts';
+import { sensitiveChanged } from './sensitive.ts';
 import { type ResourceResult, type ResourceRunContext, zeroCounts } from './types.ts';
 import { writeRecords } from './write-records.ts';
 
-/** What the resource's transaction committed. */
+/** What the resource's turn committed. */
 interface Applied {
   counts: RunCounts;
   extra?: { kind: ResourceKind; counts: RunCounts };
   guarded: boolean;
   warning: string | null;
 }
+
+/**
+ * Cursors of the run's resources whose turn had nothing else to write, not yet written: they go with the next
+ * resource's transaction, or in one statement at the run's end (takeTurns). Such a cursor covers no record, so
+ * writing it a moment later loses nothing; a run stopped first leaves it where it was, and the resource is read
+ * again.
+ */
+export type DeferredCursors = Map<string, string>;
 
 /** The store: one short transaction of bulk statements, with no network wait inside it. */
 function applyResource(
@@ -29,6 +38,7 @@ function applyResource(
   mode: ResourceMode,
   got: Gathered,
   skipped: number,
+  deferred: DeferredCursors,
 ): Promise<Applied> {
   const full = mode === 'full';
   return ctx.store.transaction(async (tx) => {
@@ -39,8 +49,7 @@ function applyResource(
     const counts = written.counts;
     counts.deleted = await applyDeletions(tx, ctx.school.id, spec.kind, planned, at);
     if (planned.pending > 0) counts.pending = planned.pending;
-    await advanceCursors(tx, ctx, spec, mode, listed, got);
-    await markRead(tx, ctx, spec, listed);
+    await advanceCursors(tx, ctx, spec, mode, listed, got, deferred);
     return {
       counts,
       ...(written.extra ? { extra: written.extra } : {}),
@@ -48,6 +57,40 @@ function applyResource(
       warning: planned.warning,
     };
   });
+}
+
+/**
+ * A turn with nothing to write but cursors, or null: nothing new or changed arrived, and the listing shows
+ * nothing gone that may be deleted or marked (judged on reads outside a transaction: only this run writes the
+ * kind, under the school's lease). Its cursors join `deferred`, and it opens no transaction: an unchanged
+ * resource cost a BEGIN, a cursor write and a COMMIT each (issue 46).
+ */
+async function quietTurn(
+  ctx: ResourceRunContext,
+  spec: ResourceSpec,
+  mode: ResourceMode,
+  got: Gathered,
+  skipped: number,
+  deferred: DeferredCursors,
+): Promise<Applied | null> {
+  const full = mode === 'full';
+  if (got.records.size > 0 || got.customFields.size > 0) return null;
+  if (spec.kind === 'teams' && full && (await sensitiveChanged(ctx.store, ctx.school))) return null;
+  const listed = judgeListing(got, full);
+  const planned = await detectDeletions(ctx.store, ctx, spec, got, listed, full);
+  if (planned.remove.length > 0 || planned.marks !== null) return null;
+  // Nothing to write: this only counts what came unchanged.
+  const written = await writeRecords(ctx.store, ctx.school, spec, got, {
+    skipped,
+    at: ctx.now().toISOString(),
+  });
+  for (const [key, value] of cursorsAfter(ctx, spec, mode, listed, got)) deferred.set(key, value);
+  return {
+    counts: written.counts,
+    ...(written.extra ? { extra: written.extra } : {}),
+    guarded: planned.guarded,
+    warning: planned.warning,
+  };
 }
 
 /** Nothing read: not due this run, or the pull stopped before its download started. */
@@ -126,6 +169,7 @@ export async function pullResource(
   spec: ResourceSpec,
   mode: ResourceMode,
   fetching: Promise<Fetched | null> | undefined,
+  deferred: DeferredCursors,
 ): Promise<ResourceResult> {
   ctx.onProgress({ type: 'resource', kind: spec.kind, mode });
   const fetched = mode === 'skipped' ? null : await fetching;
@@ -133,7 +177,14 @@ export async function pullResource(
   let applied: Applied;
   try {
     if (!fetched.result.ok) throw fetched.result.error;
-    applied = await applyResource(ctx, spec, mode, fetched.result.download, fetched.skipped);
+    const got = fetched.result.download;
+    const quiet = await quietTurn(ctx, spec, mode, got, fetched.skipped, deferred);
+    if (quiet) applied = quiet;
+    else {
+      applied = await applyResource(ctx, spec, mode, got, fetched.skipped, deferred);
+      // Written with this resource's own, and committed.
+      deferred.clear();
+    }
   } catch (err) {
     return resourceFailed(ctx, spec, mode, fetched, err);
   } finally {

@@ -17,6 +17,11 @@ export async function sensitiveChanged(
   return (await store.records.getCursor(school.id, SENSITIVE_KEY)) !== sensitiveMark(school);
 }
 
+/** sensitiveChanged, judged from the school's cursors as read (Store.records.cursors). */
+export function sensitiveChangedIn(cursors: ReadonlyMap<string, string>, school: SchoolConfig): boolean {
+  return (cursors.get(SENSITIVE_KEY) ?? null) !== sensitiveMark(school);
+}
+
 /** A team as a school without sensitive rosters keeps it: no medical conditions, guardians or absence marks. */
 export function withoutSensitive(team: Team): Team {
   return {

@@ -1,7 +1,7 @@
 // What the pull's stages share: its options and progress events, the context a resource's turn runs in, and what
 // each turn hands back to the run.
 import type { SchoolConfig } from '../../config.ts';
-import type { Instant } from '../../domain/types.ts';
+import type { Id, Instant } from '../../domain/types.ts';
 import type { PullKind, PullSummary, ResourceMode, ResourceOutcome } from '../../jobs/pull-summary.ts';
 import type { SyncWindow } from '../../jobs/window.ts';
 import type { Logger } from '../../log.ts';
@@ -78,6 +78,12 @@ export interface ResourceRunContext {
   log: Logger;
   /** The upstream's clock against this server's, from every page the run reads. */
   skew: SkewMeter;
+  /**
+   * Each resource's records a complete listing left out once (Store.records.listMissingOf), read in one
+   * statement at the run's start: only this run (under the school's lease) changes them, each in its resource's
+   * transaction, so a resource's turn reads what its own kind held when the run began.
+   */
+  marks: ReadonlyMap<ResourceKind, ReadonlyMap<Id, Instant>>;
 }
 
 /** A resource's place in the run: how it is read this time (planResources). */

@@ -31,11 +31,14 @@ export async function writeRecords(
     counts.changed += stats.changed;
     counts.unchanged += stats.unchanged;
   }
-  if (got.customFields.size === 0) return { counts };
+  if (got.customFields.size === 0 && got.customFieldsUnchanged === 0) return { counts };
   const cf = zeroCounts();
-  const stats = await tx.records.upsert(school.id, 'customFields', [...got.customFields.values()], base.at);
-  cf.added = stats.added + stats.restored;
-  cf.changed = stats.changed;
-  cf.unchanged = stats.unchanged;
+  cf.unchanged = got.customFieldsUnchanged;
+  if (got.customFields.size > 0) {
+    const stats = await tx.records.upsert(school.id, 'customFields', [...got.customFields.values()], base.at);
+    cf.added = stats.added + stats.restored;
+    cf.changed = stats.changed;
+    cf.unchanged += stats.unchanged;
+  }
   return { counts, extra: { kind: 'customFields', counts: cf } };
 }

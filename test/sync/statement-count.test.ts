@@ -1,0 +1,92 @@
+// How many SQL statements a pull sends to the store, counted at the drivers (test/support/statements.ts) and printed
+// by shape: the first (full) pull of a small school, a full pull that finds nothing changed, and an unchanged
+// incremental pull — the one a school pays at every fire. Each statement is a round trip on PostgreSQL (and a
+// turn of the loop on SQLite), so the unchanged pulls are held to an upper bound: a repeat per resource that
+// creeps back in (a cursor, a progress line or a transaction each) fails here instead of in bench:sync.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
+import { pullSchool } from '../../src/sync/pull.ts';
+import { TEST_NOW } from '../support/clock.ts';
+import { countStatements, describeCount, type StatementCount } from '../support/statements.ts';
+import { DIALECTS, openTestStore, type TestStore, testClient, testSchool } from './helpers.ts';
+
+/**
+ * Upper bounds per pull and store. Counted on 7 Dec (issue 46) before the repeats were cut (first, unchanged full,
+ * unchanged incremental): SQLite 156, 89, 49; PostgreSQL 138, 90, 50 — a cursor upsert per cursor, a progress
+ * line, a transaction and a missing-records read per resource, a cursor read per resource at the plan. After:
+ * SQLite 143, 35, 17; PostgreSQL 123, 35, 16.
+ */
+const BOUND = {
+  sqlite: { first: 145, unchangedFull: 36, unchangedIncremental: 17 },
+  postgres: { first: 125, unchangedFull: 36, unchangedIncremental: 16 },
+};
+
+/**
+ * Statements that come with time, not with the work: a progress line at most once a second for resources that
+ * wrote nothing (run-resources.ts) and a heartbeat every 10 s. A pull that took n seconds (a loaded machine) may
+ * make n more than its bound.
+ */
+const timedAllowance = (ms: number) => Math.floor(ms / 1000);
+
+describe.each(DIALECTS)('statements a pull sends to %s', (dialect) => {
+  let sandbox: Sandbox;
+  let ts: TestStore;
+  const counted: Record<string, StatementCount> = {};
+  const tookMs: Record<string, number> = {};
+
+  beforeAll(async () => {
+    sandbox = await startSandbox({ seed: 7, scale: 'small', now: TEST_NOW });
+    ts = await openTestStore(dialect);
+  });
+  afterAll(async () => {
+    await ts?.cleanup();
+    await sandbox?.close();
+  });
+
+  const pull = async (name: string, kind: 'full' | 'incremental') => {
+    const counter = countStatements();
+    const began = Date.now();
+    let summary: Awaited<ReturnType<typeof pullSchool>>;
+    try {
+      summary = await pullSchool({
+        now: () => new Date(sandbox.now()),
+        store: ts.store,
+        client: testClient(sandbox),
+        school: testSchool(sandbox),
+        kind,
+      });
+    } finally {
+      counted[name] = counter.stop();
+      tookMs[name] = Date.now() - began;
+    }
+    console.info(describeCount(`${dialect}, ${name} (${summary.kind})`, counted[name]!));
+    return summary;
+  };
+
+  it('a first pull, an unchanged full one and an unchanged incremental one stay within their bounds', async () => {
+    const first = await pull('first', 'full');
+    expect(first.status).toBe('succeeded');
+    expect(first.counts.sessions!.added).toBeGreaterThan(0);
+    const full = await pull('unchangedFull', 'full');
+    expect(full.status).toBe('succeeded');
+    expect(full.counts.sessions).toMatchObject({ added: 0, changed: 0, deleted: 0 });
+    // A minute on: the unchanged pull's cursors and beat marks move, though it opened no transaction for them.
+    const before = await ts.store.records.cursors('hillcrest');
+    sandbox.setNow(new Date(Date.parse(sandbox.now()) + 60_000).toISOString());
+    const incremental = await pull('unchangedIncremental', 'incremental');
+    expect(incremental.kind).toBe('incremental');
+    expect(incremental.status).toBe('succeeded');
+    expect(incremental.counts.sessions).toMatchObject({ added: 0, changed: 0, deleted: 0 });
+    const after = await ts.store.records.cursors('hillcrest');
+    for (const kind of ['sessions', 'absences', 'teams'])
+      for (const key of [`updatedAfter:${kind}`, `readAt:${kind}`]) {
+        expect(after.get(key), key).toBeDefined();
+        expect(Date.parse(after.get(key)!) - Date.parse(before.get(key)!), key).toBeGreaterThanOrEqual(
+          60_000,
+        );
+      }
+
+    for (const [name, bound] of Object.entries(BOUND[dialect]))
+      expect(counted[name]!.total, name).toBeLessThanOrEqual(bound + timedAllowance(tookMs[name]!));
+  });
+});
