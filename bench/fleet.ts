@@ -24,7 +24,7 @@
 // the load average. BENCH_PHASES=startup runs phase 0 only, to its banner, and says where its time went: per school
 // the wait for a start-up slot, the pull, its re-render, and the CPU of serve (its busiest thread), the upstream
 // process, the store's PostgreSQL backends and the rest of the machine. BENCH_DATABASE_URL=postgres://…/db: the store in PostgreSQL (a database of its own is created
-// on that server and dropped at the end) instead of SQLite. BENCH_LOG=file keeps serve's log of phase 2 (of phase 0 with BENCH_PHASES=startup). Not run in CI.
+// on that server and dropped at the end) instead of SQLite. BENCH_UPSTREAM_LATENCY_MS delays each upstream answer (default 0). BENCH_LOG=file keeps serve's log of phase 2 (of phase 0 with BENCH_PHASES=startup). Not run in CI.
 import { spawn } from 'node:child_process';
 import { mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -71,7 +71,10 @@ const STARTUP_ONLY = process.env.BENCH_PHASES === 'startup';
 // --- the upstream process: SCHOOLS sandboxes, one line of JSON with their URLs, then serves until SIGTERM. ---
 async function upstreams(n: number): Promise<void> {
   const all: Sandbox[] = [];
-  for (let i = 0; i < n; i++) all.push(await startSandbox({ seed: 1000 + i, scale: 'small', token: TOKEN }));
+  // BENCH_UPSTREAM_LATENCY_MS: each answer that much later, as a real upstream across a network answers.
+  const latencyMs = Number(process.env.BENCH_UPSTREAM_LATENCY_MS ?? 0);
+  for (let i = 0; i < n; i++)
+    all.push(await startSandbox({ seed: 1000 + i, scale: 'small', token: TOKEN, latencyMs }));
   process.stdout.write(`${JSON.stringify(all.map((s) => s.url))}\n`);
   process.on('SIGTERM', () => {
     Promise.allSettled(all.map((s) => s.close())).finally(() => process.exit(0));
@@ -379,7 +382,7 @@ async function main(): Promise<void> {
 
   try {
     console.log(
-      `${SCHOOLS} schools at small scale, ${databaseUrl ? 'PostgreSQL' : 'SQLite'}; upstream process up in ${((Date.now() - t0) / 1000).toFixed(1)} s; load average ${loadavg()[0]!.toFixed(1)}`,
+      `${SCHOOLS} schools at small scale, ${databaseUrl ? 'PostgreSQL' : 'SQLite'}; upstream answers after ${process.env.BENCH_UPSTREAM_LATENCY_MS ?? 0} ms; upstream process up in ${((Date.now() - t0) / 1000).toFixed(1)} s; load average ${loadavg()[0]!.toFixed(1)}`,
     );
     // 0. A fresh replica, the default schedules.
     await writeConfig(schedules);

@@ -9,6 +9,7 @@ import type { UpstreamClient } from '../upstream/api.ts';
 import { type FireEvent, type SchedulerHandle, startScheduler } from './scheduler.ts';
 import { clientForSchool, startDemoUpstream } from './school-upstream.ts';
 import { runStartupPulls } from './startup-pulls.ts';
+import { startupWidth } from './startup-width.ts';
 
 export interface SyncServiceOptions {
   config: Config;
@@ -105,16 +106,25 @@ export async function startSyncService(opts: SyncServiceOptions): Promise<SyncSe
   }
 
   const initial = async () => {
-    await runStartupPulls(
-      due,
-      async (school) => {
-        waiting.delete(school.id);
-        log.info({ schoolId: school.id }, 'start-up pull began');
-        const outcome = await scheduler.runNow(school.id, 'full');
-        log.info({ schoolId: school.id, status: outcome.status }, 'start-up pull finished');
-      },
-      { onError: (school, err) => log.error({ err, schoolId: school.id }, 'start-up pull failed') },
-    );
+    // As many at once as the machine has room for (startup-width.ts), one at a time behind each upstream.
+    const width = startupWidth();
+    try {
+      await runStartupPulls(
+        due,
+        async (school) => {
+          waiting.delete(school.id);
+          log.info({ schoolId: school.id, atOnce: width.now() }, 'start-up pull began');
+          const outcome = await scheduler.runNow(school.id, 'full');
+          log.info({ schoolId: school.id, status: outcome.status }, 'start-up pull finished');
+        },
+        {
+          atOnce: width.now,
+          onError: (school, err) => log.error({ err, schoolId: school.id }, 'start-up pull failed'),
+        },
+      );
+    } finally {
+      width.stop();
+    }
   };
   const initialPulls = initial().catch((err) => log.error({ err }, 'start-up pulls failed'));
 

@@ -5,9 +5,7 @@
 // sees what one school's pull asks of it (its client's pace); different upstreams pull at once, up to a bound
 // that keeps some of the store's connections and the cores for requests.
 
-import { mapLimit } from '../util/concurrency.ts';
-
-/** Start-up pulls under way at once across upstreams (the PostgreSQL pool has 10 connections by default). */
+/** Start-up pulls under way at once across upstreams, when no width is given. */
 export const STARTUP_PULLS_AT_ONCE = 6;
 
 /** What the plan reads of a school (SchoolConfig has it). */
@@ -25,14 +23,19 @@ function upstreamOf(school: StartupSchool): string {
   }
 }
 
+/** How often a width that may have grown is looked at again while no pull ends (ms). */
+const LOOK_AGAIN_MS = 250;
+
 /**
  * Runs `pull` for each school, schools of one upstream one after another in the given order, at most `atOnce`
- * at a time in all. Settles when every pull has; `pull` should not throw (a thrown error is passed to onError).
+ * at a time in all: a number, or a width read again whenever a pull ends and every LOOK_AGAIN_MS (startup-width.ts).
+ * A narrower width lets running pulls end; a wider one starts more. Settles when every pull has; `pull` should
+ * not throw (a thrown error is passed to onError).
  */
 export async function runStartupPulls<S extends StartupSchool>(
   schools: readonly S[],
   pull: (school: S) => Promise<void>,
-  opts: { atOnce?: number; onError?: (school: S, err: unknown) => void } = {},
+  opts: { atOnce?: number | (() => number); onError?: (school: S, err: unknown) => void } = {},
 ): Promise<void> {
   const queues = new Map<string, S[]>();
   for (const s of schools) {
@@ -41,14 +44,34 @@ export async function runStartupPulls<S extends StartupSchool>(
     if (q) q.push(s);
     else queues.set(key, [s]);
   }
-  // Each of at most `atOnce` lanes takes the next upstream's queue no other lane is draining, and drains it.
-  await mapLimit([...queues.values()], opts.atOnce ?? STARTUP_PULLS_AT_ONCE, async (queue) => {
-    for (const school of queue) {
-      try {
-        await pull(school);
-      } catch (err) {
-        opts.onError?.(school, err);
+  const atOnce = opts.atOnce ?? STARTUP_PULLS_AT_ONCE;
+  const width = typeof atOnce === 'function' ? () => Math.max(1, atOnce()) : () => Math.max(1, atOnce);
+  // Upstreams with schools still to pull and no pull under way, in the configured order.
+  const ready = [...queues.values()];
+  let running = 0;
+  await new Promise<void>((resolve) => {
+    const timer = setInterval(() => pump(), LOOK_AGAIN_MS);
+    const pump = () => {
+      while (running < width() && ready.length > 0) {
+        const queue = ready.shift()!;
+        const school = queue.shift()!;
+        running++;
+        void pull(school)
+          .catch((err: unknown) => opts.onError?.(school, err))
+          .finally(() => {
+            running--;
+            // The upstream's next school goes to the front: its schools stay one after another, in order.
+            if (queue.length > 0) ready.unshift(queue);
+            if (running === 0 && ready.length === 0) {
+              clearInterval(timer);
+              resolve();
+            } else pump();
+          });
       }
-    }
+    };
+    if (ready.length === 0) {
+      clearInterval(timer);
+      resolve();
+    } else pump();
   });
 }

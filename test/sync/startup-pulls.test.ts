@@ -52,3 +52,57 @@ describe('runStartupPulls', () => {
     expect(done.sort()).toEqual(['y', 'z']);
   });
 });
+
+describe('runStartupPulls with a width that changes', () => {
+  it('starts no more than the width allows when each pull starts, and more once it widens', async () => {
+    const schools = Array.from({ length: 12 }, (_, i) => school(`s${i}`, `http://u${i}.example/`));
+    let width = 2;
+    let running = 0;
+    const seen: { running: number; width: number }[] = [];
+    await runStartupPulls(
+      schools,
+      async () => {
+        running++;
+        seen.push({ running, width });
+        // Widens once two have started: the runner looks again without waiting for a pull to end.
+        if (seen.length === 2) width = 5;
+        await new Promise((r) => setTimeout(r, 400));
+        running--;
+      },
+      { atOnce: () => width },
+    );
+    expect(seen).toHaveLength(12);
+    for (const s of seen) expect(s.running).toBeLessThanOrEqual(s.width);
+    expect(Math.max(...seen.map((s) => s.running))).toBe(5);
+    // The third to fifth started while the first two still ran (each takes 400 ms).
+    expect(seen.slice(2, 5).map((s) => s.running)).toEqual([3, 4, 5]);
+  });
+
+  it('lets running pulls end when it narrows, and keeps each upstream one at a time in order', async () => {
+    const schools = ['a1', 'a2', 'a3', 'b1', 'b2', 'c1', 'd1'].map((id) =>
+      school(id, `http://${id[0]}.example/`),
+    );
+    let width = 4;
+    const running = new Set<string>();
+    const order: string[] = [];
+    const startedWith: number[] = [];
+    await runStartupPulls(
+      schools,
+      async (s) => {
+        for (const r of running) expect(r[0]).not.toBe(s.id[0]);
+        running.add(s.id);
+        startedWith.push(running.size);
+        width = 1;
+        await new Promise((r) => setTimeout(r, 20));
+        running.delete(s.id);
+        order.push(s.id);
+      },
+      { atOnce: () => width },
+    );
+    expect(order.filter((id) => id.startsWith('a'))).toEqual(['a1', 'a2', 'a3']);
+    expect(order.filter((id) => id.startsWith('b'))).toEqual(['b1', 'b2']);
+    // The first pull narrowed the width to 1 as it started: from then on, one at a time.
+    expect(startedWith.slice(1).every((n) => n === 1)).toBe(true);
+    expect(order).toHaveLength(7);
+  });
+});
