@@ -12,6 +12,7 @@ import { createRostersRouter } from '../../src/web/rosters.ts';
 import { securityHeaders } from '../../src/web/security.ts';
 import { axe } from '../support/axe.ts';
 import { type Browser, launchBrowser } from '../support/browser.ts';
+import { TEST_NOW } from '../support/clock.ts';
 import { expectPdf } from '../support/pdf.ts';
 import { sampleFixture, sampleTeam } from './sample-data.ts';
 
@@ -32,14 +33,14 @@ beforeAll(async () => {
   store = await openStore({ dataDir: dir });
   await store.records.upsertSchool({ id: 'demo', name: 'Browser School', timeZone: 'Europe/London' });
   const team = sampleTeam(12, 77);
-  await store.records.upsert('demo', 'teams', [team], '2026-11-20T00:00:00.000Z');
+  await store.records.upsert('demo', 'teams', [team], TEST_NOW);
   // A training session whose upstream title carries terminal escapes (CSI, OSC with BEL), a bidi override and a
   // line break: the match-day sheet's refusal quotes it.
   await store.records.upsert(
     'demo',
     'sessions',
     [{ ...sampleFixture(team), id: 9002, scored: false, opponent: null, title: HOSTILE }],
-    '2026-11-20T00:00:00.000Z',
+    TEST_NOW,
   );
   const school = parseSchool({
     id: 'demo',
@@ -49,7 +50,16 @@ beforeAll(async () => {
   });
   const app = express();
   app.use(securityHeaders({ hsts: false }));
-  app.use(createRostersRouter({ store, config: { schools: [school] }, adminToken: ADMIN }));
+  // The sessions are the week of TEST_NOW: on the real clock the fixture's sheet was refused as too old (404) from
+  // 60 days after it, before the refusal this test is about.
+  app.use(
+    createRostersRouter({
+      store,
+      config: { schools: [school] },
+      adminToken: ADMIN,
+      now: () => new Date(TEST_NOW),
+    }),
+  );
   await new Promise<void>((resolve) => {
     server = app.listen(0, '127.0.0.1', () => resolve());
   });
