@@ -22,13 +22,19 @@ async function skewedSandbox(offsetMs: number): Promise<Sandbox> {
   return sandbox;
 }
 
-/** A confirmed session of the coming days: in its activity's feed, which families read. */
+/**
+ * The next confirmed session from tomorrow: in its activity's feed, which families read. Not "of the coming days":
+ * the school keeps the NSW summer break, so from about 20 December to early February (a real date, or libfaketime
+ * +400 d) the next one is weeks away, still well inside the feed's window.
+ */
 function upcomingSession(sandbox: Sandbox) {
   const now = Date.parse(sandbox.now());
-  const session = sandbox.school.sessions.find(
-    (s) => s.status === 'confirmed' && !s.cancelled && s.start > now + DAY && s.start < now + 10 * DAY,
-  );
-  if (!session) throw new Error('the sandbox school has no confirmed session in the coming days');
+  const session = sandbox.school.sessions
+    .filter(
+      (s) => s.status === 'confirmed' && !s.cancelled && s.start > now + DAY && s.start < now + 90 * DAY,
+    )
+    .sort((a, b) => a.start - b.start)[0];
+  if (!session) throw new Error('the sandbox school has no confirmed session in the coming 90 days');
   return session;
 }
 
