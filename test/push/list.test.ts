@@ -3,18 +3,13 @@
 // An empty listing where nothing is mapped but events are desired is asked for twice before it is believed;
 // a refused listing fails, skips or rests its calendar (quota: paused in the store, but not in a dry run).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type PushTargetConfig, parseTargets } from '../../src/config/push-targets.ts';
 import type { Ensured } from '../../src/push/ensure.ts';
 import { dueForListing, type ListingDue, listCalendars } from '../../src/push/list.ts';
 import { PENDING } from '../../src/push/plan.ts';
-import type { CalendarRef, PushProvider } from '../../src/push/provider.ts';
-import { createProvider } from '../../src/push/providers.ts';
-import type { CalendarOutcome } from '../../src/push/summary.ts';
-import { type FakeGoogle, startFakeGoogle } from '../fakes/google-calendar.ts';
-import { openTestStore, type TestStore } from '../sync/helpers.ts';
-import { desired, mapping, mappings, SCHOOL, spec, stageCalendar, TARGET } from './stage-calendars.ts';
+import type { CalendarRef } from '../../src/push/provider.ts';
+import { type GoogleStage, startGoogleStage } from './google-stage.ts';
+import { desired, mapping, mappings, SCHOOL, stageCalendar, TARGET } from './stage-calendars.ts';
 
-const NOW = '2026-11-23T12:00:00.000Z';
 const WINDOW = { from: '2026-09-01T00:00:00.000Z', to: '2027-06-30T00:00:00.000Z' };
 const DUE: ListingDue = { reconcileAll: false, dueBefore: '2026-11-23T06:00:00.000Z' };
 
@@ -79,63 +74,16 @@ describe('which calendars are listed', () => {
 });
 
 describe('listing calendars from the remote', () => {
-  let fake: FakeGoogle;
-  let ts: TestStore;
-  let provider: PushProvider;
-  let target: PushTargetConfig;
+  let g: GoogleStage;
   beforeAll(async () => {
-    [fake, ts] = await Promise.all([startFakeGoogle(), openTestStore('sqlite')]);
-    await ts.store.records.upsertSchool({ id: SCHOOL, name: 'Hill', timeZone: 'Europe/London' });
-    target = parseTargets(
-      [
-        {
-          id: TARGET,
-          provider: 'google',
-          scope: 'team',
-          google: {
-            rootUrl: fake.url,
-            auth: { accessToken: fake.token },
-            backoff: { baseMs: 2, capMs: 20, maxRetries: 2 },
-          },
-        },
-      ],
-      'schools[0].targets',
-    )[0]!;
-    provider = await createProvider(SCHOOL, target);
+    g = await startGoogleStage();
   });
-  afterAll(async () => {
-    await fake?.close();
-    await ts?.cleanup();
-  });
-
-  /** A real calendar in the fake, as the ensure stage would have found it. */
-  async function remoteCalendar(key: string): Promise<CalendarRef> {
-    const r = (await provider.ensureCalendars([spec(key)], { dryRun: false })).get(key);
-    if (!r?.ok) throw new Error(`the fake did not make ${key}`);
-    return ref(key, r.remoteCalendarId);
-  }
-
-  function run(dryRun = false) {
-    const notes: string[] = [];
-    const reached: CalendarOutcome[] = [];
-    const ctx = {
-      store: ts.store,
-      schoolId: SCHOOL,
-      targetId: TARGET,
-      provider,
-      dryRun,
-      clock: () => new Date(NOW),
-      pauseMinutes: 30,
-      note: (m: string) => notes.push(m),
-      reached: (o: Readonly<CalendarOutcome>) => reached.push({ ...o }),
-    };
-    return { ctx, notes, reached };
-  }
+  afterAll(() => g?.close());
 
   it('lists the calendars due, asks twice before believing an empty one, and passes the others through', async () => {
-    const [lost, recent] = await Promise.all([remoteCalendar('team:1'), remoteCalendar('team:2')]);
-    fake.resetStats();
-    const { ctx, notes } = run();
+    const [lost, recent] = await Promise.all([g.remoteCalendar('team:1'), g.remoteCalendar('team:2')]);
+    g.fake.resetStats();
+    const { ctx, notes } = g.context();
     const out = await listCalendars(
       ctx,
       [settled('team:1', { ref: lost, mappings: new Map() }), settled('team:2', { ref: recent })],
@@ -143,16 +91,16 @@ describe('listing calendars from the remote', () => {
       WINDOW,
     );
     expect(out.map((c) => c.listing)).toEqual([[], null]);
-    expect(fake.stats.byOperation['GET events.list']).toBe(2);
+    expect(g.fake.stats.byOperation['GET events.list']).toBe(2);
     expect(out[0]!.outcome.state).toBe('ok');
     expect(notes).toEqual([]);
   });
 
   it('a calendar whose quota is spent rests: paused until pauseMinutes from now, in the store, not in a dry run', async () => {
-    const spent = await remoteCalendar('team:3');
-    fake.knobs.quotaExceeded.add(spent.remoteCalendarId);
+    const spent = await g.remoteCalendar('team:3');
+    g.fake.knobs.quotaExceeded.add(spent.remoteCalendarId);
     try {
-      const dry = run(true);
+      const dry = g.context(true);
       const [d] = await listCalendars(
         dry.ctx,
         [settled('team:3', { ref: spent })],
@@ -161,9 +109,9 @@ describe('listing calendars from the remote', () => {
       );
       expect(d!.outcome).toMatchObject({ state: 'paused', failure: 'quota' });
       expect(d!.listing).toBeNull();
-      expect(await ts.store.push.listPushCalendars(SCHOOL, TARGET)).toEqual([]);
+      expect(await g.ts.store.push.listPushCalendars(SCHOOL, TARGET)).toEqual([]);
 
-      const real = run();
+      const real = g.context();
       const [c] = await listCalendars(
         real.ctx,
         [settled('team:3', { ref: spent })],
@@ -173,11 +121,11 @@ describe('listing calendars from the remote', () => {
       expect(c!.outcome).toMatchObject({ state: 'paused', failure: 'quota' });
       expect(real.reached).toEqual([c!.outcome]);
       expect(real.notes).toEqual([expect.stringMatching(/^team:3: remote listing failed: /)]);
-      expect(await ts.store.push.listPushCalendars(SCHOOL, TARGET)).toMatchObject([
+      expect(await g.ts.store.push.listPushCalendars(SCHOOL, TARGET)).toMatchObject([
         { calendarKey: 'team:3', pausedUntil: '2026-11-23T12:30:00.000Z' },
       ]);
     } finally {
-      fake.knobs.quotaExceeded.delete(spent.remoteCalendarId);
+      g.fake.knobs.quotaExceeded.delete(spent.remoteCalendarId);
     }
   });
 });
