@@ -1,14 +1,14 @@
 // The snapshot: schools, every record a pull writes (with their membership rows and the data version feeds cache
 // by), the reads that projection, feeds, rosters and push make of it, the pull's cursors, and the records a full
 // listing left out.
-import { type Expression, type SqlBool, sql } from 'kysely';
+import { type Expression, type SqlBool, sql, type Transaction } from 'kysely';
 import type { Id, Instant } from '../domain/types.ts';
 import { listCalendarSubjects } from './calendar-subjects.ts';
 import { maybeInstant, storedInstant } from './instants.ts';
 import { type KindSpec, kindSpec, prepareRecord } from './kinds.ts';
 import { MembershipBuffer, type Pair } from './membership-buffer.ts';
 import { MembershipRows } from './memberships.ts';
-import type { SnapshotTable } from './schema.ts';
+import type { DB, SnapshotTable } from './schema.ts';
 import { chunks, type Row, type SqlContext } from './sql-context.ts';
 import type {
   AbsenceQuery,
@@ -42,13 +42,39 @@ function toStored<K extends ResourceKind>(row: {
   };
 }
 
+/** What an open transaction has done once and need not do again (see SqlRecords.#once). */
+interface TransactionMarks {
+  /** Schools whose data version it bumps, once, just before it commits. */
+  bump: Set<SchoolId>;
+  /** The (school, table) advisory locks it holds (PostgreSQL), until it ends. */
+  locked: Set<string>;
+}
+
 export class SqlRecords implements RecordsRepository {
   readonly #ctx: SqlContext;
   readonly #memberships: MembershipRows;
+  readonly #marks = new WeakMap<Transaction<DB>, TransactionMarks>();
 
   constructor(ctx: SqlContext) {
     this.#ctx = ctx;
     this.#memberships = new MembershipRows(ctx);
+    ctx.beforeCommit(() => this.#bumpMarked());
+  }
+
+  /**
+   * The open transaction's marks. A resource's transaction writes its kind in several calls (a chunk of records
+   * each, custom fields, deletions): each took the kind's lock and bumped the data version again, a round trip
+   * each on PostgreSQL that changed nothing (issue 46); readers only ever see the commit.
+   */
+  #once(): TransactionMarks | undefined {
+    const trx = this.#ctx.openTransaction;
+    if (!trx) return undefined;
+    let marks = this.#marks.get(trx);
+    if (!marks) {
+      marks = { bump: new Set(), locked: new Set() };
+      this.#marks.set(trx, marks);
+    }
+    return marks;
   }
 
   async upsertSchool(school: { id: SchoolId; name: string; timeZone: string }): Promise<void> {
@@ -115,8 +141,10 @@ export class SqlRecords implements RecordsRepository {
       // PostgreSQL two overlapping pulls (a lease taken over from a stalled replica) would otherwise both read
       // "not stored yet" and both insert. Serialised, a record new to this transaction owns no membership rows
       // (owners are never removed, only marked deleted), so memberships are inserted without a conflict check.
-      if (this.#ctx.dialect === 'postgres') {
+      const held = this.#once()!.locked;
+      if (this.#ctx.dialect === 'postgres' && !held.has(`${schoolId}\t${table}`)) {
         await sql`select pg_advisory_xact_lock(hashtext(${schoolId}), hashtext(${table}))`.execute(db);
+        held.add(`${schoolId}\t${table}`);
       }
       const existing = new Map<Id | string, { hash: string; version: number; deleted_at: string | null }>();
       for (const ids of chunks([...incoming.keys()], this.#ctx.inChunk)) {
@@ -268,7 +296,22 @@ export class SqlRecords implements RecordsRepository {
     }
   }
 
+  /** The school's data version moves when the open transaction commits (or at once, outside one). */
   async #bumpDataVersion(schoolId: SchoolId): Promise<void> {
+    const marks = this.#once();
+    if (marks) marks.bump.add(schoolId);
+    else await this.#bumpNow(schoolId);
+  }
+
+  async #bumpMarked(): Promise<void> {
+    const trx = this.#ctx.openTransaction;
+    const marks = trx && this.#marks.get(trx);
+    if (!marks) return;
+    for (const schoolId of marks.bump) await this.#bumpNow(schoolId);
+    marks.bump.clear();
+  }
+
+  async #bumpNow(schoolId: SchoolId): Promise<void> {
     await this.#ctx.w
       .insertInto('data_versions')
       .values({ school_id: schoolId, version: 1 })

@@ -16,15 +16,22 @@ import type { ResourceRunContext } from './types.ts';
  */
 const UNTRUSTED_AFTER = 20;
 
-/** Ids the store holds live (within the window, for windowed kinds) that the listing did not return. */
+/**
+ * Ids the store holds live (within the window, for windowed kinds) that the listing did not return, and how many
+ * it holds. None, without a read, when the listing returned every record the store held live as its download
+ * began (Gathered.allSeen): what is live since was written by this pull from the listing itself, or by a
+ * family's act the listing could not yet hold, which must not count as missing anyway. A first pull, and an
+ * unchanged full one of a kind without a window, then make no read of every id.
+ */
 export async function missingFrom(
   store: Pick<Store, 'records'>,
   ctx: ResourceRunContext,
   spec: ResourceSpec,
-  seen: Set<Id>,
-) {
+  got: Pick<Gathered, 'seen' | 'allSeen'>,
+): Promise<{ storedCount: number; missing: Id[] }> {
+  if (got.allSeen) return { storedCount: got.seen.size, missing: [] };
   const live = await store.records.liveIds(ctx.school.id, spec.kind, spec.windowed ? ctx.window : undefined);
-  return { live, missing: live.filter((id) => !seen.has(id)) };
+  return { storedCount: live.length, missing: live.filter((id) => !got.seen.has(id)) };
 }
 
 /**
@@ -39,11 +46,11 @@ export async function confirmMissing(
   noteError: (line: string) => void,
 ): Promise<void> {
   if (out.unknownSkipped > 0 || anyListingGap(out)) return;
-  const { live, missing } = await missingFrom(ctx.store, ctx, spec, out.seen);
+  const { storedCount, missing } = await missingFrom(ctx.store, ctx, spec, out);
   if (missing.length === 0) return;
   const verdict = deletionGuard({
     resource: spec.kind,
-    storedCount: live.length,
+    storedCount,
     listedCount: out.seen.size,
     missingCount: missing.length,
     maxShrinkFraction: ctx.school.deletionGuard.maxShrinkFraction,

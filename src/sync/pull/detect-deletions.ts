@@ -92,7 +92,7 @@ export async function detectDeletions(
     const again = incomplete ? '; will read these changes again' : '';
     return { ...keep, warning: `${spec.kind}: ${problems.join('; ')}${again}` };
   }
-  const { live, missing } = await missingFrom(tx, ctx, spec, got.seen);
+  const { storedCount, missing } = await missingFrom(tx, ctx, spec, got);
   // Ids we could not see may be any of the "missing" ones: the listing is no evidence of deletion.
   if (listed.untrusted)
     return {
@@ -102,7 +102,7 @@ export async function detectDeletions(
     };
   const verdict = deletionGuard({
     resource: spec.kind,
-    storedCount: live.length,
+    storedCount,
     listedCount: got.seen.size,
     missingCount: missing.length,
     maxShrinkFraction: ctx.school.deletionGuard.maxShrinkFraction,

@@ -174,10 +174,17 @@ async function dropUnchangedCustomFields(ctx: ResourceRunContext, out: Gathered)
   }
 }
 
+/** Whether the listing returned every record the store held live (confirm-missing.ts, missingFrom). */
+function everySeen(stored: ReadonlyMap<Id | string, string>, seen: ReadonlySet<Id>): boolean {
+  for (const id of stored.keys()) if (!seen.has(id as Id)) return false;
+  return true;
+}
+
 function emptyGathered(): Gathered {
   return {
     records: new RecordSpool(),
     seen: new Set<Id>(),
+    allSeen: false,
     unchanged: 0,
     unknownSkipped: 0,
     malformed: new Set<Id>(),
@@ -227,6 +234,7 @@ export async function fetchResource(
       detailProgress: { done: 0, total: 0 },
     };
     await readListings(ctx, spec, updatedAfter, sink);
+    out.allSeen = everySeen(stored, out.seen);
     await dropUnchangedCustomFields(ctx, out);
     if (!updatedAfter && spec.confirm)
       await confirmMissing(ctx, { ...spec, confirm: spec.confirm }, out, noteError);

@@ -25,6 +25,8 @@ export interface Gathered {
   records: RecordSpool;
   /** Ids the listing returned (including malformed records whose id is known). */
   seen: Set<Id>;
+  /** Every record the store held live when the download began is in `seen`: nothing can be missing. */
+  allSeen: boolean;
   /** Records whose hash matched the store's when they arrived. */
   unchanged: number;
   /** Malformed records without a usable id: the listing cannot prove anything is gone. */
