@@ -2,11 +2,13 @@
 // the real Google provider (from the fake Google over HTTP) once its successor is complete, the replacement audited
 // with both ids and the rotation no longer pending, in a real SQLite store; an incomplete successor keeps it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Applied } from '../../src/push/apply.ts';
 import { pendingRotations, setPending } from '../../src/push/live-rotation.ts';
 import { retireReplaced } from '../../src/push/retire.ts';
 import { type GoogleStage, NOW, startGoogleStage } from './google-stage.ts';
 import { SCHOOL, spec, stageCalendar, TARGET } from './stage-calendars.ts';
+
+/** A calendar as the apply stage hands it on (its type is apply.ts's, which this file does not test). */
+type Applied = Parameters<typeof retireReplaced>[1][number];
 
 let g: GoogleStage;
 beforeAll(async () => {
