@@ -42,6 +42,13 @@ import { freePort } from '../test/support/ports.ts';
 import { printIdleBusyTable } from './support/latency-table.ts';
 import { rostercalNodeFlags } from './support/node-flags.ts';
 import { quantile, rssOf } from './support/proc.ts';
+import {
+  type ClientTiming,
+  epochMs,
+  explainSlowest,
+  type ServeRecord,
+  ServeTrace,
+} from './support/serve-trace.ts';
 
 const SCHOOL = 'bench';
 /** The `rostercal sandbox` command's token. */
@@ -49,6 +56,8 @@ const SANDBOX_TOKEN = 'sandbox-token';
 const TARGET_EVENTS = 300;
 const DURATION_S = Number(process.env.BENCH_DURATION ?? 8);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
+/** BENCH_TRACE=1: where the slowest requests of "never a stall" spent their time (support/serve-trace.ts). */
+const TRACE = process.env.BENCH_TRACE === '1';
 
 async function serveMode(
   dbFile: string,
@@ -60,7 +69,9 @@ async function serveMode(
   // the first compile of its schema (~50 ms of CPU at load 30) inside the busy measurement.
   const district = upstreamUrl ? districtSchool(upstreamUrl) : null;
   // As `rostercal serve` opens it: SQLite checkpoints on a worker thread.
-  const store = await openStore({ file: dbFile, migrate: false, checkpointsOffThread: true });
+  const trace = TRACE ? new ServeTrace() : null;
+  const opened = await openStore({ file: dbFile, migrate: false, checkpointsOffThread: true });
+  const store = trace ? trace.wrapStore(opened) : opened;
   const metrics = createMetrics();
   // The sandbox's clock, moving with ours, so the child's window is the parent's.
   const started = Date.now();
@@ -105,6 +116,7 @@ async function serveMode(
   }[] = [];
   let lastTick = process.hrtime.bigint();
   let lastWait = waitedMs();
+  let lastEpoch = epochMs();
   setInterval(() => {
     const cpu = cpuMs();
     const tick = process.hrtime.bigint();
@@ -119,6 +131,9 @@ async function serveMode(
         waitMs: waited - lastWait,
         phase,
       });
+    if (trace && wall > 10)
+      trace.hold({ at: lastEpoch, wallMs: wall, cpuMs: cpu - lastCpu, waitMs: waited - lastWait });
+    lastEpoch = epochMs();
     cpuHold = Math.max(cpuHold, cpu - lastCpu);
     lastCpu = cpu;
     lastTick = tick;
@@ -145,6 +160,7 @@ async function serveMode(
       lastCpu = cpuMs();
       cpuHold = 0;
       holds.length = 0;
+      trace?.take();
       answer({ measuring: true });
     } else if (cmd === 'report' && delay) {
       delay.disable();
@@ -152,7 +168,13 @@ async function serveMode(
       if (process.env.BENCH_HOLDS === '1' && holds.length > 0)
         process.stderr.write(`holds ${JSON.stringify(holds)}\n`);
       holds.length = 0;
+      let traceFile: string | undefined;
+      if (trace) {
+        traceFile = path.join(staticDir, `trace-${Date.now()}.json`);
+        writeFileSync(traceFile, JSON.stringify(trace.take()));
+      }
       answer({
+        traceFile,
         holds: byPhase,
         p50: delay.percentile(50) / 1e6,
         p99: delay.percentile(99) / 1e6,
@@ -202,7 +224,7 @@ async function serveMode(
     { level: process.env.BENCH_LOG_LEVEL ?? 'info' },
     pino.destination({ dest: '/dev/null', sync: false }),
   );
-  const app = createApp({
+  const product = createApp({
     store,
     feeds,
     metrics,
@@ -210,6 +232,8 @@ async function serveMode(
     logger,
     feedRateLimit: false,
   });
+  // Traced: the trace's middleware first, then the app as it is.
+  const app = trace ? express().use(trace.middleware).use(product) : product;
   const appServer = await startServer(app, { port: 0, host: '127.0.0.1' });
   const staticApp = express();
   staticApp.use(express.static(staticDir));
@@ -607,24 +631,29 @@ async function coachEmail(store: Awaited<ReturnType<typeof openStore>>): Promise
 interface Latencies {
   feed: number[];
   page: number[];
+  /** BENCH_TRACE=1: each request's id, kind, start and end (epoch ms). */
+  timed: ClientTiming[];
 }
 
 /** GETs feeds (.ics, gzip) and their landing pages (HTML) in turn, `concurrency` at a time, until `until()`. */
 async function requestMix(urls: string[], concurrency: number, until: () => boolean): Promise<Latencies> {
-  const out: Latencies = { feed: [], page: [] };
+  const out: Latencies = { feed: [], page: [], timed: [] };
   let next = 0;
   const worker = async () => {
     while (!until()) {
       const i = next++;
       const ics = urls[Math.floor(i / 2) % urls.length]!;
       const page = i % 2 === 1;
+      const id = `${Date.now()}-${i}`;
+      const at = TRACE ? epochMs() : 0;
       const t = performance.now();
       const res = await fetch(page ? ics.replace(/\.ics$/, '') : ics, {
-        headers: { 'accept-encoding': 'gzip' },
+        headers: { 'accept-encoding': 'gzip', ...(TRACE ? { 'x-bench-trace': id } : {}) },
       });
       await res.arrayBuffer();
       if (res.status !== 200) throw new Error(`${page ? 'page' : 'feed'} answered ${res.status}`);
       (page ? out.page : out.feed).push(performance.now() - t);
+      if (TRACE) out.timed.push({ id, kind: page ? 'page' : 'feed', at, end: epochMs() });
     }
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
@@ -641,6 +670,8 @@ interface HoldsOfPhase {
 }
 
 interface LoopDelay {
+  /** BENCH_TRACE=1: the file serve wrote its record of the measured stretch to (support/serve-trace.ts). */
+  traceFile?: string;
   /** Holds over 50 ms (wall) or 40 ms (CPU) by the phase they fell in. */
   holds: Record<string, HoldsOfPhase>;
   p50: number;
@@ -734,6 +765,14 @@ async function neverAStall(ctx: {
       );
     });
   console.log(`holds over 50 ms wall or 40 ms CPU while busy, by phase: ${holdLines.join('; ') || 'none'}`);
+  for (const [label, lat, loop] of [
+    ['idle', idle, idleLoop],
+    ['busy', busy, busyLoop],
+  ] as const) {
+    if (!loop.traceFile) continue;
+    const rec = JSON.parse(readFileSync(loop.traceFile, 'utf8')) as ServeRecord;
+    for (const line of explainSlowest(label, lat.timed, rec)) console.log(line);
+  }
   console.log(
     `load average at the end: ${loadavg()
       .map((l) => l.toFixed(1))
