@@ -6,10 +6,13 @@
 import { workerData } from 'node:worker_threads';
 import { openStore } from '../store/index.ts';
 import type { Store } from '../store/types.ts';
+import { lowerThisThreadsPriority } from '../util/thread-priority.ts';
 import { FeedService } from './feed-service.ts';
 import { IDLE_MS, type PassOutcome, type PassTask, type RenderStore } from './school-renderer.ts';
 
 const storeOptions = workerData as RenderStore;
+// A pass is background work: on a busy core the thread that answers requests goes first (thread-priority.ts).
+lowerThisThreadsPriority();
 let store: Store | null = null;
 let idle: NodeJS.Timeout | undefined;
 
