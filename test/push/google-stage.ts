@@ -35,10 +35,9 @@ export interface GoogleStage {
   close(): Promise<void>;
 }
 
-export async function startGoogleStage(): Promise<GoogleStage> {
-  const [fake, ts] = await Promise.all([startFakeGoogle(), openTestStore('sqlite')]);
-  await ts.store.records.upsertSchool({ id: SCHOOL, name: 'Hill', timeZone: 'Europe/London' });
-  const target: PushTargetConfig = parseTargets(
+/** A Google target for teams on the fake, as a school's settings would give it (`over`: more of its settings). */
+export function googleTeamTarget(fake: FakeGoogle, over: Record<string, unknown> = {}): PushTargetConfig {
+  return parseTargets(
     [
       {
         id: TARGET,
@@ -49,11 +48,17 @@ export async function startGoogleStage(): Promise<GoogleStage> {
           auth: { accessToken: fake.token },
           backoff: { baseMs: 2, capMs: 20, maxRetries: 2 },
         },
+        ...over,
       },
     ],
     'schools[0].targets',
   )[0]!;
-  const provider = await createProvider(SCHOOL, target);
+}
+
+export async function startGoogleStage(): Promise<GoogleStage> {
+  const [fake, ts] = await Promise.all([startFakeGoogle(), openTestStore('sqlite')]);
+  await ts.store.records.upsertSchool({ id: SCHOOL, name: 'Hill', timeZone: 'Europe/London' });
+  const provider = await createProvider(SCHOOL, googleTeamTarget(fake));
   return {
     fake,
     ts,
