@@ -8,6 +8,7 @@ import { startSettling } from './families/absence-settle.ts';
 import { clearRefusal } from './families/absence-state.ts';
 import { familyClients } from './families/absence-upstream.ts';
 import { FamilyAbsences } from './families/absences.ts';
+import { CalendarSearch, searchIndexAfterPull } from './feeds/calendar-search.ts';
 import { listFeedDefs } from './feeds/feed-defs.ts';
 import { FeedService } from './feeds/feed-service.ts';
 import { feedsAfterPull, storeFeedsOf } from './feeds/feeds-after-pull.ts';
@@ -67,6 +68,8 @@ export interface RunningService {
   feeds: FeedService;
   metrics: Metrics;
   scheduler: SchedulerHandle;
+  /** The admins' search index per school: made after pulls and at start, not by an admin's first search. */
+  search: Pick<CalendarSearch, 'state'>;
   /** The demo's sign-in choices (demo mode only; empty otherwise). */
   demoPeople(): Promise<DemoPerson[]>;
   /** Settles when the start-up pulls (demo schools, never-pulled schools) are done. */
@@ -91,17 +94,13 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
     const { tokens, guard } = await openFeedTokens(store, opts.config, cleanup, say, log);
     const metrics = createMetrics();
     const output = startFeedOutput(store, opts.config, metrics, log, now);
+    const search = new CalendarSearch(store);
     const sync = await startSyncService({
       config: opts.config,
       store,
       log,
       initialPull: (opts.initialPull ?? true) ? 'auto' : 'none',
-      onPull: afterPull(store, log, now, [
-        // After every pull, in order: feed tokens a lost database forgot, metrics, then pushing.
-        feedTokensAfterPull({ tokens, guard }),
-        feedsAfterPull({ metrics }),
-        pushStep,
-      ]),
+      onPull: afterPull(store, log, now, stepsAfterPull({ tokens, guard, metrics, search })),
       storeOutputs: (school) => output.storeOutputs(school.id),
       // From a pull's first write to the end of its re-render, requests answer the stored bytes (FeedService).
       whilePulling: (school) => output.feeds.holdRenders(school.id),
@@ -113,6 +112,7 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
     // Before the scheduler stops: a re-render under way ends now instead of holding the pull's last step.
     cleanup.unshift(() => output.renderer.close());
     const config = sync.config;
+    cleanup.unshift(prepareSearch(search, config, sync.initialPulls, log));
     if (sync.demoUrl) say(`demo sandbox school served at ${sync.demoUrl}`);
     const rotations = rotationPushes(store, config, log, now);
     cleanup.unshift(() => rotations.settle());
@@ -142,6 +142,7 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
       log,
       demoMode,
       onLiveRotated: rotations.push,
+      search,
       now,
     });
     const app = createApp({
@@ -186,6 +187,7 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
       feeds: output.feeds,
       metrics,
       scheduler: sync.scheduler,
+      search,
       initialPulls: sync.initialPulls,
       demoPeople: () => (demoMode ? demoPeople(store, config.schools[0]!.id) : Promise.resolve([])),
       sampleFeeds: () => sampleFeeds(store, config, output.feeds, { tokens, guard }),
@@ -286,6 +288,53 @@ function startFeedOutput(store: Store, config: Config, metrics: Metrics, log: Lo
   return { feeds, renderer, storeOutputs, trouble };
 }
 
+/** After every pull, in order. */
+function stepsAfterPull(parts: {
+  tokens: FeedTokens;
+  guard: RotationGuard;
+  metrics: Metrics;
+  search: CalendarSearch;
+}): AfterPullStep[] {
+  return [
+    // Feed tokens a lost database forgot, metrics, then pushing.
+    feedTokensAfterPull({ tokens: parts.tokens, guard: parts.guard }),
+    feedsAfterPull({ metrics: parts.metrics }),
+    pushStep,
+    // Last, and never failing the pull: the admins' search index, so no admin's first search makes it.
+    searchIndexAfterPull(parts.search),
+  ];
+}
+
+/**
+ * Once the start-up pulls are done, the index of every school that had none (pulled before this start): an
+ * admin's first search after a restart answers from it too. Failures are logged; the search then makes it.
+ */
+function prepareSearch(
+  search: CalendarSearch,
+  config: Config,
+  initialPulls: Promise<void>,
+  log: Logger,
+): () => Promise<void> {
+  let stopped = false;
+  let building: Promise<void> = Promise.resolve();
+  void (async () => {
+    await initialPulls.catch(() => {});
+    for (const school of config.schools) {
+      if (stopped) return;
+      building = search
+        .prepare(school.id)
+        .catch((err) => log.warn({ err, school: school.id }, 'search index not made at start'));
+      await building;
+    }
+  })();
+  // Shutdown stops it and waits for a build under way only (never for the start-up pulls): a build must not
+  // read a store being closed.
+  return async () => {
+    stopped = true;
+    await building;
+  };
+}
+
 function afterPull(store: Store, log: Logger, now: () => Date, steps: AfterPullStep[]) {
   return async (school: SchoolConfig, summary: PullSummary) => {
     for (const step of steps) {
@@ -334,6 +383,7 @@ async function staffWeb(parts: {
   log: Logger;
   demoMode: boolean;
   onLiveRotated: (schoolId: string, targetIds: string[]) => void;
+  search: CalendarSearch;
   now: () => Date;
 }) {
   const { opts, config, store, demoMode } = parts;
@@ -360,6 +410,7 @@ async function staffWeb(parts: {
     helpContact: auth.helpContact ?? null,
     templatesDir: config.rosterTemplatesDir ?? null,
     onLiveRotated: parts.onLiveRotated,
+    search: parts.search,
     now: parts.now,
   });
 }

@@ -4,8 +4,12 @@
 // from the store in one light query (store/calendar-subjects.ts) and are folded once per school and data version
 // (a district's 13,700 names: the query and the folding took 0.3-1 s on a loaded machine, a search of the folded
 // names a few ms); a search answers from the index in hand and has it made again when a pull changed the data.
+// serve makes it after each pull (prepare, an after-pull step), in slices that leave the event loop to requests,
+// so no admin's first search waits for it; a search that comes while it is being made waits for that one.
 import { plainLetters, romanisations } from '../calendar/letters.ts';
+import type { AfterPullStep } from '../jobs/after-pull-step.ts';
 import type { CalendarSubject, FeedScope, SchoolId, Store } from '../store/types.ts';
+import { TimeSlice } from '../util/event-loop.ts';
 import { tokensIn } from './family.ts';
 import { type FeedDef, feedDefFor, getFeedDef } from './feed-defs.ts';
 import { hashToken } from './tokens.ts';
@@ -122,11 +126,29 @@ interface SchoolIndex {
   entries: Entry[];
 }
 
+/** What a school's index is: the data version it was made from (null: none yet), and how many were made. */
+export interface IndexState {
+  dataVersion: number | null;
+  builds: number;
+}
+
+/** Folds the subjects' names a slice at a time: 13,700 names must not hold the event loop for a second. */
+async function entriesOf(subjects: readonly CalendarSubject[]): Promise<Entry[]> {
+  const slice = new TimeSlice();
+  const entries: Entry[] = [];
+  for (const subject of subjects) {
+    entries.push(entryOf(subject));
+    await slice.pause();
+  }
+  return entries;
+}
+
 /** The admins' search over the store, with each school's folded names kept per data version. */
 export class CalendarSearch {
   readonly #store: Pick<Store, 'records' | 'links'>;
   readonly #indexes = new Map<SchoolId, SchoolIndex>();
   readonly #building = new Map<SchoolId, Promise<SchoolIndex>>();
+  readonly #builds = new Map<SchoolId, number>();
 
   constructor(store: Pick<Store, 'records' | 'links'>) {
     this.#store = store;
@@ -141,8 +163,9 @@ export class CalendarSearch {
           this.#store.records.listSchools(),
         ]);
         const name = schools.find((s) => s.id === schoolId)?.name ?? schoolId;
-        const index = { dataVersion, name, entries: subjects.map(entryOf) };
+        const index = { dataVersion, name, entries: await entriesOf(subjects) };
         this.#indexes.set(schoolId, index);
+        this.#builds.set(schoolId, (this.#builds.get(schoolId) ?? 0) + 1);
         return index;
       })().finally(() => this.#building.delete(schoolId));
       this.#building.set(schoolId, building);
@@ -160,6 +183,27 @@ export class CalendarSearch {
     if (!held) return this.#build(schoolId, dataVersion);
     if (held.dataVersion !== dataVersion) void this.#build(schoolId, dataVersion).catch(() => {});
     return held;
+  }
+
+  /**
+   * Makes the school's index from its current data unless the one in hand already is (after a pull, at start):
+   * off any request, so the first search answers from it. A build under way is waited for, never doubled.
+   */
+  async prepare(schoolId: SchoolId): Promise<void> {
+    // Twice at most: a build under way when this was asked may be of the data before the pull that asks.
+    for (let round = 0; round < 2; round++) {
+      const dataVersion = await this.#store.records.dataVersion(schoolId);
+      if (this.#indexes.get(schoolId)?.dataVersion === dataVersion) return;
+      await this.#build(schoolId, dataVersion);
+    }
+  }
+
+  /** The school's index as it stands (for /metrics-like checks and tests: is it ready before a search comes?). */
+  state(schoolId: SchoolId): IndexState {
+    return {
+      dataVersion: this.#indexes.get(schoolId)?.dataVersion ?? null,
+      builds: this.#builds.get(schoolId) ?? 0,
+    };
   }
 
   /** How many calendars of each scope the school has (from its index, which this makes ready for searches). */
@@ -211,4 +255,20 @@ export class CalendarSearch {
     }));
     return { hits, more: Math.max(0, found.length - limit), notes: [] };
   }
+}
+
+/**
+ * serve's step after each pull: the school's search index made again when the pull changed its data, so the
+ * admins' next search does not wait for it. A failure only costs that wait: logged, never the pull's.
+ */
+export function searchIndexAfterPull(search: Pick<CalendarSearch, 'prepare'>): AfterPullStep {
+  return {
+    name: 'search index',
+    async run(ctx) {
+      await search
+        .prepare(ctx.school.id)
+        .catch((err) => ctx.log.warn({ err, school: ctx.school.id }, 'search index not made after the pull'));
+      return true;
+    },
+  };
 }

@@ -34,6 +34,8 @@ export interface AdminRouterOptions {
   /** Admits administrators only (StaffAuth.requireAdmin). */
   auth: { requireAdmin: RequestHandler };
   tokens: FeedTokens;
+  /** The admins' calendar search; serve's own, which it keeps ready after each pull (else made here). */
+  search?: CalendarSearch;
   now?: () => Date;
 }
 
@@ -229,7 +231,7 @@ export function createAdminRouter(opts: AdminRouterOptions): express.Router {
     store: opts.store,
     tokens: opts.tokens,
     base: opts.config.publicUrl.replace(/\/+$/, ''),
-    search: new CalendarSearch(opts.store),
+    search: opts.search ?? new CalendarSearch(opts.store),
   };
 
   router.get(

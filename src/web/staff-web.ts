@@ -54,6 +54,8 @@ export interface StaffWebOptions extends StaffWebSettings {
   throttle?: FailureThrottle;
   /** A rotation from /admin replaced live Google calendars of these targets: push them now (serve). */
   onLiveRotated?: (schoolId: SchoolId, targetIds: string[]) => void;
+  /** The admins' calendar search, when the caller keeps it ready after pulls (serve). */
+  search?: AdminRouterOptions['search'];
   /** The clock /staff lists upcoming sessions by (default the real one). */
   now?: () => Date;
 }
@@ -137,6 +139,7 @@ export function createStaffWeb(opts: StaffWebOptions): StaffWeb {
       config: opts.config,
       auth,
       tokens: opts.tokens,
+      ...(opts.search ? { search: opts.search } : {}),
       ...(opts.now ? { now: opts.now } : {}),
     }),
     createAdminStaffRouter({
