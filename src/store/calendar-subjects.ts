@@ -38,6 +38,33 @@ function truthy(v: unknown): boolean {
   return v === 1 || v === true || v === 'true' || v === '1';
 }
 
+/**
+ * A table's live rows of the school in id order, `readChunk` rows a statement: one statement for a district's
+ * 11,000 students held the thread that answers requests for 0.3-0.5 s (at load 30), now that the index is made
+ * after every pull that changed the school rather than when an admin first searches. Between statements the
+ * loop turns (sqlite-dialect.ts). Not one snapshot: a record changed meanwhile may be in it or not, as in a read
+ * a moment earlier or later, and the next pull's data version makes the index again.
+ */
+async function* pagedRows(
+  ctx: SqlContext,
+  table: Table,
+  schoolId: SchoolId,
+  columns: RawBuilder<unknown>[],
+): AsyncGenerator<Row> {
+  let after: number | string | null = null;
+  for (;;) {
+    const from: RawBuilder<unknown> = after === null ? sql`` : sql` and id > ${after}`;
+    const rows: Row[] = (
+      await sql<Row>`select id, ${sql.join(columns)} from ${sql.table(table)} where school_id = ${schoolId} and deleted_at is null${from} order by id limit ${ctx.readChunk}`.execute(
+        ctx.r,
+      )
+    ).rows;
+    yield* rows;
+    if (rows.length < ctx.readChunk) return;
+    after = rows.at(-1)!.id;
+  }
+}
+
 /** Every live subject of a school's calendars (teams, current students, active staff, live activities). */
 export async function listCalendarSubjects(ctx: SqlContext, schoolId: SchoolId): Promise<CalendarSubject[]> {
   const out: CalendarSubject[] = [];
@@ -45,12 +72,7 @@ export async function listCalendarSubjects(ctx: SqlContext, schoolId: SchoolId):
     const spec = FIELDS[table];
     const fields = [...spec.names, ...spec.ids, ...(spec.gone ? [spec.gone.field] : [])];
     const columns = fields.map((f) => sql`${jsonField(ctx, f)} as ${sql.ref(f)}`);
-    const rows = (
-      await sql<Row>`select id, ${sql.join(columns)} from ${sql.table(table)} where school_id = ${schoolId} and deleted_at is null`.execute(
-        ctx.r,
-      )
-    ).rows;
-    for (const r of rows) {
+    for await (const r of pagedRows(ctx, table, schoolId, columns)) {
       if (spec.gone && truthy(r[spec.gone.field]) === spec.gone.when) continue;
       const text = (f: string) => (typeof r[f] === 'string' && r[f] ? (r[f] as string) : null);
       const name =
