@@ -28,13 +28,14 @@ export function generateSchool(
   seed = 1,
   scale: Scale = 'small',
   now: string | number | Date = Date.UTC(2026, 2, 2),
+  calendar: { holidays: boolean } = { holidays: true },
 ): School {
   const spec = SCALES[scale];
   if (!spec) throw new Error(`unknown scale: ${String(scale)} (small, school or district)`);
   const nowMs = typeof now === 'number' ? now : new Date(now).getTime();
   if (Number.isNaN(nowMs)) throw new Error(`invalid now: ${String(now)}`);
   const rng = new Rng(seed);
-  const basis = basisFor(spec, nowMs);
+  const basis = basisFor(spec, nowMs, calendar.holidays);
 
   const frame = makeFrame(basis, rng.fork(1));
   const { locations, awayVenue } = makeVenues(rng.fork(2), frame.organisations);

@@ -22,6 +22,12 @@ export interface SandboxOptions {
    * generated around its minute (the clock is not truncated: its `Date` header would tell a client it runs behind).
    */
   now?: string;
+  /**
+   * Whether the school keeps New South Wales public and school holidays (no sessions on them). Default true, as a
+   * real school's calendar does; false gives a school in term every day of the year, for a test whose school is
+   * built around the real week and needs sessions in it whatever the date of the run.
+   */
+  holidays?: boolean;
   token?: string;
   readonlyToken?: string;
   /** Requests per second (token bucket); off by default. */
@@ -97,7 +103,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   const readonlyToken = opts.readonlyToken ?? 'sandbox-readonly-token';
   if (token === readonlyToken) throw new Error('sandbox options token and readonlyToken must differ');
 
-  const school = generateSchool(seed, scale, nowMs);
+  const school = generateSchool(seed, scale, nowMs, { holidays: opts.holidays ?? true });
   const state = new SandboxState(school, opts.now === undefined ? Date.now() : nowMs);
   const malformedRate = opts.malformedRate ?? 0;
   const server = new SandboxServer(state, {

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
 import { openStore } from '../../src/store/index.ts';
 import { rostercal, schoolEnv } from '../support/cli.ts';
-import { startWeekSandbox, weekAnchor } from '../support/clock.ts';
+import { startWeekSandbox, weekSandboxOptions } from '../support/clock.ts';
 import { reverseProxy } from '../support/proxy.ts';
 
 /** The product's promise: a pull against an upstream in total failure ends within this. */
@@ -21,7 +21,7 @@ describe('an upstream in total failure (rostercal sync)', () => {
   let dir: string;
   beforeAll(async () => {
     good = await startWeekSandbox({ seed: 4, scale: 'small' });
-    failing = await startSandbox({ seed: 4, scale: 'small', now: weekAnchor(), errorRate: 1 });
+    failing = await startSandbox(weekSandboxOptions({ seed: 4, scale: 'small', errorRate: 1 }));
     dir = await mkdtemp(path.join(tmpdir(), 'rostercal-total-failure-'));
     // A store that has had its complete full pull, so `sync` without --full runs incremental.
     const seeded = rostercal(['sync', '--full'], schoolEnv(good, { DATA_DIR: dir }));

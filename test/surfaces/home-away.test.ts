@@ -15,7 +15,7 @@ import { openStore, type Store, type Stored } from '../../src/store/index.ts';
 import { pullSchool } from '../../src/sync/pull.ts';
 import { createUpstreamClient } from '../../src/upstream/client.ts';
 import { rostercal } from '../support/cli.ts';
-import { weekAnchor } from '../support/clock.ts';
+import { weekAnchor, weekSandboxOptions } from '../support/clock.ts';
 import { pdfText } from '../support/pdf.ts';
 
 // `rostercal sessions` lists what has not ended yet from the real present: the school is built around this week
@@ -32,7 +32,7 @@ let home: Stored<'sessions'>[];
 let away: Stored<'sessions'>[];
 
 beforeAll(async () => {
-  sb = await startSandbox({ scale: 'small', seed: 7, now: NOW });
+  sb = await startSandbox(weekSandboxOptions({ scale: 'small', seed: 7 }, Date.parse(NOW)));
   const client = createUpstreamClient({
     baseUrl: sb.url,
     token: sb.token,

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
 import { type Child, rostercal, runCli, stopped, writeServeConfig } from '../support/cli.ts';
-import { weekAnchor } from '../support/clock.ts';
+import { weekSandboxOptions } from '../support/clock.ts';
 import { freePort } from '../support/ports.ts';
 
 const MINUTE = 60_000;
@@ -17,15 +17,14 @@ const DAY = 86_400_000;
 
 /** A sandbox whose clock runs `offsetMs` off the real one (the server's), its school built around this week. */
 async function skewedSandbox(offsetMs: number): Promise<Sandbox> {
-  const sandbox = await startSandbox({ seed: 21, scale: 'small', now: weekAnchor() });
+  const sandbox = await startSandbox(weekSandboxOptions({ seed: 21, scale: 'small' }));
   sandbox.setNow(new Date(Date.now() + offsetMs).toISOString());
   return sandbox;
 }
 
 /**
- * The next confirmed session from tomorrow: in its activity's feed, which families read. Not "of the coming days":
- * the school keeps the NSW summer break, so from about 20 December to early February (a real date, or libfaketime
- * +400 d) the next one is weeks away, still well inside the feed's window.
+ * The next confirmed session from tomorrow: in its activity's feed, which families read. The week sandbox's school
+ * has no holidays (support/clock.ts), so it is days away on any date; the 90 days only bound the search.
  */
 function upcomingSession(sandbox: Sandbox) {
   const now = Date.parse(sandbox.now());

@@ -46,10 +46,12 @@ export interface Basis {
   tz: string;
   /** Week 0 of the generated year: midnight UTC of the Monday 24 weeks before the week of `nowMs`. */
   yearStart: number;
+  /** Whether the school has days off (school-calendar.ts); without, it is in term every day of the year. */
+  holidays: boolean;
 }
 
-export function basisFor(spec: ScaleSpec, nowMs: number): Basis {
-  return { spec, nowMs, tz: SCHOOL_TIME_ZONE, yearStart: mondayOf(nowMs) - 24 * 7 * DAY };
+export function basisFor(spec: ScaleSpec, nowMs: number, holidays = true): Basis {
+  return { spec, nowMs, tz: SCHOOL_TIME_ZONE, yearStart: mondayOf(nowMs) - 24 * 7 * DAY, holidays };
 }
 
 /** Midnight UTC of the Monday of the week containing `ms`. */

@@ -65,10 +65,11 @@ export function makeSessions(
   const current = students.filter((s) => s.current);
   for (let i = 0; i < basis.spec.looseSessions; i++) sessions.push(looseSession(d, current));
   // No activities on public holidays or in school holidays (school-calendar.ts). Dropped once every session is
-  // made, so a day off costs only its own sessions (their ids stay unused), not the draws of the rest.
+  // made, so a day off costs only its own sessions (their ids stay unused), not the draws of the rest. A school
+  // without holidays (basis.ts) keeps them all.
   const { tz } = basis;
   const localDate = (ms: number) => new Date(ms + offsetMinutes(ms, tz) * MINUTE).toISOString().slice(0, 10);
-  for (let i = sessions.length - 1; i >= 0; i--)
+  for (let i = sessions.length - 1; basis.holidays && i >= 0; i--)
     if (dayOff(localDate((sessions[i] as SSession).start)) !== null) sessions.splice(i, 1);
   sessions.sort((a, b) => a.start - b.start || a.id - b.id);
   return sessions;
