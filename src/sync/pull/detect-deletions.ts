@@ -75,9 +75,16 @@ export async function detectDeletions(
   got: Gathered,
   listed: Listed,
   full: boolean,
+  inTransaction = false,
 ): Promise<Planned> {
   // Records a complete listing left out once (kinds without a single read): a record seen since is no longer.
-  let marks = ctx.marks.get(spec.kind) ?? (await tx.records.listMissing(ctx.school.id, spec.kind));
+  // In the resource's transaction an incremental listing that saw records reads them as it stands: a pull that
+  // held the lease before this one and outlived it may have marked one since the run began, and a mark left on a
+  // record seen again lets the next partial full listing delete it on one omission (test/sync/stale-marks).
+  const reread = inTransaction && !full && got.seen.size > 0;
+  let marks =
+    (reread ? undefined : ctx.marks.get(spec.kind)) ??
+    (await tx.records.listMissing(ctx.school.id, spec.kind));
   const marksSeen = [...marks.keys()].some((id) => got.seen.has(id));
   const keep: Planned = {
     remove: [],
