@@ -1,0 +1,102 @@
+// A pull's resources in turn (sync/pull/run-resources.ts), from the sandbox over HTTP into a real SQLite store: a
+// full run writes every resource and finishes its run record with the counts; a token refused on the first
+// resource leaves the rest not attempted and the run failed; outputs that cannot be stored fail the run.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { PullKind } from '../../../src/jobs/pull-summary.ts';
+import { type Sandbox, startSandbox } from '../../../src/sandbox/index.ts';
+import { runResources } from '../../../src/sync/pull/run-resources.ts';
+import { newSchool } from '../../store/each-store.ts';
+import { TEST_NOW } from '../../support/clock.ts';
+import { openTestStore, type TestStore, testClient } from '../helpers.ts';
+import { lineLogger, stageSchool } from './stage-context.ts';
+
+let sandbox: Sandbox;
+let ts: TestStore;
+beforeAll(async () => {
+  sandbox = await startSandbox({ seed: 7, scale: 'small', now: TEST_NOW });
+  ts = await openTestStore('sqlite');
+});
+afterAll(async () => {
+  await ts?.cleanup();
+  await sandbox?.close();
+});
+
+async function run(
+  schoolId: string,
+  kind: PullKind,
+  opts: { token?: string; storeOutputs?: () => Promise<void> } = {},
+) {
+  const school = stageSchool(schoolId, sandbox);
+  const client = testClient({ url: sandbox.url, token: opts.token ?? sandbox.token }, { maxRetries: 0 });
+  const startedAt = new Date(sandbox.now());
+  const runId = await ts.store.runs.startRun({ schoolId, kind, at: startedAt.toISOString() });
+  const progress = { counts: {}, upstreamRequests: 0, retries: 0, throttled: 0 };
+  const { log } = lineLogger();
+  const summary = await runResources(
+    {
+      store: ts.store,
+      client,
+      school,
+      kind,
+      ...(opts.storeOutputs ? { storeOutputs: opts.storeOutputs } : {}),
+    },
+    {
+      runId,
+      kind,
+      upgradedBecause: null,
+      startedAt,
+      now: () => new Date(sandbox.now()),
+      onProgress: () => {},
+      log,
+      progress,
+    },
+  );
+  const record = (await ts.store.runs.listRuns(schoolId)).find((r) => r.id === runId)!;
+  return { summary, record };
+}
+
+describe("a pull's resources in turn", () => {
+  it('writes every resource and finishes the run with its counts; unchanged, the cursors still move', async () => {
+    const school = newSchool();
+    const { summary, record } = await run(school, 'full');
+    expect(summary.status).toBe('succeeded');
+    expect(summary.resources.every((r) => r.status === 'ok')).toBe(true);
+    const staff = (await ts.store.records.liveIds(school, 'staff')).length;
+    expect(summary.counts.staff).toMatchObject({ added: staff });
+    expect(record).toMatchObject({ status: 'succeeded', counts: summary.counts });
+
+    const cursorsBefore = await ts.store.records.cursors(school);
+    sandbox.setNow(new Date(Date.parse(sandbox.now()) + 60_000).toISOString());
+    const again = await run(school, 'incremental');
+    expect(again.summary.status).toBe('succeeded');
+    const cursorsAfter = await ts.store.records.cursors(school);
+    // Nothing changed, so no resource wrote: the cursors went in the one statement at the run's end.
+    expect(cursorsAfter.get('updatedAfter:sessions')).not.toBe(cursorsBefore.get('updatedAfter:sessions'));
+    expect(Date.parse(cursorsAfter.get('updatedAfter:sessions')!)).toBeGreaterThan(
+      Date.parse(cursorsBefore.get('updatedAfter:sessions')!),
+    );
+  });
+
+  it('after a refused token attempts nothing more, and fails the run', async () => {
+    const { summary, record } = await run(newSchool(), 'full', { token: 'not-the-token' });
+    expect(summary.status).toBe('failed');
+    const [first, ...rest] = summary.resources;
+    expect(first!.status).toBe('failed');
+    expect(rest.length).toBeGreaterThan(0);
+    // Each names the refusal, not a stop.
+    for (const r of rest)
+      expect(r).toMatchObject({ status: 'skipped', error: `not attempted: ${first!.error}` });
+    expect(record.status).toBe('failed');
+  });
+
+  it('fails a run whose outputs cannot be stored', async () => {
+    const { summary, record } = await run(newSchool(), 'full', {
+      storeOutputs: async () => {
+        throw new Error('disk full');
+      },
+    });
+    expect(summary.status).toBe('failed');
+    expect(record).toMatchObject({ status: 'failed' });
+    expect(record.errors).toContain('disk full');
+  });
+});
