@@ -1,9 +1,8 @@
 // Single reads of what a complete full listing left out (sync/pull/confirm-missing.ts), against the sandbox over
 // HTTP and a real SQLite store: only a 404 proves a record gone, a 200 says it is still there; a listing with a gap,
 // or one the deletion guard refuses, deletes nothing, so nothing is asked.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { Id } from '../../../src/domain/types.ts';
-import { type Sandbox, startSandbox } from '../../../src/sandbox/index.ts';
 import { confirmMissing, missingFrom } from '../../../src/sync/pull/confirm-missing.ts';
 import { fetchResource } from '../../../src/sync/pull/gather.ts';
 import type { Gathered } from '../../../src/sync/pull/gathered.ts';
@@ -12,11 +11,10 @@ import { writeRecords } from '../../../src/sync/pull/write-records.ts';
 import { newSchool } from '../../store/each-store.ts';
 import { team } from '../../store/fixtures.ts';
 import { TEST_NOW } from '../../support/clock.ts';
-import { openTestStore, resetSandboxStats, sandboxStats, type TestStore } from '../helpers.ts';
-import { gathered, spec, stageContext, stageSchool } from './stage-context.ts';
+import { resetSandboxStats, sandboxStats } from '../helpers.ts';
+import { gathered, spec, stageSchool, stageWorld } from './stage-context.ts';
 
-let sandbox: Sandbox;
-let ts: TestStore;
+const world = stageWorld();
 let ctx: ResourceRunContext;
 /** The upstream's teams, as the store holds them; plus one it never had. */
 let upstreamIds: Id[];
@@ -24,29 +22,23 @@ const NEVER_UPSTREAM = 999_999;
 const teams = { ...spec('teams'), confirm: spec('teams').confirm! };
 
 beforeAll(async () => {
-  sandbox = await startSandbox({ seed: 7, scale: 'small', now: TEST_NOW });
-  ts = await openTestStore('sqlite');
   // The small school has five teams: two of six missing is past the default 30 % guard.
-  const school = stageSchool(newSchool(), sandbox, { deletionGuard: { maxShrinkFraction: 0.5 } });
-  ({ ctx } = await stageContext(ts.store, school, { upstream: sandbox, startedAt: new Date(sandbox.now()) }));
+  const school = stageSchool(newSchool(), world.sandbox, { deletionGuard: { maxShrinkFraction: 0.5 } });
+  ({ ctx } = await world.context(school));
   const fetched = await fetchResource(ctx, teams, undefined);
   if (!fetched.result.ok) throw fetched.result.error;
   const got = fetched.result.download;
-  await ts.store.transaction((tx) => writeRecords(tx, school, teams, got, { skipped: 0, at: TEST_NOW }));
+  await world.store.transaction((tx) => writeRecords(tx, school, teams, got, { skipped: 0, at: TEST_NOW }));
   await got.records.close();
   upstreamIds = [...got.seen].sort((a, b) => a - b);
-  await ts.store.records.upsert(school.id, 'teams', [team(NEVER_UPSTREAM, [])], TEST_NOW);
-});
-afterAll(async () => {
-  await ts?.cleanup();
-  await sandbox?.close();
+  await world.store.records.upsert(school.id, 'teams', [team(NEVER_UPSTREAM, [])], TEST_NOW);
 });
 
-const singleReads = async () => (await sandboxStats(sandbox.url)).routes['GET /teams/{id}'];
+const singleReads = async () => (await sandboxStats(world.sandbox.url)).routes['GET /teams/{id}'];
 
 async function confirm(got: Gathered) {
   const noted: string[] = [];
-  await resetSandboxStats(sandbox.url);
+  await resetSandboxStats(world.sandbox.url);
   await confirmMissing(ctx, teams, got, (l) => noted.push(l));
   return { confirmations: Object.fromEntries(got.confirmations), noted, reads: await singleReads() };
 }
@@ -54,12 +46,12 @@ async function confirm(got: Gathered) {
 describe('confirming what a full listing left out', () => {
   it('finds which stored records the listing left out', async () => {
     const [kept, ...rest] = upstreamIds;
-    expect(await missingFrom(ts.store, ctx, teams, gathered(rest))).toEqual({
+    expect(await missingFrom(world.store, ctx, teams, gathered(rest))).toEqual({
       storedCount: upstreamIds.length + 1,
       missing: [kept, NEVER_UPSTREAM],
     });
     // A listing that returned every record the store held as it began: nothing to read.
-    expect(await missingFrom(ts.store, ctx, teams, gathered(rest, { allSeen: true }))).toEqual({
+    expect(await missingFrom(world.store, ctx, teams, gathered(rest, { allSeen: true }))).toEqual({
       storedCount: rest.length,
       missing: [],
     });

@@ -2,30 +2,18 @@
 // every page is read and tallied, only new or changed records are kept for the write (the rest counted), the
 // listing's time is the upstream's `Date`; malformed records are seen but not kept; a failure is in the result,
 // never thrown; downloads run in plan order, none after a fatal failure or a stop.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SchoolConfig } from '../../../src/config.ts';
-import { type Sandbox, startSandbox } from '../../../src/sandbox/index.ts';
+import { describe, expect, it } from 'vitest';
+import { startSandbox } from '../../../src/sandbox/index.ts';
 import { fetchResource, startDownloads } from '../../../src/sync/pull/gather.ts';
 import type { Fetched, Gathered } from '../../../src/sync/pull/gathered.ts';
 import { writeRecords } from '../../../src/sync/pull/write-records.ts';
 import { newSchool } from '../../store/each-store.ts';
 import { TEST_NOW } from '../../support/clock.ts';
-import { listAll, openTestStore, resetSandboxStats, sandboxStats, type TestStore } from '../helpers.ts';
-import { spec, stageContext, stageSchool } from './stage-context.ts';
+import { listAll, resetSandboxStats, sandboxStats } from '../helpers.ts';
+import { spec, stageSchool, stageWorld } from './stage-context.ts';
 
-let sandbox: Sandbox;
-let ts: TestStore;
-beforeAll(async () => {
-  sandbox = await startSandbox({ seed: 7, scale: 'small', now: TEST_NOW });
-  ts = await openTestStore('sqlite');
-});
-afterAll(async () => {
-  await ts?.cleanup();
-  await sandbox?.close();
-});
-
-const context = (school: SchoolConfig, upstream: Pick<Sandbox, 'url' | 'token'> = sandbox) =>
-  stageContext(ts.store, school, { upstream, startedAt: new Date(sandbox.now()) });
+const world = stageWorld();
+const { context } = world;
 
 function download(f: Fetched | null | undefined): Gathered {
   if (!f) throw new Error('no download: not started');
@@ -35,7 +23,7 @@ function download(f: Fetched | null | undefined): Gathered {
 
 describe("a resource's download", () => {
   it('keeps every record the store lacks, then only counts them once stored, on the upstream’s time', async () => {
-    const school = stageSchool(newSchool(), sandbox);
+    const school = stageSchool(newSchool(), world.sandbox);
     const { ctx, progress } = await context(school);
     const current = await listAll(ctx.client.students({ current: true }));
     const left = await listAll(ctx.client.students({ current: false }));
@@ -50,10 +38,10 @@ describe("a resource's download", () => {
       ['students', current.length, current.length],
       ['students (left)', left.length, left.length],
     ]);
-    // HTTP dates have whole seconds: the sandbox's clock, floored.
-    expect(got.listedAt).toBe(Math.floor(Date.parse(sandbox.now()) / 1000) * 1000);
+    // HTTP dates have whole seconds: the world.sandbox's clock, floored.
+    expect(got.listedAt).toBe(Math.floor(Date.parse(world.sandbox.now()) / 1000) * 1000);
     expect(first.pages).toBe(progress.filter((e) => e.type === 'page').length);
-    await ts.store.transaction((tx) =>
+    await world.store.transaction((tx) =>
       writeRecords(tx, school, spec('students'), got, { skipped: 0, at: TEST_NOW }),
     );
     await got.records.close();
@@ -66,14 +54,14 @@ describe("a resource's download", () => {
   });
 
   it('asks an incremental listing only for changes since its cursor, and asks nothing singly', async () => {
-    const school = stageSchool(newSchool(), sandbox);
+    const school = stageSchool(newSchool(), world.sandbox);
     const { ctx } = await context(school);
-    await resetSandboxStats(sandbox.url);
-    const cursor = sandbox.now();
+    await resetSandboxStats(world.sandbox.url);
+    const cursor = world.sandbox.now();
     const got = download(await fetchResource(ctx, spec('sessions'), cursor));
     expect(got.records.size).toBe(0);
     expect(got.askedAfter).toBe(cursor);
-    expect((await sandboxStats(sandbox.url)).routes['GET /sessions/{id}']).toBeUndefined();
+    expect((await sandboxStats(world.sandbox.url)).routes['GET /sessions/{id}']).toBeUndefined();
     await got.records.close();
   });
 
@@ -101,9 +89,9 @@ describe("a resource's download", () => {
   });
 
   it('never throws: a refused listing is in the result, and no later download starts after it', async () => {
-    const school = stageSchool(newSchool(), sandbox);
-    const { ctx } = await context(school, { url: sandbox.url, token: 'not-the-token' });
-    await resetSandboxStats(sandbox.url);
+    const school = stageSchool(newSchool(), world.sandbox);
+    const { ctx } = await context(school, { url: world.sandbox.url, token: 'not-the-token' });
+    await resetSandboxStats(world.sandbox.url);
     const plan = [
       { spec: spec('staff'), mode: 'full' as const },
       { spec: spec('locations'), mode: 'full' as const },
@@ -112,11 +100,11 @@ describe("a resource's download", () => {
     const refused = await downloads.get('staff');
     expect(refused?.result).toMatchObject({ ok: false, error: { status: 401 } });
     expect(await downloads.get('locations')).toBeNull();
-    expect((await sandboxStats(sandbox.url)).total).toBe(1);
+    expect((await sandboxStats(world.sandbox.url)).total).toBe(1);
   });
 
   it('starts no download for a resource not due, nor once the pull is stopped', async () => {
-    const school = stageSchool(newSchool(), sandbox);
+    const school = stageSchool(newSchool(), world.sandbox);
     const { ctx, progress } = await context(school);
     const plan = [
       { spec: spec('departments'), mode: 'full' as const },

@@ -1,40 +1,32 @@
 // A pull's resources in turn (sync/pull/run-resources.ts), from the sandbox over HTTP into a real SQLite store: a
 // full run writes every resource and finishes its run record with the counts; a token refused on the first
 // resource leaves the rest not attempted and the run failed; outputs that cannot be stored fail the run.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { PullKind } from '../../../src/jobs/pull-summary.ts';
-import { type Sandbox, startSandbox } from '../../../src/sandbox/index.ts';
 import { runResources } from '../../../src/sync/pull/run-resources.ts';
 import { newSchool } from '../../store/each-store.ts';
-import { TEST_NOW } from '../../support/clock.ts';
-import { openTestStore, type TestStore, testClient } from '../helpers.ts';
-import { lineLogger, stageSchool } from './stage-context.ts';
+import { testClient } from '../helpers.ts';
+import { lineLogger, stageSchool, stageWorld } from './stage-context.ts';
 
-let sandbox: Sandbox;
-let ts: TestStore;
-beforeAll(async () => {
-  sandbox = await startSandbox({ seed: 7, scale: 'small', now: TEST_NOW });
-  ts = await openTestStore('sqlite');
-});
-afterAll(async () => {
-  await ts?.cleanup();
-  await sandbox?.close();
-});
+const world = stageWorld();
 
 async function run(
   schoolId: string,
   kind: PullKind,
   opts: { token?: string; storeOutputs?: () => Promise<void> } = {},
 ) {
-  const school = stageSchool(schoolId, sandbox);
-  const client = testClient({ url: sandbox.url, token: opts.token ?? sandbox.token }, { maxRetries: 0 });
-  const startedAt = new Date(sandbox.now());
-  const runId = await ts.store.runs.startRun({ schoolId, kind, at: startedAt.toISOString() });
+  const school = stageSchool(schoolId, world.sandbox);
+  const client = testClient(
+    { url: world.sandbox.url, token: opts.token ?? world.sandbox.token },
+    { maxRetries: 0 },
+  );
+  const startedAt = new Date(world.sandbox.now());
+  const runId = await world.store.runs.startRun({ schoolId, kind, at: startedAt.toISOString() });
   const progress = { counts: {}, upstreamRequests: 0, retries: 0, throttled: 0 };
   const { log } = lineLogger();
   const summary = await runResources(
     {
-      store: ts.store,
+      store: world.store,
       client,
       school,
       kind,
@@ -45,13 +37,13 @@ async function run(
       kind,
       upgradedBecause: null,
       startedAt,
-      now: () => new Date(sandbox.now()),
+      now: () => new Date(world.sandbox.now()),
       onProgress: () => {},
       log,
       progress,
     },
   );
-  const record = (await ts.store.runs.listRuns(schoolId)).find((r) => r.id === runId)!;
+  const record = (await world.store.runs.listRuns(schoolId)).find((r) => r.id === runId)!;
   return { summary, record };
 }
 
@@ -61,15 +53,15 @@ describe("a pull's resources in turn", () => {
     const { summary, record } = await run(school, 'full');
     expect(summary.status).toBe('succeeded');
     expect(summary.resources.every((r) => r.status === 'ok')).toBe(true);
-    const staff = (await ts.store.records.liveIds(school, 'staff')).length;
+    const staff = (await world.store.records.liveIds(school, 'staff')).length;
     expect(summary.counts.staff).toMatchObject({ added: staff });
     expect(record).toMatchObject({ status: 'succeeded', counts: summary.counts });
 
-    const cursorsBefore = await ts.store.records.cursors(school);
-    sandbox.setNow(new Date(Date.parse(sandbox.now()) + 60_000).toISOString());
+    const cursorsBefore = await world.store.records.cursors(school);
+    world.sandbox.setNow(new Date(Date.parse(world.sandbox.now()) + 60_000).toISOString());
     const again = await run(school, 'incremental');
     expect(again.summary.status).toBe('succeeded');
-    const cursorsAfter = await ts.store.records.cursors(school);
+    const cursorsAfter = await world.store.records.cursors(school);
     // Nothing changed, so no resource wrote: the cursors went in the one statement at the run's end.
     expect(cursorsAfter.get('updatedAfter:sessions')).not.toBe(cursorsBefore.get('updatedAfter:sessions'));
     expect(Date.parse(cursorsAfter.get('updatedAfter:sessions')!)).toBeGreaterThan(

@@ -1,18 +1,20 @@
 // What the pull's stage tests share: a resource's turn context (the one runResources builds) over a real store and
 // a real upstream client, a logger whose lines the test reads, and a download as gather.ts hands it on.
 import { PassThrough } from 'node:stream';
+import { afterAll, beforeAll } from 'vitest';
 import type { SchoolConfig } from '../../../src/config.ts';
 import type { Id } from '../../../src/domain/types.ts';
 import { syncWindow } from '../../../src/jobs/window.ts';
 import { createLogger } from '../../../src/log.ts';
-import type { Sandbox } from '../../../src/sandbox/index.ts';
+import { type Sandbox, startSandbox } from '../../../src/sandbox/index.ts';
 import type { ResourceKind, Store } from '../../../src/store/types.ts';
 import type { Gathered } from '../../../src/sync/pull/gathered.ts';
 import type { PullProgress, ResourceRunContext } from '../../../src/sync/pull/types.ts';
 import { RESOURCES, type ResourceSpec } from '../../../src/sync/resources.ts';
 import { RecordSpool } from '../../../src/sync/spool.ts';
 import { SkewMeter } from '../../../src/upstream/clock.ts';
-import { testClient, testSchool } from '../helpers.ts';
+import { TEST_NOW } from '../../support/clock.ts';
+import { openTestStore, type TestStore, testClient, testSchool } from '../helpers.ts';
 
 /** An upstream nobody listens on: for stages that only touch the store. */
 export const NO_UPSTREAM: Pick<Sandbox, 'url' | 'token'> = { url: 'http://127.0.0.1:9', token: 'unused' };
@@ -65,6 +67,40 @@ export async function stageContext(
     marks: await store.records.listMissingOf(school.id, opts.kinds ?? RESOURCES.map((r) => r.kind)),
   };
   return { ctx, lines, progress };
+}
+
+/** The world of a test file of the stages that read the upstream: the sandbox's small school (seed 7, at TEST_NOW)
+ * over HTTP and a real SQLite store, opened before the file's tests and closed after them. Its fields are there
+ * once the hooks have run: read them inside tests and hooks, not at the top of the file. */
+export function stageWorld() {
+  let sandbox: Sandbox | undefined;
+  let ts: TestStore | undefined;
+  beforeAll(async () => {
+    sandbox = await startSandbox({ seed: 7, scale: 'small', now: TEST_NOW });
+    ts = await openTestStore('sqlite');
+  });
+  afterAll(async () => {
+    await ts?.cleanup();
+    await sandbox?.close();
+  });
+  const opened = <T>(part: T | undefined): T => {
+    if (part === undefined) throw new Error('stageWorld: read before its beforeAll ran');
+    return part;
+  };
+  return {
+    get sandbox(): Sandbox {
+      return opened(sandbox);
+    },
+    get store(): Store {
+      return opened(ts).store;
+    },
+    /** A turn's context for `school` on the sandbox (or `upstream`), started at the sandbox's now. */
+    context: (school: SchoolConfig, upstream?: Pick<Sandbox, 'url' | 'token'>) =>
+      stageContext(opened(ts).store, school, {
+        upstream: upstream ?? opened(sandbox),
+        startedAt: new Date(opened(sandbox).now()),
+      }),
+  };
 }
 
 /** A download that brought nothing to write: only which ids the listing returned, and what it said of them. */
