@@ -3,8 +3,9 @@ import { randomUUID } from 'node:crypto';
 import { accessSync, closeSync, constants, existsSync, openSync, statfsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import { Kysely, PostgresDialect } from 'kysely';
+import { Kysely } from 'kysely';
 import { ensurePrivateDir, ensurePrivateFile, PRIVATE_FILE_MODE } from '../private-files.ts';
+import { LockingPostgresDialect } from './pg-begin-locks.ts';
 import { copyingPool } from './pg-copy.ts';
 import type { DB } from './schema.ts';
 import { SqlStore } from './sql-store.ts';
@@ -270,6 +271,6 @@ async function openPostgres(url: string, max: number): Promise<SqlStore> {
       throw err;
     }
   };
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: bounded }) });
+  const db = new Kysely<DB>({ dialect: new LockingPostgresDialect({ pool: bounded }, pg.escapeLiteral) });
   return new SqlStore({ dialect: 'postgres', db });
 }

@@ -1,7 +1,7 @@
 // The snapshot: schools, every record a pull writes (with their membership rows and the data version feeds cache
 // by), the reads that projection, feeds, rosters and push make of it, the pull's cursors, and the records a full
 // listing left out.
-import { type Expression, type SqlBool, sql, type Transaction } from 'kysely';
+import { type CompiledQuery, type Expression, type SqlBool, sql, type Transaction } from 'kysely';
 import type { Id, Instant } from '../domain/types.ts';
 import { listCalendarSubjects } from './calendar-subjects.ts';
 import { maybeInstant, storedInstant } from './instants.ts';
@@ -46,8 +46,6 @@ function toStored<K extends ResourceKind>(row: {
 interface TransactionMarks {
   /** Schools whose data version it bumps, once, just before it commits. */
   bump: Set<SchoolId>;
-  /** The (school, table) advisory locks it holds (PostgreSQL), until it ends. */
-  locked: Set<string>;
 }
 
 export class SqlRecords implements RecordsRepository {
@@ -63,15 +61,15 @@ export class SqlRecords implements RecordsRepository {
 
   /**
    * The open transaction's marks. A resource's transaction writes its kind in several calls (a chunk of records
-   * each, custom fields, deletions): each took the kind's lock and bumped the data version again, a round trip
-   * each on PostgreSQL that changed nothing (issue 46); readers only ever see the commit.
+   * each, custom fields, deletions): each bumped the data version again, a round trip each on PostgreSQL that
+   * changed nothing (issue 46); readers only ever see the commit.
    */
   #once(): TransactionMarks | undefined {
     const trx = this.#ctx.openTransaction;
     if (!trx) return undefined;
     let marks = this.#marks.get(trx);
     if (!marks) {
-      marks = { bump: new Set(), locked: new Set() };
+      marks = { bump: new Set() };
       this.#marks.set(trx, marks);
     }
     return marks;
@@ -141,11 +139,7 @@ export class SqlRecords implements RecordsRepository {
       // PostgreSQL two overlapping pulls (a lease taken over from a stalled replica) would otherwise both read
       // "not stored yet" and both insert. Serialised, a record new to this transaction owns no membership rows
       // (owners are never removed, only marked deleted), so memberships are inserted without a conflict check.
-      const held = this.#once()!.locked;
-      if (this.#ctx.dialect === 'postgres' && !held.has(`${schoolId}\t${table}`)) {
-        await sql`select pg_advisory_xact_lock(hashtext(${schoolId}), hashtext(${table}))`.execute(db);
-        held.add(`${schoolId}\t${table}`);
-      }
+      await this.#ctx.lock(schoolId, table);
       const existing = new Map<Id | string, { hash: string; version: number; deleted_at: string | null }>();
       for (const ids of chunks([...incoming.keys()], this.#ctx.inChunk)) {
         const rows = await db
@@ -307,16 +301,21 @@ export class SqlRecords implements RecordsRepository {
     const trx = this.#ctx.openTransaction;
     const marks = trx && this.#marks.get(trx);
     if (!marks) return;
-    for (const schoolId of marks.bump) await this.#bumpNow(schoolId);
+    // With the transaction's other last writes (its cursors, the run's progress), in one statement on PostgreSQL.
+    for (const schoolId of marks.bump) await this.#ctx.atCommit(this.#bumpQuery(schoolId));
     marks.bump.clear();
   }
 
   async #bumpNow(schoolId: SchoolId): Promise<void> {
-    await this.#ctx.w
+    await this.#ctx.w.executeQuery(this.#bumpQuery(schoolId));
+  }
+
+  #bumpQuery(schoolId: SchoolId): CompiledQuery {
+    return this.#ctx.w
       .insertInto('data_versions')
       .values({ school_id: schoolId, version: 1 })
       .onConflict((oc) => oc.column('school_id').doUpdateSet({ version: sql`data_versions.version + 1` }))
-      .execute();
+      .compile();
   }
 
   async liveIds(
@@ -524,10 +523,28 @@ export class SqlRecords implements RecordsRepository {
     await this.setCursors(schoolId, new Map([[key, value]]));
   }
 
-  async setCursors(schoolId: SchoolId, values: ReadonlyMap<string, string>): Promise<void> {
+  async setCursors(
+    schoolId: SchoolId,
+    values: ReadonlyMap<string, string>,
+    opts?: { atCommit?: boolean },
+  ): Promise<void> {
     if (values.size === 0) return;
     const now = new Date().toISOString();
     const rows = [...values].map(([key, value]) => ({ school_id: schoolId, key, value, updated_at: now }));
+    if (opts?.atCommit) {
+      // A few rows: plain VALUES, a statement that can join the transaction's last one (SqlContext.atCommit).
+      const query = this.#ctx.w
+        .insertInto('sync_cursors')
+        .values(rows)
+        .onConflict((oc) =>
+          oc.columns(['school_id', 'key']).doUpdateSet((eb) => ({
+            value: eb.ref('excluded.value'),
+            updated_at: eb.ref('excluded.updated_at'),
+          })),
+        );
+      await this.#ctx.atCommit(query.compile());
+      return;
+    }
     await this.#ctx.insertRows('sync_cursors', rows, {
       columns: ['school_id', 'key'],
       update: ['value', 'updated_at'],

@@ -85,8 +85,8 @@ export class SqlRuns implements RunsRepository {
     if (Number(r.numUpdatedRows) === 0) throw new Error(`finishRun: no sync run ${id}`);
   }
 
-  async recordRunProgress(id: number, progress: RunProgress): Promise<void> {
-    await this.#ctx.w
+  async recordRunProgress(id: number, progress: RunProgress, opts?: { atCommit?: boolean }): Promise<void> {
+    const query = this.#ctx.w
       .updateTable('sync_runs')
       .set({
         counts: JSON.stringify(progress.counts),
@@ -95,8 +95,9 @@ export class SqlRuns implements RunsRepository {
         throttled: progress.throttled,
       })
       .where('id', '=', id)
-      .where('status', '=', 'running')
-      .execute();
+      .where('status', '=', 'running');
+    if (opts?.atCommit) await this.#ctx.atCommit(query.compile());
+    else await query.execute();
   }
 
   async listRuns(schoolId: SchoolId, opts?: { kind?: RunKind; limit?: number }): Promise<SyncRun[]> {

@@ -9,6 +9,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { CompiledQuery, type Expression, type Kysely, type SqlBool, sql, type Transaction } from 'kysely';
 import type { Id } from '../domain/types.ts';
 import type { Dialect } from './migrations.ts';
+import { type LockKey, withBeginLocks } from './pg-begin-locks.ts';
 import { CopyRows, type CopyValue } from './pg-copy.ts';
 import type { DB } from './schema.ts';
 
@@ -75,6 +76,8 @@ export function sqliteRowsPerStatement(rows: readonly Row[]): number {
   return fit >= MAX_ROWS ? MAX_ROWS : Math.max(1, 2 ** Math.floor(Math.log2(Math.max(1, fit))));
 }
 
+const lockName = (key: LockKey) => `${key[0]}\t${key[1]}`;
+
 export function chunks<T>(items: readonly T[], size: number): T[][] {
   const out: T[][] = [];
   for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
@@ -98,6 +101,10 @@ export class SqlContext {
   readonly #beforeCommit: (() => Promise<void>)[] = [];
   /** SQLite multi-row INSERT texts by table, columns, row count and conflict clause (see insertSqlite). */
   readonly #insertTexts = new Map<string, string>();
+  /** The advisory locks each open transaction holds (PostgreSQL), until it ends (see lock). */
+  readonly #held = new WeakMap<Transaction<DB>, Set<string>>();
+  /** Each open transaction's writes left for its end (see atCommit). */
+  readonly #atCommit = new WeakMap<Transaction<DB>, CompiledQuery[]>();
 
   constructor(opts: SqlContextOptions) {
     this.dialect = opts.dialect;
@@ -123,16 +130,73 @@ export class SqlContext {
     this.#beforeCommit.push(hook);
   }
 
-  /** Runs fn atomically, or within the transaction already open in this call chain. */
-  async transaction<T>(fn: () => Promise<T>): Promise<T> {
+  /**
+   * Runs fn atomically, or within the transaction already open in this call chain. `locks`: the advisory locks
+   * fn will take (lock), taken on PostgreSQL by the BEGIN itself, in its round trip (pg-begin-locks.ts).
+   */
+  async transaction<T>(fn: () => Promise<T>, opts?: { locks?: readonly LockKey[] }): Promise<T> {
     if (this.#tx.getStore()) return fn();
-    return this.db.transaction().execute((trx) =>
-      this.#tx.run(trx, async () => {
-        const result = await fn();
-        for (const hook of this.#beforeCommit) await hook();
-        return result;
-      }),
+    const locks = this.dialect === 'postgres' ? (opts?.locks ?? []) : [];
+    return withBeginLocks(locks, (begun) =>
+      this.db.transaction().execute((trx) =>
+        this.#tx.run(trx, async () => {
+          if (begun()) this.#held.set(trx, new Set(locks.map(lockName)));
+          const result = await fn();
+          for (const hook of this.#beforeCommit) await hook();
+          await this.#runAtCommit(trx);
+          return result;
+        }),
+      ),
     );
+  }
+
+  /**
+   * Takes a transaction-scoped advisory lock on (school, table) on PostgreSQL, once per transaction: one writer
+   * of a kind at a time until it commits. SQLite's single write connection already gives this.
+   */
+  async lock(schoolId: string, table: string): Promise<void> {
+    if (this.dialect !== 'postgres') return;
+    const trx = this.#tx.getStore();
+    const held = trx && (this.#held.get(trx) ?? new Set<string>());
+    if (trx && held) {
+      if (held.has(lockName([schoolId, table]))) return;
+      this.#held.set(trx, held.add(lockName([schoolId, table])));
+    }
+    await sql`select pg_advisory_xact_lock(hashtext(${schoolId}), hashtext(${table}))`.execute(this.w);
+  }
+
+  /**
+   * A write whose result nobody reads, left for the open transaction's end (after the beforeCommit hooks), or
+   * run now outside one. On PostgreSQL a transaction's are sent as one statement, data-modifying CTEs side by
+   * side (its data version, cursors and the run's progress line: three round trips a resource, issue 46), so
+   * each must write a table of its own, and its text may hold no `$` but its parameters' (they are renumbered).
+   */
+  async atCommit(query: CompiledQuery): Promise<void> {
+    const trx = this.#tx.getStore();
+    if (!trx) {
+      await this.w.executeQuery(query);
+      return;
+    }
+    const queued = this.#atCommit.get(trx);
+    if (queued) queued.push(query);
+    else this.#atCommit.set(trx, [query]);
+  }
+
+  async #runAtCommit(trx: Transaction<DB>): Promise<void> {
+    const queued = this.#atCommit.get(trx);
+    if (!queued) return;
+    this.#atCommit.delete(trx);
+    if (this.dialect !== 'postgres' || queued.length === 1) {
+      for (const q of queued) await trx.executeQuery(q);
+      return;
+    }
+    const parameters: unknown[] = [];
+    const parts = queued.map((q, i) => {
+      const offset = parameters.length;
+      parameters.push(...q.parameters);
+      return `w${i} as (${q.sql.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`)})`;
+    });
+    await trx.executeQuery(CompiledQuery.raw(`with ${parts.join(', ')} select 1`, parameters));
   }
 
   /** Ids per IN-list: PostgreSQL takes one array parameter, SQLite one parameter per id. */

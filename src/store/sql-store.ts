@@ -5,6 +5,7 @@
 import { type Kysely, sql } from 'kysely';
 import { SqlFamilyActs } from './family-acts-repository.ts';
 import { SqlFeedLinks } from './feed-links-repository.ts';
+import { kindSpec } from './kinds.ts';
 import { type Dialect, pendingMigrations, runMigrations } from './migrations.ts';
 import { SqlPush } from './push-repository.ts';
 import { SqlRecords } from './records-repository.ts';
@@ -13,7 +14,7 @@ import { SqlRuns } from './runs-repository.ts';
 import type { DB } from './schema.ts';
 import { SqlContext } from './sql-context.ts';
 import { SqlStaffAccess } from './staff-access-repository.ts';
-import type { Store } from './types.ts';
+import type { ResourceKind, SchoolId, Store } from './types.ts';
 
 export interface SqlStoreOptions {
   dialect: Dialect;
@@ -82,7 +83,12 @@ export class SqlStore implements Store {
     return this.#checkIntegrity ? this.#checkIntegrity() : null;
   }
 
-  transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T> {
-    return this.#ctx.transaction(() => fn(this));
+  transaction<T>(
+    fn: (tx: Store) => Promise<T>,
+    opts?: { writes?: { schoolId: SchoolId; kinds: readonly ResourceKind[] } },
+  ): Promise<T> {
+    const w = opts?.writes;
+    const locks = w ? w.kinds.map((k) => [w.schoolId, kindSpec(k).table] as const) : [];
+    return this.#ctx.transaction(() => fn(this), { locks });
   }
 }

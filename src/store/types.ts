@@ -435,8 +435,15 @@ export interface RecordsRepository {
   /** Every cursor of the school by key, in one read (a pull's plan). */
   cursors(schoolId: SchoolId): Promise<Map<string, string>>;
   setCursor(schoolId: SchoolId, key: string, value: string): Promise<void>;
-  /** Sets several cursors of the school in one statement. */
-  setCursors(schoolId: SchoolId, values: ReadonlyMap<string, string>): Promise<void>;
+  /**
+   * Sets several cursors of the school in one statement. `atCommit`: inside a transaction, as it commits (read
+   * back within it, they are not there yet), in one statement with its other last writes on PostgreSQL.
+   */
+  setCursors(
+    schoolId: SchoolId,
+    values: ReadonlyMap<string, string>,
+    opts?: { atCommit?: boolean },
+  ): Promise<void>;
   /** Ids of a kind that the last complete full listing left out (still live), with since when. */
   listMissing(schoolId: SchoolId, kind: ResourceKind): Promise<Map<Id, Instant>>;
   /** listMissing of several kinds in one read: every kind asked for is in the map, empty when none are held. */
@@ -471,9 +478,10 @@ export interface RunsRepository {
   ): Promise<void>;
   /**
    * What a run still going has done so far (counts of what it committed, upstream calls), kept after each step
-   * so a run whose process dies reads true; a run already finished is left as it is.
+   * so a run whose process dies reads true; a run already finished is left as it is. `atCommit`: inside a
+   * transaction, as it commits, with what it committed (see RecordsRepository.setCursors).
    */
-  recordRunProgress(id: number, progress: RunProgress): Promise<void>;
+  recordRunProgress(id: number, progress: RunProgress, opts?: { atCommit?: boolean }): Promise<void>;
   listRuns(schoolId: SchoolId, opts?: { kind?: RunKind; limit?: number }): Promise<SyncRun[]>;
   /**
    * Of each school given that the store holds, in one query: its last pull (push runs left out), and whether it
@@ -732,8 +740,14 @@ export interface Store {
    * null (the server checks its own pages; a damaged one fails the queries that read it).
    */
   checkIntegrity(): Promise<string | null>;
-  /** Runs fn atomically: everything it wrote is kept, or nothing is. */
-  transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T>;
+  /**
+   * Runs fn atomically: everything it wrote is kept, or nothing is. `writes`: the kinds of a school fn writes
+   * records of, whose locks PostgreSQL then takes as the transaction begins, in the same round trip.
+   */
+  transaction<T>(
+    fn: (tx: Store) => Promise<T>,
+    opts?: { writes?: { schoolId: SchoolId; kinds: readonly ResourceKind[] } },
+  ): Promise<T>;
 
   readonly records: RecordsRepository;
   readonly runs: RunsRepository;

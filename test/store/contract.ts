@@ -755,6 +755,41 @@ export function describeStoreContract(name: string, createDb: () => Promise<Test
         expect(await kept(2)).toEqual([true, true, true, true, true, true, true]);
       });
 
+      it("keeps the writes left for its commit (cursors, the run's progress, the data version) with it, or none", async () => {
+        const s = school();
+        const runId = await store.runs.startRun({ schoolId: s, kind: 'full', at: T0 });
+        await store.records.setCursor(s, 'sessions', T0);
+        const progress = (n: number) => ({
+          counts: { teams: { added: n, changed: 0, unchanged: 0, deleted: 0, skipped: 0 } },
+          upstreamRequests: n,
+          retries: 0,
+          throttled: 0,
+        });
+        const writes = { writes: { schoolId: s, kinds: ['teams'] as const } };
+        const write = async (tx: Store, n: number) => {
+          await tx.records.upsert(s, 'teams', [team(n, [])], T1);
+          await tx.records.setCursors(s, new Map([['sessions', T1]]), { atCommit: true });
+          await tx.runs.recordRunProgress(runId, progress(n), { atCommit: true });
+        };
+        await expect(
+          store.transaction(async (tx) => {
+            await write(tx, 1);
+            // Not written yet: read back inside the transaction, the cursor is as it was.
+            expect(await tx.records.getCursor(s, 'sessions')).toBe(T0);
+            throw new Error('boom');
+          }, writes),
+        ).rejects.toThrow('boom');
+        const kept = async () => ({
+          cursor: await store.records.getCursor(s, 'sessions'),
+          requests: (await store.runs.listRuns(s))[0]!.upstreamRequests,
+          version: await store.records.dataVersion(s),
+          teams: await store.records.liveIds(s, 'teams'),
+        });
+        expect(await kept()).toEqual({ cursor: T0, requests: 0, version: 0, teams: [] });
+        await store.transaction((tx) => write(tx, 2), writes);
+        expect(await kept()).toEqual({ cursor: T1, requests: 2, version: 1, teams: [2] });
+      });
+
       it('nested transactions join the outer one and commit with it', async () => {
         const s = school();
         const result = await store.transaction(async (tx) => {
@@ -803,35 +838,43 @@ export function describeStoreContract(name: string, createDb: () => Promise<Test
       });
     });
 
-    it('two overlapping writers of the same new records both succeed, each membership kept once', async () => {
-      // Two pulls of one school overlapping (a lease taken over from a stalled replica): both read "not stored
-      // yet" unless writers of a kind are serialised; the second then sees the first's rows and rewrites them.
-      const s = school();
-      const first = [
-        session(1, { students: [sessionStudent(3), sessionStudent(4)], teams: [sessionTeam(10)] }),
-      ];
-      const second = [
-        session(1, { title: 'Moved', students: [sessionStudent(3)], teams: [sessionTeam(10)] }),
-      ];
-      const started = deferred();
-      const release = deferred();
-      const tx1 = store.transaction(async (tx) => {
-        await tx.records.upsert(s, 'sessions', first, T0);
-        started.resolve();
-        await release.promise;
-      });
-      await started.promise;
-      const tx2 = store.transaction((tx) => tx.records.upsert(s, 'sessions', second, T1));
-      // The second writer reaches the store before the first commits: seen waiting on the lock, not after a pause.
-      await db.writerWaiting?.();
-      release.resolve();
-      await tx1;
-      expect(await tx2).toMatchObject({ changed: 1, added: 0 });
-      expect((await store.records.get(s, 'sessions', 1))?.title).toBe('Moved');
-      expect(ids(await store.records.listSessions(s, { studentId: 3 }))).toEqual([1]);
-      expect(ids(await store.records.listSessions(s, { studentId: 4 }))).toEqual([]);
-      expect(ids(await store.records.listSessions(s, { teamIds: [10] }))).toEqual([1]);
-    });
+    // A pull's transaction names the kinds it writes, whose locks PostgreSQL's BEGIN then takes (pg-begin-locks.ts).
+    it.each([
+      ['its lock as it first writes the kind', false],
+      ['its lock taken by its BEGIN', true],
+    ])(
+      'two overlapping writers of the same new records both succeed, each membership kept once (%s)',
+      async (_, atBegin) => {
+        // Two pulls of one school overlapping (a lease taken over from a stalled replica): both read "not stored
+        // yet" unless writers of a kind are serialised; the second then sees the first's rows and rewrites them.
+        const s = school();
+        const opts = atBegin ? { writes: { schoolId: s, kinds: ['sessions'] as const } } : undefined;
+        const first = [
+          session(1, { students: [sessionStudent(3), sessionStudent(4)], teams: [sessionTeam(10)] }),
+        ];
+        const second = [
+          session(1, { title: 'Moved', students: [sessionStudent(3)], teams: [sessionTeam(10)] }),
+        ];
+        const started = deferred();
+        const release = deferred();
+        const tx1 = store.transaction(async (tx) => {
+          await tx.records.upsert(s, 'sessions', first, T0);
+          started.resolve();
+          await release.promise;
+        }, opts);
+        await started.promise;
+        const tx2 = store.transaction((tx) => tx.records.upsert(s, 'sessions', second, T1), opts);
+        // The second writer reaches the store before the first commits: seen waiting on the lock, not after a pause.
+        await db.writerWaiting?.();
+        release.resolve();
+        await tx1;
+        expect(await tx2).toMatchObject({ changed: 1, added: 0 });
+        expect((await store.records.get(s, 'sessions', 1))?.title).toBe('Moved');
+        expect(ids(await store.records.listSessions(s, { studentId: 3 }))).toEqual([1]);
+        expect(ids(await store.records.listSessions(s, { studentId: 4 }))).toEqual([]);
+        expect(ids(await store.records.listSessions(s, { teamIds: [10] }))).toEqual([1]);
+      },
+    );
 
     describe('sync runs, cursors and job status', () => {
       it('keeps cursors per school and key', async () => {

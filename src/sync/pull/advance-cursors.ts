@@ -71,7 +71,8 @@ export async function advanceCursors(
     }
     next.set(SENSITIVE_KEY, sensitiveMark(school));
   }
-  await tx.records.setCursors(school.id, next);
+  // As the transaction commits: with its data version (and the run's progress), one statement on PostgreSQL.
+  await tx.records.setCursors(school.id, next, { atCommit: true });
 }
 
 /**

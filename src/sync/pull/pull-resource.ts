@@ -31,6 +31,12 @@ interface Applied {
  */
 export type DeferredCursors = Map<string, string>;
 
+/**
+ * What a resource's transaction writes last, with what it committed: the run's progress line (run-resources.ts),
+ * so that it is in the record exactly when the records are, in the transaction's last statement.
+ */
+export type OnApplied = (kind: ResourceKind, applied: Pick<Applied, 'counts' | 'extra'>) => Promise<void>;
+
 /** The store: one short transaction of bulk statements, with no network wait inside it. */
 function applyResource(
   ctx: ResourceRunContext,
@@ -39,24 +45,28 @@ function applyResource(
   got: Gathered,
   skipped: number,
   deferred: DeferredCursors,
+  onApplied: OnApplied | undefined,
 ): Promise<Applied> {
   const full = mode === 'full';
-  return ctx.store.transaction(async (tx) => {
-    const at = ctx.now().toISOString();
-    const written = await writeRecords(tx, ctx.school, spec, got, { skipped, at });
-    const listed = judgeListing(got, full);
-    const planned = await detectDeletions(tx, ctx, spec, got, listed, full, true);
-    const counts = written.counts;
-    counts.deleted = await applyDeletions(tx, ctx.school.id, spec.kind, planned, at);
-    if (planned.pending > 0) counts.pending = planned.pending;
-    await advanceCursors(tx, ctx, spec, mode, listed, got, deferred);
-    return {
-      counts,
-      ...(written.extra ? { extra: written.extra } : {}),
-      guarded: planned.guarded,
-      warning: planned.warning,
-    };
-  });
+  // Its kinds' locks are taken by the BEGIN itself on PostgreSQL (one round trip instead of one more each).
+  const kinds: ResourceKind[] = got.customFields.size > 0 ? [spec.kind, 'customFields'] : [spec.kind];
+  const writes = { schoolId: ctx.school.id, kinds };
+  return ctx.store.transaction(
+    async (tx) => {
+      const at = ctx.now().toISOString();
+      const written = await writeRecords(tx, ctx.school, spec, got, { skipped, at });
+      const listed = judgeListing(got, full);
+      const planned = await detectDeletions(tx, ctx, spec, got, listed, full, true);
+      const counts = written.counts;
+      counts.deleted = await applyDeletions(tx, ctx.school.id, spec.kind, planned, at);
+      if (planned.pending > 0) counts.pending = planned.pending;
+      await advanceCursors(tx, ctx, spec, mode, listed, got, deferred);
+      const extra = written.extra ? { extra: written.extra } : {};
+      await onApplied?.(spec.kind, { counts, ...extra });
+      return { counts, ...extra, guarded: planned.guarded, warning: planned.warning };
+    },
+    { writes },
+  );
 }
 
 /**
@@ -170,6 +180,7 @@ export async function pullResource(
   mode: ResourceMode,
   fetching: Promise<Fetched | null> | undefined,
   deferred: DeferredCursors,
+  onApplied?: OnApplied,
 ): Promise<ResourceResult> {
   ctx.onProgress({ type: 'resource', kind: spec.kind, mode });
   const fetched = mode === 'skipped' ? null : await fetching;
@@ -181,7 +192,7 @@ export async function pullResource(
     const quiet = await quietTurn(ctx, spec, mode, got, fetched.skipped, deferred);
     if (quiet) applied = quiet;
     else {
-      applied = await applyResource(ctx, spec, mode, got, fetched.skipped, deferred);
+      applied = await applyResource(ctx, spec, mode, got, fetched.skipped, deferred, onApplied);
       // Written with this resource's own, and committed.
       deferred.clear();
     }

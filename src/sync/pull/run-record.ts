@@ -45,13 +45,15 @@ export async function recordProgress(
   progress: RunProgress,
   upstream: EndpointStats,
   log: Logger,
+  opts?: { atCommit?: boolean },
 ): Promise<void> {
   progress.upstreamRequests = upstream.requests;
   progress.retries = upstream.retries;
   progress.throttled = upstream.throttled;
   // The records are written either way; a store that cannot take this line fails the run's end, if anything.
+  // (Left for a transaction's commit, it is written with the records, or neither is.)
   await store.runs
-    .recordRunProgress(runId, progress)
+    .recordRunProgress(runId, progress, opts)
     .catch((err: unknown) => log.error({ err, runId }, 'could not record the run’s progress'));
 }
 

@@ -9,7 +9,7 @@ import { describeSkew, SkewMeter, skewConsequence } from '../../upstream/clock.t
 import { message } from './errors.ts';
 import { releaseUnwritten, startDownloads } from './gather.ts';
 import { planResources } from './plan.ts';
-import { type DeferredCursors, pullResource } from './pull-resource.ts';
+import { type DeferredCursors, type OnApplied, pullResource } from './pull-resource.ts';
 import { diffStats, recordProgress } from './run-record.ts';
 import {
   type PlannedResource,
@@ -93,13 +93,25 @@ async function takeTurns(
         continue;
       }
       written.add(step.spec.kind);
-      const result = await pullResource(ctx, step.spec, step.mode, downloads.get(step.spec.kind), deferred);
+      // A resource that writes has the run's progress line written in its transaction, as it commits, with
+      // what it committed (one statement with its cursors on PostgreSQL, where it was one more of its own).
+      let recordedWithin = false;
+      const onApplied: OnApplied = async (kind, applied) => {
+        const next = { ...counts, [kind]: applied.counts };
+        if (applied.extra) next[applied.extra.kind] = applied.extra.counts;
+        const line = { ...progress, counts: next };
+        await recordProgress(store, runId, line, diffStats(client.totals(), before), log, { atCommit: true });
+        recordedWithin = true;
+      };
+      const fetching = downloads.get(step.spec.kind);
+      const result = await pullResource(ctx, step.spec, step.mode, fetching, deferred, onApplied);
       turns.resources.push(result.outcome);
       if (step.mode !== 'skipped') counts[step.spec.kind] = result.outcome.counts;
       if (result.extra) counts[result.extra.kind] = result.extra.counts;
       turns.errors.push(...result.errors);
       if (result.warning) turns.warnings.push(result.warning);
-      if (wroteAny(result) || Date.now() - recordedAt >= PROGRESS_EVERY_MS) {
+      if (recordedWithin && result.outcome.status !== 'failed') recordedAt = Date.now();
+      else if (wroteAny(result) || Date.now() - recordedAt >= PROGRESS_EVERY_MS) {
         await recordProgress(store, runId, progress, diffStats(client.totals(), before), log);
         recordedAt = Date.now();
       }
