@@ -35,8 +35,15 @@ export interface GoogleStage {
   close(): Promise<void>;
 }
 
-/** A Google target for teams on the fake, as a school's settings would give it (`over`: more of its settings). */
-export function googleTeamTarget(fake: FakeGoogle, over: Record<string, unknown> = {}): PushTargetConfig {
+/**
+ * A Google target for teams on the fake, as a school's settings would give it (`over`: more of its settings,
+ * `google`: more of its Google settings).
+ */
+export function googleTeamTarget(
+  fake: FakeGoogle,
+  over: Record<string, unknown> = {},
+  google: Record<string, unknown> = {},
+): PushTargetConfig {
   return parseTargets(
     [
       {
@@ -47,6 +54,7 @@ export function googleTeamTarget(fake: FakeGoogle, over: Record<string, unknown>
           rootUrl: fake.url,
           auth: { accessToken: fake.token },
           backoff: { baseMs: 2, capMs: 20, maxRetries: 2 },
+          ...google,
         },
         ...over,
       },
