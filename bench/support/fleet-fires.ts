@@ -6,7 +6,8 @@ import { quantile } from './proc.ts';
 
 /**
  * Why a fire was let pass, by what it says of the replica:
- * - folded: the school's start-up pull (a full one, still to start) does its work; not a miss;
+ * - folded: the school's start-up pull (a full one, still to start) does its work, or the one incremental pull
+ *   queued behind it while it runs (background-sync.ts, QUEUED); not a miss;
  * - paced: the upstream asked us to slow down (429); the product's policy, not the replica's load;
  * - overlap: the school's previous pull (or fire) was still running: load, or a pull longer than the interval;
  * - store: the store failed; other: anything else.

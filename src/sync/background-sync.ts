@@ -50,6 +50,15 @@ export const FOLDED =
   "folded into this school's start-up pull, still to start (a full pull: it reads everything)";
 
 /**
+ * What an incremental fire of a school whose start-up pull is running says: that pull began reading before the
+ * fire, so it may miss what the fire would read; one incremental pull follows it for every such fire. (Let pass
+ * as "another pull of this school is running", 500 schools' fires meanwhile read as misses in bench:fleet, and
+ * an edit made during a school's start-up pull waited for the next fire.)
+ */
+export const QUEUED =
+  "folded into the incremental pull queued behind this school's start-up pull, running (one for all such fires)";
+
+/**
  * The schools serve pulls at start: every demo school (its sandbox was just generated), and each that never
  * completed a full pull or whose last pull died with its process; read for all schools in one query.
  */
@@ -85,6 +94,15 @@ export async function startSyncService(opts: SyncServiceOptions): Promise<SyncSe
   // would otherwise each start a full pull of their own at once, on top of the bounded start-up ones.
   const due = opts.initialPull === 'none' ? [] : await startupDue(opts.store, config.schools);
   const waiting = new Set(due.map((s) => s.id));
+  // Schools whose start-up pull is running, and whether a fire came meanwhile (then one incremental follows).
+  const running = new Map<string, { fired: boolean }>();
+  const foldedInto = (id: string): string | null => {
+    if (waiting.has(id)) return FOLDED;
+    const r = running.get(id);
+    if (!r) return null;
+    r.fired = true;
+    return QUEUED;
+  };
   let scheduler: SchedulerHandle;
   try {
     scheduler = await startScheduler({
@@ -97,13 +115,22 @@ export async function startSyncService(opts: SyncServiceOptions): Promise<SyncSe
       ...(opts.storeOutputs ? { storeOutputs: opts.storeOutputs } : {}),
       ...(opts.whilePulling ? { whilePulling: opts.whilePulling } : {}),
       ...(opts.onFire ? { onFire: opts.onFire } : {}),
-      foldedInto: (id) => (waiting.has(id) ? FOLDED : null),
+      foldedInto,
       ...(opts.now ? { now: opts.now } : {}),
     });
   } catch (err) {
     await demo.close();
     throw err;
   }
+
+  const followUp = async (schoolId: string) => {
+    try {
+      const outcome = await scheduler.runNow(schoolId, 'incremental');
+      log.info({ schoolId, status: outcome.status }, 'pull queued behind the start-up pull finished');
+    } catch (err) {
+      log.error({ err, schoolId }, 'pull queued behind the start-up pull failed');
+    }
+  };
 
   const initial = async () => {
     // As many at once as the machine has room for (startup-width.ts), one at a time behind each upstream.
@@ -113,9 +140,19 @@ export async function startSyncService(opts: SyncServiceOptions): Promise<SyncSe
         due,
         async (school) => {
           waiting.delete(school.id);
+          const r = { fired: false };
+          running.set(school.id, r);
           log.info({ schoolId: school.id, atOnce: width.now() }, 'start-up pull began');
-          const outcome = await scheduler.runNow(school.id, 'full');
+          let outcome: Awaited<ReturnType<SchedulerHandle['runNow']>>;
+          try {
+            outcome = await scheduler.runNow(school.id, 'full');
+          } finally {
+            // Until here a fire is still queued behind it (not a pull of its own, then a second one from here).
+            running.delete(school.id);
+          }
           log.info({ schoolId: school.id, status: outcome.status }, 'start-up pull finished');
+          // The fires' pull, outside the start-up slot (as their own would have been), not waited for.
+          if (r.fired) void followUp(school.id);
         },
         {
           atOnce: width.now,

@@ -73,7 +73,8 @@ export interface SchedulerOptions {
   whilePulling?: (school: SchoolConfig) => () => void;
   /**
    * Why an incremental fire of the school is let pass because a pull still to come does its work (serve's
-   * start-up pull, background-sync.ts), or null: asked before the fire's pull takes anything.
+   * start-up pull, or the pull queued behind it while it runs: background-sync.ts), or null: asked before the
+   * fire's pull takes anything, and before whether another pull of the school is running.
    */
   foldedInto?: (schoolId: string) => string | null;
   now?: () => Date;
@@ -118,12 +119,12 @@ function pullJob(
     name: kind,
     cron: kind === 'full' ? school.schedules.full : school.schedules.incremental,
     // An incremental pull queued behind a running pull would only repeat it. (A full one is never let pass.)
+    // foldedInto first: behind serve's start-up pull, running, the fire is queued (one pull for all), not let pass.
     skipReason: () =>
       kind !== 'incremental'
         ? null
-        : pulls.busy(school.id)
-          ? 'another pull of this school is running'
-          : (opts.foldedInto?.(school.id) ?? null),
+        : (opts.foldedInto?.(school.id) ??
+          (pulls.busy(school.id) ? 'another pull of this school is running' : null)),
     ...(kind === 'incremental'
       ? {
           deferredUntil: (at: Date) => {

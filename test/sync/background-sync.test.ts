@@ -3,10 +3,30 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import type { Sandbox } from '../../src/sandbox/index.ts';
-import { FOLDED, startSyncService } from '../../src/sync/background-sync.ts';
+import { FOLDED, QUEUED, startSyncService } from '../../src/sync/background-sync.ts';
 import type { FireEvent } from '../../src/sync/scheduler.ts';
 import { startWeekSandbox } from '../support/clock.ts';
 import { openTestStore, type TestStore } from './helpers.ts';
+
+/** Schools `ids` behind one upstream, each with its incremental job firing every second. */
+async function everySecond(upstream: Sandbox, store: TestStore, ids: string[]) {
+  const one = await loadConfig({
+    UPSTREAM_URL: upstream.url,
+    UPSTREAM_TOKEN: upstream.token,
+    SCHOOL_TZ: 'Australia/Sydney',
+    SCHOOL_ID: ids[0]!,
+    SCHOOL_NAME: ids[0]!.toUpperCase(),
+    ...store.env,
+  });
+  const base = one.schools[0]!;
+  const schools = ids.map((id) => ({
+    ...base,
+    id,
+    name: id.toUpperCase(),
+    schedules: { ...base.schedules, incremental: '* * * * * *' },
+  }));
+  return { one, schools };
+}
 
 describe('startSyncService', () => {
   let sandbox: Sandbox;
@@ -63,21 +83,7 @@ describe('startSyncService', () => {
     const slow = await startWeekSandbox({ seed: 4, scale: 'small', latencyMs: 60 });
     const fleet = await openTestStore('sqlite');
     try {
-      const one = await loadConfig({
-        UPSTREAM_URL: slow.url,
-        UPSTREAM_TOKEN: slow.token,
-        SCHOOL_TZ: 'Australia/Sydney',
-        SCHOOL_ID: 'a',
-        SCHOOL_NAME: 'A',
-        ...fleet.env,
-      });
-      const base = one.schools[0]!;
-      const schools = ['a', 'b', 'c'].map((id) => ({
-        ...base,
-        id,
-        name: id.toUpperCase(),
-        schedules: { ...base.schedules, incremental: '* * * * * *' },
-      }));
+      const { one, schools } = await everySecond(slow, fleet, ['a', 'b', 'c']);
       const events: FireEvent[] = [];
       const began = new Map<string, number>();
       const svc = await startSyncService({
@@ -106,6 +112,49 @@ describe('startSyncService', () => {
       }
       const status = await fleet.store.runs.listJobStatus('c');
       expect(status.find((j) => j.job === 'incremental')?.lastSkipReason).toBeDefined();
+    } finally {
+      await fleet.cleanup();
+      await slow.close();
+    }
+  });
+
+  it("queues one incremental pull behind a school's running start-up pull for the fires meanwhile, letting none pass", async () => {
+    // One school whose start-up pull takes seconds (the upstream's latency) while its incremental job fires each
+    // second: those fires came after the full pull had begun reading, so it may have missed what they would read.
+    const slow = await startWeekSandbox({ seed: 5, scale: 'small', latencyMs: 150 });
+    const fleet = await openTestStore('sqlite');
+    try {
+      const { one, schools } = await everySecond(slow, fleet, ['a']);
+      const events: (FireEvent & { at: number })[] = [];
+      const svc = await startSyncService({
+        config: { ...one, schools },
+        store: fleet.store,
+        onFire: (e) => events.push({ ...e, at: Date.now() }),
+      });
+      await svc.initialPulls;
+      const startup = () =>
+        events.find((e) => e.type === 'finished' && e.job === 'full' && e.fireTime === null);
+      // The queued pull starts once the start-up pull has ended (not a fire: no fire time of its own).
+      const queuedRan = () =>
+        events.find((e) => e.type === 'started' && e.job === 'incremental' && e.fireTime === null);
+      const deadline = Date.now() + 20_000;
+      while (!queuedRan() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      await svc.stop();
+
+      const end = startup()!.at;
+      const during = events.flatMap((e) =>
+        e.type === 'skipped' && e.job === 'incremental' && e.at <= end ? [e] : [],
+      );
+      expect(during.length).toBeGreaterThan(0);
+      // Every fire while the start-up pull ran is queued behind it, none let pass as "another pull is running".
+      for (const e of during) expect([FOLDED, QUEUED]).toContain(e.reason);
+      expect(during.some((e) => e.reason === QUEUED)).toBe(true);
+      // One pull for all of them (coalesced), started after the start-up pull ended.
+      const queued = events.filter(
+        (e) => e.type === 'started' && e.job === 'incremental' && e.fireTime === null,
+      );
+      expect(queued).toHaveLength(1);
+      expect(queued[0]!.at).toBeGreaterThanOrEqual(end);
     } finally {
       await fleet.cleanup();
       await slow.close();
