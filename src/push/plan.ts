@@ -85,9 +85,10 @@ export function planPush(inputs: CalendarInput[], ctx: PlanContext): PushPlan {
   return { calendars, warnings };
 }
 
-export function planCalendar(c: CalendarInput, ctx: PlanContext, warnings: string[] = []): CalendarPlan {
-  const plan: CalendarPlan = {
-    key: c.key,
+/** A calendar's plan before anything is planned: no writes, nothing counted, nothing found. */
+export function emptyPlan(key: string): CalendarPlan {
+  return {
+    key,
     ops: [],
     planned: [],
     adopt: [],
@@ -96,6 +97,10 @@ export function planCalendar(c: CalendarInput, ctx: PlanContext, warnings: strin
     reconciled: false,
     untrusted: false,
   };
+}
+
+export function planCalendar(c: CalendarInput, ctx: PlanContext, warnings: string[] = []): CalendarPlan {
+  const plan = emptyPlan(c.key);
   const listing = trustedListing(c, ctx, plan, warnings);
   if (!c.ref || isGone(c) || !['ok', 'created', 'retired'].includes(c.state)) return plan;
   const stale = listing

@@ -3,23 +3,14 @@
 // planner read (the listing, the departed sessions) is not handed to the applier.
 import { describe, expect, it } from 'vitest';
 import { adoptPlan } from '../../src/push/adopt-plan.ts';
-import type { CalendarPlan, PushPlan } from '../../src/push/plan.ts';
+import { type CalendarPlan, emptyPlan, type PushPlan } from '../../src/push/plan.ts';
 import type { RemoteEvent, WriteOp } from '../../src/push/provider.ts';
 import { desired, mapping, mappings, SCHOOL, stageCalendar, TARGET } from './stage-calendars.ts';
 
-function plan(key: string, over: Partial<CalendarPlan> = {}): CalendarPlan {
-  return {
-    key,
-    ops: [],
-    planned: [],
-    adopt: [],
-    forget: [],
-    unchanged: 0,
-    reconciled: false,
-    untrusted: false,
-    ...over,
-  };
-}
+const plan = (key: string, over: Partial<CalendarPlan> = {}): CalendarPlan => ({
+  ...emptyPlan(key),
+  ...over,
+});
 const pushPlan = (...calendars: CalendarPlan[]): PushPlan => ({ calendars, warnings: [] });
 
 const listed: RemoteEvent = {
