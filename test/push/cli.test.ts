@@ -6,8 +6,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/index.ts';
 import { type FakeGraph, startFakeGraph } from '../fakes/graph.ts';
-import { runRostercal, writeSchoolConfig } from '../support/cli.ts';
+import { runRostercal } from '../support/cli.ts';
 import { startWeekSandbox } from '../support/clock.ts';
+import { outlookSyncEnv } from './outlook-sync-env.ts';
 
 describe('rostercal sync with push targets', () => {
   let sandbox: Sandbox;
@@ -18,22 +19,7 @@ describe('rostercal sync with push targets', () => {
   beforeAll(async () => {
     [sandbox, fake] = await Promise.all([startWeekSandbox({ seed: 9, scale: 'small' }), startFakeGraph()]);
     dir = mkdtempSync(join(tmpdir(), 'rostercal-push-cli-'));
-    const config = writeSchoolConfig(dir, sandbox.url, [
-      {
-        id: 'staff',
-        provider: 'outlook',
-        scope: 'staff',
-        outlook: { baseUrl: fake.url, accessToken: 'env:GRAPH_TOKEN' },
-      },
-    ]);
-    env = {
-      ...process.env,
-      ROSTERCAL_CONFIG: config,
-      HILL_TOKEN: sandbox.token,
-      GRAPH_TOKEN: fake.token,
-      NODE_EXTRA_CA_CERTS: fake.caFile,
-      LOG_LEVEL: 'warn',
-    };
+    env = outlookSyncEnv(dir, sandbox, fake);
   });
   afterAll(async () => {
     await fake?.close();

@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
 import { type FakeGraph, startFakeGraph } from '../fakes/graph.ts';
-import { runRostercal, writeSchoolConfig } from '../support/cli.ts';
+import { runRostercal } from '../support/cli.ts';
+import { outlookSyncEnv } from './outlook-sync-env.ts';
 
 /** A term-time Friday years back: far from the push window of the real date of any run. */
 const LONG_AGO = '2023-11-17T00:00:00.000Z';
@@ -26,23 +27,7 @@ describe('rostercal sync pushes on the sandbox clock (SANDBOX_NOW)', () => {
       startFakeGraph(),
     ]);
     dir = mkdtempSync(join(tmpdir(), 'rostercal-push-clock-'));
-    const config = writeSchoolConfig(dir, sandbox.url, [
-      {
-        id: 'staff',
-        provider: 'outlook',
-        scope: 'staff',
-        outlook: { baseUrl: fake.url, accessToken: 'env:GRAPH_TOKEN' },
-      },
-    ]);
-    env = {
-      ...process.env,
-      ROSTERCAL_CONFIG: config,
-      HILL_TOKEN: sandbox.token,
-      GRAPH_TOKEN: fake.token,
-      NODE_EXTRA_CA_CERTS: fake.caFile,
-      SANDBOX_NOW: LONG_AGO,
-      LOG_LEVEL: 'warn',
-    };
+    env = outlookSyncEnv(dir, sandbox, fake, { SANDBOX_NOW: LONG_AGO });
   });
   afterAll(async () => {
     await fake?.close();
