@@ -10,10 +10,9 @@ import { FeedTokens, hashToken } from '../../src/feeds/tokens.ts';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
 import { openStore } from '../../src/store/index.ts';
 import type { Store } from '../../src/store/types.ts';
-import { pullSchool } from '../../src/sync/pull.ts';
 import { createTestDatabase, type TestDatabase } from '../support/pg.ts';
 import { type PgWire, startPgWire } from '../support/pg-wire.ts';
-import { testClient, testSchool } from '../sync/helpers.ts';
+import { fullPull } from '../sync/helpers.ts';
 import { SECRET } from './harness.ts';
 
 const NOW = '2026-11-20T00:00:00.000Z';
@@ -34,14 +33,7 @@ describe('feeds list at scale', () => {
     db = await createTestDatabase();
     wire = await startPgWire(db.url);
     store = await openStore({ databaseUrl: wire.url, poolSize: 4 });
-    const summary = await pullSchool({
-      store,
-      client: testClient(sandbox),
-      school: testSchool(sandbox),
-      kind: 'full',
-      now: () => new Date(NOW),
-    });
-    expect(summary.status).toBe('succeeded');
+    await fullPull(store, sandbox, NOW);
   });
   afterAll(async () => {
     await store?.close();

@@ -135,7 +135,6 @@ export function customField(key: string, label: string): CustomFieldMeta {
   return { key, label, dataType: 'short-text', showToUserTypes: ['staff'], showAfterField: null };
 }
 
-/** Writes session 1 of school `s` with student 7, and finds it again by that student. */
 /** A run's end with nothing counted (no records, upstream calls or errors), for tests about which run ended how. */
 export function runEnd(status: Exclude<RunStatus, 'running'>, finishedAt: string) {
   return {

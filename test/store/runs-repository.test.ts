@@ -6,6 +6,16 @@ import { describeOnEachStore, newSchool, T0, T1, T2 } from './each-store.ts';
 import { runEnd } from './fixtures.ts';
 
 describeOnEachStore('SqlRuns (store.runs)', (store, reopen) => {
+  type Ended = Parameters<typeof runEnd>[0];
+  /** A full pull of school `s` at T0 that ended `full`, then an incremental one at T1 that ended `incremental`. */
+  async function fullThenIncremental(s: string, full: Ended, incremental: Ended): Promise<number> {
+    const first = await store().runs.startRun({ schoolId: s, kind: 'full', at: T0 });
+    await store().runs.finishRun(first, runEnd(full, T1));
+    const then = await store().runs.startRun({ schoolId: s, kind: 'incremental', at: T1 });
+    await store().runs.finishRun(then, runEnd(incremental, T1));
+    return then;
+  }
+
   it('records runs from start to finish', async () => {
     const s = newSchool();
     const a = await store().runs.startRun({ schoolId: s, kind: 'full', at: T0 });
@@ -95,20 +105,10 @@ describeOnEachStore('SqlRuns (store.runs)', (store, reopen) => {
     const [a, b, c, never] = [newSchool(), newSchool(), newSchool(), newSchool()];
     for (const id of [a, b, c]) await store().records.upsertSchool({ id, name: id, timeZone: 'UTC' });
     // a: a full pull done, then an incremental one that failed, then a push (not a pull).
-    await store().runs.finishRun(
-      await store().runs.startRun({ schoolId: a, kind: 'full', at: T0 }),
-      runEnd('succeeded', T1),
-    );
-    const failed = await store().runs.startRun({ schoolId: a, kind: 'incremental', at: T1 });
-    await store().runs.finishRun(failed, runEnd('failed', T1));
+    const failed = await fullThenIncremental(a, 'succeeded', 'failed');
     await store().runs.startRun({ schoolId: a, kind: 'push', target: 'google', at: T1 });
     // b: only a failed full pull, then an interrupted incremental one; c: nothing yet.
-    await store().runs.finishRun(
-      await store().runs.startRun({ schoolId: b, kind: 'full', at: T0 }),
-      runEnd('failed', T1),
-    );
-    const cut = await store().runs.startRun({ schoolId: b, kind: 'incremental', at: T1 });
-    await store().runs.finishRun(cut, runEnd('interrupted', T1));
+    const cut = await fullThenIncremental(b, 'failed', 'interrupted');
     const pulls = await store().runs.lastPulls([a, b, c, never]);
     expect(pulls.get(a)).toMatchObject({ completedFull: true, last: { id: failed, status: 'failed' } });
     expect(pulls.get(b)).toMatchObject({

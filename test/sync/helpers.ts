@@ -4,9 +4,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseSchool, type SchoolConfig } from '../../src/config.ts';
+import type { PullSummary } from '../../src/jobs/pull-summary.ts';
 import type { Sandbox } from '../../src/sandbox/index.ts';
 import { openStore } from '../../src/store/index.ts';
 import type { ResourceKind, Store } from '../../src/store/types.ts';
+import { pullSchool } from '../../src/sync/pull.ts';
 import { type SchedulerHandle, type SchedulerOptions, startScheduler } from '../../src/sync/scheduler.ts';
 import type { UpstreamClient } from '../../src/upstream/api.ts';
 import { createUpstreamClient } from '../../src/upstream/client.ts';
@@ -67,6 +69,24 @@ export function testSchool(
     timeZone: 'Australia/Sydney',
     ...patch,
   });
+}
+
+/** A full pull of the sandbox's school (testSchool) into `store` on the clock `now`; throws unless it succeeded. */
+export async function fullPull(
+  store: Store,
+  sandbox: Pick<Sandbox, 'url' | 'token'>,
+  now: string,
+): Promise<PullSummary> {
+  const summary = await pullSchool({
+    store,
+    client: testClient(sandbox),
+    school: testSchool(sandbox),
+    kind: 'full',
+    now: () => new Date(now),
+  });
+  if (summary.status !== 'succeeded')
+    throw new Error(`the full pull ${summary.status}: ${summary.errors.join('; ')}`);
+  return summary;
 }
 
 /** Fast pacing and short backoff: the sandbox is local, and chaos tests must not wait for minutes. */
