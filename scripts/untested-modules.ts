@@ -29,14 +29,32 @@ export function holdsLogic(file: string, text: string): boolean {
   return found;
 }
 
-/** The relative module specifiers a file imports, statically or dynamically (with `import()` of a literal). */
+/**
+ * Whether a declaration brings in types alone (`import type …`, `import { type A, type B }`, `export type … from`):
+ * TypeScript erases it, so it runs nothing of the module it names.
+ */
+function typesOnly(node: ts.ImportDeclaration | ts.ExportDeclaration): boolean {
+  const allTypes = (named: ts.NamedImportBindings | ts.NamedExportBindings | undefined) =>
+    !!named &&
+    (ts.isNamedImports(named) || ts.isNamedExports(named)) &&
+    named.elements.length > 0 &&
+    named.elements.every((e) => e.isTypeOnly);
+  if (ts.isExportDeclaration(node)) return node.isTypeOnly || allTypes(node.exportClause);
+  const clause = node.importClause; // none: `import './x.ts'`, which runs it
+  return !!clause && (clause.isTypeOnly || (!clause.name && allTypes(clause.namedBindings)));
+}
+
+/**
+ * The relative module specifiers a file imports, statically or dynamically (with `import()` of a literal), leaving
+ * out imports of types alone.
+ */
 export function importsOf(file: string, text: string): string[] {
   const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
   const out: string[] = [];
   const visit = (node: ts.Node) => {
-    if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier)
-      out.push((node.moduleSpecifier as ts.StringLiteral).text);
-    else if (
+    if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier) {
+      if (!typesOnly(node)) out.push((node.moduleSpecifier as ts.StringLiteral).text);
+    } else if (
       ts.isCallExpression(node) &&
       node.expression.kind === ts.SyntaxKind.ImportKeyword &&
       node.arguments[0] &&

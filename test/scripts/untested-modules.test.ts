@@ -1,5 +1,6 @@
 // npm run untested (scripts/untested-modules.ts): a module counts as tested when a test imports it or sits at its
-// mirrored path; type-only modules are not counted; allow-listed wiring is counted apart.
+// mirrored path (an import of types alone runs nothing of it, so does not count); type-only modules are not counted;
+// allow-listed wiring is counted apart.
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -24,13 +25,32 @@ beforeAll(async () => {
   await put('src/main.ts', logic);
   await put('test/x/some.test.ts', "import { f } from '../../src/a/imported.ts';\nf();\n");
   await put('test/a/mirrored.test.ts', '// runs it as a child process\n');
+  // Imports of types alone run nothing of the module they name.
+  await put('src/b/type-import.ts', `${logic}export interface T { a: number }\n`);
+  await put('src/b/type-names.ts', `${logic}export type U = number;\n`);
+  await put('src/b/type-reexport.ts', `${logic}export type V = string;\n`);
+  await put('src/b/mixed.ts', `${logic}export type W = number;\n`);
+  await put(
+    'test/y/types.test.ts',
+    [
+      "import type { T } from '../../src/b/type-import.ts';",
+      "import { type U } from '../../src/b/type-names.ts';",
+      "export type { V } from '../../src/b/type-reexport.ts';",
+      "import { f, type W } from '../../src/b/mixed.ts';",
+      'const t: T | U | W = f();',
+      '',
+    ].join('\n'),
+  );
 }, 30_000);
 
 afterAll(() => rm(root, { recursive: true, force: true }));
 
 describe('which modules have no test where a newcomer looks', () => {
   it('counts modules with logic that no test imports nor mirrors, and wiring apart', () => {
-    expect(untested(root)).toEqual({ logic: ['src/a/alone.ts'], wiring: ['src/main.ts'] });
+    expect(untested(root)).toEqual({
+      logic: ['src/a/alone.ts', 'src/b/type-import.ts', 'src/b/type-names.ts', 'src/b/type-reexport.ts'],
+      wiring: ['src/main.ts'],
+    });
   });
 
   it('maps a module to its mirrored test, and tells bodies from types', () => {
