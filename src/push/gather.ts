@@ -101,10 +101,11 @@ export async function gather(g: GatherInput): Promise<Gathered[]> {
         : calendar,
     );
   }
-  // Calendars we wrote into before whose member left the scope: their events go (guarded by the planner).
+  // Calendars we wrote into before whose member left the scope: their events go (guarded by the planner). Each
+  // group left holds at least the mapping that made it.
   for (const [key, mappings] of mapsByKey) {
     const stored = calByKey.get(key) ?? null;
-    if (!stored?.remoteCalendarId || mappings.size === 0) continue;
+    if (!stored?.remoteCalendarId) continue;
     calendars.push(retiredCalendar(g, stored, stored.remoteCalendarId, mappings));
   }
   return calendars;
