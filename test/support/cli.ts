@@ -196,3 +196,13 @@ export function writeServeConfig(
   );
   return file;
 }
+
+/**
+ * What a command printed holds no credential: not the upstream's bearer token, not a feed's capability (a 32
+ * character token after /feeds/ or /family/, or on its own as `feeds list` would show it).
+ */
+export function expectNoSecrets(printed: string, upstreamToken: string): void {
+  if (printed.includes(upstreamToken)) throw new Error(`the upstream token was printed:\n${printed}`);
+  const capability = /\/(feeds|family)\/[A-Za-z0-9_-]{32}/.exec(printed);
+  if (capability) throw new Error(`a capability URL was printed (${capability[0]}):\n${printed}`);
+}

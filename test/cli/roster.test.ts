@@ -1,0 +1,78 @@
+// `rostercal roster` as a child process, on the SQLite store a real `rostercal sync` filled from the sandbox over
+// HTTP: a team's roster as a PDF file (and to stdout), the download audited as the command line's, the templates
+// listed, and bad input refused naming the option (exit 2) or the unknown team (exit 1), no file written.
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectNoSecrets, runRostercal } from '../support/cli.ts';
+import { type PulledSchool, schoolPulledByCli } from '../support/pulled-school.ts';
+
+let school: PulledSchool;
+let team: { id: number; name: string };
+
+beforeAll(async () => {
+  school = await schoolPulledByCli({ seed: 15, dirPrefix: 'rostercal-roster-' });
+  team = school.sandbox.school.teams.find((t) => !t.hidden)!;
+}, 120_000);
+afterAll(async () => {
+  await school?.close();
+});
+
+describe('rostercal roster', () => {
+  it("writes the team's roster PDF, says what it wrote, and audits the download", async () => {
+    const file = join(school.dir, 'team.pdf');
+    const r = await runRostercal(['roster', '--team', String(team.id), '-o', file], school.env);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(new RegExp(`^wrote ${file} \\(Team roster, ${team.name}, \\d+ bytes\\)\\n$`));
+    expect(readFileSync(file).subarray(0, 5).toString()).toBe('%PDF-');
+    expectNoSecrets(r.stderr, school.sandbox.token);
+    const audit = await runRostercal(['audit', '--json', '--team', String(team.id)], school.env);
+    expect(JSON.parse(audit.stdout)).toMatchObject([
+      {
+        action: 'roster',
+        schoolId: 'hillcrest',
+        teamId: team.id,
+        template: 'team-roster',
+        detail: 'rostercal roster',
+      },
+    ]);
+  });
+
+  it('-o - writes the PDF to stdout and nothing else', async () => {
+    const r = await runRostercal(['roster', '--team', String(team.id), '-o', '-'], school.env);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout.startsWith('%PDF-')).toBe(true);
+    expect(r.stderr).toBe('');
+  });
+
+  it('--templates lists the built-in templates with what each needs', async () => {
+    const r = await runRostercal(['roster', '--templates'], school.env);
+    expect(r.code, r.stderr).toBe(0);
+    for (const name of [
+      'team-roster',
+      'attendance-sheet',
+      'match-day-sheet',
+      'medical-and-guardian-contacts',
+    ])
+      expect(r.stdout).toMatch(new RegExp(`^${name}\\s`, 'm'));
+    expect(r.stdout).toMatch(/^attendance-sheet\s.*\[session: required\]$/m);
+  });
+
+  it('no -o, a bad --date, --all to stdout: exit 2 naming the option; an unknown team: exit 1, no file', async () => {
+    const noOut = await runRostercal(['roster', '--team', String(team.id)], school.env);
+    expect(noOut.code).toBe(2);
+    expect(noOut.stderr).toContain('say where the PDF goes: -o FILE.pdf');
+    const date = await runRostercal(['roster', '--date', '2026-02-30', '-o', school.dir], school.env);
+    expect(date.code).toBe(2);
+    expect(date.stderr).toContain('--date must be a day as YYYY-MM-DD, like 2026-12-02 (got "2026-02-30")');
+    const all = await runRostercal(['roster', '--all', '-o', '-'], school.env);
+    expect(all.code).toBe(2);
+    expect(all.stderr).toContain('--all writes one file per team: -o must be a directory');
+    const file = join(school.dir, 'unknown.pdf');
+    const unknown = await runRostercal(['roster', '--team', '987654', '-o', file], school.env);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('987654');
+    expect(existsSync(file)).toBe(false);
+  });
+});
