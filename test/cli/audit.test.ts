@@ -158,5 +158,6 @@ describe('what is done at the command line is audited too', () => {
       await pulled.cleanup();
       await sandbox.close();
     }
-  });
+    // A pull and three CLI children: 18 s on a quiet machine, past vitest's 60 s at a load of ~28.
+  }, 180_000);
 });
