@@ -11,7 +11,7 @@ import { PENDING } from '../../src/push/plan.ts';
 import type { CalendarRef, WriteOp } from '../../src/push/provider.ts';
 import { googleEventId } from '../../src/push/stable-ids.ts';
 import type { PushMapping } from '../../src/store/types.ts';
-import { create, identity, remove } from './google/on-fake.ts';
+import { create, identity, remove, update } from './google/on-fake.ts';
 import { type GoogleStage, NOW, startGoogleStage } from './google-stage.ts';
 import { desired, mapping, SCHOOL, stageCalendar, TARGET } from './stage-calendars.ts';
 
@@ -149,6 +149,8 @@ describe('applying a plan', () => {
 
   it('adopts and forgets mappings first; a delete drops its mapping unless the session is still wanted; one failed write fails the calendar', async () => {
     const cal = await g.remoteCalendar('team:6');
+    // Events 5 and 6 already in the calendar: a create of 5 is adopted, 6 is updated; both count as updated.
+    await g.provider.apply([planCreate(cal, 5), planCreate(cal, 6)]);
     await g.ts.store.push.upsertPushMappings([
       mapping('team:6', 1),
       mapping('team:6', 2),
@@ -158,16 +160,27 @@ describe('applying a plan', () => {
     const { ctx, warnings } = context(10);
     try {
       const [out] = await applyPlan(ctx, [
-        planned(cal, [create(cal, 9), remove(cal, 1, 'dup1evnt'), remove(cal, 2, 'old2evnt')], {
-          desired: desired(9, 1),
-          adopt: [mapping('team:6', 4)],
-          forget: [3],
-        }),
+        planned(
+          cal,
+          [
+            create(cal, 9),
+            remove(cal, 1, 'dup1evnt'),
+            remove(cal, 2, 'old2evnt'),
+            planCreate(cal, 5),
+            update(cal, 6, eventId('team:6', 6)),
+          ],
+          { desired: desired(9, 1, 5, 6), adopt: [mapping('team:6', 4)], forget: [3] },
+        ),
       ]);
-      expect(out!.outcome).toMatchObject({ state: 'failed', counts: { failed: 1, deleted: 2 } });
+      expect(out!.outcome).toMatchObject({
+        state: 'failed',
+        counts: { failed: 1, deleted: 2, created: 0, updated: 2 },
+      });
       expect((await mappingsOf('team:6')).map((m) => [m.sessionId, m.contentHash])).toEqual([
         [1, 'h1'],
         [4, 'h4'],
+        [5, create(cal, 5).rendered.hash],
+        [6, create(cal, 6).rendered.hash],
         [9, PENDING],
       ]);
       expect(warnings).toEqual(['push write failed', 'some push writes failed']);
@@ -178,7 +191,9 @@ describe('applying a plan', () => {
 
   it('a dry run counts what it would write', () => {
     const ref = { key: 'team:7', remoteCalendarId: 'cal-7', owner: null };
-    const [out] = countPlanned([planned(ref, [create(ref, 1), create(ref, 2), remove(ref, 3, 'ev3')])]);
-    expect(out!.outcome.counts).toMatchObject({ created: 2, updated: 0, deleted: 1 });
+    const [out] = countPlanned([
+      planned(ref, [create(ref, 1), create(ref, 2), update(ref, 4, 'ev4'), remove(ref, 3, 'ev3')]),
+    ]);
+    expect(out!.outcome.counts).toMatchObject({ created: 2, updated: 1, deleted: 1 });
   });
 });

@@ -75,7 +75,11 @@ describe('listing an Outlook calendar', () => {
     };
     expect(await kind(gone)).toBe('calendar-gone');
     expect(await kind({ ...gone, owner: UNLICENSED })).toBe('account');
-    expect(await kind({ ...gone, owner: null })).toBe('account');
+    expect(await listOutlookCalendar(c, OWNER, { ...gone, owner: null })).toEqual({
+      ok: false,
+      kind: 'account',
+      reason: 'no mailbox',
+    });
     const cal = await newCalendar(c, ANN, 'staff:4');
     fake.knobs.faults = [{ match: /^GET .*\/events$/, status: 403, limit: 1 }];
     try {
