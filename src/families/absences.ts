@@ -15,6 +15,7 @@
 // A feed link becomes, for this one act, a capability to write: only a child's link, or a family link holding that
 // child's link (still current), may act for the child; each act is audited under the link's id; acts are limited
 // per child and per client address, both in the store. Each act has its own short budget (absence-upstream.ts).
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { SchoolConfig } from '../config.ts';
 import { familyReason, familyReportOf, linkIdOf } from '../domain/family-absence.ts';
 import type { Id, PreExplainedAbsence } from '../domain/types.ts';
@@ -35,7 +36,7 @@ import {
   tooMany,
 } from './absence-outcomes.ts';
 import { absenceReporting, recordRefusal } from './absence-state.ts';
-import { absencesUpstream, markedBy, writeOutcome } from './absence-upstream.ts';
+import { absencesUpstream, FAMILY_REQUEST_TIMEOUT_MS, markedBy, writeOutcome } from './absence-upstream.ts';
 import { absenceView } from './absence-view.ts';
 
 export type { Outcome } from './absence-outcomes.ts';
@@ -43,6 +44,8 @@ export type { AbsenceView, ReportedAbsence } from './absence-view.ts';
 
 const DAY_MS = 86_400_000;
 const HOUR_MS = 3_600_000;
+/** How often a repeat looks whether the report it repeats has been sent. */
+const SENDING_POLL_MS = 100;
 
 /** A link that may act for children: a child's own feed link, or a family link. */
 export interface ReportingLink {
@@ -254,7 +257,8 @@ export class FamilyAbsences {
     return failed.outcome;
   }
 
-  async #answerFrom(act: AbsenceAct, audit: Audit): Promise<Outcome> {
+  async #answerFrom(standing: AbsenceAct, audit: Audit): Promise<Outcome> {
+    const act = standing.state === 'pending' ? await this.#afterSending(standing) : standing;
     if (act.state === 'undoing') return BEING_UNDONE;
     const kind =
       act.state === 'reported' ? 'already-reported' : act.state === 'pending' ? 'pending' : 'unconfirmed';
@@ -263,6 +267,26 @@ export class FamilyAbsences {
       act.state === 'reported' ? `already reported (absence ${act.absenceId})` : `already ${act.state}`,
     );
     return { ok: true, kind, sessionId: act.sessionId };
+  }
+
+  /**
+   * A report another request is sending (a double tap, mostly) as it stands once that request is done, within the
+   * time its upstream calls may take: answered at once, the family would read "could not confirm" about a report
+   * confirmed a moment later, on a page with no script to update itself. Released meanwhile (nothing was made),
+   * or still sending when that time is up: as it stood.
+   */
+  async #afterSending(act: AbsenceAct): Promise<AbsenceAct> {
+    const sendingMs = 2 * FAMILY_REQUEST_TIMEOUT_MS + 500;
+    const waitMs = sendingMs - Math.max(0, this.#now().getTime() - Date.parse(act.reservedAt));
+    const until = performance.now() + Math.min(waitMs, sendingMs);
+    let now = act;
+    while (now.state === 'pending' && performance.now() < until) {
+      await sleep(SENDING_POLL_MS);
+      const read = await this.#store.families.getAbsenceAct(act).catch(() => now);
+      if (!read) return act;
+      now = read;
+    }
+    return now;
   }
 
   async undo(link: ReportingLink, ask: { absenceId: Id; address: string }): Promise<Outcome> {
