@@ -4,7 +4,7 @@
 // has one `serve` per file: its fires run where they fire, with no election (a `sync` beside it still meets the
 // school's pull lease).
 
-import cron, { type RunCoordinator, type ScheduledTask } from 'node-cron';
+import cron, { type Logger as CronLogger, type RunCoordinator, type ScheduledTask } from 'node-cron';
 import type { Config, SchoolConfig } from '../config.ts';
 import { processOwner } from '../jobs/heartbeat.ts';
 import type { JobDefinition, JobOutcome } from '../jobs/job.ts';
@@ -441,7 +441,28 @@ function electorFor(
 }
 
 /** The cron task of a school's job, at the school's own moments of its schedule, elected across replicas. */
-function scheduleJob(runner: JobRunner, school: SchoolConfig, job: JobDefinition, elect: Elect): Entry {
+/**
+ * node-cron's own messages, into our log: by default it prints coloured lines to the console, and under a slow pull
+ * "task still running, new execution blocked by overlap prevention!" came every 10 s, unstructured, beside the
+ * JSON log. That overlap is already told (a skipped fire, in the job's status and the run history): debug.
+ */
+function cronLogger(log: Logger, name: string): CronLogger {
+  const at = log.child({ component: 'node-cron', job: name });
+  return {
+    info: (message) => at.debug(message),
+    warn: (message) => (/overlap/.test(message) ? at.debug(message) : at.warn(message)),
+    error: (message, err) => at.error({ err: err ?? message }, String(message)),
+    debug: (message) => at.debug(String(message)),
+  };
+}
+
+function scheduleJob(
+  runner: JobRunner,
+  school: SchoolConfig,
+  job: JobDefinition,
+  elect: Elect,
+  log: Logger,
+): Entry {
   const name = `${school.id}:${job.name}`;
   // The fire this process won, handed from the coordinator to the task (noOverlap: one at a time per task).
   let claimed: string | null = null;
@@ -466,6 +487,7 @@ function scheduleJob(runner: JobRunner, school: SchoolConfig, job: JobDefinition
       name,
       timezone: school.timeZone,
       noOverlap: true,
+      logger: cronLogger(log, name),
       ...(coordinator ? { distributed: true, runCoordinator: coordinator } : {}),
     },
   );
@@ -547,7 +569,7 @@ export async function startScheduler(opts: SchedulerOptions): Promise<SchedulerH
   for (const school of opts.config.schools)
     for (const job of schoolJobs(opts, school, pulls, stopping.signal, owner))
       entries.push(
-        scheduleJob(runner, school, job, shared ? electorFor(opts, runner, owner, school, job) : null),
+        scheduleJob(runner, school, job, shared ? electorFor(opts, runner, owner, school, job) : null, log),
       );
 
   for (const { school, job, task } of entries) {
