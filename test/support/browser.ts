@@ -41,6 +41,23 @@ async function executable(): Promise<{ path: string; env: Record<string, string>
   return { path: install.executablePath, env: install.env, source: install.source };
 }
 
+/**
+ * The environment Chromium starts with: `env` less libfaketime. A run shifted in time (LD_PRELOAD=libfaketime.so.1
+ * FAKETIME=+60d, to find the dates the suite fails on) shifts the product in this process and its children; Chromium
+ * under libfaketime took 6–14 s to load a one-line page (150 ms without it, and as slow at FAKETIME=+0d), so every
+ * browser test timed out on that alone. Chromium keeps the real clock then: the pages' dates are the server's.
+ */
+export function browserEnv(env: Record<string, string | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) if (v !== undefined && !/^FAKETIME/.test(k)) out[k] = v;
+  if (out.LD_PRELOAD !== undefined) {
+    const kept = out.LD_PRELOAD.split(/[: ]/).filter((lib) => lib && !/libfaketime/.test(lib));
+    if (kept.length) out.LD_PRELOAD = kept.join(':');
+    else delete out.LD_PRELOAD;
+  }
+  return out;
+}
+
 /** Launches headless Chromium; throws "Chromium (…) could not start: …" when it cannot. Close it in afterAll. */
 export async function launchBrowser(options: LaunchOptions = {}): Promise<Browser> {
   const exe = await executable();
@@ -51,7 +68,7 @@ export async function launchBrowser(options: LaunchOptions = {}): Promise<Browse
       ...options,
       executablePath: exe.path,
       args: [...ARGS, ...(options.args ?? [])],
-      env: { ...process.env, ...exe.env, ...options.env },
+      env: browserEnv({ ...process.env, ...exe.env, ...options.env }),
     });
   } catch (err) {
     throw new Error(`Chromium (${exe.source}: ${exe.path}) could not start: ${(err as Error).message}`);
