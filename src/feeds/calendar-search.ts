@@ -1,9 +1,10 @@
 // Finding a calendar by what an admin knows (issue 44): a child's, team's, activity's or staff member's name in any
 // script (case, accents and look-alike letters folded; Cyrillic and Greek names also by their romanisation), an id
 // (the upstream's, a student's SIS id, a staff member's e-mail), or a pasted feed or family URL. The subjects come
-// from the store in one light query (store/calendar-subjects.ts) and are folded once per school and data version
+// from the store in one light query (store/calendar-subjects.ts) and are folded once per school and subjects' version
 // (a district's 13,700 names: the query and the folding took 0.3-1 s on a loaded machine, a search of the folded
-// names a few ms); a search answers from the index in hand and has it made again when a pull changed the data.
+// names a few ms); a search answers from the index in hand and has it made again when a pull changed the subjects
+// (teams, students, staff, activities: not sessions, which pulls change far more often).
 // serve makes it after each pull (prepare, an after-pull step), in slices that leave the event loop to requests,
 // so no admin's first search waits for it; a search that comes while it is being made waits for that one.
 import { plainLetters, romanisations } from '../calendar/letters.ts';
@@ -121,14 +122,14 @@ async function byLink(
 }
 
 interface SchoolIndex {
-  dataVersion: number;
+  subjectsVersion: number;
   name: string;
   entries: Entry[];
 }
 
-/** What a school's index is: the data version it was made from (null: none yet), and how many were made. */
+/** What a school's index is: the subjects' version it was made from (null: none yet), and how many were made. */
 export interface IndexState {
-  dataVersion: number | null;
+  subjectsVersion: number | null;
   builds: number;
 }
 
@@ -154,7 +155,7 @@ export class CalendarSearch {
     this.#store = store;
   }
 
-  #build(schoolId: SchoolId, dataVersion: number): Promise<SchoolIndex> {
+  #build(schoolId: SchoolId, subjectsVersion: number): Promise<SchoolIndex> {
     let building = this.#building.get(schoolId);
     if (!building) {
       building = (async () => {
@@ -163,7 +164,7 @@ export class CalendarSearch {
           this.#store.records.listSchools(),
         ]);
         const name = schools.find((s) => s.id === schoolId)?.name ?? schoolId;
-        const index = { dataVersion, name, entries: await entriesOf(subjects) };
+        const index = { subjectsVersion, name, entries: await entriesOf(subjects) };
         this.#indexes.set(schoolId, index);
         this.#builds.set(schoolId, (this.#builds.get(schoolId) ?? 0) + 1);
         return index;
@@ -174,34 +175,34 @@ export class CalendarSearch {
   }
 
   /**
-   * The school's index: the one in hand, made again in the background when the data changed since (a search is
-   * at most one pull behind); made now when there is none.
+   * The school's index: the one in hand, made again in the background when the subjects changed since (a search
+   * is at most one pull behind); made now when there is none.
    */
   async #index(schoolId: SchoolId): Promise<SchoolIndex> {
-    const dataVersion = await this.#store.records.dataVersion(schoolId);
+    const version = await this.#store.records.subjectsVersion(schoolId);
     const held = this.#indexes.get(schoolId);
-    if (!held) return this.#build(schoolId, dataVersion);
-    if (held.dataVersion !== dataVersion) void this.#build(schoolId, dataVersion).catch(() => {});
+    if (!held) return this.#build(schoolId, version);
+    if (held.subjectsVersion !== version) void this.#build(schoolId, version).catch(() => {});
     return held;
   }
 
   /**
-   * Makes the school's index from its current data unless the one in hand already is (after a pull, at start):
+   * Makes the school's index from its current subjects unless the one in hand already is (after a pull, at start):
    * off any request, so the first search answers from it. A build under way is waited for, never doubled.
    */
   async prepare(schoolId: SchoolId): Promise<void> {
     // Twice at most: a build under way when this was asked may be of the data before the pull that asks.
     for (let round = 0; round < 2; round++) {
-      const dataVersion = await this.#store.records.dataVersion(schoolId);
-      if (this.#indexes.get(schoolId)?.dataVersion === dataVersion) return;
-      await this.#build(schoolId, dataVersion);
+      const version = await this.#store.records.subjectsVersion(schoolId);
+      if (this.#indexes.get(schoolId)?.subjectsVersion === version) return;
+      await this.#build(schoolId, version);
     }
   }
 
   /** The school's index as it stands (for /metrics-like checks and tests: is it ready before a search comes?). */
   state(schoolId: SchoolId): IndexState {
     return {
-      dataVersion: this.#indexes.get(schoolId)?.dataVersion ?? null,
+      subjectsVersion: this.#indexes.get(schoolId)?.subjectsVersion ?? null,
       builds: this.#builds.get(schoolId) ?? 0,
     };
   }
@@ -258,7 +259,7 @@ export class CalendarSearch {
 }
 
 /**
- * serve's step after each pull: the school's search index made again when the pull changed its data, so the
+ * serve's step after each pull: the school's search index made again when the pull changed its subjects, so the
  * admins' next search does not wait for it. A failure only costs that wait: logged, never the pull's.
  */
 export function searchIndexAfterPull(search: Pick<CalendarSearch, 'prepare'>): AfterPullStep {

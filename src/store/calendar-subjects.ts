@@ -22,6 +22,9 @@ const FIELDS: Record<Table, { names: string[]; ids: string[]; gone?: { field: st
   activities: { names: ['name'], ids: [], gone: { field: 'archived', when: true } },
 };
 
+/** The tables the subjects are read from: a write to any other leaves them as they were (subjectsVersion). */
+export const SUBJECT_TABLES: ReadonlySet<string> = new Set(Object.keys(FIELDS));
+
 interface Row {
   id: number | string;
   [field: string]: unknown;

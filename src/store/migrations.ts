@@ -700,6 +700,17 @@ const pushLeases: Migration = {
   },
 };
 
+/** Whom a school's calendars are of, versioned apart: the admins' search index is made again only when it moves. */
+const subjectsVersion: Migration = {
+  name: '0028_i45_subjects_version',
+  async up(db) {
+    await db.schema
+      .alterTable('data_versions')
+      .addColumn('subjects_version', 'bigint', (c) => c.notNull().defaultTo(0))
+      .execute();
+  },
+};
+
 export const MIGRATIONS: readonly Migration[] = [
   initial,
   staffSessionsAndAudit,
@@ -719,6 +730,7 @@ export const MIGRATIONS: readonly Migration[] = [
   runUpstreamSkew,
   familyAbsenceActs,
   pushLeases,
+  subjectsVersion,
 ];
 
 /** Applies pending migrations; returns the names applied (empty when the schema was current). */

@@ -3,7 +3,7 @@
 // listing left out.
 import { type CompiledQuery, type Expression, type SqlBool, sql, type Transaction } from 'kysely';
 import type { Id, Instant } from '../domain/types.ts';
-import { listCalendarSubjects } from './calendar-subjects.ts';
+import { listCalendarSubjects, SUBJECT_TABLES } from './calendar-subjects.ts';
 import { maybeInstant, storedInstant } from './instants.ts';
 import { type KindSpec, kindSpec, prepareRecord } from './kinds.ts';
 import { MembershipBuffer, type Pair } from './membership-buffer.ts';
@@ -44,8 +44,8 @@ function toStored<K extends ResourceKind>(row: {
 
 /** What an open transaction has done once and need not do again (see SqlRecords.#once). */
 interface TransactionMarks {
-  /** Schools whose data version it bumps, once, just before it commits. */
-  bump: Set<SchoolId>;
+  /** Schools whose data version it bumps, once, just before it commits; true: their subjects' version too. */
+  bump: Map<SchoolId, boolean>;
 }
 
 export class SqlRecords implements RecordsRepository {
@@ -69,7 +69,7 @@ export class SqlRecords implements RecordsRepository {
     if (!trx) return undefined;
     let marks = this.#marks.get(trx);
     if (!marks) {
-      marks = { bump: new Set() };
+      marks = { bump: new Map() };
       this.#marks.set(trx, marks);
     }
     return marks;
@@ -210,7 +210,7 @@ export class SqlRecords implements RecordsRepository {
         await this.#memberships.insert(join, schoolId, now);
       }
 
-      await this.#bumpDataVersion(schoolId);
+      await this.#bumpDataVersion(schoolId, spec.table);
       return stats;
     });
   }
@@ -250,7 +250,7 @@ export class SqlRecords implements RecordsRepository {
           changed++;
         }
       }
-      if (changed > 0) await this.#bumpDataVersion(schoolId);
+      if (changed > 0) await this.#bumpDataVersion(schoolId, spec.table);
       return changed;
     });
   }
@@ -290,11 +290,15 @@ export class SqlRecords implements RecordsRepository {
     }
   }
 
-  /** The school's data version moves when the open transaction commits (or at once, outside one). */
-  async #bumpDataVersion(schoolId: SchoolId): Promise<void> {
+  /**
+   * The school's data version moves when the open transaction commits (or at once, outside one); its subjects'
+   * version too when `table` is one they are read from.
+   */
+  async #bumpDataVersion(schoolId: SchoolId, table: string): Promise<void> {
+    const subjects = SUBJECT_TABLES.has(table);
     const marks = this.#once();
-    if (marks) marks.bump.add(schoolId);
-    else await this.#bumpNow(schoolId);
+    if (marks) marks.bump.set(schoolId, subjects || marks.bump.get(schoolId) === true);
+    else await this.#ctx.w.executeQuery(this.#bumpQuery(schoolId, subjects));
   }
 
   async #bumpMarked(): Promise<void> {
@@ -302,19 +306,21 @@ export class SqlRecords implements RecordsRepository {
     const marks = trx && this.#marks.get(trx);
     if (!marks) return;
     // With the transaction's other last writes (its cursors, the run's progress), in one statement on PostgreSQL.
-    for (const schoolId of marks.bump) await this.#ctx.atCommit(this.#bumpQuery(schoolId));
+    for (const [schoolId, subjects] of marks.bump)
+      await this.#ctx.atCommit(this.#bumpQuery(schoolId, subjects));
     marks.bump.clear();
   }
 
-  async #bumpNow(schoolId: SchoolId): Promise<void> {
-    await this.#ctx.w.executeQuery(this.#bumpQuery(schoolId));
-  }
-
-  #bumpQuery(schoolId: SchoolId): CompiledQuery {
+  #bumpQuery(schoolId: SchoolId, subjects: boolean): CompiledQuery {
     return this.#ctx.w
       .insertInto('data_versions')
-      .values({ school_id: schoolId, version: 1 })
-      .onConflict((oc) => oc.column('school_id').doUpdateSet({ version: sql`data_versions.version + 1` }))
+      .values({ school_id: schoolId, version: 1, subjects_version: subjects ? 1 : 0 })
+      .onConflict((oc) =>
+        oc.column('school_id').doUpdateSet({
+          version: sql`data_versions.version + 1`,
+          ...(subjects ? { subjects_version: sql`data_versions.subjects_version + 1` } : {}),
+        }),
+      )
       .compile();
   }
 
@@ -358,18 +364,26 @@ export class SqlRecords implements RecordsRepository {
           .executeTakeFirst();
         count += Number(result.numUpdatedRows);
       }
-      if (count > 0) await this.#bumpDataVersion(schoolId);
+      if (count > 0) await this.#bumpDataVersion(schoolId, spec.table);
       return count;
     });
   }
 
-  async dataVersion(schoolId: SchoolId): Promise<number> {
+  dataVersion(schoolId: SchoolId): Promise<number> {
+    return this.#version(schoolId, 'version');
+  }
+
+  subjectsVersion(schoolId: SchoolId): Promise<number> {
+    return this.#version(schoolId, 'subjects_version');
+  }
+
+  async #version(schoolId: SchoolId, column: 'version' | 'subjects_version'): Promise<number> {
     const row = await this.#ctx.r
       .selectFrom('data_versions')
-      .select('version')
+      .select(column)
       .where('school_id', '=', schoolId)
       .executeTakeFirst();
-    return row ? Number(row.version) : 0;
+    return row ? Number(row[column]) : 0;
   }
 
   // --- snapshot reads

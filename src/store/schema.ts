@@ -78,6 +78,8 @@ export interface SchoolsTable {
 export interface DataVersionsTable {
   school_id: string;
   version: number;
+  /** Moves only with a write to a table the calendars' subjects are read from (calendar-subjects.ts). */
+  subjects_version: number;
 }
 
 export interface SyncRunsTable {

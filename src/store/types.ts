@@ -411,6 +411,11 @@ export interface RecordsRepository {
   markDeleted(schoolId: SchoolId, kind: ResourceKind, ids: Id[], at: Instant): Promise<number>;
   /** Monotonic per school; changes whenever any snapshot record changes. Feeds cache per data version. */
   dataVersion(schoolId: SchoolId): Promise<number>;
+  /**
+   * Monotonic per school; moves with the data version when a write changed a table whom its calendars are of is
+   * read from (teams, students, staff, activities: listCalendarSubjects), and only then. Sessions do not move it.
+   */
+  subjectsVersion(schoolId: SchoolId): Promise<number>;
 
   // --- snapshot reads (projection, feeds, rosters, push)
   /** One record by id (custom fields by key); a deleted one only with includeDeleted. */

@@ -10,6 +10,7 @@ import { CalendarSearch } from '../../src/feeds/calendar-search.ts';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
 import { openStore } from '../../src/store/index.ts';
 import type { Store } from '../../src/store/types.ts';
+import { session } from '../store/fixtures.ts';
 import { fullPull } from '../sync/helpers.ts';
 
 const NOW = '2026-11-20T00:00:00.000Z';
@@ -42,11 +43,11 @@ describe('the search index, made off the request', () => {
 
   it('is ready after prepare, before any search, and the first search makes none', async () => {
     const search = new CalendarSearch(store);
-    expect(search.state(SCHOOL)).toEqual({ dataVersion: null, builds: 0 });
+    expect(search.state(SCHOOL)).toEqual({ subjectsVersion: null, builds: 0 });
     await search.prepare(SCHOOL);
-    const version = await store.records.dataVersion(SCHOOL);
+    const version = await store.records.subjectsVersion(SCHOOL);
     expect(version).toBeGreaterThan(0);
-    expect(search.state(SCHOOL)).toEqual({ dataVersion: version, builds: 1 });
+    expect(search.state(SCHOOL)).toEqual({ subjectsVersion: version, builds: 1 });
     const answer = await search.search([{ id: SCHOOL }], surname);
     expect(answer.hits.length).toBeGreaterThan(0);
     expect(search.state(SCHOOL).builds).toBe(1);
@@ -66,16 +67,28 @@ describe('the search index, made off the request', () => {
     expect(search.state(SCHOOL).builds).toBe(1);
   });
 
+  it('is not made again after a pull that changed only sessions: they do not say whom calendars are of', async () => {
+    const search = new CalendarSearch(store);
+    await search.prepare(SCHOOL);
+    const before = await store.records.dataVersion(SCHOOL);
+    // What a pull that found only a new session writes.
+    await store.records.upsert(SCHOOL, 'sessions', [session(990_001)], NOW);
+    expect(await store.records.dataVersion(SCHOOL)).toBeGreaterThan(before);
+    // The after-pull step's work (searchIndexAfterPull): nothing to make.
+    await search.prepare(SCHOOL);
+    expect(search.state(SCHOOL).builds).toBe(1);
+  });
+
   it('is made again after a pull that changed the school, and finds the new names at once', async () => {
     const search = new CalendarSearch(store);
     await search.prepare(SCHOOL);
     const before = search.state(SCHOOL);
     // Another sandbox seed: other children under the same school id.
     await pullFrom(store, 8);
-    const version = await store.records.dataVersion(SCHOOL);
-    expect(version).not.toBe(before.dataVersion);
+    const version = await store.records.subjectsVersion(SCHOOL);
+    expect(version).not.toBe(before.subjectsVersion);
     await search.prepare(SCHOOL);
-    expect(search.state(SCHOOL)).toEqual({ dataVersion: version, builds: 2 });
+    expect(search.state(SCHOOL)).toEqual({ subjectsVersion: version, builds: 2 });
     const child = (await store.records.list(SCHOOL, 'students')).find((s) => s.current)!;
     // The first search after the pull answers from the new index (not the one a pull behind) and makes none.
     const answer = await search.search([{ id: SCHOOL }], personName(child));

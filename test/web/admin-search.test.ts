@@ -62,9 +62,9 @@ describe('serve makes the admins’ search index before the first search', () =>
   it('after the start-up pull, before any search; the first search makes none', async () => {
     service = await start(true);
     await service.initialPulls;
-    const version = await service.store.records.dataVersion('hill');
+    const version = await service.store.records.subjectsVersion('hill');
     expect(version).toBeGreaterThan(0);
-    expect(service.search.state('hill')).toEqual({ dataVersion: version, builds: 1 });
+    expect(service.search.state('hill')).toEqual({ subjectsVersion: version, builds: 1 });
     surname = (await service.store.records.list('hill', 'students')).find((s) => s.current)!.lastName;
     const res = await searchFor(service, surname);
     expect(res.status).toBe(200);
@@ -82,8 +82,8 @@ describe('serve makes the admins’ search index before the first search', () =>
     await service?.close();
     service = await start(false);
     const s = service;
-    const version = await s.store.records.dataVersion('hill');
-    await vi.waitFor(() => expect(s.search.state('hill').dataVersion).toBe(version), { timeout: 30_000 });
+    const version = await s.store.records.subjectsVersion('hill');
+    await vi.waitFor(() => expect(s.search.state('hill').subjectsVersion).toBe(version), { timeout: 30_000 });
     expect(s.search.state('hill').builds).toBe(1);
     expect((await searchFor(s, surname)).status).toBe(200);
     expect(s.search.state('hill').builds).toBe(1);

@@ -1,0 +1,53 @@
+// The store's records (store/records-repository.ts) on SQLite and PostgreSQL: a school's subjects' version moves
+// with writes to whom its calendars are of (teams, students, staff, activities), once a transaction, and not with
+// sessions or absences, which move only the data version (the data version's own tests are in store/contract.ts).
+import { expect, it } from 'vitest';
+import { describeOnEachStore, newSchool, T0, T1, T2 } from './each-store.ts';
+import { absence, activity, session, student, team } from './fixtures.ts';
+
+describeOnEachStore('SqlRecords (store.records)', (store) => {
+  const versions = async (s: string) => ({
+    data: await store().records.dataVersion(s),
+    subjects: await store().records.subjectsVersion(s),
+  });
+
+  it("moves the subjects' version with students and activities (kinds whom calendars are of), not sessions or absences", async () => {
+    const s = newSchool();
+    expect(await versions(s)).toEqual({ data: 0, subjects: 0 });
+    await store().records.upsert(s, 'sessions', [session(1)], T0);
+    await store().records.upsert(s, 'absences', [absence(1, 7, T0, T1)], T0);
+    await store().records.markDeleted(s, 'sessions', [1], T1);
+    const notSubjects = await versions(s);
+    expect(notSubjects.data).toBeGreaterThan(0);
+    expect(notSubjects.subjects).toBe(0);
+
+    await store().records.upsert(s, 'students', [student(7)], T0);
+    const students = await versions(s);
+    expect(students.subjects).toBe(1);
+    expect(students.data).toBeGreaterThan(notSubjects.data);
+    await store().records.upsert(s, 'activities', [activity(1, 'Football')], T0);
+    expect((await versions(s)).subjects).toBe(2);
+    await store().records.markDeleted(s, 'activities', [1], T1);
+    expect((await versions(s)).subjects).toBe(3);
+    // Unchanged, nothing moves.
+    const before = await versions(s);
+    await store().records.upsert(s, 'students', [student(7)], T2);
+    expect(await versions(s)).toEqual(before);
+    expect(await versions(newSchool())).toEqual({ data: 0, subjects: 0 });
+  });
+
+  it('moves it once for a transaction that wrote subjects among other kinds, and not for one without', async () => {
+    const s = newSchool();
+    await store().transaction(async (tx) => {
+      await tx.records.upsert(s, 'teams', [team(1, [])], T0);
+      await tx.records.upsert(s, 'sessions', [session(1)], T0);
+      await tx.records.upsert(s, 'students', [student(7)], T0);
+    });
+    expect(await versions(s)).toEqual({ data: 1, subjects: 1 });
+    await store().transaction(async (tx) => {
+      await tx.records.upsert(s, 'sessions', [session(2)], T1);
+      await tx.records.markDeleted(s, 'sessions', [1], T1);
+    });
+    expect(await versions(s)).toEqual({ data: 2, subjects: 1 });
+  });
+});
