@@ -14,10 +14,10 @@ import type { SchoolId } from './types.ts';
 const MEMBERSHIP_PAIRS = PG_BULK_ROWS * 4;
 /**
  * Membership rows per delete statement on SQLite (one JSON list): the statement runs on the thread that serves
- * requests; 20,000 pairs of a district's session_students held it for ~100 ms at once, 2,000 for up to ~20 ms
- * on a loaded host (bench:feeds).
+ * requests, a primary-key search and delete per pair in a district's ~580,000 session_students; 500 pairs took
+ * up to 46 ms of CPU on a loaded host, the longest of a district pull's statements (bench:feeds).
  */
-const SQLITE_MEMBERSHIP_PAIRS = 500;
+const SQLITE_MEMBERSHIP_PAIRS = 100;
 
 /** A membership table: which column holds the owner (a session, a team) and which the member. */
 export type JoinTable = { table: string; owner: string; member: string };

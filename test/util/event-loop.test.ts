@@ -15,6 +15,32 @@ describe('sharing the event loop', () => {
     expect(ran).toBe(true);
   });
 
+  it('resumes one waiter a turn: pieces of long work sharing the loop never hold one turn together', async () => {
+    // A pull's statements, its page parsing and its record preparation each yield when their slice is spent; all
+    // resumed in the same turn, that turn held the sum of their slices (~110 ms of CPU in a district pull).
+    let turn = 0;
+    let counting = true;
+    const count = () => {
+      turn++;
+      if (counting) setImmediate(count);
+    };
+    setImmediate(count);
+    const resumedAt: number[] = [];
+    const work = async () => {
+      for (let i = 0; i < 5; i++) {
+        await yieldToEventLoop();
+        resumedAt.push(turn);
+      }
+    };
+    try {
+      await Promise.all([work(), work(), work(), work()]);
+    } finally {
+      counting = false;
+    }
+    expect(resumedAt).toHaveLength(20);
+    expect(new Set(resumedAt).size).toBe(20);
+  });
+
   it('yields from a slice only once its budget is spent', async () => {
     // A budget far above a loaded machine's pauses between two lines, so "not yet spent" holds on any run.
     const slice = new TimeSlice(1500);
