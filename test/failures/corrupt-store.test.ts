@@ -2,7 +2,7 @@
 // few rows /readyz used to read do not live, is 503 at once with the reason, from a check of every page rather
 // than from the age of the last successful pull. `/readyz?stale-ok` (the Docker health check) is 503 for that
 // too, but stays 200 for a replica that is merely stale. Each through the real `rostercal serve`.
-import { mkdtemp, open, rm, stat } from 'node:fs/promises';
+import { mkdtemp, open, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
@@ -17,14 +17,29 @@ async function get(url: string): Promise<{ status: number; body: string }> {
   return { status: res.status, body: await res.text() };
 }
 
-/** 20 blocks of 2 KB spread over the middle half of the file; the header page and the schema stay intact. */
+/**
+ * 20 blocks of 2 KB spread over the middle of the school's data: the leaf pages of its sessions, rosters, students
+ * and teams, in file order. Not fractions of the file: which table a fixed offset lands on follows the data's size
+ * and layout (the week school changes with the date), and a block on a table `serve` reads to start (its
+ * installation, schools, feed tokens) stops it at start instead, which is another test's case.
+ */
 async function damage(file: string): Promise<void> {
-  const { size } = await stat(file);
+  const db = new DatabaseSync(file, { readOnly: true });
+  const pageSize = (db.prepare('PRAGMA page_size').get() as { page_size: number }).page_size;
+  const pages = (
+    db
+      .prepare(
+        `SELECT pageno FROM dbstat WHERE pagetype = 'leaf'
+           AND name IN ('sessions', 'session_students', 'students', 'student_teams', 'teams')
+         ORDER BY pageno`,
+      )
+      .all() as { pageno: number }[]
+  ).map((r) => r.pageno);
+  db.close();
+  expect(pages.length).toBeGreaterThan(3);
+  const picked = new Set(Array.from({ length: 20 }, (_, i) => pages[Math.floor((i * pages.length) / 20)]!));
   const fh = await open(file, 'r+');
-  for (let i = 0; i < 20; i++) {
-    const at = Math.floor(size / 4 + (i * size) / 2 / 20);
-    await fh.write(Buffer.alloc(2048, 0x5a), 0, 2048, at);
-  }
+  for (const page of picked) await fh.write(Buffer.alloc(2048, 0x5a), 0, 2048, (page - 1) * pageSize);
   await fh.close();
 }
 
@@ -69,7 +84,7 @@ describe('a store damaged in the middle, under `rostercal serve`', () => {
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  it('20 × 2 KB overwritten mid-file: /readyz and /readyz?stale-ok are 503 at once, naming the damage', async () => {
+  it('20 × 2 KB overwritten in the school’s data mid-file: /readyz and /readyz?stale-ok are 503 at once, naming the damage', async () => {
     const data = path.join(dir, 'damaged');
     const synced = rostercal(['sync', '--full'], schoolEnv(sandbox, { DATA_DIR: data }));
     expect(await synced.exit, synced.output()).toBe(0);
