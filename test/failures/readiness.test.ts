@@ -178,11 +178,12 @@ describe('a store that cannot be written (rostercal serve on PostgreSQL made rea
       await admin.query(
         'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
       );
-      // A request may meet a session just ended ("cannot be read: terminating connection …"): also true, but not
-      // what this test is about, so /readyz is asked until it names the write (a deadline, not a measure).
+      // A request or a pull in flight may meet a session just ended ("cannot be read: …" or "cannot be written:
+      // terminating connection …"): also true, but not what this test is about, so /readyz is asked until it names
+      // the refused write (a deadline, not a measure); the next fire, 3 s on, meets it.
       const ready = await untilValue('/readyz naming the refused write', async () => {
         const r = await readyz(base);
-        return /cannot be written/.test(r.body) ? r : undefined;
+        return /cannot be written: cannot execute/.test(r.body) ? r : undefined;
       });
       expect(ready.status, ready.body).toBe(503);
       expect(ready.body).toMatch(
