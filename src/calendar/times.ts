@@ -88,3 +88,41 @@ export function sessionDay(
   }
   return f.format(Date.parse(start));
 }
+
+const startLines = new Map<string, Intl.DateTimeFormat>();
+
+/**
+ * When a session starts, day and time in one: "Mon 2 Mar, 15:30" (a landing page's "Next:" line). 24-hour as
+ * every other time of a page, whatever the locale's habit (en-US would say "03:30 PM" beside the list's "15:30").
+ * Made once per locale and zone, as sessionDay's formatters are: a landing page made a new one per request.
+ */
+export function sessionStart(start: string, timeZone: string, locale: string): string {
+  const key = `${locale}|${timeZone}`;
+  let f = startLines.get(key);
+  if (!f) {
+    f = new Intl.DateTimeFormat(locale, {
+      timeZone,
+      weekday: 'short',
+      day: 'numeric',
+      month: 'short',
+      hour: '2-digit',
+      minute: '2-digit',
+      hourCycle: 'h23',
+    });
+    startLines.set(key, f);
+  }
+  return f.format(Date.parse(start));
+}
+
+const zoneNames = new Map<string, Intl.DateTimeFormat>();
+
+/** The zone's short name in the locale at an instant ("AEDT", or "GMT+11" where the locale has no name for it). */
+export function zoneShortName(timeZone: string, at: Date, locale: string): string | undefined {
+  const key = `${locale}|${timeZone}`;
+  let f = zoneNames.get(key);
+  if (!f) {
+    f = new Intl.DateTimeFormat(locale, { timeZone, timeZoneName: 'short' });
+    zoneNames.set(key, f);
+  }
+  return f.formatToParts(at).find((p) => p.type === 'timeZoneName')?.value;
+}

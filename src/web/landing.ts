@@ -4,7 +4,7 @@
 // here is the QR code's SVG, which the qrcode package generates from the page's URL alone.
 import { LRUCache } from 'lru-cache';
 import QRCode from 'qrcode';
-import { sessionDate, sessionDay, sessionTimeRange } from '../calendar/times.ts';
+import { sessionDate, sessionDay, sessionStart, sessionTimeRange, zoneShortName } from '../calendar/times.ts';
 import type { CalendarEvent } from '../calendar/types.ts';
 import { REMINDER_KEYS, REMINDERS, type ReminderKey } from '../feeds/reminders.ts';
 import type { FeedScope } from '../store/types.ts';
@@ -235,23 +235,14 @@ function shownCount(shown: number, total: number): string {
 function nextHtml(events: CalendarEvent[], locale: string): SafeHtml {
   const e = events.find((x) => x.status !== 'cancelled' && !x.noGame);
   if (!e) return html``;
-  const when = new Intl.DateTimeFormat(locale, {
-    timeZone: e.timeZone,
-    weekday: 'short',
-    day: 'numeric',
-    month: 'short',
-    hour: '2-digit',
-    minute: '2-digit',
-  }).format(new Date(e.start));
+  const when = sessionStart(e.start, e.timeZone, locale);
   return html`<p class="next">Next: <strong>${when}</strong> \u00b7 ${e.title}${
     e.location && html` \u00b7 ${e.location.name}`
   } <a href="#upcoming-h" class="more">All coming up</a></p>`;
 }
 
 function zoneLabel(timeZone: string, at: Date, locale: string): string {
-  const part = new Intl.DateTimeFormat(locale, { timeZone, timeZoneName: 'short' })
-    .formatToParts(at)
-    .find((p) => p.type === 'timeZoneName')?.value;
+  const part = zoneShortName(timeZone, at, locale);
   const city = timeZone.split('/').pop()?.replaceAll('_', ' ') ?? timeZone;
   return part ? `${city} time (${part})` : `${city} time`;
 }
