@@ -26,8 +26,11 @@ async function tool(name: 'pg_dump' | 'pg_restore', args: string[], env: NodeJS.
     const e = err as NodeJS.ErrnoException & { stderr?: string };
     if (e.code === 'ENOENT')
       throw new Error(`${name} is not installed (or not on PATH): install the PostgreSQL client tools`);
-    // Their own words, without the command line (which names the database URL).
-    throw new Error(`${name} failed: ${(e.stderr ?? e.message).trim().split('\n').slice(-5).join(' ')}`);
+    // Their own words, without the command line (which names the database URL): the lines that say what went
+    // wrong, since after its error pg_restore prints the SQL it ran, which alone hid why ("… already exists").
+    const lines = (e.stderr ?? e.message).trim().split('\n');
+    const errors = lines.filter((l) => l.startsWith(`${name}: error:`));
+    throw new Error(`${name} failed: ${(errors.length ? errors : lines).slice(-5).join(' ')}`);
   }
 }
 
