@@ -2,7 +2,8 @@
 // ended), newest first, read from the store. Times in the school's zone; every text field made terminal-safe
 // (e-mail addresses come from identity providers, names from upstream).
 
-import type { AuditRecord } from '../store/types.ts';
+import { templateNames } from '../rosters/template.ts';
+import type { AuditRecord, Store } from '../store/types.ts';
 import { columns, printJson, printLines, terminalSafe } from '../terminal.ts';
 import { localClock, offsetMinutes } from '../util/time-zone.ts';
 import { defineCommand, EXIT, numberOption, UsageError, withStore } from './command.ts';
@@ -16,7 +17,7 @@ team, session, template, client address. Kept for auth.auditRetentionDays (defau
                      a date or time without an offset is UTC)
   --person EMAIL     only this person (case-insensitive), or "admin token"
   --team ID          only this team
-  --template NAME    only downloads of this roster template
+  --template NAME    only downloads of this roster template (rostercal roster --templates lists them)
   --school ID        only this school
   --limit N          at most N records (default: all)
   --json             machine-readable output (one array; "at" in UTC, "local" in the school's zone)
@@ -51,6 +52,7 @@ export const run = defineCommand({
     // Records of no school (a refused sign-in, the admin token's form) read in the only school's zone, else UTC.
     const fallbackZone = cfg.schools.length === 1 ? cfg.schools[0]!.timeZone : 'UTC';
     const records = await withStore(cfg, async (store) => {
+      if (values.template !== undefined) await knownTemplate(store, values.template, cfg.rosterTemplatesDir);
       const out: AuditRecord[] = [];
       let beforeId: number | undefined;
       for (;;) {
@@ -102,6 +104,23 @@ export const run = defineCommand({
     return EXIT.ok;
   },
 });
+
+/**
+ * A --template the filter can match: a template rostercal has (shipped or the school's), or one the log holds (a
+ * school's own template removed since). Anything else is a typo that would print "no audit records" and exit 0.
+ */
+async function knownTemplate(
+  store: Pick<Store, 'access'>,
+  name: string,
+  dir: string | null | undefined,
+): Promise<void> {
+  const names = templateNames({ dir: dir ?? null });
+  if (names.includes(name)) return;
+  if ((await store.access.listAudit({ template: name, limit: 1 })).length > 0) return;
+  throw new UsageError(
+    `--template: no roster template "${terminalSafe(name)}" (${names.join(', ')}), and no audit record names one`,
+  );
+}
 
 /** An ISO date or date-time; one without an offset is UTC. */
 function parseSince(text: string): string {

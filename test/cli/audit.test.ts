@@ -1,6 +1,6 @@
 // `rostercal audit` as a child process over a real SQLite store: newest first, times in the school's zone,
 // --since and the filters, --json, terminal-safe output (an e-mail address from an identity provider can carry
-// control or bidi characters), and a bad --since is a usage error (exit 2).
+// control or bidi characters), and a bad --since or an unknown --template is a usage error (exit 2).
 import { userInfo } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -126,6 +126,20 @@ describe('rostercal audit', () => {
     const school = rostercal(['audit', '--school', 'nowhere'], env);
     expect(await school.exit).toBe(2);
     expect(school.output()).toMatch(/--school: no school "nowhere" is configured \(hillcrest\)/);
+  });
+
+  it('an unknown --template is a usage error naming the valid ones (exit 2); one the log holds still filters', async () => {
+    const nope = rostercal(['audit', '--template', 'nope'], env);
+    expect(await nope.exit, nope.output()).toBe(2);
+    expect(nope.stderr()).toContain(
+      'rostercal audit: --template: no roster template "nope" (attendance-sheet, match-day-sheet, medical-and-guardian-contacts, team-roster)',
+    );
+    expect(nope.stdout()).toBe('');
+    // A school's own template removed since: its downloads stay in the log, and the filter still finds them.
+    await ts.store.access.appendAudit(record({ at: '2026-11-23T00:00:00.000Z', template: 'old-sheet' }));
+    const old = rostercal(['audit', '--template', 'old-sheet'], env);
+    expect(await old.exit, old.output()).toBe(0);
+    expect(old.stdout().trimEnd().split('\n')).toHaveLength(2);
   });
 });
 
