@@ -6,7 +6,7 @@ import { templateNames } from '../rosters/template.ts';
 import type { AuditRecord, Store } from '../store/types.ts';
 import { columns, printJson, printLines, terminalSafe } from '../terminal.ts';
 import { localClock, offsetMinutes } from '../util/time-zone.ts';
-import { defineCommand, EXIT, numberOption, UsageError, withStore } from './command.ts';
+import { defineCommand, EXIT, idOption, numberOption, UsageError, withStore } from './command.ts';
 
 const USAGE = `usage: rostercal audit [--since ISO] [--person EMAIL] [--team ID] [--template NAME] [--school ID]
                       [--limit N] [--json]
@@ -41,7 +41,7 @@ export const run = defineCommand({
   },
   async run({ values, config }) {
     const since = values.since === undefined ? undefined : parseSince(values.since);
-    const teamId = numberOption('--team', values.team, { min: 1 });
+    const teamId = idOption('--team', values.team, 'team');
     const limit = numberOption('--limit', values.limit, { min: 1 });
     const cfg = await config();
     if (values.school !== undefined && !cfg.schools.some((s) => s.id === values.school))

@@ -117,6 +117,28 @@ export function numberOption(
   return n;
 }
 
+/** Where a person finds each kind of id the commands take, for the message when they typed something else. */
+const ID_HINTS = {
+  team: "the team's id, like 3004 (rostercal feeds list shows each team's id beside its name)",
+  session: "the session's id, like 100175 (rostercal sessions --team ID lists a team's sessions)",
+} as const;
+
+/**
+ * A team's or session's id: undefined when absent, else a whole number ≥ 1. Anything else (a coach typing the
+ * team's name) is a UsageError saying what an id is and where to find one, not a bare bound.
+ */
+export function idOption(
+  name: string,
+  text: string | undefined,
+  kind: keyof typeof ID_HINTS,
+): number | undefined {
+  if (text === undefined) return undefined;
+  const n = Number(text);
+  if (text.trim() === '' || !Number.isSafeInteger(n) || n < 1)
+    throw new UsageError(`${name} must be a whole number: ${ID_HINTS[kind]}, got ${JSON.stringify(text)}`);
+  return n;
+}
+
 /** Opens the configured store, runs `fn`, closes the store. */
 export async function withStore<T>(config: Config, fn: (store: Store) => Promise<T>): Promise<T> {
   const store = await openStoreFor(config);

@@ -20,7 +20,7 @@ import type { RosterTemplate } from '../rosters/template.ts';
 import type { Store } from '../store/index.ts';
 import { printError, printLines } from '../terminal.ts';
 import { hourMinute } from '../util/time-zone.ts';
-import { defineCommand, EXIT, numberOption, UsageError, withStore } from './command.ts';
+import { defineCommand, EXIT, idOption, UsageError, withStore } from './command.ts';
 
 const USAGE = `usage: rostercal roster --team ID [--session ID] [--template NAME] [--school ID] -o FILE.pdf
        rostercal roster --all [--template NAME] [--school ID] -o DIR/
@@ -96,8 +96,8 @@ export const run = defineCommand({
       throw new UsageError(
         'say where the PDF goes: -o FILE.pdf, -o - (standard output), or -o DIR/ with --all or --date',
       );
-    const teamId = numberOption('--team', values.team);
-    const sessionId = numberOption('--session', values.session);
+    const teamId = idOption('--team', values.team, 'team');
+    const sessionId = idOption('--session', values.session, 'session');
     const school = values.school ?? (config.schools.length === 1 ? config.schools[0]!.id : null);
     const sensitiveRosters = (id: string) => config.schools.some((s) => s.id === id && s.rosters.sensitive);
     const eventTemplates = (id: string) => config.schools.find((s) => s.id === id)?.eventTemplates;

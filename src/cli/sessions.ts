@@ -11,7 +11,7 @@ import { clockStartingAt } from '../config/sandbox-clock.ts';
 // listing sessions never uses.
 import { defaultSession, RosterError, resolveSchool, upcomingSessions } from '../rosters/data.ts';
 import { columns, printJson, printLines } from '../terminal.ts';
-import { defineCommand, EXIT, numberOption, UsageError, withStore } from './command.ts';
+import { defineCommand, EXIT, idOption, numberOption, UsageError, withStore } from './command.ts';
 
 const USAGE = `usage: rostercal sessions --team ID [--school ID] [--days N] [--json]
 
@@ -36,7 +36,7 @@ export const run = defineCommand({
     json: { type: 'boolean' },
   },
   async run({ values, config }) {
-    const teamId = numberOption('--team', values.team, { min: 1 });
+    const teamId = idOption('--team', values.team, 'team');
     if (teamId === undefined) throw new UsageError('say which team: --team ID');
     const days = numberOption('--days', values.days, { min: 1, max: 3660 }) ?? 60;
     const cfg = await config();

@@ -46,6 +46,28 @@ describe('rostercal commands', () => {
     expect(r.stderr).toContain('usage: rostercal status');
   });
 
+  it("roster --team given a team's name says what the id is and where to find it, never '≥ 0'", async () => {
+    const env = {
+      DATA_DIR: dir,
+      UPSTREAM_URL: 'http://127.0.0.1:9/',
+      UPSTREAM_TOKEN: 'unused-token',
+      SCHOOL_TZ: 'Australia/Sydney',
+      SCHOOL_NAME: 'Hillcrest College',
+    };
+    const name = await rostercal(['roster', '--team', 'U14 Netball A', '-o', '-'], env);
+    expect(name.code).toBe(2);
+    expect(name.stderr).toContain(
+      `--team must be a whole number: the team's id, like 3004 (rostercal feeds list shows each team's id beside its name), got "U14 Netball A"`,
+    );
+    expect(name.stderr).not.toContain('≥');
+    const session = await rostercal(['roster', '--team', '3004', '--session', 'tonight', '-o', '-'], env);
+    expect(session.code).toBe(2);
+    expect(session.stderr).toContain(
+      `--session must be a whole number: the session's id, like 100175 (rostercal sessions --team ID lists a team's sessions), got "tonight"`,
+    );
+    expect(session.stderr).not.toContain('≥');
+  });
+
   it('migrate uses the store the configuration file names', async () => {
     const dataDir = path.join(dir, 'from-file');
     const file = path.join(dir, 'config.json');
