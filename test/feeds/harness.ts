@@ -1,5 +1,6 @@
 // End-to-end fixture: sandbox over HTTP → upstream client → pull → SQLite store → feeds → web app.
 import { mkdtempSync, rmSync } from 'node:fs';
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
@@ -107,4 +108,54 @@ export async function startHarness(
   };
   await h.pull('full');
   return h;
+}
+
+/** What a request over `httpCall` got back. */
+export interface HttpAnswer {
+  status: number;
+  headers: IncomingHttpHeaders;
+  text: string;
+}
+
+/**
+ * One request to a harness's server on a connection of its own (no kept-alive socket outlives the test); a `form`
+ * is posted URL-encoded. Unlike fetch, it sends the URL and headers exactly as given and follows no redirect.
+ */
+export function httpCall(
+  url: string,
+  opts: {
+    method?: string;
+    headers?: Record<string, string>;
+    form?: Record<string, string>;
+    body?: string;
+  } = {},
+): Promise<HttpAnswer> {
+  return new Promise((resolve, reject) => {
+    const body = opts.form ? new URLSearchParams(opts.form).toString() : opts.body;
+    const req = httpRequest(
+      url,
+      {
+        method: opts.method ?? (body !== undefined ? 'POST' : 'GET'),
+        agent: false,
+        headers: {
+          ...(body !== undefined ? { 'Content-Type': 'application/x-www-form-urlencoded' } : {}),
+          ...opts.headers,
+        },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            text: Buffer.concat(chunks).toString('utf8'),
+          }),
+        );
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
 }

@@ -7,14 +7,14 @@ import type { StaffUser, Team } from '../../src/domain/types.ts';
 import type { FamilyAbsences } from '../../src/families/absences.ts';
 import { createDemoIdp } from '../../src/identity/demo-idp.ts';
 import type { DemoPerson } from '../../src/identity/demo-people.ts';
-import type { SensitiveRole } from '../../src/identity/roles.ts';
+import { type SensitiveRole, staffAccess } from '../../src/identity/roles.ts';
 import type { Logger } from '../../src/log.ts';
 import type { Store } from '../../src/store/types.ts';
 import { createApp } from '../../src/web/app.ts';
 import { staffPageText } from '../../src/web/layouts.ts';
 import { type RunningServer, startServer } from '../../src/web/server.ts';
 import { createStaffWeb, type StaffWeb } from '../../src/web/staff-web.ts';
-import type { Harness } from '../feeds/harness.ts';
+import { type Harness, startHarness } from '../feeds/harness.ts';
 import { freePort } from '../support/ports.ts';
 export interface TestIdp {
   url: string;
@@ -66,16 +66,92 @@ export async function pullWithMedicalData(h: Harness) {
   return { school, summary, teams, staff };
 }
 
+/** What a test may set on the staff site besides its port and provider. */
+export type StaffSiteOptions = Omit<Parameters<typeof startStaffSite>[1], 'port' | 'idp'>;
+
 /** A test provider offering these members of staff, and the staff site signing in through it. */
 export async function staffSiteFor(
   h: Parameters<typeof startStaffSite>[0],
   people: readonly Pick<StaffUser, 'id' | 'email' | 'firstName' | 'lastName'>[],
-  opts: Omit<Parameters<typeof startStaffSite>[1], 'port' | 'idp'> = {},
+  opts: StaffSiteOptions = {},
 ): Promise<{ idp: TestIdp; site: StaffSite }> {
   const port = await freePort();
   const idp = await startTestIdp(people.map(staffPerson), `http://127.0.0.1:${port}/auth/callback`);
   const site = await startStaffSite(h, { ...opts, port, idp });
   return { idp, site };
+}
+
+/** The school as `pullWithMedicalData` read it. */
+export type PulledSchool = Awaited<ReturnType<typeof pullWithMedicalData>>;
+
+/** Who signs in: the coach, anyone else the provider must offer, and whatever the test picked alongside them. */
+export interface Cast {
+  coach: StaffUser;
+  others?: StaffUser[];
+}
+
+/** A signed-in coach's world: the harness, the pulled school, the coach and their own teams, provider and site. */
+export interface CoachSite extends PulledSchool {
+  h: Harness;
+  coach: StaffUser;
+  /** The teams the coach is assigned to (their "My teams"). */
+  coachTeams: Team[];
+  idp: TestIdp;
+  site: StaffSite;
+  /** Closes the site, the provider and the harness, in that order. */
+  close(): Promise<void>;
+}
+
+/** The first member of staff (in the store's order) assigned to a team of their own. */
+export const firstCoach = ({ teams, staff }: PulledSchool): Cast => {
+  const coach = staff.find((s) => staffAccess(s, teams).assignedTeamIds.size > 0);
+  if (!coach) throw new Error('no member of staff with a team of their own in the generated school');
+  return { coach };
+};
+
+/**
+ * The arrange of every test of a coach on the staff site: a harness on the sandbox (`seed`, `scale`), its school
+ * pulled with medical and guardian data, the coach (`pick`, by default `firstCoach`) and the staff site with a
+ * provider offering them and `others`. What the test picked comes back beside the rest; one close() ends it all.
+ */
+export async function coachSite<C extends Cast = Cast>(
+  opts: Parameters<typeof startHarness>[0] & {
+    /** Changes to the sandbox's school before the pull (hostile strings, …). */
+    beforePull?: (h: Harness) => void;
+    pick?: (pulled: PulledSchool, h: Harness) => C | Promise<C>;
+    site?: (pulled: PulledSchool, h: Harness) => StaffSiteOptions;
+  } = {},
+): Promise<CoachSite & C> {
+  const { beforePull, pick, site: siteOptions, ...harness } = opts;
+  const h = await startHarness(harness);
+  try {
+    beforePull?.(h);
+    const pulled = await pullWithMedicalData(h);
+    const cast = (await (pick ?? firstCoach)(pulled, h)) as C;
+    const access = staffAccess(cast.coach, pulled.teams);
+    const coachTeams = pulled.teams.filter((t) => access.assignedTeamIds.has(t.id));
+    const { idp, site } = await staffSiteFor(
+      h,
+      [cast.coach, ...(cast.others ?? [])],
+      siteOptions?.(pulled, h),
+    );
+    return {
+      ...pulled,
+      ...cast,
+      h,
+      coachTeams,
+      idp,
+      site,
+      async close() {
+        await site.close();
+        await idp.close();
+        await h.close();
+      },
+    };
+  } catch (e) {
+    await h.close();
+    throw e;
+  }
 }
 
 export interface StaffSite {

@@ -9,16 +9,7 @@ import { MEDICAL_MARK } from '../../src/rosters/medical.ts';
 import { renderSheet } from '../../src/rosters/render.ts';
 import { buildSheet } from '../../src/rosters/sheet.ts';
 import { loadTemplate } from '../../src/rosters/template.ts';
-import { type Harness, startHarness } from '../feeds/harness.ts';
-import {
-  browse,
-  CookieJar,
-  pullWithMedicalData,
-  type StaffSite,
-  signIn,
-  staffSiteFor,
-  type TestIdp,
-} from '../identity/harness.ts';
+import { browse, type CoachSite, CookieJar, coachSite, type StaffSite, signIn } from '../identity/harness.ts';
 import { containsText, pagePng, pdfText, qpdfCheck } from '../support/pdf.ts';
 import { sampleData } from './sample-data.ts';
 
@@ -88,37 +79,37 @@ describe('medical marker on attendance and match-day sheets (hand-built data)', 
 });
 
 describe('medical marker on the staff site (signed in through the school’s provider)', () => {
-  let h: Harness;
-  let idp: TestIdp;
+  let world: CoachSite;
   let site: StaffSite;
   let assigned: { user: StaffUser; team: Team };
   let viaActivity: { user: StaffUser; team: Team };
 
   beforeAll(async () => {
-    h = await startHarness();
     // The school keeps medical data: a pull with sensitive rosters on reads it.
-    const { summary, teams, staff } = await pullWithMedicalData(h);
-    expect(summary.status).toBe('succeeded');
-    // A team with children with and without a condition, and with an upcoming session to print.
-    const printable = (t: Team) => withCondition(t).length > 0 && withCondition(t).length < t.students.length;
-    const pick = (mine: (a: ReturnType<typeof staffAccess>, t: Team) => boolean) => {
-      for (const user of staff) {
-        const access = staffAccess(user, teams);
-        const team = teams.find((t) => printable(t) && mine(access, t));
-        if (team) return { user, team };
-      }
-      throw new Error('no such coach in the generated school');
-    };
-    assigned = pick((a, t) => a.assignedTeamIds.has(t.id));
-    viaActivity = pick((a, t) => a.teamIds.has(t.id) && !a.assignedTeamIds.has(t.id));
-    ({ idp, site } = await staffSiteFor(h, [assigned.user, viaActivity.user]));
+    const w = await coachSite({
+      pick: ({ teams, staff }) => {
+        // A team with children with and without a condition, and with an upcoming session to print.
+        const printable = (t: Team) =>
+          withCondition(t).length > 0 && withCondition(t).length < t.students.length;
+        const pick = (mine: (a: ReturnType<typeof staffAccess>, t: Team) => boolean) => {
+          for (const user of staff) {
+            const access = staffAccess(user, teams);
+            const team = teams.find((t) => printable(t) && mine(access, t));
+            if (team) return { user, team };
+          }
+          throw new Error('no such coach in the generated school');
+        };
+        const a = pick((a, t) => a.assignedTeamIds.has(t.id));
+        const v = pick((a, t) => a.teamIds.has(t.id) && !a.assignedTeamIds.has(t.id));
+        return { coach: a.user, others: [v.user], assigned: a, viaActivity: v };
+      },
+    });
+    world = w;
+    expect(w.summary.status).toBe('succeeded');
+    ({ site, assigned, viaActivity } = w);
   }, 120_000);
 
-  afterAll(async () => {
-    await site?.close();
-    await idp?.close();
-    await h?.close();
-  });
+  afterAll(() => world?.close());
 
   async function sheet(who: { user: StaffUser; team: Team }, template: string) {
     const jar = new CookieJar();

@@ -4,36 +4,24 @@
 // in a line. The dashboard shows no feed URL (capabilities: the search hands them out one at a time).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StaffUser, Team } from '../../src/domain/types.ts';
-import { type Harness, startHarness } from '../feeds/harness.ts';
-import {
-  browse,
-  CookieJar,
-  pullWithMedicalData,
-  type StaffSite,
-  signIn,
-  staffSiteFor,
-  type TestIdp,
-} from '../identity/harness.ts';
+import { browse, type CoachSite, CookieJar, coachSite, type StaffSite, signIn } from '../identity/harness.ts';
 
 const TOKEN = 'admin-dashboard-token-0123456789abcdef';
-let h: Harness;
-let idp: TestIdp;
+let world: CoachSite;
 let site: StaffSite;
 let coach: StaffUser;
 let teams: Team[];
 
 beforeAll(async () => {
-  h = await startHarness({ seed: 26 });
-  const pulled = await pullWithMedicalData(h);
-  teams = pulled.teams;
-  coach = pulled.staff[0]!;
-  ({ idp, site } = await staffSiteFor(h, [coach], { adminToken: TOKEN }));
+  // Any member of staff who signs in as staff (the first), not necessarily one with a team of their own.
+  world = await coachSite({
+    seed: 26,
+    pick: ({ staff }) => ({ coach: staff[0]! }),
+    site: () => ({ adminToken: TOKEN }),
+  });
+  ({ site, coach, teams } = world);
 }, 120_000);
-afterAll(async () => {
-  await site?.close();
-  await idp?.close();
-  await h?.close();
-});
+afterAll(() => world?.close());
 
 const asAdmin = (path: string) =>
   fetch(`${site.url}${path}`, { headers: { authorization: `Bearer ${TOKEN}`, accept: 'text/html' } });

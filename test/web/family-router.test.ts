@@ -1,48 +1,12 @@
 // One link for the family, over real HTTP: from a child's landing page the parent pastes the other links,
 // gets one capability URL; a session shared by two children appears once naming only those children; a child
 // whose own URL is rotated drops out; mistakes are explained (400), never a 500.
-import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningServer } from '../../src/web/server.ts';
-import { type Harness, startHarness } from '../feeds/harness.ts';
+import { type Harness, httpCall, startHarness } from '../feeds/harness.ts';
 import { parseBoth } from '../feeds/parse.ts';
 
-interface Res {
-  status: number;
-  headers: IncomingHttpHeaders;
-  text: string;
-}
-
-function call(
-  url: string,
-  opts: { method?: string; form?: Record<string, string>; body?: string } = {},
-): Promise<Res> {
-  return new Promise((resolve, reject) => {
-    const body = opts.form ? new URLSearchParams(opts.form).toString() : opts.body;
-    const req = httpRequest(
-      url,
-      {
-        method: opts.method ?? (body !== undefined ? 'POST' : 'GET'),
-        agent: false,
-        headers: body !== undefined ? { 'Content-Type': 'application/x-www-form-urlencoded' } : {},
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            headers: res.headers,
-            text: Buffer.concat(chunks).toString('utf8'),
-          }),
-        );
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+const call = httpCall;
 
 const PUBLIC = 'https://cal.example.org';
 let h: Harness;

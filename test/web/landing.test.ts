@@ -1,7 +1,6 @@
 // The landing page a parent opens, over real HTTP from the real app: what is coming up (with place and the
 // notes for families; cancellations unmistakable), freshness, the device's button first, the QR code of the
 // page itself, wording per audience, and reminder variants of the feed (VALARM).
-import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import ICAL from 'ical.js';
 import nodeIcal from 'node-ical';
 import pino from 'pino';
@@ -12,33 +11,10 @@ import { withReminder } from '../../src/feeds/reminders.ts';
 import type { FeedScope } from '../../src/store/types.ts';
 import { type AppOptions, createApp } from '../../src/web/app.ts';
 import { type RunningServer, startServer } from '../../src/web/server.ts';
-import { type Harness, startHarness } from '../feeds/harness.ts';
+import { type Harness, httpCall, startHarness } from '../feeds/harness.ts';
 import { parseBoth } from '../feeds/parse.ts';
 
-interface Res {
-  status: number;
-  headers: IncomingHttpHeaders;
-  text: string;
-}
-
-function get(url: string, headers: Record<string, string> = {}): Promise<Res> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(url, { headers, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () =>
-        resolve({
-          status: res.statusCode ?? 0,
-          headers: res.headers,
-          text: Buffer.concat(chunks).toString('utf8'),
-        }),
-      );
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
+const get = (url: string, headers: Record<string, string> = {}) => httpCall(url, { headers });
 
 const UA = {
   iphone:

@@ -10,14 +10,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Id, StaffUser, Team } from '../../src/domain/types.ts';
 import { FamilyAbsences } from '../../src/families/absences.ts';
 import { staffAccess } from '../../src/identity/roles.ts';
-import { type Harness, startHarness } from '../feeds/harness.ts';
+import type { Harness } from '../feeds/harness.ts';
 import {
   browse,
+  type CoachSite,
   CookieJar,
-  pullWithMedicalData,
+  coachSite,
+  type PulledSchool,
   type StaffSite,
   signIn,
-  staffSiteFor,
   type TestIdp,
 } from '../identity/harness.ts';
 import { axe } from '../support/axe.ts';
@@ -28,6 +29,7 @@ const PHONE = { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch:
 const DAY = 86_400_000;
 const REASON = 'grandma’s 90th birthday';
 
+let world: CoachSite;
 let h: Harness;
 let idp: TestIdp;
 let site: StaffSite;
@@ -42,82 +44,82 @@ let sessionId: Id;
 
 const fullName = (p: { firstName: string; lastName: string }) => `${p.firstName} ${p.lastName}`.trim();
 
-beforeAll(async () => {
-  h = await startHarness({ scale: 'school' });
-  // The school keeps medical and guardian data: a pull with sensitive rosters on reads it.
-  const { school, summary, teams, staff } = await pullWithMedicalData(h);
-  expect(summary.status).toBe('succeeded');
+/**
+ * Picked from the store at test time: a coach's team with conditions and phones on file, whose sessions /staff lists
+ * (its first three) include one 9 to 12 days ahead that a child's calendar page offers; one who sees the team through
+ * an activity, one who does not see it.
+ */
+async function pick({ teams, staff }: PulledSchool, h: Harness) {
   const now = Date.parse(h.sandbox.now());
-  // Picked from the store at test time: a coach's team with conditions and phones on file, whose sessions /staff
-  // lists (its first three) include one 9 to 12 days ahead that a child's calendar page offers.
-  const pick = async () => {
-    for (const user of staff) {
-      const access = staffAccess(user, teams);
-      for (const t of teams.filter((x) => access.assignedTeamIds.has(x.id))) {
-        if (!t.students.some((m) => m.medicalConditions.length > 0)) continue;
-        if (!t.students.some((m) => m.guardians.some((g) => g.phone))) continue;
-        const listed = (
+  for (const user of staff) {
+    const access = staffAccess(user, teams);
+    for (const t of teams.filter((x) => access.assignedTeamIds.has(x.id))) {
+      if (!t.students.some((m) => m.medicalConditions.length > 0)) continue;
+      if (!t.students.some((m) => m.guardians.some((g) => g.phone))) continue;
+      const listed = (
+        await h.store.records.listSessions('hill', {
+          teamIds: [t.id],
+          from: new Date(now).toISOString(),
+          to: new Date(now + 30 * DAY).toISOString(),
+        })
+      )
+        .sort((a, b) => a.start.localeCompare(b.start))
+        .slice(0, 3);
+      const s = listed.find(
+        (x) => !x.cancelled && Date.parse(x.start) > now + 9 * DAY && Date.parse(x.start) < now + 12 * DAY,
+      );
+      if (!s) continue;
+      for (const m of t.students) {
+        const own = (
           await h.store.records.listSessions('hill', {
-            teamIds: [t.id],
+            studentId: m.studentId,
             from: new Date(now).toISOString(),
             to: new Date(now + 30 * DAY).toISOString(),
           })
-        )
-          .sort((a, b) => a.start.localeCompare(b.start))
-          .slice(0, 3);
-        const s = listed.find(
-          (x) => !x.cancelled && Date.parse(x.start) > now + 9 * DAY && Date.parse(x.start) < now + 12 * DAY,
-        );
-        if (!s) continue;
-        for (const m of t.students) {
-          const own = (
-            await h.store.records.listSessions('hill', {
-              studentId: m.studentId,
-              from: new Date(now).toISOString(),
-              to: new Date(now + 30 * DAY).toISOString(),
-            })
-          ).sort((a, b) => a.start.localeCompare(b.start));
-          if (!own.slice(0, 8).some((x) => x.id === s.id)) continue;
-          const away = await h.store.records.listAbsences('hill', {
-            studentIds: [m.studentId],
-            from: s.start,
-            to: s.end,
-          });
-          if (away.length) continue;
-          const other = staff.find((u) => {
-            const a = staffAccess(u, teams);
-            return a.teamIds.has(t.id) && !a.assignedTeamIds.has(t.id);
-          });
-          const outsider = staff.find((u) => !staffAccess(u, teams).teamIds.has(t.id));
-          if (other && outsider) return { user, t, s, m, other, outsider };
-        }
+        ).sort((a, b) => a.start.localeCompare(b.start));
+        if (!own.slice(0, 8).some((x) => x.id === s.id)) continue;
+        const away = await h.store.records.listAbsences('hill', {
+          studentIds: [m.studentId],
+          from: s.start,
+          to: s.end,
+        });
+        if (away.length) continue;
+        const other = staff.find((u) => {
+          const a = staffAccess(u, teams);
+          return a.teamIds.has(t.id) && !a.assignedTeamIds.has(t.id);
+        });
+        const outsider = staff.find((u) => !staffAccess(u, teams).teamIds.has(t.id));
+        if (other && outsider) return { coach: user, others: [other, outsider], t, s, m, other, outsider };
       }
     }
-    throw new Error('no coach, team, session and child as the test needs in the generated school');
-  };
-  const found = await pick();
-  coach = found.user;
-  team = found.t;
-  child = found.m;
-  sessionId = found.s.id;
-  viaActivity = found.other;
-  stranger = found.outsider;
+  }
+  throw new Error('no coach, team, session and child as the test needs in the generated school');
+}
 
-  const absences = new FamilyAbsences({
-    store: h.store,
-    schools: [{ ...school, families: { ...school.families, reportAbsences: true } }],
-    clientFor: () => h.client,
-    now: () => new Date(h.sandbox.now()),
+beforeAll(async () => {
+  // The school keeps medical and guardian data: a pull with sensitive rosters on reads it.
+  const w = await coachSite({
+    scale: 'school',
+    pick,
+    site: ({ school }, h) => ({
+      absences: new FamilyAbsences({
+        store: h.store,
+        schools: [{ ...school, families: { ...school.families, reportAbsences: true } }],
+        clientFor: () => h.client,
+        now: () => new Date(h.sandbox.now()),
+      }),
+    }),
   });
-  ({ idp, site } = await staffSiteFor(h, [coach, viaActivity, stranger], { absences }));
+  world = w;
+  expect(w.summary.status).toBe('succeeded');
+  ({ h, idp, site, coach, t: team, m: child, other: viaActivity, outsider: stranger } = w);
+  sessionId = w.s.id;
   browser = await launchBrowser();
 }, 600_000);
 
 afterAll(async () => {
   await browser?.close();
-  await site?.close();
-  await idp?.close();
-  await h?.close();
+  await world?.close();
 });
 
 async function phone(): Promise<Page> {

@@ -5,38 +5,23 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StaffUser, Team } from '../../src/domain/types.ts';
 import { staffAccess } from '../../src/identity/roles.ts';
-import { type Harness, startHarness } from '../feeds/harness.ts';
-import {
-  browse,
-  CookieJar,
-  pullWithMedicalData,
-  type StaffSite,
-  signIn,
-  staffSiteFor,
-  type TestIdp,
-} from '../identity/harness.ts';
+import type { Harness } from '../feeds/harness.ts';
+import { browse, type CoachSite, CookieJar, coachSite, type StaffSite, signIn } from '../identity/harness.ts';
 
+let world: CoachSite;
 let h: Harness;
-let idp: TestIdp;
 let site: StaffSite;
 let coach: StaffUser;
 let own: Team[];
 let unseen: Team[];
 
 beforeAll(async () => {
-  h = await startHarness({ seed: 25 });
-  const { teams, staff } = await pullWithMedicalData(h);
-  coach = staff.find((s) => staffAccess(s, teams).assignedTeamIds.size > 0)!;
-  const access = staffAccess(coach, teams);
-  own = teams.filter((t) => access.assignedTeamIds.has(t.id));
-  unseen = teams.filter((t) => !access.teamIds.has(t.id));
-  ({ idp, site } = await staffSiteFor(h, [coach]));
+  world = await coachSite({ seed: 25 });
+  ({ h, site, coach, coachTeams: own } = world);
+  const access = staffAccess(coach, world.teams);
+  unseen = world.teams.filter((t) => !access.teamIds.has(t.id));
 }, 120_000);
-afterAll(async () => {
-  await site?.close();
-  await idp?.close();
-  await h?.close();
-});
+afterAll(() => world?.close());
 
 describe('/staff', () => {
   it('signed out: sent to sign in, coming back to /staff; / leads to /staff', async () => {

@@ -7,19 +7,19 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StaffUser, Team } from '../../src/domain/types.ts';
 import { staffAccess } from '../../src/identity/roles.ts';
-import { type Harness, startHarness } from '../feeds/harness.ts';
+import type { Harness } from '../feeds/harness.ts';
 import {
   browse,
+  type CoachSite,
   CookieJar,
-  pullWithMedicalData,
+  coachSite,
+  type PulledSchool,
   type StaffSite,
   signIn,
-  staffSiteFor,
-  type TestIdp,
 } from '../identity/harness.ts';
 
+let world: CoachSite;
 let h: Harness;
-let idp: TestIdp;
 let site: StaffSite;
 let coach: StaffUser;
 let mine: Team;
@@ -31,8 +31,8 @@ let shift = 0;
 let otherSession: number;
 const jar = new CookieJar();
 
-beforeAll(async () => {
-  h = await startHarness();
+/** Upstream strings a page must show as text: markup, control and bidi characters, an attribute in a phone. */
+function hostile(h: Harness): void {
   const LONG = 'Wolfeschlegelsteinhausenbergerdorffvoralternwarengewissenhaft';
   for (const st of h.sandbox.school.students) {
     st.firstName = `<img src=x onerror=alert(1)>\u0007\u202e${st.firstName}`;
@@ -47,7 +47,10 @@ beforeAll(async () => {
       c.notes = `${LONG}${LONG}`;
     }
   }
-  const { teams, staff } = await pullWithMedicalData(h);
+}
+
+/** A coach with a session of their own team, and a session of another team only. */
+async function pick({ teams, staff }: PulledSchool, h: Harness) {
   const sessions = await h.store.records.list('hill', 'sessions');
   for (const u of staff) {
     const a = staffAccess(u, teams);
@@ -68,28 +71,24 @@ beforeAll(async () => {
         (x) =>
           !x.meta.deletedAt && !x.teams.some((y) => y.id === t!.id) && x.teams.some((y) => y.id === o.id),
       );
-    if (t && o && s && so) {
-      coach = u;
-      mine = t;
-      other = o;
-      mySession = s.id;
-      mySessionEnd = s.end;
-      otherSession = so.id;
-      break;
-    }
+    if (t && o && s && so)
+      return { coach: u, mine: t, other: o, mySession: s.id, mySessionEnd: s.end, otherSession: so.id };
   }
-  expect(coach).toBeDefined();
-  ({ idp, site } = await staffSiteFor(h, [coach], {
-    now: () => new Date(Date.parse(h.sandbox.now()) + shift),
-  }));
+  throw new Error('no coach with a session of their own team and another team’s in the generated school');
+}
+
+beforeAll(async () => {
+  const w = await coachSite({
+    beforePull: hostile,
+    pick,
+    site: (_, h) => ({ now: () => new Date(Date.parse(h.sandbox.now()) + shift) }),
+  });
+  world = w;
+  ({ h, site, coach, mine, other, mySession, mySessionEnd, otherSession } = w);
   await signIn(jar, site.url, String(coach.id));
 }, 300_000);
 
-afterAll(async () => {
-  await site?.close();
-  await idp?.close();
-  await h?.close();
-});
+afterAll(() => world?.close());
 
 const get = (path: string, method = 'GET') => browse(jar, `${site.url}${path}`, { method });
 
