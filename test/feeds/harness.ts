@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
 import { parseConfig, type SchoolConfig } from '../../src/config.ts';
+import { FamilyAbsences } from '../../src/families/absences.ts';
 import { FeedService } from '../../src/feeds/feed-service.ts';
 import { FeedTokens } from '../../src/feeds/tokens.ts';
 import type { PullSummary } from '../../src/jobs/pull-summary.ts';
@@ -37,6 +38,8 @@ export interface Harness {
     feedRateLimit?: { perSecond: number; burst: number } | false;
     /** METRICS_TOKEN: /metrics answers a request bearing it (unset: no /metrics on this app). */
     metricsToken?: string;
+    /** Families' "Can't make it?" on child and family pages (see `familyAbsences`). */
+    absences?: FamilyAbsences;
   }): Promise<RunningServer>;
   close(): Promise<void>;
 }
@@ -94,6 +97,7 @@ export async function startHarness(
         now,
         feedRateLimit: o.feedRateLimit ?? false,
         metricsToken: o.metricsToken ?? null,
+        ...(o.absences ? { absences: o.absences } : {}),
       });
       const running = await startServer(app, { port: 0, host: '127.0.0.1' });
       servers.push(running);
@@ -157,5 +161,19 @@ export function httpCall(
     );
     req.on('error', reject);
     req.end(body);
+  });
+}
+
+/**
+ * Families' "Can't make it?" for the harness's school, written to its sandbox on the sandbox's clock. Every request
+ * of a test comes from 127.0.0.1, so the per-address limit is raised past what one test file asks.
+ */
+export function familyAbsences(h: Harness): FamilyAbsences {
+  const families = { ...h.school.families, reportAbsences: true, actsPerAddressPerHour: 1000 };
+  return new FamilyAbsences({
+    store: h.store,
+    schools: [{ ...h.school, families }],
+    clientFor: () => h.client,
+    now: () => new Date(h.sandbox.now()),
   });
 }
