@@ -352,12 +352,18 @@ async function schoolPart(
     ? await opts.tokens.ensureIfVouched(school.id, 'staff', membership.user.id)
     : null;
   const ownFeed = issued?.token && button(`/feeds/${issued.token}`, 'My calendar (all my sessions)');
-  const role = membership
-    ? { admin: 'administrator', manager: 'manager', staff: 'coach' }[membership.access.role]
-    : 'admin token';
-  return html`<h1>${school.name}</h1><p class="muted">Signed in as ${role}.${
+  return html`<h1>${school.name}</h1><p class="muted">${signedInAs(membership)}${
     isAdmin && html` <a href="/admin">Admin pages</a>`
   }</p>${todayAndNext(listing, own, next, manySchools ? `next-${school.id}` : 'next')}<div class="actions">${ownFeed}</div>${search?.form}${body}`;
+}
+
+/** "Signed in as Tilly Smith, coach.": the person's name as the school's directory has it, their role after it. */
+function signedInAs(membership: StaffMembership | null): string {
+  if (!membership) return 'Signed in with the admin token.';
+  const role = { admin: 'administrator', manager: 'manager', staff: 'coach' }[membership.access.role];
+  const { firstName, lastName, email } = membership.user;
+  const name = `${firstName} ${lastName}`.trim() || email;
+  return name ? `Signed in as ${name}, ${role}.` : `Signed in as ${role}.`;
 }
 
 /** The sessions of these teams in the next 30 days, soonest first. */

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { staffAccess } from '../../src/identity/roles.ts';
 import type { Sandbox } from '../../src/sandbox/index.ts';
 import { openStore } from '../../src/store/index.ts';
+import { escapeHtml } from '../../src/util/html.ts';
 import { rostercal, schoolEnv } from '../support/cli.ts';
 import { startWeekSandbox } from '../support/clock.ts';
 import { expectPdf } from '../support/pdf.ts';
@@ -147,8 +148,9 @@ describe('rostercal serve with OIDC_* in the environment', () => {
       const landed = await signIn(jar, site, String(admin.id));
       expect(landed.url).toBe(`${site}/staff`);
       expect(landed.res.status).toBe(200);
-      expect(landed.body).toContain(`${admin.firstName} ${admin.lastName}`);
-      expect(landed.body).toContain('Signed in as administrator');
+      expect(landed.body).toContain(
+        `Signed in as ${escapeHtml(`${admin.firstName} ${admin.lastName}`)}, administrator.`,
+      );
       expect(jar.get(site, 'rostercal_session')).toMatch(/^[A-Za-z0-9_-]{43}$/);
       expect(child.output()).toContain(`staff:   ${site}/auth/login  (or ${site}/staff), through 127.0.0.1:`);
       const after = await openStore({ dataDir: dir });

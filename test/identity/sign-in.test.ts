@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StaffUser } from '../../src/domain/types.ts';
 import type { DemoPerson } from '../../src/identity/demo-people.ts';
 import { staffAccess } from '../../src/identity/roles.ts';
+import { escapeHtml } from '../../src/util/html.ts';
 import { type Harness, startHarness } from '../feeds/harness.ts';
 import { expectPdf } from '../support/pdf.ts';
 import { freePort } from '../support/ports.ts';
@@ -95,6 +96,9 @@ afterAll(async () => {
   await h?.close();
 });
 
+/** How /staff names a person: first and last name from the directory, as the page escapes them. */
+const signedInName = (u: StaffUser) => escapeHtml(`${u.firstName} ${u.lastName}`);
+
 describe('sign-in with the school’s identity provider (code + PKCE)', () => {
   it('a coach signs in and sees exactly their teams, with sheets for upcoming sessions', async () => {
     const jar = new CookieJar();
@@ -109,7 +113,9 @@ describe('sign-in with the school’s identity provider (code + PKCE)', () => {
       .map((t) => t.id)
       .sort((a, b) => a - b);
     expect(teamIdsOn(page.body).sort((a, b) => a - b)).toEqual(expected);
-    expect(page.body).toContain('Signed in as coach');
+    // Their name (the school's directory) with their role after it, not the role alone.
+    expect(page.body).toContain(`Signed in as ${signedInName(coachUser)}, coach.`);
+    expect(page.body).not.toContain('Signed in as coach');
     expect(page.body).toMatch(/Attendance sheet · /);
     expect(page.body).not.toContain('Admin pages');
 
@@ -153,7 +159,7 @@ describe('sign-in with the school’s identity provider (code + PKCE)', () => {
       body: new URLSearchParams({ account: people.coach.id }),
     });
     expect(landed.url).toBe(`${site.url}/staff`);
-    expect(landed.body).toContain('Signed in as coach');
+    expect(landed.body).toContain(`Signed in as ${signedInName(coachUser)}, coach.`);
 
     // The provider's error page is on the same layout and policy.
     const error = await fetch(`${idp.issuer}/auth?client_id=nobody&response_type=code&scope=openid`);
@@ -242,7 +248,7 @@ describe('sign-in with the school’s identity provider (code + PKCE)', () => {
     for (const id of teamIdsOn(page.body)) expect(access.teamIds.has(id)).toBe(true);
     const ofActivity = teams.filter((t) => managerUser.activityIds.includes(t.activity.id) && !t.hidden);
     for (const t of ofActivity) expect(teamIdsOn(page.body)).toContain(t.id);
-    expect(page.body).toContain('Signed in as manager');
+    expect(page.body).toContain(`Signed in as ${signedInName(managerUser)}, manager.`);
     // Not the admin pages.
     expect((await browse(jar, `${site.url}/admin`)).res.status).toBe(403);
 
