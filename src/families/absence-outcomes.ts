@@ -10,13 +10,16 @@ export type Outcome =
       /**
        * reported / already-reported: it stands upstream; pending: another request is sending it now; unconfirmed:
        * sent, but the answer was lost (read back within a minute); withdrawn / already-withdrawn: undone;
-       * undo-unconfirmed: the undo was sent but its answer lost.
+       * undo-unconfirmed: the undo was sent but its answer lost; unsettled: an earlier request for it ended without
+       * recording what came of it (it may or may not have been sent), and it was not found upstream: the settle step
+       * decides.
        */
       kind:
         | 'reported'
         | 'already-reported'
         | 'pending'
         | 'unconfirmed'
+        | 'unsettled'
         | 'withdrawn'
         | 'already-withdrawn'
         | 'undo-unconfirmed';

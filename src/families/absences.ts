@@ -46,6 +46,8 @@ const DAY_MS = 86_400_000;
 const HOUR_MS = 3_600_000;
 /** How often a repeat looks whether the report it repeats has been sent. */
 const SENDING_POLL_MS = 100;
+/** The time a report's own request may take to send it (two upstream calls and the store's steps). */
+const SENDING_MS = 2 * FAMILY_REQUEST_TIMEOUT_MS + 500;
 
 /** A link that may act for children: a child's own feed link, or a family link. */
 export interface ReportingLink {
@@ -258,8 +260,18 @@ export class FamilyAbsences {
   }
 
   async #answerFrom(standing: AbsenceAct, audit: Audit): Promise<Outcome> {
-    const act = standing.state === 'pending' ? await this.#afterSending(standing) : standing;
+    let act = standing.state === 'pending' ? await this.#afterSending(standing) : standing;
     if (act.state === 'undoing') return BEING_UNDONE;
+    if (act.state === 'pending' && !this.#sending(act)) {
+      // Its request is over but left no outcome (the store refused to record it): sent or not is unknown. Never "on
+      // its way": look for it by its mark; found, it is reported; else the settle step decides, and the page says so.
+      const found = await this.#readBack(act);
+      if (!found) {
+        await audit('absence-report', 'already pending, its request over: not found yet, left to settle');
+        return { ok: true, kind: 'unsettled', sessionId: act.sessionId };
+      }
+      act = found;
+    }
     const kind =
       act.state === 'reported' ? 'already-reported' : act.state === 'pending' ? 'pending' : 'unconfirmed';
     await audit(
@@ -269,6 +281,32 @@ export class FamilyAbsences {
     return { ok: true, kind, sessionId: act.sessionId };
   }
 
+  /** Whether the request that reserved this act may still be sending it (its upstream calls' time is not up). */
+  #sending(act: AbsenceAct): boolean {
+    return this.#now().getTime() - Date.parse(act.reservedAt) < SENDING_MS;
+  }
+
+  /** An act whose request ended without an outcome, as the upstream has it: reported when found by its mark. */
+  async #readBack(act: AbsenceAct): Promise<AbsenceAct | null> {
+    const school = this.#schools.get(act.schoolId);
+    if (!school) return null;
+    try {
+      const made = markedBy(
+        await absencesUpstream(this.#clientFor(school), act.studentId, act),
+        act.linkId,
+      )[0];
+      if (!made) return null;
+      await this.#settle(act, made);
+      return { ...act, state: 'reported', absenceId: made.id };
+    } catch (err) {
+      this.#log.warn(
+        { err, schoolId: act.schoolId },
+        'an unsettled report could not be read back; it is settled later',
+      );
+      return null;
+    }
+  }
+
   /**
    * A report another request is sending (a double tap, mostly) as it stands once that request is done, within the
    * time its upstream calls may take: answered at once, the family would read "could not confirm" about a report
@@ -276,9 +314,8 @@ export class FamilyAbsences {
    * or still sending when that time is up: as it stood.
    */
   async #afterSending(act: AbsenceAct): Promise<AbsenceAct> {
-    const sendingMs = 2 * FAMILY_REQUEST_TIMEOUT_MS + 500;
-    const waitMs = sendingMs - Math.max(0, this.#now().getTime() - Date.parse(act.reservedAt));
-    const until = performance.now() + Math.min(waitMs, sendingMs);
+    const waitMs = SENDING_MS - Math.max(0, this.#now().getTime() - Date.parse(act.reservedAt));
+    const until = performance.now() + Math.min(waitMs, SENDING_MS);
     let now = act;
     while (now.state === 'pending' && performance.now() < until) {
       await sleep(SENDING_POLL_MS);

@@ -74,6 +74,8 @@ export const DONE_WORDS = {
     'This report is already on its way to the school\u2019s system: this page shows it once it is confirmed, within a minute. There is no need to report it again.',
   unconfirmed:
     'We sent the report, but we could not confirm it: the school\u2019s system did not answer in time. This page will show it within a minute; there is no need to report it again.',
+  unsettled:
+    'We could not confirm your earlier report, so we are checking with the school\u2019s system whether it arrived. This page will show within a minute whether it was reported; if it was not, you can report it again then.',
   withdrawn: 'Undone: the absence is no longer reported.',
   'undo-unconfirmed':
     'We asked to undo it, but we could not confirm it: the school\u2019s system did not answer in time. This page will show where it stands within a minute.',
@@ -108,8 +110,8 @@ export function absenceHtml(
       html` (covered by the absence reported for <strong>${named(a, r.forSession, locale)}</strong>, at the same time)`;
     if (r.state !== 'reported')
       return html`<div class="reported pending"><p>${
-        r.state === 'undoing' ? html`Being undone${who}` : html`Reported${who}`
-      }: <strong>${day}, ${e.title}</strong>${covered}. We could not confirm it yet with the school\u2019s system: this page will show it within a minute.</p></div>`;
+        r.state === 'undoing' ? html`Being undone${who}` : html`Report not confirmed yet${who}`
+      }: <strong>${day}, ${e.title}</strong>${covered}. We could not confirm it yet with the school\u2019s system: this page will show where it stands within a minute.</p></div>`;
     const undo =
       r.undoable &&
       r.absenceId !== null &&

@@ -8,9 +8,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SchoolConfig } from '../../src/config.ts';
 import type { Id } from '../../src/domain/types.ts';
 import { absencesUpstream, familyClients, markedBy } from '../../src/families/absence-upstream.ts';
-import { FamilyAbsences, type ReportingLink } from '../../src/families/absences.ts';
+import { FamilyAbsences, type FamilyStore, type ReportingLink } from '../../src/families/absences.ts';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
 import { pullSchool } from '../../src/sync/pull.ts';
+import { DONE_WORDS, type Done } from '../../src/web/absence-form.ts';
 import { openTestStore, type TestStore, testClient, testSchool } from '../sync/helpers.ts';
 
 const NOW = '2026-03-02T00:00:00.000Z';
@@ -53,7 +54,7 @@ afterAll(async () => {
 });
 
 /** A child's own link and one of its upcoming sessions, as its page lists them. */
-async function childLink(): Promise<{ link: ReportingLink; studentId: Id; sessionId: Id }> {
+async function childLink(nth = 0): Promise<{ link: ReportingLink; studentId: Id; sessionId: Id }> {
   for (const student of reads.school.students) {
     const sessions = (
       await ts.store.records.listSessions(school.id, {
@@ -62,7 +63,7 @@ async function childLink(): Promise<{ link: ReportingLink; studentId: Id; sessio
         to: new Date(Date.parse(NOW) + 30 * 86_400_000).toISOString(),
       })
     ).filter((s) => !s.cancelled && !s.bye && Date.parse(s.start) > Date.parse(NOW));
-    if (!sessions.length) continue;
+    if (sessions.length <= nth) continue;
     const link: ReportingLink = {
       schoolId: school.id,
       kind: 'child',
@@ -70,7 +71,7 @@ async function childLink(): Promise<{ link: ReportingLink; studentId: Id; sessio
       children: [{ studentId: student.id, label: 'the child' }],
       shown: new Set(sessions.map((s) => s.id)),
     };
-    return { link, studentId: student.id, sessionId: sessions[0]!.id };
+    return { link, studentId: student.id, sessionId: sessions[nth]!.id };
   }
   throw new Error('the sandbox school has no student with an upcoming session');
 }
@@ -89,5 +90,55 @@ describe('a double tap on "can\u2019t make it"', () => {
     const act = await ts.store.families.getAbsenceAct({ schoolId: school.id, studentId, sessionId });
     expect(act?.state).toBe('reported');
     expect(markedBy(await absencesUpstream(testClient(writes), studentId, act!))).toHaveLength(1);
+  }, 60_000);
+});
+
+describe('a second tap after a first send that failed and could not be recorded', () => {
+  it('is told the truth (not confirmed, being checked), never "on its way", and nothing is sent twice', async () => {
+    const { link, studentId, sessionId } = await childLink(1);
+    // The first send never reaches the school's system; the store then refuses, once, to end its reservation.
+    let releases = 0;
+    const store: FamilyStore = {
+      ...ts.store,
+      families: new Proxy(ts.store.families, {
+        get(target, prop, receiver) {
+          const value = Reflect.get(target, prop, receiver);
+          if (prop === 'releaseAbsenceAct')
+            return async (...args: Parameters<typeof target.releaseAbsenceAct>) => {
+              if (releases++ === 0) throw new Error('SQLITE_FULL: database or disk is full');
+              return target.releaseAbsenceAct(...args);
+            };
+          return typeof value === 'function' ? value.bind(target) : value;
+        },
+      }),
+    };
+    const real = familyClients();
+    const down = familyClients();
+    let sends = 0;
+    let clock = Date.parse(NOW);
+    const tapped = new FamilyAbsences({
+      store,
+      schools: [school],
+      clientFor: (s) =>
+        sends++ === 0 ? down({ ...s, upstream: { ...s.upstream, url: 'http://127.0.0.1:9/' } }) : real(s),
+      now: () => new Date(clock),
+    });
+    const ask = { studentId, sessionId, words: 'Sick', address: '127.0.0.10' };
+    const first = await tapped.report(link, ask);
+    expect(first).toMatchObject({ ok: false });
+    expect(first.ok === false && first.message).toContain('nothing was reported');
+    // The family reads that and taps again a little later.
+    clock += 20_000;
+    const second = await tapped.report(link, ask);
+    expect(second.ok).toBe(true);
+    const kind = second.ok ? second.kind : 'refused';
+    expect(kind).not.toBe('pending');
+    const words: string = DONE_WORDS[kind as Done];
+    expect(words).not.toMatch(/on its way|we sent/i);
+    expect(words).toMatch(/could not confirm/i);
+    expect(words).toMatch(/within a minute/);
+    // Nothing written by the second tap either: the settle step decides, by the mark, whether the first arrived.
+    const act = await ts.store.families.getAbsenceAct({ schoolId: school.id, studentId, sessionId });
+    expect(markedBy(await absencesUpstream(testClient(writes), studentId, act!))).toHaveLength(0);
   }, 60_000);
 });
