@@ -5,7 +5,7 @@ import type { Request, RequestHandler, Response } from 'express';
 import type { CalendarSearch } from '../feeds/calendar-search.ts';
 import type { FeedDef } from '../feeds/feed-defs.ts';
 import type { FeedTokens } from '../feeds/tokens.ts';
-import type { SchoolId } from '../store/types.ts';
+import type { SchoolId, Store } from '../store/types.ts';
 import { html, type SafeHtml } from '../util/html.ts';
 import { sendAdminPage } from './layouts.ts';
 import { accessIn, csrfOf, type Principal, principalOf } from './staff-auth.ts';
@@ -46,7 +46,36 @@ async function pagesOf(tokens: FeedTokens, base: string, defs: FeedDef[]): Promi
   return pages;
 }
 
+/**
+ * What tells children of one name apart, per student hit ("hill:5197" → "Year 9 · U14 Netball A, Chess"): their year
+ * and their teams. Admins only reach this page, and an admin sees every team of the school.
+ */
+async function studentDetails(store: Pick<Store, 'records'>, defs: FeedDef[]): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  const bySchool = new Map<SchoolId, FeedDef[]>();
+  for (const d of defs)
+    if (d.scope === 'student') bySchool.set(d.schoolId, [...(bySchool.get(d.schoolId) ?? []), d]);
+  for (const [schoolId, students] of bySchool) {
+    const [teams, years] = await Promise.all([
+      store.records.list(schoolId, 'teams'),
+      store.records.list(schoolId, 'yearGroups'),
+    ]);
+    const yearName = new Map(years.map((y) => [y.id, y.name]));
+    for (const d of students) {
+      const student = await store.records.get(schoolId, 'students', d.scopeId);
+      const year = student?.yearGroupId == null ? null : (yearName.get(student.yearGroupId) ?? null);
+      const own = teams.filter((t) => t.students.some((m) => m.studentId === d.scopeId)).map((t) => t.name);
+      out.set(
+        `${schoolId}:${d.scopeId}`,
+        [year, own.length ? own.join(', ') : 'no team'].filter(Boolean).join(' · '),
+      );
+    }
+  }
+  return out;
+}
+
 export function adminSearchRoute(opts: {
+  store: Pick<Store, 'records'>;
   search: CalendarSearch;
   schools: readonly { id: SchoolId; name: string }[];
   tokens: FeedTokens;
@@ -65,12 +94,17 @@ export function adminSearchRoute(opts: {
         opts.base,
         answer.hits.map((h) => h.def),
       );
+      const details = await studentDetails(
+        opts.store,
+        answer.hits.map((h) => h.def),
+      );
       const many = schools.length > 1;
       const items = answer.hits.map((h, i) => {
         const school = many
           ? ` · ${schools.find((s) => s.id === h.def.schoolId)?.name ?? h.def.schoolId}`
           : '';
-        return html`<li><strong>${h.def.subject}</strong> <span class="tag">${SCOPE_LABEL[h.def.scope]}</span><span class="muted">${school}</span>${h.why && html`<br><span class="muted">${h.why}</span>`}${feedActions(h.def, pages[i] ?? null)}</li>`;
+        const detail = details.get(`${h.def.schoolId}:${h.def.scopeId}`);
+        return html`<li><strong>${h.def.subject}</strong> <span class="tag">${SCOPE_LABEL[h.def.scope]}</span><span class="muted">${school}</span>${detail && html`<br><span class="muted">${detail}</span>`}${h.why && html`<br><span class="muted">${h.why}</span>`}${feedActions(h.def, pages[i] ?? null)}</li>`;
       });
       const summary = !query
         ? ''

@@ -238,6 +238,7 @@ export function createAdminRouter(opts: AdminRouterOptions): express.Router {
     '/admin/search',
     opts.auth.requireAdmin,
     adminSearchRoute({
+      store: opts.store,
       search: deps.search,
       schools: opts.config.schools,
       tokens: opts.tokens,

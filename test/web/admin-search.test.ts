@@ -88,4 +88,30 @@ describe('serve makes the admins’ search index before the first search', () =>
     expect((await searchFor(s, surname)).status).toBe(200);
     expect(s.search.state('hill').builds).toBe(1);
   }, 60_000);
+
+  it('each child found names their year and teams, so two children of one name can be told apart', async () => {
+    const s = service!;
+    const students = (await s.store.records.list('hill', 'students')).filter((x) => x.current);
+    const years = new Map((await s.store.records.list('hill', 'yearGroups')).map((y) => [y.id, y.name]));
+    const teams = await s.store.records.list('hill', 'teams');
+    // The surname most children share: several hits of one kind, as two namesakes would be.
+    const counts = new Map<string, number>();
+    for (const x of students) counts.set(x.lastName, (counts.get(x.lastName) ?? 0) + 1);
+    const shared = [...counts].sort((a, b) => b[1] - a[1])[0]![0];
+    const page = await (await searchFor(s, shared)).text();
+    const hits = page
+      .split('<li>')
+      .slice(1)
+      .filter((li) => li.includes('<span class="tag">student</span>'));
+    expect(hits.length).toBeGreaterThan(1);
+    for (const x of students.filter((y) => y.lastName === shared)) {
+      const year = x.yearGroupId === null ? null : years.get(x.yearGroupId)!;
+      const own = teams.filter((t) => t.students.some((m) => m.studentId === x.id)).map((t) => t.name);
+      const line = `<span class="muted">${[year, own.length ? own.join(', ') : 'no team'].filter(Boolean).join(' · ')}</span>`;
+      expect(
+        hits.some((li) => li.includes(x.lastName) && li.includes(line)),
+        `${x.firstName} ${x.lastName}: ${line}`,
+      ).toBe(true);
+    }
+  }, 60_000);
 });
