@@ -13,6 +13,7 @@ import { closeLiveGoogleCalendars, describeClosed, publicTargetsFor } from '../p
 import type { AuditAction, AuditQuery, AuditRecord, FeedScope, SchoolId, Store } from '../store/types.ts';
 import { html, join, type SafeHtml } from '../util/html.ts';
 import { zoneAbbreviation } from '../util/time-zone.ts';
+import { ASSETS } from './assets.ts';
 import { sendAdminPage, sendJson, sendProblem } from './layouts.ts';
 import { accessIn, csrfOf, type Principal, principalOf, type StaffAuth } from './staff-auth.ts';
 
@@ -478,6 +479,11 @@ function rotationFailed(res: Response, err: RotationFailedError) {
   );
 }
 
+/** A Copy button for a field, shown by the page's script (copy.js), with where it says "Copied". */
+function copyButton(field: string, what: string): SafeHtml {
+  return html`<button type="button" data-copy="${field}" hidden>Copy<span class="vh"> ${what}</span></button><span id="${`${field}-copied`}" class="muted" role="status"></span>`;
+}
+
 /** The link to send, and words to send it with. */
 function rotatedPage(opts: AdminStaffOptions) {
   const base = opts.publicUrl.replace(/\/+$/, '');
@@ -491,12 +497,14 @@ function rotatedPage(opts: AdminStaffOptions) {
     const audit = def.scope === 'team' ? `/admin/audit?team=${def.scopeId}` : '/admin/audit';
     sendAdminPage(res, {
       title: `New link for ${def.calendarName}`,
+      scripts: [ASSETS.copyScript],
       who: who(p),
       body: html`<div class="card"><h1>New link for “${def.calendarName}”</h1>
 <p>The old link has stopped working (version ${issued.record.version} now). Send this page to everyone who subscribed; it has the subscribe buttons and a QR code.</p>
 <label for="page">Page to send</label><input id="page" type="text" readonly value="${page}">
-<div class="actions"><a class="btn primary" href="${page}">Open the page</a></div>
+<div class="actions">${copyButton('page', 'the page to send')}<a class="btn primary" href="${page}">Open the page</a></div>
 <label for="message">A message you can send with it</label><textarea id="message" readonly rows="8">${message}</textarea>
+<div class="actions">${copyButton('message', 'the message')}</div>
 <p class="muted">The calendar itself, for apps that ask for an address: <code>${`${page}.ics`}</code></p>${
         publicTargetsFor(school.targets ?? [], def.scope, def.scopeId).length > 0 &&
         html`

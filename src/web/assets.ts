@@ -22,6 +22,7 @@ export function loadAsset(name: string): PageAsset {
 
 export const ASSETS = {
   landingScript: loadAsset('landing.js'),
+  copyScript: loadAsset('copy.js'),
   landingStyle: loadAsset('landing.css'),
   absenceStyle: loadAsset('absence.css'),
   noticeStyle: loadAsset('notice.css'),

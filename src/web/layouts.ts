@@ -89,11 +89,12 @@ export function sendNotice(res: Response, status: number, title: string, body: S
 // ---- staff and admins ----------------------------------------------------------------------------------------
 
 /** The staff pages' CSP; formTargets are origins besides this one that a form on the page may lead to. */
-function staffCsp(formTargets: readonly string[]): string {
+function staffCsp(formTargets: readonly string[], scripts: readonly PageAsset[] = []): string {
   for (const origin of formTargets)
     if (new URL(origin).origin !== origin) throw new Error(`a form target must be an origin: ${origin}`);
   const formAction = ["'self'", ...formTargets].join(' ');
-  return `default-src 'none'; style-src ${staffStyle.source}; img-src 'self' data:; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`;
+  const scriptSrc = scripts.length ? `; script-src ${scripts.map((s) => s.source).join(' ')}` : '';
+  return `default-src 'none'; style-src ${staffStyle.source}${scriptSrc}; img-src 'self' data:; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`;
 }
 
 /** The admins' pages, in the header of each. */
@@ -115,6 +116,8 @@ export interface StaffPage {
    * post too (the demo's sign-in, on a provider of its own in the tests, redirects to rostercal's callback).
    */
   formTargets?: readonly string[];
+  /** Scripts the page carries (assets.ts), each allowed by its hash; the page works without them. */
+  scripts?: readonly PageAsset[];
 }
 
 export interface AdminPage extends StaffPage {
@@ -134,7 +137,7 @@ function staffShell(page: StaffPage, nav: readonly { href: string; label: string
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${page.title} · rostercal</title>${styleTags([staffStyle])}</head>
 <body><header><strong>rostercal</strong><nav>${join(links, ' ')}</nav><div class="actions">${who}</div></header>
-<main${wide ? html` class="wide"` : ''}>${page.body}</main></body></html>`.toString();
+<main${wide ? html` class="wide"` : ''}>${page.body}</main>${(page.scripts ?? []).map((s) => html`<script>${trusted(s)}</script>`)}</body></html>`.toString();
 }
 
 function send(res: Response, status: number | undefined, page: { text: string; csp: string }): void {
@@ -144,7 +147,7 @@ function send(res: Response, status: number | undefined, page: { text: string; c
 }
 
 function staffPage(page: StaffPage, nav: readonly { href: string; label: string }[], wide: boolean) {
-  return { text: staffShell(page, nav, wide), csp: staffCsp(page.formTargets ?? []) };
+  return { text: staffShell(page, nav, wide), csp: staffCsp(page.formTargets ?? [], page.scripts) };
 }
 
 /** A staff page as text, with the CSP that allows it: for a sender that is not Express (the demo's provider). */

@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Harness } from '../feeds/harness.ts';
 import type { StaffSite } from '../identity/harness.ts';
+import { rotateAsAdmin } from '../support/admin-rotation.ts';
 import type { Page } from '../support/browser.ts';
 import { expectPhoneFriendly } from '../support/phone.ts';
 import { type AdminWorld, DESKTOP, PHONE, startAdminWorld } from './admin-world.ts';
@@ -121,6 +122,36 @@ describe('a new link for a team calendar', () => {
     expect(rotations).toHaveLength(1);
     expect(rotations[0]!.actor).toBe('admin token');
     expect(rotations[0]!.detail).toContain(team.name);
+  });
+
+  it('the new link: selectable text without script; with it, a Copy button that copies it and says "Copied"', async () => {
+    const team = (await h.store.records.list('hill', 'teams')).sort((a, b) =>
+      a.name.localeCompare(b.name),
+    )[1]!;
+    const rotated = await rotateAsAdmin(site.url, ADMIN, { school: 'hill', scope: 'team', id: team.id });
+    expect(rotated.res.status).toBe(200);
+    const url = rotated.res.url.replace(/^https?:\/\/[^/]+/, site.url);
+    const sent = `${site.url}/feeds/${rotated.token}`;
+
+    const page = await signedIn(PHONE);
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: site.url });
+    await page.goto(url);
+    const copy = page.getByRole('button', { name: 'Copy the page to send' });
+    await expect(copy.isVisible()).resolves.toBe(true);
+    await copy.tap();
+    await expect(page.locator('#page-copied').textContent()).resolves.toBe('Copied');
+    await expect(page.evaluate<string>('navigator.clipboard.readText()')).resolves.toBe(sent);
+    await page.getByRole('button', { name: 'Copy the message' }).tap();
+    await expect(page.locator('#message-copied').textContent()).resolves.toBe('Copied');
+    await expect(page.evaluate<string>('navigator.clipboard.readText()')).resolves.toContain(sent);
+    await expectPhoneFriendly(page);
+    await page.screenshot({ path: '/tmp/rostercal-admin-rotated-copy-390.png', fullPage: true });
+
+    // Without script: the link is there to select, and no button that would do nothing.
+    const plain = await world.signedIn({ ...DESKTOP, javaScriptEnabled: false } as typeof DESKTOP);
+    await plain.goto(url);
+    expect(await plain.locator('#page').inputValue()).toBe(sent);
+    expect(await plain.getByRole('button', { name: 'Copy the page to send' }).isVisible()).toBe(false);
   });
 
   it('a form from elsewhere (no CSRF token) rotates nothing', async () => {
