@@ -58,7 +58,7 @@ interface Row {
 }
 
 /** A table that reads as rows on a desktop and as one block per record on a phone (labels from the header). */
-function stackTable(head: string[], rows: (Row | HtmlValue[])[], empty: string): SafeHtml {
+function stackTable(head: string[], rows: (Row | HtmlValue[])[], empty: string, compact = false): SafeHtml {
   const body = rows.length
     ? rows.map((r) => {
         const row: Row = Array.isArray(r) ? { cells: r } : (r as Row);
@@ -68,7 +68,7 @@ function stackTable(head: string[], rows: (Row | HtmlValue[])[], empty: string):
         return html`<tr${row.cls && html` class="${row.cls}"`}>${cells}</tr>`;
       })
     : html`<tr><td colspan="${head.length}" class="muted">${empty}</td></tr>`;
-  return html`<table class="stack"><thead><tr>${head.map((h) => html`<th>${h}</th>`)}</tr></thead><tbody>${body}</tbody></table>`;
+  return html`<table class="${compact ? 'stack compact' : 'stack'}"><thead><tr>${head.map((h) => html`<th>${h}</th>`)}</tr></thead><tbody>${body}</tbody></table>`;
 }
 
 function runCells(run: SyncRun, now: Date): Row {
@@ -196,6 +196,9 @@ async function rostersPart(deps: DashboardDeps, school: AdminSchool, at: Date): 
   return html`<details class="card" id="rosters-${school.id}"><summary>Rosters: ${rows.length} teams</summary>${stackTable(['team', 'activity', 'students', 'PDF'], rows, 'no teams yet')}</details>`;
 }
 
+/** Runs listed open; the rest of the ten read are folded. */
+const RUNS_SHOWN = 3;
+
 async function schoolSection(deps: DashboardDeps, school: AdminSchool, at: Date): Promise<SafeHtml> {
   const [runs, jobs, reporting, clock] = await Promise.all([
     deps.store.runs.listRuns(school.id, { limit: 10 }),
@@ -212,12 +215,26 @@ async function schoolSection(deps: DashboardDeps, school: AdminSchool, at: Date)
     ['job', 'status', 'last run', 'next run', 'note'],
     jobs.map((j) => jobCells(j, at)),
     'no scheduled jobs have run yet',
+    true,
   );
-  const runTable = stackTable(
-    ['run', 'status', 'started', 'took', 'added/changed', 'deleted', 'skipped', 'upstream requests', 'note'],
-    runs.map((r) => runCells(r, at)),
-    'no runs yet',
-  );
+  // The newest runs say how the school stands; the older ones are a tap away (on a phone, ten runs were 2,000 px).
+  const runHead = [
+    'run',
+    'status',
+    'started',
+    'took',
+    'added/changed',
+    'deleted',
+    'skipped',
+    'upstream requests',
+    'note',
+  ];
+  const cells = runs.map((r) => runCells(r, at));
+  const older = cells.slice(RUNS_SHOWN);
+  const runTable = html`${stackTable(runHead, cells.slice(0, RUNS_SHOWN), 'no runs yet', true)}${
+    older.length > 0 &&
+    html`<details class="more"><summary>Earlier runs (${older.length})</summary>${stackTable(runHead, older, '', true)}</details>`
+  }`;
   return html`<section><h2 class="group">${school.name} <span class="muted">(${school.id}, times in ${school.timeZone})</span></h2>
 <div class="card">${families}${clock && html`<p id="upstream-clock-${school.id}"><strong>Upstream clock:</strong> ${clock.line}.</p>`}<h3>Scheduled jobs</h3>${jobTable}<h3>Recent runs</h3>${runTable}</div>
 ${await feedsPart(deps, school)}

@@ -61,6 +61,18 @@ describe('/admin', () => {
     await page.screenshot({ path: '/tmp/rostercal-admin-390.png', fullPage: true });
   });
 
+  it('on a phone, as it opens: short enough to use, the search first, the rest a tap away', async () => {
+    // A school that has run a while: ten runs to list, as the demo has after a few minutes.
+    while ((await h.store.runs.listRuns('hill', { limit: 10 })).length < 10) await h.pull('incremental');
+    const page = await signedIn(PHONE);
+    await expectPhoneFriendly(page);
+    const height = await page.evaluate<number>('document.documentElement.scrollHeight');
+    await page.screenshot({ path: '/tmp/rostercal-admin-390-as-opened.png', fullPage: true });
+    // Measured: 3,676 px (4.4 screens) with every run a line per field; 1,779 px with the newest three flowing.
+    expect(height).toBeLessThanOrEqual(2.5 * PHONE.viewport.height);
+    await expect(page.locator('summary', { hasText: 'Earlier runs (7)' }).isVisible()).resolves.toBe(true);
+  });
+
   it('on a desktop: the same page, tables at full width, nothing cut', async () => {
     const page = await signedIn(DESKTOP);
     await openAll(page);
