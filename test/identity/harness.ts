@@ -9,7 +9,7 @@ import { createDemoIdp } from '../../src/identity/demo-idp.ts';
 import type { DemoPerson } from '../../src/identity/demo-people.ts';
 import { type SensitiveRole, staffAccess } from '../../src/identity/roles.ts';
 import type { Logger } from '../../src/log.ts';
-import type { Store } from '../../src/store/types.ts';
+import type { AuditRecord, Store } from '../../src/store/types.ts';
 import { createApp } from '../../src/web/app.ts';
 import { staffPageText } from '../../src/web/layouts.ts';
 import { type RunningServer, startServer } from '../../src/web/server.ts';
@@ -176,6 +176,10 @@ export async function startStaffSite(
     now?: () => Date;
     /** Families' "can't make it" on the calendar pages (the school's `families.reportAbsences` on). */
     absences?: FamilyAbsences;
+    /** Demo mode: the in-process provider on the site itself, offering these people (`idp` is then null). */
+    demoPeople?: DemoPerson[];
+    helpContact?: string;
+    auditRetentionDays?: number;
   },
 ): Promise<StaffSite> {
   const publicUrl = opts.publicUrl ?? `http://127.0.0.1:${opts.port}`;
@@ -199,11 +203,12 @@ export async function startStaffSite(
           allowedDomains: [],
         }
       : null,
-    demo: null,
+    demo: opts.demoPeople ? { people: async () => opts.demoPeople!, createIdp: createDemoIdp } : null,
     sessionIdleHours: opts.sessionIdleHours ?? 8,
     sessionMaxHours: 24,
     sensitiveRoles: opts.sensitiveRoles ?? ['admin', 'assigned'],
-    auditRetentionDays: 400,
+    auditRetentionDays: opts.auditRetentionDays ?? 400,
+    ...(opts.helpContact ? { helpContact: opts.helpContact } : {}),
     // The sandbox's clock unless told: My teams lists the sessions of the school the tests built.
     now: opts.now ?? (() => new Date(h.sandbox.now())),
   });
@@ -307,4 +312,21 @@ export async function signIn(
     method: 'POST',
     body: new URLSearchParams({ account: personId }),
   });
+}
+
+/** An audit record as a test appends it: now, of the school 'hill', about nothing but what `r` says. */
+export function auditRecord(
+  r: Partial<Omit<AuditRecord, 'id'>> & Pick<AuditRecord, 'action' | 'actor'>,
+): Omit<AuditRecord, 'id'> {
+  return {
+    at: new Date().toISOString(),
+    schoolId: 'hill',
+    teamId: null,
+    sessionId: null,
+    template: null,
+    clientAddress: null,
+    staffSession: null,
+    detail: null,
+    ...r,
+  };
 }
