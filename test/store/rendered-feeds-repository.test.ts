@@ -1,31 +1,10 @@
-// What each feed last published per session, the rendered feeds themselves, and each school's re-render pass
-// mark, on SQLite and PostgreSQL (moved here from store/contract.ts, where they ran for both dialects too).
+// The rendered feeds themselves and each school's re-render pass mark, on SQLite and PostgreSQL (moved here from
+// store/contract.ts, where they ran for both dialects too). What each feed last published per session:
+// feed-event-versions.test.ts.
 import { expect, it } from 'vitest';
-import { describeOnEachStore, newSchool, T0, T1, T2 } from './each-store.ts';
+import { describeOnEachStore, newSchool, T0, T1 } from './each-store.ts';
 
 describeOnEachStore('SqlRenderedFeeds (store.feeds)', (store) => {
-  it('keeps what each feed last published per session, replaced whole, per feed', async () => {
-    const s = newSchool();
-    expect((await store().feeds.getFeedEventVersions(s, 'team', 3)).size).toBe(0);
-    const v = new Map([
-      [101, { hash: 'abc', sequence: 2, lastModified: T0 }],
-      [102, { hash: 'def', sequence: 0, lastModified: T1 }],
-    ]);
-    await store().feeds.saveFeedEventVersions(s, 'team', 3, v);
-    await store().feeds.saveFeedEventVersions(
-      s,
-      'student',
-      3,
-      new Map([[101, { hash: 'x', sequence: 9, lastModified: T2 }]]),
-    );
-    expect(await store().feeds.getFeedEventVersions(s, 'team', 3)).toEqual(v);
-    const next = new Map([[102, { hash: 'ghi', sequence: 1, lastModified: T2 }]]);
-    await store().feeds.saveFeedEventVersions(s, 'team', 3, next);
-    expect(await store().feeds.getFeedEventVersions(s, 'team', 3)).toEqual(next);
-    expect((await store().feeds.getFeedEventVersions(s, 'student', 3)).get(101)?.sequence).toBe(9);
-    expect((await store().feeds.getFeedEventVersions(newSchool(), 'team', 3)).size).toBe(0);
-  });
-
   it('keeps rendered feeds: compressed bytes round-trip, brotli added by ETag, confirmed and deleted per feed', async () => {
     const s = newSchool();
     expect(await store().feeds.getRenderedFeed(s, 'team', 3)).toBeNull();
