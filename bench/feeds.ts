@@ -19,7 +19,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, setPriority, tmpdir } from 'node:os';
 import path from 'node:path';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import autocannon from 'autocannon';
 import express from 'express';
@@ -139,6 +139,22 @@ async function serveMode(
     lastTick = tick;
     lastWait = waited;
   }, 5).unref();
+  // GC pauses by phase (issue 46): the hold the re-render phase was left with coincided with one GC's
+  // weak-callback step; the longest pause of each kind says which step of V8's collector holds the loop.
+  const gcKinds: Record<number, string> = { 1: 'minor', 2: 'major', 4: 'incremental', 8: 'weak callbacks' };
+  let gcs: Record<string, Record<string, { count: number; longestMs: number; totalMs: number }>> = {};
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) {
+      const kind = gcKinds[(e as { detail?: { kind?: number } }).detail?.kind ?? 0] ?? 'other';
+      const byKind = gcs[phase] ?? {};
+      gcs[phase] = byKind;
+      const g = byKind[kind] ?? { count: 0, longestMs: 0, totalMs: 0 };
+      byKind[kind] = g;
+      g.count++;
+      g.longestMs = Math.max(g.longestMs, e.duration);
+      g.totalMs += e.duration;
+    }
+  }).observe({ entryTypes: ['gc'] });
   const holdsByPhase = () => {
     const out: Record<string, HoldsOfPhase> = {};
     for (const h of holds) {
@@ -160,6 +176,7 @@ async function serveMode(
       lastCpu = cpuMs();
       cpuHold = 0;
       holds.length = 0;
+      gcs = {};
       trace?.take();
       answer({ measuring: true });
     } else if (cmd === 'report' && delay) {
@@ -176,6 +193,7 @@ async function serveMode(
       answer({
         traceFile,
         holds: byPhase,
+        gcs,
         p50: delay.percentile(50) / 1e6,
         p99: delay.percentile(99) / 1e6,
         max: delay.max / 1e6,
@@ -674,6 +692,8 @@ interface LoopDelay {
   traceFile?: string;
   /** Holds over 50 ms (wall) or 40 ms (CPU) by the phase they fell in. */
   holds: Record<string, HoldsOfPhase>;
+  /** serve's GC pauses (wall ms, PerformanceObserver) by phase and kind. */
+  gcs: Record<string, Record<string, { count: number; longestMs: number; totalMs: number }>>;
   p50: number;
   p99: number;
   max: number;
@@ -765,6 +785,15 @@ async function neverAStall(ctx: {
       );
     });
   console.log(`holds over 50 ms wall or 40 ms CPU while busy, by phase: ${holdLines.join('; ') || 'none'}`);
+  const gcLines = Object.entries(phases)
+    .filter(([k]) => busyLoop.gcs[k])
+    .map(([k, what]) => {
+      const kinds = Object.entries(busyLoop.gcs[k]!)
+        .sort((a, b) => b[1].longestMs - a[1].longestMs)
+        .map(([kind, g]) => `${kind} ${g.count}× longest ${g.longestMs.toFixed(0)} ms`);
+      return `${what}: ${kinds.join(', ')}`;
+    });
+  console.log(`serve's GC pauses while busy (wall), by phase: ${gcLines.join('; ') || 'none'}`);
   for (const [label, lat, loop] of [
     ['idle', idle, idleLoop],
     ['busy', busy, busyLoop],
