@@ -1,7 +1,6 @@
 // Live Google calendar: a Google target with `calendars.familiesMayAdd` makes the team calendars it keeps
 // publicly readable through the API (the fake speaks the acl endpoint), and the team's landing page then offers
 // "Add to Google Calendar — updates within minutes" with that calendar instead of Google's 12–24 h feed.
-import { request as httpRequest } from 'node:http';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type PushTargetConfig, parseTargets } from '../../src/config/push-targets.ts';
@@ -11,22 +10,9 @@ import { pushTarget } from '../../src/push/run.ts';
 import { createApp } from '../../src/web/app.ts';
 import { type RunningServer, startServer } from '../../src/web/server.ts';
 import { type FakeGoogle, startFakeGoogle } from '../fakes/google-calendar.ts';
-import { type Harness, startHarness } from '../feeds/harness.ts';
+import { type Harness, httpCall, startHarness } from '../feeds/harness.ts';
 
-function get(url: string, ua = ''): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(url, { agent: false, headers: { 'User-Agent': ua } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () =>
-        resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }),
-      );
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
+const get = (url: string, ua = '') => httpCall(url, { headers: { 'User-Agent': ua } });
 
 const ANDROID =
   'Mozilla/5.0 (Linux; Android 15; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Mobile Safari/537.36';

@@ -5,19 +5,20 @@
 // provider says so (503, naming the admin token where there is one).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StaffUser } from '../../src/domain/types.ts';
-import { type Harness, startHarness } from '../feeds/harness.ts';
+import type { Harness } from '../feeds/harness.ts';
 import {
   browse,
+  type CoachSite,
   CookieJar,
-  pullWithMedicalData,
+  coachSite,
   type StaffSite,
   signIn,
-  staffSiteFor,
   startStaffSite,
   type TestIdp,
 } from '../identity/harness.ts';
 import { freePort } from '../support/ports.ts';
 
+let world: CoachSite;
 let h: Harness;
 let idp: TestIdp;
 let site: StaffSite;
@@ -25,16 +26,13 @@ let noProvider: StaffSite;
 let coach: StaffUser;
 
 beforeAll(async () => {
-  h = await startHarness({ seed: 27 });
-  coach = (await pullWithMedicalData(h)).staff[0]!;
-  ({ idp, site } = await staffSiteFor(h, [coach]));
+  world = await coachSite({ seed: 27, pick: ({ staff }) => ({ coach: staff[0]! }) });
+  ({ h, idp, site, coach } = world);
   noProvider = await startStaffSite(h, { port: await freePort(), idp: null, adminToken: 'x'.repeat(40) });
 }, 120_000);
 afterAll(async () => {
-  await site?.close();
   await noProvider?.close();
-  await idp?.close();
-  await h?.close();
+  await world?.close();
 });
 
 describe('/auth', () => {
