@@ -74,4 +74,27 @@ describe('feed landing page in Chromium', () => {
     await page.screenshot({ path: '/tmp/rostercal-landing.png', fullPage: true });
     await page.close();
   });
+
+  it('says "Not copied" when the browser refuses both ways to copy, and leaves the address selected', async () => {
+    const team = h.sandbox.school.teams[0]!;
+    const token = (await h.tokens.ensure('hill', 'team', team.id)).token!;
+    const page = await browser.newPage({ viewport: { width: 390, height: 844 } });
+    // A browser that refuses: the clipboard API rejects (no permission) and the old command copies nothing.
+    await page.addInitScript(`
+      Object.defineProperty(navigator, 'clipboard', {
+        value: { writeText: () => Promise.reject(new Error('refused')) },
+      });
+      document.execCommand = () => false;
+    `);
+    await page.goto(`${server.url}/feeds/${token}`);
+    await page.locator('button[data-copy]').click();
+    await expect
+      .poll(() => page.locator('button[data-copy]').textContent(), { timeout: 15_000 })
+      .toBe('Not copied: copy it by hand');
+    const selected = await page.evaluate(
+      '(({ value, selectionStart, selectionEnd }) => value.slice(selectionStart, selectionEnd))(document.getElementById("feed-url"))',
+    );
+    expect(selected).toBe(`${PUBLIC}/feeds/${token}.ics`);
+    await page.close();
+  });
 });

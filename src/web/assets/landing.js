@@ -25,15 +25,21 @@
         /** @type {HTMLInputElement} */
         const input = byId(button.getAttribute('data-copy') ?? '');
         input.select();
-        const copied = () => {
-          button.textContent = 'Copied';
+        /** @param {boolean} done */
+        const say = (done) => {
+          // Never "Copied" unless it was: the address is left selected for the family to copy themselves.
+          button.textContent = done ? 'Copied' : 'Not copied: copy it by hand';
+        };
+        const byCommand = () => {
+          try {
+            return document.execCommand('copy');
+          } catch {
+            return false;
+          }
         };
         (navigator.clipboard ? navigator.clipboard.writeText(input.value) : Promise.reject()).then(
-          copied,
-          () => {
-            document.execCommand('copy');
-            copied();
-          },
+          () => say(true),
+          () => say(byCommand()),
         );
       });
     }
