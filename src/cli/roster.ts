@@ -1,8 +1,8 @@
 // `rostercal roster`: print a team's roster, a session's attendance sheet or a fixture's match-day sheet as PDF,
 // from the local store (run `rostercal sync` first); or into a directory, every visible team's roster (--all) or
 // the sheets of every session of a day (--date).
-import { mkdir, rename, writeFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { lstat, mkdir, readlink, rename, writeFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
 import { clockStartingAt } from '../config/sandbox-clock.ts';
 import { auditCommandLine } from '../identity/command-line-audit.ts';
 import {
@@ -48,7 +48,25 @@ options:
   --fonts              list the embedded fonts and their licences and exit
   -h, --help           this help`;
 
-async function writeAtomically(path: string, data: Buffer): Promise<void> {
+/**
+ * A regular file is replaced whole (a reader never sees half a PDF); what is not one is never renamed over: a link
+ * is written through, a device or pipe written into (renaming over /dev/full as root made it a plain file).
+ */
+async function writeAtomically(path: string, data: Buffer, links = 0): Promise<void> {
+  const found = await lstat(path).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT') return null;
+    throw err;
+  });
+  if (found?.isSymbolicLink()) {
+    // Followed by hand: the file behind a link may not exist yet (realpath would refuse it).
+    if (links >= 40) throw new Error(`${path}: too many symbolic links`);
+    return writeAtomically(resolve(dirname(path), await readlink(path)), data, links + 1);
+  }
+  if (found?.isDirectory())
+    throw new UsageError(
+      `${path} is a directory: -o names the PDF file (a directory only with --all or --date)`,
+    );
+  if (found && !found.isFile()) return writeFile(path, data);
   const tmp = `${path}.${process.pid}.tmp`;
   await writeFile(tmp, data);
   await rename(tmp, path);

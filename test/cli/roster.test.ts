@@ -1,7 +1,8 @@
 // `rostercal roster` as a child process, on the SQLite store a real `rostercal sync` filled from the sandbox over
 // HTTP: a team's roster as a PDF file (and to stdout), the download audited as the command line's, the templates
 // listed, and bad input refused naming the option (exit 2) or the unknown team (exit 1), no file written.
-import { existsSync, readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { createReadStream, existsSync, lstatSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectNoSecrets, runRostercal } from '../support/cli.ts';
@@ -74,5 +75,38 @@ describe('rostercal roster', () => {
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain('987654');
     expect(existsSync(file)).toBe(false);
+  });
+
+  it('-o a symlink writes through it, a FIFO is written into, a directory is refused: none is replaced', async () => {
+    const dir = join(school.dir, 'outputs');
+    mkdirSync(dir);
+    // A link to where the school keeps its printouts: the link stays, the file behind it gets the PDF.
+    const target = join(dir, 'behind-the-link.pdf');
+    const link = join(dir, 'latest.pdf');
+    symlinkSync(target, link);
+    const viaLink = await runRostercal(['roster', '--team', String(team.id), '-o', link], school.env);
+    expect(viaLink.code, viaLink.stderr).toBe(0);
+    expect(lstatSync(link).isSymbolicLink()).toBe(true);
+    expect(readFileSync(target).subarray(0, 5).toString()).toBe('%PDF-');
+    // A pipe (as /dev/stdout or a printer spool would be): read from, not renamed over. As root, the same rename
+    // made /dev/full a plain file.
+    const fifo = join(dir, 'printer');
+    execFileSync('mkfifo', [fifo]);
+    const chunks: Buffer[] = [];
+    const read = new Promise<void>((done, fail) => {
+      createReadStream(fifo)
+        .on('data', (c) => chunks.push(c as Buffer))
+        .on('end', done)
+        .on('error', fail);
+    });
+    const viaFifo = await runRostercal(['roster', '--team', String(team.id), '-o', fifo], school.env);
+    expect(viaFifo.code, viaFifo.stderr).toBe(0);
+    await read;
+    expect(lstatSync(fifo).isFIFO()).toBe(true);
+    expect(Buffer.concat(chunks).subarray(0, 5).toString()).toBe('%PDF-');
+    const intoDir = await runRostercal(['roster', '--team', String(team.id), '-o', dir], school.env);
+    expect(intoDir.code).toBe(2);
+    expect(intoDir.stderr).toContain(`${dir} is a directory`);
+    expect(lstatSync(dir).isDirectory()).toBe(true);
   });
 });
