@@ -42,6 +42,8 @@ interface NpmStart {
   waitFor(pattern: RegExp, ms: number): Promise<void>;
   exit: Promise<number | null>;
   stop(): Promise<void>;
+  /** SIGTERM to npm alone; fails if anything it started outlives it. */
+  stopAsAProcessManager(): Promise<void>;
 }
 
 /** `npm start` in `cwd`, in a process group of its own (npm, its shell and node stop together). */
@@ -83,7 +85,32 @@ function npmStart(cwd: string, env: NodeJS.ProcessEnv): NpmStart {
       }
       await exit;
     },
+    async stopAsAProcessManager() {
+      // SIGTERM to npm's own pid only, as a process manager stops what it started: node must end with it.
+      if (child.pid === undefined) throw new Error('npm start has no pid');
+      const pid = child.pid;
+      if (child.exitCode === null) process.kill(pid, 'SIGTERM');
+      await exit;
+      const deadline = Date.now() + 15_000;
+      while (groupAlive(pid)) {
+        if (Date.now() > deadline) {
+          process.kill(-pid, 'SIGKILL');
+          throw new Error('npm start ended on SIGTERM, but what it started still runs (the port stays held)');
+        }
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    },
   };
+}
+
+/** Whether any process of the group `pid` leads is still alive. */
+function groupAlive(pid: number): boolean {
+  try {
+    process.kill(-pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** The sample feed URLs the demo prints, in order. */
@@ -128,10 +155,11 @@ describe('npm start, as the README says', () => {
     try {
       // npm ran the package's own script, flags and all.
       await run.waitFor(
-        /> node --max-semi-space-size=8 --max-old-space-size=1536 bin\/rostercal\.js serve --demo/,
+        /> exec node --max-semi-space-size=8 --max-old-space-size=1536 bin\/rostercal\.js serve --demo/,
         30_000,
       );
       firstFeeds = await expectDemoWorks(run, port);
+      await run.stopAsAProcessManager();
     } finally {
       await run.stop();
     }
