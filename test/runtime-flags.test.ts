@@ -16,7 +16,8 @@ describe('the V8 flags rostercal runs with', () => {
 
   it('are the same for npm start', () => {
     const start = (JSON.parse(read('package.json')) as { scripts: { start: string } }).scripts.start;
-    expect(start).toBe(`node ${flags.join(' ')} bin/rostercal.js serve --demo`);
+    // exec: npm's shell becomes node, so npm's SIGTERM reaches it (test/readme-demo.test.ts).
+    expect(start).toBe(`exec node ${flags.join(' ')} bin/rostercal.js serve --demo`);
   });
 
   it('are what npm installs as the rostercal command', () => {
