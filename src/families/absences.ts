@@ -333,6 +333,8 @@ export class FamilyAbsences {
     const mine = linkIdOf(link.tokenHash);
     const found = await this.#undoable(link, ask.absenceId, mine);
     if (!found) {
+      const gone = await this.#withdrawnBefore(link, ask.absenceId, mine);
+      if (gone) return gone;
       await this.refused(
         link,
         ask.address,
@@ -456,6 +458,19 @@ export class FamilyAbsences {
   }
 
   /** The child, times and act of an absence this link reported (from the store's copy or its reservation). */
+  /**
+   * An absence this link reported that no longer stands (its Undo from another tab, say): "already withdrawn", the
+   * truth the family needs, not "not reported through this page", which read as if the child were still marked out.
+   */
+  async #withdrawnBefore(link: ReportingLink, absenceId: Id, mine: string): Promise<Outcome | null> {
+    const stored = await this.#store.records.get(link.schoolId, 'absences', absenceId, {
+      includeDeleted: true,
+    });
+    if (!stored?.meta.deletedAt || familyReportOf(stored)?.linkId !== mine) return null;
+    if (!link.children.some((c) => c.studentId === stored.studentId)) return null;
+    return { ok: true, kind: 'already-withdrawn', sessionId: null };
+  }
+
   async #undoable(link: ReportingLink, absenceId: Id, mine: string) {
     const stored = await this.#store.records.get(link.schoolId, 'absences', absenceId);
     const acts = await this.#store.families.listAbsenceActs(

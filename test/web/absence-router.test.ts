@@ -46,6 +46,10 @@ describe('reporting and undoing', () => {
     expect(undone.status).toBe(303);
     expect(undone.headers.location).toBe(`${page}?done=withdrawn#session-${form.session}`);
     expect(UNDO.test((await absenceForm(server.url, page, form.cookie))!.page.text)).toBe(false);
+    // The same Undo from a second tab opened before it: already withdrawn, not "not reported through this page".
+    const again = await postForm(server.url, undo![1]!, form.cookie, { csrf: form.csrf, absence: undo![2]! });
+    expect(again.status, again.text).toBe(303);
+    expect(again.headers.location).toMatch(new RegExp(`^${page}\\?done=withdrawn`));
   });
 
   it('from a family page: back to the family page', async () => {
