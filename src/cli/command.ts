@@ -109,7 +109,16 @@ export function numberOption(
   if (text === undefined) return undefined;
   const { min = 0, max = Number.MAX_SAFE_INTEGER, integer = true } = range;
   const n = Number(text.replace(/\/s$/, ''));
-  if (text.trim() === '' || !Number.isFinite(n) || n < min || n > max || (integer && !Number.isInteger(n))) {
+  // Number() also reads 1e3, 0x10 and +5: a whole number is written in digits.
+  const digits = !integer || min < 0 || /^\s*\d+(\/s)?\s*$/.test(text);
+  if (
+    !digits ||
+    text.trim() === '' ||
+    !Number.isFinite(n) ||
+    n < min ||
+    n > max ||
+    (integer && !Number.isInteger(n))
+  ) {
     const kind = integer ? 'a whole number' : 'a number';
     const bounds = max === Number.MAX_SAFE_INTEGER ? `≥ ${min}` : `from ${min} to ${max}`;
     throw new UsageError(`${name} must be ${kind} ${bounds}, got ${JSON.stringify(text)}`);
@@ -121,6 +130,7 @@ export function numberOption(
 const ID_HINTS = {
   team: "the team's id, like 3004 (rostercal feeds list shows each team's id beside its name)",
   session: "the session's id, like 100175 (rostercal sessions --team ID lists a team's sessions)",
+  feed: "the feed's id (rostercal feeds list shows each feed's scope and id)",
 } as const;
 
 /**
@@ -134,7 +144,7 @@ export function idOption(
 ): number | undefined {
   if (text === undefined) return undefined;
   const n = Number(text);
-  if (text.trim() === '' || !Number.isSafeInteger(n) || n < 1)
+  if (!/^\s*\d+\s*$/.test(text) || !Number.isSafeInteger(n) || n < 1)
     throw new UsageError(`${name} must be a whole number: ${ID_HINTS[kind]}, got ${JSON.stringify(text)}`);
   return n;
 }

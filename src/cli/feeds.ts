@@ -20,7 +20,7 @@ import { auditCommandLine } from '../identity/command-line-audit.ts';
 import { type ClosedLiveCalendar, closeLiveGoogleCalendars, describeClosed } from '../push/live-rotation.ts';
 import type { Store } from '../store/types.ts';
 import { columns, printError, printJson, printLines } from '../terminal.ts';
-import { defineCommand, EXIT, numberOption, UsageError, withStore } from './command.ts';
+import { defineCommand, EXIT, idOption, UsageError, withStore } from './command.ts';
 
 const USAGE = `usage:
   rostercal feeds list [--json] [--school ID]     every feed: scope, id, name, URL (issues missing tokens)
@@ -167,7 +167,7 @@ export const run = defineCommand({
     const [scope, idText, ...extra] = rest;
     if (!scope || !idText || extra.length || !isFeedScope(scope))
       throw new UsageError(`rotate: need SCOPE (${FEED_SCOPES.join('|')}) and a numeric ID`);
-    const id = numberOption('ID', idText, { min: 1 })!;
+    const id = idOption('ID', idText, 'feed')!;
     return withStore(config, async (store) => {
       const schoolId = await pickSchool(store, values.school);
       const def = (await listFeedDefs(store, schoolId)).find((d) => d.scope === scope && d.scopeId === id);

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { numberOption, UsageError } from '../../src/cli/command.ts';
+import { idOption, numberOption, UsageError } from '../../src/cli/command.ts';
 
 const exec = promisify(execFile);
 
@@ -103,5 +103,18 @@ describe('numberOption', () => {
     );
     expect(() => numberOption('--team', '1.5')).toThrow(UsageError);
     expect(() => numberOption('--team', '')).toThrow(/--team/);
+    // Number() reads these as 1000, 16 and 5: a whole-number option takes digits only.
+    for (const odd of ['1e3', '0x10', '+5', '0b11', '1_000'])
+      expect(() => numberOption('--port', odd, { max: 65535 }), odd).toThrow(`got "${odd}"`);
+    expect(numberOption('--port', ' 8080 ', { max: 65535 })).toBe(8080);
+  });
+
+  it('reads an id as digits only, naming where to find one', () => {
+    expect(idOption('--team', '3004', 'team')).toBe(3004);
+    for (const odd of ['1e3', '0x10', '+5', '0', '-1', '1.5', ''])
+      expect(() => idOption('--team', odd, 'team'), odd).toThrow(`rostercal feeds list shows each team's id`);
+    expect(() => idOption('ID', 'U14 Netball A', 'feed')).toThrow(
+      "ID must be a whole number: the feed's id (rostercal feeds list shows each feed's scope and id)",
+    );
   });
 });
