@@ -73,4 +73,12 @@ describe('rostercal backup', () => {
     expect(noStore.stderr).toMatch(/no store to back up: .*elsewhere.*rostercal\.sqlite does not exist/);
     expect(existsSync(join(dir, 'nothing'))).toBe(false);
   });
+
+  it('a directory that cannot be made (under /proc) fails at once, naming it', async () => {
+    const started = Date.now();
+    const r = await runRostercal(['backup', '--out', '/proc/nope/backup'], { ...env, FEED_SECRET: SECRET });
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain('/proc/nope');
+    expect(Date.now() - started).toBeLessThan(20_000);
+  }, 30_000);
 });
