@@ -1,6 +1,7 @@
 // `rostercal roster`: print a team's roster, a session's attendance sheet or a fixture's match-day sheet as PDF,
 // from the local store (run `rostercal sync` first); or into a directory, every visible team's roster (--all) or
 // the sheets of every session of a day (--date).
+import { existsSync, statSync } from 'node:fs';
 import { lstat, mkdir, readlink, rename, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { clockStartingAt } from '../config/sandbox-clock.ts';
@@ -67,9 +68,18 @@ async function writeAtomically(path: string, data: Buffer, links = 0): Promise<v
       `${path} is a directory: -o names the PDF file (a directory only with --all or --date)`,
     );
   if (found && !found.isFile()) return writeFile(path, data);
+  if (!found && !existsSync(dirname(path)))
+    throw new UsageError(`${dirname(path)} does not exist: -o names a file in a directory that does`);
   const tmp = `${path}.${process.pid}.tmp`;
   await writeFile(tmp, data);
   await rename(tmp, path);
+}
+
+/** -o with --all or --date: a directory, never '-', a file, or a name that only a file would have (x.pdf). */
+function outDirOption(what: string, output: string): void {
+  const isDir = existsSync(output) && statSync(output).isDirectory();
+  if (output === '-' || (existsSync(output) && !isDir) || (!isDir && /\.pdf$/i.test(output)))
+    throw new UsageError(`${what}: -o must be a directory (-o DIR/), got ${JSON.stringify(output)}`);
 }
 
 function writeStdout(data: Buffer): Promise<void> {
@@ -127,8 +137,7 @@ export const run = defineCommand({
     if (values.date !== undefined) {
       if (values.all || teamId !== undefined || sessionId !== undefined)
         throw new UsageError('--date prints every session of the day: leave out --all, --team and --session');
-      if (values.output === '-')
-        throw new UsageError('--date writes one file per session and team: -o must be a directory');
+      outDirOption('--date writes one file per session and team', values.output);
       dayOption(values.date); // a bad day is a usage error before the store opens
       const template = templateFor(values.template ?? 'attendance-sheet', source);
       if (template.session === 'none')
@@ -143,8 +152,7 @@ export const run = defineCommand({
     if (values.all) {
       if (teamId !== undefined || sessionId !== undefined)
         throw new UsageError('--all prints every team: leave out --team and --session');
-      if (values.output === '-')
-        throw new UsageError('--all writes one file per team: -o must be a directory');
+      outDirOption('--all writes one file per team', values.output);
       const template = templateFor(values.template ?? 'team-roster', source);
       if (template.session === 'required' || template.session === 'fixture')
         throw new UsageError(

@@ -109,4 +109,19 @@ describe('rostercal roster', () => {
     expect(intoDir.stderr).toContain(`${dir} is a directory`);
     expect(lstatSync(dir).isDirectory()).toBe(true);
   });
+
+  it('-o in a directory that does not exist, or a file name with --all or --date: exit 2 saying so, nothing made', async () => {
+    const nowhere = join(school.dir, 'no-such-dir', 'x.pdf');
+    const r = await runRostercal(['roster', '--team', String(team.id), '-o', nowhere], school.env);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`${join(school.dir, 'no-such-dir')} does not exist`);
+    expect(r.stderr).not.toContain('.tmp');
+    for (const args of [['--all'], ['--date', '2026-03-02']]) {
+      const file = join(school.dir, 'meant-as-a-file.pdf');
+      const asFile = await runRostercal(['roster', ...args, '-o', file], school.env);
+      expect(asFile.code, args[0]).toBe(2);
+      expect(asFile.stderr).toContain('-o must be a directory (-o DIR/), got');
+      expect(existsSync(file)).toBe(false);
+    }
+  });
 });
