@@ -151,10 +151,14 @@ describe('a new link for a team calendar', () => {
     const copy = page.getByRole('button', { name: 'Copy the page to send' });
     await expect(copy.isVisible()).resolves.toBe(true);
     await copy.tap();
-    await expect(page.locator('#page-copied').textContent()).resolves.toBe('Copied');
+    // Said when the clipboard's promise settles, a moment after the tap.
+    await expect.poll(() => page.locator('#page-copied').textContent(), { timeout: 15_000 }).toBe('Copied');
     await expect(page.evaluate<string>('navigator.clipboard.readText()')).resolves.toBe(sent);
     await page.getByRole('button', { name: 'Copy the message' }).tap();
-    await expect(page.locator('#message-copied').textContent()).resolves.toBe('Copied');
+    // Said when the clipboard's promise settles, a moment after the tap.
+    await expect
+      .poll(() => page.locator('#message-copied').textContent(), { timeout: 15_000 })
+      .toBe('Copied');
     await expect(page.evaluate<string>('navigator.clipboard.readText()')).resolves.toContain(sent);
     await expectPhoneFriendly(page);
     await page.screenshot({ path: '/tmp/rostercal-admin-rotated-copy-390.png', fullPage: true });
