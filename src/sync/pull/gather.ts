@@ -53,8 +53,11 @@ interface ListingSink {
   counts: RunCounts;
   noteError: (line: string) => void;
   onPage: () => void;
-  /** The store's hash of each live record: a record arriving with the same hash is not written again. */
-  stored: Map<Id | string, string>;
+  /**
+   * The store's hash of each live record: a record arriving with the same hash is not written again. Read once,
+   * when first asked: an incremental listing that brings nothing (most of them) makes no read (issue 46).
+   */
+  stored: () => Promise<Map<Id | string, string>>;
   out: Gathered;
   /** Stable JSON and a hash per record: a page of sessions is a noticeable slice of CPU, shared with the web. */
   slice: TimeSlice;
@@ -144,6 +147,7 @@ async function takePage(
   }
   for (const meta of page.customFieldsMetadata ?? []) out.customFields.set(meta.key, meta);
   const fresh = [];
+  const stored = records.length > 0 ? await sink.stored() : null;
   for (const r of records) {
     await sink.slice.pause();
     const prepared = prepareRecord(spec.kind, r);
@@ -152,7 +156,7 @@ async function takePage(
     const repeated = out.seen.has(prepared.key as Id);
     out.seen.add(prepared.key as Id);
     tallyId(prepared.key as Id);
-    if (sink.stored.get(prepared.key) === prepared.hash) {
+    if (stored?.get(prepared.key) === prepared.hash) {
       if (!repeated) out.unchanged++;
     } else fresh.push(prepared);
   }
@@ -223,7 +227,11 @@ export async function fetchResource(
   const out = emptyGathered();
   out.askedAfter = updatedAfter ?? null;
   try {
-    const stored = await ctx.store.records.liveHashes(ctx.school.id, spec.kind);
+    let reading: Promise<Map<Id | string, string>> | undefined;
+    const stored = () => (reading ??= ctx.store.records.liveHashes(ctx.school.id, spec.kind));
+    // A full listing's snapshot is taken as its download begins: what is live then and not listed is missing
+    // (allSeen, confirm-missing.ts); an incremental one's only saves rewriting what is stored unchanged.
+    if (!updatedAfter) await stored();
     const sink: ListingSink = {
       counts,
       noteError,
@@ -234,7 +242,8 @@ export async function fetchResource(
       detailProgress: { done: 0, total: 0 },
     };
     await readListings(ctx, spec, updatedAfter, sink);
-    out.allSeen = everySeen(stored, out.seen);
+    // Asked only of a full listing (an incremental one leaves out what did not change).
+    out.allSeen = !updatedAfter && everySeen(await stored(), out.seen);
     await dropUnchangedCustomFields(ctx, out);
     if (!updatedAfter && spec.confirm)
       await confirmMissing(ctx, { ...spec, confirm: spec.confirm }, out, noteError);

@@ -25,7 +25,10 @@ export interface Gathered {
   records: RecordSpool;
   /** Ids the listing returned (including malformed records whose id is known). */
   seen: Set<Id>;
-  /** Every record the store held live when the download began is in `seen`: nothing can be missing. */
+  /**
+   * A full listing: every record the store held live when the download began is in `seen`, so nothing can be
+   * missing. Always false for an incremental one.
+   */
   allSeen: boolean;
   /** Records whose hash matched the store's when they arrived. */
   unchanged: number;
