@@ -2,6 +2,7 @@
 // ended), newest first, read from the store. Times in the school's zone; every text field made terminal-safe
 // (e-mail addresses come from identity providers, names from upstream).
 
+import { personProblem, teamProblem, templateProblem } from '../identity/audit-filters.ts';
 import { templateNames } from '../rosters/template.ts';
 import type { AuditRecord, Store } from '../store/types.ts';
 import { columns, printJson, printLines, terminalSafe } from '../terminal.ts';
@@ -15,8 +16,9 @@ The audit log, newest first: when (school time), what, who (an e-mail address, o
 team, session, template, client address. Kept for auth.auditRetentionDays (default 400 days).
   --since ISO        only records at or after this instant (2026-11-01, or 2026-11-01T08:00+11:00;
                      a date or time without an offset is UTC)
-  --person EMAIL     only this person (case-insensitive), or "admin token"
-  --team ID          only this team
+  --person EMAIL     only this person: a member of staff's e-mail address (case-insensitive), "admin token",
+                     or another "who" the log shows ("command line (root)"); one that matches nothing is refused
+  --team ID          only this team (a team of the school, or one the log names)
   --template NAME    only downloads of this roster template (rostercal roster --templates lists them)
   --school ID        only this school
   --limit N          at most N records (default: all)
@@ -52,7 +54,13 @@ export const run = defineCommand({
     // Records of no school (a refused sign-in, the admin token's form) read in the only school's zone, else UTC.
     const fallbackZone = cfg.schools.length === 1 ? cfg.schools[0]!.timeZone : 'UTC';
     const records = await withStore(cfg, async (store) => {
-      if (values.template !== undefined) await knownTemplate(store, values.template, cfg.rosterTemplatesDir);
+      await knownFilters(
+        store,
+        cfg.schools.map((s) => s.id),
+        values,
+        teamId,
+        cfg.rosterTemplatesDir,
+      );
       const out: AuditRecord[] = [];
       let beforeId: number | undefined;
       for (;;) {
@@ -106,20 +114,31 @@ export const run = defineCommand({
 });
 
 /**
- * A --template the filter can match: a template rostercal has (shipped or the school's), or one the log holds (a
- * school's own template removed since). Anything else is a typo that would print "no audit records" and exit 0.
+ * Every filter names something it can match (identity/audit-filters.ts): a typo would print "no audit records"
+ * and exit 0, read as "nobody did anything".
  */
-async function knownTemplate(
-  store: Pick<Store, 'access'>,
-  name: string,
+async function knownFilters(
+  store: Pick<Store, 'access' | 'records'>,
+  schools: readonly string[],
+  values: { person?: string | undefined; template?: string | undefined },
+  teamId: number | undefined,
   dir: string | null | undefined,
 ): Promise<void> {
-  const names = templateNames({ dir: dir ?? null });
-  if (names.includes(name)) return;
-  if ((await store.access.listAudit({ template: name, limit: 1 })).length > 0) return;
-  throw new UsageError(
-    `--template: no roster template "${terminalSafe(name)}" (${names.join(', ')}), and no audit record names one`,
-  );
+  const all = () => true;
+  const refuse = (flag: string, problem: string | null) => {
+    if (problem) throw new UsageError(`${flag}: ${terminalSafe(problem)}`);
+  };
+  if (values.person !== undefined)
+    refuse('--person', await personProblem(store, schools, values.person, all));
+  if (teamId !== undefined) {
+    const problem = await teamProblem(store, schools, teamId, all);
+    refuse('--team', problem && `${problem} (rostercal feeds list shows each team's id beside its name)`);
+  }
+  if (values.template !== undefined)
+    refuse(
+      '--template',
+      await templateProblem(store, templateNames({ dir: dir ?? null }), values.template, all),
+    );
 }
 
 /** An ISO date or date-time; one without an offset is UTC. */
@@ -132,9 +151,16 @@ function parseSince(text: string): string {
   const withZone =
     iso[1] === undefined ? `${text.trim()}T00:00Z` : iso[4] === undefined ? `${text.trim()}Z` : text.trim();
   const ms = Date.parse(withZone);
-  if (!Number.isFinite(ms))
+  if (!Number.isFinite(ms) || !realDay(text.trim().slice(0, 10)))
     throw new UsageError(`--since is not a real date: ${JSON.stringify(terminalSafe(text))}`);
   return new Date(ms).toISOString();
+}
+
+/** Date.parse rolls 30 February over to 2 March: the day written must be a day of that month. */
+function realDay(ymd: string): boolean {
+  const [y, m, d] = ymd.split('-').map(Number) as [number, number, number];
+  const day = new Date(Date.UTC(y, m - 1, d));
+  return day.getUTCMonth() === m - 1 && day.getUTCDate() === d;
 }
 
 const pad = (n: number) => String(n).padStart(2, '0');

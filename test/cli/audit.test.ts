@@ -143,6 +143,51 @@ describe('rostercal audit', () => {
   });
 });
 
+describe('a filter that can match nothing is a usage error, not an empty log', () => {
+  it('--person takes an e-mail address, "admin token" or a "who" the log holds (exit 2 otherwise)', async () => {
+    const notEmail = rostercal(['audit', '--person', 'notanemail'], env);
+    expect(await notEmail.exit, notEmail.output()).toBe(2);
+    expect(notEmail.stderr()).toContain(
+      'rostercal audit: --person: "notanemail" is not an e-mail address: a person is the e-mail address of a member of staff',
+    );
+    expect(notEmail.stdout()).toBe('');
+    // An address no staff member has and no record names: a typo of the domain.
+    const nobody = rostercal(['audit', '--person', 'coach@hilcrest.example.edu'], env);
+    expect(await nobody.exit, nobody.output()).toBe(2);
+    expect(nobody.stderr()).toContain(
+      '--person: no staff member has the e-mail address "coach@hilcrest.example.edu", and no audit record names it',
+    );
+    for (const who of ['admin token', 'Admin Token', 'COACH@hillcrest.example.edu']) {
+      const ok = rostercal(['audit', '--person', who], env);
+      expect(await ok.exit, ok.output()).toBe(0);
+    }
+    // Another actor the log records (a command-line account, a family's link) is a person the log knows.
+    await ts.store.access.appendAudit(
+      record({ at: '2026-11-24T00:00:00.000Z', actor: 'command line (ops)' }),
+    );
+    const cli = rostercal(['audit', '--person', 'command line (ops)'], env);
+    expect(await cli.exit, cli.output()).toBe(0);
+    expect(cli.stdout().trimEnd().split('\n')).toHaveLength(2);
+  });
+
+  it('--team names a team of the school or one the log holds; --since a real date', async () => {
+    const team = rostercal(['audit', '--team', '99999'], env);
+    expect(await team.exit, team.output()).toBe(2);
+    expect(team.stderr()).toContain(
+      "--team: no team has the id 99999, and no audit record names it (rostercal feeds list shows each team's id",
+    );
+    // A team no longer listed whose records the log keeps still filters.
+    const gone = rostercal(['audit', '--team', '3010'], env);
+    expect(await gone.exit, gone.output()).toBe(0);
+    expect(gone.stdout()).toMatch(/admin token\s+hillcrest\s+3010/);
+    for (const day of ['2026-02-30', '2026-04-31T08:00Z']) {
+      const since = rostercal(['audit', '--since', day], env);
+      expect(await since.exit, since.output()).toBe(2);
+      expect(since.stderr()).toContain(`--since is not a real date: "${day}"`);
+    }
+  });
+});
+
 describe('what is done at the command line is audited too', () => {
   it('rostercal roster and rostercal feeds rotate write records naming the account that ran them', async () => {
     const sandbox = await startWeekSandbox({ seed: 4, scale: 'small' });
