@@ -8,8 +8,10 @@ import type { PushTargetConfig } from '../config/push-targets.ts';
 import { type FeedDef, getFeedDef } from '../feeds/feed-defs.ts';
 import type { FeedTokens } from '../feeds/tokens.ts';
 import { FeedTrustError, isFeedScope, RotationFailedError, untilEveryServerKnows } from '../feeds/tokens.ts';
+import { personProblem, teamProblem, templateProblem } from '../identity/audit-filters.ts';
 import { type Logger, scrubSecrets } from '../log.ts';
 import { closeLiveGoogleCalendars, describeClosed, publicTargetsFor } from '../push/live-rotation.ts';
+import { templateNames } from '../rosters/template.ts';
 import type { AuditAction, AuditQuery, AuditRecord, FeedScope, SchoolId, Store } from '../store/types.ts';
 import { html, join, type SafeHtml } from '../util/html.ts';
 import { zoneAbbreviation } from '../util/time-zone.ts';
@@ -27,6 +29,8 @@ export interface AdminStaffOptions {
   schools: readonly AdminSchool[];
   /** Where families reach the service: the new link an admin sends them is absolute. */
   publicUrl: string;
+  /** The school's own roster templates, beside the shipped ones: the audit's template filter offers both. */
+  templatesDir?: string | null;
   now?: () => Date;
   /** Where a step after a rotation that failed without undoing it is told (closing a live calendar, say). */
   logger?: Pick<Logger, 'warn'>;
@@ -211,58 +215,98 @@ function actionOptions(selected: string): SafeHtml[] {
   ];
 }
 
+interface AuditFilters {
+  person: string;
+  teamText: string;
+  template: string;
+  actionText: string;
+}
+
+/**
+ * What is wrong with the filters, for the page to say above the form (identity/audit-filters.ts): a value that
+ * can match nothing would show "nothing recorded", read as "nobody did anything".
+ */
+async function filterProblems(
+  opts: AdminStaffOptions,
+  schools: readonly SchoolId[],
+  f: AuditFilters,
+  templates: readonly string[],
+): Promise<string[]> {
+  const mine = new Set(schools);
+  const visible = (r: AuditRecord) => r.schoolId === null || mine.has(r.schoolId);
+  const problems: (string | null)[] = [];
+  if (f.actionText && !isAuditAction(f.actionText))
+    problems.push(
+      `“${f.actionText}” is not an action the audit log records: choose one under What happened.`,
+    );
+  if (f.person) problems.push(await personProblem(opts.store, schools, f.person, visible));
+  if (f.teamText && !/^\d+$/.test(f.teamText))
+    problems.push(`“${f.teamText}” is not a team id: choose the team by name under Team.`);
+  else if (f.teamText) problems.push(await teamProblem(opts.store, schools, Number(f.teamText), visible));
+  if (f.template) problems.push(await templateProblem(opts.store, templates, f.template, visible));
+  return problems.filter((x): x is string => x !== null);
+}
+
+/** The template filter's choices: every template rostercal has, and the one asked for if the log names it. */
+function templateOptions(names: readonly string[], selected: string): SafeHtml[] {
+  const all = selected && !names.includes(selected) ? [...names, selected] : names;
+  return [
+    html`<option value="">any template</option>`,
+    ...all.map((n) => html`<option value="${n}"${n === selected && html` selected`}>${n}</option>`),
+  ];
+}
+
 /** GET /admin/audit: the log, newest first, filtered by person, action, team and template. */
 function auditLogRouter(opts: AdminStaffOptions): express.Router {
   const router = express.Router();
   router.get('/admin/audit', opts.auth.requireAdmin, async (req: Request, res: Response, next) => {
     try {
       const p = principalOf(res) as Principal;
-      const person = text(req.query.person);
-      const teamText = text(req.query.team, 15);
-      const template = text(req.query.template, 100);
-      const actionText = text(req.query.action, 40);
-      const query: AuditQuery = { limit: 500 };
-      if (actionText && !isAuditAction(actionText))
-        return sendProblem(
-          res,
-          400,
-          'No such action',
-          [`“${actionText}” is not an action the audit log records.`],
-          {
-            href: '/admin/audit',
-            label: 'Audit log',
-          },
-        );
-      if (isAuditAction(actionText)) query.action = actionText;
-      if (person) query.actor = person;
-      if (teamText && !/^\d+$/.test(teamText))
-        return sendProblem(
-          res,
-          400,
-          'Team id must be a number',
-          [
-            `“${teamText}” is not a team id: the ids are on each team’s rows in the log and in rostercal feeds list.`,
-          ],
-          { href: '/admin/audit', label: 'Audit log' },
-        );
-      if (teamText) query.teamId = Number(teamText);
-      if (template) query.template = template;
-      const mine = new Set(adminSchools(opts, p).map((s) => s.id));
-      // Records without a school (refused sign-ins) are shown to every administrator.
-      const records = (await opts.store.access.listAudit(query)).filter(
-        (r) => r.schoolId === null || mine.has(r.schoolId),
+      const f: AuditFilters = {
+        person: text(req.query.person),
+        teamText: text(req.query.team, 15),
+        template: text(req.query.template, 100),
+        actionText: text(req.query.action, 40),
+      };
+      const schools = adminSchools(opts, p);
+      const templates = templateNames({ dir: opts.templatesDir ?? null });
+      const problems = await filterProblems(
+        opts,
+        schools.map((s) => s.id),
+        f,
+        templates,
       );
+      const query: AuditQuery = {
+        limit: 500,
+        ...(isAuditAction(f.actionText) ? { action: f.actionText } : {}),
+        ...(f.person ? { actor: f.person } : {}),
+        ...(f.teamText ? { teamId: Number(f.teamText) } : {}),
+        ...(f.template ? { template: f.template } : {}),
+      };
+      const mine = new Set(schools.map((s) => s.id));
+      // Records without a school (refused sign-ins) are shown to every administrator.
+      const records = problems.length
+        ? []
+        : (await opts.store.access.listAudit(query)).filter(
+            (r) => r.schoolId === null || mine.has(r.schoolId),
+          );
       if (req.query.format === 'json') {
         res.set('Cache-Control', 'no-store');
-        sendJson(res, JSON.stringify({ records }));
+        if (problems.length) res.status(400);
+        sendJson(res, JSON.stringify(problems.length ? { problems } : { records }));
         return;
       }
-      const rows = await auditRows(opts, records, adminSchools(opts, p));
+      const rows = await auditRows(opts, records, schools);
+      // A filter that can match nothing: 400, said above the form, which keeps what was typed.
+      const result = problems.length
+        ? html`<div class="card problem" role="alert"><h2>Nothing can match this filter</h2>${problems.map((x) => html`<p>${x}</p>`)}</div>`
+        : html`<div class="card"><p class="muted">Newest first, in each school’s time; ${records.length} shown (at most 500; <code>rostercal audit --since ISO</code> prints all).</p><table class="stack audit"><thead><tr><th>when</th><th>what</th><th>who</th>${opts.schools.length > 1 && html`<th>school</th>`}<th>about</th><th>detail</th></tr></thead><tbody>${rows.length ? rows : html`<tr><td colspan="6" class="muted">nothing recorded</td></tr>`}</tbody></table></div>`;
       sendAdminPage(res, {
-        title: 'Audit log',
+        title: problems.length ? 'Audit log: filter not known' : 'Audit log',
+        status: problems.length ? 400 : 200,
         who: who(p),
-        body: html`<h1>Audit log</h1><form class="card" method="get" action="/admin/audit"><label for="person">Person (e-mail, or “admin token”)</label><input id="person" type="text" name="person" value="${person}"><label for="team">Team</label><select id="team" name="team">${await teamOptions(opts, adminSchools(opts, p), teamText)}</select><label for="action">What happened</label><select id="action" name="action">${actionOptions(actionText)}</select><label for="template">Template</label><input id="template" type="text" name="template" value="${template}"><div class="actions"><button class="primary" type="submit">Filter</button> <a class="btn" href="/admin/audit">Clear</a></div></form>
-  <div class="card"><p class="muted">Newest first, in each school’s time; ${records.length} shown (at most 500; <code>rostercal audit --since ISO</code> prints all).</p><table class="stack audit"><thead><tr><th>when</th><th>what</th><th>who</th>${opts.schools.length > 1 && html`<th>school</th>`}<th>about</th><th>detail</th></tr></thead><tbody>${rows.length ? rows : html`<tr><td colspan="6" class="muted">nothing recorded</td></tr>`}</tbody></table></div>`,
+        body: html`<h1>Audit log</h1><form class="card" method="get" action="/admin/audit"><label for="person">Person (e-mail, or “admin token”)</label><input id="person" type="text" name="person" value="${f.person}" autocomplete="off"><label for="team">Team</label><select id="team" name="team">${await teamOptions(opts, schools, f.teamText)}</select><label for="action">What happened</label><select id="action" name="action">${actionOptions(f.actionText)}</select><label for="template">Template</label><select id="template" name="template">${templateOptions(templates, f.template)}</select><div class="actions"><button class="primary" type="submit">Filter</button> <a class="btn" href="/admin/audit">Clear</a></div></form>
+  ${result}`,
         wide: true,
       });
     } catch (err) {

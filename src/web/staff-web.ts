@@ -149,6 +149,7 @@ export function createStaffWeb(opts: StaffWebOptions): StaffWeb {
       schools: opts.schools,
       publicUrl: base,
       logger: opts.log,
+      ...(opts.templatesDir !== undefined ? { templatesDir: opts.templatesDir } : {}),
       ...(opts.onLiveRotated ? { onLiveRotated: opts.onLiveRotated } : {}),
       ...(opts.now ? { now: opts.now } : {}),
     }),

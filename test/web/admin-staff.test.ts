@@ -36,6 +36,38 @@ describe('/admin/audit', () => {
     expect(await team.text()).toContain('is not a team id');
   });
 
+  it('a filter that can match nothing says so (400), lists what it takes and keeps what was typed', async () => {
+    const template = await asAdmin('/admin/audit?template=nope');
+    expect(template.status).toBe(400);
+    const tBody = await template.text();
+    expect(tBody).toContain(
+      'no roster template &quot;nope&quot; (attendance-sheet, match-day-sheet, medical-and-guardian-contacts, team-roster)',
+    );
+    expect(tBody).not.toContain('nothing recorded');
+    // The form stays, so the admin can mend the value; the template is chosen from the ones there are.
+    expect(tBody).toMatch(/<select id="template" name="template">.*<option value="team-roster">/s);
+
+    const person = await asAdmin(`/admin/audit?person=notanemail&action=roster`);
+    expect(person.status).toBe(400);
+    const pBody = await person.text();
+    expect(pBody).toContain('&quot;notanemail&quot; is not an e-mail address');
+    expect(pBody).toContain('value="notanemail"');
+    expect(pBody).toContain('<option value="roster" selected>');
+    expect(pBody).not.toContain('nothing recorded');
+
+    const team = await asAdmin('/admin/audit?team=999999999');
+    expect(team.status).toBe(400);
+    expect(await team.text()).toContain('no team has the id 999999999, and no audit record names it');
+
+    // What the log holds still filters: the coach's address, a team since gone, "admin token".
+    for (const ok of [
+      `person=${encodeURIComponent(world.coach.email!)}`,
+      'person=Admin+Token',
+      'template=team-roster',
+    ])
+      expect((await asAdmin(`/admin/audit?${ok}`)).status, ok).toBe(200);
+  });
+
   it('rows name a family act’s child and a team as staff know them, or say they are gone; the action filter keeps its own', async () => {
     const child = world.coachTeams[0]!.students[0]!;
     const student = (await world.h.store.records.get('hill', 'students', child.studentId))!;
@@ -61,7 +93,8 @@ describe('/admin/audit', () => {
     ).text();
     expect(reports).toContain(`(student ${student.id})`);
     expect(reports).not.toContain('(student 987654321)');
-    expect(reports).not.toContain('team-roster');
+    // The template select lists team-roster; no row names it.
+    expect(reports).not.toContain('<span class="nowrap">team-roster</span>');
     const json = (await (
       await asAdmin(`/admin/audit?person=${encodeURIComponent(ACTOR)}&format=json`)
     ).json()) as {
