@@ -16,6 +16,7 @@ import type {
   JobStatusPatch,
   LastPull,
   PullLease,
+  PullOpening,
   RunCounts,
   RunKind,
   RunOwner,
@@ -149,6 +150,48 @@ export class SqlRuns implements RunsRepository {
         completedFull: Number(r.completed_full) === 1,
       });
     return out;
+  }
+
+  async pullOpening(schoolId: SchoolId): Promise<PullOpening> {
+    // One row at least (no runs: one of nulls), with the last runs joined and the rest as scalar subqueries.
+    const requested = (column: 'full_requested_at' | 'requested_by') =>
+      sql<
+        string | null
+      >`(select ${sql.ref(`p.${column}`)} from pull_requests p where p.school_id = ${schoolId})`;
+    const recent = this.#ctx.r
+      .selectFrom('sync_runs')
+      .selectAll()
+      .where('school_id', '=', schoolId)
+      .orderBy('id', 'desc')
+      .limit(RECENT_RUNS)
+      .as('r');
+    const rows = await this.#ctx.r
+      .selectFrom(sql<{ one: number }>`(select 1 as one)`.as('s'))
+      .leftJoin(recent, (j) => j.on(sql<boolean>`1 = 1`))
+      .leftJoin('run_owners', 'run_owners.owner', 'r.owner')
+      .selectAll('r')
+      .select(['run_owners.host', 'run_owners.pid', 'run_owners.heartbeat_at'])
+      .select(databaseNow(this.#ctx.dialect).as('db_now'))
+      .select([
+        requested('full_requested_at').as('requested_at'),
+        requested('requested_by').as('requested_by'),
+        sql<number>`case when exists (select 1 from (select f.status from sync_runs f where f.school_id = ${schoolId} and f.kind = 'full' order by f.id desc limit ${COMPLETED_FULL_WITHIN}) x where x.status in ('succeeded', 'suspicious')) then 1 else 0 end`.as(
+          'completed_full',
+        ),
+      ])
+      .orderBy('r.id', 'desc')
+      .execute();
+    const first = rows[0]!;
+    return {
+      recent: rows
+        .filter((r) => r.id !== null)
+        .map((r) => runOf(r as Parameters<typeof runOf>[0], new Date(r.db_now))),
+      fullRequest:
+        first.requested_at === null || first.requested_by === null
+          ? null
+          : { at: first.requested_at, by: first.requested_by },
+      completedFull: Number(first.completed_full) === 1,
+    };
   }
 
   async saveJobStatus(status: JobStatusPatch): Promise<void> {
@@ -335,6 +378,11 @@ export class SqlRuns implements RunsRepository {
     );
   }
 }
+
+/** The runs a pull looks through for ones whose process died (PullOpening.recent). */
+const RECENT_RUNS = 20;
+/** How far back a pull looks for a completed full one (PullOpening.completedFull). */
+const COMPLETED_FULL_WITHIN = 50;
 
 /**
  * The lease tables, one per kind of work and alike but for what they lease: a school's pulls, a push target's

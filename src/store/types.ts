@@ -460,6 +460,16 @@ export interface RecordsRepository {
   setMissing(schoolId: SchoolId, kind: ResourceKind, ids: readonly Id[], at: Instant): Promise<void>;
 }
 
+/** What a pull reads of a school's runs before it starts its own (RunsRepository.pullOpening). */
+export interface PullOpening {
+  /** Its last 20 runs of any kind, newest first (runs whose process died are closed from these). */
+  recent: SyncRun[];
+  /** The pending full-pull request, or null (as fullPullRequest). */
+  fullRequest: { at: Instant; by: string } | null;
+  /** Whether one of its last 50 full pulls completed (succeeded or suspicious). */
+  completedFull: boolean;
+}
+
 /** A school's last pull and whether it ever completed a full one (RunsRepository.lastPulls). */
 export interface LastPull {
   last: SyncRun | null;
@@ -493,6 +503,11 @@ export interface RunsRepository {
    * ever completed a full pull (succeeded or suspicious). Serve's start reads every school's from it.
    */
   lastPulls(schoolIds: readonly SchoolId[]): Promise<Map<SchoolId, LastPull>>;
+  /**
+   * Everything a pull reads of the school's runs before its own, in one query (three were a round trip each on
+   * PostgreSQL at every fire).
+   */
+  pullOpening(schoolId: SchoolId): Promise<PullOpening>;
   /** Writes the fields given and leaves the others (a replica's save never undoes another's). */
   saveJobStatus(status: JobStatusPatch): Promise<void>;
   listJobStatus(schoolId?: SchoolId): Promise<JobStatus[]>;

@@ -24,7 +24,7 @@
 import { keepAlive, processOwner } from '../jobs/heartbeat.ts';
 import type { PullSummary } from '../jobs/pull-summary.ts';
 import { type Logger, silentLogger } from '../log.ts';
-import type { RunProgress } from '../store/types.ts';
+import type { PullOpening, RunProgress } from '../store/types.ts';
 import {
   abortReason,
   message,
@@ -33,7 +33,7 @@ import {
   unlessAborted,
 } from './pull/errors.ts';
 import { takeLease } from './pull/lease.ts';
-import { closeInterruptedRuns, hadCompleteFullRun, recordRunStopped } from './pull/run-record.ts';
+import { closeInterruptedRuns, recordRunStopped } from './pull/run-record.ts';
 import { runResources } from './pull/run-resources.ts';
 import type { PullOptions } from './pull/types.ts';
 
@@ -75,9 +75,10 @@ export async function pullSchool(opts: PullOptions): Promise<PullSummary> {
  */
 async function decideKind(
   opts: PullOptions,
+  opening: PullOpening,
 ): Promise<{ kind: PullOptions['kind']; upgradedBecause: string | null }> {
   const { store, school } = opts;
-  const request = await store.runs.fullPullRequest(school.id);
+  const request = opening.fullRequest;
   if (opts.answers !== undefined && request === null) {
     const [done] = await store.runs.listRuns(school.id, { kind: 'full', limit: 1 });
     throw new PullNotNeededError(school.id, done ?? null);
@@ -85,8 +86,7 @@ async function decideKind(
   if (opts.kind !== 'incremental') return { kind: opts.kind, upgradedBecause: null };
   if (request)
     return { kind: 'full', upgradedBecause: `full pull asked for at ${request.at} by ${request.by}` };
-  if (!(await hadCompleteFullRun(store, school.id)))
-    return { kind: 'full', upgradedBecause: 'first complete run' };
+  if (!opening.completedFull) return { kind: 'full', upgradedBecause: 'first complete run' };
   return { kind: opts.kind, upgradedBecause: null };
 }
 
@@ -96,8 +96,9 @@ async function pullLeased(opts: PullOptions, log: Logger): Promise<PullSummary> 
   const onProgress = opts.onProgress ?? (() => {});
 
   const startedAt = now();
-  await closeInterruptedRuns(store, school.id, startedAt, log);
-  const { kind, upgradedBecause } = await decideKind(opts);
+  const opening = await store.runs.pullOpening(school.id);
+  await closeInterruptedRuns(store, opening.recent, school.id, startedAt, log);
+  const { kind, upgradedBecause } = await decideKind(opts, opening);
   if (upgradedBecause) log.info(`running a full pull: ${upgradedBecause}`);
   const runId = await store.runs.startRun({
     schoolId: school.id,

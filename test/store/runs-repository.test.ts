@@ -120,6 +120,38 @@ describeOnEachStore('SqlRuns (store.runs)', (store, reopen) => {
     expect((await store().runs.lastPulls([])).size).toBe(0);
   });
 
+  it('reads what a pull asks first in one call: its last 20 runs, the full-pull request, a completed full pull among the last 50', async () => {
+    const s = newSchool();
+    expect(await store().runs.pullOpening(s)).toEqual({
+      recent: [],
+      fullRequest: null,
+      completedFull: false,
+    });
+    const done = await fullThenIncremental(s, 'succeeded', 'failed');
+    await store().runs.requestFullPull(s, T2, 'replica-b');
+    const other = await store().runs.pullOpening(newSchool());
+    expect(other).toEqual({ recent: [], fullRequest: null, completedFull: false });
+    let opening = await store().runs.pullOpening(s);
+    expect(opening.fullRequest).toEqual({ at: T2, by: 'replica-b' });
+    expect(opening.completedFull).toBe(true);
+    expect(opening.recent.map((r) => [r.kind, r.status])).toEqual([
+      ['incremental', 'failed'],
+      ['full', 'succeeded'],
+    ]);
+    expect(opening.recent[0]!.id).toBe(done);
+    expect(opening.recent).toEqual(await store().runs.listRuns(s, { limit: 20 }));
+    // Fifty failed full pulls since: the completed one is too far back, and only the newest 20 runs are read.
+    for (let i = 0; i < 50; i++)
+      await store().runs.finishRun(
+        await store().runs.startRun({ schoolId: s, kind: 'full', at: T1 }),
+        runEnd('failed', T2),
+      );
+    opening = await store().runs.pullOpening(s);
+    expect(opening.completedFull).toBe(false);
+    expect(opening.recent).toEqual(await store().runs.listRuns(s, { limit: 20 }));
+    expect(opening.recent).toHaveLength(20);
+  });
+
   it("keeps a push target's lease apart from any school's pull lease, and gives it up with its owner", async () => {
     const s = newSchool();
     const target = `${s}/teams`;

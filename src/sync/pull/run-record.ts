@@ -6,15 +6,18 @@ import type { EndpointStats } from '../../upstream/api.ts';
 
 const LEGACY_RUN_MS = 2 * 3_600_000;
 
-/** Runs of the school whose process died (they read as interrupted) are closed as such, for good. */
+/**
+ * Runs of the school whose process died (they read as interrupted) are closed as such, for good. `recent`: its
+ * last runs, newest first (RunsRepository.pullOpening, read with the rest of what the pull asks first).
+ */
 export async function closeInterruptedRuns(
   store: Pick<Store, 'runs'>,
+  recent: readonly SyncRun[],
   schoolId: string,
   now: Date,
   log: Logger,
 ) {
-  const runs = await store.runs.listRuns(schoolId, { limit: 20 });
-  for (const run of runs) {
+  for (const run of recent) {
     // Runs recorded before runs had owners can only be judged by their age.
     const legacy =
       run.status === 'running' && !run.owner && now.getTime() - Date.parse(run.startedAt) > LEGACY_RUN_MS;
@@ -31,11 +34,6 @@ export async function closeInterruptedRuns(
     });
     log.warn({ runId: run.id, schoolId, owner: run.owner }, 'closed a run whose process stopped');
   }
-}
-
-export async function hadCompleteFullRun(store: Pick<Store, 'runs'>, schoolId: string): Promise<boolean> {
-  const runs = await store.runs.listRuns(schoolId, { kind: 'full', limit: 50 });
-  return runs.some((r: SyncRun) => r.status === 'succeeded' || r.status === 'suspicious');
 }
 
 /** The run's counts after a resource's transaction committed, so a kill -9 from here on leaves true counts. */

@@ -8,7 +8,6 @@ import { createLogger } from '../../../src/log.ts';
 import {
   closeInterruptedRuns,
   diffStats,
-  hadCompleteFullRun,
   recordProgress,
   recordRunStopped,
 } from '../../../src/sync/pull/run-record.ts';
@@ -46,7 +45,7 @@ describe("the pull's run record", () => {
     const old = await runs.startRun({ schoolId: s, kind: 'incremental', at: hoursAgo(3) });
     const young = await runs.startRun({ schoolId: s, kind: 'incremental', at: hoursAgo(1) });
     const { log, lines } = logger();
-    await closeInterruptedRuns(ts.store, s, NOW, log);
+    await closeInterruptedRuns(ts.store, (await runs.pullOpening(s)).recent, s, NOW, log);
     const byId = new Map((await runs.listRuns(s)).map((r) => [r.id, r]));
     expect(byId.get(dead)).toMatchObject({
       status: 'interrupted',
@@ -62,11 +61,11 @@ describe("the pull's run record", () => {
     expect(byId.get(young)).toMatchObject({ status: 'running', finishedAt: null });
     expect(lines.filter((l) => l.msg === 'closed a run whose process stopped')).toHaveLength(2);
     // Closed for good: a second pass finds nothing to close.
-    await closeInterruptedRuns(ts.store, s, NOW, log);
+    await closeInterruptedRuns(ts.store, (await runs.pullOpening(s)).recent, s, NOW, log);
     expect(lines).toHaveLength(2);
   });
 
-  it('knows whether a full pull ever completed (succeeded or suspicious)', async () => {
+  it('reads whether a full pull completed (succeeded or suspicious), and a full-pull request, with its runs', async () => {
     const s = newSchool();
     const runs = ts.store.runs;
     const end = async (kind: 'full' | 'incremental', status: 'succeeded' | 'failed' | 'suspicious') =>
@@ -74,12 +73,21 @@ describe("the pull's run record", () => {
         await runs.startRun({ schoolId: s, kind, at: hoursAgo(1) }),
         runEnd(status, hoursAgo(0)),
       );
-    expect(await hadCompleteFullRun(ts.store, s)).toBe(false);
+    const completed = async () => (await runs.pullOpening(s)).completedFull;
+    expect(await runs.pullOpening(s)).toEqual({ recent: [], fullRequest: null, completedFull: false });
     await end('full', 'failed');
     await end('incremental', 'succeeded');
-    expect(await hadCompleteFullRun(ts.store, s)).toBe(false);
+    expect(await completed()).toBe(false);
     await end('full', 'suspicious');
-    expect(await hadCompleteFullRun(ts.store, s)).toBe(true);
+    expect(await completed()).toBe(true);
+    await runs.requestFullPull(s, hoursAgo(0.5), 'replica-b');
+    const opening = await runs.pullOpening(s);
+    expect(opening.fullRequest).toEqual({ at: hoursAgo(0.5), by: 'replica-b' });
+    expect(opening.recent.map((r) => [r.kind, r.status])).toEqual([
+      ['full', 'suspicious'],
+      ['incremental', 'succeeded'],
+      ['full', 'failed'],
+    ]);
   });
 
   it("records progress with the upstream's counts, and a stopped run's end with what it committed", async () => {
