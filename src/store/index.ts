@@ -272,5 +272,7 @@ async function openPostgres(url: string, max: number): Promise<SqlStore> {
     }
   };
   const db = new Kysely<DB>({ dialect: new LockingPostgresDialect({ pool: bounded }, pg.escapeLiteral) });
-  return new SqlStore({ dialect: 'postgres', db });
+  // Loaded only for PostgreSQL too: SQLite has no queue.
+  const { openFireQueue } = await import('./fire-queue.ts');
+  return new SqlStore({ dialect: 'postgres', db, fires: openFireQueue(url) });
 }

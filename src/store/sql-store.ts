@@ -5,6 +5,7 @@
 import { type Kysely, sql } from 'kysely';
 import { SqlFamilyActs } from './family-acts-repository.ts';
 import { SqlFeedLinks } from './feed-links-repository.ts';
+import type { FireQueue } from './fire-queue.ts';
 import { kindSpec } from './kinds.ts';
 import { type Dialect, pendingMigrations, runMigrations } from './migrations.ts';
 import { SqlPush } from './push-repository.ts';
@@ -26,11 +27,14 @@ export interface SqlStoreOptions {
   checkIntegrity?: () => Promise<string | null>;
   /** Why the connections were opened read-only (see Store.readOnly). */
   readOnly?: string | null;
+  /** The fires' queue replicas share (PostgreSQL). */
+  fires?: FireQueue;
 }
 
 export class SqlStore implements Store {
   readonly dialect: Dialect;
   readonly readOnly: string | null;
+  readonly fires: FireQueue | null;
   readonly records: SqlRecords;
   readonly runs: SqlRuns;
   readonly feeds: SqlRenderedFeeds;
@@ -44,6 +48,7 @@ export class SqlStore implements Store {
   constructor(opts: SqlStoreOptions) {
     this.dialect = opts.dialect;
     this.readOnly = opts.readOnly ?? null;
+    this.fires = opts.fires ?? null;
     this.#checkIntegrity = opts.checkIntegrity;
     const ctx = new SqlContext(opts);
     this.#ctx = ctx;
@@ -71,6 +76,7 @@ export class SqlStore implements Store {
 
   async close(): Promise<void> {
     const { db, reader } = this.#ctx;
+    await this.fires?.close();
     if (reader !== db) await reader.destroy();
     await db.destroy();
   }

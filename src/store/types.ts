@@ -16,6 +16,7 @@ import type {
   Team,
   YearGroup,
 } from '../domain/types.ts';
+import type { FireQueue } from './fire-queue.ts';
 
 /** A school is the unit of tenancy: every row below belongs to one. Its id is the config's school id. */
 export type SchoolId = string;
@@ -769,6 +770,11 @@ export interface Store {
     opts?: { writes?: { schoolId: SchoolId; kinds: readonly ResourceKind[] } },
   ): Promise<T>;
 
+  /**
+   * The scheduled fires as jobs of a queue replicas share (PostgreSQL: `fire-queue.ts`); null on SQLite, whose one
+   * process runs its fires where they fire.
+   */
+  readonly fires: FireQueue | null;
   readonly records: RecordsRepository;
   readonly runs: RunsRepository;
   readonly feeds: RenderedFeedsRepository;

@@ -1,8 +1,8 @@
 // The schedule: node-cron jobs per school (incremental pull, full pull, and whatever later modules add, such as
 // push), with overlap prevention, job status in the store, and — on PostgreSQL, through node-cron's RunCoordinator
-// backed by store.runs.claimFire — exactly one runner per fire across every replica sharing the database. SQLite
-// has one `serve` per file: its fires run where they fire, with no election (a `sync` beside it still meets the
-// school's pull lease).
+// backed by the store's job queue (queued-fires.ts) — exactly one run per fire across every replica sharing the
+// database. SQLite has one `serve` per file: its fires run where
+// they fire, with no election (a `sync` beside it still meets the school's pull lease).
 
 import cron, { type Logger as CronLogger, type RunCoordinator, type ScheduledTask } from 'node-cron';
 import type { Config, SchoolConfig } from '../config.ts';
@@ -11,11 +11,13 @@ import type { JobDefinition, JobOutcome } from '../jobs/job.ts';
 import type { PullKind, PullSummary } from '../jobs/pull-summary.ts';
 import { SerialQueues } from '../jobs/serial.ts';
 import { type Logger, silentLogger } from '../log.ts';
+import type { FireQueue } from '../store/fire-queue.ts';
 import type { JobStatusPatch, Store } from '../store/types.ts';
 import type { UpstreamClient } from '../upstream/api.ts';
 import { Pace, SLOWED_DOWN } from './pace.ts';
 import { idleRequestsPerMinute } from './pull/beats.ts';
 import { PullBusyError, PullInterruptedError, PullNotNeededError, pullSchool } from './pull.ts';
+import { QueuedFires } from './queued-fires.ts';
 import { spreadCron } from './spread.ts';
 
 export type FireEvent =
@@ -51,7 +53,7 @@ export type FireEvent =
 
 export interface SchedulerOptions {
   /** Its dialect decides the election: only a store that replicas share (PostgreSQL) holds one per fire. */
-  store: Pick<Store, 'dialect' | 'records' | 'runs' | 'transaction'>;
+  store: Pick<Store, 'dialect' | 'fires' | 'records' | 'runs' | 'transaction'>;
   config: Pick<Config, 'schools'>;
   /** The upstream client of each school (one per school, reused across runs so its pacing holds). */
   clientFor: (school: SchoolConfig) => UpstreamClient;
@@ -213,8 +215,11 @@ function pullJob(
   };
 }
 
-/** Whether this replica runs a fire; null where nothing is shared to elect over (SQLite: one process). */
-type Elect = ((fireTime: string) => Promise<boolean>) | null;
+/**
+ * Queues a fire across replicas: its job's id when this replica's insert won it, else null; null itself where
+ * nothing is shared to elect over (SQLite: one process).
+ */
+type Elect = ((fireTime: string) => Promise<string | null>) | null;
 
 /** One scheduled job of a school: its cron task, and how a fire of it is elected across replicas. */
 interface Entry {
@@ -408,27 +413,29 @@ class JobRunner {
 }
 
 /**
- * Whether this replica runs a fire of the school's job: exactly one replica sharing the store does. The key is the
- * job and its fire time, which every replica computes alike (spread.ts: the offset is the school's id's alone).
+ * Queues a fire of the school's job: exactly one replica sharing the store inserts its job (then takes one from the
+ * queue at once). The job's id is made of the job and its fire time, which every replica computes alike (spread.ts:
+ * the offset is the school's id's alone).
  */
 function electorFor(
   opts: SchedulerOptions,
   runner: JobRunner,
   owner: string,
+  queued: QueuedFires,
   school: SchoolConfig,
   job: JobDefinition,
-): (fireTime: string) => Promise<boolean> {
-  const name = `${school.id}:${job.name}`;
+): (fireTime: string) => Promise<string | null> {
   return async (fireTime) => {
-    let won: boolean;
+    let id: string | null;
     try {
-      won = await opts.store.runs.claimFire(name, fireTime, owner);
+      id = await queued.enqueue({ schoolId: school.id, job: job.name, fireTime });
     } catch (err) {
       // node-cron would print this to the console and skip the fire: ours says it instead.
       runner.storeFailed(school, job.name, fireTime, err);
-      return false;
+      return null;
     }
     runner.problems.delete(school.id);
+    const won = id !== null;
     opts.onFire?.({
       type: won ? 'claimed' : 'not-elected',
       schoolId: school.id,
@@ -436,7 +443,7 @@ function electorFor(
       owner,
       fireTime,
     });
-    return won;
+    return id;
   };
 }
 
@@ -461,27 +468,22 @@ function scheduleJob(
   school: SchoolConfig,
   job: JobDefinition,
   elect: Elect,
+  takeNow: () => void,
   log: Logger,
 ): Entry {
   const name = `${school.id}:${job.name}`;
-  // The fire this process won, handed from the coordinator to the task (noOverlap: one at a time per task).
-  let claimed: string | null = null;
+  // The fire's own moment is the coordinator's key (node-cron's slot): alike on every replica.
   const coordinator: RunCoordinator | null = elect && {
-    shouldRun: async (key: string) => {
-      const fireTime = key.slice(name.length + 1);
-      const won = await elect(fireTime);
-      if (won) claimed = fireTime;
-      return won;
-    },
+    shouldRun: async (key: string) => (await elect(key.slice(name.length + 1))) !== null,
   };
   const task = cron.createTask(
     spreadCron(job.cron, school.id),
     (context) => {
-      // The fire's own moment, the one the coordinator is asked about (node-cron's slot): alike on every replica.
-      const fireTime = coordinator ? claimed : context.date.toISOString();
-      claimed = null;
+      // Queued (PostgreSQL): this replica inserted the fire's job, and takes one at once. Its run is tracked
+      // by the runner, not by this task: a job it takes may be another's, whose run must not hold this task.
+      if (coordinator) return takeNow();
       // Only the run: cron's next fire of this job must not wait for the work after it.
-      return runner.execute(school, job, task, fireTime).outcome;
+      return runner.execute(school, job, task, context.date.toISOString()).outcome;
     },
     {
       name,
@@ -548,6 +550,18 @@ async function stopAll(
   else log.info('scheduler stopped');
 }
 
+/** The queue's fires, run through this replica's own entries (the replicas share one configuration). */
+function queuedFires(queue: FireQueue, runner: JobRunner, entries: Entry[], log: Logger): QueuedFires {
+  return new QueuedFires({
+    queue,
+    log,
+    run: (fire) => {
+      const e = entries.find((x) => x.school.id === fire.schoolId && x.job.name === fire.job);
+      return e ? runner.execute(e.school, e.job, e.task, fire.fireTime) : null;
+    },
+  });
+}
+
 /** The longest gap between a task's next few fires, or null. */
 function longestGapMs(task: ScheduledTask): number | null {
   const runs = task.getNextRuns(4);
@@ -563,14 +577,25 @@ export async function startScheduler(opts: SchedulerOptions): Promise<SchedulerH
   const stopping = new AbortController();
   let stopped = false;
 
-  const shared = opts.store.dialect === 'postgres';
   const pulls = new SerialQueues();
   const entries: Entry[] = [];
+  const queued = opts.store.fires && queuedFires(opts.store.fires, runner, entries, log);
+  const takeNow = () => queued?.takeNow();
   for (const school of opts.config.schools)
     for (const job of schoolJobs(opts, school, pulls, stopping.signal, owner))
       entries.push(
-        scheduleJob(runner, school, job, shared ? electorFor(opts, runner, owner, school, job) : null, log),
+        scheduleJob(
+          runner,
+          school,
+          job,
+          queued ? electorFor(opts, runner, owner, queued, school, job) : null,
+          takeNow,
+          log,
+        ),
       );
+  // Ready before the first fire: a fire's insert must not wait for pg-boss's start (on a new database, its schema).
+  await opts.store.fires?.start();
+  queued?.start();
 
   for (const { school, job, task } of entries) {
     await task.start();
@@ -597,8 +622,12 @@ export async function startScheduler(opts: SchedulerOptions): Promise<SchedulerH
     },
     fire: async (schoolId, jobName, fireTime) => {
       const { school, job, task, elect } = entry(schoolId, jobName);
-      if (stopped || (elect && !(await elect(fireTime)))) return null;
-      return runner.executeAll(school, job, task, fireTime);
+      if (stopped) return null;
+      if (!elect || !queued) return runner.executeAll(school, job, task, fireTime);
+      const id = await elect(fireTime);
+      if (id === null) return null;
+      queued.takeNow();
+      return queued.outcome(id);
     },
     problems: () => Object.fromEntries(runner.problems),
     incrementalIntervalMs: (schoolId) => {
@@ -614,6 +643,7 @@ export async function startScheduler(opts: SchedulerOptions): Promise<SchedulerH
     stop: async () => {
       if (stopped) return;
       stopped = true;
+      queued?.stop();
       await stopAll(entries, runner, stopping, log, opts.stopWaitMs ?? 15_000);
     },
   };

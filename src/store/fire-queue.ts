@@ -1,0 +1,173 @@
+// The scheduled fires of replicas sharing a PostgreSQL store, as jobs of pg-boss (the one module that imports it).
+// Its tables go into the store's own schema (the role's current schema; pg-boss's names: job, queue, version, …):
+// the README's least-privilege role owns that schema and cannot create another (`permission denied for database`
+// when pg-boss tried `rostercal_jobs`). A fire is queued under an
+// id made of its job and fire time, so every replica that fires it asks for the same job and exactly one insert
+// wins; whichever replica then fetches it runs it. SQLite has no queue: one process, no election.
+import { createHash } from 'node:crypto';
+import pg from 'pg';
+import { PgBoss } from 'pg-boss';
+
+const QUEUE = 'fires';
+
+/** A fire as queued: which job of which school, at which moment of its schedule. */
+export interface QueuedFire {
+  schoolId: string;
+  job: string;
+  fireTime: string;
+}
+
+/** A fire fetched to run: settle it with FireQueue.finish, keep it claimed with FireQueue.touch. */
+export interface TakenFire extends QueuedFire {
+  id: string;
+  retryCount: number;
+}
+
+export interface FireOutcome {
+  status: string;
+  error?: string | null;
+}
+
+export interface FireQueue {
+  /** Starts pg-boss (its schema at the first start): before the first fire, which must not wait for it. */
+  start(): Promise<void>;
+  /** Queues the fire; its job's id, or null when the fire was already queued (by another replica). */
+  enqueue(fire: QueuedFire): Promise<string | null>;
+  /** Up to `limit` queued fires, oldest first, each now this replica's (SKIP LOCKED: no two replicas get one). */
+  take(limit: number): Promise<TakenFire[]>;
+  /** Tells the queue this replica still runs them (every touchEveryMs, or the queue fails them). */
+  touch(fires: TakenFire[]): Promise<void>;
+  finish(fire: TakenFire, outcome: FireOutcome): Promise<void>;
+  /** A queued fire's outcome once some replica finished it; null while it waits or runs. */
+  outcome(id: string): Promise<FireOutcome | null>;
+  /** Between a runner's beats on the fires it runs. */
+  readonly touchEveryMs: number;
+  close(): Promise<void>;
+}
+
+/** The job of a fire: one id per (school, job, fire time), alike on every replica (a name-based UUID). */
+export function fireId(fire: QueuedFire): string {
+  const h = createHash('sha1').update(`${fire.schoolId}\n${fire.job}\n${fire.fireTime}`).digest('hex');
+  // Version 5 and the RFC 4122 variant, so PostgreSQL's uuid type takes it as any other.
+  const variant = ((Number.parseInt(h[16]!, 16) & 0x3) | 0x8).toString(16);
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-${variant}${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
+
+/** pg-boss's smallest heartbeat: a dead runner's fire is failed ~10–12 s after its last beat. */
+const HEARTBEAT_S = 10;
+
+class PgFireQueue implements FireQueue {
+  readonly touchEveryMs = (HEARTBEAT_S * 1000) / 2;
+  readonly #url: string;
+  #started: Promise<PgBoss> | null = null;
+
+  constructor(connectionString: string) {
+    this.#url = connectionString;
+  }
+
+  async #open(): Promise<PgBoss> {
+    const client = new pg.Client({ connectionString: this.#url });
+    await client.connect();
+    let schema: string;
+    try {
+      schema = (await client.query<{ s: string }>('select current_schema() as s')).rows[0]!.s;
+    } finally {
+      await client.end();
+    }
+    const boss = new PgBoss({
+      connectionString: this.#url,
+      schema,
+      // It exists (the store's); creating it, even "if not exists", asks for a right the role need not have.
+      createSchema: false,
+      max: 3,
+      // The monitor fails a fire whose runner stopped beating: every 2 s, so whoever waits on a dead replica's fire
+      // has its outcome ~12 s after its last beat, not a minute later (pg-boss's default).
+      superviseIntervalSeconds: 2,
+      monitorIntervalSeconds: 2,
+      // Fires come by node-cron, not by pg-boss's own cron.
+      schedule: false,
+    });
+    // pg-boss reports its own trouble (a lost connection) as events; unheard, 'error' would end the process.
+    boss.on('error', () => {});
+    await boss.start();
+    return boss;
+  }
+
+  #boss$(): Promise<PgBoss> {
+    this.#started ??= (async () => {
+      const boss = await this.#open();
+      await boss.createQueue(QUEUE, {
+        // A fire not taken in a minute is stale: the next fire of its job stands for it.
+        retentionSeconds: 60,
+        // Finished fires are kept an hour (a late replica's send of the same fire still finds it).
+        deleteAfterSeconds: 3600,
+        // Never run twice: a fire whose replica died is covered by the next fire (a full one by its request in
+        // `pull_requests`, which the next pull of the school honours).
+        retryLimit: 0,
+        heartbeatSeconds: HEARTBEAT_S,
+        expireInSeconds: 6 * 3600,
+      });
+      return boss;
+    })();
+    return this.#started;
+  }
+
+  async start(): Promise<void> {
+    await this.#boss$();
+  }
+
+  async enqueue(fire: QueuedFire): Promise<string | null> {
+    const boss = await this.#boss$();
+    return boss.send(QUEUE, { ...fire }, { id: fireId(fire) });
+  }
+
+  async take(limit: number): Promise<TakenFire[]> {
+    const boss = await this.#boss$();
+    const jobs = await boss.fetch<QueuedFire>(QUEUE, { batchSize: limit });
+    return jobs.map((j) => ({
+      schoolId: j.data.schoolId,
+      job: j.data.job,
+      fireTime: j.data.fireTime,
+      id: j.id,
+      retryCount: j.retryCount,
+    }));
+  }
+
+  async touch(fires: TakenFire[]): Promise<void> {
+    if (!fires.length) return;
+    const boss = await this.#boss$();
+    await boss.touch(
+      QUEUE,
+      fires.map((f) => ({ id: f.id, retryCount: f.retryCount })),
+    );
+  }
+
+  async finish(fire: TakenFire, outcome: FireOutcome): Promise<void> {
+    const boss = await this.#boss$();
+    await boss.complete(
+      QUEUE,
+      { id: fire.id, retryCount: fire.retryCount },
+      { status: outcome.status, error: outcome.error ?? null },
+    );
+  }
+
+  async outcome(id: string): Promise<FireOutcome | null> {
+    const boss = await this.#boss$();
+    const [job] = await boss.findJobs<QueuedFire>(QUEUE, { id });
+    // Not taken within its retention: it was deleted, and the next fire of its job stands for it.
+    if (!job) return { status: 'skipped', error: 'no replica took the fire within a minute' };
+    if (job.state === 'completed') return job.output as FireOutcome;
+    if (job.state === 'failed' || job.state === 'cancelled')
+      return { status: 'failed', error: `the fire's job ${job.state} (its replica stopped beating)` };
+    return null;
+  }
+
+  async close(): Promise<void> {
+    const boss = await this.#started?.catch(() => null);
+    await boss?.stop({ graceful: false, timeout: 2_000 });
+  }
+}
+
+export function openFireQueue(connectionString: string): FireQueue {
+  return new PgFireQueue(connectionString);
+}
