@@ -56,13 +56,50 @@ export function fireId(fire: QueuedFire): string {
 /** pg-boss's smallest heartbeat: a dead runner's fire is failed ~10–12 s after its last beat. */
 const HEARTBEAT_S = 10;
 
+/**
+ * pg-boss's own pool, beside the store's (10, store/index.ts). What it needs is calls in flight: every replica
+ * sends every fire of every school, the one that wins it also fetches, completes and beats it, and pg-boss's
+ * supervise and monitor run every 2 s; with 50 schools that is ~5 fires and ~15 calls a second, each taking as
+ * long as the host lets PostgreSQL answer. 3 ran dry at load 22 ("timeout exceeded when trying to connect" on
+ * send, fetch and complete: 23 of 531 fires let pass, 31 late); 10, as the store's, gave 0 of 550 late. pg opens
+ * them only when asked and closes them after 10 s idle, but the bound counts against PostgreSQL's
+ * max_connections: a replica may hold 10 (store) + 10 (queue) + 2 per render thread (docs/sizing.md).
+ */
+export const QUEUE_POOL_MAX = 10;
+
+/**
+ * A queue call that found no connection: said as the store failing, naming the queue's pool, so the fire's log
+ * line, its job status and /readyz say why it was let pass (pg says only "timeout exceeded when trying to connect").
+ */
+function queueFailure(err: unknown, timeoutMs: number): unknown {
+  if (!(err instanceof Error) || !/timeout/i.test(err.message)) return err;
+  return new Error(
+    `the job queue got no PostgreSQL connection within ${timeoutMs / 1000} s (its pool of ${QUEUE_POOL_MAX} all busy, or the database did not answer): ${err.message}`,
+    { cause: err },
+  );
+}
+
 class PgFireQueue implements FireQueue {
   readonly touchEveryMs = (HEARTBEAT_S * 1000) / 2;
   readonly #url: string;
   #started: Promise<PgBoss> | null = null;
 
-  constructor(connectionString: string) {
+  /** How long a call waits for a connection: the store's own bound, so a dry pool fails a fire before the next. */
+  readonly #connectTimeoutMs: number;
+
+  constructor(connectionString: string, connectTimeoutMs: number) {
     this.#url = connectionString;
+    this.#connectTimeoutMs = connectTimeoutMs;
+  }
+
+  /** A call to pg-boss, its failure to get a connection named as the queue's. */
+  async #call<T>(f: (boss: PgBoss) => Promise<T>): Promise<T> {
+    const boss = await this.#boss$();
+    try {
+      return await f(boss);
+    } catch (err) {
+      throw queueFailure(err, this.#connectTimeoutMs);
+    }
   }
 
   async #open(): Promise<PgBoss> {
@@ -79,7 +116,10 @@ class PgFireQueue implements FireQueue {
       schema,
       // It exists (the store's); creating it, even "if not exists", asks for a right the role need not have.
       createSchema: false,
-      max: 3,
+      max: QUEUE_POOL_MAX,
+      // pg-boss's default is 10 s, a whole fire interval: a send waiting that long made node-cron count the next
+      // fire an overlap instead of this one a failure of the store.
+      connectionTimeoutMillis: this.#connectTimeoutMs,
       // The monitor fails a fire whose runner stopped beating: every 2 s, so whoever waits on a dead replica's fire
       // has its outcome ~12 s after its last beat, not a minute later (pg-boss's default).
       superviseIntervalSeconds: 2,
@@ -116,14 +156,12 @@ class PgFireQueue implements FireQueue {
     await this.#boss$();
   }
 
-  async enqueue(fire: QueuedFire): Promise<string | null> {
-    const boss = await this.#boss$();
-    return boss.send(QUEUE, { ...fire }, { id: fireId(fire) });
+  enqueue(fire: QueuedFire): Promise<string | null> {
+    return this.#call((boss) => boss.send(QUEUE, { ...fire }, { id: fireId(fire) }));
   }
 
   async take(limit: number): Promise<TakenFire[]> {
-    const boss = await this.#boss$();
-    const jobs = await boss.fetch<QueuedFire>(QUEUE, { batchSize: limit });
+    const jobs = await this.#call((boss) => boss.fetch<QueuedFire>(QUEUE, { batchSize: limit }));
     return jobs.map((j) => ({
       schoolId: j.data.schoolId,
       job: j.data.job,
@@ -135,25 +173,26 @@ class PgFireQueue implements FireQueue {
 
   async touch(fires: TakenFire[]): Promise<void> {
     if (!fires.length) return;
-    const boss = await this.#boss$();
-    await boss.touch(
-      QUEUE,
-      fires.map((f) => ({ id: f.id, retryCount: f.retryCount })),
+    await this.#call((boss) =>
+      boss.touch(
+        QUEUE,
+        fires.map((f) => ({ id: f.id, retryCount: f.retryCount })),
+      ),
     );
   }
 
   async finish(fire: TakenFire, outcome: FireOutcome): Promise<void> {
-    const boss = await this.#boss$();
-    await boss.complete(
-      QUEUE,
-      { id: fire.id, retryCount: fire.retryCount },
-      { status: outcome.status, error: outcome.error ?? null },
+    await this.#call((boss) =>
+      boss.complete(
+        QUEUE,
+        { id: fire.id, retryCount: fire.retryCount },
+        { status: outcome.status, error: outcome.error ?? null },
+      ),
     );
   }
 
   async outcome(id: string): Promise<FireOutcome | null> {
-    const boss = await this.#boss$();
-    const [job] = await boss.findJobs<QueuedFire>(QUEUE, { id });
+    const [job] = await this.#call((boss) => boss.findJobs<QueuedFire>(QUEUE, { id }));
     // Not taken within its retention: it was deleted, and the next fire of its job stands for it.
     if (!job) return { status: 'skipped', error: 'no replica took the fire within a minute' };
     if (job.state === 'completed') return job.output as FireOutcome;
@@ -168,6 +207,7 @@ class PgFireQueue implements FireQueue {
   }
 }
 
-export function openFireQueue(connectionString: string): FireQueue {
-  return new PgFireQueue(connectionString);
+/** `connectTimeoutMs`: how long a call may wait for a connection (the store's connect_timeout; 0: no bound). */
+export function openFireQueue(connectionString: string, connectTimeoutMs: number): FireQueue {
+  return new PgFireQueue(connectionString, connectTimeoutMs);
 }

@@ -274,5 +274,5 @@ async function openPostgres(url: string, max: number): Promise<SqlStore> {
   const db = new Kysely<DB>({ dialect: new LockingPostgresDialect({ pool: bounded }, pg.escapeLiteral) });
   // Loaded only for PostgreSQL too: SQLite has no queue.
   const { openFireQueue } = await import('./fire-queue.ts');
-  return new SqlStore({ dialect: 'postgres', db, fires: openFireQueue(url) });
+  return new SqlStore({ dialect: 'postgres', db, fires: openFireQueue(url, timeoutS * 1000) });
 }

@@ -67,7 +67,8 @@ export class QueuedFires {
     for (;;) {
       const here = this.#running.get(id);
       if (here) return here;
-      const there = await this.#opts.queue.outcome(id);
+      // A read that failed (a dry pool, the database away) is tried again: the fire's outcome is still to come.
+      const there = await this.#opts.queue.outcome(id).catch(() => null);
       if (there) return { status: there.status as JobResult, error: there.error ?? null };
       if (this.#stopped) return { status: 'skipped', error: 'the service is stopping' };
       await new Promise((r) => setTimeout(r, READ_BACK_MS));

@@ -258,6 +258,11 @@ class JobRunner {
     this.problems.set(school.id, `scheduled ${job} fire of ${fireTime} skipped: the store failed (${why})`);
     this.#log.error({ err, schoolId: school.id, job, fireTime }, 'fire skipped: the store failed');
     const reason = `store: ${why}`;
+    // The job's status says it too when it can (a dry job-queue pool leaves the store's own pool working); not
+    // awaited: node-cron waits on an election, and a store that is down would hold it into the next fire.
+    this.#track(
+      this.saveStatus(school.id, job, { lastSkippedAt: this.#now().toISOString(), lastSkipReason: reason }),
+    );
     this.#opts.onFire?.({ type: 'skipped', schoolId: school.id, job, fireTime, owner: this.#owner, reason });
     return { status: 'skipped', error: reason };
   }
