@@ -52,6 +52,12 @@ export class SqlRecords implements RecordsRepository {
   readonly #ctx: SqlContext;
   readonly #memberships: MembershipRows;
   readonly #marks = new WeakMap<Transaction<DB>, TransactionMarks>();
+  /**
+   * Each school's name and time zone as this connection last wrote them, committed. Every pull writes its school
+   * first (serve wrote them all at its start): a round trip each at every fire on PostgreSQL that changed nothing,
+   * since nothing deletes a school's row (issue 46).
+   */
+  readonly #schoolsWritten = new Map<SchoolId, string>();
 
   constructor(ctx: SqlContext) {
     this.#ctx = ctx;
@@ -76,6 +82,10 @@ export class SqlRecords implements RecordsRepository {
   }
 
   async upsertSchool(school: { id: SchoolId; name: string; timeZone: string }): Promise<void> {
+    const written = JSON.stringify([school.name, school.timeZone]);
+    // Inside a transaction the write may yet roll back: only a write of its own is known to be there.
+    const alone = this.#ctx.openTransaction === undefined;
+    if (alone && this.#schoolsWritten.get(school.id) === written) return;
     const now = new Date().toISOString();
     await this.#ctx.w
       .insertInto('schools')
@@ -90,6 +100,8 @@ export class SqlRecords implements RecordsRepository {
         oc.column('id').doUpdateSet({ name: school.name, time_zone: school.timeZone, updated_at: now }),
       )
       .execute();
+    if (alone) this.#schoolsWritten.set(school.id, written);
+    else this.#schoolsWritten.delete(school.id);
   }
 
   async listSchools(): Promise<{ id: SchoolId; name: string; timeZone: string }[]> {

@@ -376,6 +376,7 @@ export interface AuditQuery {
  */
 export interface RecordsRepository {
   // --- schools
+  /** Sends nothing when this store last wrote the school as it is (nothing deletes a school's row). */
   upsertSchool(school: { id: SchoolId; name: string; timeZone: string }): Promise<void>;
   listSchools(): Promise<{ id: SchoolId; name: string; timeZone: string }[]>;
 

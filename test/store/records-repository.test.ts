@@ -2,6 +2,7 @@
 // with writes to whom its calendars are of (teams, students, staff, activities), once a transaction, and not with
 // sessions or absences, which move only the data version (the data version's own tests are in store/contract.ts).
 import { expect, it } from 'vitest';
+import { countStatements } from '../support/statements.ts';
 import { describeOnEachStore, newSchool, T0, T1, T2 } from './each-store.ts';
 import { absence, activity, session, student, team } from './fixtures.ts';
 
@@ -49,5 +50,36 @@ describeOnEachStore('SqlRecords (store.records)', (store) => {
       await tx.records.markDeleted(s, 'sessions', [1], T1);
     });
     expect(await versions(s)).toEqual({ data: 2, subjects: 1 });
+  });
+
+  it('sends a school it last wrote unchanged no more (every pull writes its school), and writes a change', async () => {
+    const s = newSchool();
+    const school = { id: s, name: 'Hillcrest', timeZone: 'Europe/London' };
+    const sent = async (fn: () => Promise<unknown>) => {
+      const counter = countStatements();
+      let n = Number.NaN;
+      try {
+        await fn();
+      } finally {
+        n = counter.stop().total;
+      }
+      return n;
+    };
+    const named = async () => (await store().records.listSchools()).find((x) => x.id === s);
+    expect(await sent(() => store().records.upsertSchool(school))).toBe(1);
+    expect(await sent(() => store().records.upsertSchool(school))).toBe(0);
+    expect(await sent(() => store().records.upsertSchool({ ...school, timeZone: 'UTC' }))).toBe(1);
+    expect(await named()).toEqual({ ...school, timeZone: 'UTC' });
+    // Written in a transaction that rolled back: not there, so written again.
+    const renamed = { ...school, name: 'Renamed', timeZone: 'UTC' };
+    await expect(
+      store().transaction(async (tx) => {
+        await tx.records.upsertSchool(renamed);
+        throw new Error('rolled back');
+      }),
+    ).rejects.toThrow('rolled back');
+    expect(await named()).toEqual({ ...school, timeZone: 'UTC' });
+    expect(await sent(() => store().records.upsertSchool(renamed))).toBe(1);
+    expect(await named()).toEqual(renamed);
   });
 });

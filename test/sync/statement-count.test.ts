@@ -20,11 +20,12 @@ import { DIALECTS, openTestStore, type TestStore, testClient, testSchool } from 
  * just before its COMMIT: PostgreSQL 79. Then an incremental listing that brought nothing read no live hashes of
  * its kind (17 → 15 on SQLite, 16 → 14 on PostgreSQL), and a pull read its last runs, whether a full one
  * completed and the full-pull request in one statement instead of three (two on a full pull): SQLite 127, 22, 13;
- * PostgreSQL 78, 22, 12.
+ * PostgreSQL 78, 22, 12. Then a school written unchanged once by the store was not written again (serve writes
+ * every school at its start; the first pull here still writes it): SQLite 127, 21, 12; PostgreSQL 78, 21, 11.
  */
 const BOUND = {
-  sqlite: { first: 130, unchangedFull: 22, unchangedIncremental: 13 },
-  postgres: { first: 78, unchangedFull: 22, unchangedIncremental: 12 },
+  sqlite: { first: 130, unchangedFull: 21, unchangedIncremental: 12 },
+  postgres: { first: 78, unchangedFull: 21, unchangedIncremental: 11 },
 };
 
 /**
