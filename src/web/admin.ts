@@ -57,18 +57,37 @@ interface Row {
   cells: HtmlValue[];
 }
 
-/** A table that reads as rows on a desktop and as one block per record on a phone (labels from the header). */
-function stackTable(head: string[], rows: (Row | HtmlValue[])[], empty: string, compact = false): SafeHtml {
+/** Table rows, each cell labelled by its column (the label shows on a phone, where a row is a block). */
+function bodyRows(head: string[], rows: (Row | HtmlValue[])[]): SafeHtml[] {
+  return rows.map((r) => {
+    const row: Row = Array.isArray(r) ? { cells: r } : (r as Row);
+    const cells = row.cells.map(
+      (c, i) => html`<td${head[i] !== undefined && html` data-label="${head[i]}"`}>${c}</td>`,
+    );
+    return html`<tr${row.cls && html` class="${row.cls}"`}>${cells}</tr>`;
+  });
+}
+
+/**
+ * A table that reads as rows on a desktop and as one block per record on a phone (labels from the header).
+ * `earlier`: more rows in the same table (so their columns line up with the first ones: a second table sized its
+ * columns by its own text), shown by the "Earlier …" below it (staff.css: a table followed by a closed
+ * details.more hides its tbody.earlier).
+ */
+function stackTable(
+  head: string[],
+  rows: (Row | HtmlValue[])[],
+  empty: string,
+  compact = false,
+  earlier?: { label: string; rows: Row[] },
+): SafeHtml {
   const body = rows.length
-    ? rows.map((r) => {
-        const row: Row = Array.isArray(r) ? { cells: r } : (r as Row);
-        const cells = row.cells.map(
-          (c, i) => html`<td${head[i] !== undefined && html` data-label="${head[i]}"`}>${c}</td>`,
-        );
-        return html`<tr${row.cls && html` class="${row.cls}"`}>${cells}</tr>`;
-      })
+    ? bodyRows(head, rows)
     : html`<tr><td colspan="${head.length}" class="muted">${empty}</td></tr>`;
-  return html`<table class="${compact ? 'stack compact' : 'stack'}"><thead><tr>${head.map((h) => html`<th>${h}</th>`)}</tr></thead><tbody>${body}</tbody></table>`;
+  const more = earlier && earlier.rows.length > 0 && earlier;
+  return html`<table class="${compact ? 'stack compact' : 'stack'}"><thead><tr>${head.map((h) => html`<th>${h}</th>`)}</tr></thead><tbody>${body}</tbody>${
+    more && html`<tbody class="earlier">${bodyRows(head, more.rows)}</tbody>`
+  }</table>${more && html`<details class="more"><summary>${more.label} (${more.rows.length})</summary></details>`}`;
 }
 
 function runCells(run: SyncRun, now: Date): Row {
@@ -230,11 +249,10 @@ async function schoolSection(deps: DashboardDeps, school: AdminSchool, at: Date)
     'note',
   ];
   const cells = runs.map((r) => runCells(r, at));
-  const older = cells.slice(RUNS_SHOWN);
-  const runTable = html`${stackTable(runHead, cells.slice(0, RUNS_SHOWN), 'no runs yet', true)}${
-    older.length > 0 &&
-    html`<details class="more"><summary>Earlier runs (${older.length})</summary>${stackTable(runHead, older, '', true)}</details>`
-  }`;
+  const runTable = stackTable(runHead, cells.slice(0, RUNS_SHOWN), 'no runs yet', true, {
+    label: 'Earlier runs',
+    rows: cells.slice(RUNS_SHOWN),
+  });
   return html`<section><h2 class="group">${school.name} <span class="muted">(${school.id}, times in ${school.timeZone})</span></h2>
 <div class="card">${families}${clock && html`<p id="upstream-clock-${school.id}"><strong>Upstream clock:</strong> ${clock.line}.</p>`}<h3>Scheduled jobs</h3>${jobTable}<h3>Recent runs</h3>${runTable}</div>
 ${await feedsPart(deps, school)}

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Harness } from '../feeds/harness.ts';
 import type { StaffSite } from '../identity/harness.ts';
 import { rotateAsAdmin } from '../support/admin-rotation.ts';
+import { axe } from '../support/axe.ts';
 import type { Page } from '../support/browser.ts';
 import { expectPhoneFriendly } from '../support/phone.ts';
 import { type AdminWorld, DESKTOP, PHONE, startAdminWorld } from './admin-world.ts';
@@ -79,6 +80,58 @@ describe('/admin', () => {
     await expectPhoneFriendly(page);
     expect(await brokenWords(page)).toEqual([]);
     await page.screenshot({ path: '/tmp/rostercal-admin-1280.png', fullPage: true });
+  });
+});
+
+describe('/admin: the runs of a school', () => {
+  /** Left edges of the cells of the newest run and of the oldest (an earlier run, once opened). */
+  const columnEdges = (page: Page) =>
+    page.evaluate<number[][]>(`(() => {
+      const h3 = [...document.querySelectorAll('h3')].find((x) => x.textContent === 'Recent runs');
+      const rows = [...h3.parentElement.querySelectorAll('tbody tr')].filter(
+        (tr) => h3.compareDocumentPosition(tr) & Node.DOCUMENT_POSITION_FOLLOWING && tr.cells.length === 9,
+      );
+      const edges = (tr) => [...tr.cells].map((td) => Math.round(td.getBoundingClientRect().left));
+      return [edges(rows[0]), edges(rows.at(-1))];
+    })()`);
+
+  it('on a desktop, the earlier runs line up with the recent ones, column for column', async () => {
+    // Earlier runs unlike the recent ones, as the demo has: a push to a named target that failed, at length.
+    const at = (await h.store.runs.listRuns('hill', { limit: 1 }))[0]!.startedAt;
+    const push = await h.store.runs.startRun({ schoolId: 'hill', kind: 'push', target: 'google-main', at });
+    await h.store.runs.finishRun(push, {
+      status: 'failed',
+      finishedAt: at,
+      counts: { calendars: { added: 12, changed: 3, deleted: 1, skipped: 0, unchanged: 0 } },
+      upstreamRequests: 0,
+      retries: 2,
+      throttled: 1,
+      errors: [
+        'google-main: calendar for team 3004: 403 rateLimitExceeded (Calendar usage limits exceeded), given up after 4 tries',
+      ],
+      warning: null,
+    });
+    for (let i = 0; i < 3; i++) await h.pull('incremental');
+    const page = await signedIn(DESKTOP);
+    const shown = () => page.locator('tbody.earlier tr:visible').count();
+    expect(await shown()).toBe(0);
+    await page.locator('summary', { hasText: 'Earlier runs' }).first().click();
+    expect(await shown()).toBe((await h.store.runs.listRuns('hill', { limit: 10 })).length - 3);
+    expect((await axe(page)).violations).toEqual([]);
+    await page.screenshot({ path: '/tmp/screens-admin-runs-1280.png', fullPage: true });
+    const [recent, earlier] = await columnEdges(page);
+    expect(recent!.length).toBe(9);
+    expect(earlier).toEqual(recent);
+    await expectPhoneFriendly(page);
+    expect(await brokenWords(page)).toEqual([]);
+  });
+
+  it('on a phone, the earlier runs open below the recent ones, no sideways scrolling', async () => {
+    const page = await signedIn(PHONE);
+    await page.locator('summary', { hasText: 'Earlier runs' }).first().tap();
+    await expectPhoneFriendly(page);
+    expect((await axe(page)).violations).toEqual([]);
+    await page.screenshot({ path: '/tmp/screens-admin-runs-390.png', fullPage: true });
   });
 });
 
