@@ -598,6 +598,34 @@ export class SqlRecords implements RecordsRepository {
     return out;
   }
 
+  async pullState(
+    schoolId: SchoolId,
+    kinds: readonly ResourceKind[],
+  ): Promise<{ cursors: Map<string, string>; missing: Map<ResourceKind, Map<Id, Instant>> }> {
+    const missing = new Map<ResourceKind, Map<Id, Instant>>(kinds.map((k) => [k, new Map()]));
+    // One list of (kind, key, value): a cursor's kind is null, a missing id's key its id as text.
+    const cursors = this.#ctx.r
+      .selectFrom('sync_cursors')
+      .select([sql<string | null>`cast(null as text)`.as('kind'), 'key', 'value'])
+      .where('school_id', '=', schoolId);
+    const query =
+      kinds.length === 0
+        ? cursors
+        : cursors.unionAll(
+            this.#ctx.r
+              .selectFrom('missing_records')
+              .select(['kind', sql<string>`cast(id as text)`.as('key'), 'since as value'])
+              .where('school_id', '=', schoolId)
+              .where((eb) => this.#ctx.inList(eb, 'kind', kinds, 'text')),
+          );
+    const out = new Map<string, string>();
+    for (const r of await query.execute()) {
+      if (r.kind === null) out.set(r.key, r.value);
+      else missing.get(r.kind as ResourceKind)?.set(Number(r.key), r.value);
+    }
+    return { cursors: out, missing };
+  }
+
   async setMissing(schoolId: SchoolId, kind: ResourceKind, ids: readonly Id[], at: Instant): Promise<void> {
     const since = storedInstant(at, 'setMissing');
     const wanted = new Set(ids);

@@ -458,6 +458,15 @@ export interface RecordsRepository {
     schoolId: SchoolId,
     kinds: readonly ResourceKind[],
   ): Promise<Map<ResourceKind, Map<Id, Instant>>>;
+  /**
+   * What a pull reads of the school before its resources' turns, in one statement (two were a round trip each on
+   * PostgreSQL at every fire): every cursor (as `cursors`) and the missing ids of each kind asked for (as
+   * `listMissingOf`).
+   */
+  pullState(
+    schoolId: SchoolId,
+    kinds: readonly ResourceKind[],
+  ): Promise<{ cursors: Map<string, string>; missing: Map<ResourceKind, Map<Id, Instant>> }>;
   /** Replaces the kind's missing ids with these (existing ones keep their `since`). */
   setMissing(schoolId: SchoolId, kind: ResourceKind, ids: readonly Id[], at: Instant): Promise<void>;
 }

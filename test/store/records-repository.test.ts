@@ -82,4 +82,35 @@ describeOnEachStore('SqlRecords (store.records)', (store) => {
     expect(await sent(() => store().records.upsertSchool(renamed))).toBe(1);
     expect(await named()).toEqual(renamed);
   });
+
+  it("reads a pull's state in one call: every cursor of the school and the missing ids of the kinds asked", async () => {
+    const [s, other] = [newSchool(), newSchool()];
+    const r = store().records;
+    expect(await r.pullState(s, ['sessions'])).toEqual({
+      cursors: new Map(),
+      missing: new Map([['sessions', new Map()]]),
+    });
+    await r.setCursors(
+      s,
+      new Map([
+        ['updatedAfter:sessions', T0],
+        ['rosters:sensitive', 'off'],
+      ]),
+    );
+    await r.setCursor(other, 'updatedAfter:sessions', T2);
+    await r.setMissing(s, 'sessions', [3, 1], T1);
+    await r.setMissing(s, 'absences', [9], T2);
+    await r.setMissing(other, 'sessions', [5], T2);
+    const state = await r.pullState(s, ['sessions', 'teams']);
+    expect(state.cursors).toEqual(await r.cursors(s));
+    expect(state.cursors.get('rosters:sensitive')).toBe('off');
+    expect(state.missing).toEqual(await r.listMissingOf(s, ['sessions', 'teams']));
+    expect(state.missing.get('sessions')).toEqual(
+      new Map([
+        [1, T1],
+        [3, T1],
+      ]),
+    );
+    expect((await r.pullState(s, [])).missing.size).toBe(0);
+  });
 });

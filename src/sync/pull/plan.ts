@@ -2,7 +2,6 @@
 // not yet due for a re-read; on a scheduled pull, an incremental resource whose beat has not come round, beats.ts).
 import type { SchoolConfig } from '../../config.ts';
 import type { PullKind, ResourceMode } from '../../jobs/pull-summary.ts';
-import type { Store } from '../../store/types.ts';
 import { MAX_AHEAD_MS } from '../../upstream/clock.ts';
 import { RESOURCES, type ResourceSpec } from '../resources.ts';
 import { beatDue } from './beats.ts';
@@ -38,18 +37,17 @@ function decideMode(
 }
 
 /**
- * Every resource, in RESOURCES' order, with how this run reads it. `beatsFrom`: a scheduled pull's fire, from which
+ * Every resource, in RESOURCES' order, with how this run reads it, from the school's cursors (every one, read in
+ * one statement at the run's start: Store.records.pullState). `beatsFrom`: a scheduled pull's fire, from which
  * incremental resources' beats are timed; null (`rostercal sync`) reads every incremental resource.
  */
-export async function planResources(
-  store: Pick<Store, 'records'>,
+export function planResources(
+  cursors: ReadonlyMap<string, string>,
   school: SchoolConfig,
   runKind: PullKind,
   startedAt: Date,
   beatsFrom: Date | null = null,
-): Promise<PlannedResource[]> {
-  // Every cursor in one read: a statement per resource was a round trip each on PostgreSQL.
-  const cursors = runKind === 'full' ? new Map<string, string>() : await store.records.cursors(school.id);
+): PlannedResource[] {
   return RESOURCES.map((spec) => ({
     spec,
     ...decideMode(cursors, school, spec, runKind, startedAt, beatsFrom),

@@ -11,7 +11,7 @@ import { applyDeletions, detectDeletions } from './detect-deletions.ts';
 import { isFatal, message } from './errors.ts';
 import type { Fetched, Gathered } from './gathered.ts';
 import { judgeListing } from './judge-listing.ts';
-import { sensitiveChanged } from './sensitive.ts';
+import { sensitiveChangedIn } from './sensitive.ts';
 import { type ResourceResult, type ResourceRunContext, zeroCounts } from './types.ts';
 import { writeRecords } from './write-records.ts';
 
@@ -85,7 +85,7 @@ async function quietTurn(
 ): Promise<Applied | null> {
   const full = mode === 'full';
   if (got.records.size > 0 || got.customFields.size > 0) return null;
-  if (spec.kind === 'teams' && full && (await sensitiveChanged(ctx.store, ctx.school))) return null;
+  if (spec.kind === 'teams' && full && sensitiveChangedIn(ctx.cursors, ctx.school)) return null;
   const listed = judgeListing(got, full);
   const planned = await detectDeletions(ctx.store, ctx, spec, got, listed, full);
   if (planned.remove.length > 0 || planned.marks !== null) return null;

@@ -6,6 +6,7 @@ import type { Logger } from '../../log.ts';
 import type { ResourceKind, RunCounts, RunProgress, RunStatus } from '../../store/types.ts';
 import type { EndpointStats } from '../../upstream/api.ts';
 import { describeSkew, SkewMeter, skewConsequence } from '../../upstream/clock.ts';
+import { RESOURCES } from '../resources.ts';
 import { message } from './errors.ts';
 import { releaseUnwritten, startDownloads } from './gather.ts';
 import { planResources } from './plan.ts';
@@ -169,7 +170,12 @@ export async function runResources(opts: PullOptions, run: RunInfo): Promise<Pul
   const window = syncWindow(startedAt, school.syncWindow);
   log.info({ runId, kind, window }, 'pull started');
 
-  const plan = await planResources(store, school, kind, startedAt, opts.beatsFrom ?? null);
+  // The cursors and every resource's missing-record marks, in one statement.
+  const { cursors, missing: marks } = await store.records.pullState(
+    school.id,
+    RESOURCES.map((r) => r.kind),
+  );
+  const plan = planResources(cursors, school, kind, startedAt, opts.beatsFrom ?? null);
   onProgress({
     type: 'start',
     schoolId: school.id,
@@ -177,8 +183,6 @@ export async function runResources(opts: PullOptions, run: RunInfo): Promise<Pul
     resources: plan.map((p) => ({ kind: p.spec.kind, mode: p.mode })),
   });
 
-  const read = plan.filter((p) => p.mode !== 'skipped').map((p) => p.spec.kind);
-  const marks = await store.records.listMissingOf(school.id, read);
   const skew = new SkewMeter();
   const beatAt = opts.beatsFrom ?? startedAt;
   const ctx: ResourceRunContext = {
@@ -193,6 +197,7 @@ export async function runResources(opts: PullOptions, run: RunInfo): Promise<Pul
     log,
     skew,
     marks,
+    cursors,
   };
   const turns = await takeTurns(opts, run, ctx, plan, before);
   const status = await judgeRun(opts, turns);

@@ -79,11 +79,13 @@ export interface ResourceRunContext {
   /** The upstream's clock against this server's, from every page the run reads. */
   skew: SkewMeter;
   /**
-   * Each resource's records a complete listing left out once (Store.records.listMissingOf), read in one
+   * Each resource's records a complete listing left out once (Store.records.pullState), read in one
    * statement at the run's start: only this run (under the school's lease) changes them, each in its resource's
    * transaction, so a resource's turn reads what its own kind held when the run began.
    */
   marks: ReadonlyMap<ResourceKind, ReadonlyMap<Id, Instant>>;
+  /** The school's cursors as the run began, read with `marks` (quiet turns judge sensitive rosters by them). */
+  cursors: ReadonlyMap<string, string>;
 }
 
 /** A resource's place in the run: how it is read this time (planResources). */

@@ -28,7 +28,7 @@ beforeAll(async () => {
 afterAll(() => ts?.cleanup());
 
 async function modes(kind: 'full' | 'incremental', beatsFrom: Date | null = null, now = NOW) {
-  const plan = await planResources(ts.store, school, kind, now, beatsFrom);
+  const plan = planResources(await ts.store.records.cursors('hill'), school, kind, now, beatsFrom);
   expect(plan.map((p) => p.spec.kind)).toEqual(RESOURCES.map((r) => r.kind));
   return Object.fromEntries(
     plan.map((p) => [p.spec.kind, { mode: p.mode, after: p.updatedAfter }]),

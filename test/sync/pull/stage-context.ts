@@ -40,7 +40,7 @@ export function stageSchool(
   return testSchool(upstream, { id, ...patch });
 }
 
-/** The context of a resource's turn, as runResources builds it; `marks` read from the store like its start. */
+/** The context of a resource's turn, as runResources builds it; `marks` and `cursors` read like its start. */
 export async function stageContext(
   store: Pick<Store, 'records' | 'transaction'>,
   school: SchoolConfig,
@@ -53,6 +53,8 @@ export async function stageContext(
   const startedAt = opts.startedAt ?? new Date();
   const { log, lines } = lineLogger();
   const progress: PullProgress[] = [];
+  const kinds = opts.kinds ?? RESOURCES.map((r) => r.kind);
+  const { cursors, missing } = await store.records.pullState(school.id, kinds);
   const ctx: ResourceRunContext = {
     store,
     client: testClient(opts.upstream ?? NO_UPSTREAM, { maxRetries: 0 }),
@@ -64,7 +66,8 @@ export async function stageContext(
     onProgress: (e) => progress.push(e),
     log,
     skew: new SkewMeter(),
-    marks: await store.records.listMissingOf(school.id, opts.kinds ?? RESOURCES.map((r) => r.kind)),
+    marks: missing,
+    cursors,
   };
   return { ctx, lines, progress };
 }
