@@ -56,4 +56,31 @@ describe('/admin job status (issue 27)', () => {
     expect(text).toMatch(/full skipped .* skipped: overlap: the previous fire of this job is still running/);
     expect(text).not.toMatch(/incremental running/);
   });
+
+  it('says when a job runs next in words that fit: seconds, minutes, hours or days, never "in 0 min"', async () => {
+    const now = new Date(h.sandbox.now()).getTime(); // the site's clock
+    const at = (ms: number) => new Date(now + ms).toISOString();
+    const status = (job: string, next: number) =>
+      h.store.runs.saveJobStatus({
+        schoolId: h.school.id,
+        job,
+        lastStartedAt: at(-30_000),
+        lastFinishedAt: at(-29_000),
+        lastStatus: 'succeeded',
+        lastError: null,
+        nextRunAt: at(next),
+        owner: null,
+      });
+    await status('incremental', 20_000);
+    await status('full', 3 * 86_400_000 + 60_000);
+    const res = await fetch(`${site.url}/admin`, { headers: { authorization: `Bearer ${ADMIN}` } });
+    const text = (await res.text()).replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ');
+    expect(text).not.toContain('in 0 min');
+    expect(text).toMatch(/incremental succeeded \d\d s ago in (1\d|20) s /);
+    expect(text).toMatch(/full \w+ [^A-Z]* in 3 days /);
+    // The calendars, counted in words a person says (was "59 children’s, 5 teams’, 4 activities’ and 12 staff calendars").
+    expect(text).toMatch(
+      /Calendars \d+ children, \d+ teams, \d+ activities and \d+ members of staff have a calendar each\./,
+    );
+  });
 });
