@@ -121,8 +121,9 @@ function buildName(session: Session, ctx: ProjectionContext, scope: FeedScopeRef
   const activity = session.activity.name.trim();
   const team = teamLabel(session, scope);
   if (!team) return fill(t.noTeam, { activity, title: session.title.trim() || activity });
-  const teamHasActivity = activity !== '' && team.toLocaleLowerCase().includes(activity.toLocaleLowerCase());
-  return fill(teamHasActivity ? t.teamOnly : t.activityAndTeam, { activity, team });
+  // A blank activity is included in any name (''): it adds nothing (activityAndTeam would start with a space).
+  const teamSaysAll = team.toLocaleLowerCase().includes(activity.toLocaleLowerCase());
+  return fill(teamSaysAll ? t.teamOnly : t.activityAndTeam, { activity, team });
 }
 
 const loose = (s: string) => s.toLocaleLowerCase().replace(/\s+/g, ' ').trim();
