@@ -31,9 +31,9 @@ import {
   serveEventFile,
   unknownCapability,
 } from './feeds-router.ts';
-import { landingPage } from './landing.ts';
+import { familyForm, landingPage } from './landing.ts';
 import { knownLastPull, LastKnown, unlessUnreachable } from './last-known.ts';
-import { sendNotice } from './layouts.ts';
+import { LANDING_CSP, LANDING_PERMISSIONS, parentLayout, sendNotice } from './layouts.ts';
 import type { FailedLookups } from './rate-limit.ts';
 import { setSecurityHeaders } from './security.ts';
 
@@ -74,9 +74,10 @@ function qrDecoder(): Promise<{ body: Buffer; gzip: Buffer; etag: string }> {
   return decoderCache;
 }
 
-function problemPage(message: string, back: string | null): SafeHtml {
+function problemPage(message: string, back: string | null, form: SafeHtml | null): SafeHtml {
   return html`<h1>The family link was not made</h1><p class="problem" role="alert">${message}</p>
-${back && html`<p><a href="${back}">Back to the calendar page</a></p>`}`;
+${form && html`<section class="family" aria-label="Try again">${form}</section>`}
+${back && html`<p><a class="back" href="${back}">Back to the calendar page</a></p>`}`;
 }
 
 export function familyRouter(opts: FamilyRouterOptions): Router {
@@ -110,7 +111,19 @@ function makeFamilyRoute(router: Router, opts: FamilyRouterOptions): void {
         back = (await opts.families.get(from))
           ? `${opts.publicUrl}/family/${from}`
           : `${opts.publicUrl}/feeds/${from}`;
-      sendNotice(res, made.status, 'Family link not made', problemPage(made.message, back));
+      // The form again, filled in with what was pasted: mend one line rather than paste every link again.
+      const again = from
+        ? familyForm({ from, action: `${opts.publicUrl}/family`, links: links.slice(0, 16_000) })
+        : null;
+      if (!again)
+        return sendNotice(res, made.status, 'Family link not made', problemPage(made.message, back, null));
+      // A calendar page's layout and CSP (its form posts here; its scanner reads QR codes), never cached.
+      res.status(made.status);
+      res.setHeader('Content-Type', 'text/html; charset=utf-8');
+      res.setHeader('Content-Security-Policy', LANDING_CSP);
+      res.setHeader('Permissions-Policy', LANDING_PERMISSIONS);
+      const body = problemPage(made.message, back, again);
+      res.end(parentLayout({ title: 'Family link not made', landing: { absences: false }, body }));
       return;
     }
     res.redirect(303, `${opts.publicUrl}/family/${made.token}`);

@@ -378,14 +378,19 @@ ${qr}
 /** "One link for the whole family": other children's links pasted or scanned (assets/landing.js), one calendar. */
 function familyPart(input: LandingInput): SafeHtml {
   if (!input.familyFrom) return html``;
-  const action = input.familyAction ?? '/family';
   return html`<section class="family" id="family" aria-labelledby="family-h">
 <h2 id="family-h">One link for the whole family</h2>
 <p>Several children, or one child in several teams? Add another child's link: paste the links from their pages, one per line, or scan the QR codes on those pages, and get one calendar for all of them.</p>
-<form method="post" action="${action}">
-<input type="hidden" name="from" value="${input.familyFrom}">
+${familyForm({ from: input.familyFrom, action: input.familyAction ?? '/family', links: '' })}
+</section>`;
+}
+
+/** The family-link form; `links` is what was pasted (a form that failed comes back filled in). */
+export function familyForm(f: { from: string; action: string; links: string }): SafeHtml {
+  return html`<form method="post" action="${f.action}">
+<input type="hidden" name="from" value="${f.from}">
 <label for="family-links" class="note">Other links</label>
-<textarea id="family-links" name="links" rows="3" autocomplete="off" spellcheck="false" placeholder="https://\u2026/feeds/\u2026" data-decoder="${`${action}/qr-decoder.js`}"></textarea>
+<textarea id="family-links" name="links" rows="3" autocomplete="off" spellcheck="false" placeholder="https://\u2026/feeds/\u2026" data-decoder="${`${f.action}/qr-decoder.js`}">${f.links}</textarea>
 <div class="scan">
 <button type="button" id="scan-camera" hidden>Scan a QR code</button>
 <label class="scan-photo" hidden>Scan from a photo<input type="file" id="scan-photo" accept="image/*"></label>
@@ -393,8 +398,7 @@ function familyPart(input: LandingInput): SafeHtml {
 <video id="scan-video" playsinline muted hidden></video>
 <p id="scan-status" class="note" role="status" aria-live="polite"></p>
 <p><button type="submit" class="primary">Make one family link</button></p>
-</form>
-</section>`;
+</form>`;
 }
 
 export async function landingPage(input: LandingInput): Promise<string> {

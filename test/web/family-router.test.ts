@@ -179,6 +179,23 @@ describe('one link for the family', () => {
     expect(unknown.text).toContain('One link was not recognised');
     expect(unknown.text).toContain(`href="${PUBLIC}/feeds/${tt}"`);
 
+    // What was pasted is kept: the form comes back filled in, to mend one line, not to paste every link again.
+    const child = (await h.store.records.list('hill', 'students')).find((s) => s.current)!;
+    const tc = (await h.tokens.ensure('hill', 'student', child.id)).token!;
+    const pasted = `${PUBLIC}/feeds/${tc}\n${PUBLIC}/feeds/${'x'.repeat(32)}`;
+    const kept = await post({ from: tt, links: pasted });
+    expect(kept.status).toBe(400);
+    expect(kept.text).toContain('One link was not recognised');
+    expect(kept.text).toContain(`<input type="hidden" name="from" value="${tt}">`);
+    expect(kept.text).toMatch(
+      new RegExp(
+        `<textarea id="family-links" name="links"[^>]*>${pasted.replace(/[.\\/]/g, '\\$&')}</textarea>`,
+      ),
+    );
+    expect(kept.text).toContain('Make one family link');
+    expect(kept.headers['content-security-policy']).toContain("form-action 'self'");
+    expect(kept.headers['cache-control']).toBe('no-store');
+
     const withStaff = await post({ from: tt, links: `${PUBLIC}/feeds/${ts}` });
     expect(withStaff.status).toBe(400);
     expect(withStaff.text).toContain('A staff calendar cannot be part of a family link');

@@ -271,6 +271,34 @@ describe('landing page in Chromium at 390 px', () => {
     await page.context().close();
   });
 
+  it('family link: a link not recognised says so above the form, filled in again, sent again once mended', async () => {
+    const { a, b, ta, tb } = await twoChildren();
+    const { page, errors } = await phone();
+    await page.goto(`${base}/feeds/${ta}`);
+    const typo = `${base}/feeds/${tb.slice(0, -1)}Q`;
+    await page.locator('#family-links').fill(typo);
+    await page.locator('section.family button[type=submit]').click();
+    await expect(page.locator('p.problem[role=alert]').textContent()).resolves.toContain(
+      'One link was not recognised',
+    );
+    expect(await page.locator('#family-links').inputValue()).toBe(typo);
+    // Said as a problem (a red box), not as plain text.
+    expect(
+      await page.evaluate<string>('getComputedStyle(document.querySelector("p.problem")).backgroundColor'),
+    ).toBe('rgb(254, 242, 242)');
+    await expectPhoneFriendly(page);
+    await shoot(page, 'family-link-not-made-390');
+    await page.locator('#family-links').fill(`${base}/feeds/${tb}`);
+    await Promise.all([
+      page.waitForURL(/\/family\/[A-Za-z0-9_-]{32}$/),
+      page.locator('section.family button[type=submit]').click(),
+    ]);
+    expect(await page.locator('.member').allTextContents()).toEqual([a.firstName, b.firstName]);
+    // The page itself answered 400, as it should; nothing else went wrong.
+    expect(errors.filter((e) => !/status of 400/.test(e))).toEqual([]);
+    await page.context().close();
+  });
+
   it('family link: scan another child\u2019s QR code from a photo (jsQR where the browser has no BarcodeDetector)', async () => {
     const { a, b, ta, tb } = await twoChildren();
 
