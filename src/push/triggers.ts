@@ -1,7 +1,7 @@
 // How pushing joins the rest of rostercal: after every pull (`rostercal sync`, scheduled pulls) and on its own
 // schedule (`schools[].schedules.push`). One push per target at a time, in this process and across every process
-// and replica sharing the store (the target's own lease, `push_leases`); across replicas the scheduler's
-// RunCoordinator makes each scheduled fire run once.
+// and replica sharing the store (on PostgreSQL the target's turn in the job queue, `store.pushTurns`; on SQLite
+// the target's own lease, `push_leases`); across replicas the scheduler's queue makes each scheduled fire run once.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { SchoolConfig } from '../config.ts';
 import type { AfterPullStep } from '../jobs/after-pull-step.ts';
@@ -13,7 +13,7 @@ import type { Store } from '../store/types.ts';
 import { planTarget, pushTarget } from './run.ts';
 import { formatPlan, type PushSummary } from './summary.ts';
 
-/** Per target, in this process (across processes and replicas the target's lease in the store orders them). */
+/** Per target, in this process (across processes and replicas the store orders them: its queue or lease). */
 const pushes = new SerialQueues();
 
 /**
@@ -22,7 +22,7 @@ const pushes = new SerialQueues();
  * of their changes, and pulls every 30 s behind a push slower than that never pile up pushes.
  */
 export function serialisedPush(
-  store: Pick<Store, 'runs'>,
+  store: Pick<Store, 'runs' | 'pushTurns'>,
   target: string,
   kind: string,
   log: Logger,
@@ -33,15 +33,28 @@ export function serialisedPush(
 
 const LEASE_POLL_MS = 1_000;
 
-/** Holds the target's lease in the store while pushing: another process or replica pushing it goes first. */
+/**
+ * Holds the target's turn while pushing (PostgreSQL: the job queue's; SQLite: the target's lease in the store):
+ * another process or replica pushing it goes first. This process beats meanwhile, so its push run reads as going.
+ */
 async function acrossReplicas<T>(
-  store: Pick<Store, 'runs'>,
+  store: Pick<Store, 'runs' | 'pushTurns'>,
   target: string,
   log: Logger,
   fn: () => Promise<T>,
 ): Promise<T> {
   const stopBeating = await keepAlive(store, log);
   try {
+    if (store.pushTurns) {
+      const turn = await store.pushTurns.takeTurn(target, () =>
+        log.info(`push of ${target} waits for another process's`),
+      );
+      try {
+        return await fn();
+      } finally {
+        await turn.release().catch((err: unknown) => log.error({ err }, 'could not give up the push turn'));
+      }
+    }
     let token: string | null = null;
     for (let told = false; token === null; told = true) {
       const lease = await store.runs.acquirePushLease(target, processOwner().id, new Date().toISOString());

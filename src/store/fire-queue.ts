@@ -1,12 +1,15 @@
-// The scheduled fires of replicas sharing a PostgreSQL store, as jobs of pg-boss (the one module that imports it).
-// Its tables go into the store's own schema (the role's current schema; pg-boss's names: job, queue, version, …):
-// the README's least-privilege role owns that schema and cannot create another (`permission denied for database`
-// when pg-boss tried `rostercal_jobs`). A fire is queued under an
-// id made of its job and fire time, so every replica that fires it asks for the same job and exactly one insert
-// wins; whichever replica then fetches it runs it. SQLite has no queue: one process, no election.
+// The jobs of replicas sharing a PostgreSQL store, on pg-boss (the one module that imports it): the scheduled fires,
+// and each push target's turns. Its tables go into the store's own schema (the role's current schema; pg-boss's
+// names: job, queue, version, …): the README's least-privilege role owns that schema and cannot create another
+// (`permission denied for database` when pg-boss tried `rostercal_jobs`). A fire is queued under an id made of its
+// job and fire time, so every replica that fires it asks for the same job and exactly one insert wins; whichever
+// replica then fetches it runs it. A push takes its target's turn from a queue of the target's own whose policy lets
+// one job be active at a time. SQLite has no queue: one process, no election.
 import { createHash } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { PgBoss } from 'pg-boss';
+import { OWNER_SILENT_MS } from './liveness.ts';
 
 const QUEUE = 'fires';
 
@@ -45,6 +48,22 @@ export interface FireQueue {
   close(): Promise<void>;
 }
 
+/** A push target's turn, held until released: no other process sharing the store pushes that target meanwhile. */
+export interface PushTurn {
+  release(): Promise<void>;
+}
+
+export interface PushTurns {
+  /**
+   * Waits for the target's turn across every process sharing the store, and takes it; `waiting` is called once if
+   * another process holds it. A holder that dies gives it up when its beats stop (`PUSH_HEARTBEAT_S`).
+   */
+  takeTurn(target: string, waiting: () => void): Promise<PushTurn>;
+}
+
+/** The queue PostgreSQL stores hand the scheduler and the pushes. */
+export type JobQueue = FireQueue & PushTurns;
+
 /** The job of a fire: one id per (school, job, fire time), alike on every replica (a name-based UUID). */
 export function fireId(fire: QueuedFire): string {
   const h = createHash('sha1').update(`${fire.schoolId}\n${fire.job}\n${fire.fireTime}`).digest('hex');
@@ -68,6 +87,21 @@ const HEARTBEAT_S = 10;
 export const QUEUE_POOL_MAX = 10;
 
 /**
+ * How long a push's turn outlives its holder's last beat: as long as a pull lease outlives its owner's
+ * (OWNER_SILENT_MS), so a stalled loop or a database hiccup never lets a second process push the target beside it.
+ */
+const PUSH_HEARTBEAT_S = OWNER_SILENT_MS / 1000;
+/** Between a waiting push's asks for its target's turn (pg-boss tells no one when a job ends). */
+const TURN_POLL_MS = 1_000;
+
+/** The target's own queue: pg-boss's `singleton` policy lets one of its jobs be active, across every process. */
+function pushQueueName(target: string): string {
+  return /^[\w.\-/]+$/.test(target)
+    ? `push/${target}`
+    : `push/${createHash('sha1').update(target).digest('hex').slice(0, 20)}`;
+}
+
+/**
  * A queue call that found no connection: said as the store failing, naming the queue's pool, so the fire's log
  * line, its job status and /readyz say why it was let pass (pg says only "timeout exceeded when trying to connect").
  */
@@ -79,7 +113,7 @@ function queueFailure(err: unknown, timeoutMs: number): unknown {
   );
 }
 
-class PgFireQueue implements FireQueue {
+class PgJobQueue implements JobQueue {
   readonly touchEveryMs = (HEARTBEAT_S * 1000) / 2;
   readonly #url: string;
   #started: Promise<PgBoss> | null = null;
@@ -91,6 +125,9 @@ class PgFireQueue implements FireQueue {
     this.#url = connectionString;
     this.#connectTimeoutMs = connectTimeoutMs;
   }
+
+  /** Push targets' queues made by this process (pg-boss's createQueue is idempotent, but a round trip). */
+  readonly #pushQueues = new Map<string, Promise<void>>();
 
   /** A call to pg-boss, its failure to get a connection named as the queue's. */
   async #call<T>(f: (boss: PgBoss) => Promise<T>): Promise<T> {
@@ -201,6 +238,58 @@ class PgFireQueue implements FireQueue {
     return null;
   }
 
+  async #pushQueue(target: string): Promise<string> {
+    const name = pushQueueName(target);
+    let made = this.#pushQueues.get(name);
+    if (!made) {
+      made = this.#call((boss) =>
+        boss.createQueue(name, {
+          policy: 'singleton',
+          // A turn is never run twice: a holder that died has let go of it, and the next push of the target runs.
+          retryLimit: 0,
+          heartbeatSeconds: PUSH_HEARTBEAT_S,
+          // Asks wait behind pushes of minutes; one left by a process that died waiting is someone's turn later.
+          retentionSeconds: 6 * 3600,
+          deleteAfterSeconds: 3600,
+          expireInSeconds: 6 * 3600,
+        }),
+      );
+      made.catch(() => this.#pushQueues.delete(name));
+      this.#pushQueues.set(name, made);
+    }
+    await made;
+    return name;
+  }
+
+  /**
+   * Every ask sends one job to the target's queue and takes one: any of them is a turn, so one taken from under
+   * another asker (pg-boss fetches the oldest, not one by id) only means this ask goes first, and its own job stays
+   * for the next asker. One is active at a time (the `singleton` policy); the holder beats until it releases it.
+   */
+  async takeTurn(target: string, waiting: () => void): Promise<PushTurn> {
+    const name = await this.#pushQueue(target);
+    await this.#call((boss) => boss.send(name, {}));
+    for (let told = false; ; told = true) {
+      const [job] = await this.#call((boss) => boss.fetch(name));
+      if (job) {
+        const held = [{ id: job.id, retryCount: job.retryCount }];
+        const beat = setInterval(
+          () => void this.#call((boss) => boss.touch(name, held)).catch(() => {}),
+          (PUSH_HEARTBEAT_S * 1000) / 3,
+        );
+        beat.unref();
+        return {
+          release: async () => {
+            clearInterval(beat);
+            await this.#call((boss) => boss.complete(name, job.id));
+          },
+        };
+      }
+      if (!told) waiting();
+      await sleep(TURN_POLL_MS, undefined, { ref: false });
+    }
+  }
+
   async close(): Promise<void> {
     const boss = await this.#started?.catch(() => null);
     await boss?.stop({ graceful: false, timeout: 2_000 });
@@ -208,6 +297,6 @@ class PgFireQueue implements FireQueue {
 }
 
 /** `connectTimeoutMs`: how long a call may wait for a connection (the store's connect_timeout; 0: no bound). */
-export function openFireQueue(connectionString: string, connectTimeoutMs: number): FireQueue {
-  return new PgFireQueue(connectionString, connectTimeoutMs);
+export function openJobQueue(connectionString: string, connectTimeoutMs: number): JobQueue {
+  return new PgJobQueue(connectionString, connectTimeoutMs);
 }

@@ -273,6 +273,6 @@ async function openPostgres(url: string, max: number): Promise<SqlStore> {
   };
   const db = new Kysely<DB>({ dialect: new LockingPostgresDialect({ pool: bounded }, pg.escapeLiteral) });
   // Loaded only for PostgreSQL too: SQLite has no queue.
-  const { openFireQueue } = await import('./fire-queue.ts');
-  return new SqlStore({ dialect: 'postgres', db, fires: openFireQueue(url, timeoutS * 1000) });
+  const { openJobQueue } = await import('./fire-queue.ts');
+  return new SqlStore({ dialect: 'postgres', db, jobs: openJobQueue(url, timeoutS * 1000) });
 }

@@ -5,7 +5,7 @@
 import { type Kysely, sql } from 'kysely';
 import { SqlFamilyActs } from './family-acts-repository.ts';
 import { SqlFeedLinks } from './feed-links-repository.ts';
-import type { FireQueue } from './fire-queue.ts';
+import type { FireQueue, JobQueue, PushTurns } from './fire-queue.ts';
 import { kindSpec } from './kinds.ts';
 import { type Dialect, pendingMigrations, runMigrations } from './migrations.ts';
 import { SqlPush } from './push-repository.ts';
@@ -27,14 +27,15 @@ export interface SqlStoreOptions {
   checkIntegrity?: () => Promise<string | null>;
   /** Why the connections were opened read-only (see Store.readOnly). */
   readOnly?: string | null;
-  /** The fires' queue replicas share (PostgreSQL). */
-  fires?: FireQueue;
+  /** The job queue replicas share (PostgreSQL): the scheduled fires and the push targets' turns. */
+  jobs?: JobQueue;
 }
 
 export class SqlStore implements Store {
   readonly dialect: Dialect;
   readonly readOnly: string | null;
   readonly fires: FireQueue | null;
+  readonly pushTurns: PushTurns | null;
   readonly records: SqlRecords;
   readonly runs: SqlRuns;
   readonly feeds: SqlRenderedFeeds;
@@ -48,7 +49,8 @@ export class SqlStore implements Store {
   constructor(opts: SqlStoreOptions) {
     this.dialect = opts.dialect;
     this.readOnly = opts.readOnly ?? null;
-    this.fires = opts.fires ?? null;
+    this.fires = opts.jobs ?? null;
+    this.pushTurns = opts.jobs ?? null;
     this.#checkIntegrity = opts.checkIntegrity;
     const ctx = new SqlContext(opts);
     this.#ctx = ctx;

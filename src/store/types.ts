@@ -16,7 +16,7 @@ import type {
   Team,
   YearGroup,
 } from '../domain/types.ts';
-import type { FireQueue } from './fire-queue.ts';
+import type { FireQueue, PushTurns } from './fire-queue.ts';
 
 /** A school is the unit of tenancy: every row below belongs to one. Its id is the config's school id. */
 export type SchoolId = string;
@@ -785,6 +785,11 @@ export interface Store {
    * process runs its fires where they fire.
    */
   readonly fires: FireQueue | null;
+  /**
+   * Each push target's turn across processes sharing the store (PostgreSQL: a pg-boss queue per target); null on
+   * SQLite, where the target's lease (`acquirePushLease`) orders a `serve` and a `rostercal sync` beside it.
+   */
+  readonly pushTurns: PushTurns | null;
   readonly records: RecordsRepository;
   readonly runs: RunsRepository;
   readonly feeds: RenderedFeedsRepository;
