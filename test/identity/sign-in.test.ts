@@ -346,7 +346,7 @@ describe('sign-in with the school’s identity provider (code + PKCE)', () => {
     // A team filter that is not an id (a team's name typed in) is refused, not silently ignored (every record).
     const byName = await browse(admin, `${site.url}/admin/audit?team=Senior%20Football`);
     expect(byName.res.status).toBe(400);
-    expect(byName.body).toContain('Team id must be a number');
+    expect(byName.body).toContain('is not a team id: choose the team by name under Team');
   });
 });
 
