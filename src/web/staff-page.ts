@@ -85,7 +85,7 @@ export function rosterHref(schoolId: SchoolId, teamId: Id, template: string, ses
   }`;
 }
 
-function button(href: string, label: string, primary = false): SafeHtml {
+function button(href: string, label: string | SafeHtml, primary = false): SafeHtml {
   return html`<a class="btn${primary && ' primary'}" href="${href}">${label}</a>`;
 }
 
@@ -106,8 +106,10 @@ function sessionSays(d: SessionDecision, day: string, href: string | null): Safe
 
 /** The sheets of one session for one team, each labelled with the session's time (and day, where asked). */
 function sheetButtons(schoolId: SchoolId, teamId: Id, s: Session, label: string): SafeHtml {
-  return html`${button(rosterHref(schoolId, teamId, 'attendance-sheet', s.id), `Attendance sheet · ${label}`, true)}${
-    s.scored && button(rosterHref(schoolId, teamId, 'match-day-sheet', s.id), `Match-day sheet · ${label}`)
+  // The day and time kept on one line: at 390 px a button broke "10:00–" from "11:15".
+  const when = html`<span class="nowrap">${label}</span>`;
+  return html`${button(rosterHref(schoolId, teamId, 'attendance-sheet', s.id), html`Attendance sheet · ${when}`, true)}${
+    s.scored && button(rosterHref(schoolId, teamId, 'match-day-sheet', s.id), html`Match-day sheet · ${when}`)
   }`;
 }
 

@@ -174,6 +174,30 @@ describe('/staff for a coach of six teams', () => {
     await expect(others.locator('> summary').textContent()).resolves.toMatch(/other teams/i);
   });
 
+  it('on a phone, a sheet button never breaks its day and time across lines (was "10:00–" / "11:15")', async () => {
+    const page = await staffPage(PHONE);
+    await page.evaluate('document.querySelectorAll("details").forEach((d) => { d.open = true; })');
+    const broken = await page.evaluate<string[]>(`
+      [...document.querySelectorAll('a')].filter((a) => /sheet/i.test(a.textContent)).flatMap((a) => {
+        const walker = document.createTreeWalker(a, NodeFilter.SHOW_TEXT);
+        const out = [];
+        for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+          const m = /(?:[A-Z][a-z]{2} \\d{1,2} [A-Z][a-z]{2} )?\\d{2}:\\d{2}–\\d{2}:\\d{2}/.exec(n.textContent);
+          if (!m) continue;
+          const range = document.createRange();
+          range.setStart(n, m.index);
+          range.setEnd(n, m.index + m[0].length);
+          const tops = new Set([...range.getClientRects()].map((r) => Math.round(r.top)));
+          if (tops.size > 1) out.push(a.textContent.trim());
+        }
+        return out;
+      })`);
+    const sheets = await page.locator('a', { hasText: /sheet · [A-Z][a-z]{2} \d/ }).count();
+    expect(sheets, 'sheets labelled with a day').toBeGreaterThan(0);
+    expect(broken).toEqual([]);
+    await page.screenshot({ path: '/tmp/screens-staff-sheets-390.png', fullPage: true });
+  });
+
   it('says in words what a hidden team is, on the team it concerns', async () => {
     const page = await staffPage(PHONE, hiddenCoach);
     const card = page.locator('section[id^="team-"]', { hasText: hiddenTeam });
