@@ -135,6 +135,22 @@ describe('/admin: the runs of a school', () => {
   });
 });
 
+describe('/admin: the cards', () => {
+  it('start their text at their padding, not a blank line further down (a paragraph’s or heading’s own margin)', async () => {
+    const page = await signedIn(DESKTOP);
+    const gaps = await page.evaluate<{ what: string; top: number; bottom: number }[]>(`
+      [...document.querySelectorAll('main .card')].filter((c) => c.firstElementChild).map((c) => {
+        const box = c.getBoundingClientRect();
+        const first = c.firstElementChild.getBoundingClientRect();
+        const last = c.lastElementChild.getBoundingClientRect();
+        return { what: c.textContent.trim().slice(0, 30), top: Math.round(first.top - box.top), bottom: Math.round(box.bottom - last.bottom) };
+      })`);
+    expect(gaps.length).toBeGreaterThan(2);
+    // 16 px of padding on every side: measured 32 above "Your address as this service sees it" and "Calendars".
+    expect(gaps.filter((g) => g.top > 17 || g.bottom > 17)).toEqual([]);
+  });
+});
+
 describe('a new link for a team calendar', () => {
   it('asks first, naming the team and what happens to families; then gives the page to send and audits it', async () => {
     const page = await signedIn(PHONE);
