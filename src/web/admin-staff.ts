@@ -231,25 +231,25 @@ async function filterProblems(
   schools: readonly SchoolId[],
   f: AuditFilters,
   templates: readonly string[],
-): Promise<string[]> {
+): Promise<Partial<Record<keyof AuditFilters, string>>> {
   const mine = new Set(schools);
   const visible = (r: AuditRecord) => r.schoolId === null || mine.has(r.schoolId);
-  const problems: (string | null)[] = [];
+  const found: Partial<Record<keyof AuditFilters, string | null>> = {};
   if (f.actionText && !isAuditAction(f.actionText))
-    problems.push(
-      `“${f.actionText}” is not an action the audit log records: choose one under What happened.`,
-    );
-  if (f.person) problems.push(await personProblem(opts.store, schools, f.person, visible));
+    found.actionText = `“${f.actionText}” is not an action the audit log records: choose one under What happened.`;
+  if (f.person) found.person = await personProblem(opts.store, schools, f.person, visible);
   if (f.teamText && !/^\d+$/.test(f.teamText))
-    problems.push(`“${f.teamText}” is not a team id: choose the team by name under Team.`);
-  else if (f.teamText) problems.push(await teamProblem(opts.store, schools, Number(f.teamText), visible));
-  if (f.template) problems.push(await templateProblem(opts.store, templates, f.template, visible));
-  return problems.filter((x): x is string => x !== null);
+    found.teamText = `“${f.teamText}” is not a team id: choose the team by name under Team.`;
+  else if (f.teamText) found.teamText = await teamProblem(opts.store, schools, Number(f.teamText), visible);
+  if (f.template) found.template = await templateProblem(opts.store, templates, f.template, visible);
+  return Object.fromEntries(Object.entries(found).filter(([, v]) => v)) as Partial<
+    Record<keyof AuditFilters, string>
+  >;
 }
 
 /** The template filter's choices: every template rostercal has, and the one asked for if the log names it. */
-function templateOptions(names: readonly string[], selected: string): SafeHtml[] {
-  const all = selected && !names.includes(selected) ? [...names, selected] : names;
+function templateOptions(names: readonly string[], selected: string, known: boolean): SafeHtml[] {
+  const all = known && selected && !names.includes(selected) ? [...names, selected] : names;
   return [
     html`<option value="">any template</option>`,
     ...all.map((n) => html`<option value="${n}"${n === selected && html` selected`}>${n}</option>`),
@@ -270,12 +270,13 @@ function auditLogRouter(opts: AdminStaffOptions): express.Router {
       };
       const schools = adminSchools(opts, p);
       const templates = templateNames({ dir: opts.templatesDir ?? null });
-      const problems = await filterProblems(
+      const wrong = await filterProblems(
         opts,
         schools.map((s) => s.id),
         f,
         templates,
       );
+      const problems = Object.values(wrong);
       const query: AuditQuery = {
         limit: 500,
         ...(isAuditAction(f.actionText) ? { action: f.actionText } : {}),
@@ -298,14 +299,19 @@ function auditLogRouter(opts: AdminStaffOptions): express.Router {
       }
       const rows = await auditRows(opts, records, schools);
       // A filter that can match nothing: 400, said above the form, which keeps what was typed.
+      // A sentence begins with a capital: the words are the CLI's too, after its "--person: ".
+      const said = problems.map((x) => html`<p>${x.charAt(0).toUpperCase()}${x.slice(1)}</p>`);
+      const problem =
+        problems.length > 0 &&
+        html`<div class="card problem" role="alert"><h2>Nothing can match this filter</h2>${said}</div>`;
       const result = problems.length
-        ? html`<div class="card problem" role="alert"><h2>Nothing can match this filter</h2>${problems.map((x) => html`<p>${x}</p>`)}</div>`
+        ? html``
         : html`<div class="card"><p class="muted">Newest first, in each school’s time; ${records.length} shown (at most 500; <code>rostercal audit --since ISO</code> prints all).</p><table class="stack audit"><thead><tr><th>when</th><th>what</th><th>who</th>${opts.schools.length > 1 && html`<th>school</th>`}<th>about</th><th>detail</th></tr></thead><tbody>${rows.length ? rows : html`<tr><td colspan="6" class="muted">nothing recorded</td></tr>`}</tbody></table></div>`;
       sendAdminPage(res, {
         title: problems.length ? 'Audit log: filter not known' : 'Audit log',
         status: problems.length ? 400 : 200,
         who: who(p),
-        body: html`<h1>Audit log</h1><form class="card" method="get" action="/admin/audit"><label for="person">Person (e-mail, or “admin token”)</label><input id="person" type="text" name="person" value="${f.person}" autocomplete="off"><label for="team">Team</label><select id="team" name="team">${await teamOptions(opts, schools, f.teamText)}</select><label for="action">What happened</label><select id="action" name="action">${actionOptions(f.actionText)}</select><label for="template">Template</label><select id="template" name="template">${templateOptions(templates, f.template)}</select><div class="actions"><button class="primary" type="submit">Filter</button> <a class="btn" href="/admin/audit">Clear</a></div></form>
+        body: html`<h1>Audit log</h1>${problem}<form class="card" method="get" action="/admin/audit"><label for="person">Person (e-mail, or “admin token”)</label><input id="person" type="text" name="person" value="${f.person}" autocomplete="off"><label for="team">Team</label><select id="team" name="team">${await teamOptions(opts, schools, f.teamText)}</select><label for="action">What happened</label><select id="action" name="action">${actionOptions(f.actionText)}</select><label for="template">Template</label><select id="template" name="template">${templateOptions(templates, f.template, !wrong.template)}</select><div class="actions"><button class="primary" type="submit">Filter</button> <a class="btn" href="/admin/audit">Clear</a></div></form>
   ${result}`,
         wide: true,
       });

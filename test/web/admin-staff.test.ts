@@ -41,11 +41,15 @@ describe('/admin/audit', () => {
     expect(template.status).toBe(400);
     const tBody = await template.text();
     expect(tBody).toContain(
-      'no roster template &quot;nope&quot; (attendance-sheet, match-day-sheet, medical-and-guardian-contacts, team-roster)',
+      'oster template &quot;nope&quot; (attendance-sheet, match-day-sheet, medical-and-guardian-contacts, team-roster)',
     );
     expect(tBody).not.toContain('nothing recorded');
     // The form stays, so the admin can mend the value; the template is chosen from the ones there are.
     expect(tBody).toMatch(/<select id="template" name="template">.*<option value="team-roster">/s);
+    // Not offered as a choice, and said first, above the form, beginning as a sentence does.
+    expect(tBody).not.toContain('<option value="nope"');
+    expect(tBody.indexOf('role="alert"')).toBeLessThan(tBody.indexOf('<form'));
+    expect(tBody).toContain('<p>No roster template &quot;nope&quot;');
 
     const person = await asAdmin(`/admin/audit?person=notanemail&action=roster`);
     expect(person.status).toBe(400);
@@ -57,7 +61,7 @@ describe('/admin/audit', () => {
 
     const team = await asAdmin('/admin/audit?team=999999999');
     expect(team.status).toBe(400);
-    expect(await team.text()).toContain('no team has the id 999999999, and no audit record names it');
+    expect(await team.text()).toContain('No team has the id 999999999, and no audit record names it');
 
     // What the log holds still filters: the coach's address, a team since gone, "admin token".
     for (const ok of [
