@@ -5,6 +5,7 @@ import { dirname, join, resolve } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { Kysely } from 'kysely';
 import { ensurePrivateDir, ensurePrivateFile, PRIVATE_FILE_MODE } from '../private-files.ts';
+import { defineLeaseLost } from './lease-fence.ts';
 import { LockingPostgresDialect } from './pg-begin-locks.ts';
 import { copyingPool } from './pg-copy.ts';
 import type { DB } from './schema.ts';
@@ -156,6 +157,8 @@ function connectTo(file: string, writer: boolean): () => DatabaseSync {
         // much slower), yet a district's full sync measured no slower than with four times as much, and peaked
         // lower: the cache stays filled for the process's life (bench:sync prints time and peak RSS).
         db.exec('PRAGMA cache_size = -8000');
+        // What a transaction fenced by a pull's lease raises when the lease moved on (lease-fence.ts).
+        defineLeaseLost(db);
       }
       db.exec('PRAGMA foreign_keys = ON');
       return db;

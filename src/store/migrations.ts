@@ -711,6 +711,23 @@ const subjectsVersion: Migration = {
   },
 };
 
+/**
+ * Fencing tokens for leases (issue 45): each acquisition and takeover raises the lease's `fence` by one, and a
+ * pull's writes are checked, in their own transaction, against the fence it took (lease-fence.ts). A released
+ * lease keeps its row (owner and token '') so that its fence never goes back. Rows already there start at 0; every
+ * acquisition from now on is 1 or more.
+ */
+const leaseFences: Migration = {
+  name: '0029_i45_lease_fences',
+  async up(db) {
+    for (const table of ['pull_leases', 'push_leases'])
+      await db.schema
+        .alterTable(table)
+        .addColumn('fence', 'bigint', (c) => c.notNull().defaultTo(0))
+        .execute();
+  },
+};
+
 export const MIGRATIONS: readonly Migration[] = [
   initial,
   staffSessionsAndAudit,
@@ -731,6 +748,7 @@ export const MIGRATIONS: readonly Migration[] = [
   familyAbsenceActs,
   pushLeases,
   subjectsVersion,
+  leaseFences,
 ];
 
 /** Applies pending migrations; returns the names applied (empty when the schema was current). */

@@ -6,6 +6,7 @@ import type { Id, Instant } from '../domain/types.ts';
 import { listCalendarSubjects, SUBJECT_TABLES } from './calendar-subjects.ts';
 import { maybeInstant, storedInstant } from './instants.ts';
 import { type KindSpec, kindSpec, prepareRecord } from './kinds.ts';
+import { fenceHeld, LeaseLostError } from './lease-fence.ts';
 import { MembershipBuffer, type Pair } from './membership-buffer.ts';
 import { MembershipRows } from './memberships.ts';
 import type { DB, SnapshotTable } from './schema.ts';
@@ -14,6 +15,7 @@ import type {
   AbsenceQuery,
   CalendarSubject,
   PreparedRecord,
+  PullFence,
   RecordsRepository,
   ResourceKind,
   ResourceMap,
@@ -552,11 +554,15 @@ export class SqlRecords implements RecordsRepository {
   async setCursors(
     schoolId: SchoolId,
     values: ReadonlyMap<string, string>,
-    opts?: { atCommit?: boolean },
+    opts?: { atCommit?: boolean; fence?: number },
   ): Promise<void> {
     if (values.size === 0) return;
     const now = new Date().toISOString();
     const rows = [...values].map(([key, value]) => ({ school_id: schoolId, key, value, updated_at: now }));
+    if (opts?.fence !== undefined && !opts.atCommit) {
+      await this.#setCursorsFenced({ schoolId, fence: opts.fence }, rows);
+      return;
+    }
     if (opts?.atCommit) {
       // A few rows: plain VALUES, a statement that can join the transaction's last one (SqlContext.atCommit).
       const query = this.#ctx.w
@@ -575,6 +581,24 @@ export class SqlRecords implements RecordsRepository {
       columns: ['school_id', 'key'],
       update: ['value', 'updated_at'],
     });
+  }
+
+  /**
+   * A pull's cursors written on their own (its last, when no transaction of its carried them), in one statement
+   * that writes them only while its lease is held at its fence: none written is the lease lost (lease-fence.ts).
+   */
+  async #setCursorsFenced(
+    fence: PullFence,
+    rows: { school_id: string; key: string; value: string; updated_at: string }[],
+  ): Promise<void> {
+    const tuples = sql.join(rows.map((r) => sql`(${r.school_id}, ${r.key}, ${r.value}, ${r.updated_at})`));
+    const result = await sql`
+      with v ("school_id", "key", "value", "updated_at") as (values ${tuples})
+      insert into "sync_cursors" ("school_id", "key", "value", "updated_at")
+      select "school_id", "key", "value", "updated_at" from v where ${fenceHeld(fence, this.#ctx.dialect)}
+      on conflict ("school_id", "key") do update set "value" = excluded."value", "updated_at" = excluded."updated_at"
+    `.execute(this.#ctx.w);
+    if (Number(result.numAffectedRows ?? 0) === 0) throw new LeaseLostError(fence.schoolId, fence.fence);
   }
 
   async listMissing(schoolId: SchoolId, kind: ResourceKind): Promise<Map<Id, Instant>> {

@@ -317,8 +317,9 @@ export class SqlRuns implements RunsRepository {
 
   async forgetOwner(ownerId: string): Promise<void> {
     await this.#ctx.w.deleteFrom('run_owners').where('owner', '=', ownerId).execute();
-    await this.#ctx.w.deleteFrom('pull_leases').where('owner', '=', ownerId).execute();
-    await this.#ctx.w.deleteFrom('push_leases').where('owner', '=', ownerId).execute();
+    // Freed, not deleted: a lease's row keeps its fence (lease-fence.ts).
+    for (const table of ['pull_leases', 'push_leases'] as const)
+      await this.#ctx.w.updateTable(table).set({ owner: '', token: '' }).where('owner', '=', ownerId).execute();
     // Owners silent for a day are long gone: keep the table small.
     const horizon = databaseNow(this.#ctx.dialect, 86_400_000);
     await this.#ctx.w.deleteFrom('run_owners').where('heartbeat_at', '<', horizon).execute();
@@ -345,10 +346,14 @@ export class SqlRuns implements RunsRepository {
     const token = randomUUID();
     const table = sql.table(lease.table);
     const column = sql.ref(lease.key);
-    const inserted = await sql<{ token: string }>`
-      insert into ${table} (${column}, owner, token, acquired_at) values (${key}, ${ownerId}, ${token}, ${acquired_at})
-      on conflict (${column}) do nothing returning token`.execute(this.#ctx.w);
-    if (inserted.rows.length > 0) return { acquired: true, token };
+    // Free (never taken, or released: its row kept with token ''): taken in one statement, its fence raised by one.
+    const taken = await sql<{ fence: number | string }>`
+      insert into ${table} (${column}, owner, token, acquired_at, fence)
+      values (${key}, ${ownerId}, ${token}, ${acquired_at}, 1)
+      on conflict (${column}) do update set owner = excluded.owner, token = excluded.token,
+        acquired_at = excluded.acquired_at, fence = ${table}.fence + 1
+      where ${table}.token = '' returning fence`.execute(this.#ctx.w);
+    if (taken.rows.length > 0) return { acquired: true, token, fence: Number(taken.rows[0]!.fence) };
     const [held] = (
       await sql<HeldLease>`
         select l.owner, l.token, l.acquired_at, o.host, o.pid, o.heartbeat_at
@@ -356,7 +361,7 @@ export class SqlRuns implements RunsRepository {
         where ${sql.ref(`l.${lease.key}`)} = ${key}`.execute(this.#ctx.w)
     ).rows;
     // Released between the two statements: try once more from the start.
-    if (!held) return this.#acquireLease(lease, key, ownerId, at);
+    if (!held || held.token === '') return this.#acquireLease(lease, key, ownerId, at);
     const beat = held.heartbeat_at
       ? { host: held.host ?? '', pid: Number(held.pid), heartbeatAt: held.heartbeat_at }
       : null;
@@ -364,18 +369,19 @@ export class SqlRuns implements RunsRepository {
     if (ownerAlive(beat, new Date(acquired_at))) {
       return { acquired: false, holder: { owner: held.owner, since: held.acquired_at } };
     }
-    // Its owner is gone: take it over, unless another caller just did (compare-and-swap on the token).
-    const taken = await sql<{ token: string }>`
-      update ${table} set owner = ${ownerId}, token = ${token}, acquired_at = ${acquired_at}
-      where ${column} = ${key} and token = ${held.token} returning token`.execute(this.#ctx.w);
-    if (taken.rows.length > 0) return { acquired: true, token };
+    // Its owner is gone: take it over, unless another caller just did (compare-and-swap on the token). The fence
+    // moves on, so whatever the silent holder still tries to write is refused (lease-fence.ts).
+    const over = await sql<{ fence: number | string }>`
+      update ${table} set owner = ${ownerId}, token = ${token}, acquired_at = ${acquired_at}, fence = fence + 1
+      where ${column} = ${key} and token = ${held.token} returning fence`.execute(this.#ctx.w);
+    if (over.rows.length > 0) return { acquired: true, token, fence: Number(over.rows[0]!.fence) };
     return this.#acquireLease(lease, key, ownerId, at);
   }
 
+  /** Frees the lease taken with `token`; its row stays, and with it the fence the next acquisition raises. */
   async #releaseLease(lease: LeaseTable, key: string, token: string): Promise<void> {
-    await sql`delete from ${sql.table(lease.table)} where ${sql.ref(lease.key)} = ${key} and token = ${token}`.execute(
-      this.#ctx.w,
-    );
+    await sql`update ${sql.table(lease.table)} set owner = '', token = ''
+      where ${sql.ref(lease.key)} = ${key} and token = ${token}`.execute(this.#ctx.w);
   }
 }
 

@@ -114,10 +114,13 @@ export interface RunOwnersTable {
 
 export interface PullLeasesTable {
   school_id: string;
+  /** '' while the lease is free: a released lease keeps its row, and so its fence. */
   owner: string;
-  /** One per acquisition: a release only ever frees its own lease. */
+  /** One per acquisition: a release only ever frees its own lease ('' once freed). */
   token: string;
   acquired_at: string;
+  /** Raised by one at each acquisition and takeover: what a pull's writes are checked against (lease-fence.ts). */
+  fence: Generated<number>;
 }
 
 /** A push target's lease (`school/target`): one push of a target at a time across processes and replicas. */
@@ -126,6 +129,7 @@ export interface PushLeasesTable {
   owner: string;
   token: string;
   acquired_at: string;
+  fence: Generated<number>;
 }
 
 export interface SyncCursorsTable {

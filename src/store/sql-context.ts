@@ -8,10 +8,12 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { CompiledQuery, type Expression, type Kysely, type SqlBool, sql, type Transaction } from 'kysely';
 import type { Id } from '../domain/types.ts';
+import { LeaseLostError, pgFenceRead, withSqliteFence } from './lease-fence.ts';
 import type { Dialect } from './migrations.ts';
 import { type LockKey, withBeginLocks } from './pg-begin-locks.ts';
 import { CopyRows, type CopyValue } from './pg-copy.ts';
 import type { DB } from './schema.ts';
+import type { PullFence } from './types.ts';
 
 /** Parameters per statement: below SQLite's 32,766 and PostgreSQL's 65,535 bound-parameter limits. */
 const MAX_PARAMS = 30_000;
@@ -132,20 +134,29 @@ export class SqlContext {
 
   /**
    * Runs fn atomically, or within the transaction already open in this call chain. `locks`: the advisory locks
-   * fn will take (lock), taken on PostgreSQL by the BEGIN itself, in its round trip (pg-begin-locks.ts).
+   * fn will take (lock), taken on PostgreSQL by the BEGIN itself, in its round trip (pg-begin-locks.ts). `fence`:
+   * it commits only while that pull lease is held at its fence (lease-fence.ts: SQLite checks it in the BEGIN,
+   * PostgreSQL in the last statement before COMMIT); a transaction joined keeps the fence of the one it joins.
    */
-  async transaction<T>(fn: () => Promise<T>, opts?: { locks?: readonly LockKey[] }): Promise<T> {
+  async transaction<T>(
+    fn: () => Promise<T>,
+    opts?: { locks?: readonly LockKey[]; fence?: PullFence },
+  ): Promise<T> {
     if (this.#tx.getStore()) return fn();
-    const locks = this.dialect === 'postgres' ? (opts?.locks ?? []) : [];
-    return withBeginLocks(locks, (begun) =>
-      this.db.transaction().execute((trx) =>
-        this.#tx.run(trx, async () => {
-          if (begun()) this.#held.set(trx, new Set(locks.map(lockName)));
-          const result = await fn();
-          for (const hook of this.#beforeCommit) await hook();
-          await this.#runAtCommit(trx);
-          return result;
-        }),
+    const postgres = this.dialect === 'postgres';
+    const locks = postgres ? (opts?.locks ?? []) : [];
+    const fence = opts?.fence;
+    return withSqliteFence(postgres ? undefined : fence, () =>
+      withBeginLocks(locks, (begun) =>
+        this.db.transaction().execute((trx) =>
+          this.#tx.run(trx, async () => {
+            if (begun()) this.#held.set(trx, new Set(locks.map(lockName)));
+            const result = await fn();
+            for (const hook of this.#beforeCommit) await hook();
+            await this.#runAtCommit(trx, postgres ? fence : undefined);
+            return result;
+          }),
+        ),
       ),
     );
   }
@@ -182,21 +193,27 @@ export class SqlContext {
     else this.#atCommit.set(trx, [query]);
   }
 
-  async #runAtCommit(trx: Transaction<DB>): Promise<void> {
-    const queued = this.#atCommit.get(trx);
-    if (!queued) return;
+  /** The transaction's writes left for its end; on PostgreSQL with the check of `fence`, in one statement. */
+  async #runAtCommit(trx: Transaction<DB>, fence: PullFence | undefined): Promise<void> {
+    const queued = this.#atCommit.get(trx) ?? [];
     this.#atCommit.delete(trx);
-    if (this.dialect !== 'postgres' || queued.length === 1) {
+    if (this.dialect !== 'postgres' || (queued.length <= 1 && !fence)) {
       for (const q of queued) await trx.executeQuery(q);
       return;
     }
     const parameters: unknown[] = [];
-    const parts = queued.map((q, i) => {
+    const renumbered = (q: CompiledQuery) => {
       const offset = parameters.length;
       parameters.push(...q.parameters);
-      return `w${i} as (${q.sql.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`)})`;
-    });
-    await trx.executeQuery(CompiledQuery.raw(`with ${parts.join(', ')} select 1`, parameters));
+      return q.sql.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`);
+    };
+    const parts = queued.map((q, i) => `w${i} as (${renumbered(q)})`);
+    const last = fence ? renumbered(pgFenceRead(fence).compile(trx)) : 'select 1';
+    const text = parts.length > 0 ? `with ${parts.join(', ')} ${last}` : last;
+    const { rows } = await trx.executeQuery<{ fence: string | number }>(CompiledQuery.raw(text, parameters));
+    // Its writes ran in the same statement: throwing rolls them back with the rest of the transaction.
+    if (fence && (rows.length === 0 || Number(rows[0]!.fence) !== fence.fence))
+      throw new LeaseLostError(fence.schoolId, fence.fence);
   }
 
   /** Ids per IN-list: PostgreSQL takes one array parameter, SQLite one parameter per id. */

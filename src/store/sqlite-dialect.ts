@@ -23,6 +23,7 @@ import {
 } from 'kysely';
 import { LRUCache } from 'lru-cache';
 import { TimeSlice } from '../util/event-loop.ts';
+import { sqliteBeginText } from './lease-fence.ts';
 import { Checkpointer } from './sqlite-checkpoints.ts';
 
 const STATEMENT_CACHE_SIZE = 256;
@@ -232,7 +233,16 @@ class NodeSqliteDriver implements Driver {
   }
 
   async beginTransaction(connection: DatabaseConnection, _settings: TransactionSettings): Promise<void> {
-    await (connection as NodeSqliteConnection).exec('BEGIN IMMEDIATE');
+    const conn = connection as NodeSqliteConnection;
+    // With a pull's lease fence to check (lease-fence.ts), in the same exec: under the write lock it holds.
+    const text = sqliteBeginText();
+    try {
+      await conn.exec(text);
+    } catch (err) {
+      // Begun, then refused by the check: Kysely rolls back only a transaction whose BEGIN returned.
+      if (conn.inTransaction) await conn.exec('ROLLBACK');
+      throw err;
+    }
   }
 
   async commitTransaction(connection: DatabaseConnection): Promise<void> {

@@ -24,20 +24,27 @@
 import { keepAlive, processOwner } from '../jobs/heartbeat.ts';
 import type { PullSummary } from '../jobs/pull-summary.ts';
 import { type Logger, silentLogger } from '../log.ts';
-import type { PullOpening, RunProgress } from '../store/types.ts';
+import { LeaseLostError } from '../store/lease-fence.ts';
+import type { PullFence, PullOpening, RunProgress } from '../store/types.ts';
 import {
   abortReason,
   message,
   PullInterruptedError,
+  PullLeaseLostError,
   PullNotNeededError,
   unlessAborted,
 } from './pull/errors.ts';
-import { takeLease } from './pull/lease.ts';
+import { takeFencedLease } from './pull/lease.ts';
 import { closeInterruptedRuns, recordRunStopped } from './pull/run-record.ts';
 import { runResources } from './pull/run-resources.ts';
 import type { PullOptions } from './pull/types.ts';
 
-export { PullBusyError, PullInterruptedError, PullNotNeededError } from './pull/errors.ts';
+export {
+  PullBusyError,
+  PullInterruptedError,
+  PullLeaseLostError,
+  PullNotNeededError,
+} from './pull/errors.ts';
 export { listingGap } from './pull/judge-listing.ts';
 export { withoutSensitive } from './pull/sensitive.ts';
 export type { PullOptions, PullProgress } from './pull/types.ts';
@@ -52,14 +59,15 @@ export async function pullSchool(opts: PullOptions): Promise<PullSummary> {
   const stopBeating = await keepAlive(store, log);
   try {
     await store.records.upsertSchool({ id: school.id, name: school.name, timeZone: school.timeZone });
-    const token = await takeLease(store, school.id, opts);
+    const { token, fence } = await takeFencedLease(store, school.id, opts);
     if (opts.signal?.aborted) {
       await store.runs.releasePullLease(school.id, token).catch(() => {});
       throw new PullInterruptedError(school.id, abortReason(opts.signal), null);
     }
     try {
-      return await pullLeased(opts, log);
+      return await pullLeased(opts, log, { schoolId: school.id, fence });
     } finally {
+      // A no-op for a lease taken over since (the token is no longer its).
       await store.runs
         .releasePullLease(school.id, token)
         .catch((err: unknown) => log.error({ err }, 'could not release the pull lease'));
@@ -90,7 +98,8 @@ async function decideKind(
   return { kind: opts.kind, upgradedBecause: null };
 }
 
-async function pullLeased(opts: PullOptions, log: Logger): Promise<PullSummary> {
+/** The run under the school's lease: every write of it is made under `fence` (store/lease-fence.ts). */
+async function pullLeased(opts: PullOptions, log: Logger, fence: PullFence): Promise<PullSummary> {
   const { store, school } = opts;
   const now = opts.now ?? (() => new Date());
   const onProgress = opts.onProgress ?? (() => {});
@@ -112,7 +121,7 @@ async function pullLeased(opts: PullOptions, log: Logger): Promise<PullSummary> 
   try {
     await opts.onStart?.({ runId, kind });
     const summary = await unlessAborted(
-      runResources(opts, { runId, kind, upgradedBecause, startedAt, now, onProgress, log, progress }),
+      runResources(opts, { runId, kind, upgradedBecause, startedAt, now, onProgress, log, progress, fence }),
       opts.signal,
     );
     // Done, whatever its result (a failed full pull is in the history like any other): requests made before it
@@ -120,11 +129,17 @@ async function pullLeased(opts: PullOptions, log: Logger): Promise<PullSummary> 
     if (kind === 'full') await store.runs.satisfyFullPull(school.id, startedAt.toISOString());
     return summary;
   } catch (err) {
-    const interrupted = opts.signal?.aborted === true;
+    // Taken over while it stalled: it wrote nothing since, and ends as interrupted, saying why (never a failure).
+    const lost = err instanceof LeaseLostError;
+    const interrupted = lost || opts.signal?.aborted === true;
     // Not upstream trouble (that is in the summary) but a stop, the store or a bug: the run must not stay "running".
-    const error = interrupted ? abortReason(opts.signal!) : message(err);
+    const error = lost || !interrupted ? message(err) : abortReason(opts.signal!);
     const status = interrupted ? 'interrupted' : 'failed';
     await recordRunStopped(store, runId, { status, at: now(), progress, error }, log);
+    if (lost) {
+      log.warn({ runId, fence: fence.fence }, `pull ended: ${error}`);
+      throw new PullLeaseLostError(school.id, error, runId);
+    }
     if (!interrupted) throw err;
     log.warn({ runId }, `pull interrupted: ${error}`);
     throw new PullInterruptedError(school.id, error, runId);

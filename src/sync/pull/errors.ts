@@ -15,6 +15,17 @@ export class PullInterruptedError extends Error {
   }
 }
 
+/**
+ * The pull's lease was taken over while it stalled (its heartbeat silent past OWNER_SILENT_MS): it wrote nothing
+ * after that, and its run is recorded as interrupted, saying so (store/lease-fence.ts).
+ */
+export class PullLeaseLostError extends PullInterruptedError {
+  constructor(schoolId: string, why: string, runId: number) {
+    super(schoolId, why, runId);
+    this.name = 'PullLeaseLostError';
+  }
+}
+
 /** A full pull asked for was already run by another pull (see PullOptions.answers): nothing left to do. */
 export class PullNotNeededError extends Error {
   /** The full run that did it, when it can be named. */

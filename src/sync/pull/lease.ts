@@ -7,12 +7,22 @@ import type { PullOptions } from './types.ts';
 
 const LEASE_POLL_MS = 1_000;
 
+type LeaseOptions = Pick<PullOptions, 'whenBusy' | 'onWait' | 'signal'>;
+
 /** Takes the school's pull lease, waiting for another pull as `whenBusy` allows; resolves to its token. */
-export async function takeLease(
+export async function takeLease(store: Pick<Store, 'runs'>, schoolId: string, opts: LeaseOptions): Promise<string> {
+  return (await takeFencedLease(store, schoolId, opts)).token;
+}
+
+/**
+ * As takeLease, with the lease's fence: what the pull's writes are made under (store/lease-fence.ts), so that a
+ * pull whose lease was taken over while it stalled writes nothing more.
+ */
+export async function takeFencedLease(
   store: Pick<Store, 'runs'>,
   schoolId: string,
-  opts: Pick<PullOptions, 'whenBusy' | 'onWait' | 'signal'>,
-): Promise<string> {
+  opts: LeaseOptions,
+): Promise<{ token: string; fence: number }> {
   const owner = processOwner().id;
   const deadline =
     opts.whenBusy === 'queue'
@@ -23,7 +33,7 @@ export async function takeLease(
   let told = false;
   for (;;) {
     const lease = await store.runs.acquirePullLease(schoolId, owner, new Date().toISOString());
-    if (lease.acquired) return lease.token;
+    if (lease.acquired) return { token: lease.token, fence: lease.fence };
     if (Date.now() >= deadline) throw new PullBusyError(schoolId, lease.holder);
     if (!told) opts.onWait?.(lease.holder);
     told = true;

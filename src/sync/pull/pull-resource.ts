@@ -2,6 +2,7 @@
 // named stages: writeRecords → judgeListing → detectDeletions → applyDeletions → advanceCursors (with the beat's
 // mark); or, when it brought nothing to write but its cursors, no transaction at all (quietTurn).
 import type { ResourceMode, ResourceOutcome } from '../../jobs/pull-summary.ts';
+import { LeaseLostError } from '../../store/lease-fence.ts';
 import type { ResourceKind, RunCounts } from '../../store/types.ts';
 import { UpstreamError } from '../../upstream/errors.ts';
 import type { ResourceSpec } from '../resources.ts';
@@ -65,7 +66,7 @@ function applyResource(
       await onApplied?.(spec.kind, { counts, ...extra });
       return { counts, ...extra, guarded: planned.guarded, warning: planned.warning };
     },
-    { writes },
+    { writes, ...(ctx.fence ? { fence: ctx.fence } : {}) },
   );
 }
 
@@ -197,6 +198,8 @@ export async function pullResource(
       deferred.clear();
     }
   } catch (err) {
+    // Not this resource's failure: the run has lost its lease and must write nothing more (pull.ts ends it).
+    if (err instanceof LeaseLostError) throw err;
     return resourceFailed(ctx, spec, mode, fetched, err);
   } finally {
     if (fetched.result.ok) await fetched.result.download.records.close();

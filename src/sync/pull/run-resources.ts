@@ -3,7 +3,7 @@
 import type { PullKind, PullSummary, ResourceOutcome } from '../../jobs/pull-summary.ts';
 import { syncWindow } from '../../jobs/window.ts';
 import type { Logger } from '../../log.ts';
-import type { ResourceKind, RunCounts, RunProgress, RunStatus } from '../../store/types.ts';
+import type { PullFence, ResourceKind, RunCounts, RunProgress, RunStatus } from '../../store/types.ts';
 import type { EndpointStats } from '../../upstream/api.ts';
 import { describeSkew, SkewMeter, skewConsequence } from '../../upstream/clock.ts';
 import { RESOURCES } from '../resources.ts';
@@ -31,6 +31,11 @@ export interface RunInfo {
   log: Logger;
   /** What the run has committed so far (kept in its record after each resource). */
   progress: RunProgress;
+  /**
+   * The school's lease as this run took it: its writes are made only while it is still held so. pullSchool always
+   * gives it; a stage run alone in a test, under no lease, writes unfenced.
+   */
+  fence?: PullFence;
 }
 
 /** What the resources' turns came to, for the run's record. */
@@ -124,7 +129,7 @@ async function takeTurns(
       if (result.fatal) aborted = result.outcome.error ?? 'upstream refused access';
     }
     // The cursors of the last resources that had nothing else to write (pull-resource.ts), in one statement.
-    await store.records.setCursors(opts.school.id, deferred);
+    await store.records.setCursors(opts.school.id, deferred, ctx.fence ? { fence: ctx.fence.fence } : {});
   } finally {
     releaseUnwritten(downloads, written);
   }
@@ -198,6 +203,7 @@ export async function runResources(opts: PullOptions, run: RunInfo): Promise<Pul
     skew,
     marks,
     cursors,
+    ...(run.fence ? { fence: run.fence } : {}),
   };
   const turns = await takeTurns(opts, run, ctx, plan, before);
   const status = await judgeRun(opts, turns);

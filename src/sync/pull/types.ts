@@ -5,7 +5,7 @@ import type { Id, Instant } from '../../domain/types.ts';
 import type { PullKind, PullSummary, ResourceMode, ResourceOutcome } from '../../jobs/pull-summary.ts';
 import type { SyncWindow } from '../../jobs/window.ts';
 import type { Logger } from '../../log.ts';
-import type { ResourceKind, RunCounts, Store } from '../../store/types.ts';
+import type { PullFence, ResourceKind, RunCounts, Store } from '../../store/types.ts';
 import type { UpstreamClient } from '../../upstream/api.ts';
 import type { SkewMeter } from '../../upstream/clock.ts';
 import type { ResourceSpec } from '../resources.ts';
@@ -86,6 +86,12 @@ export interface ResourceRunContext {
   marks: ReadonlyMap<ResourceKind, ReadonlyMap<Id, Instant>>;
   /** The school's cursors as the run began, read with `marks` (quiet turns judge sensitive rosters by them). */
   cursors: ReadonlyMap<string, string>;
+  /**
+   * The school's lease as the run took it: each resource's transaction, and the cursors written at the run's end,
+   * commit only while it is still held at this fence (store/lease-fence.ts), else LeaseLostError ends the run.
+   * Always given by pullSchool; absent only for a stage run alone in a test, under no lease.
+   */
+  fence?: PullFence;
 }
 
 /** A resource's place in the run: how it is read this time (planResources). */
