@@ -8,7 +8,7 @@ import type { PullSummary } from '../jobs/pull-summary.ts';
 import { createLogger } from '../log.ts';
 import { pushStep } from '../push/triggers.ts';
 import type { Store } from '../store/types.ts';
-import { PullBusyError, pullSchool } from '../sync/pull.ts';
+import { PullBusyError, PullLeaseLostError, pullSchool } from '../sync/pull.ts';
 import { formatSummary, progressWriter } from '../sync/report.ts';
 import { clientForSchool, startDemoUpstream } from '../sync/school-upstream.ts';
 import { printError, printJson, printLines } from '../terminal.ts';
@@ -114,6 +114,13 @@ async function syncSchools(
             ),
         });
       } catch (err) {
+        if (err instanceof PullLeaseLostError) {
+          // Stalled past its lease and taken over: it wrote nothing since, and the pull that took over goes on.
+          progress.clear();
+          printError(`rostercal sync: ${school.id}: ${err.message}`);
+          ok = false;
+          continue;
+        }
         if (!(err instanceof PullBusyError)) throw err;
         progress.clear();
         printError(

@@ -319,7 +319,11 @@ export class SqlRuns implements RunsRepository {
     await this.#ctx.w.deleteFrom('run_owners').where('owner', '=', ownerId).execute();
     // Freed, not deleted: a lease's row keeps its fence (lease-fence.ts).
     for (const table of ['pull_leases', 'push_leases'] as const)
-      await this.#ctx.w.updateTable(table).set({ owner: '', token: '' }).where('owner', '=', ownerId).execute();
+      await this.#ctx.w
+        .updateTable(table)
+        .set({ owner: '', token: '' })
+        .where('owner', '=', ownerId)
+        .execute();
     // Owners silent for a day are long gone: keep the table small.
     const horizon = databaseNow(this.#ctx.dialect, 86_400_000);
     await this.#ctx.w.deleteFrom('run_owners').where('heartbeat_at', '<', horizon).execute();

@@ -5,9 +5,11 @@
 // moves on; A wakes. A ends as having lost its lease (an interrupted run saying so), and the store is as B left it.
 // Two ways A would write: a resource's transaction (an edited absence), and the one statement of cursors an
 // unchanged pull writes at its end.
+import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { processOwner } from '../../src/jobs/heartbeat.ts';
 import type { PullKind } from '../../src/jobs/pull-summary.ts';
+import { createLogger, type Logger } from '../../src/log.ts';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
 import { OWNER_SILENT_MS } from '../../src/store/liveness.ts';
 import { PullInterruptedError, pullSchool } from '../../src/sync/pull.ts';
@@ -17,7 +19,7 @@ import { DIALECTS, openTestStore, snapshot, type TestStore, testClient, testScho
 describe.each(DIALECTS)('a pull taken over while it stalled (%s)', (dialect) => {
   let sandbox: Sandbox;
   let ts: TestStore;
-  const pull = (kind: PullKind, onStart?: () => Promise<void>) => {
+  const pull = (kind: PullKind, onStart?: () => Promise<void>, log?: Logger) => {
     sandbox.setNow(new Date(Date.parse(sandbox.now()) + 60_000).toISOString());
     return pullSchool({
       now: () => new Date(sandbox.now()),
@@ -26,6 +28,7 @@ describe.each(DIALECTS)('a pull taken over while it stalled (%s)', (dialect) => 
       school: testSchool(sandbox),
       kind,
       ...(onStart ? { onStart } : {}),
+      ...(log ? { log } : {}),
     });
   };
 
@@ -39,12 +42,23 @@ describe.each(DIALECTS)('a pull taken over while it stalled (%s)', (dialect) => 
     const held = new Promise<void>((r) => {
       holding = r;
     });
-    const ended = pull(kind, async () => {
-      holding();
-      await woken;
-    }).then(
-      (summary) => ({ summary, error: null }),
-      (error: unknown) => ({ summary: null, error }),
+    const out = new PassThrough();
+    const lines: { level: string; msg: string }[] = [];
+    out.on('data', (b: Buffer) => {
+      for (const l of b.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(l));
+    });
+    const log = createLogger({ level: 'info', destination: out });
+    const pulled = pull(
+      kind,
+      async () => {
+        holding();
+        await woken;
+      },
+      log,
+    );
+    const ended = pulled.then(
+      (summary) => ({ summary, error: null, lines }),
+      (error: unknown) => ({ summary: null, error, lines }),
     );
     await held;
     // Silent past OWNER_SILENT_MS, as a stalled replica's beat is: its lease may be taken over.
@@ -59,7 +73,15 @@ describe.each(DIALECTS)('a pull taken over while it stalled (%s)', (dialect) => 
     marks: await ts.store.records.listMissingOf('hillcrest', ['absences', 'sessions', 'teams', 'students']),
   });
 
-  async function expectLostLease({ summary, error }: { summary: unknown; error: unknown }) {
+  async function expectLostLease({
+    summary,
+    error,
+    lines,
+  }: {
+    summary: unknown;
+    error: unknown;
+    lines: { level: string; msg: string }[];
+  }) {
     expect(summary).toBeNull();
     expect(error).toBeInstanceOf(PullInterruptedError);
     expect((error as Error).message).toMatch(/lost the school's pull lease/);
@@ -67,6 +89,11 @@ describe.each(DIALECTS)('a pull taken over while it stalled (%s)', (dialect) => 
     const run = (await ts.store.runs.listRuns('hillcrest')).find((r) => r.id === runId);
     expect(run).toMatchObject({ status: 'interrupted' });
     expect(run!.errors.join('; ')).toMatch(/lost the school's pull lease/);
+    // Said once, as what it is: no resource's failure, no error line.
+    expect(lines.filter((l) => /lost the school's pull lease/.test(l.msg))).toMatchObject([
+      { level: 'warn' },
+    ]);
+    expect(lines.filter((l) => l.level === 'error')).toEqual([]);
   }
 
   beforeAll(async () => {

@@ -78,9 +78,10 @@ export async function detectDeletions(
   inTransaction = false,
 ): Promise<Planned> {
   // Records a complete listing left out once (kinds without a single read): a record seen since is no longer.
-  // In the resource's transaction an incremental listing that saw records reads them as it stands: a pull that
-  // held the lease before this one and outlived it may have marked one since the run began, and a mark left on a
-  // record seen again lets the next partial full listing delete it on one omission (test/sync/stale-marks).
+  // In the resource's transaction an incremental listing that saw records reads them as it stands: a mark written
+  // since the run began and left on a record seen again would let the next partial full listing delete it on one
+  // omission (test/sync/stale-marks). A pull that outlived its lease can no longer write one (its writes are fenced,
+  // store/lease-fence.ts); this stays for a writer outside any lease, which stale-marks stands for.
   const reread = inTransaction && !full && got.seen.size > 0;
   let marks =
     (reread ? undefined : ctx.marks.get(spec.kind)) ??

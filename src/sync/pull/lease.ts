@@ -10,7 +10,11 @@ const LEASE_POLL_MS = 1_000;
 type LeaseOptions = Pick<PullOptions, 'whenBusy' | 'onWait' | 'signal'>;
 
 /** Takes the school's pull lease, waiting for another pull as `whenBusy` allows; resolves to its token. */
-export async function takeLease(store: Pick<Store, 'runs'>, schoolId: string, opts: LeaseOptions): Promise<string> {
+export async function takeLease(
+  store: Pick<Store, 'runs'>,
+  schoolId: string,
+  opts: LeaseOptions,
+): Promise<string> {
   return (await takeFencedLease(store, schoolId, opts)).token;
 }
 

@@ -1,0 +1,106 @@
+// A lease's fence (store/lease-fence.ts), on SQLite and PostgreSQL: each acquisition and takeover raises it by one
+// and a release never takes it back; a transaction or a cursor write under a fence the lease has moved on from (taken
+// over, or freed) writes nothing and throws LeaseLostError, under the current one it commits.
+import { expect, it } from 'vitest';
+import { LeaseLostError } from '../../src/store/lease-fence.ts';
+import { OWNER_SILENT_MS } from '../../src/store/liveness.ts';
+import type { Store } from '../../src/store/types.ts';
+import { describeOnEachStore, newSchool, T0 } from './each-store.ts';
+
+describeOnEachStore('lease fences', (store) => {
+  const now = () => new Date().toISOString();
+  /** A replica on another host, beating now, or silent past OWNER_SILENT_MS. */
+  async function replica(name: string, silent = false) {
+    const owner = { id: `${name}:1:abc`, host: `${name}-host`, pid: 1, startedAt: T0 };
+    const at = silent ? Date.now() - OWNER_SILENT_MS - 1_000 : Date.now();
+    await store().runs.beat(owner, new Date(at).toISOString());
+    return owner.id;
+  }
+  async function take(s: string, owner: string) {
+    const lease = await store().runs.acquirePullLease(s, owner, now());
+    if (!lease.acquired) throw new Error(`${owner} did not get the lease of ${s}`);
+    return lease;
+  }
+  /** A pull's resource transaction under `fence`: a cursor written now, and one left for its commit. */
+  const write = (s: string, fence: number, value: string) =>
+    store().transaction(
+      async (tx: Store) => {
+        await tx.records.setCursor(s, 'now', value);
+        await tx.records.setCursors(s, new Map([['atCommit', value]]), { atCommit: true });
+      },
+      { fence: { schoolId: s, fence } },
+    );
+  const cursors = async (s: string) => Object.fromEntries(await store().records.cursors(s));
+
+  it('rises by one at each acquisition and takeover, and a release keeps it', async () => {
+    const s = newSchool();
+    const a = await replica(`${s}-a`);
+    const first = await take(s, a);
+    expect(first.fence).toBe(1);
+    await store().runs.releasePullLease(s, first.token);
+    const again = await take(s, a);
+    expect(again.fence).toBe(2);
+    // Held by a live replica: refused, and the fence stays.
+    expect(await store().runs.acquirePullLease(s, 'b:1:def', now())).toMatchObject({ acquired: false });
+    await replica(`${s}-a`, true);
+    const over = await take(s, 'b:1:def');
+    expect(over.fence).toBe(3);
+    // Its owner stopped cleanly: freed, not forgotten.
+    await store().runs.forgetOwner('b:1:def');
+    expect((await take(s, a)).fence).toBe(4);
+  });
+
+  it('a transaction under a fence the lease moved on from writes nothing and throws LeaseLostError', async () => {
+    const s = newSchool();
+    await store().records.upsertSchool({ id: s, name: s, timeZone: 'Australia/Sydney' });
+    const a = await take(s, await replica(`${s}-a`));
+    await write(s, a.fence, 'a');
+    expect(await cursors(s)).toEqual({ now: 'a', atCommit: 'a' });
+
+    await replica(`${s}-a`, true);
+    const b = await take(s, await replica(`${s}-b`));
+    const refused = await write(s, a.fence, 'a again').catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(LeaseLostError);
+    expect(refused).toMatchObject({ schoolId: s, fence: a.fence });
+    // With nothing left for its commit, it is checked all the same.
+    const alone = store().transaction(async (tx) => tx.records.setCursor(s, 'now', 'a alone'), {
+      fence: { schoolId: s, fence: a.fence },
+    });
+    await expect(alone).rejects.toBeInstanceOf(LeaseLostError);
+    expect(await cursors(s)).toEqual({ now: 'a', atCommit: 'a' });
+
+    await write(s, b.fence, 'b');
+    expect(await cursors(s)).toEqual({ now: 'b', atCommit: 'b' });
+    // Freed by its holder: its fence no longer writes either.
+    await store().runs.releasePullLease(s, b.token);
+    await expect(write(s, b.fence, 'b after')).rejects.toBeInstanceOf(LeaseLostError);
+    expect(await cursors(s)).toEqual({ now: 'b', atCommit: 'b' });
+  });
+
+  it('cursors written on their own under a fence are written only while the lease holds it', async () => {
+    const s = newSchool();
+    await store().records.upsertSchool({ id: s, name: s, timeZone: 'Australia/Sydney' });
+    const a = await take(s, await replica(`${s}-a`));
+    const two = (v: string) =>
+      new Map([
+        ['x', v],
+        ['y', v],
+      ]);
+    await store().records.setCursors(s, two('a'), { fence: a.fence });
+    expect(await cursors(s)).toEqual({ x: 'a', y: 'a' });
+    await store().records.setCursors(s, two('a2'), { fence: a.fence });
+    expect(await cursors(s)).toEqual({ x: 'a2', y: 'a2' });
+    await replica(`${s}-a`, true);
+    const b = await take(s, await replica(`${s}-b`));
+    await expect(store().records.setCursors(s, two('a3'), { fence: a.fence })).rejects.toBeInstanceOf(
+      LeaseLostError,
+    );
+    expect(await cursors(s)).toEqual({ x: 'a2', y: 'a2' });
+    // Freed by its holder: its fence no longer writes either.
+    await store().runs.releasePullLease(s, b.token);
+    await expect(store().records.setCursors(s, two('b'), { fence: b.fence })).rejects.toBeInstanceOf(
+      LeaseLostError,
+    );
+    expect(await cursors(s)).toEqual({ x: 'a2', y: 'a2' });
+  });
+});
