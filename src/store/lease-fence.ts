@@ -14,7 +14,15 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { DatabaseSync } from 'node:sqlite';
 import { sql } from 'kysely';
-import type { PullFence } from './types.ts';
+
+/**
+ * A school's pull lease as one pull took it: a write given it is made only while the lease is still held at this
+ * fence, and otherwise throws LeaseLostError having written nothing.
+ */
+export interface PullFence {
+  schoolId: string;
+  fence: number;
+}
 
 /** The pull's lease was taken over (or freed) since it was acquired: nothing of the transaction was written. */
 export class LeaseLostError extends Error {

@@ -6,7 +6,7 @@ import type { Id, Instant } from '../domain/types.ts';
 import { listCalendarSubjects, SUBJECT_TABLES } from './calendar-subjects.ts';
 import { maybeInstant, storedInstant } from './instants.ts';
 import { type KindSpec, kindSpec, prepareRecord } from './kinds.ts';
-import { fenceHeld, LeaseLostError } from './lease-fence.ts';
+import { fenceHeld, LeaseLostError, type PullFence } from './lease-fence.ts';
 import { MembershipBuffer, type Pair } from './membership-buffer.ts';
 import { MembershipRows } from './memberships.ts';
 import type { DB, SnapshotTable } from './schema.ts';
@@ -15,7 +15,6 @@ import type {
   AbsenceQuery,
   CalendarSubject,
   PreparedRecord,
-  PullFence,
   RecordsRepository,
   ResourceKind,
   ResourceMap,

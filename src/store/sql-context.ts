@@ -8,12 +8,11 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { CompiledQuery, type Expression, type Kysely, type SqlBool, sql, type Transaction } from 'kysely';
 import type { Id } from '../domain/types.ts';
-import { LeaseLostError, pgFenceRead, withSqliteFence } from './lease-fence.ts';
+import { LeaseLostError, type PullFence, pgFenceRead, withSqliteFence } from './lease-fence.ts';
 import type { Dialect } from './migrations.ts';
 import { type LockKey, withBeginLocks } from './pg-begin-locks.ts';
 import { CopyRows, type CopyValue } from './pg-copy.ts';
 import type { DB } from './schema.ts';
-import type { PullFence } from './types.ts';
 
 /** Parameters per statement: below SQLite's 32,766 and PostgreSQL's 65,535 bound-parameter limits. */
 const MAX_PARAMS = 30_000;

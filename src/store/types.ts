@@ -149,22 +149,9 @@ export interface RunOwner {
   startedAt: Instant;
 }
 
-/**
- * A lease taken (`token` frees it; `fence`, raised by one at each acquisition and takeover, is what the holder's
- * writes are checked against), or who holds it.
- */
 export type PullLease =
   | { acquired: true; token: string; fence: number }
   | { acquired: false; holder: { owner: string; since: Instant } };
-
-/**
- * A school's pull lease as one pull took it: a write given it is made only while the lease is still held at this
- * fence, and otherwise throws LeaseLostError having written nothing (store/lease-fence.ts).
- */
-export interface PullFence {
-  schoolId: SchoolId;
-  fence: number;
-}
 
 /** How a scheduled job's fire ended: a run's status, or `skipped` (it let the fire pass, and said why). */
 export type JobResult = RunStatus | 'skipped';
@@ -457,8 +444,7 @@ export interface RecordsRepository {
   setCursor(schoolId: SchoolId, key: string, value: string): Promise<void>;
   /**
    * Sets several cursors of the school in one statement. `atCommit`: inside a transaction, as it commits (read
-   * back within it, they are not there yet), in one statement with its other last writes on PostgreSQL. `fence`
-   * (outside a transaction): written only while the school's pull lease is held at it, else LeaseLostError.
+   * back within it, not there yet), with its other last writes on PostgreSQL. `fence`: see lease-fence.ts.
    */
   setCursors(
     schoolId: SchoolId,
@@ -787,13 +773,11 @@ export interface Store {
   checkIntegrity(): Promise<string | null>;
   /**
    * Runs fn atomically: everything it wrote is kept, or nothing is. `writes`: the kinds of a school fn writes
-   * records of, whose locks PostgreSQL then takes as the transaction begins, in the same round trip. `fence`: it
-   * commits only while that pull lease is still held at its fence, else throws LeaseLostError having written
-   * nothing (checked in the statements it sends anyway: see lease-fence.ts).
+   * records of, whose locks PostgreSQL takes as it begins, and a pull's `fence` on them (lease-fence.ts).
    */
   transaction<T>(
     fn: (tx: Store) => Promise<T>,
-    opts?: { writes?: { schoolId: SchoolId; kinds: readonly ResourceKind[] }; fence?: PullFence },
+    opts?: { writes?: { schoolId: SchoolId; kinds: readonly ResourceKind[]; fence?: number } },
   ): Promise<T>;
 
   /**

@@ -24,8 +24,8 @@
 import { keepAlive, processOwner } from '../jobs/heartbeat.ts';
 import type { PullSummary } from '../jobs/pull-summary.ts';
 import { type Logger, silentLogger } from '../log.ts';
-import { LeaseLostError } from '../store/lease-fence.ts';
-import type { PullFence, PullOpening, RunProgress } from '../store/types.ts';
+import { LeaseLostError, type PullFence } from '../store/lease-fence.ts';
+import type { PullOpening, RunProgress } from '../store/types.ts';
 import {
   abortReason,
   message,

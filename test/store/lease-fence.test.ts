@@ -28,7 +28,7 @@ describeOnEachStore('lease fences', (store) => {
         await tx.records.setCursor(s, 'now', value);
         await tx.records.setCursors(s, new Map([['atCommit', value]]), { atCommit: true });
       },
-      { fence: { schoolId: s, fence } },
+      { writes: { schoolId: s, kinds: [], fence } },
     );
   const cursors = async (s: string) => Object.fromEntries(await store().records.cursors(s));
 
@@ -64,7 +64,7 @@ describeOnEachStore('lease fences', (store) => {
     expect(refused).toMatchObject({ schoolId: s, fence: a.fence });
     // With nothing left for its commit, it is checked all the same.
     const alone = store().transaction(async (tx) => tx.records.setCursor(s, 'now', 'a alone'), {
-      fence: { schoolId: s, fence: a.fence },
+      writes: { schoolId: s, kinds: [], fence: a.fence },
     });
     await expect(alone).rejects.toBeInstanceOf(LeaseLostError);
     expect(await cursors(s)).toEqual({ now: 'a', atCommit: 'a' });

@@ -51,7 +51,8 @@ function applyResource(
   const full = mode === 'full';
   // Its kinds' locks are taken by the BEGIN itself on PostgreSQL (one round trip instead of one more each).
   const kinds: ResourceKind[] = got.customFields.size > 0 ? [spec.kind, 'customFields'] : [spec.kind];
-  const writes = { schoolId: ctx.school.id, kinds };
+  // Under the run's lease: written only while it is still the school's (store/lease-fence.ts).
+  const writes = { schoolId: ctx.school.id, kinds, ...(ctx.fence ? { fence: ctx.fence.fence } : {}) };
   return ctx.store.transaction(
     async (tx) => {
       const at = ctx.now().toISOString();
@@ -66,7 +67,7 @@ function applyResource(
       await onApplied?.(spec.kind, { counts, ...extra });
       return { counts, ...extra, guarded: planned.guarded, warning: planned.warning };
     },
-    { writes, ...(ctx.fence ? { fence: ctx.fence } : {}) },
+    { writes },
   );
 }
 

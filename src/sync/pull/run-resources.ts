@@ -3,7 +3,8 @@
 import type { PullKind, PullSummary, ResourceOutcome } from '../../jobs/pull-summary.ts';
 import { syncWindow } from '../../jobs/window.ts';
 import type { Logger } from '../../log.ts';
-import type { PullFence, ResourceKind, RunCounts, RunProgress, RunStatus } from '../../store/types.ts';
+import type { PullFence } from '../../store/lease-fence.ts';
+import type { ResourceKind, RunCounts, RunProgress, RunStatus } from '../../store/types.ts';
 import type { EndpointStats } from '../../upstream/api.ts';
 import { describeSkew, SkewMeter, skewConsequence } from '../../upstream/clock.ts';
 import { RESOURCES } from '../resources.ts';
