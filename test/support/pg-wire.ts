@@ -1,7 +1,8 @@
 // A TCP relay in front of a real PostgreSQL server that records every SQL statement clients send (simple
 // queries and extended-protocol parses, read off the wire protocol), so a test can assert what the product asks
 // the database (how many statements, which tables, inside a transaction or not) without knowing the names of
-// the store's methods, which a refactor is free to change.
+// the store's methods, which a refactor is free to change. `cut()` is a network cut between the relay's clients
+// and the server (every connection reset, new ones reset on arrival) until `restore()`.
 import { connect, createServer, type Server, type Socket } from 'node:net';
 
 export interface PgWire {
@@ -10,6 +11,9 @@ export interface PgWire {
   /** The SQL of every statement sent since the last reset, in order. */
   statements(): string[];
   reset(): void;
+  /** Resets every relayed connection and each new one until restore(): the database is out of reach. */
+  cut(): void;
+  restore(): void;
   close(): Promise<void>;
 }
 
@@ -56,7 +60,9 @@ export async function startPgWire(databaseUrl: string): Promise<PgWire> {
   const port = Number(target.port || 5432);
   let seen: string[] = [];
   const sockets = new Set<Socket>();
+  let cut = false;
   const server: Server = createServer((client) => {
+    if (cut) return void client.resetAndDestroy();
     const upstream = connect(port, host);
     sockets.add(client).add(upstream);
     const parse = frontendParser((sql) => seen.push(sql));
@@ -83,6 +89,13 @@ export async function startPgWire(databaseUrl: string): Promise<PgWire> {
     statements: () => [...seen],
     reset() {
       seen = [];
+    },
+    cut() {
+      cut = true;
+      for (const s of sockets) s.resetAndDestroy();
+    },
+    restore() {
+      cut = false;
     },
     close: () =>
       new Promise<void>((resolve) => {
