@@ -1,7 +1,10 @@
 // Two `rostercal serve` replicas on one PostgreSQL; B reaches it through a relay the test can cut (every connection
-// reset, new ones too). An admin rotates a feed on A while B is cut off. What B answers for the old URL while cut
-// off, and how long after its connection comes back it goes on answering it 200: never once it can know. A URL
-// rotated before the cut (B had read the rotation) is never served by B during the cut.
+// reset, new ones too) or hold (packets dropped, connections kept). An admin rotates a feed, and a family link's
+// member, on A while B is cut off: what B answers for the old URL while cut off (what it confirmed, as it was: it
+// cannot tell this rotation from none; for at most OUTAGE_MEMORY_MS after it last read the rotation mark,
+// test/feeds/tokens.test.ts), and how long after its connection comes back it goes on answering it 200: not once,
+// its first request reads the rotation mark again. A URL rotated before the cut (B had read the rotation) is never
+// served by B while cut off. Measured figures: src/feeds/README.md.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -11,8 +14,8 @@ import type { Sandbox } from '../../src/sandbox/index.ts';
 import { rotateAsAdmin } from '../support/admin-rotation.ts';
 import { type Child, rostercal, runRostercal, schoolEnv } from '../support/cli.ts';
 import { startWeekSandbox } from '../support/clock.ts';
-import { type PgWire, startPgWire } from '../support/pg-wire.ts';
 import { createTestDatabase, type TestDatabase } from '../support/pg.ts';
+import { type PgWire, startPgWire } from '../support/pg-wire.ts';
 import { freePort } from '../support/ports.ts';
 import { until } from '../support/until.ts';
 
@@ -20,12 +23,15 @@ const ADMIN_TOKEN = 'reconnect-admin-token-0123456789abcdefghijkl';
 const FEED_SECRET = 'reconnect-replicas-share-this-secret-0123456';
 const PUBLIC = 'https://calendars.hillcrest.example';
 /**
- * How long after its connection comes back B may still answer a URL rotated while it was cut off: one request
- * (its rotation mark is read before any remembered token is used). Measured: see src/feeds/README.md.
+ * How long after its connection comes back B may still answer a URL rotated while it was cut off: its first
+ * request reads the rotation mark before any remembered token is used (measured 8–62 ms; a bound for a loaded
+ * machine, not a pause).
  */
 const RECONNECT_BOUND_MS = 1000;
 /** How long the cut lasts once the rotation is made. */
 const CUT_MS = 2000;
+/** How long the packet-dropping partition lasts. */
+const HOLD_MS = 2000;
 
 let sandbox: Sandbox;
 let db: TestDatabase;
@@ -49,9 +55,15 @@ function envOf(i: number): Record<string, string> {
 
 const local = (i: number, url: string) => `http://127.0.0.1:${ports[i]}${new URL(url).pathname}`;
 
-async function get(i: number, url: string): Promise<{ status: number; body: string }> {
-  const res = await fetch(local(i, url), { signal: AbortSignal.timeout(10_000) });
-  return { status: res.status, body: await res.text() };
+/** The answer, or status 0 when none came within `ms`. */
+async function get(i: number, url: string, ms = 10_000): Promise<{ status: number; body: string }> {
+  try {
+    const res = await fetch(local(i, url), { signal: AbortSignal.timeout(ms) });
+    return { status: res.status, body: await res.text() };
+  } catch (err) {
+    if ((err as Error).name !== 'TimeoutError') throw err;
+    return { status: 0, body: '' };
+  }
 }
 
 const status = async (i: number, url: string) => (await get(i, url)).status;
@@ -89,29 +101,67 @@ describe('a rotation on A while B cannot reach the store', () => {
   let rotatedBefore: FeedListing;
   let rotatedDuring: FeedListing;
   let untouched: FeedListing;
+  let held: FeedListing;
+  let member: FeedListing;
   let untouchedBody: string;
-  let newUrl: string;
+  let family: string;
+  let familyBefore: string;
+
+  const rotateOnA = async (f: FeedListing) => {
+    const r = await rotateAsAdmin(`http://127.0.0.1:${ports[A]}`, ADMIN_TOKEN, {
+      school: 'hillcrest',
+      scope: f.scope,
+      id: f.id,
+    });
+    expect(r.res.status, r.page).toBe(200);
+    expect(r.token).not.toBeNull();
+    expect(await status(A, f.url!)).toBe(404);
+    return `${PUBLIC}/feeds/${r.token}.ics`;
+  };
+
+  /** Asks B until `refused` holds, from the moment the connection is back; the time it took and how many 200s. */
+  async function untilRefused(what: () => Promise<boolean>, since: number) {
+    let served = 0;
+    while (!(await what())) {
+      served++;
+      if (performance.now() - since > 60_000) throw new Error('B never refused it');
+    }
+    return { ms: performance.now() - since, served };
+  }
 
   it('a URL rotated before the cut, once B has read it, is never served by B while cut off', async () => {
     const list = await runRostercal(['feeds', 'list', '--json'], envOf(A));
     expect(list.code, list.stderr).toBe(0);
-    const teams = (JSON.parse(list.stdout) as FeedListing[]).filter((r) => r.scope === 'team');
-    [rotatedBefore, rotatedDuring, untouched] = [teams[0]!, teams[1]!, teams[2]!];
+    const rows = JSON.parse(list.stdout) as FeedListing[];
+    const teams = rows.filter((r) => r.scope === 'team');
+    [rotatedBefore, rotatedDuring, untouched, held] = [teams[0]!, teams[1]!, teams[2]!, teams[3]!];
+    const [s1, s2] = rows.filter((r) => r.scope === 'student');
+    member = s1!;
     // A calendar app polls each on B: B remembers the tokens and holds the renders.
     for (const f of [rotatedBefore, rotatedDuring, untouched]) expect(await status(B, f.url!)).toBe(200);
-
-    const { res, page } = await rotateAsAdmin(`http://127.0.0.1:${ports[A]}`, ADMIN_TOKEN, {
-      school: 'hillcrest',
-      scope: 'team',
-      id: rotatedBefore.id,
+    // A family link of two children, made on B's page.
+    const made = await fetch(`http://127.0.0.1:${ports[B]}/family`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        from: new URL(s1!.url!).pathname.slice(7, 39),
+        links: s2!.page!,
+      }).toString(),
     });
-    expect(res.status, page).toBe(200);
+    expect(made.status, await made.text()).toBe(303);
+    family = `${PUBLIC}${new URL(made.headers.get('location')!).pathname}.ics`;
+
+    await rotateOnA(rotatedBefore);
     await until('B refuses the URL rotated on A', async () => (await status(B, rotatedBefore.url!)) === 404);
     // Asked again after B's memory was cleared by the rotation: confirmed live since the last rotation B knows of.
     expect(await status(B, rotatedDuring.url!)).toBe(200);
     const u = await get(B, untouched.url!);
     expect(u.status).toBe(200);
     untouchedBody = u.body;
+    const f = await get(B, family);
+    expect(f.status).toBe(200);
+    familyBefore = f.body;
 
     relay.cut();
     const answers = [];
@@ -124,62 +174,75 @@ describe('a rotation on A while B cannot reach the store', () => {
     expect(cutOff.body).toBe(untouchedBody);
   });
 
-  it('a URL rotated on A during the cut: B refuses it within the bound of reconnecting, and never serves it after', async () => {
-    const { res, page, token } = await rotateAsAdmin(`http://127.0.0.1:${ports[A]}`, ADMIN_TOKEN, {
-      school: 'hillcrest',
-      scope: 'team',
-      id: rotatedDuring.id,
-    });
-    expect(res.status, page).toBe(200);
-    expect(token).not.toBeNull();
-    newUrl = `${PUBLIC}/feeds/${token}.ics`;
-    expect(await status(A, rotatedDuring.url!)).toBe(404);
-    expect(await status(A, newUrl)).toBe(200);
+  it('a URL and a family member rotated on A during the cut: served by B as they were while cut off, refused on its first request once back, never after', async () => {
+    const newUrl = await rotateOnA(rotatedDuring);
+    await rotateOnA(member);
+    const familyOnA = await get(A, family);
+    expect(familyOnA.status).toBe(200);
+    expect(familyOnA.body).not.toBe(familyBefore);
 
-    // While cut off B cannot tell this rotation from none: what it answers for the old URL, and the new one.
+    // While cut off B cannot tell these rotations from none: it answers what it confirmed, as it was.
     const during: number[] = [];
+    const familyDuring: boolean[] = [];
     const cutEnds = performance.now() + CUT_MS;
     while (performance.now() < cutEnds) {
       during.push(await status(B, rotatedDuring.url!));
+      const fam = await get(B, family);
+      familyDuring.push(fam.status === 200 && fam.body === familyBefore);
       await new Promise((r) => setTimeout(r, 100));
     }
     const newDuring = await status(B, newUrl);
     console.log(
-      `B while cut off: old URL ${[...new Set(during)].join('/')} (${during.length} asked), new URL ${newDuring}`,
+      `B while cut off: old URL ${[...new Set(during)].join('/')} (${during.length} asked), family as before ${familyDuring.every(Boolean)}, new URL ${newDuring}`,
     );
+    expect([...new Set(during)]).toEqual([200]);
+    expect(familyDuring.every(Boolean)).toBe(true);
     expect(newDuring).toBe(503);
-    expect(await status(B, untouched.url!)).toBe(200);
 
     relay.restore();
-    const restored = performance.now();
-    let firstRefusal: number | null = null;
-    let served = 0;
-    let refused: number | null = null;
-    for (;;) {
-      const s = await status(B, rotatedDuring.url!);
-      if (s !== 200) {
-        firstRefusal = performance.now() - restored;
-        refused = s;
-        break;
-      }
-      served++;
-      if (performance.now() - restored > 60_000) break;
-    }
+    const back = performance.now();
+    const feed = await untilRefused(async () => (await status(B, rotatedDuring.url!)) === 404, back);
+    const fam = await untilRefused(async () => (await get(B, family)).body === familyOnA.body, back);
     console.log(
-      `B after reconnect: first refusal (${refused}) ${firstRefusal?.toFixed(0)} ms after the restore, ${served} answered 200 before it`,
+      `B after reconnect: old URL 404 ${feed.ms.toFixed(0)} ms after the restore (${feed.served} answered 200 before), family link without the rotated member ${fam.ms.toFixed(0)} ms (${fam.served} as before)`,
     );
-    expect(refused).toBe(404);
-    expect(firstRefusal!).toBeLessThan(RECONNECT_BOUND_MS);
+    expect(feed.served).toBe(0);
+    expect(fam.served).toBe(0);
+    expect(feed.ms).toBeLessThan(RECONNECT_BOUND_MS);
     // Never again, on the feed or its page (404, or 429 once the failed-lookup throttle counts this client).
     const after: number[] = [];
     const watchEnds = performance.now() + 2000;
     while (performance.now() < watchEnds) {
       after.push(await status(B, rotatedDuring.url!));
       after.push(await status(B, rotatedDuring.page!));
+      expect((await get(B, family)).body).toBe(familyOnA.body);
       await new Promise((r) => setTimeout(r, 50));
     }
     expect(after.filter((s) => s !== 404 && s !== 429)).toEqual([]);
     expect(await status(B, newUrl)).toBe(200);
     expect(await status(B, untouched.url!)).toBe(200);
+  });
+
+  it('a partition that drops packets: the old URL never 200 from B, and 404 on its first request once it heals', async () => {
+    expect(await status(B, held.url!)).toBe(200);
+    relay.hold();
+    await rotateOnA(held);
+    // Asked while held: no answer as yet (the store's reads wait on connections that look open: a debt,
+    // src/feeds/README.md), so it is only logged.
+    const pending = get(B, held.url!, 20_000);
+    const unanswered = await Promise.race([
+      pending.then(() => false),
+      new Promise<boolean>((r) => setTimeout(() => r(true), HOLD_MS)),
+    ]);
+    relay.restore();
+    const healed = performance.now();
+    const late = await pending;
+    const first = await untilRefused(async () => (await status(B, held.url!)) === 404, healed);
+    console.log(
+      `B held ${HOLD_MS} ms: unanswered ${unanswered}; that request then answered ${late.status} ${(performance.now() - healed).toFixed(0)} ms after it healed; next requests 404 after ${first.ms.toFixed(0)} ms (${first.served} 200s)`,
+    );
+    expect(late.status).not.toBe(200);
+    expect(first.served).toBe(0);
+    expect(first.ms).toBeLessThan(RECONNECT_BOUND_MS);
   });
 });

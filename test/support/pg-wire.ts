@@ -2,7 +2,8 @@
 // queries and extended-protocol parses, read off the wire protocol), so a test can assert what the product asks
 // the database (how many statements, which tables, inside a transaction or not) without knowing the names of
 // the store's methods, which a refactor is free to change. `cut()` is a network cut between the relay's clients
-// and the server (every connection reset, new ones reset on arrival) until `restore()`.
+// and the server (every connection reset, new ones reset on arrival) until `restore()`; `hold()` is one that drops
+// packets instead: connections stay open, nothing crosses until `restore()` delivers it (TCP's retransmission).
 import { connect, createServer, type Server, type Socket } from 'node:net';
 
 export interface PgWire {
@@ -13,6 +14,8 @@ export interface PgWire {
   reset(): void;
   /** Resets every relayed connection and each new one until restore(): the database is out of reach. */
   cut(): void;
+  /** Lets nothing through, in either direction, until restore(); connections stay open. */
+  hold(): void;
   restore(): void;
   close(): Promise<void>;
 }
@@ -61,6 +64,9 @@ export async function startPgWire(databaseUrl: string): Promise<PgWire> {
   let seen: string[] = [];
   const sockets = new Set<Socket>();
   let cut = false;
+  let held: (() => void)[] | null = null;
+  /** Writes now, or when the hold ends. */
+  const send = (to: Socket, d: Buffer) => (held ? held.push(() => to.write(d)) : to.write(d));
   const server: Server = createServer((client) => {
     if (cut) return void client.resetAndDestroy();
     const upstream = connect(port, host);
@@ -68,9 +74,9 @@ export async function startPgWire(databaseUrl: string): Promise<PgWire> {
     const parse = frontendParser((sql) => seen.push(sql));
     client.on('data', (d: Buffer) => {
       parse(d);
-      upstream.write(d);
+      send(upstream, d);
     });
-    upstream.pipe(client);
+    upstream.on('data', (d: Buffer) => send(client, d));
     const end = () => {
       client.destroy();
       upstream.destroy();
@@ -94,8 +100,14 @@ export async function startPgWire(databaseUrl: string): Promise<PgWire> {
       cut = true;
       for (const s of sockets) s.resetAndDestroy();
     },
+    hold() {
+      held ??= [];
+    },
     restore() {
       cut = false;
+      const pending = held ?? [];
+      held = null;
+      for (const write of pending) write();
     },
     close: () =>
       new Promise<void>((resolve) => {
