@@ -95,7 +95,7 @@ export class FamilyLinks {
   /** The families being polled, by link (a bounded memory; the store keeps every render). */
   readonly #cache = new LRUCache<string, { inputs: string; feed: FamilyFeed }>({ max: 2000 });
   readonly #inflight = new Map<string, Promise<FamilyFeed>>();
-  readonly #revocations: Pick<FeedTokenResolver, 'epoch' | 'confirm'> | null;
+  readonly #revocations: Pick<FeedTokenResolver, 'epoch' | 'confirm' | 'answersFromMemory'> | null;
   /** What each link last answered, under which revocation epoch: served while the store cannot be reached. */
   readonly #confirmed = new LRUCache<string, { epoch: number; feed: FamilyFeed }>({ max: 2000 });
 
@@ -112,7 +112,7 @@ export class FamilyLinks {
      * The feed token lookup's revocation epoch (tokens.ts): without it a link is never answered from memory while
      * the store cannot be reached.
      */
-    revocations?: Pick<FeedTokenResolver, 'epoch' | 'confirm'>;
+    revocations?: Pick<FeedTokenResolver, 'epoch' | 'confirm' | 'answersFromMemory'>;
   }) {
     this.#store = opts.store;
     this.#feeds = opts.feeds;
@@ -256,9 +256,10 @@ export class FamilyLinks {
     } catch (err) {
       if (!isStoreUnreachable(err)) throw err;
       // The store cannot be reached: the calendar this process last served for the link, as it was, as long as no
-      // rotation became known since; else 503 (StoreUnreachableError).
+      // rotation became known since and the rotation mark was read within OUTAGE_MEMORY_MS; else 503.
       const known = this.#confirmed.get(hash);
-      if (known && known.epoch === this.#revocations?.epoch) return known.feed;
+      if (known && known.epoch === this.#revocations?.epoch && this.#revocations.answersFromMemory())
+        return known.feed;
       throw new StoreUnreachableError(err);
     }
   }

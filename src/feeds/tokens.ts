@@ -173,6 +173,14 @@ function revokedThrough(store: Pick<Store, 'links'>): void {
  */
 export const REVOCATION_BOUND_MS = 1000;
 
+/**
+ * How long after it last read the store's rotation mark a server answers a remembered token (and a family link's
+ * calendar) from memory while the store cannot be reached. Cut off alone while another replica still reaches the
+ * store, it cannot tell a rotation made there from none: this bounds how long it serves such a URL, whatever the cut
+ * lasts. A restart or failover of the database (seconds) stays within it.
+ */
+export const OUTAGE_MEMORY_MS = 60_000;
+
 /** Resolves once a rotation committed before the call has reached every running server (REVOCATION_BOUND_MS). */
 export function untilEveryServerKnows(): Promise<void> {
   // The bound, and a margin for a request already past its check when the bound ran out.
@@ -487,6 +495,14 @@ export class FeedTokenResolver {
     return this.#epoch;
   }
 
+  /**
+   * Whether what was confirmed under the current epoch may be answered now that the store cannot be reached: the
+   * rotation mark was read less than OUTAGE_MEMORY_MS ago.
+   */
+  answersFromMemory(): boolean {
+    return performance.now() - this.#markAt < OUTAGE_MEMORY_MS;
+  }
+
   /** Reads the rotation mark when due (as a lookup would) and returns the epoch it leaves; throws like the store. */
   async confirm(): Promise<number> {
     await this.#fresh();
@@ -495,9 +511,10 @@ export class FeedTokenResolver {
 
   /**
    * The live record of a token. While the store cannot be reached, a token confirmed live since the last rotation
-   * this process knows of is answered from memory (a rotation cannot be made without the store; one made just
-   * before the outage, whose mark this process had not read yet, reaches it when the store answers again); any
-   * other token is StoreUnreachableError: neither "live" nor "unknown" can be said.
+   * this process knows of is answered from memory, for OUTAGE_MEMORY_MS after the rotation mark was last read (a
+   * rotation made meanwhile, by a replica that can reach the store or just before the outage, reaches this one on
+   * its first request once the store answers again); any other token, and any after that bound, is
+   * StoreUnreachableError: neither "live" nor "unknown" can be said.
    */
   async resolve(token: string): Promise<FeedToken | null> {
     if (!looksLikeToken(token)) return null;
@@ -506,7 +523,7 @@ export class FeedTokenResolver {
     } catch (err) {
       if (!isStoreUnreachable(err)) throw err;
       const known = this.#live.get(token);
-      if (known) return known;
+      if (known && this.answersFromMemory()) return known;
       throw new StoreUnreachableError(err);
     }
   }
