@@ -106,10 +106,15 @@ function sessionSays(d: SessionDecision, day: string, href: string | null): Safe
 
 /** The sheets of one session for one team, each labelled with the session's time (and day, where asked). */
 function sheetButtons(schoolId: SchoolId, teamId: Id, s: Session, label: string): SafeHtml {
-  // The day and time kept on one line: at 390 px a button broke "10:00–" from "11:15".
+  // The day and time kept on one line (at 390 px a button broke "10:00–" from "11:15"), inside one span: a
+  // button is a flex box, and two children would be two columns ("Attendance" over "sheet ·", then the time).
   const when = html`<span class="nowrap">${label}</span>`;
-  return html`${button(rosterHref(schoolId, teamId, 'attendance-sheet', s.id), html`Attendance sheet · ${when}`, true)}${
-    s.scored && button(rosterHref(schoolId, teamId, 'match-day-sheet', s.id), html`Match-day sheet · ${when}`)
+  return html`${button(rosterHref(schoolId, teamId, 'attendance-sheet', s.id), html`<span>Attendance sheet · ${when}</span>`, true)}${
+    s.scored &&
+    button(
+      rosterHref(schoolId, teamId, 'match-day-sheet', s.id),
+      html`<span>Match-day sheet · ${when}</span>`,
+    )
   }`;
 }
 

@@ -182,7 +182,10 @@ describe('/staff for a coach of six teams', () => {
         const walker = document.createTreeWalker(a, NodeFilter.SHOW_TEXT);
         const out = [];
         for (let n = walker.nextNode(); n; n = walker.nextNode()) {
-          const m = /(?:[A-Z][a-z]{2} \\d{1,2} [A-Z][a-z]{2} )?\\d{2}:\\d{2}–\\d{2}:\\d{2}/.exec(n.textContent);
+          // The day and time, and the sheet's name: each one piece (a flex button split "Attendance" / "sheet ·").
+          const m =
+            /(?:[A-Z][a-z]{2} \\d{1,2} [A-Z][a-z]{2} )?\\d{2}:\\d{2}–\\d{2}:\\d{2}/.exec(n.textContent) ??
+            /(?:Attendance|Match-day) sheet/.exec(n.textContent);
           if (!m) continue;
           const range = document.createRange();
           range.setStart(n, m.index);
@@ -195,6 +198,9 @@ describe('/staff for a coach of six teams', () => {
     const sheets = await page.locator('a', { hasText: /sheet · [A-Z][a-z]{2} \d/ }).count();
     expect(sheets, 'sheets labelled with a day').toBeGreaterThan(0);
     expect(broken).toEqual([]);
+    // Read as one line of words: "Attendance sheet · Sat 21 Nov 10:00–11:15", the space after the dot kept.
+    for (const text of await page.locator('a', { hasText: /sheet/ }).allInnerTexts())
+      expect(text.replace(/\s+/g, ' '), text).toMatch(/^(Attendance|Match-day) sheet · \S/);
     await page.screenshot({ path: '/tmp/screens-staff-sheets-390.png', fullPage: true });
   });
 
