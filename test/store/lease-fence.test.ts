@@ -1,10 +1,15 @@
 // A lease's fence (store/lease-fence.ts), on SQLite and PostgreSQL: each acquisition and takeover raises it by one
 // and a release never takes it back; a transaction or a cursor write under a fence the lease has moved on from (taken
 // over, or freed) writes nothing and throws LeaseLostError, under the current one it commits.
-import { expect, it } from 'vitest';
-import { LeaseLostError } from '../../src/store/lease-fence.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Kysely, PostgresDialect } from 'kysely';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LeaseLostError, pgFenceRead } from '../../src/store/lease-fence.ts';
 import { OWNER_SILENT_MS } from '../../src/store/liveness.ts';
+import type { DB } from '../../src/store/schema.ts';
 import type { Store } from '../../src/store/types.ts';
+import { openTestStore, type TestStore } from '../sync/helpers.ts';
 import { describeOnEachStore, newSchool, T0 } from './each-store.ts';
 
 describeOnEachStore('lease fences', (store) => {
@@ -102,5 +107,54 @@ describeOnEachStore('lease fences', (store) => {
       LeaseLostError,
     );
     expect(await cursors(s)).toEqual({ x: 'a2', y: 'a2' });
+  });
+});
+
+// PostgreSQL's check reads the lease row FOR SHARE as the transaction's last statement before COMMIT: a takeover
+// that comes between that check and the commit waits for the commit, so no write of the old holder lands after it.
+describe('lease fences: postgres, a takeover against a check that passed', () => {
+  let ts: TestStore;
+  let db: Kysely<DB>;
+  beforeAll(async () => {
+    ts = await openTestStore('postgres');
+    const pool = new pg.Pool({ connectionString: ts.env.DATABASE_URL, max: 1 });
+    db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  });
+  afterAll(async () => {
+    await db?.destroy();
+    await ts?.cleanup();
+  });
+
+  it('waits for the commit of the transaction whose check passed, then raises the fence', async () => {
+    const s = newSchool();
+    const owner = { id: `${s}-a:1:abc`, host: `${s}-a-host`, pid: 1, startedAt: T0 };
+    await ts.store.runs.beat(owner, new Date().toISOString());
+    const a = await ts.store.runs.acquirePullLease(s, owner.id, new Date().toISOString());
+    if (!a.acquired) throw new Error('the lease was not free');
+    await ts.store.runs.beat(owner, new Date(Date.now() - OWNER_SILENT_MS - 1_000).toISOString());
+    let checked!: () => void;
+    const passed = new Promise<void>((r) => {
+      checked = r;
+    });
+    let commit!: () => void;
+    const committing = new Promise<void>((r) => {
+      commit = r;
+    });
+    const holder = db.transaction().execute(async (trx) => {
+      const { rows } = await pgFenceRead({ schoolId: s, fence: a.fence }).execute(trx);
+      expect(rows.map((r) => Number(r.fence))).toEqual([a.fence]);
+      checked();
+      await committing;
+    });
+    await passed;
+    let settled = false;
+    const takeover = ts.store.runs.acquirePullLease(s, 'b:1:def', new Date().toISOString()).finally(() => {
+      settled = true;
+    });
+    await sleep(500);
+    expect(settled).toBe(false);
+    commit();
+    await holder;
+    expect(await takeover).toMatchObject({ acquired: true, fence: a.fence + 1 });
   });
 });
