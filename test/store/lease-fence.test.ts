@@ -132,14 +132,8 @@ describe('lease fences: postgres, a takeover against a check that passed', () =>
     const a = await ts.store.runs.acquirePullLease(s, owner.id, new Date().toISOString());
     if (!a.acquired) throw new Error('the lease was not free');
     await ts.store.runs.beat(owner, new Date(Date.now() - OWNER_SILENT_MS - 1_000).toISOString());
-    let checked!: () => void;
-    const passed = new Promise<void>((r) => {
-      checked = r;
-    });
-    let commit!: () => void;
-    const committing = new Promise<void>((r) => {
-      commit = r;
-    });
+    const { promise: passed, resolve: checked } = Promise.withResolvers<void>();
+    const { promise: committing, resolve: commit } = Promise.withResolvers<void>();
     const holder = db.transaction().execute(async (trx) => {
       const { rows } = await pgFenceRead({ schoolId: s, fence: a.fence }).execute(trx);
       expect(rows.map((r) => Number(r.fence))).toEqual([a.fence]);

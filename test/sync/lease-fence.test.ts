@@ -34,14 +34,8 @@ describe.each(DIALECTS)('a pull taken over while it stalled (%s)', (dialect) => 
 
   /** Pull A, stalled once it holds the lease and has recorded its run, until `wake()`. */
   async function stalledPull(kind: PullKind) {
-    let wake!: () => void;
-    const woken = new Promise<void>((r) => {
-      wake = r;
-    });
-    let holding!: () => void;
-    const held = new Promise<void>((r) => {
-      holding = r;
-    });
+    const { promise: woken, resolve: wake } = Promise.withResolvers<void>();
+    const { promise: held, resolve: holding } = Promise.withResolvers<void>();
     const out = new PassThrough();
     const lines: { level: string; msg: string }[] = [];
     out.on('data', (b: Buffer) => {
