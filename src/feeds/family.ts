@@ -256,7 +256,7 @@ export class FamilyLinks {
     } catch (err) {
       if (!isStoreUnreachable(err)) throw err;
       // The store cannot be reached: the calendar this process last served for the link, as it was, as long as no
-      // rotation became known since and the rotation mark was read within OUTAGE_MEMORY_MS; else 503.
+      // rotation became known since and the store was found unreachable under OUTAGE_MEMORY_MS ago; else 503.
       const known = this.#confirmed.get(hash);
       if (known && known.epoch === this.#revocations?.epoch && this.#revocations.answersFromMemory())
         return known.feed;

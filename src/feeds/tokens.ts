@@ -174,12 +174,13 @@ function revokedThrough(store: Pick<Store, 'links'>): void {
 export const REVOCATION_BOUND_MS = 1000;
 
 /**
- * How long after it last read the store's rotation mark a server answers a remembered token (and a family link's
- * calendar) from memory while the store cannot be reached. Cut off alone while another replica still reaches the
- * store, it cannot tell a rotation made there from none: this bounds how long it serves such a URL, whatever the cut
- * lasts. A restart or failover of the database (seconds) stays within it.
+ * How long a server answers a remembered token (and a family link's calendar) from memory once it has found the
+ * store unreachable. Cut off alone while another replica still reaches the store, it cannot tell a rotation made
+ * there from none: this bounds how long it serves such a URL, whatever the cut lasts. Counted from the first read
+ * that failed, not from the last that succeeded, so a replica nobody asked for a while serves through an outage
+ * too. Five minutes covers a database restart and a managed failover (one to two minutes), with room.
  */
-export const OUTAGE_MEMORY_MS = 60_000;
+export const OUTAGE_MEMORY_MS = 5 * 60_000;
 
 /** Resolves once a rotation committed before the call has reached every running server (REVOCATION_BOUND_MS). */
 export function untilEveryServerKnows(): Promise<void> {
@@ -446,6 +447,8 @@ export class FeedTokenResolver {
   #local = 0;
   #mark: number | null = null;
   #markAt = Number.NEGATIVE_INFINITY;
+  /** When a read of the rotation mark first failed for want of the store, since the last that succeeded. */
+  #unreachableSince: number | null = null;
   #reading: Promise<void> | null = null;
 
   constructor(store: Pick<Store, 'links'>, opts: { maxEntries?: number } = {}) {
@@ -479,7 +482,14 @@ export class FeedTokenResolver {
 
   async #readMark(): Promise<void> {
     const started = performance.now();
-    const mark = await this.#store.links.feedRotationsMark();
+    let mark: number | null;
+    try {
+      mark = await this.#store.links.feedRotationsMark();
+    } catch (err) {
+      if (isStoreUnreachable(err)) this.#unreachableSince ??= started;
+      throw err;
+    }
+    this.#unreachableSince = null;
     if (mark !== this.#mark) {
       this.#mark = mark;
       this.#clear();
@@ -496,11 +506,12 @@ export class FeedTokenResolver {
   }
 
   /**
-   * Whether what was confirmed under the current epoch may be answered now that the store cannot be reached: the
-   * rotation mark was read less than OUTAGE_MEMORY_MS ago.
+   * Whether what was confirmed under the current epoch may be answered now that the store cannot be reached: this
+   * server found it unreachable less than OUTAGE_MEMORY_MS ago.
    */
   answersFromMemory(): boolean {
-    return performance.now() - this.#markAt < OUTAGE_MEMORY_MS;
+    const since = this.#unreachableSince ?? performance.now();
+    return performance.now() - since < OUTAGE_MEMORY_MS;
   }
 
   /** Reads the rotation mark when due (as a lookup would) and returns the epoch it leaves; throws like the store. */
@@ -511,7 +522,7 @@ export class FeedTokenResolver {
 
   /**
    * The live record of a token. While the store cannot be reached, a token confirmed live since the last rotation
-   * this process knows of is answered from memory, for OUTAGE_MEMORY_MS after the rotation mark was last read (a
+   * this process knows of is answered from memory, for OUTAGE_MEMORY_MS after it found the store unreachable (a
    * rotation made meanwhile, by a replica that can reach the store or just before the outage, reaches this one on
    * its first request once the store answers again); any other token, and any after that bound, is
    * StoreUnreachableError: neither "live" nor "unknown" can be said.

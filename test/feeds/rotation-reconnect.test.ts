@@ -1,7 +1,7 @@
 // Two `rostercal serve` replicas on one PostgreSQL; B reaches it through a relay the test can cut (every connection
 // reset, new ones too) or hold (packets dropped, connections kept). An admin rotates a feed, and a family link's
 // member, on A while B is cut off: what B answers for the old URL while cut off (what it confirmed, as it was: it
-// cannot tell this rotation from none; for at most OUTAGE_MEMORY_MS after it last read the rotation mark,
+// cannot tell this rotation from none; for at most OUTAGE_MEMORY_MS after it first found the store unreachable,
 // test/feeds/tokens.test.ts), and how long after its connection comes back it goes on answering it 200: not once,
 // its first request reads the rotation mark again. A URL rotated before the cut (B had read the rotation) is never
 // served by B while cut off. Measured figures: src/feeds/README.md.
