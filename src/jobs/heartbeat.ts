@@ -1,4 +1,4 @@
-// This process as the owner of the runs it records and the scheduled fires it claims (sync/scheduler.ts names
+// This process as the owner of the runs it records and the scheduled fires it wins (sync/scheduler.ts names
 // itself with it too): one identity per process, and a heartbeat in the store while
 // any run of it is going, so every other process (status, the admin page, another replica) can tell a run that
 // is still going from one whose process died.

@@ -728,6 +728,14 @@ const leaseFences: Migration = {
   },
 };
 
+/** `fire_claims` (0001) is unused: PostgreSQL's fires are elected in the job queue (fire-queue.ts), SQLite's never. */
+const dropFireClaims: Migration = {
+  name: '0030_i45_drop_fire_claims',
+  async up(db) {
+    await db.schema.dropTable('fire_claims').ifExists().execute();
+  },
+};
+
 export const MIGRATIONS: readonly Migration[] = [
   initial,
   staffSessionsAndAudit,
@@ -749,6 +757,7 @@ export const MIGRATIONS: readonly Migration[] = [
   pushLeases,
   subjectsVersion,
   leaseFences,
+  dropFireClaims,
 ];
 
 /** Applies pending migrations; returns the names applied (empty when the schema was current). */

@@ -1,5 +1,5 @@
 // Runs and who runs them: sync runs (pull and push) and their progress, each scheduled job's status, full pulls
-// asked for, claimed fires, the heartbeats of the processes that run them, a school's pull lease and a push
+// asked for, the heartbeats of the processes that run them, a school's pull lease and a push
 // target's lease. Every moment judged here is the caller's (an `at` it passes) or the database's own clock
 // (`databaseNow`), never this process's.
 import { randomUUID } from 'node:crypto';
@@ -274,28 +274,6 @@ export class SqlRuns implements RunsRepository {
       .where('school_id', '=', schoolId)
       .where('full_requested_at', '<=', storedInstant(startedAt, 'satisfyFullPull'))
       .execute();
-  }
-
-  // --- coordination
-
-  async claimFire(job: string, fireTime: Instant, owner: string): Promise<boolean> {
-    const fire = storedInstant(fireTime, 'fireTime');
-    const result = await this.#ctx.w
-      .insertInto('fire_claims')
-      .values({ job, fire_time: fire, owner, claimed_at: databaseNow(this.#ctx.dialect) })
-      .onConflict((oc) => oc.columns(['job', 'fire_time']).doNothing())
-      .executeTakeFirst();
-    const won = Number(result.numInsertedOrUpdatedRows ?? 0) > 0;
-    if (won) {
-      // Keep the table small: claims older than a day before this fire can no longer be contested.
-      const horizon = new Date(Date.parse(fire) - 86_400_000).toISOString();
-      await this.#ctx.w
-        .deleteFrom('fire_claims')
-        .where('job', '=', job)
-        .where('fire_time', '<', horizon)
-        .execute();
-    }
-    return won;
   }
 
   // --- run owners and pull leases

@@ -199,13 +199,6 @@ export interface PushMappingsTable {
   updated_at: string;
 }
 
-export interface FireClaimsTable {
-  job: string;
-  fire_time: string;
-  owner: string;
-  claimed_at: string;
-}
-
 export interface StaffSessionsTable {
   id_hash: string;
   email: string;
@@ -253,7 +246,6 @@ export type DB = { [T in SnapshotTableName]: SnapshotTable } & { [T in JoinTable
   render_passes: RenderPassesTable;
   push_calendars: PushCalendarsTable;
   push_mappings: PushMappingsTable;
-  fire_claims: FireClaimsTable;
   run_owners: RunOwnersTable;
   pull_leases: PullLeasesTable;
   push_leases: PushLeasesTable;

@@ -487,7 +487,7 @@ export interface LastPull {
   completedFull: boolean;
 }
 
-/** Runs and who runs them: sync runs, job status, full-pull requests, claimed fires, owners' heartbeats, pull leases. */
+/** Runs and who runs them: sync runs, job status, full-pull requests, owners' heartbeats, pull and push leases. */
 export interface RunsRepository {
   // --- sync runs and job status
   startRun(run: {
@@ -531,10 +531,6 @@ export interface RunsRepository {
   fullPullRequest(schoolId: SchoolId): Promise<{ at: Instant; by: string } | null>;
   /** A full pull that started at `startedAt` has run: requests made up to then are satisfied. */
   satisfyFullPull(schoolId: SchoolId, startedAt: Instant): Promise<void>;
-  // --- cross-replica coordination (PostgreSQL; SQLite is single-process)
-  /** Claims one scheduled fire: true for exactly one caller per (job, fireTime). */
-  claimFire(job: string, fireTime: Instant, owner: string): Promise<boolean>;
-
   // --- run owners, pull and push leases (every process and replica sharing the database)
   /** Records that the owner is alive now. Runs of an owner silent for OWNER_SILENT_MS read as interrupted. */
   beat(owner: RunOwner, at: Instant): Promise<void>;

@@ -1,8 +1,8 @@
 // Spreads schools' fires over their schedule's interval (issue 28, "Fifty schools on one replica"): with one cron
 // expression for every school, a thousand schools would all pull in the same second. Each school's jobs are moved
 // by an offset of its own, derived from its id alone: every replica sharing the store computes the same fire times
-// without talking to the others (the election in store.runs.claimFire keys on them), and a school's fires stay where
-// they were across restarts.
+// without talking to the others (on PostgreSQL a fire's job id in the queue is made of them: store/fire-queue.ts
+// fireId), and a school's fires stay where they were across restarts.
 import { createHash } from 'node:crypto';
 
 /** A stable fraction in [0, 1) for a school: a hash of its id, the same everywhere and always. */

@@ -1,11 +1,11 @@
-// Runs from start to finish, every school's last pull, push and pull leases, full-pull requests and fire claims,
-// on SQLite and PostgreSQL (moved here from store/contract.ts, where they ran for both dialects too; job status
+// Runs from start to finish, every school's last pull, push and pull leases and full-pull requests, on SQLite and
+// PostgreSQL (moved here from store/contract.ts, where they ran for both dialects too; job status
 // stays there beside the cursors).
 import { expect, it } from 'vitest';
 import { describeOnEachStore, newSchool, T0, T1, T2 } from './each-store.ts';
 import { runEnd } from './fixtures.ts';
 
-describeOnEachStore('SqlRuns (store.runs)', (store, reopen) => {
+describeOnEachStore('SqlRuns (store.runs)', (store) => {
   type Ended = Parameters<typeof runEnd>[0];
   /** A full pull of school `s` at T0 that ended `full`, then an incremental one at T1 that ended `incremental`. */
   async function fullThenIncremental(s: string, full: Ended, incremental: Ended): Promise<number> {
@@ -190,42 +190,5 @@ describeOnEachStore('SqlRuns (store.runs)', (store, reopen) => {
     expect(await store().runs.fullPullRequest(s)).toEqual({ at: T2, by: 'replica-c' });
     await store().runs.satisfyFullPull(s, T2);
     expect(await store().runs.fullPullRequest(s)).toBeNull();
-  });
-
-  it('lets exactly one of many concurrent callers claim a fire', async () => {
-    const others = await Promise.all([reopen(), reopen()]);
-    try {
-      const stores = [store(), ...others];
-      const job = `${newSchool()}:incremental`;
-      const fires = Array.from({ length: 10 }, (_, i) => new Date(Date.parse(T0) + i * 60_000).toISOString());
-      const claims = await Promise.all(
-        fires.flatMap((fire) =>
-          stores.flatMap((st, i) => [0, 1].map((k) => st.runs.claimFire(job, fire, `owner-${i}-${k}`))),
-        ),
-      );
-      const perFire = fires.map((_, f) => claims.slice(f * 6, f * 6 + 6).filter(Boolean).length);
-      expect(perFire).toEqual(fires.map(() => 1));
-      expect(await store().runs.claimFire(job, fires[0]!, 'late')).toBe(false);
-      expect(await store().runs.claimFire(`${job}-other`, fires[0]!, 'late')).toBe(true);
-    } finally {
-      await Promise.all(others.map((o) => o.close()));
-    }
-  });
-
-  it('keeps a day of fire claims per job: older ones go when a later fire is won, newer ones still refuse', async () => {
-    const job = `${newSchool()}:incremental`;
-    const other = `${job}-other`;
-    const at = (hours: number) => new Date(Date.parse(T0) + hours * 3_600_000).toISOString();
-    expect(await store().runs.claimFire(job, at(0), 'a')).toBe(true);
-    expect(await store().runs.claimFire(job, at(1), 'a')).toBe(true);
-    expect(await store().runs.claimFire(other, at(0), 'a')).toBe(true);
-    // 24.5 h after the first fire: the first is more than a day before it, the second is not.
-    expect(await store().runs.claimFire(job, at(24.5), 'a')).toBe(true);
-    expect(await store().runs.claimFire(job, at(1), 'b')).toBe(false);
-    expect(await store().runs.claimFire(job, at(24.5), 'b')).toBe(false);
-    // Another job's claims are its own to keep.
-    expect(await store().runs.claimFire(other, at(0), 'b')).toBe(false);
-    // The first is gone: nothing holds its key (no replica claims a fire a day late).
-    expect(await store().runs.claimFire(job, at(0), 'b')).toBe(true);
   });
 });

@@ -1,6 +1,5 @@
 // Child process for sqlite-processes.test.ts, on a shared SQLite file.
-// argv: file, worker name, mode. `compete`: 10 transactions and fire claims, then prints the fires it won as
-// JSON. `hold`: holds a write transaction, printing `locked` once it has the lock, until a line (or the end) on stdin lets go.
+// argv: file, worker name, mode. `compete`: 10 write transactions. `hold`: holds a write transaction, printing `locked` once it has the lock, until a line (or the end) on stdin lets go.
 import { openStore } from '../../src/store/index.ts';
 import { session } from './fixtures.ts';
 
@@ -18,7 +17,6 @@ if (mode === 'hold') {
     process.stdin.destroy();
   });
 } else {
-  const won: string[] = [];
   for (let i = 0; i < 10; i++) {
     await store.transaction(async (tx) => {
       await tx.records.upsert(
@@ -29,9 +27,6 @@ if (mode === 'hold') {
       );
       await tx.records.setCursor('s', `cursor-${name}`, String(i));
     });
-    const fire = new Date(Date.UTC(2026, 10, 22, 0, i)).toISOString();
-    if (await store.runs.claimFire('s:incremental', fire, name)) won.push(fire);
   }
-  console.log(JSON.stringify(won));
 }
 await store.close();

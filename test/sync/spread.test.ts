@@ -1,6 +1,6 @@
 // Issue 28, "Fifty schools on one replica": schools' fires are spread over their schedule's interval (a thousand
 // schools do not all pull in the same second), each school's by an offset of its own id, so that two replicas
-// compute the same fire times and the election (store.runs.claimFire, one run per job and fire time) still holds.
+// compute the same fire times and the election (one job in the queue per school, job and fire time) still holds.
 import cron from 'node-cron';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SchoolConfig } from '../../src/config.ts';
