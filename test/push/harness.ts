@@ -4,18 +4,23 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { expect } from 'vitest';
 import { loadProjectionContext, projectSession } from '../../src/calendar/index.ts';
-import type { PushTargetConfig } from '../../src/config/push-targets.ts';
+import { type PushTargetConfig, parseTargets } from '../../src/config/push-targets.ts';
 import { parseConfig, type SchoolConfig } from '../../src/config.ts';
 import { candidateQuery } from '../../src/feeds/feed-scope.ts';
 import { syncWindow } from '../../src/jobs/window.ts';
+import { createLogger } from '../../src/log.ts';
+import type { PushSummary } from '../../src/push/summary.ts';
+import { pushSchool } from '../../src/push/triggers.ts';
 import { type Sandbox, SCHOOL_TIME_ZONE, startSandbox } from '../../src/sandbox/index.ts';
 import { openStore } from '../../src/store/index.ts';
 import type { Store } from '../../src/store/types.ts';
 import { pullSchool } from '../../src/sync/pull.ts';
 import type { UpstreamClient } from '../../src/upstream/api.ts';
 import { createUpstreamClient } from '../../src/upstream/client.ts';
+import type { FakeGoogle } from '../fakes/google-calendar.ts';
 import { TEST_NOW } from '../support/clock.ts';
 
 export interface Bench {
@@ -90,6 +95,61 @@ export async function startBench(opts: { seed?: number; databaseUrl?: string } =
   };
   await bench.pull();
   return bench;
+}
+
+/** The bench's school with one target, `teams`: a Google calendar per team on the fake, its writes unpaced. */
+export function withTeamsOnGoogle(
+  bench: Pick<Bench, 'school'>,
+  fake: Pick<FakeGoogle, 'url' | 'token'>,
+): SchoolConfig {
+  const targets = parseTargets(
+    [
+      {
+        id: 'teams',
+        provider: 'google',
+        scope: 'team',
+        google: { rootUrl: fake.url, auth: { accessToken: fake.token }, writesPerSecond: 2000 },
+      },
+    ],
+    'schools[0].targets',
+  );
+  return { ...bench.school, targets };
+}
+
+/** How many push runs of the bench's school the store holds (the last 100). */
+export async function pushRuns(bench: Pick<Bench, 'store'>): Promise<number> {
+  return (await bench.store.runs.listRuns('hill', { kind: 'push', limit: 100 })).length;
+}
+
+/**
+ * A push of `school` through `bench.store`, and `waiting`, settled when the push says it waits for another
+ * process's push of `target`: ordered by its own word, not by a sleep (on a loaded machine a fixed wait may end
+ * before the push has even asked for its turn, and then proves nothing).
+ */
+export function pushThatWaits(
+  bench: Pick<Bench, 'store' | 'now'>,
+  school: SchoolConfig,
+  target: string,
+): { waiting: Promise<void>; pushing: Promise<PushSummary[]>; done(): boolean } {
+  let waits!: () => void;
+  const waiting = new Promise<void>((resolve) => {
+    waits = resolve;
+  });
+  const log = createLogger({
+    level: 'info',
+    destination: new Writable({
+      write(chunk, _enc, cb) {
+        if (String(chunk).includes(`push of ${target} waits for another process`)) waits();
+        cb();
+      },
+    }),
+  });
+  let done = false;
+  const pushing = pushSchool({ store: bench.store, school, log, now: bench.now }).then((r) => {
+    done = true;
+    return r;
+  });
+  return { waiting, pushing, done: () => done };
 }
 
 /** What the projection says each calendar of the target holds: calendar key → sessionId → title. */

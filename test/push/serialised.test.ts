@@ -2,15 +2,12 @@
 // one target still run one at a time: in this process (pushes asked for while one waits its turn join it, so a
 // push slower than the pulls never piles up more) and across processes and replicas (a lease per target in the
 // store, `push_leases`). Sandbox → pull → SQLite → real @googleapis/calendar → fake Google.
-import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseTargets } from '../../src/config/push-targets.ts';
 import type { SchoolConfig } from '../../src/config.ts';
-import { createLogger } from '../../src/log.ts';
 import type { PushSummary } from '../../src/push/summary.ts';
 import { pushSchool } from '../../src/push/triggers.ts';
 import { type FakeGoogle, startFakeGoogle } from '../fakes/google-calendar.ts';
-import { type Bench, startBench } from './harness.ts';
+import { type Bench, pushRuns, pushThatWaits, startBench, withTeamsOnGoogle } from './harness.ts';
 
 describe('pushes of one target', () => {
   let bench: Bench;
@@ -19,28 +16,15 @@ describe('pushes of one target', () => {
 
   beforeAll(async () => {
     [bench, fake] = await Promise.all([startBench(), startFakeGoogle()]);
-    const targets = parseTargets(
-      [
-        {
-          id: 'teams',
-          provider: 'google',
-          scope: 'team',
-          google: { rootUrl: fake.url, auth: { accessToken: fake.token }, writesPerSecond: 2000 },
-        },
-      ],
-      'schools[0].targets',
-    );
-    school = { ...bench.school, targets };
+    school = withTeamsOnGoogle(bench, fake);
   });
   afterAll(async () => {
     await fake.close();
     await bench.close();
   });
 
-  const pushRuns = async () => (await bench.store.runs.listRuns('hill', { kind: 'push', limit: 100 })).length;
-
   it('run one at a time; those asked for while one waits join it', async () => {
-    const before = await pushRuns();
+    const before = await pushRuns(bench);
     // The first push is held at Google's door (a barrier, not a poll) while three pulls end: one more push waits,
     // and carries all of their changes. A push is queued or joined as it is asked for, before its first await.
     let release: () => void = () => {};
@@ -66,7 +50,7 @@ describe('pushes of one target', () => {
     }
     const results = await Promise.all([first, ...more]);
     for (const [r] of results) expect(r!.status).toBe('succeeded');
-    expect(await pushRuns()).toBe(before + 2);
+    expect(await pushRuns(bench)).toBe(before + 2);
   }, 180_000); // a deadline: 9.7 s alone, 74 s beside three push files at load 27
 
   it('wait for another process pushing the same target', async () => {
@@ -79,35 +63,17 @@ describe('pushes of one target', () => {
     await bench.store.runs.beat(other, new Date().toISOString());
     const lease = await bench.store.runs.acquirePushLease('hill/teams', other.id, new Date().toISOString());
     if (!lease.acquired) throw new Error('the test could not take the lease');
-    const before = await pushRuns();
+    const before = await pushRuns(bench);
     const requestsBefore = fake.stats.requests;
-    // Ordered by the push's own word that it waits (its first refused lease), not by a sleep: on a loaded machine a
-    // fixed wait may end before the push has even asked for the lease, and then proves nothing.
-    let waits!: () => void;
-    const waiting = new Promise<void>((resolve) => {
-      waits = resolve;
-    });
-    const log = createLogger({
-      level: 'info',
-      destination: new Writable({
-        write(chunk, _enc, cb) {
-          if (String(chunk).includes('push of hill/teams waits for another process')) waits();
-          cb();
-        },
-      }),
-    });
-    let done = false;
-    const pushing = pushSchool({ store: bench.store, school, log, now: bench.now }).then((r) => {
-      done = true;
-      return r;
-    });
-    await waiting;
-    expect(done).toBe(false);
-    expect(await pushRuns()).toBe(before);
+    // Ordered by the push's own word that it waits (its first refused lease), not by a sleep.
+    const p = pushThatWaits(bench, school, 'hill/teams');
+    await p.waiting;
+    expect(p.done()).toBe(false);
+    expect(await pushRuns(bench)).toBe(before);
     expect(fake.stats.requests).toBe(requestsBefore);
     await bench.store.runs.releasePushLease('hill/teams', lease.token);
-    const [result] = await pushing;
+    const [result] = await p.pushing;
     expect(result!.status).toBe('succeeded');
-    expect(await pushRuns()).toBe(before + 1);
+    expect(await pushRuns(bench)).toBe(before + 1);
   }, 60_000);
 });

@@ -3,17 +3,13 @@
 // holds that). Two store handles stand for two replicas (each its own pg-boss and pools); a child process that
 // takes the turn and is killed stands for a replica that dies mid-push.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseTargets } from '../../src/config/push-targets.ts';
 import type { SchoolConfig } from '../../src/config.ts';
-import { createLogger } from '../../src/log.ts';
-import { pushSchool } from '../../src/push/triggers.ts';
 import { openStore } from '../../src/store/index.ts';
 import type { Store } from '../../src/store/types.ts';
 import { type FakeGoogle, startFakeGoogle } from '../fakes/google-calendar.ts';
 import { createTestDatabase, type TestDatabase } from '../support/pg.ts';
-import { type Bench, startBench } from './harness.ts';
+import { type Bench, pushRuns, pushThatWaits, startBench, withTeamsOnGoogle } from './harness.ts';
 
 const TARGET = 'hill/teams';
 
@@ -28,18 +24,7 @@ describe('pushes of one target across replicas on PostgreSQL', () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     [bench, fake] = await Promise.all([startBench({ databaseUrl: db.url, seed: 7 }), startFakeGoogle()]);
-    const targets = parseTargets(
-      [
-        {
-          id: 'teams',
-          provider: 'google',
-          scope: 'team',
-          google: { rootUrl: fake.url, auth: { accessToken: fake.token }, writesPerSecond: 2000 },
-        },
-      ],
-      'schools[0].targets',
-    );
-    school = { ...bench.school, targets };
+    school = withTeamsOnGoogle(bench, fake);
     other = await openStore({ databaseUrl: db.url });
   });
   afterAll(async () => {
@@ -50,44 +35,19 @@ describe('pushes of one target across replicas on PostgreSQL', () => {
     await db?.drop();
   });
 
-  const pushRuns = async () => (await bench.store.runs.listRuns('hill', { kind: 'push', limit: 100 })).length;
-
-  /** A push through bench.store, and a promise that settles when it says it waits for another process. */
-  const pushWaiting = () => {
-    let waits!: () => void;
-    const waiting = new Promise<void>((resolve) => {
-      waits = resolve;
-    });
-    const log = createLogger({
-      level: 'info',
-      destination: new Writable({
-        write(chunk, _enc, cb) {
-          if (String(chunk).includes(`push of ${TARGET} waits for another process`)) waits();
-          cb();
-        },
-      }),
-    });
-    let done = false;
-    const pushing = pushSchool({ store: bench.store, school, log, now: bench.now }).then((r) => {
-      done = true;
-      return r;
-    });
-    return { waiting, pushing, done: () => done };
-  };
-
   it('waits while another replica holds the target, and pushes once it lets go', async () => {
     const held = await other.pushTurns!.takeTurn(TARGET, () => {});
-    const before = await pushRuns();
+    const before = await pushRuns(bench);
     const requestsBefore = fake.stats.requests;
-    const p = pushWaiting();
+    const p = pushThatWaits(bench, school, TARGET);
     await p.waiting;
     expect(p.done()).toBe(false);
-    expect(await pushRuns()).toBe(before);
+    expect(await pushRuns(bench)).toBe(before);
     expect(fake.stats.requests).toBe(requestsBefore);
     await held.release();
     const [result] = await p.pushing;
     expect(result!.status).toBe('succeeded');
-    expect(await pushRuns()).toBe(before + 1);
+    expect(await pushRuns(bench)).toBe(before + 1);
   }, 60_000);
 
   it('two replicas asking for the target at once take turns: never two holders at a time', async () => {
@@ -118,7 +78,7 @@ describe('pushes of one target across replicas on PostgreSQL', () => {
       child.stdout!.on('data', (d) => String(d).includes('holding') && resolve());
       child.once('exit', (code) => reject(new Error(`the holder exited (${code})`)));
     });
-    const p = pushWaiting();
+    const p = pushThatWaits(bench, school, TARGET);
     await p.waiting;
     child.kill('SIGKILL');
     const killedAt = Date.now();
