@@ -63,6 +63,8 @@ export interface LandingAbsences {
   family: boolean;
   /** After a redirect back: what was just done. */
   done: Done | null;
+  /** The listed session it was done for: said in its block, where the page lands (else above the list). */
+  doneSession?: Id | null;
   /** The page's events by session, to name a session another one's report covers (their family-visible text). */
   events: ReadonlyMap<Id, CalendarEvent>;
 }
@@ -83,8 +85,13 @@ export const DONE_WORDS = {
 
 export type Done = keyof typeof DONE_WORDS;
 
+/** What was just done, above the list: unless it is said in its session's block (absenceHtml). */
 export function absenceDoneHtml(a: LandingAbsences | undefined): SafeHtml {
-  return html`${a?.done && html`<p class="absence-done" role="status">${DONE_WORDS[a.done]}</p>`}`;
+  return html`${a?.done && (a.doneSession ?? null) === null && doneLine(a.done)}`;
+}
+
+function doneLine(done: Done): SafeHtml {
+  return html`<p class="absence-done" role="status">${DONE_WORDS[done]}</p>`;
 }
 
 /** "Rowing, Tue 4:00–5:30 pm": a session of the page named in its own (family-visible) words. */
@@ -119,7 +126,8 @@ export function absenceHtml(
     return html`<div class="reported" data-absence="${r.absenceId ?? ''}"><p>Reported${who}: <strong>${day}, ${e.title}</strong>${covered}</p>${undo}</div>`;
   });
   const offers = a.view.offers.get(e.sessionId) ?? [];
-  return html`${reported}${offers.length > 0 && offerHtml(a, e.sessionId, offers, csrf, locale)}`;
+  const done = a.done !== null && a.doneSession === e.sessionId && doneLine(a.done);
+  return html`${done}${reported}${offers.length > 0 && offerHtml(a, e.sessionId, offers, csrf, locale)}`;
 }
 
 /** Before confirming: the other sessions the report covers (an absence is the session's time, not the session). */

@@ -62,7 +62,10 @@ export async function landingAbsences(
   if (!view) return undefined;
   const asked = req.query.done;
   const done = typeof asked === 'string' && Object.hasOwn(DONE_WORDS, asked) ? (asked as Done) : null;
+  const at = req.query.session;
+  const doneSession = typeof at === 'string' && /^\d{1,15}$/.test(at) ? Number(at) : null;
   return {
+    doneSession: doneSession !== null && reporting.shown.has(doneSession) ? doneSession : null,
     view,
     action: `${pageUrl}/absences`,
     csrf: formToken(req, res, opts.publicUrl.startsWith('https:')),

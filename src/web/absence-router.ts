@@ -55,8 +55,13 @@ export function absenceRouter(opts: AbsenceRouterOptions): Router {
           : outcome.kind === 'already-withdrawn'
             ? 'withdrawn'
             : outcome.kind;
-      const anchor = outcome.sessionId === null ? '#upcoming-h' : `#session-${outcome.sessionId}`;
-      res.redirect(303, `${pageUrl}?done=${done}${anchor}`);
+      // The session in the query too (a fragment never reaches the server): the page says what was done there,
+      // where it lands, not above the list out of sight.
+      const where =
+        outcome.sessionId === null
+          ? '#upcoming-h'
+          : `&session=${outcome.sessionId}#session-${outcome.sessionId}`;
+      res.redirect(303, `${pageUrl}?done=${done}${where}`);
       return;
     }
     if (outcome.retryAfterS) res.setHeader('Retry-After', String(outcome.retryAfterS));

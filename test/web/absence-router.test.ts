@@ -32,7 +32,9 @@ describe('reporting and undoing', () => {
     });
     expect(made.status).toBe(303);
     expect(made.headers['cache-control']).toBe('no-store');
-    expect(made.headers.location).toBe(`${page}?done=reported#session-${form.session}`);
+    expect(made.headers.location).toBe(
+      `${page}?done=reported&session=${form.session}#session-${form.session}`,
+    );
     const shown = await httpCall(made.headers.location!.replace(PUBLIC, server.url), {
       headers: { cookie: `rostercal_form=${form.cookie}` },
     });
@@ -44,7 +46,9 @@ describe('reporting and undoing', () => {
       absence: undo![2]!,
     });
     expect(undone.status).toBe(303);
-    expect(undone.headers.location).toBe(`${page}?done=withdrawn#session-${form.session}`);
+    expect(undone.headers.location).toBe(
+      `${page}?done=withdrawn&session=${form.session}#session-${form.session}`,
+    );
     expect(UNDO.test((await absenceForm(server.url, page, form.cookie))!.page.text)).toBe(false);
     // The same Undo from a second tab opened before it: already withdrawn, not "not reported through this page".
     const again = await postForm(server.url, undo![1]!, form.cookie, { csrf: form.csrf, absence: undo![2]! });
@@ -69,7 +73,9 @@ describe('reporting and undoing', () => {
       student,
     });
     expect(r.status).toBe(303);
-    expect(r.headers.location).toBe(`${familyPage}?done=reported#session-${form.session}`);
+    expect(r.headers.location).toBe(
+      `${familyPage}?done=reported&session=${form.session}#session-${form.session}`,
+    );
   });
 });
 

@@ -317,7 +317,15 @@ describe('a parent on a phone', () => {
     ]);
     const reported = page.locator(`#session-${sessionId} .reported`);
     await expect(reported.textContent()).resolves.toMatch(/^Reported: .+, /);
-    await expect(page.locator('p.absence-done').textContent()).resolves.toContain('Reported');
+    // What happened is said where the page lands (the session's own block), not above the list, out of sight.
+    const said = page.locator(`#session-${sessionId} p.absence-done`);
+    await expect(said.textContent()).resolves.toContain('Reported');
+    await expect(
+      page.evaluate<boolean>(
+        `document.querySelector('#session-${sessionId} p.absence-done').getBoundingClientRect().bottom <= innerHeight`,
+      ),
+    ).resolves.toBe(true);
+    await expect(page.locator('p.absence-done').count()).resolves.toBe(1);
     await expectPhoneFriendly(page);
     await page.screenshot({ path: `${process.env.SCREENSHOT_DIR ?? '/tmp'}/absence-reported.png` });
 
