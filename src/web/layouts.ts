@@ -155,9 +155,12 @@ export function staffPageText(page: StaffPage): { text: string; csp: string } {
   return staffPage(page, [], false);
 }
 
-/** A staff page (/staff, signing in and out). */
+/** Signed-in staff pages: the way back to My teams at the top (a session's roster is a long page on a phone). */
+const STAFF_NAV = [{ href: '/staff', label: 'My teams' }];
+
+/** A staff page (/staff, a session, signing in and out): My teams in the header once someone is signed in. */
 export function sendPage(res: Response, page: StaffPage): void {
-  send(res, page.status, staffPage(page, [], false));
+  send(res, page.status, staffPage(page, page.who ? STAFF_NAV : [], false));
 }
 
 /** An admin page (/admin…): the admin pages' navigation in the header. */

@@ -101,6 +101,8 @@ describe('the session page, probed from outside', () => {
     for (const bad of ['<script>', '<img', 'onclick="', '<b>', '\u0007', '\u202e'])
       expect(ok.body).not.toContain(bad);
     expect(ok.body).toContain('&lt;img src=x onerror=alert(1)&gt;');
+    // The way back to My teams is in the header, at the top of a long roster, not only under it.
+    expect(ok.body).toMatch(/<header>.*<nav><a href="\/staff">My teams<\/a><\/nav>.*<\/header>/s);
     const tel = [...ok.body.matchAll(/href="(tel:[^"]*)"/g)].map((m) => m[1]!);
     expect(tel.length).toBeGreaterThan(0);
     for (const t of tel) expect(t).toMatch(/^tel:\+?\d+$/);
