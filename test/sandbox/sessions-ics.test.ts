@@ -1,6 +1,10 @@
+// `GET /sessions?format=ics` (src/sandbox/sessions-ics.ts, the sandbox's hand-written RFC 5545 calendar) over HTTP:
+// the window, paging and filters, and each event saying what the school's record says, read by three parsers
+// (ical.js, node-ical and the suite's strict RFC 5545 reader, which refuses a line over 75 octets or a bad escape).
 import ICAL from 'ical.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
+import { parseAll } from '../feeds/parse.ts';
 import { call } from './helpers.ts';
 
 const NOW = '2026-03-02T01:00:00.000Z';
@@ -56,6 +60,37 @@ describe('GET /sessions?format=ics', () => {
         .text,
     );
     expect(without.some((e) => (e.description ?? '').includes('Meet time:'))).toBe(false);
+  });
+
+  it('says in each event what the record says: title, times, status, notes, place, escaped and folded', async () => {
+    const st = sb.school;
+    const [from, to] = [Date.UTC(2026, 1, 2, 1), Date.UTC(2026, 5, 2, 1)];
+    const shown = st.sessions.filter((s) => s.start < to && s.end > from).slice(0, 200);
+    // Text that needs escaping and folding, in a title and a venue's name.
+    const s0 = shown.find((s) => s.locationId !== null)!;
+    s0.title = `${'決勝戦'.repeat(30)} Finals; semi, "A" \\ B`;
+    s0.studentParentNotes = 'Bring water.\nPick-up at 5, gate B; thanks';
+    const venue = st.locations.find((l) => l.id === s0.locationId)!;
+    venue.name = 'Oval, north; end';
+    const r = await call(sb, 'GET', '/sessions?format=ics&includeCustomFieldsMetadata=false');
+    expect(r.text.split('\r\n').every((line) => Buffer.byteLength(line) <= 75)).toBe(true);
+    expect(r.text.replace(/\r\n /g, '')).toContain('Finals\\; semi\\, "A" \\\\ B');
+    const feed = parseAll(r.text);
+    expect(feed.name).toBe(st.organisation.name);
+    const byUid = new Map(feed.events.map((e) => [e.uid, e]));
+    for (const s of shown) {
+      const e = byUid.get(`session-${s.id}@sandbox.extracurricular.invalid`)!;
+      expect(e.summary).toBe(s.title);
+      expect([e.start, e.end]).toEqual([Math.floor(s.start / 1000) * 1000, Math.floor(s.end / 1000) * 1000]);
+      expect(e.status).toBe(s.cancelled ? 'CANCELLED' : s.status === 'confirmed' ? 'CONFIRMED' : 'TENTATIVE');
+      if (s.studentParentNotes) expect(e.description.startsWith(s.studentParentNotes)).toBe(true);
+      const loc = s.locationId === null ? undefined : st.locations.find((l) => l.id === s.locationId);
+      expect(e.location).toBe(loc ? (loc.address ? `${loc.name}, ${loc.address}` : loc.name) : '');
+      if (loc?.latitude != null && loc.longitude != null)
+        expect(e.geo).toEqual({ lat: loc.latitude, lon: loc.longitude });
+    }
+    expect(shown.some((s) => s.cancelled)).toBe(true);
+    expect(byUid.get(`session-${s0.id}@sandbox.extracurricular.invalid`)?.summary).toContain('決勝戦');
   });
 
   it('an unknown format is a 400', async () => {
