@@ -118,7 +118,11 @@ function sessionFacts(data: RosterData): SafeHtml {
   const address = loc?.address || data.locationAddress || null;
   const map = mapHref(loc, address);
   const rows: [string, SafeHtml | string][] = [
-    ['When', `${sessionDay(s.start, data.school.timeZone, 'en-GB', 'long')} · ${d.time}`],
+    // The time range on one line: at 390 px "15:30–" broke from "17:00".
+    [
+      'When',
+      html`${sessionDay(s.start, data.school.timeZone, 'en-GB', 'long')} · <span class="nowrap">${d.time}</span>`,
+    ],
   ];
   if (loc)
     rows.push([

@@ -218,6 +218,21 @@ describe('the coach’s phone: who is out, and why', () => {
     await expectPhoneFriendly(page);
     await page.screenshot({ path: '/tmp/rostercal-session-page-390.png', fullPage: true });
     await page.screenshot({ path: '/tmp/rostercal-session-page-390-top.png' });
+    // When: the time range on one line (at 390 px "15:30–" broke from "17:00").
+    const whenLines = await page.evaluate<number>(`(() => {
+      const dd = document.querySelector('dl.facts dd');
+      const walker = document.createTreeWalker(dd, NodeFilter.SHOW_TEXT);
+      for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+        const m = /\\d{2}:\\d{2}–\\d{2}:\\d{2}/.exec(n.textContent);
+        if (!m) continue;
+        const range = document.createRange();
+        range.setStart(n, m.index);
+        range.setEnd(n, m.index + m[0].length);
+        return new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size;
+      }
+      return 0;
+    })()`);
+    expect(whenLines).toBe(1);
     // A guardian's phone: one tap opens the child's contacts, whose numbers are tel: links of at least 44 px.
     const withPhone = team.students.find((m) => m.guardians.some((g) => g.phone))!;
     await page.locator(`li[data-student="${withPhone.studentId}"] details.contacts > summary`).tap();
