@@ -100,15 +100,28 @@ describe('a port already taken', () => {
 });
 
 describe('a graceful stop', () => {
-  it('lets a request in flight finish, closes its keep-alive connection then, and refuses new ones', async () => {
+  /**
+   * Starts the tiny server, sends a raw request (`pieces`, `pauseMs` apart), and once it is in flight stops the
+   * server with `graceMs`: the server, the raw answer to come, and how long the stop took.
+   */
+  async function stopWithRequestInFlight(pieces: string[], pauseMs: number, graceMs: number) {
     const s = await serveTiny();
-    const answer = rawRequest(s.port, ['GET /slow HTTP/1.1\r\nHost: x\r\n\r\n'], 10);
+    const answer = rawRequest(s.port, pieces, pauseMs);
     await new Promise((r) => setTimeout(r, 100));
     running.splice(running.indexOf(s), 1);
     const t0 = Date.now();
-    await s.close(5_000);
+    await s.close(graceMs);
+    return { s, answer, stopMs: Date.now() - t0 };
+  }
+
+  it('lets a request in flight finish, closes its keep-alive connection then, and refuses new ones', async () => {
+    const { s, answer, stopMs } = await stopWithRequestInFlight(
+      ['GET /slow HTTP/1.1\r\nHost: x\r\n\r\n'],
+      10,
+      5_000,
+    );
     // Not the grace period: the answer says the connection closes, and it does once the answer is out.
-    expect(Date.now() - t0).toBeLessThan(2_000);
+    expect(stopMs).toBeLessThan(2_000);
     const r = await answer;
     expect(head(r.text).status, r.text).toBe(200);
     expect(head(r.text).headers.connection).toBe('close');
@@ -121,14 +134,9 @@ describe('a graceful stop', () => {
   });
 
   it('cuts what is still open after the grace period', async () => {
-    const s = await serveTiny();
     // A keep-alive client that never finishes its request: only the grace timer ends it.
-    const r = rawRequest(s.port, ['GET / HTTP/1.1\r\nHost: x\r\n'], 10_000);
-    await new Promise((res) => setTimeout(res, 100));
-    running.splice(running.indexOf(s), 1);
-    const t0 = Date.now();
-    await s.close(300);
-    expect(Date.now() - t0).toBeLessThan(2_000);
-    expect((await r).ms).toBeLessThan(3_000);
+    const { answer, stopMs } = await stopWithRequestInFlight(['GET / HTTP/1.1\r\nHost: x\r\n'], 10_000, 300);
+    expect(stopMs).toBeLessThan(2_000);
+    expect((await answer).ms).toBeLessThan(3_000);
   });
 });
