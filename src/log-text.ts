@@ -35,6 +35,25 @@ const DER_BODY = /(?<=^|[^A-Za-z0-9+/]|\\n)MII[A-Za-z0-9+/]{30,}={0,2}/g;
 /** A field that names a secret, in JSON (quoted, also inside a JSON string) or as `name=value` text. */
 const SECRET_FIELD =
   /((?:\\?["'])?\b(?:(?:access|refresh|id|api|auth|session|feed|client)[_-]?(?:token|secret|key)|passwo?r?d|private[_-]?key|apikey)(?:\\?["'])?\s*[:=]\s*(?:\\?["'])?)(?!\[redacted)([^"'\s,&}\\]+)/gi;
+/**
+ * A credential after its scheme, as providers echo an Authorization header back; a placeholder in angle brackets
+ * (`Bearer <token>`) is one too. "a bearer token", "basic auth" are words (PLAIN_WORD), not credentials.
+ */
+const BEARER = /\b(bearer|basic)(\s+|%20|\+)(<[^<>\s]{1,200}>|[A-Za-z0-9._~+/=-]+)/gi;
+/** A name written bare and then `: ` (a colon and a space), as prose names a setting: "FEED_SECRET: must be…". */
+const BARE_NAME_THEN_COLON = /^[^"'\\]*:\s+$/;
+/** An ordinary word (capitalised at most, closing punctuation at most): no token looks like one. */
+const PLAIN_WORD = /^[A-Za-z]?[a-z]+[.;:!?)]*$/;
+
+/**
+ * Whether a secret-named field's "value" is the next word of a sentence: a setting named in prose ("vouches for
+ * FEED_SECRET: neither the database…") is not followed by its value. Only a bare name then `: ` then a plain word;
+ * `name=value`, `name:value`, a quoted JSON key, or anything shaped like a token (digits, symbols, mixed case)
+ * is still taken for a value.
+ */
+function isProse(name: string, value: string): boolean {
+  return BARE_NAME_THEN_COLON.test(name) && PLAIN_WORD.test(value);
+}
 /** A generic `"token":` or `"secret":` key, only when quoted as a JSON key (plain text says "the token: …"). */
 const QUOTED_SECRET_KEY =
   /(\\?["'][A-Za-z_]*(?:token|secret)\\?["']\s*:\s*(?:\\?["'])?)(?!\[redacted)([^"'\s,&}\\]+)/gi;
@@ -58,9 +77,13 @@ export function scrubSecrets(text: string): string {
   return text
     .replace(PRIVATE_KEY, `-----BEGIN $1-----${CENSOR}`)
     .replace(DER_BODY, CENSOR)
-    .replace(/\b(bearer|basic)(\s+|%20|\+)[A-Za-z0-9._~+/=-]+/gi, `$1$2${CENSOR}`)
+    .replace(BEARER, (m, scheme: string, gap: string, value: string) =>
+      PLAIN_WORD.test(value) ? m : `${scheme}${gap}${CENSOR}`,
+    )
     .replace(/([?&](?:token|access_token|key|secret|code|sig|signature)=)[^&\s"']+/gi, `$1${CENSOR}`)
-    .replace(SECRET_FIELD, `$1${CENSOR}`)
+    .replace(SECRET_FIELD, (m, name: string, value: string) =>
+      isProse(name, value) ? m : `${name}${CENSOR}`,
+    )
     .replace(QUOTED_SECRET_KEY, `$1${CENSOR}`)
     .replace(GOOGLE_REFRESH, CENSOR)
     .replace(/\bya29\.[\w.-]+/g, CENSOR)

@@ -15,8 +15,13 @@ export function terminalSafe(text: string): string {
   return withoutControls(text);
 }
 
-/** A tag, comment or doctype: the text is a page (a proxy's or a CDN's error page), not words. */
-const MARKUP = /<(?:[a-z][\w-]*[\s/>]|\/[a-z]|!)/i;
+/**
+ * A closing tag, a comment or doctype, or an element a page is made of: the text is a page (a proxy's or a CDN's
+ * error page), not words. Not any `<word>`: a message's placeholder ("Authorization: Bearer <token>") is words,
+ * and taking it for a tag cut it out of the sentence.
+ */
+const MARKUP =
+  /<(?:\/[a-z]|!|(?:html|head|body|title|meta|link|style|script|h[1-6]|p|div|span|pre|center|hr|br|a|table)[\s/>])/i;
 const PAGE_WORDS = 100;
 const ENTITIES: Record<string, string> = {
   amp: '&',

@@ -1,7 +1,14 @@
 // What commands print (terminal.ts): upstream text inside a line can never start a line of its own, rewrite the
 // screen or reverse it; JSON keeps the same value with those characters escaped; tables count what is shown.
 import { describe, expect, it } from 'vitest';
-import { columns, escapeForTerminal, ownLines, terminalJson, terminalSafe } from '../src/terminal.ts';
+import {
+  columns,
+  escapeForTerminal,
+  ownLines,
+  plainLine,
+  terminalJson,
+  terminalSafe,
+} from '../src/terminal.ts';
 
 describe('terminal output', () => {
   it('turns control and bidi characters into spaces', () => {
@@ -31,5 +38,15 @@ describe('terminal output', () => {
       ),
     ).toEqual(['id  name   note', '1   Ana X  ok', '22  李']);
     expect(columns(['a', 'b'], [['x'.repeat(50), 'y']], 10)[1]).toBe(`${'x'.repeat(50)}  y`);
+  });
+
+  it("a message's placeholder in angle brackets is words, not a tag; a page still prints as its title", () => {
+    expect(plainLine('a valid API token is required (Authorization: Bearer <token>)')).toBe(
+      'a valid API token is required (Authorization: Bearer <token>)',
+    );
+    expect(plainLine('<html><head><title>502 Bad Gateway</title></head><body>x</body></html>')).toBe(
+      '502 Bad Gateway',
+    );
+    expect(plainLine('<p>Service <b>down</b></p>')).toBe('Service down');
   });
 });

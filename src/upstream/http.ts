@@ -5,6 +5,7 @@
 // have been applied and repeating it could create a record twice. Reads that meet nothing but failures stop early
 // (outage.ts), and each answer's `Date` is handed on as the upstream's clock (clock.ts).
 
+import { scrubSecrets } from '../log-text.ts';
 import { plainLine } from '../terminal.ts';
 import { yieldToEventLoop } from '../util/event-loop.ts';
 import type { RateLimiter } from '../util/rate-limiter.ts';
@@ -145,8 +146,9 @@ function reasonFrom(
       reason = trimmed;
     }
   } else reason = trimmed;
-  // The token out first, on the whole text: a cut could leave a part of it that no longer matches.
-  reason = plainLine(redact(reason), REASON_MAX);
+  // The token out first, on the whole text: a cut could leave a part of it that no longer matches. Then any
+  // credential the service echoes back by shape (its own `Bearer …`, another header), marked where it stood.
+  reason = plainLine(scrubSecrets(redact(reason)), REASON_MAX);
   return reason === '' ? statusText || `HTTP ${status}` : reason;
 }
 

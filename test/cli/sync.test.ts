@@ -48,6 +48,9 @@ describe('rostercal sync', () => {
       /: incremental pull FAILED in .*\n[\s\S]*problem: teams: UPSTREAM_TOKEN was refused by the upstream service/,
     );
     expectNoSecrets(r.stdout + r.stderr, wrong);
+    // The upstream's own words stay whole, the credential's place marked: not "(Authorization: Bearer ))".
+    expect(r.stdout).toContain('(Authorization: Bearer [redacted])');
+    expect(r.stdout).not.toContain('Bearer )');
   });
 
   it('an unknown --school or a bad --wait is a usage error (exit 2) naming it, and pulls nothing', async () => {

@@ -125,6 +125,30 @@ describe('secret forms in free text', () => {
     expect(scrubSecrets('GET /feeds/abcdef… 404')).toBe('GET /feeds/abcdef… 404');
     expect(scrubSecrets('-----BEGIN CERTIFICATE-----')).toBe('-----BEGIN CERTIFICATE-----');
   });
+
+  it('a setting named in prose is not followed by its value: the next word stays, a value after it goes', () => {
+    const prose =
+      'no feed rotation record vouches for FEED_SECRET: neither the database nor the file holds one';
+    expect(scrubSecrets(prose)).toBe(prose);
+    expect(scrubSecrets('FEED_SECRET: must be at least 32 characters')).toBe(
+      'FEED_SECRET: must be at least 32 characters',
+    );
+    expect(scrubSecrets('use a bearer token or basic auth')).toBe('use a bearer token or basic auth');
+    // Values still go, whatever their form.
+    expect(scrubSecrets('FEED_SECRET: Zq81vV0pLs4mXk2B9wEr7tYu')).toBe('FEED_SECRET: [redacted]');
+    expect(scrubSecrets('client_secret=neither&x=1')).toBe('client_secret=[redacted]&x=1');
+    expect(scrubSecrets('{"feed_secret": "neither"}')).toBe('{"feed_secret": "[redacted]"}');
+    expect(scrubSecrets('password:hunter')).toBe('password:[redacted]');
+  });
+
+  it('a credential after Bearer is marked in place, a placeholder too, and the text around it stays whole', () => {
+    expect(scrubSecrets('a valid API token is required (Authorization: Bearer <token>)')).toBe(
+      'a valid API token is required (Authorization: Bearer [redacted])',
+    );
+    expect(scrubSecrets('sent Authorization: Bearer abc.DEF-123 then')).toBe(
+      'sent Authorization: Bearer [redacted] then',
+    );
+  });
 });
 
 describe('log lines reach terminals', () => {
