@@ -4,6 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseSchool, type SchoolConfig } from '../../src/config.ts';
+import type { Id } from '../../src/domain/types.ts';
 import type { PullSummary } from '../../src/jobs/pull-summary.ts';
 import type { Sandbox } from '../../src/sandbox/index.ts';
 import { openStore } from '../../src/store/index.ts';
@@ -100,6 +101,21 @@ export function testClient(
     rateLimit: { requestsPerSecond: 1000, concurrency: 4 },
     backoff: { baseMs: opts.baseMs ?? 10, capMs: 200, maxRetries: opts.maxRetries ?? 12 },
   });
+}
+
+/** Edits an absence upstream (its reason gets `note`), as the school's staff would: incremental listings bring it. */
+export async function editAbsence(sandbox: Sandbox, id: Id, note: string): Promise<void> {
+  const model = sandbox.school.absences.find((a) => a.id === id)!;
+  await testClient(sandbox).updateAbsences([
+    {
+      id,
+      studentId: model.studentId,
+      startDate: new Date(model.start).toISOString(),
+      endDate: new Date(model.end).toISOString(),
+      explained: model.explained,
+      reason: `${model.reason} (${note})`,
+    },
+  ]);
 }
 
 export const SNAPSHOT_KINDS: ResourceKind[] = [

@@ -1,83 +1,198 @@
-// Review of 79af380 ("missing-record marks of every kind are read once at the run's start"): only the run under
-// the school's lease is meant to change them, but a pull that held the lease before and outlived it (a stalled
-// replica) can write them after this run read them: the deletion path re-reads them for that reason. An absence
-// such a pull marked as left out, that this incremental pull then sees again, must not stay marked: otherwise the
-// next full listing that omits it without looking short (a page dropped and the count lowered to match) deletes it
-// at once, though it was seen in between and is still upstream.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+// Missing-record marks are read once at a run's start (79af380): only the pull holding the school's lease changes
+// them. Two pulls of a school overlap only when one stalled past its lease (a GC pause, SIGSTOP, a lost network)
+// and another took it over; a stalled pull's marks are stale when it wakes, and whatever it writes then lands
+// beside the other's. An absence left marked though a pull saw it since (edited upstream) is deleted by the next
+// full listing that omits it without looking short (its last page dropped and the count lowered to match): one
+// omission, though it is still upstream. 43a0086 re-read the marks in an incremental pull's transaction against
+// this; the lease's fence (store/lease-fence.ts) now refuses every write of the stalled pull instead. Both orders,
+// with real pulls: the stalled pull is the one whose marks went stale, or the one whose late mark would make the
+// lease holder's stale.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Id } from '../../src/domain/types.ts';
+import { keepAlive, processOwner } from '../../src/jobs/heartbeat.ts';
+import type { PullKind } from '../../src/jobs/pull-summary.ts';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
-import type { PullProgress } from '../../src/sync/pull/types.ts';
-import { pullSchool } from '../../src/sync/pull.ts';
+import { OWNER_SILENT_MS } from '../../src/store/liveness.ts';
+import type { Store } from '../../src/store/types.ts';
+import { PullLeaseLostError, pullSchool } from '../../src/sync/pull.ts';
 import { TEST_NOW } from '../support/clock.ts';
-import { DIALECTS, listAll, openTestStore, type TestStore, testClient, testSchool } from './helpers.ts';
+import {
+  DIALECTS,
+  editAbsence,
+  listAll,
+  openTestStore,
+  type TestStore,
+  testClient,
+  testSchool,
+} from './helpers.ts';
 
-describe.each(DIALECTS)('marks written after the run read them (%s)', (dialect) => {
+type PullStore = Pick<Store, 'records' | 'runs' | 'transaction'>;
+
+/** A point a pull waits at until `open()`; `reached` resolves once it is there. */
+function gate() {
+  const at = Promise.withResolvers<void>();
+  const opened = Promise.withResolvers<void>();
+  return {
+    reached: at.promise,
+    open: () => opened.resolve(),
+    wait: async () => {
+      at.resolve();
+      await opened.promise;
+    },
+  };
+}
+
+describe.each(DIALECTS)('a stalled pull and missing-record marks (%s)', (dialect) => {
   let sandbox: Sandbox;
   let ts: TestStore;
-  const pull = (kind: 'full' | 'incremental', onProgress?: (e: PullProgress) => void) => {
+  const absences = () => ts.store.records.listMissing('hillcrest', 'absences');
+
+  /** The store as one pull sees it: it stalls right after reading its cursors and marks, or before its absences' transaction. */
+  function stalling(where: {
+    afterState?: () => Promise<void>;
+    beforeAbsences?: () => Promise<void>;
+  }): PullStore {
+    const records = ts.store.records;
+    return {
+      runs: ts.store.runs,
+      records: new Proxy(records, {
+        get: (target, key) => {
+          const value: unknown = Reflect.get(target, key, target);
+          if (key === 'pullState' && where.afterState) {
+            return async (...args: Parameters<typeof records.pullState>) => {
+              const state = await target.pullState(...args);
+              await where.afterState?.();
+              return state;
+            };
+          }
+          return typeof value === 'function' ? value.bind(target) : value;
+        },
+      }),
+      transaction: async (fn, opts) => {
+        if (opts?.writes?.kinds.includes('absences')) await where.beforeAbsences?.();
+        return ts.store.transaction(fn, opts);
+      },
+    };
+  }
+
+  const pull = (kind: PullKind, store: PullStore = ts.store, onStart?: () => Promise<void>) => {
     sandbox.setNow(new Date(Date.parse(sandbox.now()) + 60_000).toISOString());
     return pullSchool({
       now: () => new Date(sandbox.now()),
-      store: ts.store,
+      store,
       client: testClient(sandbox),
       school: testSchool(sandbox),
       kind,
-      ...(onProgress ? { onProgress } : {}),
+      ...(onStart ? { onStart } : {}),
     });
   };
+  const truncated = async <T>(fn: () => Promise<T>): Promise<T> => {
+    sandbox.setListingFaults({ 'pre-explained-absences': 'truncated' });
+    try {
+      return await fn();
+    } finally {
+      sandbox.setListingFaults({});
+    }
+  };
+  /**
+   * This process's beat, kept for both stores the pulls use (keepAlive beats afresh for a store it does not yet
+   * beat for), and made silent past OWNER_SILENT_MS, as a stalled replica's is: its lease may be taken over.
+   */
+  let beats: (() => void)[] = [];
+  const beatFor = async (store: PullStore) => {
+    beats = [await keepAlive(ts.store), await keepAlive(store)];
+  };
+  const silent = () =>
+    ts.store.runs.beat(processOwner(), new Date(Date.now() - OWNER_SILENT_MS - 1_000).toISOString());
+
   /** The absence a truncated listing drops (its last record, the count lowered to match). */
   async function droppedByTruncation(): Promise<Id> {
     const list = async () => (await listAll(testClient(sandbox).preExplainedAbsences({}))).map((a) => a.id);
     const whole = await list();
-    sandbox.setListingFaults({ 'pre-explained-absences': 'truncated' });
-    const cut = await list();
-    sandbox.setListingFaults({});
+    const cut = await truncated(list);
     const dropped = whole.filter((id) => !cut.includes(id));
     expect(dropped).toHaveLength(1);
     return dropped[0]!;
   }
+  /** A pull's end, caught at once: the error it threw, or null. */
+  const settled = (p: Promise<unknown>): Promise<unknown> =>
+    p.then(
+      () => null,
+      (err: unknown) => err,
+    );
+  /** A's end: without the fence it runs on beside B; with it, it has lost its lease and written nothing. */
+  async function ended(a: Promise<unknown>) {
+    const error = await a;
+    if (error !== null) expect(error).toBeInstanceOf(PullLeaseLostError);
+  }
+  /** The next full listing omits x without looking short: on one omission since it was seen, x is kept. */
+  async function keptByPartialListing(x: Id) {
+    const partial = await truncated(() => pull('full'));
+    expect(partial.counts.absences).toMatchObject({ deleted: 0 });
+    expect(await ts.store.records.get('hillcrest', 'absences', x)).not.toBeNull();
+  }
 
-  beforeAll(async () => {
+  beforeEach(async () => {
     sandbox = await startSandbox({ seed: 7, scale: 'small', now: TEST_NOW });
     ts = await openTestStore(dialect);
     expect((await pull('full')).status).toBe('succeeded');
   });
-  afterAll(async () => {
+  afterEach(async () => {
+    for (const stop of beats) stop();
     await ts?.cleanup();
     await sandbox?.close();
   });
 
-  it('an absence marked by an outliving pull and seen again by this one is unmarked, and a later partial listing keeps it', async () => {
+  it('a stalled incremental pull whose marks went stale leaves no mark on an absence it saw', async () => {
     const x = await droppedByTruncation();
-    const model = sandbox.school.absences.find((a) => a.id === x)!;
-    // Edited upstream: this incremental pull lists it.
-    await testClient(sandbox).updateAbsences([
-      {
-        id: x,
-        studentId: model.studentId,
-        startDate: new Date(model.start).toISOString(),
-        endDate: new Date(model.end).toISOString(),
-        explained: model.explained,
-        reason: `${model.reason} (edited)`,
-      },
-    ]);
-    // The outliving pull's transaction marks it after this run read the marks, before the absences' turn.
-    let marked: Promise<void> | null = null;
-    const seen = await pull('incremental', (e) => {
-      if (e.type === 'resource' && e.kind === 'teams')
-        marked ??= ts.store.records.setMissing('hillcrest', 'absences', [x], sandbox.now());
+    // A reads its cursors and marks (none on x), then stalls past its lease.
+    const stall = gate();
+    const stalled = stalling({ afterState: stall.wait });
+    await beatFor(stalled);
+    const a = settled(pull('incremental', stalled));
+    await stall.reached;
+    await silent();
+    // B takes the lease over; its full listing omits x: marked once, rightly (nothing since has seen it).
+    const b = await truncated(() => pull('full'));
+    expect(b.counts.absences).toMatchObject({ pending: 1 });
+    expect([...(await absences()).keys()]).toEqual([x]);
+    // The upstream moves on: x is edited, and minutes pass (past the cursors' overlap) before A wakes and lists it.
+    await editAbsence(sandbox, x, 'edited after B');
+    sandbox.setNow(new Date(Date.parse(sandbox.now()) + 10 * 60_000).toISOString());
+    stall.open();
+    await ended(a);
+    // Whatever A wrote, x's mark stands only while no record in the store is one seen since B marked it: the next
+    // incremental pull reads what A's edit means, and x is then unmarked and kept.
+    const next = await pull('incremental');
+    expect(next.status).toBe('succeeded');
+    expect([...(await absences()).keys()]).not.toContain(x);
+    await keptByPartialListing(x);
+  });
+
+  it("a stalled full pull's late mark does not stay on an absence the lease holder saw", async () => {
+    const x = await droppedByTruncation();
+    const stallB = gate();
+    const stalled = stalling({ beforeAbsences: stallB.wait });
+    await beatFor(stalled);
+    // A stalls once it holds the lease, before it reads anything.
+    const stallA = gate();
+    const a = settled(pull('full', ts.store, stallA.wait));
+    await stallA.reached;
+    await silent();
+    // x is edited; B takes the lease over, reads its marks (none on x), lists x, and waits before writing it.
+    await editAbsence(sandbox, x, 'edited before B');
+    const b = pull('incremental', stalled);
+    await stallB.reached;
+    // A wakes, its full listing omitting x: it would mark x, after B read the marks.
+    await truncated(async () => {
+      stallA.open();
+      await ended(a);
     });
-    await marked;
+    stallB.open();
+    const seen = await b;
     expect(seen.status).toBe('succeeded');
     expect(seen.counts.absences).toMatchObject({ changed: 1 });
-    expect([...(await ts.store.records.listMissing('hillcrest', 'absences')).keys()]).not.toContain(x);
-
-    // A full listing that leaves it out without looking short: one omission, kept.
-    sandbox.setListingFaults({ 'pre-explained-absences': 'truncated' });
-    const partial = await pull('full');
-    sandbox.setListingFaults({});
-    expect(partial.counts.absences).toMatchObject({ deleted: 0 });
-    expect(await ts.store.records.get('hillcrest', 'absences', x)).not.toBeNull();
+    expect([...(await absences()).keys()]).not.toContain(x);
+    await keptByPartialListing(x);
   });
 });

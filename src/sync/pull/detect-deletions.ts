@@ -75,17 +75,11 @@ export async function detectDeletions(
   got: Gathered,
   listed: Listed,
   full: boolean,
-  inTransaction = false,
 ): Promise<Planned> {
   // Records a complete listing left out once (kinds without a single read): a record seen since is no longer.
-  // In the resource's transaction an incremental listing that saw records reads them as it stands: a mark written
-  // since the run began and left on a record seen again would let the next partial full listing delete it on one
-  // omission (test/sync/stale-marks). A pull that outlived its lease can no longer write one (its writes are fenced,
-  // store/lease-fence.ts); this stays for a writer outside any lease, which stale-marks stands for.
-  const reread = inTransaction && !full && got.seen.size > 0;
-  let marks =
-    (reread ? undefined : ctx.marks.get(spec.kind)) ??
-    (await tx.records.listMissing(ctx.school.id, spec.kind));
+  // Read at the run's start and not again: only the pull holding the school's lease writes them, and a pull that
+  // lost it writes nothing (store/lease-fence.ts; test/sync/stale-marks).
+  let marks = ctx.marks.get(spec.kind) ?? (await tx.records.listMissing(ctx.school.id, spec.kind));
   const marksSeen = [...marks.keys()].some((id) => got.seen.has(id));
   const keep: Planned = {
     remove: [],

@@ -58,7 +58,7 @@ function applyResource(
       const at = ctx.now().toISOString();
       const written = await writeRecords(tx, ctx.school, spec, got, { skipped, at });
       const listed = judgeListing(got, full);
-      const planned = await detectDeletions(tx, ctx, spec, got, listed, full, true);
+      const planned = await detectDeletions(tx, ctx, spec, got, listed, full);
       const counts = written.counts;
       counts.deleted = await applyDeletions(tx, ctx.school.id, spec.kind, planned, at);
       if (planned.pending > 0) counts.pending = planned.pending;
