@@ -8,6 +8,7 @@ import { ensurePrivateDir, ensurePrivateFile, PRIVATE_FILE_MODE } from '../priva
 import { defineLeaseLost } from './lease-fence.ts';
 import { LockingPostgresDialect } from './pg-begin-locks.ts';
 import { copyingPool } from './pg-copy.ts';
+import { PG_READ_DEADLINE_MS, ReadDeadline } from './pg-deadline.ts';
 import type { DB } from './schema.ts';
 import { SqlStore } from './sql-store.ts';
 import { NodeSqliteDialect } from './sqlite-dialect.ts';
@@ -238,6 +239,10 @@ async function openPostgres(url: string, max: number): Promise<SqlStore> {
     connectionString: url,
     max,
     connectionTimeoutMillis: timeoutS * 1000,
+    // An idle connection whose server is gone without a word (a partition that drops packets) is found dead by
+    // TCP keepalive after the OS's probes, rather than at its next use; a statement's own bound is pg-deadline.ts.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
     // int8 (ids, counters) as numbers: every id and count here is far below 2^53.
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
@@ -259,18 +264,20 @@ async function openPostgres(url: string, max: number): Promise<SqlStore> {
       return 'its address';
     }
   })();
-  const bounded = await copyingPool(pool);
+  const deadline = new ReadDeadline(PG_READ_DEADLINE_MS, where);
+  const bounded = await copyingPool(pool, deadline);
   const connect = bounded.connect;
   bounded.connect = async () => {
     try {
       return await connect();
     } catch (err) {
       // pg says "timeout exceeded when trying to connect" or "Connection terminated due to connection timeout".
-      if (timeoutS > 0 && err instanceof Error && /timeout/i.test(err.message))
-        throw new Error(
-          `the database (PostgreSQL at ${where}) did not answer within ${timeoutS} s (connect_timeout in DATABASE_URL sets the bound): ${err.message}`,
-          { cause: err },
-        );
+      if (timeoutS > 0 && err instanceof Error && /timeout/i.test(err.message)) {
+        const why = `the database (PostgreSQL at ${where}) did not answer within ${timeoutS} s (connect_timeout in DATABASE_URL sets the bound)`;
+        // The next requests are refused at once for a moment, not each after its own timeout.
+        deadline.unanswered(why);
+        throw new Error(`${why}: ${err.message}`, { cause: err });
+      }
       throw err;
     }
   };

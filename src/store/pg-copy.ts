@@ -11,6 +11,7 @@ import { pipeline } from 'node:stream/promises';
 import type { PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely';
 import type pg from 'pg';
 import type { from as CopyFrom } from 'pg-copy-streams';
+import { ReadDeadline } from './pg-deadline.ts';
 
 /** Text handed to the server per write: small enough that a large table never sits whole in memory. */
 const CHUNK_CHARS = 256 * 1024;
@@ -68,11 +69,19 @@ async function runCopy(
   return { command: 'UPDATE', rowCount: stream.rowCount, rows: [] };
 }
 
-/** A pooled client that runs a COPY statement from its CopyRows parameter, and every other statement as pg does. */
-function copyingClient(client: pg.PoolClient, copyFrom: typeof CopyFrom): PostgresPoolClient {
+/**
+ * A pooled client that runs a COPY statement from its CopyRows parameter, and every other statement as pg does,
+ * within `deadline` outside a transaction (pg-deadline.ts).
+ */
+function copyingClient(
+  client: pg.PoolClient,
+  copyFrom: typeof CopyFrom,
+  deadline: ReadDeadline,
+): PostgresPoolClient {
+  const bounded = deadline.bind(client);
   const query = (text: string, parameters: readonly unknown[]) => {
     const rows = parameters[0];
-    if (!(rows instanceof CopyRows)) return client.query(text, parameters as unknown[]);
+    if (!(rows instanceof CopyRows)) return bounded.query(text, parameters as unknown[]);
     if (parameters.length !== 1 || !COPY_FROM_STDIN.test(text)) {
       throw new Error('CopyRows is the one parameter of a COPY … FROM STDIN statement');
     }
@@ -80,7 +89,7 @@ function copyingClient(client: pg.PoolClient, copyFrom: typeof CopyFrom): Postgr
   };
   return {
     query: query as unknown as PostgresPoolClient['query'],
-    release: (destroy?: boolean) => client.release(destroy),
+    release: (destroy?: boolean) => bounded.release(destroy),
     get processID() {
       return (client as { processID?: number }).processID;
     },
@@ -88,13 +97,20 @@ function copyingClient(client: pg.PoolClient, copyFrom: typeof CopyFrom): Postgr
 }
 
 /**
- * pg's pool as Kysely's dialect takes it, with clients that understand CopyRows. pg-copy-streams is loaded here,
+ * pg's pool as Kysely's dialect takes it, with clients that understand CopyRows and a deadline on statements
+ * outside a transaction (refused at once for a moment after one went unanswered). pg-copy-streams is loaded here,
  * for PostgreSQL only, like pg itself (store/index.ts): SQLite commands start without it.
  */
-export async function copyingPool(pool: pg.Pool): Promise<PostgresPool> {
+export async function copyingPool(
+  pool: pg.Pool,
+  deadline: ReadDeadline = new ReadDeadline(0, ''),
+): Promise<PostgresPool> {
   const { from: copyFrom } = await import('pg-copy-streams');
   return {
-    connect: async () => copyingClient(await pool.connect(), copyFrom),
+    connect: async () => {
+      deadline.refuseIfUnanswered();
+      return copyingClient(await pool.connect(), copyFrom, deadline);
+    },
     end: () => pool.end(),
     options: pool.options,
   };
