@@ -19,6 +19,29 @@ export function familyLabel(text: string): string {
   return capText(cleanText(text.trim()), CAPS.label);
 }
 
+/** A member of a family link as its page and calendar may call it. */
+export interface NamedMember {
+  scope: 'student' | 'team' | 'activity' | 'staff';
+  /** familyLabel's: a child's first name, a team's name. */
+  label: string;
+  /** A child's full name (the family's own child: it may be named in full on its own family's page). */
+  fullName: string;
+}
+
+/**
+ * The labels of every member the link was made with, those still in it and those that dropped out together: two
+ * children sharing a first name are called by their full names, so "Ánh is no longer in this calendar" can never
+ * leave the family guessing which Ánh, and the one still in it is not "Ánh" either. Only the link's own
+ * children are named; a team keeps its name.
+ */
+export function distinctLabels(members: readonly NamedMember[]): string[] {
+  const count = new Map<string, number>();
+  for (const m of members) if (m.scope === 'student') count.set(m.label, (count.get(m.label) ?? 0) + 1);
+  return members.map((m) =>
+    m.scope === 'student' && count.get(m.label)! > 1 ? familyLabel(m.fullName) : m.label,
+  );
+}
+
 /** Names joined the way people write them: "Ana", "Ana and Ben", "Ana, Ben and Chloe". */
 export function joinNames(names: string[]): string {
   if (names.length <= 1) return names.join('');

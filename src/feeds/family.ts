@@ -9,6 +9,7 @@ import { promisify } from 'node:util';
 import { gunzip, gzip } from 'node:zlib';
 import { LRUCache } from 'lru-cache';
 import {
+  distinctLabels,
   type FamilyMemberEvents,
   familyEvents,
   familyLabel,
@@ -200,6 +201,7 @@ export class FamilyLinks {
     if (!link || link.revokedAt !== null) return null;
     const members: LiveMember[] = [];
     const lost: LostMember[] = [];
+    const lostNames: string[] = [];
     for (const m of link.members) {
       const feed = await this.#store.links.findFeedTokenByHash(m.feedTokenHash);
       if (!feed) continue;
@@ -207,27 +209,41 @@ export class FamilyLinks {
       if (this.#serves && !(await this.#serves(feed))) continue;
       if (feed.revokedAt !== null) {
         const gone = await this.#lostMember(link.schoolId, m, feed.revokedAt);
-        if (gone) lost.push(gone);
+        if (gone) {
+          lost.push(gone.member);
+          lostNames.push(gone.fullName);
+        }
         continue;
       }
       const def = await getFeedDef(this.#store, link.schoolId, m.scope, m.scopeId);
       if (!def) continue;
       members.push({ ...m, def, label: await this.#label(def) });
     }
-    // Two children with one first name ("Ánh and Ánh", "(Ánh)") are told apart by their full names.
-    const seen = new Map<string, number>();
-    for (const m of members) seen.set(m.label, (seen.get(m.label) ?? 0) + 1);
-    for (const m of members) if (m.scope === 'student' && seen.get(m.label)! > 1) m.label = m.def.subject;
+    // Two children with one first name ("Ánh and Ánh", "(Ánh)") are told apart by their full names, also when
+    // one of them dropped out (a rotation): the one left and the notice of the one gone both say which.
+    const all = [...members, ...lost];
+    const labels = distinctLabels([
+      ...members.map((m) => ({ scope: m.scope, label: m.label, fullName: m.def.subject })),
+      ...lost.map((m, i) => ({ scope: m.scope, label: m.label, fullName: lostNames[i]! })),
+    ]);
+    all.forEach((m, i) => {
+      m.label = labels[i]!;
+    });
     return members.length || lost.length ? { link, members, lost } : null;
   }
 
   /** A member whose own link was rotated (replaced: a new one is live) or stopped; null when its subject is gone. */
-  async #lostMember(schoolId: SchoolId, m: FamilyMember, since: string): Promise<LostMember | null> {
+  async #lostMember(
+    schoolId: SchoolId,
+    m: FamilyMember,
+    since: string,
+  ): Promise<{ member: LostMember; fullName: string } | null> {
     const def = await getFeedDef(this.#store, schoolId, m.scope, m.scopeId);
     if (!def) return null;
     const current = await this.#store.links.getFeedToken(schoolId, m.scope, m.scopeId);
     const replaced = !!current && current.revokedAt === null && current.tokenHash !== m.feedTokenHash;
-    return { scope: m.scope, scopeId: m.scopeId, label: await this.#label(def), since, replaced };
+    const member = { scope: m.scope, scopeId: m.scopeId, label: await this.#label(def), since, replaced };
+    return { member, fullName: def.subject };
   }
 
   /** A child by first name (the family knows them), a team or activity by its name. */

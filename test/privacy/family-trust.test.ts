@@ -60,7 +60,10 @@ describe('family links and the rotation record', () => {
       expect(before.name).toContain(after.name!.split(' \u00b7 ')[0]!);
       // It does not go quiet (issue 42): the page says which child, that the school gave them a new link and
       // how to add it; the calendar carries one event saying the same.
-      const gone = school.sandbox.school.students.find((x) => x.id === children[1]!.id)!.firstName;
+      // Called as the family calls them: by first name, by full name when the two share one (these two do).
+      const [kept, lost] = children.map((c) => school.sandbox.school.students.find((x) => x.id === c.id)!);
+      const gone =
+        kept!.firstName === lost!.firstName ? `${lost!.firstName} ${lost!.lastName}` : lost!.firstName;
       const page = await (await fetch(`${s.url}/family/${family}`)).text();
       const notice = /<div class="notice lost" role="status">([\s\S]*?)<\/div>/.exec(page)?.[1] ?? '';
       expect(notice).toContain(`${gone} is no longer in this calendar`);

@@ -165,6 +165,21 @@ describe('one link for the family', () => {
         full.some((name) => e.summary.includes(name)),
         `${e.summary} names which child`,
       ).toBe(true);
+
+    // One of them rotated: the two are still told apart, on the page, in its notice and in the calendar (the
+    // tester saw "Ánh · Demo School", "Ánh is no longer in this calendar", "Includes: Ánh").
+    await h.tokens.rotate('hill', 'student', b!.id);
+    const [stays, gone] = full as [string, string];
+    const after = await call(familyUrl);
+    expect(after.status).toBe(200);
+    expect(after.text).toContain(`<span class="member">${stays}</span>`);
+    expect(after.text).toContain(`${gone} is no longer in this calendar`);
+    expect(after.text).not.toContain(`>${a!.firstName} is no longer`);
+    const afterIcs = await call(`${familyUrl}.ics`);
+    const unfolded = afterIcs.text.replace(/\r\n[ \t]/g, '');
+    expect(unfolded).toContain(`X-WR-CALNAME:${stays} \u00b7`);
+    expect(unfolded).toContain(`SUMMARY:${gone} is no longer in this calendar`);
+    expect(unfolded).not.toMatch(new RegExp(`SUMMARY:${a!.firstName} is no longer`));
   });
 
   it('explains what went wrong instead of making a link: unknown, staff, nothing added; never a 500', async () => {
