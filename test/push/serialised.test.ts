@@ -2,10 +2,18 @@
 // one target still run one at a time: in this process (pushes asked for while one waits its turn join it, so a
 // push slower than the pulls never piles up more) and across processes and replicas (a lease per target in the
 // store, `push_leases`). Sandbox → pull → SQLite → real @googleapis/calendar → fake Google.
+//
+// A push that stalls past its lease (SIGSTOP, a loop blocked, its beat refused by a busy file) can be taken over by
+// the other process on the file (`rostercal sync` beside `serve`); when it wakes it must write nothing more of the
+// target's state into the store. KNOWN DEFECT, pinned with it.fails: pushes do not check their lease's fence yet
+// (src/push/README.md), and the woken push writes the target's 5 calendars and their mappings after the takeover.
+// Once the fence is applied to a push's store writes, `it.fails` fails: make it `it`.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SchoolConfig } from '../../src/config.ts';
+import { processOwner } from '../../src/jobs/heartbeat.ts';
 import type { PushSummary } from '../../src/push/summary.ts';
 import { pushSchool } from '../../src/push/triggers.ts';
+import { OWNER_SILENT_MS } from '../../src/store/liveness.ts';
 import { type FakeGoogle, startFakeGoogle } from '../fakes/google-calendar.ts';
 import { type Bench, pushRuns, pushThatWaits, startBench, withTeamsOnGoogle } from './harness.ts';
 
@@ -13,6 +21,8 @@ describe('pushes of one target', () => {
   let bench: Bench;
   let fake: FakeGoogle;
   let school: SchoolConfig;
+  /** Another process on the store's file. */
+  const other = { id: 'elsewhere:1:abcdef', host: 'elsewhere', pid: 1, startedAt: new Date().toISOString() };
 
   beforeAll(async () => {
     [bench, fake] = await Promise.all([startBench(), startFakeGoogle()]);
@@ -54,12 +64,6 @@ describe('pushes of one target', () => {
   }, 180_000); // a deadline: 9.7 s alone, 74 s beside three push files at load 27
 
   it('wait for another process pushing the same target', async () => {
-    const other = {
-      id: 'elsewhere:1:abcdef',
-      host: 'elsewhere',
-      pid: 1,
-      startedAt: new Date().toISOString(),
-    };
     await bench.store.runs.beat(other, new Date().toISOString());
     const lease = await bench.store.runs.acquirePushLease('hill/teams', other.id, new Date().toISOString());
     if (!lease.acquired) throw new Error('the test could not take the lease');
@@ -75,5 +79,34 @@ describe('pushes of one target', () => {
     const [result] = await p.pushing;
     expect(result!.status).toBe('succeeded');
     expect(await pushRuns(bench)).toBe(before + 1);
+  }, 60_000);
+
+  /** A target of its own, not yet pushed: a push of it has everything to write. */
+  const stalledTarget = () => ({ ...school, targets: school.targets.map((t) => ({ ...t, id: 'stalled' })) });
+  const state = async () => ({
+    calendars: await bench.store.push.listPushCalendars('hill', 'stalled'),
+    mappings: await bench.store.push.listPushMappings('hill', 'stalled'),
+  });
+
+  it.fails("writes none of the target's calendars or mappings once another process took the lease", async () => {
+    const arrived = Promise.withResolvers<void>();
+    const woken = Promise.withResolvers<void>();
+    fake.knobs.holds = [{ match: /./, reached: () => arrived.resolve(), release: woken.promise }];
+    const a = pushSchool({ store: bench.store, school: stalledTarget(), now: bench.now }).then(
+      (r) => ({ result: r, error: null }),
+      (error: unknown) => ({ result: null, error }),
+    );
+    await arrived.promise;
+    fake.knobs.holds = [];
+    await bench.store.runs.beat(processOwner(), new Date(Date.now() - OWNER_SILENT_MS - 1_000).toISOString());
+    await bench.store.runs.beat(other, new Date().toISOString());
+    const lease = await bench.store.runs.acquirePushLease('hill/stalled', other.id, new Date().toISOString());
+    expect(lease.acquired).toBe(true);
+    const before = await state();
+    woken.resolve();
+    const ended = await a;
+    expect(before.calendars).toEqual([]);
+    expect(await state()).toEqual(before);
+    expect(ended.result?.[0]?.status).not.toBe('succeeded');
   }, 60_000);
 });
