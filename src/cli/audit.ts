@@ -2,15 +2,22 @@
 // ended), newest first, read from the store. Times in the school's zone; every text field made terminal-safe
 // (e-mail addresses come from identity providers, names from upstream).
 
-import { personProblem, teamProblem, templateProblem } from '../identity/audit-filters.ts';
+import {
+  ACTION_LABELS,
+  actionProblem,
+  isAuditAction,
+  personProblem,
+  teamProblem,
+  templateProblem,
+} from '../identity/audit-filters.ts';
 import { templateNames } from '../rosters/template.ts';
 import type { AuditRecord, Store } from '../store/types.ts';
 import { columns, printJson, printLines, terminalSafe } from '../terminal.ts';
 import { localClock, offsetMinutes } from '../util/time-zone.ts';
 import { defineCommand, EXIT, idOption, numberOption, UsageError, withStore } from './command.ts';
 
-const USAGE = `usage: rostercal audit [--since ISO] [--person EMAIL] [--team ID] [--template NAME] [--school ID]
-                      [--limit N] [--json]
+const USAGE = `usage: rostercal audit [--since ISO] [--person EMAIL] [--action WHAT] [--team ID] [--template NAME]
+                      [--school ID] [--limit N] [--json]
 
 The audit log, newest first: when (school time), what, who (an e-mail address, or "admin token"), school,
 team, session, template, client address. Kept for auth.auditRetentionDays (default 400 days).
@@ -18,6 +25,8 @@ team, session, template, client address. Kept for auth.auditRetentionDays (defau
                      a date or time without an offset is UTC)
   --person EMAIL     only this person: a member of staff's e-mail address (case-insensitive), "admin token",
                      or another "who" the log shows ("command line (root)"); one that matches nothing is refused
+  --action WHAT      only this kind of record (what /admin/audit calls "What happened"):
+${actionList()}
   --team ID          only this team (a team of the school, or one the log names)
   --template NAME    only downloads of this roster template (rostercal roster --templates lists them)
   --school ID        only this school
@@ -29,12 +38,20 @@ Exit status: 0 done, 2 bad usage or configuration.`;
 
 const PAGE = 5_000;
 
+/** The actions --action takes, as the usage lists them: the same list as the page's. */
+function actionList(): string {
+  return Object.entries(ACTION_LABELS)
+    .map(([action, label]) => `                       ${action.padEnd(26)}${label}`)
+    .join('\n');
+}
+
 export const run = defineCommand({
   name: 'audit',
   usage: USAGE,
   options: {
     since: { type: 'string' },
     person: { type: 'string' },
+    action: { type: 'string' },
     team: { type: 'string' },
     template: { type: 'string' },
     school: { type: 'string' },
@@ -69,6 +86,7 @@ export const run = defineCommand({
         const page = await store.access.listAudit({
           ...(since !== undefined ? { since } : {}),
           ...(values.person !== undefined ? { actor: values.person } : {}),
+          ...(values.action !== undefined && isAuditAction(values.action) ? { action: values.action } : {}),
           ...(teamId !== undefined ? { teamId } : {}),
           ...(values.template !== undefined ? { template: values.template } : {}),
           ...(values.school !== undefined ? { schoolId: values.school } : {}),
@@ -120,7 +138,7 @@ export const run = defineCommand({
 async function knownFilters(
   store: Pick<Store, 'access' | 'records'>,
   schools: readonly string[],
-  values: { person?: string | undefined; template?: string | undefined },
+  values: { person?: string | undefined; action?: string | undefined; template?: string | undefined },
   teamId: number | undefined,
   dir: string | null | undefined,
 ): Promise<void> {
@@ -128,6 +146,10 @@ async function knownFilters(
   const refuse = (flag: string, problem: string | null) => {
     if (problem) throw new UsageError(`${flag}: ${terminalSafe(problem)}`);
   };
+  if (values.action !== undefined) {
+    const problem = actionProblem(values.action);
+    refuse('--action', problem && `${problem} (${Object.keys(ACTION_LABELS).join(', ')})`);
+  }
   if (values.person !== undefined)
     refuse('--person', await personProblem(store, schools, values.person, all));
   if (teamId !== undefined) {

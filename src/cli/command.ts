@@ -49,7 +49,7 @@ export function defineCommand<O extends ParseArgsOptionsConfig>(spec: CommandSpe
     let parsed: { values: Values<O> & { help?: boolean }; positionals: string[] };
     try {
       parsed = parseArgs({
-        args: argv,
+        args: negativeValuesJoined(argv, spec.options),
         strict: true,
         allowPositionals: spec.positionals ?? false,
         options: { ...spec.options, help: { type: 'boolean', short: 'h' } },
@@ -79,6 +79,25 @@ export function defineCommand<O extends ParseArgsOptionsConfig>(spec: CommandSpe
       return reportError(prefix, err, usage);
     }
   };
+}
+
+/**
+ * `--team -1` as `--team=-1`: node's parseArgs takes a value that starts with '-' for an option of its own and
+ * refuses it as "ambiguous", so the option's own check (numberOption, idOption: "must be a whole number ≥ 1, got
+ * "-1"") never got to say what is wrong. Only a number after an option that takes a value is joined.
+ */
+function negativeValuesJoined(argv: readonly string[], options: ParseArgsOptionsConfig): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    const next = argv[i + 1];
+    const name = arg.startsWith('--') && !arg.includes('=') ? arg.slice(2) : null;
+    if (name && options[name]?.type === 'string' && next !== undefined && /^-\d/.test(next)) {
+      out.push(`${arg}=${next}`);
+      i++;
+    } else out.push(arg);
+  }
+  return out;
 }
 
 /** The message and exit code of an error that ended a command. */

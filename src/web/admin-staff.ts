@@ -8,11 +8,18 @@ import type { PushTargetConfig } from '../config/push-targets.ts';
 import { type FeedDef, getFeedDef } from '../feeds/feed-defs.ts';
 import type { FeedTokens } from '../feeds/tokens.ts';
 import { FeedTrustError, isFeedScope, RotationFailedError, untilEveryServerKnows } from '../feeds/tokens.ts';
-import { personProblem, teamProblem, templateProblem } from '../identity/audit-filters.ts';
+import {
+  ACTION_LABELS,
+  actionProblem,
+  isAuditAction,
+  personProblem,
+  teamProblem,
+  templateProblem,
+} from '../identity/audit-filters.ts';
 import { type Logger, scrubSecrets } from '../log.ts';
 import { closeLiveGoogleCalendars, describeClosed, publicTargetsFor } from '../push/live-rotation.ts';
 import { templateNames } from '../rosters/template.ts';
-import type { AuditAction, AuditQuery, AuditRecord, FeedScope, SchoolId, Store } from '../store/types.ts';
+import type { AuditQuery, AuditRecord, FeedScope, SchoolId, Store } from '../store/types.ts';
 import { html, join, type SafeHtml } from '../util/html.ts';
 import { zoneAbbreviation } from '../util/time-zone.ts';
 import { ASSETS } from './assets.ts';
@@ -183,28 +190,6 @@ async function auditRows(
   });
 }
 
-/** Every action the log records, as the filter offers it (a Record: a new action cannot be left out). */
-const ACTION_LABELS: Record<AuditAction, string> = {
-  roster: 'roster downloaded',
-  'roster-refused': 'roster refused',
-  'session-roster': 'session page opened',
-  'session-medical-contacts': 'medical or contact details viewed',
-  'my-teams': 'My teams opened (who is out)',
-  'feed-rotate': 'calendar link replaced',
-  'feeds-accept-store': 'feed secret accepted',
-  'sign-in': 'signed in',
-  'sign-in-refused': 'sign-in refused',
-  'sign-out': 'signed out',
-  'sessions-ended': 'sessions ended',
-  'absence-report': 'absence reported by a family',
-  'absence-undo': 'absence withdrawn by a family',
-  'absence-refused': 'family absence refused',
-};
-
-function isAuditAction(v: string): v is AuditAction {
-  return Object.hasOwn(ACTION_LABELS, v);
-}
-
 function actionOptions(selected: string): SafeHtml[] {
   return [
     html`<option value="">anything</option>`,
@@ -235,7 +220,7 @@ async function filterProblems(
   const mine = new Set(schools);
   const visible = (r: AuditRecord) => r.schoolId === null || mine.has(r.schoolId);
   const found: Partial<Record<keyof AuditFilters, string | null>> = {};
-  if (f.actionText && !isAuditAction(f.actionText))
+  if (f.actionText && actionProblem(f.actionText))
     found.actionText = `“${f.actionText}” is not an action the audit log records: choose one under What happened.`;
   if (f.person) found.person = await personProblem(opts.store, schools, f.person, visible);
   if (f.teamText && !/^\d+$/.test(f.teamText))

@@ -167,7 +167,42 @@ describe('a filter that can match nothing is a usage error, not an empty log', (
     );
     const cli = rostercal(['audit', '--person', 'command line (ops)'], env);
     expect(await cli.exit, cli.output()).toBe(0);
-    expect(cli.stdout().trimEnd().split('\n')).toHaveLength(2);
+    expect(cli.stdout().trimEnd().split('\n')).toHaveLength(2); // One of those shapes that no record names yet: said so, not "is not an e-mail address … such as" itself.
+    const none = rostercal(['audit', '--person', 'command line (root)'], env);
+    expect(await none.exit, none.output()).toBe(2);
+    expect(none.stderr()).toContain('--person: no audit record names "command line (root)" yet');
+    expect(none.stderr()).not.toContain('is not an e-mail address');
+  });
+
+  it('--action filters by what happened, refusing one the log does not record (exit 2)', async () => {
+    await ts.store.access.appendAudit(
+      record({ at: '2026-11-25T00:00:00.000Z', action: 'feed-rotate', actor: 'admin token', template: null }),
+    );
+    const rotations = rostercal(['audit', '--action', 'feed-rotate', '--json'], env);
+    expect(await rotations.exit, rotations.output()).toBe(0);
+    const rows = JSON.parse(rotations.stdout()) as AuditRecord[];
+    expect(rows.length).toBeGreaterThan(0);
+    expect(rows.every((r) => r.action === 'feed-rotate')).toBe(true);
+    const bad = rostercal(['audit', '--action', 'rotate'], env);
+    expect(await bad.exit, bad.output()).toBe(2);
+    expect(bad.stderr()).toContain(
+      'rostercal audit: --action: "rotate" is not an action the audit log records',
+    );
+    expect(bad.stderr()).toContain('feed-rotate');
+    expect(bad.stdout()).toBe('');
+  });
+
+  it("a negative --team or --limit is told by the tool's own message (exit 2), not node's", async () => {
+    for (const [flag, says] of [
+      ['--team', '--team must be a whole number'],
+      ['--limit', '--limit must be a whole number'],
+    ] as const) {
+      const r = rostercal(['audit', flag, '-5'], env);
+      expect(await r.exit, r.output()).toBe(2);
+      expect(r.stderr()).toContain(`${says}`);
+      expect(r.stderr()).toContain('got "-5"');
+      expect(r.stderr()).not.toContain('ambiguous');
+    }
   });
 
   it('--team names a team of the school or one the log holds; --since a real date', async () => {

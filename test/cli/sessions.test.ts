@@ -76,5 +76,10 @@ describe('rostercal sessions', () => {
     const days = await runRostercal(['sessions', '--team', String(team.id), '--days', '0'], school.env);
     expect(days.code).toBe(2);
     expect(days.stderr).toContain('--days must be a whole number');
+    // A negative number is the option's value, told by the tool, not node's "argument is ambiguous".
+    const negative = await runRostercal(['sessions', '--team', String(team.id), '--days', '-1'], school.env);
+    expect(negative.code).toBe(2);
+    expect(negative.stderr).toContain('--days must be a whole number from 1 to 3660, got "-1"');
+    expect(negative.stderr).not.toContain('ambiguous');
   });
 });
