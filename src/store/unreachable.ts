@@ -21,6 +21,12 @@ const NET_CODES = new Set([
 const PG_MESSAGES =
   /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed and is not queryable|Cannot use a pool after calling end/;
 
+/**
+ * StoreUnreachableError's own opening words: an error that crossed from a render thread was structured-cloned into
+ * a plain Error (its class and cause gone, its message kept).
+ */
+const OWN_WORDS = 'the store cannot be reached: ';
+
 /** SQLite's SQLITE_CANTOPEN (14): the file (or its directory) is gone from under a running process. */
 const SQLITE_CANTOPEN = 14;
 
@@ -34,7 +40,8 @@ export function isStoreUnreachable(err: unknown): boolean {
     if (e instanceof StoreUnreachableError) return true;
     if (typeof e.code === 'string' && (PG_CODES.has(e.code) || NET_CODES.has(e.code))) return true;
     if (typeof e.errcode === 'number' && (e.errcode & 0xff) === SQLITE_CANTOPEN) return true;
-    if (typeof e.message === 'string' && PG_MESSAGES.test(e.message)) return true;
+    if (typeof e.message === 'string' && (PG_MESSAGES.test(e.message) || e.message.startsWith(OWN_WORDS)))
+      return true;
     // AggregateError (a host with several addresses, each refused) and wrapped causes.
     const inner = (e as { errors?: unknown[] }).errors?.[0] ?? e.cause;
     e = inner as typeof e;
@@ -48,7 +55,7 @@ export function isStoreUnreachable(err: unknown): boolean {
  */
 export class StoreUnreachableError extends Error {
   constructor(cause: unknown) {
-    super(`the store cannot be reached: ${cause instanceof Error ? cause.message : String(cause)}`, {
+    super(`${OWN_WORDS}${cause instanceof Error ? cause.message : String(cause)}`, {
       cause,
     });
     this.name = 'StoreUnreachableError';

@@ -103,6 +103,7 @@ export function healthRoutes(
     try {
       feeds = Object.fromEntries((await opts.feedProblems?.()) ?? []);
       await opts.store.ping();
+      opts.storeTrouble?.reached();
       for (const school of await opts.store.records.listSchools()) {
         const runs = await opts.store.runs.listRuns(school.id, { limit: RUNS_LOOKED_AT });
         const problem =

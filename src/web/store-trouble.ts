@@ -3,6 +3,7 @@
 // waits on a write: a request whose render could not be stored is answered from memory, and the refusal is
 // told here, so that readiness says so at once instead of when the last success has grown old.
 import { scrubSecrets } from '../log.ts';
+import { isStoreUnreachable } from '../store/unreachable.ts';
 
 /** How often the store's pages are all read again (SQLite quick_check). */
 const INTEGRITY_EVERY_MS = 5 * 60_000;
@@ -31,7 +32,7 @@ export class StoreTrouble {
   readonly #opts: StoreTroubleOptions;
   readonly #now: () => Date;
   /** By kind of write: the first refusal of the current streak and the latest error. */
-  readonly #writes = new Map<string, { since: string; error: string }>();
+  readonly #writes = new Map<string, { since: string; error: string; unreachable: boolean }>();
   #integrity: { at: number; damage: string | null } | null = null;
   #checking: Promise<string | null> | null = null;
   /** A request met damage while a check was under way (it may have read the pages before): check again. */
@@ -52,8 +53,21 @@ export class StoreTrouble {
       return false;
     }
     const known = this.#writes.get(kind);
-    this.#writes.set(kind, { since: known?.since ?? this.#now().toISOString(), error: words(err) });
+    this.#writes.set(kind, {
+      since: known?.since ?? this.#now().toISOString(),
+      error: words(err),
+      unreachable: isStoreUnreachable(err),
+    });
     return !known;
+  }
+
+  /**
+   * The store answered again: a write it refused only because it could not be reached says nothing any more. Else
+   * a replica healed from an outage stayed unready until a write of that kind happened to be made again (a render
+   * is stored only when something changed: seen over 30 s after the database was back).
+   */
+  reached(): void {
+    for (const [kind, w] of this.#writes) if (w.unreachable) this.#writes.delete(kind);
   }
 
   /** The writes the store refuses, one line each: `<kind> cannot be stored since <when>: <error>`. */

@@ -63,4 +63,15 @@ describe('isStoreUnreachable', () => {
     expect(isStoreUnreachable(sqliteErr)).toBe(false);
     expect(isStoreUnreachable(new TypeError('x is undefined'))).toBe(false);
   });
+
+  it('its own error still says so after crossing from a render thread (structured clone keeps only the message)', async () => {
+    const { MessageChannel } = await import('node:worker_threads');
+    const { port1, port2 } = new MessageChannel();
+    const crossed = new Promise<unknown>((r) => port2.once('message', r));
+    port1.postMessage(new StoreUnreachableError(new Error('the database did not answer a read within 4 s')));
+    const err = await crossed;
+    port1.close();
+    expect(err).not.toBeInstanceOf(StoreUnreachableError);
+    expect(isStoreUnreachable(err)).toBe(true);
+  });
 });

@@ -2,7 +2,9 @@
 // kind, from the first refusal of the streak; damage met by a request said at once and checked again; a real
 // SQLite store's integrity check behind it. Errors are real ones: a write to a read-only SQLite file, a read of a
 // file that is not a database.
+import { once } from 'node:events';
 import { writeFileSync } from 'node:fs';
+import { type AddressInfo, connect, createServer } from 'node:net';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -88,6 +90,22 @@ describe('StoreTrouble', () => {
     await new Promise((r) => setTimeout(r, 50));
     expect(checks).toBe(2);
     expect(await t.damage()).toBe('page 7: btree corrupt');
+  });
+
+  it('a write refused because the store could not be reached is forgotten once it answers; a refusal of its own is not', async () => {
+    // A real refusal to connect: nothing listens on a port just closed.
+    const server = createServer().listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const { port } = server.address() as AddressInfo;
+    await new Promise((r) => server.close(r));
+    const socket = connect(port, '127.0.0.1');
+    const [refused] = (await once(socket, 'error')) as [unknown];
+    const t = new StoreTrouble({ checkIntegrity: async () => null });
+    t.write('feed renders', refused);
+    t.write('absence reports', readOnlyError);
+    expect(t.writeProblems()).toHaveLength(2);
+    t.reached();
+    expect(t.writeProblems()).toEqual([expect.stringMatching(/^absence reports cannot be stored since /)]);
   });
 
   it('a check that itself fails is said as damage, not thrown', async () => {
