@@ -13,7 +13,7 @@ import {
 import { templateNames } from '../rosters/template.ts';
 import type { AuditRecord, Store } from '../store/types.ts';
 import { columns, printJson, printLines, terminalSafe } from '../terminal.ts';
-import { localClock, offsetMinutes } from '../util/time-zone.ts';
+import { localClock, offsetMinutes, realDay } from '../util/time-zone.ts';
 import { defineCommand, EXIT, idOption, numberOption, UsageError, withStore } from './command.ts';
 
 const USAGE = `usage: rostercal audit [--since ISO] [--person EMAIL] [--action WHAT] [--team ID] [--template NAME]
@@ -176,13 +176,6 @@ function parseSince(text: string): string {
   if (!Number.isFinite(ms) || !realDay(text.trim().slice(0, 10)))
     throw new UsageError(`--since is not a real date: ${JSON.stringify(terminalSafe(text))}`);
   return new Date(ms).toISOString();
-}
-
-/** Date.parse rolls 30 February over to 2 March: the day written must be a day of that month. */
-function realDay(ymd: string): boolean {
-  const [y, m, d] = ymd.split('-').map(Number) as [number, number, number];
-  const day = new Date(Date.UTC(y, m - 1, d));
-  return day.getUTCMonth() === m - 1 && day.getUTCDate() === d;
 }
 
 const pad = (n: number) => String(n).padStart(2, '0');

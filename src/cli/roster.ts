@@ -20,7 +20,7 @@ import {
 import type { RosterTemplate } from '../rosters/template.ts';
 import type { Store } from '../store/index.ts';
 import { printError, printLines } from '../terminal.ts';
-import { hourMinute } from '../util/time-zone.ts';
+import { daysInMonth, hourMinute } from '../util/time-zone.ts';
 import { defineCommand, EXIT, idOption, UsageError, withStore } from './command.ts';
 
 const USAGE = `usage: rostercal roster --team ID [--session ID] [--template NAME] [--school ID] -o FILE.pdf
@@ -206,10 +206,19 @@ export const run = defineCommand({
 
 function dayOption(text: string): { year: number; month: number; day: number } {
   const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text);
-  const [year, month, day] = m ? [Number(m[1]), Number(m[2]), Number(m[3])] : [0, 0, 0];
-  const d = new Date(Date.UTC(year, month - 1, day));
-  if (!m || d.getUTCMonth() !== month - 1 || d.getUTCDate() !== day)
+  if (!m)
     throw new UsageError(`--date must be a day as YYYY-MM-DD, like 2026-12-02 (got "${text.slice(0, 40)}")`);
+  const [year, month, day] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  // In the form asked for, but no such day: saying "must be YYYY-MM-DD" of it would contradict what they see.
+  const days = daysInMonth(year, month);
+  if (!days) throw new UsageError(`--date is not a real date: "${text}" (there is no month ${m[2]})`);
+  if (day < 1 || day > days) {
+    const name = new Date(Date.UTC(year, month - 1, 1)).toLocaleString('en', {
+      month: 'long',
+      timeZone: 'UTC',
+    });
+    throw new UsageError(`--date is not a real date: "${text}" (${name} ${year} has ${days} days)`);
+  }
   return { year, month, day };
 }
 

@@ -222,3 +222,15 @@ export function wallTimeRange(
   const at = (t: number) => (marked ? `${format(t)} ${zoneAbbreviation(t, timeZone)}` : format(t));
   return `${at(startMs)}\u2013${at(endMs)}`;
 }
+
+/** How many days the month has (1-12) in that year; 0 for a month that does not exist. */
+export function daysInMonth(year: number, month: number): number {
+  if (!Number.isInteger(month) || month < 1 || month > 12) return 0;
+  return new Date(Date.UTC(year, month, 0)).getUTCDate();
+}
+
+/** Whether a written `YYYY-MM-DD` is a day of the calendar (Date.parse rolls 30 February over to 2 March). */
+export function realDay(ymd: string): boolean {
+  const [y, m, d] = ymd.split('-').map(Number) as [number, number, number];
+  return Number.isInteger(d) && d >= 1 && d <= daysInMonth(y, m);
+}

@@ -66,7 +66,12 @@ describe('rostercal roster', () => {
     expect(noOut.stderr).toContain('say where the PDF goes: -o FILE.pdf');
     const date = await runRostercal(['roster', '--date', '2026-02-30', '-o', school.dir], school.env);
     expect(date.code).toBe(2);
-    expect(date.stderr).toContain('--date must be a day as YYYY-MM-DD, like 2026-12-02 (got "2026-02-30")');
+    // In the form asked for, but no such day: said so, not "must be a day as YYYY-MM-DD".
+    expect(date.stderr).toContain('--date is not a real date: "2026-02-30" (February 2026 has 28 days)');
+    expect(date.stderr).not.toContain('must be a day as YYYY-MM-DD');
+    const form = await runRostercal(['roster', '--date', '30/02/2026', '-o', school.dir], school.env);
+    expect(form.code).toBe(2);
+    expect(form.stderr).toContain('--date must be a day as YYYY-MM-DD, like 2026-12-02 (got "30/02/2026")');
     const all = await runRostercal(['roster', '--all', '-o', '-'], school.env);
     expect(all.code).toBe(2);
     expect(all.stderr).toContain('--all writes one file per team: -o must be a directory');
