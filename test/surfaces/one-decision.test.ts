@@ -277,7 +277,10 @@ describe('every surface says what the decision says', () => {
       const items =
         page.body.match(new RegExp(`<li data-session="${ids.get(f.kind)!}">[\\s\\S]*?</li>`, 'g')) ?? [];
       const labels = items.flatMap((li) =>
-        [...li.matchAll(/>(?:Attendance|Match-day) sheet · ([^<]*)</g)].map((m) => m[1]!),
+        // The label's words, whatever spans hold them (the day and time are kept on one line by one).
+        [...li.matchAll(/>(?:Attendance|Match-day) sheet · ([\s\S]*?)<\/a>/g)].map((m) =>
+          m[1]!.replace(/<[^>]*>/g, ''),
+        ),
       );
       if (d.cancelled) expect(labels, `/staff ${f.kind}: no sheet`).toEqual([]);
       else {
