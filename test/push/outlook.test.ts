@@ -323,7 +323,10 @@ describe('Outlook push', () => {
     const raw = targetRaw('stalled', 'staff', {});
     // 2 s, not less: on a loaded CI host an answered request took over 0.5 s, timed out, went again, and the whole
     // push ran past the test's 30 s.
-    Object.assign(raw.outlook as Record<string, unknown>, { calendarName: 'Stalled', requestTimeoutMs: 2000 });
+    Object.assign(raw.outlook as Record<string, unknown>, {
+      calendarName: 'Stalled',
+      requestTimeoutMs: 2000,
+    });
     const target = parseTargets([raw], 'targets', { TEST_GRAPH_SECRET: 'graph-secret' })[0]!;
     const want = await expectedCalendars(bench, 'hill', target, good());
     const total = [...want.values()].reduce((n, m) => n + m.size, 0);
