@@ -6,7 +6,9 @@
 //   exit 2  usage or configuration: a bad option or argument, or a ConfigError from any command
 import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
 import { type Config, ConfigError, loadConfig } from '../config.ts';
-import { openStoreFor, type Store } from '../store/index.ts';
+import { storeErrorText } from '../log-text.ts';
+import { openStoreFor, type Store, storeWhere } from '../store/index.ts';
+import { isStoreUnreachable } from '../store/unreachable.ts';
 import { ownLines, printError, printLines } from '../terminal.ts';
 
 export const EXIT = { ok: 0, failure: 1, usage: 2 } as const;
@@ -168,12 +170,23 @@ export function idOption(
   return n;
 }
 
-/** Opens the configured store, runs `fn`, closes the store. */
+/**
+ * Opens the configured store, runs `fn`, closes the store. A store that cannot be reached (a server gone, a
+ * connection cut) is named in the message: pg's own words ("Connection terminated unexpectedly", "read
+ * ECONNRESET") do not say what was being reached.
+ */
 export async function withStore<T>(config: Config, fn: (store: Store) => Promise<T>): Promise<T> {
-  const store = await openStoreFor(config);
   try {
-    return await fn(store);
-  } finally {
-    await store.close();
+    const store = await openStoreFor(config);
+    try {
+      return await fn(store);
+    } finally {
+      await store.close();
+    }
+  } catch (err) {
+    if (!isStoreUnreachable(err) || /\bthe database\b/.test(String((err as Error)?.message))) throw err;
+    throw new Error(`the database (${storeWhere(config)}) cannot be reached: ${storeErrorText(err)}`, {
+      cause: err,
+    });
   }
 }

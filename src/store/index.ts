@@ -67,6 +67,25 @@ export function openStoreFor(
   });
 }
 
+/**
+ * The database a configuration names as an operator may read it: `PostgreSQL at host:port/name` (never the URL,
+ * which carries the password) or `SQLite at <file>`.
+ */
+export function storeWhere(cfg: { databaseUrl?: string | undefined; dataDir: string }): string {
+  return cfg.databaseUrl ? `PostgreSQL at ${postgresWhere(cfg.databaseUrl)}` : `SQLite at ${sqlitePath(cfg)}`;
+}
+
+/** A PostgreSQL URL's host, port and database name, without its user and password. */
+function postgresWhere(url: string): string {
+  try {
+    const u = new URL(url);
+    const name = decodeURIComponent(u.pathname.replace(/^\//, ''));
+    return `${u.hostname}:${u.port || 5432}${name ? `/${name}` : ''}`;
+  } catch {
+    return 'its address';
+  }
+}
+
 /** Where the SQLite file lives for these options. */
 export function sqlitePath(opts: { dataDir?: string; file?: string }): string {
   return resolve(opts.file ?? join(opts.dataDir ?? './data', 'rostercal.sqlite'));
@@ -256,14 +275,7 @@ async function openPostgres(url: string, max: number): Promise<SqlStore> {
   // A checked-out client whose session the server ends (restart, pg_terminate_backend) emits 'error' besides
   // failing its query; unheard, that event would end the process instead of one request.
   pool.on('connect', (client) => client.on('error', () => {}));
-  const where = (() => {
-    try {
-      const u = new URL(url);
-      return `${u.hostname}:${u.port || 5432}`;
-    } catch {
-      return 'its address';
-    }
-  })();
+  const where = postgresWhere(url);
   const deadline = new ReadDeadline(PG_READ_DEADLINE_MS, where);
   const bounded = await copyingPool(pool, deadline);
   const connect = bounded.connect;

@@ -1,5 +1,7 @@
 // `rostercal status` as a child process, on the SQLite store a real `rostercal sync` filled from the sandbox over
 // HTTP: the school, its runs and jobs in the school's time zone, --json, and usage errors that name the option.
+import { once } from 'node:events';
+import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectNoSecrets, runRostercal } from '../support/cli.ts';
 import { type PulledSchool, schoolPulledByCli } from '../support/pulled-school.ts';
@@ -51,5 +53,27 @@ describe('rostercal status', () => {
     const runs = await runRostercal(['status', '--runs', '0'], school.env);
     expect(runs.code).toBe(2);
     expect(runs.stderr).toContain('--runs must be a whole number ≥ 1, got "0"');
+  });
+
+  it('a database that cuts the connection is named (host, port, database; never the password), exit 1', async () => {
+    // A server that takes the connection and ends it once the client speaks: pg's "Connection terminated
+    // unexpectedly", which alone does not say what was being reached.
+    const cut = createServer((socket) => socket.once('data', () => socket.destroy()));
+    cut.listen(0, '127.0.0.1');
+    await once(cut, 'listening');
+    const { port } = cut.address() as { port: number };
+    try {
+      const url = `postgres://rostercal:s3cret-pw@127.0.0.1:${port}/rostercal`;
+      const r = await runRostercal(['status'], { ...school.env, DATABASE_URL: url });
+      expect(r.code, r.stderr).toBe(1);
+      expect(r.stderr).toContain(
+        `rostercal status: the database (PostgreSQL at 127.0.0.1:${port}/rostercal)`,
+      );
+      expect(r.stderr).not.toContain('s3cret-pw');
+      expect(r.stderr).not.toContain(url);
+      expectNoSecrets(r.stdout + r.stderr, 's3cret-pw');
+    } finally {
+      cut.close();
+    }
   });
 });
