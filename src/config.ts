@@ -23,7 +23,7 @@ import {
   resolveAuth,
   withOidcFromEnv,
 } from './identity/settings.ts';
-import { LOG_LEVELS, type LogLevel, scrubSecrets } from './log-text.ts';
+import { LOG_LEVELS, type LogLevel, rememberSecrets, scrubSecrets } from './log-text.ts';
 import { editDistance } from './util/edit-distance.ts';
 import { isKnownTimeZone } from './util/time-zone.ts';
 import { didYouMean, isAbbreviation } from './util/time-zone-suggest.ts';
@@ -517,19 +517,29 @@ function finish(raw: ParsedConfig, source: Config['source'], env: NodeJS.Process
   const publicUrl = (parsed.publicUrl ?? `http://localhost:${parsed.port}`).replace(/\/+$/, '');
   const warnings: string[] = [];
   const clock = sandboxNow(env, parsed.schools, DEMO_SANDBOX.token);
+
   if ('problem' in clock) throw configError([clock.problem], where);
   // A default is defensible for trying rostercal on one machine, so this warns rather than refuses.
   if (parsed.publicUrl === undefined && source.kind !== 'demo')
     warnings.push(
       `PUBLIC_URL is not set${source.kind === 'file' ? ' (nor publicUrl in the config file)' : ''}: every link rostercal hands out (feed URLs, subscribe pages, links in pushed events) points at ${publicUrl}, which only this machine can reach. Set it to the address families and staff use, e.g. https://calendars.example.org`,
     );
+  const runtime = runtimeSettings(env);
+  // Every text scrubbed from here on cuts these out, whatever they look like (log-text.ts).
+  rememberSecrets([
+    runtime.adminToken,
+    runtime.metricsToken,
+    runtime.feedSecret,
+    parsed.auth.oidc?.clientSecret,
+    ...parsed.schools.map((s) => s.upstream.token),
+  ]);
   return {
     ...parsed,
     publicUrl,
     publicUrlGiven: parsed.publicUrl !== undefined,
     warnings,
     source,
-    ...runtimeSettings(env),
+    ...runtime,
     sandboxNow: clock.now,
   };
 }

@@ -65,16 +65,32 @@ const CAPABILITY_PATH = /(\/(?:feeds?|family)\/)([A-Za-z0-9_-]{16,})/g;
 const MAYBE_SECRET =
   /bearer|basic|token|secret|key|passw|code=|sig|ya29|eyJ|\/(?:feeds?|family)\/[\w-]{16}|1(?:\/\/|%2F%2F)|-----BEGIN|MII/i;
 
+/** The configuration's own secrets, as loaded (rememberSecrets). */
+const KNOWN_SECRETS = new Set<string>();
+/** Shorter values are not remembered: cutting them out of every text would cut ordinary words too. */
+const KNOWN_MIN = 8;
+
 /**
- * Masks secrets inside free text: `Bearer …`/`Basic …` credentials (as providers echo an Authorization header
+ * The configuration's secrets (ADMIN_TOKEN, FEED_SECRET, the upstream tokens…): scrubSecrets cuts each out of any
+ * text, whatever its shape and whatever precedes it, so a secret that reads like a word ("FEED_SECRET:
+ * correcthorse…", which prose would keep) still never reaches a line.
+ */
+export function rememberSecrets(values: Iterable<string | null | undefined>): void {
+  for (const v of values) if (v && v.length >= KNOWN_MIN) KNOWN_SECRETS.add(v);
+}
+
+/**
+ * Masks secrets inside free text: the configuration's own (rememberSecrets), `Bearer …`/`Basic …` credentials (as providers echo an Authorization header
  * back in their error text), `token=…` query values, fields that name a secret (`"access_token": "…"`,
  * `"clientSecret":"…"`, `client_secret=…`, also escaped inside a JSON string), PEM private keys and DER key
  * bodies, Google access (`ya29.…`) and refresh (`1//…`) tokens, JWTs, and capability paths `/feeds/<token>`,
  * `/family/<token>`. Used on every log line and on every error a run records.
  */
 export function scrubSecrets(text: string): string {
-  if (!MAYBE_SECRET.test(text)) return text;
-  return text
+  let known = text;
+  for (const secret of KNOWN_SECRETS) if (known.includes(secret)) known = known.split(secret).join(CENSOR);
+  if (!MAYBE_SECRET.test(known)) return known;
+  return known
     .replace(PRIVATE_KEY, `-----BEGIN $1-----${CENSOR}`)
     .replace(DER_BODY, CENSOR)
     .replace(BEARER, (m, scheme: string, gap: string, value: string) =>

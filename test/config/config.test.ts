@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, describeConfig, loadConfig } from '../../src/config.ts';
+import { scrubSecrets } from '../../src/log-text.ts';
 import { rostercal } from '../support/cli.ts';
 
 let dir: string;
@@ -72,6 +73,18 @@ describe('config file', () => {
         google: { auth: { kind: 'token', accessToken: 'ya29.static' } },
       },
     ]);
+  });
+
+  it("cuts the configuration's own secrets out of any scrubbed text, even one that reads like a word", async () => {
+    const file = await fileWith({ schools: [goodSchool] });
+    const feedSecret = 'correcthorsebatterystaplecorrecthorse';
+    await loadConfig({ ROSTERCAL_CONFIG: file, NORTH_TOKEN: 'plainwordtokenvalue', FEED_SECRET: feedSecret });
+    // Prose after a name keeps its words (log-text isProse), but never the configured value itself.
+    expect(scrubSecrets(`FEED_SECRET: ${feedSecret} was set`)).toBe('FEED_SECRET: [redacted] was set');
+    expect(scrubSecrets('the upstream said plainwordtokenvalue is wrong')).toBe(
+      'the upstream said [redacted] is wrong',
+    );
+    expect(scrubSecrets('FEED_SECRET: neither the database')).toBe('FEED_SECRET: neither the database');
   });
 
   it('takes deployment settings from the environment over the file', async () => {
