@@ -6,6 +6,7 @@
 import { workerData } from 'node:worker_threads';
 import { openStore } from '../store/index.ts';
 import type { Store } from '../store/types.ts';
+import { isStoreUnreachable } from '../store/unreachable.ts';
 import { lowerThisThreadsPriority } from '../util/thread-priority.ts';
 import { FeedService } from './feed-service.ts';
 import { IDLE_MS, type PassOutcome, type PassTask, type RenderStore } from './school-renderer.ts';
@@ -51,7 +52,7 @@ export default async function renderPass({ job, port }: PassTask): Promise<PassO
     });
     return { type: 'done', result: await feeds.renderSchool(job.schoolId, job.opts) };
   } catch (err) {
-    return { type: 'failed', message: message(err) };
+    return { type: 'failed', message: message(err), unreachable: isStoreUnreachable(err) };
   } finally {
     port.close();
     idle = setTimeout(() => void closeStore(), IDLE_MS / 2);

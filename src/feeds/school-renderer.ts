@@ -26,6 +26,7 @@ import type { EventTemplates } from '../calendar/templates.ts';
 import type { Id } from '../domain/types.ts';
 import type { OpenStoreOptions } from '../store/index.ts';
 import type { SchoolId } from '../store/types.ts';
+import { StoreUnreachableError } from '../store/unreachable.ts';
 import type { FeedRenderObserver, FeedService, FeedWindow } from './feed-service.ts';
 import type { RenderSchoolResult } from './school-rerender.ts';
 
@@ -61,7 +62,8 @@ export interface PassTask {
 /** How a pass ended on its thread; `unable`: the thread's store did not open, so the pass is worth doing here. */
 export type PassOutcome =
   | { type: 'done'; result: RenderSchoolResult }
-  | { type: 'failed'; message: string }
+  /** unreachable: the store could not be reached (the class of the error does not cross the thread). */
+  | { type: 'failed'; message: string; unreachable: boolean }
   | { type: 'unable'; message: string };
 
 /** How long a worker thread with nothing to do is kept for the next pass. */
@@ -189,7 +191,10 @@ export function workerRenderer(opts: WorkerRendererOptions): SchoolRenderer {
     if (closed) throw stopping();
     if (outcome.type === 'done') return outcome.result;
     // The pass itself failed: in-process it would fail the same way.
-    if (outcome.type === 'failed') throw new Error(outcome.message);
+    if (outcome.type === 'failed')
+      throw outcome.unreachable
+        ? new StoreUnreachableError(new Error(outcome.message))
+        : new Error(outcome.message);
     opts.onFallback?.(`feed render worker: ${outcome.message}`);
     return opts.feeds.renderSchool(schoolId, passOpts);
   };

@@ -237,12 +237,21 @@ describe('serving through a PostgreSQL outage (two serve replicas, one database)
             60_000,
             200,
           );
-      await until(
-        'ready again',
-        async () => (await ask(0, 'readyz', `http://127.0.0.1:${ports[0]}/readyz`)).status === 200,
-        60_000,
-        200,
-      );
+      let last = '';
+      try {
+        await until(
+          'ready again',
+          async () => {
+            const r = await ask(0, 'readyz', `http://127.0.0.1:${ports[0]}/readyz`);
+            last = r.body;
+            return r.status === 200;
+          },
+          60_000,
+          200,
+        );
+      } catch (err) {
+        throw new Error(`${(err as Error).message}; /readyz said ${last.slice(0, 400)}`);
+      }
       // A fast restart under the same load.
       phase = 'quick-restart';
       await server.restart();

@@ -288,7 +288,7 @@ describe('rostercal roster --date: every session of a day, one PDF per session a
   it('refuses what it cannot do with a usage error (exit 2), writing nothing', async () => {
     const out = path.join(dir, 'never');
     for (const [args, says] of [
-      [['--date', '2026-13-45', '-o', out], '--date must be a day as YYYY-MM-DD'],
+      [['--date', '2026-13-45', '-o', out], '--date is not a real date: "2026-13-45" (there is no month 13)'],
       [['--date', 'tomorrow', '-o', out], '--date must be a day as YYYY-MM-DD'],
       [['--date', '2026-12-02', '--template', 'team-roster', '-o', out], 'not for a session'],
       [
