@@ -14,6 +14,7 @@ import { SqlStore } from './sql-store.ts';
 import { NodeSqliteDialect } from './sqlite-dialect.ts';
 import { sqliteQuickCheck } from './sqlite-integrity.ts';
 import type { Store } from './types.ts';
+import { StoreUnreachableError } from './unreachable.ts';
 
 export type * from './types.ts';
 
@@ -284,7 +285,14 @@ async function openPostgres(url: string, max: number): Promise<SqlStore> {
       return await connect();
     } catch (err) {
       // pg says "timeout exceeded when trying to connect" or "Connection terminated due to connection timeout".
-      if (timeoutS > 0 && err instanceof Error && /timeout/i.test(err.message)) {
+      // A refusal by the memo itself is no new timeout (its words name connect_timeout): arming the memo again on
+      // it kept a healed replica that was asked at least once a second refusing for good.
+      if (
+        timeoutS > 0 &&
+        err instanceof Error &&
+        !(err instanceof StoreUnreachableError) &&
+        /timeout/i.test(err.message)
+      ) {
         const why = `the database (PostgreSQL at ${where}) did not answer within ${timeoutS} s (connect_timeout in DATABASE_URL sets the bound)`;
         // The next requests are refused at once for a moment, not each after its own timeout.
         deadline.unanswered(why);

@@ -6,10 +6,12 @@
 import { CompiledQuery, Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openStore } from '../../src/store/index.ts';
 import { copyingPool } from '../../src/store/pg-copy.ts';
 import { ReadDeadline, UNANSWERED_MEMO_MS } from '../../src/store/pg-deadline.ts';
 import { isStoreUnreachable, StoreUnreachableError } from '../../src/store/unreachable.ts';
 import { createTestDatabase, type TestDatabase } from '../support/pg.ts';
+import { startPgWire } from '../support/pg-wire.ts';
 
 const DEADLINE_MS = 300;
 
@@ -61,4 +63,50 @@ describe('a deadline on statements outside a transaction', () => {
     // And outside it again, the same bound.
     expect(isStoreUnreachable(await run('select pg_sleep(5)').catch((e: unknown) => e))).toBe(true);
   });
+});
+
+describe('a store healed after its connections went unanswered', () => {
+  it('reconnects once the network is back, however often it is asked meanwhile', async () => {
+    const database = await createTestDatabase();
+    const relay = await startPgWire(database.url);
+    const direct = await openStore({ databaseUrl: database.url, poolSize: 2 });
+    const url = new URL(relay.url);
+    url.searchParams.set('connect_timeout', '1');
+    const store = await openStore({ databaseUrl: url.toString(), poolSize: 2, migrate: false });
+    try {
+      await store.ping();
+      relay.hold();
+      // Asked every 200 ms while held: a read misses its deadline, then a connection misses its timeout.
+      const askUntil = async (ms: number) => {
+        const end = performance.now() + ms;
+        let ok = 0;
+        let firstOkAt = Number.NaN;
+        const t0 = performance.now();
+        while (performance.now() < end) {
+          const fine = await store.ping().then(
+            () => true,
+            (e: unknown) => {
+              if (!isStoreUnreachable(e)) throw e;
+              return false;
+            },
+          );
+          if (fine && ok++ === 0) firstOkAt = performance.now() - t0;
+          await new Promise((r) => setTimeout(r, 200));
+        }
+        return { ok, firstOkAt };
+      };
+      expect((await askUntil(7000)).ok).toBe(0);
+      relay.restore();
+      // Seen before the fix: a refusal by the memo read as a new connect timeout ('connect_timeout' in its
+      // words) and armed the memo again, so a replica asked at least once a second never reconnected.
+      const healed = await askUntil(4000);
+      expect(healed.ok).toBeGreaterThan(0);
+      expect(healed.firstOkAt).toBeLessThan(UNANSWERED_MEMO_MS + 1500);
+    } finally {
+      await store.close();
+      await direct.close();
+      await relay.close();
+      await database.drop();
+    }
+  }, 30_000);
 });
