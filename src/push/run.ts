@@ -22,6 +22,7 @@ import type { Instant } from '../domain/types.ts';
 import { keepAlive, processOwner } from '../jobs/heartbeat.ts';
 import { syncWindow } from '../jobs/window.ts';
 import { type Logger, silentLogger } from '../log.ts';
+import { LeaseLostError, type PushFence } from '../store/lease-fence.ts';
 import type { SchoolId, Store } from '../store/types.ts';
 import { adoptPlan } from './adopt-plan.ts';
 import { applyPlan, countPlanned } from './apply.ts';
@@ -62,6 +63,11 @@ export interface PushOptions {
    * recorded rotations, so a lost database cannot bring back (and re-publish) a replaced calendar.
    */
   dataDir?: string;
+  /**
+   * The target's lease as this push holds it (triggers.ts): every write of the target's calendars and mappings
+   * commits only while it is held, so a push that stalled past its turn and was taken over writes nothing more.
+   */
+  fence?: PushFence;
 }
 
 const MAX_ERRORS = 100;
@@ -110,8 +116,14 @@ async function runPush(opts: PushOptions & { dryRun: boolean }): Promise<PushSum
     outcomes = await runStages(run);
   } catch (err) {
     fatal = err;
-    run.ctx.note(`push failed: ${err instanceof Error ? err.message : String(err)}`);
-    run.log.error({ err }, 'push failed');
+    if (err instanceof LeaseLostError) {
+      // Taken over while it stalled: the push that took the target goes on; this one ends, having written no more.
+      run.ctx.note(`push interrupted: ${err.message}`);
+      run.log.warn({ fence: err.fence }, `push interrupted: ${err.message}`);
+    } else {
+      run.ctx.note(`push failed: ${err instanceof Error ? err.message : String(err)}`);
+      run.log.error({ err }, 'push failed');
+    }
   }
   const summary = await recordRun(run, outcomes ?? [...run.reached.outcomes.values()], fatal);
   // A real run is recorded as failed and reported through its summary; a dry run has no record to show.
@@ -205,7 +217,11 @@ async function begin(opts: PushOptions & { dryRun: boolean }): Promise<Run> {
   );
   const reached: Run['reached'] = { outcomes: new Map(), warnings: [] };
   const ctx: PushContext = {
-    store,
+    store: {
+      records: store.records,
+      access: store.access,
+      push: opts.fence ? store.push.fencedBy(opts.fence) : store.push,
+    },
     schoolId: school.id,
     targetId: target.id,
     provider,
@@ -226,7 +242,9 @@ async function recordRun(run: Run, outcomes: CalendarOutcome[], fatal: unknown):
   const finished = ctx.clock();
   const { warnings } = run.reached;
   const warning = warnings.length ? warnings.join('; ') : null;
-  const { totals, counts, status } = tally(outcomes, Boolean(fatal), warning);
+  const tallied = tally(outcomes, Boolean(fatal), warning);
+  const { totals, counts } = tallied;
+  const status = fatal instanceof LeaseLostError ? 'interrupted' : tallied.status;
   const pstats = ctx.provider.stats();
   const summary: PushSummary = {
     runId,

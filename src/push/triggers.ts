@@ -9,6 +9,7 @@ import { keepAlive, processOwner } from '../jobs/heartbeat.ts';
 import type { JobDefinition, JobOutcome } from '../jobs/job.ts';
 import { SerialQueues } from '../jobs/serial.ts';
 import { type Logger, silentLogger } from '../log.ts';
+import type { PushFence } from '../store/lease-fence.ts';
 import type { Store } from '../store/types.ts';
 import { planTarget, pushTarget } from './run.ts';
 import { formatPlan, type PushSummary } from './summary.ts';
@@ -26,7 +27,7 @@ export function serialisedPush(
   target: string,
   kind: string,
   log: Logger,
-  push: () => Promise<PushSummary>,
+  push: (fence: PushFence) => Promise<PushSummary>,
 ): Promise<PushSummary> {
   return pushes.run(target, () => acrossReplicas(store, target, log, push), kind);
 }
@@ -36,12 +37,14 @@ const LEASE_POLL_MS = 1_000;
 /**
  * Holds the target's turn while pushing (PostgreSQL: the job queue's; SQLite: the target's lease in the store):
  * another process or replica pushing it goes first. This process beats meanwhile, so its push run reads as going.
+ * The push is given the fence of the target's lease, which its store writes are checked against: one that stalls
+ * past its turn and is taken over writes nothing more (store/lease-fence.ts).
  */
 async function acrossReplicas<T>(
   store: Pick<Store, 'runs' | 'pushTurns'>,
   target: string,
   log: Logger,
-  fn: () => Promise<T>,
+  fn: (fence: PushFence) => Promise<T>,
 ): Promise<T> {
   const stopBeating = await keepAlive(store, log);
   try {
@@ -50,25 +53,33 @@ async function acrossReplicas<T>(
         log.info(`push of ${target} waits for another process's`),
       );
       try {
-        return await fn();
+        // The queue alone decides whose turn it is; the lease row only carries the fence for the store's writes.
+        const lease = await store.runs.seizePushLease(target, processOwner().id, new Date().toISOString());
+        try {
+          return await fn({ target, fence: lease.fence });
+        } finally {
+          await store.runs
+            .releasePushLease(target, lease.token)
+            .catch((err: unknown) => log.error({ err }, 'could not release the push lease'));
+        }
       } finally {
         await turn.release().catch((err: unknown) => log.error({ err }, 'could not give up the push turn'));
       }
     }
-    let token: string | null = null;
-    for (let told = false; token === null; told = true) {
+    let held: { token: string; fence: number } | null = null;
+    for (let told = false; held === null; told = true) {
       const lease = await store.runs.acquirePushLease(target, processOwner().id, new Date().toISOString());
-      if (lease.acquired) token = lease.token;
+      if (lease.acquired) held = lease;
       else {
         if (!told) log.info({ holder: lease.holder }, `push of ${target} waits for another process's`);
         await sleep(LEASE_POLL_MS, undefined, { ref: false });
       }
     }
     try {
-      return await fn();
+      return await fn({ target, fence: held.fence });
     } finally {
       await store.runs
-        .releasePushLease(target, token)
+        .releasePushLease(target, held.token)
         .catch((err: unknown) => log.error({ err }, 'could not release the push lease'));
     }
   } finally {
@@ -114,7 +125,7 @@ export async function pushSchool(opts: PushSchoolOptions): Promise<PushSummary[]
             `${opts.school.id}/${target.id}`,
             `${opts.reconcile ? 'reconcile' : ''}/${opts.force ? 'force' : ''}`,
             log,
-            () => pushTarget(common),
+            (fence) => pushTarget({ ...common, fence }),
           ),
     );
   }
@@ -183,7 +194,7 @@ export const pushStep: AfterPullStep = {
         ...(ctx.dataDir ? { dataDir: ctx.dataDir } : {}),
       });
       for (const r of results) for (const line of formatPlan(r, { verbose: false })) ctx.print(line);
-      return results.every((r) => r.status !== 'failed');
+      return results.every((r) => r.status !== 'failed' && r.status !== 'interrupted');
     } catch (err) {
       ctx.print(`push ${ctx.school.id}: ${err instanceof Error ? err.message : String(err)}`);
       return false;

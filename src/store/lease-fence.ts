@@ -3,6 +3,9 @@
 // and would then write beside it when it wakes. Each acquisition and takeover raises the lease's `fence` by one
 // (runs-repository.ts), and every write of a pull is checked, inside its own transaction, against the fence the pull
 // took: when the lease has moved on, or was freed, the transaction writes nothing and LeaseLostError ends the pull.
+// A push's writes of its target's calendars and mappings are fenced the same way by the target's row in push_leases
+// (push-repository.ts's `fencedBy`): on SQLite the target's lease; on PostgreSQL the row is raised as the push takes
+// the target's turn in the job queue (fire-queue.ts), so a push whose turn lapsed while it stalled is refused too.
 //
 // The check costs no statement of its own (test/sync/statement-count.test.ts holds them):
 // - SQLite: it runs in the BEGIN IMMEDIATE's exec, which holds the file's write lock until COMMIT, so no takeover
@@ -24,18 +27,48 @@ export interface PullFence {
   fence: number;
 }
 
-/** The pull's lease was taken over (or freed) since it was acquired: nothing of the transaction was written. */
+/**
+ * A push target's lease (`school/target`) as one push took it (SQLite: acquired; PostgreSQL: raised as the target's
+ * turn in the job queue was taken, so a push whose turn lapsed is refused as one whose lease was taken over).
+ */
+export interface PushFence {
+  target: string;
+  fence: number;
+}
+
+export type LeaseFence = PullFence | PushFence;
+
+/** The lease row a fence names: its table, key column and key. */
+function leaseRow(f: LeaseFence): {
+  table: 'pull_leases' | 'push_leases';
+  column: 'school_id' | 'target';
+  key: string;
+} {
+  return 'target' in f
+    ? { table: 'push_leases', column: 'target', key: f.target }
+    : { table: 'pull_leases', column: 'school_id', key: f.schoolId };
+}
+
+/** The lease was taken over (or freed) since it was acquired: nothing of the transaction was written. */
 export class LeaseLostError extends Error {
-  readonly schoolId: string;
+  /** The pull's school, for a pull's lease. */
+  readonly schoolId: string | undefined;
+  /** The push's target (`school/target`), for a push's lease. */
+  readonly target: string | undefined;
   readonly fence: number;
-  constructor(schoolId: string, fence: number) {
+  constructor(lost: LeaseFence) {
+    const push = 'target' in lost;
     super(
-      `lost the school's pull lease (fence ${fence}): another pull took it over while this one was silent, ` +
-        'and nothing more of this run was written',
+      push
+        ? `lost the push lease of ${lost.target} (fence ${lost.fence}): another push took the target over while ` +
+            'this one was silent, and nothing more of this run was written to the store'
+        : `lost the school's pull lease (fence ${lost.fence}): another pull took it over while this one was silent, ` +
+            'and nothing more of this run was written',
     );
     this.name = 'LeaseLostError';
-    this.schoolId = schoolId;
-    this.fence = fence;
+    this.schoolId = push ? undefined : lost.schoolId;
+    this.target = push ? lost.target : undefined;
+    this.fence = lost.fence;
   }
 }
 
@@ -43,20 +76,24 @@ const SQLITE_LOST = 'rostercal_lease_lost';
 
 /** Lets the writer connection raise LeaseLostError from SQL (the check in sqliteFenceCheck). */
 export function defineLeaseLost(db: DatabaseSync): void {
-  db.function(SQLITE_LOST, { deterministic: false }, (schoolId, fence) => {
-    throw new LeaseLostError(String(schoolId), Number(fence));
+  db.function(SQLITE_LOST, { deterministic: false }, (table, key, fence) => {
+    const n = Number(fence);
+    throw new LeaseLostError(
+      table === 'push_leases' ? { target: String(key), fence: n } : { schoolId: String(key), fence: n },
+    );
   });
 }
 
 const sqliteText = (s: string) => `'${s.replaceAll("'", "''")}'`;
 
-/** SQLite: a statement that raises LeaseLostError unless the school's lease is held at `fence` (no parameters). */
-function sqliteFenceCheck(f: PullFence): string {
-  const school = sqliteText(f.schoolId);
+/** SQLite: a statement that raises LeaseLostError unless the lease is held at `fence` (no parameters). */
+function sqliteFenceCheck(f: LeaseFence): string {
+  const { table, column, key: raw } = leaseRow(f);
+  const key = sqliteText(raw);
   const fence = Math.trunc(f.fence);
   return (
-    `select ${SQLITE_LOST}(${school}, ${fence}) where not exists (select 1 from pull_leases ` +
-    `where school_id = ${school} and fence = ${fence} and token <> '')`
+    `select ${SQLITE_LOST}('${table}', ${key}, ${fence}) where not exists (select 1 from ${table} ` +
+    `where ${column} = ${key} and fence = ${fence} and token <> '')`
   );
 }
 
@@ -64,7 +101,7 @@ function sqliteFenceCheck(f: PullFence): string {
 const pendingCheck = new AsyncLocalStorage<{ text: string; taken: boolean }>();
 
 /** Runs fn with `fence` to be checked by the BEGIN of the SQLite transaction it opens (sqliteBeginText). */
-export function withSqliteFence<T>(fence: PullFence | undefined, fn: () => Promise<T>): Promise<T> {
+export function withSqliteFence<T>(fence: LeaseFence | undefined, fn: () => Promise<T>): Promise<T> {
   if (!fence) return fn();
   return pendingCheck.run({ text: sqliteFenceCheck(fence), taken: false }, fn);
 }
@@ -78,13 +115,17 @@ export function sqliteBeginText(): string {
 }
 
 /** PostgreSQL: the lease row's fence while it is held, locked until the transaction ends. */
-export const pgFenceRead = (f: PullFence) =>
-  sql<{
+export const pgFenceRead = (f: LeaseFence) => {
+  const { table, column, key } = leaseRow(f);
+  return sql<{
     fence: string | number;
-  }>`select fence from pull_leases where school_id = ${f.schoolId} and token <> '' for share`;
+  }>`select fence from ${sql.table(table)} where ${sql.ref(column)} = ${key} and token <> '' for share`;
+};
 
-/** A condition true while the school's lease is held at `fence` (FOR SHARE on PostgreSQL, as pgFenceRead). */
-export const fenceHeld = (f: PullFence, dialect: 'sqlite' | 'postgres') =>
-  sql`exists (select 1 from pull_leases where school_id = ${f.schoolId} and fence = ${f.fence} and token <> ''${
+/** A condition true while the lease is held at `fence` (FOR SHARE on PostgreSQL, as pgFenceRead). */
+export const fenceHeld = (f: LeaseFence, dialect: 'sqlite' | 'postgres') => {
+  const { table, column, key } = leaseRow(f);
+  return sql`exists (select 1 from ${sql.table(table)} where ${sql.ref(column)} = ${key} and fence = ${f.fence} and token <> ''${
     dialect === 'postgres' ? sql` for share` : sql``
   })`;
+};

@@ -2,14 +2,27 @@
 // hash of what it last wrote), so a push run writes only what changed.
 import type { Id } from '../domain/types.ts';
 import { maybeInstant, storedInstant } from './instants.ts';
+import type { PushFence } from './lease-fence.ts';
 import { chunks, type SqlContext } from './sql-context.ts';
 import type { PushCalendar, PushMapping, PushRepository, SchoolId } from './types.ts';
 
 export class SqlPush implements PushRepository {
   readonly #ctx: SqlContext;
+  /** Every write commits only while the target's lease is held at this fence (fencedBy). */
+  readonly #fence: PushFence | undefined;
 
-  constructor(ctx: SqlContext) {
+  constructor(ctx: SqlContext, fence?: PushFence) {
     this.#ctx = ctx;
+    this.#fence = fence;
+  }
+
+  fencedBy(fence: PushFence): PushRepository {
+    return new SqlPush(this.#ctx, fence);
+  }
+
+  /** A write: in a transaction of its own checked against the fence, when there is one (lease-fence.ts). */
+  async #write(fn: () => Promise<unknown>): Promise<void> {
+    await this.#ctx.transaction(fn, this.#fence && { fence: this.#fence });
   }
 
   async savePushCalendar(cal: PushCalendar): Promise<void> {
@@ -18,11 +31,15 @@ export class SqlPush implements PushRepository {
       paused_until: maybeInstant(cal.pausedUntil, 'pausedUntil'),
       last_reconciled_at: maybeInstant(cal.lastReconciledAt, 'lastReconciledAt'),
     };
-    await this.#ctx.w
-      .insertInto('push_calendars')
-      .values({ school_id: cal.schoolId, target: cal.target, calendar_key: cal.calendarKey, ...values })
-      .onConflict((oc) => oc.columns(['school_id', 'target', 'calendar_key']).doUpdateSet(values))
-      .execute();
+    const upsert = () =>
+      this.#ctx.w
+        .insertInto('push_calendars')
+        .values({ school_id: cal.schoolId, target: cal.target, calendar_key: cal.calendarKey, ...values })
+        .onConflict((oc) => oc.columns(['school_id', 'target', 'calendar_key']).doUpdateSet(values))
+        .execute();
+    // Unfenced, one statement as before (admin acts: a feed's rotation forgets its live calendar).
+    if (this.#fence) await this.#write(upsert);
+    else await upsert();
   }
 
   async listPushCalendars(schoolId: SchoolId, target: string): Promise<PushCalendar[]> {
@@ -58,7 +75,7 @@ export class SqlPush implements PushRepository {
       content_hash: m.contentHash,
       updated_at: storedInstant(m.updatedAt, 'updatedAt'),
     }));
-    await this.#ctx.transaction(() =>
+    await this.#write(() =>
       this.#ctx.insertRows('push_mappings', rows, {
         columns: ['school_id', 'target', 'calendar_key', 'session_id'],
         update: ['remote_event_id', 'content_hash', 'updated_at'],
@@ -73,7 +90,7 @@ export class SqlPush implements PushRepository {
     sessionIds: Id[],
   ): Promise<void> {
     if (sessionIds.length === 0) return;
-    await this.#ctx.transaction(async () => {
+    await this.#write(async () => {
       for (const batch of chunks(sessionIds, this.#ctx.inChunk)) {
         await this.#ctx.w
           .deleteFrom('push_mappings')

@@ -597,7 +597,7 @@ export class SqlRecords implements RecordsRepository {
       select "school_id", "key", "value", "updated_at" from v where ${fenceHeld(fence, this.#ctx.dialect)}
       on conflict ("school_id", "key") do update set "value" = excluded."value", "updated_at" = excluded."updated_at"
     `.execute(this.#ctx.w);
-    if (Number(result.numAffectedRows ?? 0) === 0) throw new LeaseLostError(fence.schoolId, fence.fence);
+    if (Number(result.numAffectedRows ?? 0) === 0) throw new LeaseLostError(fence);
   }
 
   async listMissing(schoolId: SchoolId, kind: ResourceKind): Promise<Map<Id, Instant>> {

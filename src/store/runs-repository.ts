@@ -323,6 +323,23 @@ export class SqlRuns implements RunsRepository {
     return this.#releaseLease(LEASES.push, target, token);
   }
 
+  async seizePushLease(
+    target: string,
+    ownerId: string,
+    at: Instant,
+  ): Promise<{ token: string; fence: number }> {
+    const acquired_at = storedInstant(at, 'lease');
+    const token = randomUUID();
+    // Whoever held it is past its turn (the job queue gave the turn to this push): its fence moves on, held or not.
+    const { rows } = await sql<{ fence: number | string }>`
+      insert into push_leases (target, owner, token, acquired_at, fence)
+      values (${target}, ${ownerId}, ${token}, ${acquired_at}, 1)
+      on conflict (target) do update set owner = excluded.owner, token = excluded.token,
+        acquired_at = excluded.acquired_at, fence = push_leases.fence + 1
+      returning fence`.execute(this.#ctx.w);
+    return { token, fence: Number(rows[0]!.fence) };
+  }
+
   async #acquireLease(lease: LeaseTable, key: string, ownerId: string, at: Instant): Promise<PullLease> {
     const acquired_at = storedInstant(at, 'lease');
     const token = randomUUID();

@@ -8,7 +8,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { CompiledQuery, type Expression, type Kysely, type SqlBool, sql, type Transaction } from 'kysely';
 import type { Id } from '../domain/types.ts';
-import { LeaseLostError, type PullFence, pgFenceRead, withSqliteFence } from './lease-fence.ts';
+import { type LeaseFence, LeaseLostError, pgFenceRead, withSqliteFence } from './lease-fence.ts';
 import type { Dialect } from './migrations.ts';
 import { type LockKey, withBeginLocks } from './pg-begin-locks.ts';
 import { CopyRows, type CopyValue } from './pg-copy.ts';
@@ -134,12 +134,12 @@ export class SqlContext {
   /**
    * Runs fn atomically, or within the transaction already open in this call chain. `locks`: the advisory locks
    * fn will take (lock), taken on PostgreSQL by the BEGIN itself, in its round trip (pg-begin-locks.ts). `fence`:
-   * it commits only while that pull lease is held at its fence (lease-fence.ts: SQLite checks it in the BEGIN,
+   * it commits only while that pull or push lease is held at its fence (lease-fence.ts: SQLite checks it in the BEGIN,
    * PostgreSQL in the last statement before COMMIT); a transaction joined keeps the fence of the one it joins.
    */
   async transaction<T>(
     fn: () => Promise<T>,
-    opts?: { locks?: readonly LockKey[]; fence?: PullFence },
+    opts?: { locks?: readonly LockKey[]; fence?: LeaseFence },
   ): Promise<T> {
     if (this.#tx.getStore()) return fn();
     const postgres = this.dialect === 'postgres';
@@ -193,7 +193,7 @@ export class SqlContext {
   }
 
   /** The transaction's writes left for its end; on PostgreSQL with the check of `fence`, in one statement. */
-  async #runAtCommit(trx: Transaction<DB>, fence: PullFence | undefined): Promise<void> {
+  async #runAtCommit(trx: Transaction<DB>, fence: LeaseFence | undefined): Promise<void> {
     const queued = this.#atCommit.get(trx) ?? [];
     this.#atCommit.delete(trx);
     if (this.dialect !== 'postgres' || (queued.length <= 1 && !fence)) {
@@ -212,7 +212,7 @@ export class SqlContext {
     const { rows } = await trx.executeQuery<{ fence: string | number }>(CompiledQuery.raw(text, parameters));
     // Its writes ran in the same statement: throwing rolls them back with the rest of the transaction.
     if (fence && (rows.length === 0 || Number(rows[0]!.fence) !== fence.fence))
-      throw new LeaseLostError(fence.schoolId, fence.fence);
+      throw new LeaseLostError(fence);
   }
 
   /** Ids per IN-list: PostgreSQL takes one array parameter, SQLite one parameter per id. */

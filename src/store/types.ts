@@ -17,6 +17,7 @@ import type {
   YearGroup,
 } from '../domain/types.ts';
 import type { FireQueue, PushTurns } from './fire-queue.ts';
+import type { PushFence } from './lease-fence.ts';
 
 /** A school is the unit of tenancy: every row below belongs to one. Its id is the config's school id. */
 export type SchoolId = string;
@@ -514,10 +515,7 @@ export interface RunsRepository {
    * ever completed a full pull (succeeded or suspicious). Serve's start reads every school's from it.
    */
   lastPulls(schoolIds: readonly SchoolId[]): Promise<Map<SchoolId, LastPull>>;
-  /**
-   * Everything a pull reads of the school's runs before its own, in one query (three were a round trip each on
-   * PostgreSQL at every fire).
-   */
+  /** Everything a pull reads of the school's runs before its own, in one query (was three round trips). */
   pullOpening(schoolId: SchoolId): Promise<PullOpening>;
   /** Writes the fields given and leaves the others (a replica's save never undoes another's). */
   saveJobStatus(status: JobStatusPatch): Promise<void>;
@@ -544,6 +542,8 @@ export interface RunsRepository {
   acquirePushLease(target: string, ownerId: string, at: Instant): Promise<PullLease>;
   /** Frees the target's lease taken with this token (a no-op when it was taken over since). */
   releasePushLease(target: string, token: string): Promise<void>;
+  /** Takes the target's lease, held or not, raising its fence: for the holder of its turn in the job queue. */
+  seizePushLease(target: string, ownerId: string, at: Instant): Promise<{ token: string; fence: number }>;
 }
 
 /** Feeds as last published: each event's version per feed, the rendered bytes, and the installation's UID domain. */
@@ -637,6 +637,8 @@ export interface PushRepository {
     sessionIds: Id[],
   ): Promise<void>;
   listPushMappings(schoolId: SchoolId, target: string, calendarKey?: string): Promise<PushMapping[]>;
+  /** The same, whose writes commit only while the target's lease is held at `fence` (lease-fence.ts). */
+  fencedBy(fence: PushFence): PushRepository;
 }
 
 /** Who is signed in as staff, and the audit log. */

@@ -5,9 +5,8 @@
 //
 // A push that stalls past its lease (SIGSTOP, a loop blocked, its beat refused by a busy file) can be taken over by
 // the other process on the file (`rostercal sync` beside `serve`); when it wakes it must write nothing more of the
-// target's state into the store. KNOWN DEFECT, pinned with it.fails: pushes do not check their lease's fence yet
-// (src/push/README.md), and the woken push writes the target's 5 calendars and their mappings after the takeover.
-// Once the fence is applied to a push's store writes, `it.fails` fails: make it `it`.
+// target's state into the store, and end `interrupted`. Before its writes were checked against the lease's fence
+// (store/lease-fence.ts), the woken push wrote the target's 5 calendars and their mappings after the takeover.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SchoolConfig } from '../../src/config.ts';
 import { processOwner } from '../../src/jobs/heartbeat.ts';
@@ -88,7 +87,7 @@ describe('pushes of one target', () => {
     mappings: await bench.store.push.listPushMappings('hill', 'stalled'),
   });
 
-  it.fails("writes none of the target's calendars or mappings once another process took the lease", async () => {
+  it("writes none of the target's calendars or mappings once another process took the lease", async () => {
     const arrived = Promise.withResolvers<void>();
     const woken = Promise.withResolvers<void>();
     fake.knobs.holds = [{ match: /./, reached: () => arrived.resolve(), release: woken.promise }];
@@ -107,6 +106,8 @@ describe('pushes of one target', () => {
     const ended = await a;
     expect(before.calendars).toEqual([]);
     expect(await state()).toEqual(before);
-    expect(ended.result?.[0]?.status).not.toBe('succeeded');
+    expect(ended.error).toBeNull();
+    expect(ended.result?.[0]?.status).toBe('interrupted');
+    expect(ended.result?.[0]?.errors.join(' ')).toMatch(/lost the push lease of hill\/stalled/);
   }, 60_000);
 });

@@ -5,6 +5,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SchoolConfig } from '../../src/config.ts';
+import { pushSchool } from '../../src/push/triggers.ts';
 import { openStore } from '../../src/store/index.ts';
 import type { Store } from '../../src/store/types.ts';
 import { type FakeGoogle, startFakeGoogle } from '../fakes/google-calendar.ts';
@@ -91,4 +92,36 @@ describe('pushes of one target across replicas on PostgreSQL', () => {
     expect(tookMs).toBeLessThan(60_000);
     console.log(`push turn taken over ${(tookMs / 1000).toFixed(1)} s after its holder was killed`);
   }, 120_000);
+
+  it("a push whose turn lapsed while it stalled writes none of the target's calendars or mappings", async () => {
+    // pg-boss fails a stalled holder's turn once its beats lapse (45 s, the case above) and gives the turn to the
+    // next push, which raises the target's fence as it takes it (seizePushLease): played here by that second step
+    // alone, from the other replica, while the first push is held at Google's door.
+    const stalled = { ...school, targets: school.targets.map((t) => ({ ...t, id: 'stalled' })) };
+    const state = async () => ({
+      calendars: await bench.store.push.listPushCalendars('hill', 'stalled'),
+      mappings: await bench.store.push.listPushMappings('hill', 'stalled'),
+    });
+    const arrived = Promise.withResolvers<void>();
+    const woken = Promise.withResolvers<void>();
+    fake.knobs.holds = [{ match: /./, reached: () => arrived.resolve(), release: woken.promise }];
+    const a = pushSchool({ store: bench.store, school: stalled, now: bench.now });
+    await arrived.promise;
+    fake.knobs.holds = [];
+    const taken = await other.runs.seizePushLease(
+      'hill/stalled',
+      'elsewhere:1:abcdef',
+      new Date().toISOString(),
+    );
+    const before = await state();
+    woken.resolve();
+    const [ended] = await a;
+    expect(before.calendars).toEqual([]);
+    expect(await state()).toEqual(before);
+    expect(ended!.status).toBe('interrupted');
+    expect(ended!.errors.join(' ')).toContain(
+      `lost the push lease of hill/stalled (fence ${taken.fence - 1})`,
+    );
+    await other.runs.releasePushLease('hill/stalled', taken.token);
+  }, 60_000);
 });
