@@ -21,8 +21,10 @@ import { QueuedFires } from './queued-fires.ts';
 import { spreadCron } from './spread.ts';
 
 export type FireEvent =
-  | { type: 'claimed'; schoolId: string; job: string; fireTime: string; owner: string }
-  | { type: 'not-elected'; schoolId: string; job: string; fireTime: string; owner: string }
+  /** This process's send queued the fire's job: exactly one process's does (fire-queue.ts), which then runs a job. */
+  | { type: 'queued'; schoolId: string; job: string; fireTime: string; owner: string }
+  /** Another process had queued this fire already: it runs it (or a later fire takes it over). */
+  | { type: 'queued-elsewhere'; schoolId: string; job: string; fireTime: string; owner: string }
   /** The job's run began (a pull: it holds the school's lease and recorded its run). */
   | { type: 'started'; schoolId: string; job: string; fireTime: string | null; owner: string }
   | {
@@ -442,7 +444,7 @@ function electorFor(
     runner.problems.delete(school.id);
     const won = id !== null;
     opts.onFire?.({
-      type: won ? 'claimed' : 'not-elected',
+      type: won ? 'queued' : 'queued-elsewhere',
       schoolId: school.id,
       job: job.name,
       owner,

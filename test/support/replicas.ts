@@ -3,7 +3,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 
-/** A fire event (`claimed`, `not-elected`, `started`, `waiting`, `finished`, `skipped`), `pulled` or `ready`. */
+/** A fire event (`queued`, `queued-elsewhere`, `started`, `waiting`, `finished`, `skipped`), `pulled` or `ready`. */
 export interface ReplicaLine {
   type: string;
   at: string;
@@ -85,7 +85,7 @@ export function startReplica(name: string, env: Record<string, string>): Replica
 export function winner(rs: Replica[], job: string, fireTime: string): Promise<Replica> {
   return Promise.race(
     rs.map((r) =>
-      r.next((l) => l.type === 'claimed' && l.job === job && l.fireTime === fireTime).then(() => r),
+      r.next((l) => l.type === 'queued' && l.job === job && l.fireTime === fireTime).then(() => r),
     ),
   );
 }

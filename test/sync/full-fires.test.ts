@@ -70,7 +70,7 @@ describe('full fires that meet a running pull, three replicas on PostgreSQL', ()
       for (const r of others) r.fire('full', t);
       const waiter = await winner(others, 'full', t);
       holder.fire('full', t);
-      await holder.next(is('not-elected', 'full', t));
+      await holder.next(is('queued-elsewhere', 'full', t));
       await waiter.next(is('waiting', 'full', t));
       return { holder, waiter };
     };

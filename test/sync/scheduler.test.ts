@@ -72,7 +72,7 @@ describe('scheduler with two replicas on PostgreSQL', () => {
       for (const r of rs) r.fire(job, t);
       const won = await winner(rs, job, t);
       // The others asked for the same fire and were told they lost it.
-      await Promise.all(rs.filter((r) => r !== won).map((r) => r.next(is('not-elected', job, t))));
+      await Promise.all(rs.filter((r) => r !== won).map((r) => r.next(is('queued-elsewhere', job, t))));
       const done = await won.next(is('finished', job, t));
       expect(done.outcome, JSON.stringify(won.lines.slice(-5))).toEqual({ status: 'succeeded', error: null });
       return won;
@@ -88,13 +88,13 @@ describe('scheduler with two replicas on PostgreSQL', () => {
     await b.exit;
 
     const all = [...a.lines, ...b.lines];
-    const claims = all.filter((l) => l.type === 'claimed');
-    // Exactly once: twelve fires, twelve claims, no (job, fire time) claimed twice by one replica or two.
-    const keys = claims.map((c) => `${c.job}@${c.fireTime}`);
+    const queued = all.filter((l) => l.type === 'queued');
+    // Exactly once: twelve fires, twelve queued, no (job, fire time) queued twice by one replica or two.
+    const keys = queued.map((c) => `${c.job}@${c.fireTime}`);
     expect(new Set(keys).size).toBe(12);
     expect(keys).toHaveLength(12);
     // Eight fires asked of both, each lost by one of them.
-    expect(all.filter((l) => l.type === 'not-elected')).toHaveLength(8);
+    expect(all.filter((l) => l.type === 'queued-elsewhere')).toHaveLength(8);
     // Every run is recorded once in the store, and each succeeded.
     const runs = (await ts.store.runs.listRuns('hillcrest', { limit: 500 })).filter(
       (r) => r.id > lastRunBefore,
@@ -122,7 +122,7 @@ describe('scheduler with two replicas on PostgreSQL', () => {
     const askedOfBoth = () => {
       const asked = (r: Replica) =>
         new Set(
-          r.lines.filter((l) => l.type === 'claimed' || l.type === 'not-elected').map((l) => l.fireTime),
+          r.lines.filter((l) => l.type === 'queued' || l.type === 'queued-elsewhere').map((l) => l.fireTime),
         );
       const ofD = asked(d);
       return [...asked(c)].filter((t) => ofD.has(t));
@@ -133,9 +133,9 @@ describe('scheduler with two replicas on PostgreSQL', () => {
     d.proc.kill('SIGTERM');
     await Promise.all([c.exit, d.exit]);
     const said = (r: Replica, t: string | null | undefined): ReplicaLine['type'] | undefined =>
-      r.lines.find((l) => l.fireTime === t && (l.type === 'claimed' || l.type === 'not-elected'))?.type;
+      r.lines.find((l) => l.fireTime === t && (l.type === 'queued' || l.type === 'queued-elsewhere'))?.type;
     for (const t of askedOfBoth())
-      expect([said(c, t), said(d, t)].sort(), t!).toEqual(['claimed', 'not-elected']);
+      expect([said(c, t), said(d, t)].sort(), t!).toEqual(['queued', 'queued-elsewhere']);
   }, 180_000);
 });
 

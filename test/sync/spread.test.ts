@@ -100,10 +100,10 @@ describe('spread fires on two replicas sharing PostgreSQL', () => {
     await ts?.cleanup();
   });
 
-  it('each school fires at its own second, and each fire is claimed exactly once across both', async () => {
+  it('each school fires at its own second, and each fire is queued exactly once across both', async () => {
     const asked = (owner: string) =>
       events.filter(
-        (e) => e.job === 'tick' && e.owner === owner && (e.type === 'claimed' || e.type === 'not-elected'),
+        (e) => e.job === 'tick' && e.owner === owner && (e.type === 'queued' || e.type === 'queued-elsewhere'),
       );
     /** Fire keys both replicas asked about, each answered by both. */
     const askedOfBoth = () => {
@@ -125,10 +125,10 @@ describe('spread fires on two replicas sharing PostgreSQL', () => {
         (e) =>
           e.schoolId === schoolId &&
           e.fireTime === fireTime &&
-          (e.type === 'claimed' || e.type === 'not-elected'),
+          (e.type === 'queued' || e.type === 'queued-elsewhere'),
       );
       // One replica won it, the other was told so: the same fire time on both.
-      expect(answers.map((e) => e.type).sort(), key).toEqual(['claimed', 'not-elected']);
+      expect(answers.map((e) => e.type).sort(), key).toEqual(['queued', 'queued-elsewhere']);
       // At the school's own second of the interval.
       const second = new Date(fireTime).getUTCSeconds() % EVERY;
       expect(second, key).toBe(Math.floor(spreadFraction(schoolId) * EVERY));
@@ -137,7 +137,7 @@ describe('spread fires on two replicas sharing PostgreSQL', () => {
     const seconds = new Set(askedOfBoth().map((k) => new Date(k.split('@')[1]!).getUTCSeconds() % EVERY));
     expect(seconds.size).toBeGreaterThan(1);
     // Every claim ran once (the tick's finished events are the winner's alone).
-    const claimed = events.filter((e) => e.type === 'claimed' && e.job === 'tick');
-    expect(new Set(claimed.map((e) => `${e.schoolId}@${e.fireTime}`)).size).toBe(claimed.length);
+    const queued = events.filter((e) => e.type === 'queued' && e.job === 'tick');
+    expect(new Set(queued.map((e) => `${e.schoolId}@${e.fireTime}`)).size).toBe(queued.length);
   }, 180_000);
 });
