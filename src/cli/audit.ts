@@ -22,7 +22,7 @@ const USAGE = `usage: rostercal audit [--since ISO] [--person EMAIL] [--action W
 The audit log, newest first: when (school time), what, who (an e-mail address, or "admin token"), school,
 team, session, template, client address. Kept for auth.auditRetentionDays (default 400 days).
   --since ISO        only records at or after this instant (2026-11-01, or 2026-11-01T08:00+11:00;
-                     a date or time without an offset is UTC)
+                     a date or time without an offset is UTC; not after today)
   --person EMAIL     only this person: a member of staff's e-mail address (case-insensitive), "admin token",
                      or another "who" the log shows ("command line (root)"); one that matches nothing is refused
   --action WHAT      only this kind of record (what /admin/audit calls "What happened"):
@@ -175,8 +175,21 @@ function parseSince(text: string): string {
   const ms = Date.parse(withZone);
   if (!Number.isFinite(ms) || !realDay(text.trim().slice(0, 10)))
     throw new UsageError(`--since is not a real date: ${JSON.stringify(terminalSafe(text))}`);
+  // Nothing is recorded after now: a future --since would print "no audit records", read as "nobody did
+  // anything" (an outside tester's --since 2099-01-01). A bare date may be today somewhere (UTC+14) before it
+  // is today in UTC, so a date is refused only past the furthest zone's today; a time past now plus a minute.
+  const latest = Date.now() + (iso[1] === undefined ? FURTHEST_AHEAD_MS : CLOCK_SLACK_MS);
+  if (ms > latest)
+    throw new UsageError(
+      `--since ${JSON.stringify(terminalSafe(text))} is in the future (now is ${new Date().toISOString().slice(0, 16)}Z): nothing is recorded after now`,
+    );
   return new Date(ms).toISOString();
 }
+
+/** How far the furthest zone's clock runs ahead of UTC (Kiribati, UTC+14). */
+const FURTHEST_AHEAD_MS = 14 * 3_600_000;
+/** A little leeway for a clock read on another machine. */
+const CLOCK_SLACK_MS = 60_000;
 
 const pad = (n: number) => String(n).padStart(2, '0');
 

@@ -114,9 +114,24 @@ describe('rostercal audit', () => {
       timeZone: 'Australia/Sydney',
     });
 
-    const none = rostercal(['audit', '--since', '2027-01-01'], env);
+    const none = rostercal(['audit', '--since', '2026-11-23'], env);
     expect(await none.exit).toBe(0);
-    expect(none.stdout()).toBe('no audit records since 2027-01-01T00:00:00.000Z\n');
+    expect(none.stdout()).toBe('no audit records since 2026-11-23T00:00:00.000Z\n');
+  });
+
+  it('a --since after today is a usage error (exit 2), not "no audit records"', async () => {
+    // Found by an outside tester: --since 2099-01-01 printed "no audit records", read as "nobody did anything".
+    for (const since of ['2099-01-01', new Date(Date.now() + 3 * 86_400_000).toISOString().slice(0, 10)]) {
+      const future = rostercal(['audit', '--since', since], env);
+      expect(await future.exit, future.output()).toBe(2);
+      expect(future.stderr()).toMatch(/^rostercal audit: --since .* is in the future/m);
+      expect(future.stdout()).toBe('');
+    }
+    const hour = rostercal(['audit', '--since', new Date(Date.now() + 3_600_000).toISOString()], env);
+    expect(await hour.exit, hour.output()).toBe(2);
+    // Today itself is fine (the school's today may still be tomorrow in UTC).
+    const today = rostercal(['audit', '--since', new Date().toISOString().slice(0, 10)], env);
+    expect(await today.exit, today.output()).toBe(0);
   });
 
   it('a bad --since or --school is a usage error (exit 2)', async () => {
