@@ -103,7 +103,8 @@ describe('spread fires on two replicas sharing PostgreSQL', () => {
   it('each school fires at its own second, and each fire is queued exactly once across both', async () => {
     const asked = (owner: string) =>
       events.filter(
-        (e) => e.job === 'tick' && e.owner === owner && (e.type === 'queued' || e.type === 'queued-elsewhere'),
+        (e) =>
+          e.job === 'tick' && e.owner === owner && (e.type === 'queued' || e.type === 'queued-elsewhere'),
       );
     /** Fire keys both replicas asked about, each answered by both. */
     const askedOfBoth = () => {
