@@ -17,6 +17,7 @@ export {
   orderCustomFields,
   projectSession,
 } from './project.ts';
+export { roundLine, roundValue } from './round.ts';
 export type { EventTemplates } from './templates.ts';
 export { DEFAULT_TEMPLATE_DIR, loadEventTemplates } from './templates.ts';
 export { sessionTimeRange, sessionTimeRangeZoned } from './times.ts';

@@ -19,6 +19,7 @@ import type { RecordMeta } from '../store/types.ts';
 import { type FeedScopeRef, type ProjectionContext, studentsAround } from './context.ts';
 import { decideGated } from './decision.ts';
 import { CAPS, capText, cleanText, type Say, throughGate, voiceFor } from './gate.ts';
+import { roundLine } from './round.ts';
 import { fill } from './templates.ts';
 import type { Audience, CalendarEvent } from './types.ts';
 import { eventUid } from './uid.ts';
@@ -68,7 +69,7 @@ export function projectSession(
   if (session.status === 'unconfirmed') parts.push(t.description.unconfirmed);
   if (session.status === 'draft') parts.push(t.description.draft);
   if (d.result) parts.push(fill(t.description.result, { result: d.result }));
-  if (session.roundName?.trim()) parts.push(fill(t.description.round, { round: session.roundName.trim() }));
+  if (session.roundName?.trim()) parts.push(roundLine(session.roundName, t));
   const parentNotes = cancelled ? (d.cancellationReason ?? '') : session.studentParentNotes.trim();
   if (isStaff) {
     if (parentNotes) parts.push(fill(t.description.parentNotesForStaff, { notes: parentNotes }));

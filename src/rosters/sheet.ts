@@ -1,5 +1,5 @@
 // What a roster says, independent of how it is drawn: header facts, columns and one row per student, in order.
-import { type SessionDecision, sessionTimeRange, whyOut } from '../calendar/index.ts';
+import { roundValue, type SessionDecision, sessionTimeRange, whyOut } from '../calendar/index.ts';
 import type { CustomFieldMeta, Id, PreExplainedAbsence, Session, Team, TeamMember } from '../domain/types.ts';
 import { ACTION_MARK, conditionLines, MEDICAL_MARK } from './medical.ts';
 import {
@@ -255,7 +255,7 @@ function factValue(fact: HeaderFact, data: RosterData, f: DateFormats): string |
       return typeof v === 'string' ? v : '__________';
     }
     case 'round':
-      return session?.roundName || null;
+      return session?.roundName?.trim() ? roundValue(session.roundName) : null;
     case 'toldFamilies':
       // Several lines, one per fact: facts() spreads them.
       return null;
