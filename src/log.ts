@@ -12,7 +12,7 @@ import {
   scrubLogFields,
   scrubSecrets,
 } from './log-text.ts';
-import { escapeForTerminal } from './terminal.ts';
+import { escapeForTerminal, terminalSafe } from './terminal.ts';
 
 export { LOG_LEVELS, type LogLevel, maskToken, scrubLogFields, scrubSecrets };
 
@@ -39,6 +39,11 @@ export interface LoggerOptions {
   name?: string;
   /** Where lines go; defaults to stdout. CLI commands that print to stdout log to stderr (fd 2). */
   destination?: number | NodeJS.WritableStream;
+  /**
+   * `json` (default) for log tools; `text` for a command whose stderr shares a terminal or a pipe with its
+   * summary: pino's JSON between `sync`'s progress and summary lines read as noise (an outside tester).
+   */
+  format?: 'json' | 'text';
 }
 
 export function createLogger(opts: LoggerOptions = {}): Logger {
@@ -79,7 +84,55 @@ export function createLogger(opts: LoggerOptions = {}): Logger {
     dest === undefined || typeof dest === 'number'
       ? pino.destination({ dest: dest ?? 1, sync: dest !== undefined })
       : dest;
-  return pino(options, terminalSafeSink(sink));
+  return pino(options, opts.format === 'text' ? textSink(sink, opts.name) : terminalSafeSink(sink));
+}
+
+/** Fields a text line names, in this order, as words ("school hill, run 3"). */
+const CONTEXT: readonly (readonly [string, string])[] = [
+  ['schoolId', 'school'],
+  ['runId', 'run'],
+  ['resource', 'resource'],
+  ['target', 'target'],
+  ['job', 'job'],
+];
+
+/**
+ * Each line as a command's other messages read (`rostercal sync: error: pull failed (school hill, run 1): why`):
+ * the message, where it happened, and the reason an error or a warning carries. The JSON's other fields (counts,
+ * timings) are what the command's own summary prints.
+ */
+function textSink(sink: pino.DestinationStream, name: string | undefined): pino.DestinationStream {
+  const flushable = sink as pino.DestinationStream & { flush?: (cb: (err?: Error) => void) => void };
+  return {
+    write: (line: string) => sink.write(`${terminalSafe(textLine(line, name))}\n`),
+    ...(flushable.flush ? { flush: (cb: (err?: Error) => void) => flushable.flush!(cb) } : {}),
+  } as pino.DestinationStream;
+}
+
+function textLine(line: string, name: string | undefined): string {
+  let fields: Record<string, unknown>;
+  try {
+    fields = JSON.parse(line) as Record<string, unknown>;
+  } catch {
+    return line.trimEnd();
+  }
+  const where = CONTEXT.flatMap(([key, word]) =>
+    typeof fields[key] === 'string' || typeof fields[key] === 'number' ? [`${word} ${fields[key]}`] : [],
+  );
+  const why = reasonOf(fields.failure) ?? reasonOf(fields.err) ?? reasonOf(fields.warning);
+  return `rostercal${name ? ` ${name}` : ''}: ${String(fields.level ?? 'log')}: ${String(fields.msg ?? '')}${
+    where.length ? ` (${where.join(', ')})` : ''
+  }${why && !String(fields.msg ?? '').includes(why) ? `: ${why}` : ''}`;
+}
+
+/** The words of an error or failure field: its explanation, else its reason or message; a string as it is. */
+function reasonOf(value: unknown): string | null {
+  if (typeof value === 'string') return value || null;
+  if (typeof value !== 'object' || value === null) return null;
+  const v = value as Record<string, unknown>;
+  for (const key of ['explained', 'reason', 'message'])
+    if (typeof v[key] === 'string' && v[key]) return v[key] as string;
+  return null;
 }
 
 /**

@@ -85,7 +85,13 @@ async function syncSchools(
     throw new Error(
       `nothing was pulled, and no run could be recorded: the store can be read but not written (${store.readOnly})`,
     );
-  const log = createLogger({ name: 'sync', level: config.logLevel ?? 'warn', destination: 2 });
+  // Text, not JSON: these lines share the terminal (or the pipe) with the progress and the summary.
+  const log = createLogger({
+    name: 'sync',
+    level: config.logLevel ?? 'warn',
+    destination: 2,
+    format: 'text',
+  });
   log.debug({ config: describeConfig(config) }, 'configuration');
   const print = (line: string) => printLines(line, flags.json ? 'stderr' : 'stdout');
   const demo = await startDemoUpstream(config);
