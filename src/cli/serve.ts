@@ -7,6 +7,7 @@ import { type Config, demoNotAskedFor, withPort } from '../config.ts';
 import { createLogger } from '../log.ts';
 import { storeErrorText } from '../log-text.ts';
 import { type RunningService, startService } from '../running-service.ts';
+import { runTook } from '../sync/job-display.ts';
 import { printError, printLines } from '../terminal.ts';
 import { defineCommand, numberOption, reportError } from './command.ts';
 
@@ -122,9 +123,9 @@ async function banner(
   for (const school of service.config.schools) {
     const last = pulls?.get(school.id)?.last;
     if (!last) continue;
-    const took = last.finishedAt
-      ? `, took ${((Date.parse(last.finishedAt) - Date.parse(last.startedAt)) / 1000).toFixed(1)} s`
-      : '';
+    const ms = runTook(last);
+    const took =
+      ms === 'running' ? '' : ms === 'unknown' ? ', took: unknown' : `, took ${(ms / 1000).toFixed(1)} s`;
     const line = `${school.id}: last pull ${last.status} (${last.kind}, started ${last.startedAt}${took})`;
     // One line that says why, and that what the store has is still served (feeds, rosters, pages).
     if (last.status === 'failed' || last.status === 'interrupted')

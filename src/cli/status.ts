@@ -6,7 +6,7 @@ import { absenceReporting } from '../families/absence-state.ts';
 import { scrubSecrets } from '../log-text.ts';
 import { pendingRotations } from '../push/live-rotation.ts';
 import type { JobStatus, RunCounts, Store, SyncRun } from '../store/types.ts';
-import { describeJob } from '../sync/job-display.ts';
+import { describeJob, runTook } from '../sync/job-display.ts';
 import { seconds } from '../sync/report.ts';
 import { upstreamClockNote } from '../sync/upstream-clock.ts';
 import { printLines, terminalJson } from '../terminal.ts';
@@ -67,7 +67,8 @@ function jobRows(jobs: JobStatus[], tz: string): string[][] {
 function runRows(runs: SyncRun[], tz: string): string[][] {
   return runs.map((r) => {
     const t = sum(r.counts);
-    const duration = r.finishedAt ? seconds(Date.parse(r.finishedAt) - Date.parse(r.startedAt)) : '';
+    const took = runTook(r);
+    const duration = took === 'running' ? '' : took === 'unknown' ? 'unknown' : seconds(took);
     const note = r.warning ?? (r.status === 'failed' ? (r.errors.at(-1) ?? '') : '');
     return [
       `#${r.id}`,

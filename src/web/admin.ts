@@ -6,7 +6,7 @@ import { absenceReporting } from '../families/absence-state.ts';
 import { CalendarSearch } from '../feeds/calendar-search.ts';
 import type { FeedTokens } from '../feeds/tokens.ts';
 import type { JobStatus, SchoolId, Store, Stored, SyncRun } from '../store/types.ts';
-import { describeJob } from '../sync/job-display.ts';
+import { describeJob, runTook } from '../sync/job-display.ts';
 import { upstreamClockNote } from '../sync/upstream-clock.ts';
 import { type HtmlValue, html, type SafeHtml } from '../util/html.ts';
 import { adminSearchRoute, searchForm } from './admin-search.ts';
@@ -105,13 +105,13 @@ function runCells(run: SyncRun, now: Date): Row {
     }),
     { changed: 0, deleted: 0, skipped: 0 },
   );
-  const ms = run.finishedAt ? Date.parse(run.finishedAt) - Date.parse(run.startedAt) : null;
+  const took = runTook(run);
   const note = run.warning ?? run.errors.at(-1) ?? '';
   const cells = [
     html`${run.kind}${run.target && html` (${run.target})`}`,
     run.status,
     html`<span title="${run.startedAt}">${age(run.startedAt, now)}</span>`,
-    ms === null ? '…' : `${(ms / 1000).toFixed(1)} s`,
+    took === 'running' ? '…' : took === 'unknown' ? 'unknown' : `${(took / 1000).toFixed(1)} s`,
     String(counts.changed),
     String(counts.deleted),
     String(counts.skipped),
