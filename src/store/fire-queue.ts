@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
-import { PgBoss } from 'pg-boss';
+import type { PgBoss } from 'pg-boss';
 import { OWNER_SILENT_MS } from './liveness.ts';
 
 const QUEUE = 'fires';
@@ -148,6 +148,9 @@ class PgJobQueue implements JobQueue {
     } finally {
       await client.end();
     }
+    // Loaded at the queue's first use, not with the store: a command that never queues (`rostercal sync`,
+    // `status`, …) spent ~0.2 CPU s of its start loading pg-boss on PostgreSQL (issue 46).
+    const { PgBoss } = await import('pg-boss');
     const boss = new PgBoss({
       connectionString: this.#url,
       schema,
