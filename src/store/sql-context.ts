@@ -12,6 +12,7 @@ import { type LeaseFence, LeaseLostError, pgFenceRead, withSqliteFence } from '.
 import type { Dialect } from './migrations.ts';
 import { type LockKey, withBeginLocks } from './pg-begin-locks.ts';
 import { CopyRows, type CopyValue } from './pg-copy.ts';
+import { CopyText } from './pg-copy-text.ts';
 import type { DB } from './schema.ts';
 
 /** Parameters per statement: below SQLite's 32,766 and PostgreSQL's 65,535 bound-parameter limits. */
@@ -78,6 +79,11 @@ export function sqliteRowsPerStatement(rows: readonly Row[]): number {
 }
 
 const lockName = (key: LockKey) => `${key[0]}\t${key[1]}`;
+
+/** PostgreSQL's COPY of `columns` into `table`, its rows the statement's one parameter (pg-copy.ts). */
+function copyStatement(table: string, columns: readonly string[]): string {
+  return `copy "${table}" (${columns.map((c) => `"${c}"`).join(', ')}) from stdin`;
+}
 
 export function chunks<T>(items: readonly T[], size: number): T[][] {
   const out: T[][] = [];
@@ -238,6 +244,11 @@ export class SqlContext {
   }
 
   /** PostgreSQL's COPY of `items` into `table` (see pg-copy.ts), each one row of `values`: no conflict check. */
+  /** As copyRows, from text already in COPY's format (pg-copy-text.ts). */
+  async copyText(table: string, columns: readonly string[], pieces: Iterable<string>): Promise<void> {
+    await this.w.executeQuery(CompiledQuery.raw(copyStatement(table, columns), [new CopyText(pieces)]));
+  }
+
   async copyRows<T>(
     table: string,
     columns: readonly string[],
@@ -245,8 +256,9 @@ export class SqlContext {
     values: (item: T) => readonly CopyValue[],
   ): Promise<void> {
     if (Array.isArray(items) && items.length === 0) return;
-    const text = `copy "${table}" (${columns.map((c) => `"${c}"`).join(', ')}) from stdin`;
-    await this.w.executeQuery(CompiledQuery.raw(text, [new CopyRows(items, values)]));
+    await this.w.executeQuery(
+      CompiledQuery.raw(copyStatement(table, columns), [new CopyRows(items, values)]),
+    );
   }
 
   /**

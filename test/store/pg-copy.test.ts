@@ -8,6 +8,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/index.ts';
 import { CopyRows, copyingPool, copyText } from '../../src/store/pg-copy.ts';
+import { CopyText } from '../../src/store/pg-copy-text.ts';
 import { createTestDatabase, type TestDatabase } from '../support/pg.ts';
 import { untilValue } from '../support/until.ts';
 import { session, writeAndFindSession } from './fixtures.ts';
@@ -43,6 +44,30 @@ describe('COPY FROM STDIN through the store connections', () => {
     ]);
     await copy('t', many);
     expect((await rows('t')).rows).toEqual(many.map(([id, label]) => ({ id: String(id), label })));
+    await db.executeQuery(CompiledQuery.raw('truncate t'));
+  });
+
+  it('takes rows already in COPY text, several to a piece, across chunks (CopyText)', async () => {
+    const total = 30_000;
+    function* pieces(): Generator<string> {
+      for (let i = 1; i <= total; i += 3) {
+        let piece = '';
+        for (let j = i; j < i + 3 && j <= total; j++)
+          piece += `${j}\t${j % 5 ? copyText(`l\t${j}`) : '\\N'}\n`;
+        yield piece;
+      }
+    }
+    await db.executeQuery(CompiledQuery.raw('copy t (id, label) from stdin', [new CopyText(pieces())]));
+    const got = (await rows('t')).rows;
+    expect(got).toHaveLength(total);
+    expect(got.slice(0, 5)).toEqual([
+      { id: '1', label: 'l\t1' },
+      { id: '2', label: 'l\t2' },
+      { id: '3', label: 'l\t3' },
+      { id: '4', label: 'l\t4' },
+      { id: '5', label: null },
+    ]);
+    expect(got.at(-1)).toEqual({ id: String(total), label: null });
     await db.executeQuery(CompiledQuery.raw('truncate t'));
   });
 
