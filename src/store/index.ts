@@ -14,7 +14,6 @@ import { SqlStore } from './sql-store.ts';
 import { NodeSqliteDialect } from './sqlite-dialect.ts';
 import { sqliteQuickCheck } from './sqlite-integrity.ts';
 import type { Store } from './types.ts';
-import { StoreUnreachableError } from './unreachable.ts';
 
 export type * from './types.ts';
 
@@ -278,29 +277,7 @@ async function openPostgres(url: string, max: number): Promise<SqlStore> {
   pool.on('connect', (client) => client.on('error', () => {}));
   const where = postgresWhere(url);
   const deadline = new ReadDeadline(PG_READ_DEADLINE_MS, where);
-  const bounded = await copyingPool(pool, deadline);
-  const connect = bounded.connect;
-  bounded.connect = async () => {
-    try {
-      return await connect();
-    } catch (err) {
-      // pg says "timeout exceeded when trying to connect" or "Connection terminated due to connection timeout".
-      // A refusal by the memo itself is no new timeout (its words name connect_timeout): arming the memo again on
-      // it kept a healed replica that was asked at least once a second refusing for good.
-      if (
-        timeoutS > 0 &&
-        err instanceof Error &&
-        !(err instanceof StoreUnreachableError) &&
-        /timeout/i.test(err.message)
-      ) {
-        const why = `the database (PostgreSQL at ${where}) did not answer within ${timeoutS} s (connect_timeout in DATABASE_URL sets the bound)`;
-        // The next requests are refused at once for a moment, not each after its own timeout.
-        deadline.unanswered(why);
-        throw new Error(`${why}: ${err.message}`, { cause: err });
-      }
-      throw err;
-    }
-  };
+  const bounded = await copyingPool(pool, deadline, timeoutS);
   const db = new Kysely<DB>({ dialect: new LockingPostgresDialect({ pool: bounded }, pg.escapeLiteral) });
   // Loaded only for PostgreSQL too: SQLite has no queue.
   const { openJobQueue } = await import('./fire-queue.ts');

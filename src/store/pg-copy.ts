@@ -98,18 +98,35 @@ function copyingClient(
 
 /**
  * pg's pool as Kysely's dialect takes it, with clients that understand CopyRows and a deadline on statements
- * outside a transaction (refused at once for a moment after one went unanswered). pg-copy-streams is loaded here,
- * for PostgreSQL only, like pg itself (store/index.ts): SQLite commands start without it.
+ * outside a transaction (refused at once for a moment after one went unanswered). `connectTimeoutS` (0: none) is
+ * the pool's own bound on a connection: one that ran out is said as the database not answering, and arms the same
+ * refusal, so the next requests are refused at once, not each after its own timeout. The refusal itself comes before
+ * the pool is asked, so it never reads as a new timeout (a healed replica asked every second refused for good, once).
+ * pg-copy-streams is loaded here, for PostgreSQL only, like pg itself (store/index.ts): SQLite commands start without it.
  */
 export async function copyingPool(
   pool: pg.Pool,
   deadline: ReadDeadline = new ReadDeadline(0, ''),
+  connectTimeoutS = 0,
 ): Promise<PostgresPool> {
   const { from: copyFrom } = await import('pg-copy-streams');
+  const connect = async () => {
+    try {
+      return await pool.connect();
+    } catch (err) {
+      // pg says "timeout exceeded when trying to connect" or "Connection terminated due to connection timeout".
+      if (connectTimeoutS > 0 && err instanceof Error && /timeout/i.test(err.message)) {
+        const why = `the database (PostgreSQL at ${deadline.where}) did not answer within ${connectTimeoutS} s (connect_timeout in DATABASE_URL sets the bound)`;
+        deadline.unanswered(why);
+        throw new Error(`${why}: ${err.message}`, { cause: err });
+      }
+      throw err;
+    }
+  };
   return {
     connect: async () => {
       deadline.refuseIfUnanswered();
-      return copyingClient(await pool.connect(), copyFrom, deadline);
+      return copyingClient(await connect(), copyFrom, deadline);
     },
     end: () => pool.end(),
     options: pool.options,

@@ -53,6 +53,11 @@ export class ReadDeadline {
     this.#where = where;
   }
 
+  /** The server's host and port, as messages name it. */
+  get where(): string {
+    return this.#where;
+  }
+
   /** Throws while a statement or connection that just went unanswered is fresh (see the file's comment). */
   refuseIfUnanswered(): void {
     if (this.#refuseUntil === 0) return;

@@ -22,8 +22,9 @@ const PG_MESSAGES =
   /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed and is not queryable|Cannot use a pool after calling end/;
 
 /**
- * StoreUnreachableError's own opening words: an error that crossed from a render thread was structured-cloned into
- * a plain Error (its class and cause gone, its message kept).
+ * StoreUnreachableError's opening words, for people. Not read back: an error structured-cloned across a thread loses
+ * its class and cause, so a render thread says `unreachable` in its outcome (feeds/school-render-worker.ts) rather
+ * than have any message taken for it.
  */
 const OWN_WORDS = 'the store cannot be reached: ';
 
@@ -40,8 +41,7 @@ export function isStoreUnreachable(err: unknown): boolean {
     if (e instanceof StoreUnreachableError) return true;
     if (typeof e.code === 'string' && (PG_CODES.has(e.code) || NET_CODES.has(e.code))) return true;
     if (typeof e.errcode === 'number' && (e.errcode & 0xff) === SQLITE_CANTOPEN) return true;
-    if (typeof e.message === 'string' && (PG_MESSAGES.test(e.message) || e.message.startsWith(OWN_WORDS)))
-      return true;
+    if (typeof e.message === 'string' && PG_MESSAGES.test(e.message)) return true;
     // AggregateError (a host with several addresses, each refused) and wrapped causes.
     const inner = (e as { errors?: unknown[] }).errors?.[0] ?? e.cause;
     e = inner as typeof e;
