@@ -3,6 +3,7 @@
 // was reported; a refusal is a small page with its status (403, 404, 409, 429, 502, 503) that says what happened
 // and leads back. Unknown, rotated and revoked links get the same 404 page as a feed would.
 import express, { type Request, type Response, Router } from 'express';
+import { MAX_FAMILY_REASON } from '../domain/family-absence.ts';
 import type { FamilyAbsences, Outcome, ReportingLink } from '../families/absences.ts';
 import type { FamilyLinks } from '../feeds/family.ts';
 import type { FeedService } from '../feeds/feed-service.ts';
@@ -35,6 +36,40 @@ function problemPage(title: string, message: string, back: string): SafeHtml {
 
 type Act = 'report' | 'undo';
 
+/** A report as posted, to send again. */
+interface Again {
+  csrf: string;
+  sessionId: number;
+  studentId: number;
+  words: string;
+}
+
+/**
+ * A report's outcome, or, when it throws past the families' own answers (the store failed mid-way), that it is not
+ * known: the upstream write may have been made. Sending again is safe: a report is decided once in the store.
+ */
+async function reported(report: () => Promise<Outcome>): Promise<Outcome> {
+  try {
+    return await report();
+  } catch {
+    return {
+      ok: false,
+      status: 503,
+      retryAfterS: 30,
+      message:
+        'It is not known whether the absence was recorded: the calendar could not check just now. Open the calendar page in a minute to see; if it is not shown there, send it again below.',
+    };
+  }
+}
+
+/**
+ * The report's form once more, filled in as it was posted, where trying again can help (the school's system busy
+ * or away, the store unsure): a refusal page that led back to an empty form lost what was typed (an outside tester).
+ */
+function againForm(pageUrl: string, a: Again): SafeHtml {
+  return html`<form method="post" action="${`${pageUrl}/absences`}"><input type="hidden" name="csrf" value="${a.csrf}"><input type="hidden" name="session" value="${a.sessionId}"><input type="hidden" name="student" value="${a.studentId}"><p><label for="again-reason">Reason (optional, the coach sees it)</label><br><input type="text" id="again-reason" name="reason" maxlength="${MAX_FAMILY_REASON}" value="${a.words.slice(0, MAX_FAMILY_REASON)}" autocomplete="off"></p><p><button type="submit">Try again: can\u2019t make it</button></p></form>`;
+}
+
 function idOf(v: unknown): number | null {
   if (typeof v !== 'string' || !/^\d{1,15}$/.test(v)) return null;
   const n = Number(v);
@@ -45,7 +80,7 @@ export function absenceRouter(opts: AbsenceRouterOptions): Router {
   const router = Router();
   const form = express.urlencoded({ extended: false, limit: '4kb', parameterLimit: 8 });
 
-  function answer(res: Response, act: Act, pageUrl: string, outcome: Outcome): void {
+  function answer(res: Response, act: Act, pageUrl: string, outcome: Outcome, again?: Again): void {
     setSecurityHeaders(res, opts.securityHeaders);
     res.setHeader('Cache-Control', 'no-store');
     if (outcome.ok) {
@@ -66,7 +101,9 @@ export function absenceRouter(opts: AbsenceRouterOptions): Router {
     }
     if (outcome.retryAfterS) res.setHeader('Retry-After', String(outcome.retryAfterS));
     const title = act === 'report' ? 'The absence was not reported' : 'The absence was not undone';
-    sendNotice(res, outcome.status, title, problemPage(title, outcome.message, pageUrl));
+    const retry = again && outcome.status >= 500 ? againForm(pageUrl, again) : null;
+    const body = html`${problemPage(title, outcome.message, pageUrl)}${retry}`;
+    sendNotice(res, outcome.status, title, body, retry ? new URL(pageUrl).origin : undefined);
   }
 
   async function act(
@@ -115,7 +152,11 @@ export function absenceRouter(opts: AbsenceRouterOptions): Router {
         message: 'Choose the child and the session, then confirm.',
       });
     const words = typeof body.reason === 'string' ? body.reason : '';
-    answer(res, act, pageUrl, await opts.absences.report(link, { studentId, sessionId, words, address }));
+    const again: Again = { csrf: String(body.csrf), sessionId, studentId, words };
+    const outcome = await reported(() =>
+      opts.absences.report(link, { studentId, sessionId, words, address }),
+    );
+    answer(res, act, pageUrl, outcome, again);
   }
 
   /** A link by its token: what it may do, or that it is unknown (404) or cannot be vouched for now (503). */

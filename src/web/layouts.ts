@@ -78,10 +78,20 @@ ${page.landing ? html`<script>${trusted(landingScript)}</script>` : ''}
 }
 
 /** A parent's notice page, sent: its status, its CSP, never cached. */
-export function sendNotice(res: Response, status: number, title: string, body: SafeHtml): void {
+/** `formTo`: the origin a form on the notice posts to (a failed report's form, sent again); else no form acts. */
+export function sendNotice(
+  res: Response,
+  status: number,
+  title: string,
+  body: SafeHtml,
+  formTo?: string,
+): void {
   res.status(status);
   res.setHeader('Content-Type', 'text/html; charset=utf-8');
-  res.setHeader('Content-Security-Policy', NOTICE_CSP);
+  res.setHeader(
+    'Content-Security-Policy',
+    formTo ? NOTICE_CSP.replace("form-action 'none'", `form-action 'self' ${formTo}`) : NOTICE_CSP,
+  );
   res.setHeader('Cache-Control', 'no-store');
   res.end(parentLayout({ title, body }));
 }
