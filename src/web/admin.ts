@@ -77,8 +77,8 @@ function bodyRows(head: string[], rows: (Row | HtmlValue[])[]): SafeHtml[] {
 /**
  * A table that reads as rows on a desktop and as one block per record on a phone (labels from the header).
  * `earlier`: more rows in the same table (so their columns line up with the first ones: a second table sized its
- * columns by its own text), shown by the "Earlier …" below it (staff.css: a table followed by a closed
- * details.more hides its tbody.earlier).
+ * columns by its own text), shown by the "Earlier …" row just above them (staff.css: a closed details.more in
+ * the table hides its tbody.earlier).
  */
 function stackTable(
   head: string[],
@@ -91,9 +91,12 @@ function stackTable(
     ? bodyRows(head, rows)
     : html`<tr><td colspan="${head.length}" class="muted">${empty}</td></tr>`;
   const more = earlier && earlier.rows.length > 0 && earlier;
+  // The toggle is a row of the table, just above the rows it opens: below the table, they opened above the place
+  // just tapped, out of sight on a phone (an outside tester).
   return html`<table class="${compact ? 'stack compact' : 'stack'}"><thead><tr>${head.map((h) => html`<th>${h}</th>`)}</tr></thead><tbody>${body}</tbody>${
-    more && html`<tbody class="earlier">${bodyRows(head, more.rows)}</tbody>`
-  }</table>${more && html`<details class="more"><summary>${more.label} (${more.rows.length})</summary></details>`}`;
+    more &&
+    html`<tbody class="toggle"><tr><td colspan="${head.length}"><details class="more"><summary>${more.label} (${more.rows.length})</summary></details></td></tr></tbody><tbody class="earlier">${bodyRows(head, more.rows)}</tbody>`
+  }</table>`;
 }
 
 function runCells(run: SyncRun, now: Date): Row {
