@@ -76,8 +76,24 @@ export class UnreachableError extends NetworkError {
 
 /** No complete response within the client's timeout. */
 export class TimeoutError extends UpstreamError {
-  constructor(endpoint: string, timeoutMs: number) {
-    super(endpoint, null, `no response within ${timeoutMs} ms`, true);
+  constructor(endpoint: string, timeoutMs: number, reason = `no response within ${timeoutMs} ms`) {
+    super(endpoint, null, reason, true);
+  }
+}
+
+/**
+ * The timeout's timer fired long after it was due: this process did not run meanwhile (SIGSTOP, a suspended VM, a
+ * loop held), so the answer may have been there all along. Not the upstream's trouble: tried again, never counted
+ * toward an outage, and said as ours.
+ */
+export class StalledError extends TimeoutError {
+  constructor(endpoint: string, timeoutMs: number, lateMs: number) {
+    super(
+      endpoint,
+      timeoutMs,
+      `no answer read within ${timeoutMs} ms because this process did not run for ${(lateMs / 1000).toFixed(1)} s ` +
+        '(stopped, suspended or starved); not the upstream service',
+    );
   }
 }
 

@@ -17,6 +17,7 @@ import {
   InvalidResponseError,
   NetworkError,
   RateLimitedError,
+  StalledError,
   TimeoutError,
   UnreachableError,
   UpstreamDownError,
@@ -166,6 +167,9 @@ function retryOf(error: unknown, read: boolean, maxRetries: number) {
   };
 }
 
+/** How late a timeout's timer may fire before the wait is put down to this process not running (a loaded loop holds ~0.1 s). */
+const STALL_MS = 2_000;
+
 export function createTransport(opts: TransportOptions): Transport {
   const prefix = opts.baseUrl.replace(/\/+$/, '');
   // For messages: the service's address without any credentials in it.
@@ -192,6 +196,7 @@ export function createTransport(opts: TransportOptions): Transport {
     const timeout = AbortSignal.timeout(timeoutMs);
     const signal = req.signal ? AbortSignal.any([timeout, req.signal]) : timeout;
     await opts.limiter.acquire();
+    const began = performance.now();
     try {
       const sentAt = opts.now();
       const res = await fetch(prefix + req.path + req.query, { method: req.method, headers, body, signal });
@@ -206,7 +211,13 @@ export function createTransport(opts: TransportOptions): Transport {
       return { ok: false, error: errorForStatus(label, res.status, reason), counts: 'errors' };
     } catch (err) {
       if (req.signal?.aborted) throw new AbandonedError(label);
-      if (timeout.aborted) return { ok: false, error: new TimeoutError(label, timeoutMs), counts: 'errors' };
+      if (timeout.aborted) {
+        // A timer that fired far past its time means this process was not running, not that nobody answered.
+        const lateMs = performance.now() - began - timeoutMs;
+        const error =
+          lateMs > STALL_MS ? new StalledError(label, timeoutMs, lateMs) : new TimeoutError(label, timeoutMs);
+        return { ok: false, error, counts: 'errors' };
+      }
       const unreachable = unreachableCause(err);
       return {
         ok: false,

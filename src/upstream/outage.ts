@@ -6,7 +6,7 @@
 // run stops. One endpoint failing alone still gets its retries: the probe of the next one answers and nothing
 // stops. Timeouts are bounded by time as well as count, so a run meeting nothing but timeouts of 30 s ends
 // within OUTAGE_LIMITS.limitMs too. Reads only: writes are not retried after a 5xx at all.
-import type { UpstreamError } from './errors.ts';
+import { StalledError, type UpstreamError } from './errors.ts';
 
 export interface OutageLimits {
   /** Retries stop once the trouble (time since the first failure with no answer since) would pass this. */
@@ -26,7 +26,7 @@ export const OUTAGE_LIMITS: OutageLimits = { spanMs: 70_000, downAfterMs: 30_000
 
 /** A failure that says nothing answered properly: a 5xx, a timeout, no connection, a body cut short. */
 export function isTrouble(err: UpstreamError): boolean {
-  return err.retryable && err.status !== 429;
+  return err.retryable && err.status !== 429 && !(err instanceof StalledError);
 }
 
 export class OutageWatch {

@@ -12,6 +12,7 @@ import {
   NotFoundError,
   RateLimitedError,
   ServerError,
+  StalledError,
   TimeoutError,
   UnauthorizedError,
   UnprocessableError,
@@ -211,6 +212,37 @@ describe('typed errors never carry the token', () => {
       assertClean(err);
     },
   );
+
+  it('a timeout whose timer fired long past its time is this process stalled, not the upstream: a read is tried again', async () => {
+    // Outside tester: serve stopped (SIGSTOP) mid-pull for ~56 s; on SIGCONT the 30-s timer fired before the answer
+    // waiting in the socket was read, and the run failed as 'no response within 30000 ms', an upstream fault.
+    // Here the loop is held in the server's handler (same process) for 3 s against a 300-ms timeout.
+    let first = true;
+    server = await startFixtureServer(() => {
+      if (first) {
+        first = false;
+        const until = performance.now() + 3_000;
+        while (performance.now() < until);
+      }
+      return { body: EMPTY_PAGE };
+    });
+    const retries: (string | null)[] = [];
+    const { client } = clientFor(server.url, { timeoutMs: 300, onRetry: (r) => retries.push(r.reason) });
+    await drain(client.departments());
+    expect(server.requests).toHaveLength(2);
+    expect(retries).toHaveLength(1);
+    expect(retries[0]).toMatch(/this process did not run for \d+\.\d s .*not the upstream service/);
+    // A write is not tried again (it may have been applied), and says whose the fault was.
+    await server.close();
+    server = await startFixtureServer(() => {
+      const until = performance.now() + 3_000;
+      while (performance.now() < until);
+      return { body: EMPTY_PAGE };
+    });
+    const writes = clientFor(server.url, { timeoutMs: 300 });
+    const err = await writes.client.createAbsences([]).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(StalledError);
+  }, 30_000);
 
   it('network failure, timeout and a non-JSON body are typed and clean too', async () => {
     server = await startFixtureServer(scripted([{ hang: true }, { body: 'this is not json' }]));
