@@ -153,6 +153,13 @@ export function pushJobs(store: Store, school: SchoolConfig, now: () => Date): J
               status: 'failed',
               error: `push ${failed.target} (${failed.provider}): ${failed.errors.at(-1) ?? 'failed'}`,
             };
+          // Refused by its fence (another push took the target over): said so, not read as a success.
+          const lost = results.find((r) => r.status === 'interrupted');
+          if (lost)
+            return {
+              status: 'interrupted',
+              error: `push ${lost.target}: ${lost.errors.at(-1) ?? 'interrupted'}`,
+            };
           const suspicious = results.find((r) => r.status === 'suspicious');
           if (suspicious) return { status: 'suspicious', error: suspicious.warning };
           return { status: 'succeeded' };

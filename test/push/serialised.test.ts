@@ -10,8 +10,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SchoolConfig } from '../../src/config.ts';
 import { processOwner } from '../../src/jobs/heartbeat.ts';
+import { silentLogger } from '../../src/log.ts';
 import type { PushSummary } from '../../src/push/summary.ts';
-import { pushSchool } from '../../src/push/triggers.ts';
+import { pushJobs, pushSchool } from '../../src/push/triggers.ts';
 import { OWNER_SILENT_MS } from '../../src/store/liveness.ts';
 import { type FakeGoogle, startFakeGoogle } from '../fakes/google-calendar.ts';
 import { type Bench, pushRuns, pushThatWaits, startBench, withTeamsOnGoogle } from './harness.ts';
@@ -109,5 +110,37 @@ describe('pushes of one target', () => {
     expect(ended.error).toBeNull();
     expect(ended.result?.[0]?.status).toBe('interrupted');
     expect(ended.result?.[0]?.errors.join(' ')).toMatch(/lost the push lease of hill\/stalled/);
+  }, 60_000);
+
+  it('a scheduled push refused by the fence reads as interrupted in its job outcome, not succeeded', async () => {
+    const scheduled = {
+      ...school,
+      schedules: { ...school.schedules, push: '0 3 * * *' },
+      targets: school.targets.map((t) => ({ ...t, id: 'stalled-job' })),
+    };
+    const arrived = Promise.withResolvers<void>();
+    const woken = Promise.withResolvers<void>();
+    fake.knobs.holds = [{ match: /./, reached: () => arrived.resolve(), release: woken.promise }];
+    const [job] = pushJobs(bench.store, scheduled, bench.now);
+    const outcome = job!.run({
+      fireTime: null,
+      log: silentLogger,
+      started: async () => {},
+      following: () => {},
+    });
+    await arrived.promise;
+    fake.knobs.holds = [];
+    await bench.store.runs.beat(processOwner(), new Date(Date.now() - OWNER_SILENT_MS - 1_000).toISOString());
+    await bench.store.runs.beat(other, new Date().toISOString());
+    const lease = await bench.store.runs.acquirePushLease(
+      'hill/stalled-job',
+      other.id,
+      new Date().toISOString(),
+    );
+    expect(lease.acquired).toBe(true);
+    woken.resolve();
+    const ended = await outcome;
+    expect(ended.status).toBe('interrupted');
+    expect(ended.error).toMatch(/lost the push lease of hill\/stalled-job/);
   }, 60_000);
 });
