@@ -23,7 +23,9 @@ afterAll(async () => {
 });
 
 /** The lines meant for people: not the JSON log lines. */
-const human = (out: string) => out.split('\n').filter((l) => !l.startsWith('{'));
+/** The log's own lines: JSON for log tools, or text where sync's stderr is read by a person (0a0d330). */
+const LOG_LINE = /^(\{|rostercal sync: (trace|debug|info|warn|error|fatal): )/;
+const human = (out: string) => out.split('\n').filter((l) => !LOG_LINE.test(l));
 
 /** Lines that look like a stack trace or a JSON log carrying one. */
 const STACK = /"stack"|\n\s+at .+\(.+:\d+:\d+\)/;
@@ -36,12 +38,16 @@ describe('a wrong upstream token or URL (rostercal sync)', () => {
     const out = child.output();
     expect(out).not.toMatch(STACK);
     expect(out).not.toContain('not-the-token-1234');
-    // Once in the progress (stderr), once in the summary's problem line (stdout); no line per resource. (The log's
-    // JSON lines say it too, for log collectors.)
+    // Once in the progress (stderr), once in the summary's problem line (stdout); no line per resource. The log
+    // says it once more, in its own line.
     expect(
       human(out).filter((l) => l.includes('401')),
       out,
     ).toHaveLength(2);
+    expect(
+      out.split('\n').filter((l) => LOG_LINE.test(l) && l.includes('401')),
+      out,
+    ).toHaveLength(1);
     expect(child.stdout()).toMatch(
       new RegExp(
         `problem: departments: UPSTREAM_TOKEN was refused by the upstream service at ${sandbox.url.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: check it is the school's API token for that service \\(GET /departments failed with 401: .+\\)`,
