@@ -55,13 +55,7 @@ async function acrossReplicas<T>(
       try {
         // The queue alone decides whose turn it is; the lease row only carries the fence for the store's writes.
         const lease = await store.runs.seizePushLease(target, processOwner().id, new Date().toISOString());
-        try {
-          return await fn({ target, fence: lease.fence });
-        } finally {
-          await store.runs
-            .releasePushLease(target, lease.token)
-            .catch((err: unknown) => log.error({ err }, 'could not release the push lease'));
-        }
+        return await underLease(store, target, lease, log, fn);
       } finally {
         await turn.release().catch((err: unknown) => log.error({ err }, 'could not give up the push turn'));
       }
@@ -75,15 +69,26 @@ async function acrossReplicas<T>(
         await sleep(LEASE_POLL_MS, undefined, { ref: false });
       }
     }
-    try {
-      return await fn({ target, fence: held.fence });
-    } finally {
-      await store.runs
-        .releasePushLease(target, held.token)
-        .catch((err: unknown) => log.error({ err }, 'could not release the push lease'));
-    }
+    return await underLease(store, target, held, log, fn);
   } finally {
     stopBeating();
+  }
+}
+
+/** Runs the push under the target's lease as taken (its fence handed on), then frees the lease. */
+async function underLease<T>(
+  store: Pick<Store, 'runs'>,
+  target: string,
+  lease: { token: string; fence: number },
+  log: Logger,
+  fn: (fence: PushFence) => Promise<T>,
+): Promise<T> {
+  try {
+    return await fn({ target, fence: lease.fence });
+  } finally {
+    await store.runs
+      .releasePushLease(target, lease.token)
+      .catch((err: unknown) => log.error({ err }, 'could not release the push lease'));
   }
 }
 
