@@ -13,10 +13,12 @@
 // - PostgreSQL: it ends the statement a transaction already sends last (SqlContext.atCommit), reading the lease row
 //   FOR SHARE: a takeover (an UPDATE of that row) waits for this commit, or has committed and the fence differs.
 //   Taken at the end, not at BEGIN, the row lock lasts one round trip, so a pull meeting this one's lease is told
-//   it is busy at once, not after this transaction.
+//   it is busy at once, not after this transaction. A write made on its own (a push's calendar or mappings, a
+//   pull's last cursors) carries the check in its own WHERE instead (fenceHeld, pgUnderFence): one statement, no
+//   transaction, and the same lock for as long.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { DatabaseSync } from 'node:sqlite';
-import { sql } from 'kysely';
+import { type RawBuilder, sql } from 'kysely';
 
 /**
  * A school's pull lease as one pull took it: a write given it is made only while the lease is still held at this
@@ -122,10 +124,24 @@ export const pgFenceRead = (f: LeaseFence) => {
   }>`select fence from ${sql.table(table)} where ${sql.ref(column)} = ${key} and token <> '' for share`;
 };
 
-/** A condition true while the lease is held at `fence` (FOR SHARE on PostgreSQL, as pgFenceRead). */
-export const fenceHeld = (f: LeaseFence, dialect: 'sqlite' | 'postgres') => {
+/** The lease row while it is held at `fence`, locked FOR SHARE on PostgreSQL (pgFenceRead's lock). */
+const heldRow = (f: LeaseFence, dialect: 'sqlite' | 'postgres') => {
   const { table, column, key } = leaseRow(f);
-  return sql`exists (select 1 from ${sql.table(table)} where ${sql.ref(column)} = ${key} and fence = ${f.fence} and token <> ''${
+  return sql`select 1 from ${sql.table(table)} where ${sql.ref(column)} = ${key} and fence = ${f.fence} and token <> ''${
     dialect === 'postgres' ? sql` for share` : sql``
-  })`;
+  }`;
 };
+
+/** A condition true while the lease is held at `fence` (FOR SHARE on PostgreSQL, as pgFenceRead). */
+export const fenceHeld = (f: LeaseFence, dialect: 'sqlite' | 'postgres') =>
+  sql`exists (${heldRow(f, dialect)})`;
+
+/**
+ * PostgreSQL: one statement that makes the data-modifying `write` only while the lease is held at `fence` (given
+ * the condition for its WHERE) and answers whether it was: a write that finds nothing to change still tells a lease
+ * lost from nothing to do, in its one round trip.
+ */
+export const pgUnderFence = (f: LeaseFence, write: (held: RawBuilder<unknown>) => RawBuilder<unknown>) =>
+  sql<{ held: boolean }>`with fence_held as (${heldRow(f, 'postgres')}),
+    fenced_write as (${write(sql`exists (select 1 from fence_held)`)})
+    select exists (select 1 from fence_held) as held`;

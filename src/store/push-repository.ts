@@ -1,8 +1,10 @@
 // Push's bookkeeping: the remote calendars each target owns, and the events it believes are in them (with the
 // hash of what it last wrote), so a push run writes only what changed.
+
+import { sql } from 'kysely';
 import type { Id } from '../domain/types.ts';
 import { maybeInstant, storedInstant } from './instants.ts';
-import type { PushFence } from './lease-fence.ts';
+import { LeaseLostError, type PushFence, pgUnderFence } from './lease-fence.ts';
 import { chunks, type SqlContext } from './sql-context.ts';
 import type { PushCalendar, PushMapping, PushRepository, SchoolId } from './types.ts';
 
@@ -31,15 +33,23 @@ export class SqlPush implements PushRepository {
       paused_until: maybeInstant(cal.pausedUntil, 'pausedUntil'),
       last_reconciled_at: maybeInstant(cal.lastReconciledAt, 'lastReconciledAt'),
     };
-    const upsert = () =>
-      this.#ctx.w
-        .insertInto('push_calendars')
-        .values({ school_id: cal.schoolId, target: cal.target, calendar_key: cal.calendarKey, ...values })
-        .onConflict((oc) => oc.columns(['school_id', 'target', 'calendar_key']).doUpdateSet(values))
-        .execute();
-    // Unfenced, one statement as before (admin acts: a feed's rotation forgets its live calendar).
-    if (this.#fence) await this.#write(upsert);
-    else await upsert();
+    const key = { school_id: cal.schoolId, target: cal.target, calendar_key: cal.calendarKey };
+    if (this.#fence) {
+      // One statement with the fence's check on PostgreSQL (sql-context.ts's insertRowsFenced).
+      await this.#ctx.insertRowsFenced(
+        'push_calendars',
+        [{ ...key, ...values }],
+        { columns: Object.keys(key), update: ['remote_calendar_id', 'paused_until', 'last_reconciled_at'] },
+        this.#fence,
+      );
+      return;
+    }
+    // Unfenced (admin acts: a feed's rotation forgets its live calendar).
+    await this.#ctx.w
+      .insertInto('push_calendars')
+      .values({ ...key, ...values })
+      .onConflict((oc) => oc.columns(['school_id', 'target', 'calendar_key']).doUpdateSet(values))
+      .execute();
   }
 
   async listPushCalendars(schoolId: SchoolId, target: string): Promise<PushCalendar[]> {
@@ -75,12 +85,12 @@ export class SqlPush implements PushRepository {
       content_hash: m.contentHash,
       updated_at: storedInstant(m.updatedAt, 'updatedAt'),
     }));
-    await this.#write(() =>
-      this.#ctx.insertRows('push_mappings', rows, {
-        columns: ['school_id', 'target', 'calendar_key', 'session_id'],
-        update: ['remote_event_id', 'content_hash', 'updated_at'],
-      }),
-    );
+    const conflict = {
+      columns: ['school_id', 'target', 'calendar_key', 'session_id'],
+      update: ['remote_event_id', 'content_hash', 'updated_at'] as [string, ...string[]],
+    };
+    if (this.#fence) await this.#ctx.insertRowsFenced('push_mappings', rows, conflict, this.#fence);
+    else await this.#ctx.insertRows('push_mappings', rows, conflict);
   }
 
   async deletePushMappings(
@@ -90,17 +100,32 @@ export class SqlPush implements PushRepository {
     sessionIds: Id[],
   ): Promise<void> {
     if (sessionIds.length === 0) return;
+    const where = { schoolId, target, calendarKey };
+    const fence = this.#fence;
+    if (fence && this.#ctx.dialect === 'postgres' && sessionIds.length <= this.#ctx.inChunk) {
+      // One statement, the fence's check in it (one round trip, not four), that tells a lease lost from no row.
+      const { rows } = await pgUnderFence(
+        fence,
+        (held) =>
+          sql`delete from push_mappings where school_id = ${schoolId} and target = ${target}
+            and calendar_key = ${calendarKey} and session_id = any(${sessionIds}::int8[]) and ${held}`,
+      ).execute(this.#ctx.w);
+      if (!rows[0]?.held) throw new LeaseLostError(fence);
+      return;
+    }
     await this.#write(async () => {
-      for (const batch of chunks(sessionIds, this.#ctx.inChunk)) {
-        await this.#ctx.w
-          .deleteFrom('push_mappings')
-          .where('school_id', '=', schoolId)
-          .where('target', '=', target)
-          .where('calendar_key', '=', calendarKey)
-          .where((eb) => this.#ctx.inList(eb, 'session_id', batch, 'int8'))
-          .execute();
-      }
+      for (const batch of chunks(sessionIds, this.#ctx.inChunk)) await this.#delete(where, batch);
     });
+  }
+
+  async #delete(where: { schoolId: SchoolId; target: string; calendarKey: string }, sessionIds: Id[]) {
+    await this.#ctx.w
+      .deleteFrom('push_mappings')
+      .where('school_id', '=', where.schoolId)
+      .where('target', '=', where.target)
+      .where('calendar_key', '=', where.calendarKey)
+      .where((eb) => this.#ctx.inList(eb, 'session_id', sessionIds, 'int8'))
+      .execute();
   }
 
   async listPushMappings(schoolId: SchoolId, target: string, calendarKey?: string): Promise<PushMapping[]> {

@@ -6,9 +6,17 @@
 // connection and behave the same on PostgreSQL.
 
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { CompiledQuery, type Expression, type Kysely, type SqlBool, sql, type Transaction } from 'kysely';
+import {
+  CompiledQuery,
+  type Expression,
+  type Kysely,
+  type RawBuilder,
+  type SqlBool,
+  sql,
+  type Transaction,
+} from 'kysely';
 import type { Id } from '../domain/types.ts';
-import { type LeaseFence, LeaseLostError, pgFenceRead, withSqliteFence } from './lease-fence.ts';
+import { fenceHeld, type LeaseFence, LeaseLostError, pgFenceRead, withSqliteFence } from './lease-fence.ts';
 import type { Dialect } from './migrations.ts';
 import { type LockKey, withBeginLocks } from './pg-begin-locks.ts';
 import { CopyRows, type CopyValue } from './pg-copy.ts';
@@ -76,6 +84,34 @@ export function sqliteRowsPerStatement(rows: readonly Row[]): number {
   }
   const fit = Math.floor(SQLITE_STATEMENT_CHARS / widest);
   return fit >= MAX_ROWS ? MAX_ROWS : Math.max(1, 2 ** Math.floor(Math.log2(Math.max(1, fit))));
+}
+
+/** An upsert's key, and the columns a conflicting row takes from the new one (none: the row is left as it is). */
+export interface RowConflict {
+  columns: string[];
+  update: string[];
+}
+
+/**
+ * The rows as the JSON parameters of PostgreSQL's bulk inserts, one a statement: each ends at PG_BULK_ROWS rows or
+ * PG_BULK_CHARS of JSON, whichever comes first. 5,000 sessions are 15 MB of text, held three times over (the rows,
+ * the joined JSON, the protocol buffer) while it is sent, so each batch is made only as the one before is written.
+ */
+function* pgJsonBatches(rows: readonly Row[]): Generator<string, void, undefined> {
+  let parts: string[] = [];
+  let chars = 0;
+  for (const row of rows) {
+    const text = JSON.stringify(row);
+    parts.push(text);
+    chars += text.length;
+    if (parts.length >= PG_BULK_ROWS || chars >= PG_BULK_CHARS) {
+      const json = `[${parts.join(',')}]`;
+      parts = [];
+      chars = 0;
+      yield json;
+    }
+  }
+  if (parts.length > 0) yield `[${parts.join(',')}]`;
 }
 
 const lockName = (key: LockKey) => `${key[0]}\t${key[1]}`;
@@ -267,49 +303,11 @@ export class SqlContext {
    * into the table's own row type: several times faster than thousands of scalar parameters, and cheaper to
    * encode than one array per column.
    */
-  async insertRows(
-    table: string,
-    rows: Row[],
-    conflict: { columns: string[]; update: string[] } | null,
-  ): Promise<void> {
+  async insertRows(table: string, rows: Row[], conflict: RowConflict | null): Promise<void> {
     if (rows.length === 0) return;
-    // biome-ignore lint/suspicious/noExplicitAny: table and columns are chosen at runtime by the callers.
-    const db = this.w as unknown as Kysely<any>;
     const columns = Object.keys(rows[0]!);
-    const onConflict = <Q extends { onConflict: (...a: never[]) => Q }>(q: Q): Q =>
-      conflict
-        ? // biome-ignore lint/suspicious/noExplicitAny: see above.
-          (q as any).onConflict((oc: any) =>
-            conflict.update.length === 0
-              ? oc.columns(conflict.columns).doNothing()
-              : oc.columns(conflict.columns).doUpdateSet((eb: { ref(c: string): Expression<unknown> }) => {
-                  const set: Record<string, Expression<unknown>> = {};
-                  for (const c of conflict.update) set[c] = eb.ref(`excluded.${c}`);
-                  return set;
-                }),
-          )
-        : q;
     if (this.dialect === 'postgres') {
-      const selected = sql.join(columns.map((c) => sql.ref(c)));
-      // Batches end at PG_BULK_ROWS rows or PG_BULK_CHARS of JSON, whichever comes first: 5,000 sessions are
-      // 15 MB of text, held three times over (the rows, the joined JSON, the protocol buffer) while it is sent.
-      let parts: string[] = [];
-      let chars = 0;
-      const flush = async () => {
-        if (parts.length === 0) return;
-        const json = `[${parts.join(',')}]`;
-        parts = [];
-        chars = 0;
-        const select = sql`select ${selected} from json_populate_recordset(null::${sql.table(table)}, ${json}::json)`;
-        await onConflict(db.insertInto(table).columns(columns).expression(select)).execute();
-      };
-      for (const row of rows) {
-        const text = JSON.stringify(row);
-        parts.push(text);
-        chars += text.length;
-        if (parts.length >= PG_BULK_ROWS || chars >= PG_BULK_CHARS) await flush();
-      }
-      await flush();
+      for (const json of pgJsonBatches(rows)) await this.#insertJson(table, columns, json, conflict);
       return;
     }
     await this.insertSqlite(
@@ -323,6 +321,61 @@ export class SqlContext {
       conflict,
       sqliteRowsPerStatement(rows),
     );
+  }
+
+  /**
+   * insertRows, written only while `fence`'s lease is held at it, else nothing and LeaseLostError (lease-fence.ts).
+   * On PostgreSQL rows that fit one statement are written by one statement holding the check in its WHERE: one
+   * round trip, not four (BEGIN, the write, the check, COMMIT). Otherwise, and on SQLite (whose statements are no
+   * round trips), a transaction checked against the fence. Rows that conflict must update (a conflict left alone
+   * writes nothing, which would read as the lease lost).
+   */
+  async insertRowsFenced(
+    table: string,
+    rows: Row[],
+    conflict: { columns: string[]; update: [string, ...string[]] } | null,
+    fence: LeaseFence,
+  ): Promise<void> {
+    if (rows.length === 0) return;
+    if (this.dialect === 'postgres') {
+      const batches = pgJsonBatches(rows);
+      const first = batches.next();
+      if (!first.done && batches.next().done) {
+        const only = fenceHeld(fence, 'postgres');
+        const written = await this.#insertJson(table, Object.keys(rows[0]!), first.value, conflict, only);
+        if (written === 0) throw new LeaseLostError(fence);
+        return;
+      }
+    }
+    await this.transaction(() => this.insertRows(table, rows, conflict), { fence });
+  }
+
+  /** PostgreSQL: one bulk statement of `json`'s rows (pgJsonBatches), only where `only` holds; rows written. */
+  async #insertJson(
+    table: string,
+    columns: string[],
+    json: string,
+    conflict: RowConflict | null,
+    only?: RawBuilder<unknown>,
+  ): Promise<number> {
+    // biome-ignore lint/suspicious/noExplicitAny: table and columns are chosen at runtime by the callers.
+    const db = this.w as unknown as Kysely<any>;
+    const selected = sql.join(columns.map((c) => sql.ref(c)));
+    const select = sql`select ${selected} from json_populate_recordset(null::${sql.table(table)}, ${json}::json)${only ? sql` where ${only}` : sql``}`;
+    const insert = db.insertInto(table).columns(columns).expression(select);
+    const result = await (conflict
+      ? insert.onConflict((oc) =>
+          conflict.update.length === 0
+            ? oc.columns(conflict.columns).doNothing()
+            : oc.columns(conflict.columns).doUpdateSet((eb) => {
+                const set: Record<string, Expression<unknown>> = {};
+                for (const c of conflict.update) set[c] = eb.ref(`excluded.${c}`);
+                return set;
+              }),
+        )
+      : insert
+    ).executeTakeFirst();
+    return Number(result.numInsertedOrUpdatedRows ?? 0);
   }
 
   /**
