@@ -81,6 +81,9 @@ export function actorOf(link: Pick<ReportingLink, 'kind' | 'tokenHash'>): string
 }
 
 type Audit = (action: AuditAction, detail: string) => Promise<void>;
+type ReportAsk = { studentId: Id; sessionId: Id; words: string; address: string };
+/** A report reserved in the store, to be sent. */
+type Reserved = { school: SchoolConfig; act: AbsenceAct; audit: Audit };
 type Child = { studentId: Id; label: string };
 type Session = Stored<'sessions'>;
 
@@ -127,10 +130,24 @@ export class FamilyAbsences {
     });
   }
 
-  async report(
-    link: ReportingLink,
-    ask: { studentId: Id; sessionId: Id; words: string; address: string },
-  ): Promise<Outcome> {
+  async report(link: ReportingLink, ask: ReportAsk): Promise<Outcome> {
+    let reserved: Reserved | Outcome;
+    try {
+      reserved = await this.#reserve(link, ask);
+    } catch (err) {
+      // Nothing is sent before the act is reserved, so whatever failed until then, nothing was reported: said so,
+      // not "not known" (an outside tester, the database gone as the report came in).
+      this.#log.error(
+        { err, schoolId: link.schoolId },
+        'a report failed before it was recorded, so it was not sent',
+      );
+      return notRecorded('report');
+    }
+    return 'ok' in reserved ? reserved : this.#send(reserved.school, reserved.act, ask.words, reserved.audit);
+  }
+
+  /** What comes before a report is sent: its checks, and its reservation in the store (or why it is not made). */
+  async #reserve(link: ReportingLink, ask: ReportAsk): Promise<Reserved | Outcome> {
     const school = this.#schools.get(link.schoolId);
     const child = link.children.find((c) => c.studentId === ask.studentId);
     if (!school || !(await this.available(school.id)))
@@ -186,7 +203,7 @@ export class FamilyAbsences {
       await audit('absence-refused', `report refused (per-child limit, ${max} a day)`);
       return limitReached(max, child.label);
     }
-    return this.#send(school, act, ask.words, audit);
+    return { school, act, audit };
   }
 
   /** Writes a reserved report upstream (unless it is there already) and records what came of it. */

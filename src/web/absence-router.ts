@@ -9,10 +9,11 @@ import type { FamilyLinks } from '../feeds/family.ts';
 import type { FeedService } from '../feeds/feed-service.ts';
 import { resolveFeedToken, tokenForLog } from '../feeds/tokens.ts';
 import type { FeedToken, Store } from '../store/types.ts';
+import { isStoreUnreachable, STORE_RETRY_AFTER_S } from '../store/unreachable.ts';
 import { html, type SafeHtml } from '../util/html.ts';
 import { crossSiteProblem, type Done } from './absence-form.ts';
 import { childLink, familyLink } from './absence-links.ts';
-import { unavailable, unknownCapability } from './feeds-router.ts';
+import { UNSURE_RETRY_AFTER_S, unknownCapability } from './feeds-router.ts';
 import { sendNotice } from './layouts.ts';
 import type { FailedLookups } from './rate-limit.ts';
 import { setSecurityHeaders } from './security.ts';
@@ -44,22 +45,44 @@ interface Again {
   words: string;
 }
 
+/** Said when a report's outcome is not known (below): never "not reported", which is not known either. */
+const UNKNOWN_TITLE = 'It is not known whether the absence was reported';
+
 /**
  * A report's outcome, or, when it throws past the families' own answers (the store failed mid-way), that it is not
  * known: the upstream write may have been made. Sending again is safe: a report is decided once in the store.
  */
-async function reported(report: () => Promise<Outcome>): Promise<Outcome> {
+async function reported(report: () => Promise<Outcome>): Promise<{ outcome: Outcome; title?: string }> {
   try {
-    return await report();
+    return { outcome: await report() };
   } catch {
     return {
-      ok: false,
-      status: 503,
-      retryAfterS: 30,
-      message:
-        'It is not known whether the absence was recorded: the calendar could not check just now. Open the calendar page in a minute to see; if it is not shown there, send it again below.',
+      title: UNKNOWN_TITLE,
+      outcome: {
+        ok: false,
+        status: 503,
+        retryAfterS: 30,
+        message:
+          'It is not known whether the absence was recorded: the calendar could not check just now. Open the calendar page in a minute to see; if it is not shown there, send it again below.',
+      },
     };
   }
+}
+
+/**
+ * The link could not be looked up (the store out of reach, or this process unable to vouch for it): nothing was
+ * recorded or sent, for no act starts before its link is known, so the family is told so, and may send it again.
+ */
+function notReached(act: Act, retryAfterS: number): Outcome {
+  return {
+    ok: false,
+    status: 503,
+    retryAfterS,
+    message:
+      act === 'report'
+        ? 'The calendar cannot reach its records just now, so nothing was reported. Please send it again in a minute, or tell the coach directly.'
+        : 'The calendar cannot reach its records just now, so nothing was undone: the absence still stands. Please try again in a minute, or tell the coach directly.',
+  };
 }
 
 /**
@@ -76,11 +99,27 @@ function idOf(v: unknown): number | null {
   return Number.isSafeInteger(n) ? n : null;
 }
 
+/** A report's fields as posted, or null when the session or the child is missing. */
+function postedReport(body: Record<string, unknown>): Again | null {
+  const sessionId = idOf(body.session);
+  const studentId = idOf(body.student);
+  if (sessionId === null || studentId === null) return null;
+  const words = typeof body.reason === 'string' ? body.reason : '';
+  return { csrf: String(body.csrf), sessionId, studentId, words };
+}
+
 export function absenceRouter(opts: AbsenceRouterOptions): Router {
   const router = Router();
   const form = express.urlencoded({ extended: false, limit: '4kb', parameterLimit: 8 });
 
-  function answer(res: Response, act: Act, pageUrl: string, outcome: Outcome, again?: Again): void {
+  function answer(
+    res: Response,
+    act: Act,
+    pageUrl: string,
+    outcome: Outcome,
+    again?: Again,
+    failedTitle?: string,
+  ): void {
     setSecurityHeaders(res, opts.securityHeaders);
     res.setHeader('Cache-Control', 'no-store');
     if (outcome.ok) {
@@ -100,7 +139,8 @@ export function absenceRouter(opts: AbsenceRouterOptions): Router {
       return;
     }
     if (outcome.retryAfterS) res.setHeader('Retry-After', String(outcome.retryAfterS));
-    const title = act === 'report' ? 'The absence was not reported' : 'The absence was not undone';
+    const title =
+      failedTitle ?? (act === 'report' ? 'The absence was not reported' : 'The absence was not undone');
     const retry = again && outcome.status >= 500 ? againForm(pageUrl, again) : null;
     const body = html`${problemPage(title, outcome.message, pageUrl)}${retry}`;
     sendNotice(res, outcome.status, title, body, retry ? new URL(pageUrl).origin : undefined);
@@ -143,20 +183,29 @@ export function absenceRouter(opts: AbsenceRouterOptions): Router {
         });
       return answer(res, act, pageUrl, await opts.absences.undo(link, { absenceId, address }));
     }
-    const sessionId = idOf(body.session);
-    const studentId = idOf(body.student);
-    if (sessionId === null || studentId === null)
+    const again = postedReport(body);
+    if (again === null)
       return answer(res, act, pageUrl, {
         ok: false,
         status: 400,
         message: 'Choose the child and the session, then confirm.',
       });
-    const words = typeof body.reason === 'string' ? body.reason : '';
-    const again: Again = { csrf: String(body.csrf), sessionId, studentId, words };
-    const outcome = await reported(() =>
+    const { sessionId, studentId, words } = again;
+    const { outcome, title } = await reported(() =>
       opts.absences.report(link, { studentId, sessionId, words, address }),
     );
-    answer(res, act, pageUrl, outcome, again);
+    answer(res, act, pageUrl, outcome, again, title);
+  }
+
+  /**
+   * The link's lookup failed: nothing was done. A report posted from our own page gets its form back as sent; a
+   * post that did not come from the page (its form check fails) is told the same and given nothing to send.
+   */
+  function notLookedUp(req: Request, res: Response, act: Act, pageUrl: string, retryAfterS: number): void {
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    const ours = crossSiteProblem(req, opts.publicUrl, body.csrf) === null;
+    const again = act === 'report' && ours ? postedReport(body) : null;
+    answer(res, act, pageUrl, notReached(act, retryAfterS), again ?? undefined);
   }
 
   /** A link by its token: what it may do, or that it is unknown (404) or cannot be vouched for now (503). */
@@ -183,11 +232,19 @@ export function absenceRouter(opts: AbsenceRouterOptions): Router {
         const token = String(req.params.token ?? '');
         res.locals.route = path;
         res.locals.logPath = path.replace(':token', tokenForLog(token));
-        const found = await resolve(token);
-        if (found === 'unsure') return unavailable(res, opts.securityHeaders);
+        const pageUrl = `${opts.publicUrl}${base}/${token}`;
+        let found: Found;
+        try {
+          found = await resolve(token);
+        } catch (err) {
+          // Anything else is our fault, for the error handler to log and answer.
+          if (!isStoreUnreachable(err)) throw err;
+          return notLookedUp(req, res, kind, pageUrl, STORE_RETRY_AFTER_S);
+        }
+        if (found === 'unsure') return notLookedUp(req, res, kind, pageUrl, UNSURE_RETRY_AFTER_S);
         if (found === 'unknown')
           return unknownCapability(req, res, opts.failedLookups, opts.securityHeaders, opts.vouchesFor);
-        await act(req, res, kind, `${opts.publicUrl}${base}/${token}`, found);
+        await act(req, res, kind, pageUrl, found);
       });
     }
 

@@ -16,6 +16,11 @@ export interface PgWire {
   cut(): void;
   /** Lets nothing through, in either direction, until restore(); connections stay open. */
   hold(): void;
+  /**
+   * Cuts (as cut()) when a client next sends a statement matching `pattern`, before that statement reaches the
+   * server: the database goes out of reach at one chosen step of what the product does.
+   */
+  cutOn(pattern: RegExp): void;
   restore(): void;
   close(): Promise<void>;
 }
@@ -65,15 +70,28 @@ export async function startPgWire(databaseUrl: string): Promise<PgWire> {
   const sockets = new Set<Socket>();
   let cut = false;
   let held: (() => void)[] | null = null;
+  let cutWhen: RegExp | null = null;
+  const cutAll = () => {
+    cut = true;
+    for (const s of sockets) s.resetAndDestroy();
+  };
   /** Writes now, or when the hold ends. */
   const send = (to: Socket, d: Buffer) => (held ? held.push(() => to.write(d)) : to.write(d));
   const server: Server = createServer((client) => {
     if (cut) return void client.resetAndDestroy();
     const upstream = connect(port, host);
     sockets.add(client).add(upstream);
-    const parse = frontendParser((sql) => seen.push(sql));
+    let tripped = false;
+    const parse = frontendParser((sql) => {
+      seen.push(sql);
+      if (cutWhen?.test(sql)) {
+        cutWhen = null;
+        tripped = true;
+      }
+    });
     client.on('data', (d: Buffer) => {
       parse(d);
+      if (tripped) return cutAll();
       send(upstream, d);
     });
     upstream.on('data', (d: Buffer) => send(client, d));
@@ -96,15 +114,16 @@ export async function startPgWire(databaseUrl: string): Promise<PgWire> {
     reset() {
       seen = [];
     },
-    cut() {
-      cut = true;
-      for (const s of sockets) s.resetAndDestroy();
+    cut: cutAll,
+    cutOn(pattern) {
+      cutWhen = pattern;
     },
     hold() {
       held ??= [];
     },
     restore() {
       cut = false;
+      cutWhen = null;
       const pending = held ?? [];
       held = null;
       for (const write of pending) write();
