@@ -1,26 +1,17 @@
 // A report that fails keeps what the family typed (an outside tester: the refusal page led back to an empty form).
 // Over HTTP on the real app, with the school's system gone (the sandbox closed): the 503 page says nothing was
 // reported and holds the form again, with the reason as typed, ready to send once more.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningServer } from '../../src/web/server.ts';
-import { familyAbsences, type Harness, startHarness } from '../feeds/harness.ts';
-import { childWithForm, PUBLIC, postForm } from './absence-page.ts';
+import { describe, expect, it } from 'vitest';
+import { absenceServer, childWithForm, PUBLIC, postForm } from './absence-page.ts';
 
-let h: Harness;
-let server: RunningServer;
-
-beforeAll(async () => {
-  h = await startHarness({ seed: 31 });
-  server = await h.serve({ publicUrl: PUBLIC, absences: familyAbsences(h) });
-}, 120_000);
-afterAll(() => h?.close());
+const w = absenceServer();
 
 describe('a report that fails', () => {
   it('answers with the form again, the reason kept as typed, to try once more', async () => {
-    const { token, form } = await childWithForm(h, server.url);
-    await h.sandbox.close();
+    const { token, form } = await childWithForm(w.h, w.server.url);
+    await w.h.sandbox.close();
     const reason = 'Dentist at 4 & "orthodontist" <after>';
-    const failed = await postForm(server.url, form.action, form.cookie, {
+    const failed = await postForm(w.server.url, form.action, form.cookie, {
       csrf: form.csrf,
       session: form.session,
       student: form.student,

@@ -1,6 +1,8 @@
 // What the absence tests (absence-form, absence-links, absence-router) read off a calendar page and post back: its
 // "Can't make it?" form with the form cookie the page set, as a browser without script would use them.
-import { type Harness, type HttpAnswer, httpCall } from '../feeds/harness.ts';
+import { afterAll, beforeAll } from 'vitest';
+import type { RunningServer } from '../../src/web/server.ts';
+import { familyAbsences, type Harness, type HttpAnswer, httpCall, startHarness } from '../feeds/harness.ts';
 
 export const PUBLIC = 'https://cal.example.org';
 
@@ -64,4 +66,18 @@ export async function childWithForm(h: Harness, server: string, skip: readonly n
     if (form) return { student: s, token, form };
   }
   throw new Error('no child of the generated school has a calendar page offering "Can\u2019t make it?"');
+}
+
+/**
+ * The sandbox's school (seed 31) pulled into a harness, and the real app serving it with families' "Can't make it?"
+ * on: started before the file's tests, closed after them. Read `h` and `server` inside tests (they are set then).
+ */
+export function absenceServer(): { h: Harness; server: RunningServer } {
+  const world = {} as { h: Harness; server: RunningServer };
+  beforeAll(async () => {
+    world.h = await startHarness({ seed: 31 });
+    world.server = await world.h.serve({ publicUrl: PUBLIC, absences: familyAbsences(world.h) });
+  }, 120_000);
+  afterAll(() => world.h?.close());
+  return world;
 }
