@@ -108,43 +108,59 @@ function postedReport(body: Record<string, unknown>): Again | null {
   return { csrf: String(body.csrf), sessionId, studentId, words };
 }
 
+/** What to answer an act with: its outcome, the form to send again (a report), and a title other than "not …". */
+interface Reply {
+  act: Act;
+  pageUrl: string;
+  outcome: Outcome;
+  again?: Again | undefined;
+  title?: string | undefined;
+}
+
+/** A success goes back to the page at the session (303); a refusal is a small page, with the form where it helps. */
+function sendOutcome(
+  res: Response,
+  securityHeaders: readonly [string, string][],
+  { act, pageUrl, outcome, again, title: failedTitle }: Reply,
+): void {
+  setSecurityHeaders(res, securityHeaders);
+  res.setHeader('Cache-Control', 'no-store');
+  if (outcome.ok) {
+    const done: Done =
+      outcome.kind === 'already-reported'
+        ? 'reported'
+        : outcome.kind === 'already-withdrawn'
+          ? 'withdrawn'
+          : outcome.kind;
+    // The session in the query too (a fragment never reaches the server): the page says what was done there,
+    // where it lands, not above the list out of sight.
+    const where =
+      outcome.sessionId === null
+        ? '#upcoming-h'
+        : `&session=${outcome.sessionId}#session-${outcome.sessionId}`;
+    res.redirect(303, `${pageUrl}?done=${done}${where}`);
+    return;
+  }
+  if (outcome.retryAfterS) res.setHeader('Retry-After', String(outcome.retryAfterS));
+  const title =
+    failedTitle ?? (act === 'report' ? 'The absence was not reported' : 'The absence was not undone');
+  const retry = again && outcome.status >= 500 ? againForm(pageUrl, again) : null;
+  const body = html`${problemPage(title, outcome.message, pageUrl)}${retry}`;
+  sendNotice(res, outcome.status, title, body, retry ? new URL(pageUrl).origin : undefined);
+}
+
 export function absenceRouter(opts: AbsenceRouterOptions): Router {
   const router = Router();
   const form = express.urlencoded({ extended: false, limit: '4kb', parameterLimit: 8 });
 
-  function answer(
+  const answer = (
     res: Response,
     act: Act,
     pageUrl: string,
     outcome: Outcome,
     again?: Again,
-    failedTitle?: string,
-  ): void {
-    setSecurityHeaders(res, opts.securityHeaders);
-    res.setHeader('Cache-Control', 'no-store');
-    if (outcome.ok) {
-      const done: Done =
-        outcome.kind === 'already-reported'
-          ? 'reported'
-          : outcome.kind === 'already-withdrawn'
-            ? 'withdrawn'
-            : outcome.kind;
-      // The session in the query too (a fragment never reaches the server): the page says what was done there,
-      // where it lands, not above the list out of sight.
-      const where =
-        outcome.sessionId === null
-          ? '#upcoming-h'
-          : `&session=${outcome.sessionId}#session-${outcome.sessionId}`;
-      res.redirect(303, `${pageUrl}?done=${done}${where}`);
-      return;
-    }
-    if (outcome.retryAfterS) res.setHeader('Retry-After', String(outcome.retryAfterS));
-    const title =
-      failedTitle ?? (act === 'report' ? 'The absence was not reported' : 'The absence was not undone');
-    const retry = again && outcome.status >= 500 ? againForm(pageUrl, again) : null;
-    const body = html`${problemPage(title, outcome.message, pageUrl)}${retry}`;
-    sendNotice(res, outcome.status, title, body, retry ? new URL(pageUrl).origin : undefined);
-  }
+    title?: string,
+  ) => sendOutcome(res, opts.securityHeaders, { act, pageUrl, outcome, again, title });
 
   async function act(
     req: Request,
