@@ -91,7 +91,7 @@ export interface SchedulerHandle {
   runNow(schoolId: string, job: string): Promise<JobOutcome>;
   /**
    * Fires a job as its schedule would at `fireTime`, elected across replicas like every fire (PostgreSQL); null when
-   * another replica runs it. For tests and tools that drive fires themselves instead of waiting for the clock.
+   * another replica runs it. A fire this replica lets pass on its own knowledge is let pass before it is queued. For tests and tools that drive fires themselves instead of waiting for the clock.
    */
   fire(schoolId: string, job: string, fireTime: string): Promise<JobOutcome | null>;
   /** Next fire per job, for the admin pages. */
@@ -339,6 +339,34 @@ class JobRunner {
     return outcome;
   }
 
+  /**
+   * A fire this replica lets pass on what it alone knows (the job's skipReason: folded into the school's start-up
+   * pull, or another pull of the school running here), let pass before it is queued (PostgreSQL), or null. Queued,
+   * each cost pg-boss an insert, a fetch, a completion and beats only to be let pass: a fresh replica's 500
+   * schools waiting for their start-up pulls sent ~50 such fires a second through the job queue's pool, which ran
+   * dry (bench:fleet, 8 Dec: 1,102 fires let pass as "the store failed"). A replica that would run the fire
+   * queues it as ever, and runs it.
+   */
+  async passBeforeQueue(
+    school: SchoolConfig,
+    job: JobDefinition,
+    fireTime: string,
+  ): Promise<JobOutcome | null> {
+    const reason = job.skipReason?.() ?? null;
+    if (reason === null) return null;
+    const outcome: JobOutcome = { status: 'skipped', error: reason };
+    await this.#track(this.skipped(school, job.name, fireTime, reason));
+    this.#opts.onFire?.({
+      type: 'finished',
+      schoolId: school.id,
+      job: job.name,
+      fireTime,
+      owner: this.#owner,
+      outcome,
+    });
+    return outcome;
+  }
+
   /** Why a fire is let pass before it runs (the upstream asked us to slow down, or the job says so), or null. */
   async #letPass(
     school: SchoolConfig,
@@ -481,7 +509,11 @@ function scheduleJob(
   const name = `${school.id}:${job.name}`;
   // The fire's own moment is the coordinator's key (node-cron's slot): alike on every replica.
   const coordinator: RunCoordinator | null = elect && {
-    shouldRun: async (key: string) => (await elect(key.slice(name.length + 1))) !== null,
+    shouldRun: async (key: string) => {
+      const fireTime = key.slice(name.length + 1);
+      if (await runner.passBeforeQueue(school, job, fireTime)) return false;
+      return (await elect(fireTime)) !== null;
+    },
   };
   const task = cron.createTask(
     spreadCron(job.cron, school.id),
@@ -631,6 +663,8 @@ export async function startScheduler(opts: SchedulerOptions): Promise<SchedulerH
       const { school, job, task, elect } = entry(schoolId, jobName);
       if (stopped) return null;
       if (!elect || !queued) return runner.executeAll(school, job, task, fireTime);
+      const passed = await runner.passBeforeQueue(school, job, fireTime);
+      if (passed) return passed;
       const id = await elect(fireTime);
       if (id === null) return null;
       queued.takeNow();
