@@ -139,6 +139,8 @@ describe('scheduled pushes inside serve, against faulty providers', () => {
       }, 180_000);
     }
 
+    // The fakes answer one request at most three random (`rate`) faults in a row (test/fakes/common.ts), fewer
+    // than the push's 10 retries: the push must wait them out, and chance alone cannot use up a write's retries.
     const faults: Record<'429' | '5xx', FaultRule[]> = {
       '429': [
         { status: 429, limit: 3, retryAfterSeconds: 0.05 },

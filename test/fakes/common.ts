@@ -49,7 +49,10 @@ export function sendJson(
 export interface ChaosKnobs {
   /** Delay before each response, in milliseconds. */
   latencyMs: number;
-  /** Fraction (0..1) of requests answered with a throttling error instead of being served. */
+  /**
+   * Fraction (0..1) of requests answered with a throttling error instead of being served; below 1, at most
+   * RANDOM_FAULTS_IN_A_ROW times in a row for one request.
+   */
   throttleRate: number;
   /** After this many requests every request fails (see failMode); null = never. */
   failAfter: number | null;
@@ -84,8 +87,13 @@ export interface FaultRule {
    * a stalled connection. With 'after-apply' the write happens first. `status` is then not used.
    */
   stall?: boolean;
-  /** Fraction (0..1) of matching requests that fail; 1 when absent. Drawn from the fake's seeded PRNG. */
+  /**
+   * Fraction (0..1) of matching requests that fail; 1 when absent. Drawn from the fake's seeded PRNG; below 1, one
+   * request (the same method, path and body) fails at most `inARow` times in a row (see FaultInjector).
+   */
   rate?: number;
+  /** With `rate` below 1: the most faults in a row for one request; default RANDOM_FAULTS_IN_A_ROW. */
+  inARow?: number;
   /** Fail at most this many, then serve normally (a fault that clears); no limit when absent. */
   limit?: number;
   /** Google fake: the error reason of a 403 (default insufficientPermissions; e.g. rateLimitExceeded). */
@@ -96,22 +104,87 @@ export interface FaultRule {
   hits?: number;
 }
 
-/** The first rule of that phase that fires for `request` (`METHOD /path`), counting the hit; null when none does. */
-export function injectedFault(
-  rules: FaultRule[],
-  request: string,
-  random: () => number,
-  when: 'before' | 'after-apply' = 'before',
-): FaultRule | null {
-  for (const rule of rules) {
-    if ((rule.when ?? 'before') !== when) continue;
-    if (rule.match && !rule.match.test(request)) continue;
-    if (rule.limit !== undefined && (rule.hits ?? 0) >= rule.limit) continue;
-    if (rule.rate !== undefined && random() >= rule.rate) continue;
-    rule.hits = (rule.hits ?? 0) + 1;
-    return rule;
+/**
+ * The most faults chance may answer one request in a row: a FaultRule with a `rate` below 1 and the throttleRate
+ * knob skip a request that has had this many (FaultRule.inARow sets another bound for one rule). Below every
+ * client's retry limit (8 by default, 10 in the failure tests), so that a random pattern tests that faults are
+ * waited out and retried, never that one write is unlucky enough to use up its retries.
+ */
+export const RANDOM_FAULTS_IN_A_ROW = 3;
+
+/**
+ * Decides the faults and throttling answers a fake injects, drawing from its seeded PRNG. A request is known by
+ * its identity (method, path and body, as a client's retry sends it again; a batch carries its parts'): the
+ * injector counts the faults each identity has had since its last real answer. The seed alone does not make
+ * the pattern repeat, since concurrent requests reach the fake in a different order each run; the bound makes
+ * every order safe.
+ */
+export class FaultInjector {
+  readonly #knobs: ChaosKnobs;
+  readonly #random: () => number;
+  /** identity → injected answers in a row since its last real one. */
+  readonly #streaks = new Map<string, number>();
+
+  constructor(knobs: ChaosKnobs, random: () => number) {
+    this.#knobs = knobs;
+    this.#random = random;
   }
-  return null;
+
+  /**
+   * The first rule of that phase that fires for `request` (`METHOD /path`), counting the hit against the rule
+   * and against every identity in `identities`; null when none does.
+   */
+  fault(
+    request: string,
+    identities: readonly string[],
+    when: 'before' | 'after-apply' = 'before',
+  ): FaultRule | null {
+    const streak = this.#longest(identities);
+    for (const rule of this.#knobs.faults) {
+      if ((rule.when ?? 'before') !== when) continue;
+      if (rule.match && !rule.match.test(request)) continue;
+      if (rule.limit !== undefined && (rule.hits ?? 0) >= rule.limit) continue;
+      if (rule.rate !== undefined && !this.#draw(rule.rate, streak, rule.inARow)) continue;
+      rule.hits = (rule.hits ?? 0) + 1;
+      this.#failed(identities);
+      return rule;
+    }
+    return null;
+  }
+
+  /** Whether the throttleRate knob throttles this request (counted like a fault when it does). */
+  throttles(identities: readonly string[]): boolean {
+    const rate = this.#knobs.throttleRate;
+    if (rate <= 0 || !this.#draw(rate, this.#longest(identities))) return false;
+    this.#failed(identities);
+    return true;
+  }
+
+  /** These requests' real answers went out (a batch's once the batch's did): their next fault starts a new run. */
+  answered(identities: readonly string[]): void {
+    for (const id of identities) this.#streaks.delete(id);
+  }
+
+  /** Whether a fault of probability `rate` fires, for an identity that has had `streak` faults in a row. */
+  #draw(rate: number, streak: number, inARow = RANDOM_FAULTS_IN_A_ROW): boolean {
+    if (rate < 1 && streak >= inARow) return false;
+    return this.#random() < rate;
+  }
+
+  #longest(identities: readonly string[]): number {
+    let longest = 0;
+    for (const id of identities) longest = Math.max(longest, this.#streaks.get(id) ?? 0);
+    return longest;
+  }
+
+  #failed(identities: readonly string[]): void {
+    for (const id of identities) this.#streaks.set(id, (this.#streaks.get(id) ?? 0) + 1);
+  }
+}
+
+/** A request's identity for FaultInjector: what a client sends again, unchanged, when it retries the request. */
+export function requestIdentity(method: string, target: string, body: string): string {
+  return `${method} ${target}\n${body}`;
 }
 
 export function defaultKnobs(partial: Partial<ChaosKnobs> = {}): ChaosKnobs {

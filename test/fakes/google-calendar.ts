@@ -25,10 +25,11 @@ import { Readable } from 'node:stream';
 import {
   type ChaosKnobs,
   defaultKnobs,
+  FaultInjector,
   type FaultRule,
-  injectedFault,
   newId,
   readBody,
+  requestIdentity,
   seededRandom,
   sendJson,
   sleep,
@@ -243,6 +244,38 @@ function deepMerge(target: Record<string, unknown>, patch: Record<string, unknow
   }
 }
 
+/** One request of a batch, as its part of the multipart body spells it. */
+interface BatchPart {
+  contentId: string;
+  method: string;
+  target: string;
+  headers: Record<string, string>;
+  body: string;
+  /** FaultInjector's identity: the part's request, whatever its Content-ID in this batch. */
+  identity: string;
+}
+
+function batchParts(text: string, boundary: string): BatchPart[] {
+  const parts = text
+    .split(`--${boundary}`)
+    .slice(1)
+    .filter((p) => !p.startsWith('--'));
+  return parts.map((part) => {
+    const [partHead = '', ...restBlocks] = part.replace(/^\r?\n/, '').split(/\r?\n\r?\n/);
+    const contentId = /Content-ID:\s*<([^>]*)>/i.exec(partHead)?.[1] ?? '';
+    const httpHead = restBlocks.shift() ?? '';
+    const body = restBlocks.join('\r\n\r\n').replace(/\r?\n$/, '');
+    const [requestLine = '', ...headerLines] = httpHead.split(/\r?\n/);
+    const [method = 'GET', target = '/'] = requestLine.split(' ');
+    const headers: Record<string, string> = {};
+    for (const h of headerLines) {
+      const i = h.indexOf(':');
+      if (i > 0) headers[h.slice(0, i).trim().toLowerCase()] = h.slice(i + 1).trim();
+    }
+    return { contentId, method, target, headers, body, identity: requestIdentity(method, target, body) };
+  });
+}
+
 export async function startFakeGoogle(opts: FakeGoogleOptions = {}): Promise<FakeGoogle> {
   const random = seededRandom(opts.seed ?? 1);
   const staticTokens = new Set(opts.tokens ?? ['fake-google-token']);
@@ -256,6 +289,7 @@ export async function startFakeGoogle(opts: FakeGoogleOptions = {}): Promise<Fak
     holds: [],
     ...opts.knobs,
   };
+  const faults = new FaultInjector(knobs, random);
   const emptyStats = (): FakeGoogleStats => ({
     requests: 0,
     byOperation: {},
@@ -621,8 +655,17 @@ export async function startFakeGoogle(opts: FakeGoogleOptions = {}): Promise<Fak
     throw new HttpError(405, 'methodNotAllowed', 'Method Not Allowed');
   }
 
-  /** One API request (top level or a batch part): throttling knobs, then the route, errors as Google words them. */
-  async function serve(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+  /**
+   * One API request (top level or a batch part), `identity` its FaultInjector identity: throttling knobs, then the
+   * route, errors as Google words them. `served` gets the identity when the answer is a real one.
+   */
+  async function serve(
+    req: IncomingMessage,
+    res: ServerResponse,
+    url: URL,
+    identity: string,
+    served: string[],
+  ): Promise<void> {
     try {
       const request = `${req.method ?? 'GET'} ${url.pathname}`;
       for (const hold of knobs.holds)
@@ -630,17 +673,18 @@ export async function startFakeGoogle(opts: FakeGoogleOptions = {}): Promise<Fak
           hold.reached?.(request);
           await hold.release;
         }
-      const fault = faultFor(req, url);
+      const fault = faultFor(req, url, [identity]);
       if (fault) {
         await readBody(req);
         sendJson(res, ...fault);
         return;
       }
       if (knobs.faults.some((r) => r.when === 'after-apply')) {
-        await routeThenMaybeStall(req, res, url, request);
+        await routeThenMaybeStall(req, res, url, request, identity);
+        served.push(identity);
         return;
       }
-      if (knobs.throttleRate > 0 && random() < knobs.throttleRate) {
+      if (faults.throttles([identity])) {
         stats.throttled++;
         const kind = knobs.throttleKinds[Math.floor(random() * knobs.throttleKinds.length)] ?? '429';
         await readBody(req);
@@ -656,6 +700,7 @@ export async function startFakeGoogle(opts: FakeGoogleOptions = {}): Promise<Fak
           );
         return;
       }
+      served.push(identity);
       await route(req, res, url);
     } catch (err) {
       if (err instanceof Stalled) throw err;
@@ -677,6 +722,7 @@ export async function startFakeGoogle(opts: FakeGoogleOptions = {}): Promise<Fak
     res: ServerResponse,
     url: URL,
     request: string,
+    identity: string,
   ): Promise<void> {
     const { captured, res: buffer } = capturingResponse();
     try {
@@ -688,7 +734,7 @@ export async function startFakeGoogle(opts: FakeGoogleOptions = {}): Promise<Fak
       return;
     }
     if (captured.status < 400) {
-      const lost = injectedFault(knobs.faults, request, random, 'after-apply');
+      const lost = faults.fault(request, [identity], 'after-apply');
       if (lost?.stall) {
         stats.failed++;
         stats.stalled++;
@@ -701,11 +747,22 @@ export async function startFakeGoogle(opts: FakeGoogleOptions = {}): Promise<Fak
 
   /**
    * `POST /batch/calendar/v3`, multipart/mixed: each part an `application/http` request with a Content-ID; the
-   * answer holds one `application/http` response per part, `Content-ID: <response-…>`. At most 50 parts.
+   * answer holds one `application/http` response per part, `Content-ID: <response-…>`. At most 50 parts. A fault
+   * of the batch itself counts against each of its parts (FaultInjector).
    */
-  async function batch(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  async function batch(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
     const boundary = /boundary="?([^";]+)"?/i.exec(req.headers['content-type'] ?? '')?.[1];
     const text = (await readBody(req)).toString();
+    const parts = boundary ? batchParts(text, boundary) : [];
+    const fault = faultFor(
+      req,
+      url,
+      parts.map((p) => p.identity),
+    );
+    if (fault) {
+      sendJson(res, ...fault);
+      return;
+    }
     if (!boundary) {
       sendJson(res, 400, errorBody(400, 'badRequest', 'Missing multipart boundary.', 'global'));
       return;
@@ -717,10 +774,6 @@ export async function startFakeGoogle(opts: FakeGoogleOptions = {}): Promise<Fak
       sendJson(res, e.status, errorBody(e.status, e.reason, e.message, e.domain));
       return;
     }
-    const parts = text
-      .split(`--${boundary}`)
-      .slice(1)
-      .filter((p) => !p.startsWith('--'));
     if (parts.length > 50) {
       sendJson(res, 400, errorBody(400, 'badRequest', 'Too many requests in a batch: at most 50.', 'global'));
       return;
@@ -728,23 +781,17 @@ export async function startFakeGoogle(opts: FakeGoogleOptions = {}): Promise<Fak
     stats.batches++;
     stats.batchItems += parts.length;
     const out: string[] = [];
+    const served: string[] = [];
     const respBoundary = `batch_${newId(random, 16, ID_ALPHABET)}`;
-    for (const part of parts) {
-      const [partHead = '', ...restBlocks] = part.replace(/^\r?\n/, '').split(/\r?\n\r?\n/);
-      const contentId = /Content-ID:\s*<([^>]*)>/i.exec(partHead)?.[1] ?? '';
-      const httpHead = restBlocks.shift() ?? '';
-      const body = restBlocks.join('\r\n\r\n').replace(/\r?\n$/, '');
-      const [requestLine = '', ...headerLines] = httpHead.split(/\r?\n/);
-      const [method = 'GET', target = '/'] = requestLine.split(' ');
-      const headers: Record<string, string> = { authorization: req.headers.authorization ?? '' };
-      for (const h of headerLines) {
-        const i = h.indexOf(':');
-        if (i > 0) headers[h.slice(0, i).trim().toLowerCase()] = h.slice(i + 1).trim();
-      }
+    for (const { contentId, method, target, headers, body, identity } of parts) {
       const partReq = Readable.from(body ? [Buffer.from(body)] : []) as unknown as IncomingMessage;
-      Object.assign(partReq, { method, url: target, headers });
+      Object.assign(partReq, {
+        method,
+        url: target,
+        headers: { authorization: req.headers.authorization ?? '', ...headers },
+      });
       const { captured, res: partRes } = capturingResponse();
-      await serve(partReq, partRes, new URL(target, 'http://fake'));
+      await serve(partReq, partRes, new URL(target, 'http://fake'), identity, served);
       out.push(
         `--${respBoundary}\r\nContent-Type: application/http\r\nContent-ID: <response-${contentId}>\r\n\r\n` +
           `HTTP/1.1 ${captured.status} ${STATUS_CODES[captured.status] ?? ''}\r\n` +
@@ -756,11 +803,16 @@ export async function startFakeGoogle(opts: FakeGoogleOptions = {}): Promise<Fak
     const payload = `${out.join('')}--${respBoundary}--\r\n`;
     res.writeHead(200, { 'content-type': `multipart/mixed; boundary=${respBoundary}` });
     res.end(payload);
+    faults.answered(served);
   }
 
-  /** The injected fault's reply when one fires for this request. */
-  function faultFor(req: IncomingMessage, url: URL): [number, unknown, Record<string, string>] | null {
-    const rule = injectedFault(knobs.faults, `${req.method ?? 'GET'} ${url.pathname}`, random);
+  /** The injected fault's reply when one fires for this request, which carries `identities`. */
+  function faultFor(
+    req: IncomingMessage,
+    url: URL,
+    identities: readonly string[],
+  ): [number, unknown, Record<string, string>] | null {
+    const rule = faults.fault(`${req.method ?? 'GET'} ${url.pathname}`, identities);
     if (!rule) return null;
     stats.failed++;
     if (rule.stall) {
@@ -786,25 +838,30 @@ export async function startFakeGoogle(opts: FakeGoogleOptions = {}): Promise<Fak
         sendJson(res, 503, errorBody(503, 'backendError', 'Backend Error', 'global'));
         return;
       }
-      // Faults of the token grant and of the batch endpoint itself here; every API request's (top level or
-      // batch part) in serve().
-      if ((url.pathname === '/token' || url.pathname === '/batch/calendar/v3') && req.method === 'POST') {
-        const fault = faultFor(req, url);
+      // Faults of the token grant here (its identity the endpoint: each assertion is signed anew), of the batch
+      // endpoint in batch(), every API request's (top level or batch part) in serve().
+      if (url.pathname === '/token' && req.method === 'POST') {
+        const fault = faultFor(req, url, ['POST /token']);
         if (fault) {
           await readBody(req);
           sendJson(res, ...fault);
           return;
         }
-      }
-      if (url.pathname === '/token' && req.method === 'POST') {
         await tokenGrant(req, res);
         return;
       }
       if (url.pathname === '/batch/calendar/v3' && req.method === 'POST') {
-        await batch(req, res);
+        await batch(req, res, url);
         return;
       }
-      await serve(req, res, url);
+      // The body is read here, to know the request by it, and handed on unchanged.
+      const body = await readBody(req);
+      const replay = Readable.from(body.length ? [body] : []) as unknown as IncomingMessage;
+      Object.assign(replay, { method: req.method, url: req.url, headers: req.headers });
+      const identity = requestIdentity(req.method ?? 'GET', url.pathname + url.search, body.toString());
+      const served: string[] = [];
+      await serve(replay, res, url, identity, served);
+      faults.answered(served);
     } catch (err) {
       if (err instanceof Stalled) await stall(res);
       else sendJson(res, 500, errorBody(500, 'backendError', String(err), 'global'));

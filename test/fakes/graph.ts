@@ -28,10 +28,11 @@ import type { AddressInfo } from 'node:net';
 import {
   type ChaosKnobs,
   defaultKnobs,
+  FaultInjector,
   type FaultRule,
-  injectedFault,
   newId,
   readBody,
+  requestIdentity,
   seededRandom,
   sendJson,
   sleep,
@@ -180,6 +181,8 @@ interface Ctx {
   headers: Record<string, string>;
   body: unknown;
   batchItem: boolean;
+  /** Gets the operation's FaultInjector identity when its answer is a real one (not an injected fault). */
+  served: string[];
 }
 
 const EVENT_PROPS = new Set([
@@ -247,6 +250,30 @@ function unquote(s: string): string {
   return s.replace(/''/g, "'");
 }
 
+/** FaultInjector's identity of a Graph operation (top level or a $batch item): method, path and query, body. */
+function operationIdentity(method: string, url: string, body: unknown): string {
+  return requestIdentity(
+    method.toUpperCase(),
+    url.startsWith('/') ? url : `/${url}`,
+    JSON.stringify(body ?? null),
+  );
+}
+
+/** The identities of a $batch's items (none when its body is not a batch). */
+function batchIdentities(raw: Buffer): string[] {
+  let requests: unknown;
+  try {
+    requests = (JSON.parse(raw.toString()) as { requests?: unknown } | null)?.requests;
+  } catch {
+    return [];
+  }
+  if (!Array.isArray(requests)) return [];
+  return requests.map((r: unknown) => {
+    const item = (r ?? {}) as { method?: unknown; url?: unknown; body?: unknown };
+    return operationIdentity(String(item.method ?? ''), String(item.url ?? ''), item.body);
+  });
+}
+
 export async function startFakeGraph(opts: FakeGraphOptions = {}): Promise<FakeGraph> {
   const random = seededRandom(opts.seed ?? 1);
   const staticTokens = new Set(opts.tokens ?? ['fake-graph-token']);
@@ -264,6 +291,7 @@ export async function startFakeGraph(opts: FakeGraphOptions = {}): Promise<FakeG
     transactionIdWindowMs: 10 * 60_000,
     ...opts.knobs,
   };
+  const faults = new FaultInjector(knobs, random);
   const emptyStats = (): FakeGraphStats => ({
     requests: 0,
     batches: 0,
@@ -644,7 +672,8 @@ export async function startFakeGraph(opts: FakeGraphOptions = {}): Promise<FakeG
     const u = new URL(ctx.url, 'https://fake');
     const path = decodeURIComponent(u.pathname);
     const seg = path.split('/').slice(1);
-    const fault = injectedFault(knobs.faults, `${ctx.method} ${path}`, random);
+    const identity = operationIdentity(ctx.method, ctx.url, ctx.body);
+    const fault = faults.fault(`${ctx.method} ${path}`, [identity]);
     if (fault) {
       stats.failed++;
       if (fault.stall) {
@@ -653,7 +682,7 @@ export async function startFakeGraph(opts: FakeGraphOptions = {}): Promise<FakeG
       }
       throw faultError(fault);
     }
-    if (knobs.throttleRate > 0 && random() < knobs.throttleRate) {
+    if (faults.throttles([identity])) {
       stats.throttled++;
       const status = knobs.throttleStatuses[Math.floor(random() * knobs.throttleStatuses.length)] ?? 429;
       throw new GraphHttpError(
@@ -685,7 +714,8 @@ export async function startFakeGraph(opts: FakeGraphOptions = {}): Promise<FakeG
       }
       await sleep(ctx.batchItem ? knobs.batchItemLatencyMs : knobs.latencyMs);
       const result = await mailboxOperation(ctx, mb, seg.slice(2), u.searchParams, path);
-      loseAnswer(`${ctx.method} ${path}`, result);
+      loseAnswer(`${ctx.method} ${path}`, result, [identity]);
+      ctx.served.push(identity);
       return result;
     } finally {
       inFlight.set(mb.upn, (inFlight.get(mb.upn) ?? 1) - 1);
@@ -693,9 +723,9 @@ export async function startFakeGraph(opts: FakeGraphOptions = {}): Promise<FakeG
   }
 
   /** After a request was served: an after-apply fault replaces its (successful) answer. */
-  function loseAnswer(request: string, result: SubResult): void {
+  function loseAnswer(request: string, result: SubResult, identities: readonly string[]): void {
     if (result.status >= 400) return;
-    const lost = injectedFault(knobs.faults, request, random, 'after-apply');
+    const lost = faults.fault(request, identities, 'after-apply');
     if (!lost) return;
     stats.failed++;
     stats.answersLost++;
@@ -727,6 +757,7 @@ export async function startFakeGraph(opts: FakeGraphOptions = {}): Promise<FakeG
   async function runBatch(
     body: unknown,
     outerHeaders: Record<string, string>,
+    served: string[],
   ): Promise<SubResult & { dropped?: boolean; stalled?: boolean }> {
     const requests = (body as { requests?: unknown } | null)?.requests;
     if (!Array.isArray(requests) || requests.length === 0)
@@ -798,6 +829,7 @@ export async function startFakeGraph(opts: FakeGraphOptions = {}): Promise<FakeG
             headers,
             body: r.body,
             batchItem: true,
+            served,
           });
         } catch (err) {
           if (err instanceof DroppedConnection) dropped = true;
@@ -900,10 +932,14 @@ export async function startFakeGraph(opts: FakeGraphOptions = {}): Promise<FakeG
         }
         throw new GraphHttpError(500, 'InternalServerError', 'Simulated failure.');
       }
-      // Faults of the token grant and of `$batch` itself here; every operation's (top level or batch item) in
-      // execute().
-      if (!url.pathname.startsWith('/v1.0/') || url.pathname === '/v1.0/$batch') {
-        const fault = injectedFault(knobs.faults, `${req.method} ${url.pathname}`, random);
+      // Faults of the token grant and of `$batch` itself here (a $batch's count against each of its items, its
+      // body read first to know them); every operation's (top level or batch item) in execute().
+      const api = url.pathname.startsWith('/v1.0/');
+      const isBatch = url.pathname === '/v1.0/$batch';
+      const raw = api ? await readBody(req) : Buffer.alloc(0);
+      const batchItems = isBatch ? batchIdentities(raw) : [];
+      if (!api || isBatch) {
+        const fault = faults.fault(`${req.method} ${url.pathname}`, isBatch ? batchItems : [url.pathname]);
         if (fault) {
           stats.failed++;
           if (fault.stall) {
@@ -928,7 +964,6 @@ export async function startFakeGraph(opts: FakeGraphOptions = {}): Promise<FakeG
           'InvalidAuthenticationToken',
           auth ? 'Access token validation failure.' : 'Access token is empty.',
         );
-      const raw = await readBody(req);
       let body: unknown;
       if (raw.length > 0) {
         try {
@@ -941,19 +976,31 @@ export async function startFakeGraph(opts: FakeGraphOptions = {}): Promise<FakeG
       if (url.pathname === '/v1.0/$batch') {
         if (req.method !== 'POST') throw new GraphHttpError(405, 'BadRequest', 'Method not allowed.');
         await sleep(knobs.latencyMs);
-        if (knobs.throttleRate > 0 && random() < knobs.throttleRate) {
+        if (faults.throttles(batchItems)) {
           stats.throttled++;
           throw new GraphHttpError(429, 'TooManyRequests', 'Too many requests.', {
             'Retry-After': String(knobs.retryAfterSeconds),
           });
         }
-        const batch = await runBatch(body, headers);
+        const served: string[] = [];
+        const batch = await runBatch(body, headers, served);
         if (batch.stalled) throw new Stalled('POST /v1.0/$batch');
         if (batch.dropped) throw new DroppedConnection('POST /v1.0/$batch');
-        loseAnswer('POST /v1.0/$batch', batch);
+        loseAnswer('POST /v1.0/$batch', batch, batchItems);
+        // The items' answers go out now, inside the batch's.
+        faults.answered(served);
         result = batch;
       } else {
-        result = await execute({ method: req.method ?? 'GET', url: rel, headers, body, batchItem: false });
+        const served: string[] = [];
+        result = await execute({
+          method: req.method ?? 'GET',
+          url: rel,
+          headers,
+          body,
+          batchItem: false,
+          served,
+        });
+        faults.answered(served);
       }
     } catch (err) {
       if (err instanceof DroppedConnection) {
