@@ -73,15 +73,20 @@ async function reported(report: () => Promise<Outcome>): Promise<{ outcome: Outc
  * The link could not be looked up (the store out of reach, or this process unable to vouch for it): nothing was
  * recorded or sent, for no act starts before its link is known, so the family is told so, and may send it again.
  */
-function notReached(act: Act, retryAfterS: number): Outcome {
+function notReached(act: Act, why: 'unreachable' | 'unsure'): Outcome {
+  const cause =
+    why === 'unreachable'
+      ? 'The calendar cannot reach its records just now'
+      : 'This calendar is unavailable for a while';
+  const when = why === 'unreachable' ? 'in a minute' : 'later';
   return {
     ok: false,
     status: 503,
-    retryAfterS,
+    retryAfterS: why === 'unreachable' ? STORE_RETRY_AFTER_S : UNSURE_RETRY_AFTER_S,
     message:
       act === 'report'
-        ? 'The calendar cannot reach its records just now, so nothing was reported. Please send it again in a minute, or tell the coach directly.'
-        : 'The calendar cannot reach its records just now, so nothing was undone: the absence still stands. Please try again in a minute, or tell the coach directly.',
+        ? `${cause}, so nothing was reported. Please send it again ${when}, or tell the coach directly.`
+        : `${cause}, so nothing was undone: the absence still stands. Please try again ${when}, or tell the coach directly.`,
   };
 }
 
@@ -147,6 +152,28 @@ function sendOutcome(
   const retry = again && outcome.status >= 500 ? againForm(pageUrl, again) : null;
   const body = html`${problemPage(title, outcome.message, pageUrl)}${retry}`;
   sendNotice(res, outcome.status, title, body, retry ? new URL(pageUrl).origin : undefined);
+}
+
+/** A link by its token: what it may do, or that it is unknown (404) or cannot be vouched for now (503). */
+type Found = ReportingLink | null | 'unknown' | 'unsure';
+
+function linkResolvers(
+  opts: AbsenceRouterOptions,
+): Record<'/feeds' | '/family', (token: string) => Promise<Found>> {
+  return {
+    // Never the remembered token: a link rotated a moment ago on another replica acts no more.
+    '/feeds': async (token) => {
+      const record = await resolveFeedToken(opts.store, token);
+      if (!record) return 'unknown';
+      if (opts.vouchesFor && !(await opts.vouchesFor(record))) return 'unsure';
+      const feed = await opts.feeds.get(record.schoolId, record.scope, record.scopeId);
+      return feed ? childLink(opts.store, record, feed) : 'unknown';
+    },
+    '/family': async (token) => {
+      const feed = await opts.families.get(token);
+      return feed ? familyLink(token, feed) : 'unknown';
+    },
+  };
 }
 
 export function absenceRouter(opts: AbsenceRouterOptions): Router {
@@ -217,29 +244,20 @@ export function absenceRouter(opts: AbsenceRouterOptions): Router {
    * The link's lookup failed: nothing was done. A report posted from our own page gets its form back as sent; a
    * post that did not come from the page (its form check fails) is told the same and given nothing to send.
    */
-  function notLookedUp(req: Request, res: Response, act: Act, pageUrl: string, retryAfterS: number): void {
+  function notLookedUp(
+    req: Request,
+    res: Response,
+    act: Act,
+    pageUrl: string,
+    why: 'unreachable' | 'unsure',
+  ) {
     const body = (req.body ?? {}) as Record<string, unknown>;
     const ours = crossSiteProblem(req, opts.publicUrl, body.csrf) === null;
     const again = act === 'report' && ours ? postedReport(body) : null;
-    answer(res, act, pageUrl, notReached(act, retryAfterS), again ?? undefined);
+    answer(res, act, pageUrl, notReached(act, why), again ?? undefined);
   }
 
-  /** A link by its token: what it may do, or that it is unknown (404) or cannot be vouched for now (503). */
-  type Found = ReportingLink | null | 'unknown' | 'unsure';
-  const resolvers: Record<'/feeds' | '/family', (token: string) => Promise<Found>> = {
-    // Never the remembered token: a link rotated a moment ago on another replica acts no more.
-    '/feeds': async (token) => {
-      const record = await resolveFeedToken(opts.store, token);
-      if (!record) return 'unknown';
-      if (opts.vouchesFor && !(await opts.vouchesFor(record))) return 'unsure';
-      const feed = await opts.feeds.get(record.schoolId, record.scope, record.scopeId);
-      return feed ? childLink(opts.store, record, feed) : 'unknown';
-    },
-    '/family': async (token) => {
-      const feed = await opts.families.get(token);
-      return feed ? familyLink(token, feed) : 'unknown';
-    },
-  };
+  const resolvers = linkResolvers(opts);
 
   for (const [base, resolve] of Object.entries(resolvers))
     for (const kind of ['report', 'undo'] as const) {
@@ -255,9 +273,9 @@ export function absenceRouter(opts: AbsenceRouterOptions): Router {
         } catch (err) {
           // Anything else is our fault, for the error handler to log and answer.
           if (!isStoreUnreachable(err)) throw err;
-          return notLookedUp(req, res, kind, pageUrl, STORE_RETRY_AFTER_S);
+          return notLookedUp(req, res, kind, pageUrl, 'unreachable');
         }
-        if (found === 'unsure') return notLookedUp(req, res, kind, pageUrl, UNSURE_RETRY_AFTER_S);
+        if (found === 'unsure') return notLookedUp(req, res, kind, pageUrl, 'unsure');
         if (found === 'unknown')
           return unknownCapability(req, res, opts.failedLookups, opts.securityHeaders, opts.vouchesFor);
         await act(req, res, kind, pageUrl, found);
