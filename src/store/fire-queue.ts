@@ -4,7 +4,8 @@
 // (`permission denied for database` when pg-boss tried `rostercal_jobs`). A fire is queued under an id made of its
 // job and fire time, so every replica that fires it asks for the same job and exactly one insert wins; whichever
 // replica then fetches it runs it. A push takes its target's turn from a queue of the target's own whose policy lets
-// one job be active at a time. SQLite has no queue: one process, no election.
+// one job be active at a time; a pull takes its school's turn from the school's own queue, which holds at most one
+// job, waiting or taken. SQLite has no queue: one process, no election.
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
@@ -48,10 +49,15 @@ export interface FireQueue {
   close(): Promise<void>;
 }
 
-/** A push target's turn, held until released: no other process sharing the store pushes that target meanwhile. */
-export interface PushTurn {
+/** A turn held until released: no other process sharing the store holds it meanwhile (a push target's, a school's). */
+export interface Turn {
+  /** The turn's job in the queue: its holder's lease token, so that one who knows the holder dead can end it. */
+  readonly id: string;
   release(): Promise<void>;
 }
+
+/** A push target's turn: no other process sharing the store pushes that target meanwhile. */
+export type PushTurn = Turn;
 
 export interface PushTurns {
   /**
@@ -61,8 +67,22 @@ export interface PushTurns {
   takeTurn(target: string, waiting: () => void): Promise<PushTurn>;
 }
 
-/** The queue PostgreSQL stores hand the scheduler and the pushes. */
-export type JobQueue = FireQueue & PushTurns;
+export interface PullTurns {
+  /**
+   * The school's pull turn if no process sharing the store holds it, else null (at once: the caller decides whether
+   * to ask again). A holder that dies gives it up when its beats stop (`PULL_HEARTBEAT_S`).
+   */
+  tryPullTurn(schoolId: string): Promise<Turn | null>;
+  /**
+   * Ends the school's turn `id` now, as its lapse would once its holder's beats had stopped: for a holder known to be
+   * dead (our own liveness: on its host, kill(pid, 0); elsewhere, its beat silent for OWNER_SILENT_MS), which
+   * pg-boss cannot tell. A no-op for a turn already ended, so never one another process has taken since.
+   */
+  endPullTurn(schoolId: string, id: string): Promise<void>;
+}
+
+/** The queue PostgreSQL stores hand the scheduler, the pulls and the pushes. */
+export type JobQueue = FireQueue & PushTurns & PullTurns;
 
 /** The job of a fire: one id per (school, job, fire time), alike on every replica (a name-based UUID). */
 export function fireId(fire: QueuedFire): string {
@@ -94,11 +114,18 @@ const PUSH_HEARTBEAT_S = OWNER_SILENT_MS / 1000;
 /** Between a waiting push's asks for its target's turn (pg-boss tells no one when a job ends). */
 const TURN_POLL_MS = 1_000;
 
-/** The target's own queue: pg-boss's `singleton` policy lets one of its jobs be active, across every process. */
-function pushQueueName(target: string): string {
-  return /^[\w.\-/]+$/.test(target)
-    ? `push/${target}`
-    : `push/${createHash('sha1').update(target).digest('hex').slice(0, 20)}`;
+/**
+ * How long a pull's turn outlives its holder's last beat: pg-boss's least. A replica killed mid-pull must have its
+ * school taken over within one fire interval (30 s by default): 10 s of silence, then the monitor's 2 s, then the
+ * next ask. (A loop stalled longer loses its turn: its writes are refused by the fence, and it ends interrupted.)
+ */
+export const PULL_HEARTBEAT_S = 10;
+
+/** A key's own queue (`push/<target>`, `pull/<school>`), its name hashed if the key has characters pg-boss refuses. */
+export function turnQueueName(kind: 'push' | 'pull', key: string): string {
+  return /^[\w.\-/]+$/.test(key)
+    ? `${kind}/${key}`
+    : `${kind}/${createHash('sha1').update(key).digest('hex').slice(0, 20)}`;
 }
 
 /**
@@ -126,8 +153,8 @@ class PgJobQueue implements JobQueue {
     this.#connectTimeoutMs = connectTimeoutMs;
   }
 
-  /** Push targets' queues made by this process (pg-boss's createQueue is idempotent, but a round trip). */
-  readonly #pushQueues = new Map<string, Promise<void>>();
+  /** Push targets' and schools' queues made by this process (pg-boss's createQueue is idempotent, but a round trip). */
+  readonly #turnQueues = new Map<string, Promise<void>>();
 
   /** A call to pg-boss, its failure to get a connection named as the queue's. */
   async #call<T>(f: (boss: PgBoss) => Promise<T>): Promise<T> {
@@ -241,27 +268,33 @@ class PgJobQueue implements JobQueue {
     return null;
   }
 
-  async #pushQueue(target: string): Promise<string> {
-    const name = pushQueueName(target);
-    let made = this.#pushQueues.get(name);
+  /** The key's queue, made once per process with these options. */
+  async #turnQueue(name: string, options: Parameters<PgBoss['createQueue']>[1]): Promise<string> {
+    let made = this.#turnQueues.get(name);
     if (!made) {
-      made = this.#call((boss) =>
-        boss.createQueue(name, {
-          policy: 'singleton',
-          // A turn is never run twice: a holder that died has let go of it, and the next push of the target runs.
-          retryLimit: 0,
-          heartbeatSeconds: PUSH_HEARTBEAT_S,
-          // Asks wait behind pushes of minutes; one left by a process that died waiting is someone's turn later.
-          retentionSeconds: 6 * 3600,
-          deleteAfterSeconds: 3600,
-          expireInSeconds: 6 * 3600,
-        }),
-      );
-      made.catch(() => this.#pushQueues.delete(name));
-      this.#pushQueues.set(name, made);
+      made = this.#call((boss) => boss.createQueue(name, options));
+      made.catch(() => this.#turnQueues.delete(name));
+      this.#turnQueues.set(name, made);
     }
     await made;
     return name;
+  }
+
+  /** A job fetched from a turn's queue, held: beaten every third of its heartbeat until released. */
+  #hold(name: string, job: { id: string; retryCount: number }, heartbeatS: number): Turn {
+    const held = [{ id: job.id, retryCount: job.retryCount }];
+    const beat = setInterval(
+      () => void this.#call((boss) => boss.touch(name, held)).catch(() => {}),
+      (heartbeatS * 1000) / 3,
+    );
+    beat.unref();
+    return {
+      id: job.id,
+      release: async () => {
+        clearInterval(beat);
+        await this.#call((boss) => boss.complete(name, job.id));
+      },
+    };
   }
 
   /**
@@ -270,27 +303,50 @@ class PgJobQueue implements JobQueue {
    * for the next asker. One is active at a time (the `singleton` policy); the holder beats until it releases it.
    */
   async takeTurn(target: string, waiting: () => void): Promise<PushTurn> {
-    const name = await this.#pushQueue(target);
+    const name = await this.#turnQueue(turnQueueName('push', target), {
+      policy: 'singleton',
+      // A turn is never run twice: a holder that died has let go of it, and the next push of the target runs.
+      retryLimit: 0,
+      heartbeatSeconds: PUSH_HEARTBEAT_S,
+      // Asks wait behind pushes of minutes; one left by a process that died waiting is someone's turn later.
+      retentionSeconds: 6 * 3600,
+      deleteAfterSeconds: 3600,
+      expireInSeconds: 6 * 3600,
+    });
     await this.#call((boss) => boss.send(name, {}));
     for (let told = false; ; told = true) {
       const [job] = await this.#call((boss) => boss.fetch(name));
-      if (job) {
-        const held = [{ id: job.id, retryCount: job.retryCount }];
-        const beat = setInterval(
-          () => void this.#call((boss) => boss.touch(name, held)).catch(() => {}),
-          (PUSH_HEARTBEAT_S * 1000) / 3,
-        );
-        beat.unref();
-        return {
-          release: async () => {
-            clearInterval(beat);
-            await this.#call((boss) => boss.complete(name, job.id));
-          },
-        };
-      }
+      if (job) return this.#hold(name, job, PUSH_HEARTBEAT_S);
       if (!told) waiting();
       await sleep(TURN_POLL_MS, undefined, { ref: false });
     }
+  }
+
+  /**
+   * The school's queue holds at most one job, waiting or taken (the `exclusive` policy): an ask sends one (refused
+   * while one is there) and fetches one. A job fetched is the turn, whoever sent it; none fetched means another
+   * process holds the turn, and nothing this ask sent is left behind (had its job been sent, only another ask could
+   * have taken it). A job left by an asker that died before fetching it is the next ask's turn.
+   */
+  async tryPullTurn(schoolId: string): Promise<Turn | null> {
+    const name = await this.#turnQueue(turnQueueName('pull', schoolId), {
+      policy: 'exclusive',
+      // A turn is never run twice: a holder that died has let go of it, and the school's next pull runs.
+      retryLimit: 0,
+      heartbeatSeconds: PULL_HEARTBEAT_S,
+      retentionSeconds: 6 * 3600,
+      deleteAfterSeconds: 3600,
+      expireInSeconds: 6 * 3600,
+    });
+    await this.#call((boss) => boss.send(name, {}));
+    const [job] = await this.#call((boss) => boss.fetch(name));
+    return job ? this.#hold(name, job, PULL_HEARTBEAT_S) : null;
+  }
+
+  async endPullTurn(schoolId: string, id: string): Promise<void> {
+    const name = turnQueueName('pull', schoolId);
+    // pg-boss fails only a job not yet ended: a turn completed or lapsed since stays as it is.
+    await this.#call((boss) => boss.fail(name, id, { message: 'its holder is gone (rostercal liveness)' }));
   }
 
   async close(): Promise<void> {

@@ -1,8 +1,10 @@
 // Fencing a pull's writes with its lease. A pull holds its school's lease (pull_leases) for as long as its process
 // beats; one that stalls past OWNER_SILENT_MS (a GC pause, SIGSTOP, a lost network) can be taken over by another,
-// and would then write beside it when it wakes. Each acquisition and takeover raises the lease's `fence` by one
-// (runs-repository.ts), and every write of a pull is checked, inside its own transaction, against the fence the pull
-// took: when the lease has moved on, or was freed, the transaction writes nothing and LeaseLostError ends the pull.
+// and would then write beside it when it wakes. (On PostgreSQL the school's turn in the job queue decides; it lapses
+// 10 s after its holder's last beat, or at once for a holder known dead, and the row is raised as the next pull takes
+// the turn: sync/pull/lease.ts.) Each acquisition and takeover raises the lease's `fence` by one (runs-repository.ts),
+// and every write of a pull is checked, inside its own transaction, against the fence the pull took: when the lease
+// has moved on, or was freed, the transaction writes nothing and LeaseLostError ends the pull.
 // A push's writes of its target's calendars and mappings are fenced the same way by the target's row in push_leases
 // (push-repository.ts's `fencedBy`): on SQLite the target's lease; on PostgreSQL the row is raised as the push takes
 // the target's turn in the job queue (fire-queue.ts), so a push whose turn lapsed while it stalled is refused too.

@@ -16,6 +16,7 @@ import type {
   JobStatusPatch,
   LastPull,
   PullLease,
+  PullLeaseHolder,
   PullOpening,
   RunCounts,
   RunKind,
@@ -323,19 +324,46 @@ export class SqlRuns implements RunsRepository {
     return this.#releaseLease(LEASES.push, target, token);
   }
 
-  async seizePushLease(
-    target: string,
+  seizePushLease(target: string, ownerId: string, at: Instant): Promise<{ token: string; fence: number }> {
+    return this.#seizeLease(LEASES.push, target, ownerId, at, randomUUID());
+  }
+
+  async seizePullLease(schoolId: SchoolId, ownerId: string, at: Instant, turn: string): Promise<number> {
+    return (await this.#seizeLease(LEASES.pull, schoolId, ownerId, at, turn)).fence;
+  }
+
+  async pullLeaseHolder(schoolId: SchoolId, at: Instant): Promise<PullLeaseHolder | null> {
+    const [held] = (
+      await sql<HeldLease>`
+        select l.owner, l.token, l.acquired_at, o.host, o.pid, o.heartbeat_at
+        from pull_leases l left join run_owners o on o.owner = l.owner
+        where l.school_id = ${schoolId} and l.token <> ''`.execute(this.#ctx.w)
+    ).rows;
+    if (!held) return null;
+    return {
+      owner: held.owner,
+      since: held.acquired_at,
+      turn: held.token,
+      gone: ownerGone(held, new Date(storedInstant(at, 'lease'))),
+    };
+  }
+
+  /** The lease, held or not, its fence raised: the job queue gave its turn to this caller, so whoever held it is past it. */
+  async #seizeLease(
+    lease: LeaseTable,
+    key: string,
     ownerId: string,
     at: Instant,
+    token: string,
   ): Promise<{ token: string; fence: number }> {
     const acquired_at = storedInstant(at, 'lease');
-    const token = randomUUID();
-    // Whoever held it is past its turn (the job queue gave the turn to this push): its fence moves on, held or not.
+    const table = sql.table(lease.table);
+    const column = sql.ref(lease.key);
     const { rows } = await sql<{ fence: number | string }>`
-      insert into push_leases (target, owner, token, acquired_at, fence)
-      values (${target}, ${ownerId}, ${token}, ${acquired_at}, 1)
-      on conflict (target) do update set owner = excluded.owner, token = excluded.token,
-        acquired_at = excluded.acquired_at, fence = push_leases.fence + 1
+      insert into ${table} (${column}, owner, token, acquired_at, fence)
+      values (${key}, ${ownerId}, ${token}, ${acquired_at}, 1)
+      on conflict (${column}) do update set owner = excluded.owner, token = excluded.token,
+        acquired_at = excluded.acquired_at, fence = ${table}.fence + 1
       returning fence`.execute(this.#ctx.w);
     return { token, fence: Number(rows[0]!.fence) };
   }

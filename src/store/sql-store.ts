@@ -5,7 +5,7 @@
 import { type Kysely, sql } from 'kysely';
 import { SqlFamilyActs } from './family-acts-repository.ts';
 import { SqlFeedLinks } from './feed-links-repository.ts';
-import type { FireQueue, JobQueue, PushTurns } from './fire-queue.ts';
+import type { FireQueue, JobQueue, PullTurns, PushTurns } from './fire-queue.ts';
 import { kindSpec } from './kinds.ts';
 import { type Dialect, pendingMigrations, runMigrations } from './migrations.ts';
 import { SqlPush } from './push-repository.ts';
@@ -27,7 +27,7 @@ export interface SqlStoreOptions {
   checkIntegrity?: () => Promise<string | null>;
   /** Why the connections were opened read-only (see Store.readOnly). */
   readOnly?: string | null;
-  /** The job queue replicas share (PostgreSQL): the scheduled fires and the push targets' turns. */
+  /** The job queue replicas share (PostgreSQL): the scheduled fires, the schools' and push targets' turns. */
   jobs?: JobQueue;
 }
 
@@ -36,6 +36,7 @@ export class SqlStore implements Store {
   readonly readOnly: string | null;
   readonly fires: FireQueue | null;
   readonly pushTurns: PushTurns | null;
+  readonly pullTurns: PullTurns | null;
   readonly records: SqlRecords;
   readonly runs: SqlRuns;
   readonly feeds: SqlRenderedFeeds;
@@ -51,6 +52,7 @@ export class SqlStore implements Store {
     this.readOnly = opts.readOnly ?? null;
     this.fires = opts.jobs ?? null;
     this.pushTurns = opts.jobs ?? null;
+    this.pullTurns = opts.jobs ?? null;
     this.#checkIntegrity = opts.checkIntegrity;
     const ctx = new SqlContext(opts);
     this.#ctx = ctx;

@@ -16,7 +16,7 @@ import type {
   Team,
   YearGroup,
 } from '../domain/types.ts';
-import type { FireQueue, PushTurns } from './fire-queue.ts';
+import type { FireQueue, PullTurns, PushTurns } from './fire-queue.ts';
 import type { PushFence } from './lease-fence.ts';
 
 /** A school is the unit of tenancy: every row below belongs to one. Its id is the config's school id. */
@@ -150,6 +150,7 @@ export interface RunOwner {
   startedAt: Instant;
 }
 
+export type PullLeaseHolder = { owner: string; since: Instant; turn: string; gone: boolean };
 export type PullLease =
   | { acquired: true; token: string; fence: number }
   | { acquired: false; holder: { owner: string; since: Instant } };
@@ -461,8 +462,7 @@ export interface RecordsRepository {
   ): Promise<Map<ResourceKind, Map<Id, Instant>>>;
   /**
    * What a pull reads of the school before its resources' turns, in one statement (two were a round trip each on
-   * PostgreSQL at every fire): every cursor (as `cursors`) and the missing ids of each kind asked for (as
-   * `listMissingOf`).
+   * PostgreSQL at every fire): every cursor (as `cursors`) and the missing ids of each kind (as `listMissingOf`).
    */
   pullState(
     schoolId: SchoolId,
@@ -538,12 +538,15 @@ export interface RunsRepository {
   acquirePullLease(schoolId: SchoolId, ownerId: string, at: Instant): Promise<PullLease>;
   /** Frees the lease taken with this token (a no-op when it was taken over since). */
   releasePullLease(schoolId: SchoolId, token: string): Promise<void>;
-  /** Takes a push target's lease (`school/target`) unless an owner alive at `at` (the caller's clock) holds it. */
+  /** As the two above, for a push target's lease (`school/target`). */
   acquirePushLease(target: string, ownerId: string, at: Instant): Promise<PullLease>;
-  /** Frees the target's lease taken with this token (a no-op when it was taken over since). */
   releasePushLease(target: string, token: string): Promise<void>;
   /** Takes the target's lease, held or not, raising its fence: for the holder of its turn in the job queue. */
   seizePushLease(target: string, ownerId: string, at: Instant): Promise<{ token: string; fence: number }>;
+  /** As seizePushLease, for the school's pull turn `turn` (its token): its fence. */
+  seizePullLease(schoolId: SchoolId, ownerId: string, at: Instant, turn: string): Promise<number>;
+  /** Who holds the school's lease (null: no one), and whether that owner is gone at `at` (the caller's clock). */
+  pullLeaseHolder(schoolId: SchoolId, at: Instant): Promise<PullLeaseHolder | null>;
 }
 
 /** Feeds as last published: each event's version per feed, the rendered bytes, and the installation's UID domain. */
@@ -778,16 +781,15 @@ export interface Store {
     opts?: { writes?: { schoolId: SchoolId; kinds: readonly ResourceKind[]; fence?: number } },
   ): Promise<T>;
 
-  /**
-   * The scheduled fires as jobs of a queue replicas share (PostgreSQL: `fire-queue.ts`); null on SQLite, whose one
-   * process runs its fires where they fire.
-   */
+  /** The scheduled fires as jobs of a queue replicas share (PostgreSQL: `fire-queue.ts`); null on SQLite (one process). */
   readonly fires: FireQueue | null;
   /**
-   * Each push target's turn across processes sharing the store (PostgreSQL: a pg-boss queue per target); null on
-   * SQLite, where the target's lease (`acquirePushLease`) orders a `serve` and a `rostercal sync` beside it.
+   * Each push target's and each school's turn across processes sharing the store (PostgreSQL: a pg-boss queue per
+   * target, per school); null on SQLite, where the lease rows (`acquirePushLease`, `acquirePullLease`) order a
+   * `serve` and a `rostercal sync` beside it.
    */
   readonly pushTurns: PushTurns | null;
+  readonly pullTurns: PullTurns | null;
   readonly records: RecordsRepository;
   readonly runs: RunsRepository;
   readonly feeds: RenderedFeedsRepository;

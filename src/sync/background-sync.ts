@@ -13,7 +13,7 @@ import { startupWidth } from './startup-width.ts';
 
 export interface SyncServiceOptions {
   config: Config;
-  store: Pick<Store, 'dialect' | 'fires' | 'records' | 'runs' | 'transaction'>;
+  store: Pick<Store, 'dialect' | 'fires' | 'pullTurns' | 'records' | 'runs' | 'transaction'>;
   log?: Logger;
   /**
    * `auto` (default): at start, a full pull of every demo school (its sandbox was just generated) and of every

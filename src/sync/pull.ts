@@ -59,18 +59,16 @@ export async function pullSchool(opts: PullOptions): Promise<PullSummary> {
   const stopBeating = await keepAlive(store, log);
   try {
     await store.records.upsertSchool({ id: school.id, name: school.name, timeZone: school.timeZone });
-    const { token, fence } = await takeFencedLease(store, school.id, opts);
+    const held = await takeFencedLease(store, school.id, opts);
     if (opts.signal?.aborted) {
-      await store.runs.releasePullLease(school.id, token).catch(() => {});
+      await held.release().catch(() => {});
       throw new PullInterruptedError(school.id, abortReason(opts.signal), null);
     }
     try {
-      return await pullLeased(opts, log, { schoolId: school.id, fence });
+      return await pullLeased(opts, log, { schoolId: school.id, fence: held.fence });
     } finally {
       // A no-op for a lease taken over since (the token is no longer its).
-      await store.runs
-        .releasePullLease(school.id, token)
-        .catch((err: unknown) => log.error({ err }, 'could not release the pull lease'));
+      await held.release().catch((err: unknown) => log.error({ err }, 'could not release the pull lease'));
     }
   } finally {
     stopBeating();

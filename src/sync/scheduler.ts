@@ -55,7 +55,7 @@ export type FireEvent =
 
 export interface SchedulerOptions {
   /** Its dialect decides the election: only a store that replicas share (PostgreSQL) holds one per fire. */
-  store: Pick<Store, 'dialect' | 'fires' | 'records' | 'runs' | 'transaction'>;
+  store: Pick<Store, 'dialect' | 'fires' | 'pullTurns' | 'records' | 'runs' | 'transaction'>;
   config: Pick<Config, 'schools'>;
   /** The upstream client of each school (one per school, reused across runs so its pacing holds). */
   clientFor: (school: SchoolConfig) => UpstreamClient;

@@ -11,6 +11,7 @@ import { rostercal, schoolEnv } from '../support/cli.ts';
 import { startWeekSandbox } from '../support/clock.ts';
 import { waitUntilBlockedOnLock } from '../support/pg.ts';
 import { openTestStore, type TestStore, testSchool } from '../sync/helpers.ts';
+import { holdSchool } from '../sync/pull/hold-school.ts';
 
 describe('one pull of a school at a time (PostgreSQL, two processes)', () => {
   let sandbox: Sandbox;
@@ -52,38 +53,29 @@ describe('one pull of a school at a time (PostgreSQL, two processes)', () => {
 
   it('with --wait it waits for the running pull to end, then pulls', async () => {
     const env = schoolEnv(sandbox, ts.env);
-    // Another replica pulling: a live owner holding the lease (a real second process is in the test above).
-    const owner = {
-      id: 'replica-b:41:abc123',
-      host: 'replica-b',
-      pid: 41,
-      startedAt: new Date().toISOString(),
-    };
-    await ts.store.runs.beat(owner, new Date().toISOString());
-    const lease = await ts.store.runs.acquirePullLease('hillcrest', owner.id, new Date().toISOString());
-    if (!lease.acquired) throw new Error('lease not acquired');
+    // Another replica pulling: a live owner holding the school's turn (a real second process is in the test above).
+    const lease = await holdSchool(ts.store, 'hillcrest');
     const before = (await ts.store.runs.listRuns('hillcrest')).length;
     const b = rostercal(['sync', '--wait', '120'], env);
-    await b.waitFor(/hillcrest: waiting for the pull already running \(replica-b:41:abc123, since /);
+    await b.waitFor(/hillcrest: waiting for the pull already running \(hillcrest-other:1:abc, since /);
     // Ordered by events, not by a sleep: no run while the lease is held, and the one it makes starts after the
     // lease is let go.
     expect((await ts.store.runs.listRuns('hillcrest')).length).toBe(before);
     const releasedAt = Date.now();
-    await ts.store.runs.releasePullLease('hillcrest', lease.token);
+    await lease.release();
     expect(await b.exit, b.output()).toBe(0);
     const runs = await ts.store.runs.listRuns('hillcrest');
     expect(runs.length).toBe(before + 1);
     expect(Date.parse(runs[0]!.startedAt)).toBeGreaterThanOrEqual(releasedAt - 5);
 
     // Waiting has its limit: then it says so, exit 1.
-    const again = await ts.store.runs.acquirePullLease('hillcrest', owner.id, new Date().toISOString());
-    if (!again.acquired) throw new Error('lease not acquired');
+    const again = await holdSchool(ts.store, 'hillcrest');
     const c = rostercal(['sync', '--wait', '2'], env);
     expect(await c.exit).toBe(1);
     expect(c.output()).toMatch(
       /a pull of hillcrest is already running .*; nothing was pulled\. It did not end within 2 s\./,
     );
-    await ts.store.runs.releasePullLease('hillcrest', again.token);
+    await again.release();
   }, 180_000);
 
   it('scheduled full and incremental fires on two replicas at once: the full pull is never lost, a skip is called a skip', async () => {

@@ -1,5 +1,5 @@
 // A pull that stalls past its lease (a GC pause, SIGSTOP, a lost network) can be taken over by another replica once
-// its heartbeat has been silent for OWNER_SILENT_MS; when it wakes, it must write nothing more into the store: not
+// its heartbeat has been silent for OWNER_SILENT_MS (SQLite), or its turn in the job queue lapsed (PostgreSQL); when it wakes, it must write nothing more into the store: not
 // records, not cursors, not deletion marks. Pull A takes the school's lease and stalls (its onStart awaits); this
 // process's heartbeat is made as old as a silent replica's; pull B takes the lease over and completes; the upstream
 // moves on; A wakes. A ends as having lost its lease (an interrupted run saying so), and the store is as B left it.
@@ -14,6 +14,7 @@ import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
 import { OWNER_SILENT_MS } from '../../src/store/liveness.ts';
 import { PullInterruptedError, pullSchool } from '../../src/sync/pull.ts';
 import { TEST_NOW } from '../support/clock.ts';
+import { lapsePullTurn } from '../support/lapse-turn.ts';
 import {
   DIALECTS,
   editAbsence,
@@ -63,8 +64,11 @@ describe.each(DIALECTS)('a pull taken over while it stalled (%s)', (dialect) => 
       (error: unknown) => ({ summary: null, error, lines }),
     );
     await held;
-    // Silent past OWNER_SILENT_MS, as a stalled replica's beat is: its lease may be taken over.
-    await ts.store.runs.beat(processOwner(), new Date(Date.now() - OWNER_SILENT_MS - 1_000).toISOString());
+    // Silent past OWNER_SILENT_MS, as a stalled replica's beat is: its lease may be taken over (SQLite); on
+    // PostgreSQL the school's turn in the job queue lapses first, as a holder's silent for 10 s does.
+    if (dialect === 'postgres') await lapsePullTurn(ts.env.DATABASE_URL!, 'hillcrest');
+    else
+      await ts.store.runs.beat(processOwner(), new Date(Date.now() - OWNER_SILENT_MS - 1_000).toISOString());
     return { wake, ended };
   }
 

@@ -26,7 +26,7 @@ import {
   testSchool,
 } from './helpers.ts';
 
-type PullStore = Pick<Store, 'records' | 'runs' | 'transaction'>;
+type PullStore = Pick<Store, 'records' | 'runs' | 'pullTurns' | 'transaction'>;
 
 /** A point a pull waits at until `open()`; `reached` resolves once it is there. */
 function gate() {
@@ -55,6 +55,7 @@ describe.each(DIALECTS)('a stalled pull and missing-record marks (%s)', (dialect
     const records = ts.store.records;
     return {
       runs: ts.store.runs,
+      pullTurns: ts.store.pullTurns,
       records: new Proxy(records, {
         get: (target, key) => {
           const value: unknown = Reflect.get(target, key, target);

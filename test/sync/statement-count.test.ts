@@ -26,11 +26,13 @@ import { DIALECTS, editAbsence, openTestStore, type TestStore, testClient, testS
  * read in one statement at the run's start: SQLite 127, 20, 11; PostgreSQL 78, 20, 10.
  * An incremental pull that brings one edited absence (one resource's transaction) was counted on 7 Dec as the
  * marks' re-read in its transaction (43a0086) went, the lease's fence making it needless: SQLite 18 → 17,
- * PostgreSQL 16 → 15.
+ * PostgreSQL 16 → 15. Then (8 Dec, issue 45) a pull on PostgreSQL took its school's turn in pg-boss's queue: a send,
+ * a fetch and a complete in place of the lease's release (the lease row is only raised), two more a pull: PostgreSQL
+ * 78 → 82 (the school's queue is made once a process), 20 → 22, 10 → 12, 15 → 17.
  */
 const BOUND = {
   sqlite: { first: 130, unchangedFull: 20, unchangedIncremental: 11, editedIncremental: 17 },
-  postgres: { first: 78, unchangedFull: 20, unchangedIncremental: 10, editedIncremental: 15 },
+  postgres: { first: 82, unchangedFull: 22, unchangedIncremental: 12, editedIncremental: 17 },
 };
 
 /**
@@ -49,6 +51,9 @@ describe.each(DIALECTS)('statements a pull sends to %s', (dialect) => {
   beforeAll(async () => {
     sandbox = await startSandbox({ seed: 7, scale: 'small', now: TEST_NOW });
     ts = await openTestStore(dialect);
+    // PostgreSQL's job queue started, as serve starts it before its first fire (its start is ~20 statements of its
+    // own, once a process: `rostercal sync` pays them at its pull).
+    await ts.store.fires?.start();
   });
   afterAll(async () => {
     await ts?.cleanup();

@@ -1,5 +1,9 @@
-// At most one pull of a school at a time, across processes and replicas: the store's pull lease.
+// At most one pull of a school at a time, across processes and replicas. On PostgreSQL the school's turn in the job
+// queue (`store.pullTurns`, pg-boss) decides whose pull it is, and the school's row in `pull_leases` only carries the
+// fence, raised as the turn is taken; on SQLite (one `serve`, perhaps a `rostercal sync` beside it) the row is the
+// lease itself. Either way the pull's writes are made under that fence (store/lease-fence.ts).
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { Instant } from '../../domain/types.ts';
 import { processOwner } from '../../jobs/heartbeat.ts';
 import type { Store } from '../../store/types.ts';
 import { abortReason, PullBusyError, PullInterruptedError } from './errors.ts';
@@ -8,26 +12,23 @@ import type { PullOptions } from './types.ts';
 const LEASE_POLL_MS = 1_000;
 
 type LeaseOptions = Pick<PullOptions, 'whenBusy' | 'onWait' | 'signal'>;
+type Holder = { owner: string; since: Instant };
 
-/** Takes the school's pull lease, waiting for another pull as `whenBusy` allows; resolves to its token. */
-export async function takeLease(
-  store: Pick<Store, 'runs'>,
-  schoolId: string,
-  opts: LeaseOptions,
-): Promise<string> {
-  return (await takeFencedLease(store, schoolId, opts)).token;
+/** The school held by this pull: the fence its writes are made under, and how to let the school go. */
+export interface HeldPull {
+  fence: number;
+  release(): Promise<void>;
 }
 
 /**
- * As takeLease, with the lease's fence: what the pull's writes are made under (store/lease-fence.ts), so that a
- * pull whose lease was taken over while it stalled writes nothing more.
+ * Takes the school for a pull, waiting for another pull as `whenBusy` allows, with the fence the pull's writes are
+ * made under, so that a pull whose school was taken over while it stalled writes nothing more.
  */
 export async function takeFencedLease(
-  store: Pick<Store, 'runs'>,
+  store: Pick<Store, 'runs' | 'pullTurns'>,
   schoolId: string,
   opts: LeaseOptions,
-): Promise<{ token: string; fence: number }> {
-  const owner = processOwner().id;
+): Promise<HeldPull> {
   const deadline =
     opts.whenBusy === 'queue'
       ? Number.POSITIVE_INFINITY
@@ -36,10 +37,10 @@ export async function takeFencedLease(
         : 0;
   let told = false;
   for (;;) {
-    const lease = await store.runs.acquirePullLease(schoolId, owner, new Date().toISOString());
-    if (lease.acquired) return { token: lease.token, fence: lease.fence };
-    if (Date.now() >= deadline) throw new PullBusyError(schoolId, lease.holder);
-    if (!told) opts.onWait?.(lease.holder);
+    const taken = await takeOnce(store, schoolId);
+    if ('fence' in taken) return taken;
+    if (Date.now() >= deadline) throw new PullBusyError(schoolId, taken.holder);
+    if (!told) opts.onWait?.(taken.holder);
     told = true;
     try {
       await sleep(LEASE_POLL_MS, undefined, opts.signal ? { signal: opts.signal } : {});
@@ -47,5 +48,41 @@ export async function takeFencedLease(
       // Stopped while waiting: no run was recorded, and a full-pull request stays for the next pull.
       throw new PullInterruptedError(schoolId, abortReason(opts.signal!), null);
     }
+  }
+}
+
+/** One ask for the school: held, or who holds it. */
+async function takeOnce(
+  store: Pick<Store, 'runs' | 'pullTurns'>,
+  schoolId: string,
+): Promise<HeldPull | { holder: Holder }> {
+  const owner = processOwner().id;
+  const at = new Date().toISOString();
+  if (!store.pullTurns) {
+    const lease = await store.runs.acquirePullLease(schoolId, owner, at);
+    if (!lease.acquired) return { holder: lease.holder };
+    return { fence: lease.fence, release: () => store.runs.releasePullLease(schoolId, lease.token) };
+  }
+  const turns = store.pullTurns;
+  let turn = await turns.tryPullTurn(schoolId);
+  if (!turn) {
+    const holder = await store.runs.pullLeaseHolder(schoolId, at);
+    // Between its release of the row and of its turn, a holder leaves no name.
+    if (!holder) return { holder: { owner: 'another process, just ending', since: at } };
+    if (!holder.gone) return { holder };
+    // Known dead by its beat (on its host, at once): its turn ends now, not when pg-boss sees its beats stop.
+    await turns.endPullTurn(schoolId, holder.turn);
+    turn = await turns.tryPullTurn(schoolId);
+    if (!turn) return { holder };
+  }
+  try {
+    // The queue alone decides whose turn it is; the lease row carries the fence for the store's writes, and the
+    // turn's id, for whoever finds this process dead.
+    const fence = await store.runs.seizePullLease(schoolId, owner, at, turn.id);
+    // The row is left as it is: the next turn's holder seizes it, and no one else reads it while no turn is held.
+    return { fence, release: () => turn.release() };
+  } catch (err) {
+    await turn.release().catch(() => {});
+    throw err;
   }
 }

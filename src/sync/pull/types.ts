@@ -25,7 +25,7 @@ export type PullProgress =
   | { type: 'done'; summary: PullSummary };
 
 export interface PullOptions {
-  store: Pick<Store, 'records' | 'runs' | 'transaction'>;
+  store: Pick<Store, 'records' | 'runs' | 'pullTurns' | 'transaction'>;
   client: UpstreamClient;
   school: SchoolConfig;
   kind: PullKind;

@@ -1,72 +1,91 @@
-// The pull's lease (sync/pull/lease.ts), in a real SQLite store: taken at once when free; held by another live
-// process, refused at once (PullBusyError naming the holder), waited for up to `whenBusy` ms or for as long as it
-// takes ('queue'), telling the caller once that it waits; a wait stopped by the signal is an interrupted pull.
+// The pull's hold on its school (sync/pull/lease.ts), in a real store of each kind (SQLite: the school's lease;
+// PostgreSQL: the school's turn in the job queue, the lease row carrying its fence): taken at once when free; held by
+// another live process, refused at once (PullBusyError naming the holder), waited for up to `whenBusy` ms or for as
+// long as it takes ('queue'), telling the caller once that it waits; a wait stopped by the signal is an interrupted
+// pull; a holder whose process is gone is taken over at once (on PostgreSQL, before pg-boss would see it).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Store } from '../../../src/store/types.ts';
 import { PullBusyError, PullInterruptedError } from '../../../src/sync/pull/errors.ts';
-import { takeLease } from '../../../src/sync/pull/lease.ts';
+import { takeFencedLease } from '../../../src/sync/pull/lease.ts';
 import { newSchool } from '../../store/each-store.ts';
-import { openTestStore, type TestStore } from '../helpers.ts';
+import { DIALECTS, openTestStore, type TestStore } from '../helpers.ts';
+import { holdSchool, silence } from './hold-school.ts';
 
-let ts: TestStore;
-beforeAll(async () => {
-  ts = await openTestStore('sqlite');
-});
-afterAll(() => ts?.cleanup());
+describe.each(DIALECTS)("the pull's hold on its school (%s)", (dialect) => {
+  let ts: TestStore;
+  let other: Store;
+  beforeAll(async () => {
+    ts = await openTestStore(dialect);
+    other = await ts.reopen();
+  });
+  afterAll(async () => {
+    await other?.close();
+    await ts?.cleanup();
+  });
 
-/** The school's lease held by another process on this host that keeps beating; resolves to its token. */
-async function heldElsewhere(school: string): Promise<{ owner: string; token: string }> {
-  const owner = {
-    id: `${school}-other:1:abc`,
-    host: 'elsewhere',
-    pid: 1,
-    startedAt: new Date().toISOString(),
-  };
-  await ts.store.runs.beat(owner, new Date().toISOString());
-  const lease = await ts.store.runs.acquirePullLease(school, owner.id, new Date().toISOString());
-  if (!lease.acquired) throw new Error('the lease was not free');
-  return { owner: owner.id, token: lease.token };
-}
-
-describe("the pull's lease", () => {
   it('is taken at once when free, and refused at once when another process holds it', async () => {
     const free = newSchool();
-    const token = await takeLease(ts.store, free, {});
-    expect(token).toEqual(expect.any(String));
-    await ts.store.runs.releasePullLease(free, token);
+    const held = await takeFencedLease(ts.store, free, {});
+    expect(held.fence).toEqual(expect.any(Number));
+    await held.release();
 
     const busy = newSchool();
-    const other = await heldElsewhere(busy);
+    const elsewhere = await holdSchool(other, busy);
     const waits: unknown[] = [];
-    const refused = await takeLease(ts.store, busy, { onWait: (h) => waits.push(h) }).catch(
+    const refused = await takeFencedLease(ts.store, busy, { onWait: (h) => waits.push(h) }).catch(
       (e: unknown) => e,
     );
     expect(refused).toBeInstanceOf(PullBusyError);
-    expect((refused as PullBusyError).holder.owner).toBe(other.owner);
+    expect((refused as PullBusyError).holder.owner).toBe(elsewhere.owner);
     expect(waits).toEqual([]);
+    await elsewhere.release();
   });
 
-  it('waits for a holder that lets go, saying so once', async () => {
+  it('waits for a holder that lets go, saying so once, and raises the fence', async () => {
     const school = newSchool();
-    const other = await heldElsewhere(school);
+    const elsewhere = await holdSchool(other, school);
     const waits: { owner: string }[] = [];
     const started = Date.now();
-    setTimeout(() => void ts.store.runs.releasePullLease(school, other.token), 1_500);
-    const token = await takeLease(ts.store, school, { whenBusy: 'queue', onWait: (h) => waits.push(h) });
+    setTimeout(() => void elsewhere.release(), 1_500);
+    const held = await takeFencedLease(ts.store, school, {
+      whenBusy: 'queue',
+      onWait: (h) => waits.push(h),
+    });
     expect(Date.now() - started).toBeGreaterThanOrEqual(1_400);
-    expect(waits).toMatchObject([{ owner: other.owner }]);
-    await ts.store.runs.releasePullLease(school, token);
+    expect(waits).toMatchObject([{ owner: elsewhere.owner }]);
+    expect(held.fence).toBe(elsewhere.fence + 1);
+    await held.release();
+  });
+
+  it('takes the school at once from a holder whose process is gone, and raises the fence', async () => {
+    const school = newSchool();
+    const elsewhere = await holdSchool(other, school);
+    await silence(other, elsewhere);
+    // PostgreSQL: its turn ended by our liveness, not 10 s on when pg-boss would see its beats stop.
+    const started = Date.now();
+    const held = await takeFencedLease(ts.store, school, {});
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(held.fence).toBe(elsewhere.fence + 1);
+    await held.release();
+    await elsewhere.release();
   });
 
   it('gives up after whenBusy ms, and stops waiting when the signal aborts', async () => {
     const school = newSchool();
-    await heldElsewhere(school);
+    const elsewhere = await holdSchool(other, school);
     const started = Date.now();
-    await expect(takeLease(ts.store, school, { whenBusy: 1_200 })).rejects.toBeInstanceOf(PullBusyError);
+    await expect(takeFencedLease(ts.store, school, { whenBusy: 1_200 })).rejects.toBeInstanceOf(
+      PullBusyError,
+    );
     expect(Date.now() - started).toBeGreaterThanOrEqual(1_200);
     const stop = new AbortController();
     setTimeout(() => stop.abort(new Error('shutting down')), 200);
     await expect(
-      takeLease(ts.store, school, { whenBusy: 'queue', signal: stop.signal }),
+      takeFencedLease(ts.store, school, { whenBusy: 'queue', signal: stop.signal }),
     ).rejects.toBeInstanceOf(PullInterruptedError);
+    // Asks that gave up left nothing behind: the school is the next ask's as soon as the holder lets go.
+    await elsewhere.release();
+    const held = await takeFencedLease(ts.store, school, {});
+    await held.release();
   });
 });
