@@ -15,7 +15,7 @@ import { LRUCache } from 'lru-cache';
 import type { Id } from '../domain/types.ts';
 import { ensurePrivateDir, ensurePrivateFile } from '../private-files.ts';
 import type { FeedScope, FeedToken, SchoolId, Store } from '../store/types.ts';
-import { isStoreUnreachable, StoreUnreachableError } from '../store/unreachable.ts';
+import { isStoreUnreachable, StoreUnreachableError, TransactionCutError } from '../store/unreachable.ts';
 import type { Rotation, RotationJournal } from './rotations.ts';
 
 export const FEED_SCOPES: readonly FeedScope[] = ['team', 'student', 'staff', 'activity'];
@@ -188,6 +188,12 @@ export function untilEveryServerKnows(): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, REVOCATION_BOUND_MS + 200));
 }
 
+/**
+ * A rotation is an act a person waits for (the admin page, `rostercal feeds rotate`): its transaction is bounded by
+ * the request deadline, so a store held by another connection answers in seconds, not when it lets go.
+ */
+const BOUNDED = { bounded: true } as const;
+
 export class FeedTokens {
   readonly #store: Pick<Store, 'links' | 'transaction'>;
   readonly #secret: Buffer;
@@ -341,7 +347,8 @@ export class FeedTokens {
    * can never be applied by a later start. A commit whose answer was lost is read back. Servers on this store
    * object forget the old token at once; other processes within REVOCATION_BOUND_MS (untilEveryServerKnows).
    * A file that cannot take the committed rotation does not undo it (`unrecorded` says why): every serving
-   * process copies the store's record into its own file within seconds (trust.ts).
+   * process copies the store's record into its own file within seconds (trust.ts). A store that does not let the
+   * transaction finish within the request deadline (BOUNDED) fails it: cut before its COMMIT, as not done.
    */
   async rotate(
     schoolId: SchoolId,
@@ -366,8 +373,11 @@ export class FeedTokens {
         );
         await opts.alsoInTransaction?.(tx, version);
         return made;
-      });
+      }, BOUNDED);
     } catch (err) {
+      // Cut before its COMMIT (the store held past the deadline): known not to have happened, nothing to ask.
+      if (err instanceof TransactionCutError && err.committed === false)
+        throw new RotationFailedError(err, false);
       issued = await this.#readBack(schoolId, scope, scopeId, version, err);
     }
     revokedThrough(this.#store);

@@ -21,6 +21,7 @@ import type { Dialect } from './migrations.ts';
 import { type LockKey, withBeginLocks } from './pg-begin-locks.ts';
 import { CopyRows, type CopyValue } from './pg-copy.ts';
 import { CopyText } from './pg-copy-text.ts';
+import { withTransactionDeadline } from './pg-deadline.ts';
 import type { DB } from './schema.ts';
 
 /** Parameters per statement: below SQLite's 32,766 and PostgreSQL's 65,535 bound-parameter limits. */
@@ -178,15 +179,19 @@ export class SqlContext {
    * fn will take (lock), taken on PostgreSQL by the BEGIN itself, in its round trip (pg-begin-locks.ts). `fence`:
    * it commits only while that pull or push lease is held at its fence (lease-fence.ts: SQLite checks it in the BEGIN,
    * PostgreSQL in the last statement before COMMIT); a transaction joined keeps the fence of the one it joins.
+   * `bounded`: a request's, done within the request deadline or cut (PostgreSQL: pg-deadline.ts's
+   * withTransactionDeadline, TransactionCutError).
    */
   async transaction<T>(
     fn: () => Promise<T>,
-    opts?: { locks?: readonly LockKey[]; fence?: LeaseFence },
+    opts?: { locks?: readonly LockKey[]; fence?: LeaseFence; bounded?: boolean },
   ): Promise<T> {
     if (this.#tx.getStore()) return fn();
     const postgres = this.dialect === 'postgres';
     const locks = postgres ? (opts?.locks ?? []) : [];
     const fence = opts?.fence;
+    if (opts?.bounded && postgres)
+      return withTransactionDeadline(() => this.transaction(fn, { ...opts, bounded: false }));
     return withSqliteFence(postgres ? undefined : fence, () =>
       withBeginLocks(locks, (begun) =>
         this.db.transaction().execute((trx) =>

@@ -15,7 +15,7 @@ import { SqlRuns } from './runs-repository.ts';
 import type { DB } from './schema.ts';
 import { SqlContext } from './sql-context.ts';
 import { SqlStaffAccess } from './staff-access-repository.ts';
-import type { ResourceKind, SchoolId, Store } from './types.ts';
+import type { Store, TransactionOptions } from './types.ts';
 
 export interface SqlStoreOptions {
   dialect: Dialect;
@@ -93,13 +93,10 @@ export class SqlStore implements Store {
     return this.#checkIntegrity ? this.#checkIntegrity() : null;
   }
 
-  transaction<T>(
-    fn: (tx: Store) => Promise<T>,
-    opts?: { writes?: { schoolId: SchoolId; kinds: readonly ResourceKind[]; fence?: number } },
-  ): Promise<T> {
+  transaction<T>(fn: (tx: Store) => Promise<T>, opts?: TransactionOptions): Promise<T> {
     const w = opts?.writes;
     const locks = w ? w.kinds.map((k) => [w.schoolId, kindSpec(k).table] as const) : [];
     const fence = w?.fence === undefined ? {} : { fence: { schoolId: w.schoolId, fence: w.fence } };
-    return this.#ctx.transaction(() => fn(this), { locks, ...fence });
+    return this.#ctx.transaction(() => fn(this), { locks, ...fence, bounded: opts?.bounded === true });
   }
 }

@@ -749,6 +749,8 @@ export interface FamilyActsRepository {
   ): Promise<{ ok: true } | { ok: false; oldest: Instant }>;
 }
 
+export type TransactionOptions = { writes?: TransactionWrites; bounded?: boolean }; // Store.transaction's
+type TransactionWrites = { schoolId: SchoolId; kinds: readonly ResourceKind[]; fence?: number };
 /**
  * The store: one database (one Kysely instance, one transaction context) seen through small repositories. A
  * consumer takes only the repositories it uses (`Pick<Store, 'records' | 'feeds'>`); a transaction opened here
@@ -774,12 +776,10 @@ export interface Store {
   checkIntegrity(): Promise<string | null>;
   /**
    * Runs fn atomically: everything it wrote is kept, or nothing is. `writes`: the kinds of a school fn writes
-   * records of, whose locks PostgreSQL takes as it begins, and a pull's `fence` on them (lease-fence.ts).
+   * records of, whose locks PostgreSQL takes as it begins, and a pull's `fence` on them (lease-fence.ts). `bounded`:
+   * a request's, committed within the request deadline or cut (PostgreSQL; pg-deadline.ts, TransactionCutError).
    */
-  transaction<T>(
-    fn: (tx: Store) => Promise<T>,
-    opts?: { writes?: { schoolId: SchoolId; kinds: readonly ResourceKind[]; fence?: number } },
-  ): Promise<T>;
+  transaction<T>(fn: (tx: Store) => Promise<T>, opts?: TransactionOptions): Promise<T>;
 
   /** The scheduled fires as jobs of a queue replicas share (PostgreSQL: `fire-queue.ts`); null on SQLite (one process). */
   readonly fires: FireQueue | null;

@@ -62,5 +62,26 @@ export class StoreUnreachableError extends Error {
   }
 }
 
+/**
+ * A transaction bounded by the request deadline (pg-deadline.ts's withTransactionDeadline) that did not finish in
+ * time, its connection cut. `committed`: false when it was cut before its COMMIT was sent (it never can commit);
+ * 'unknown' when its COMMIT went unanswered.
+ */
+export class TransactionCutError extends StoreUnreachableError {
+  readonly committed: false | 'unknown';
+  constructor(cause: Error, committed: false | 'unknown') {
+    super(
+      new Error(
+        committed === false
+          ? `${cause.message}: it was cut before its commit, and nothing of it was written`
+          : `${cause.message}: its commit went unanswered, so whether it was written is not known`,
+        { cause },
+      ),
+    );
+    this.name = 'TransactionCutError';
+    this.committed = committed;
+  }
+}
+
 /** Seconds a client is asked to wait before trying again while the store cannot be reached. */
 export const STORE_RETRY_AFTER_S = 30;
