@@ -6,7 +6,10 @@
 // omission, though it is still upstream. 43a0086 re-read the marks in an incremental pull's transaction against
 // this; the lease's fence (store/lease-fence.ts) now refuses every write of the stalled pull instead. Both orders,
 // with real pulls: the stalled pull is the one whose marks went stale, or the one whose late mark would make the
-// lease holder's stale.
+// lease holder's stale. And the same two orders for a full listing's deletion that rests on a mark (the second
+// complete listing in a row to leave a record out), decided on the marks read at the run's start: with the fence
+// disabled (and that deletion's re-read of the marks gone), the stalled full pull deleted an absence the holder had
+// seen since, and the stalled incremental pull's sighting took away the mark the holder's full pull decided on.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Id } from '../../src/domain/types.ts';
 import { keepAlive, processOwner } from '../../src/jobs/heartbeat.ts';
@@ -195,5 +198,76 @@ describe.each(DIALECTS)('a stalled pull and missing-record marks (%s)', (dialect
     expect(seen.counts.absences).toMatchObject({ changed: 1 });
     expect([...(await absences()).keys()]).not.toContain(x);
     await keptByPartialListing(x);
+  });
+
+  // A full listing's deletion that rests on a mark (the second complete listing in a row to leave a record out) is
+  // decided on the marks read at the run's start, not read again in its transaction: the two orders in which they
+  // could differ from the store's, each with a real stalled pull taken over, end as the lease holders' pulls alone
+  // decide (the stalled one's writes refused by the fence).
+  /** x left out by a complete listing once: marked. */
+  async function markedOnce(x: Id) {
+    const once = await truncated(() => pull('full'));
+    expect(once.counts.absences).toMatchObject({ pending: 1, deleted: 0 });
+    expect([...(await absences()).keys()]).toEqual([x]);
+  }
+  const lostLease = async (a: Promise<unknown>) => expect(await a).toBeInstanceOf(PullLeaseLostError);
+  const reasonOf = async (x: Id) =>
+    ((await ts.store.records.get('hillcrest', 'absences', x)) as { reason?: string } | null)?.reason;
+
+  it('a stalled full pull whose mark went stale deletes nothing the lease holder saw since', async () => {
+    const x = await droppedByTruncation();
+    await markedOnce(x);
+    // A reads its marks (x marked), then stalls past its lease.
+    const stall = gate();
+    const stalled = stalling({ afterState: stall.wait });
+    await beatFor(stalled);
+    const a = settled(pull('full', stalled));
+    await stall.reached;
+    await silent();
+    // x is edited; B takes the lease over and sees it: x's mark goes.
+    await editAbsence(sandbox, x, 'edited while A stalled');
+    const b = await pull('incremental');
+    expect(b.counts.absences).toMatchObject({ changed: 1 });
+    expect([...(await absences()).keys()]).toEqual([]);
+    // A wakes, its full listing leaving x out again: on its stale marks, the second omission in a row.
+    await truncated(async () => {
+      stall.open();
+      await lostLease(a);
+    });
+    expect(await reasonOf(x)).toMatch(/edited while A stalled/);
+    expect([...(await absences()).keys()]).toEqual([]);
+    await keptByPartialListing(x);
+  });
+
+  it('a stalled pull’s late sighting does not change the marks a full pull holding the lease decides on', async () => {
+    const x = await droppedByTruncation();
+    await markedOnce(x);
+    const stallB = gate();
+    const stalled = stalling({ beforeAbsences: stallB.wait });
+    await beatFor(stalled);
+    // A stalls once it holds the lease, before it reads anything.
+    const stallA = gate();
+    const a = settled(pull('incremental', ts.store, stallA.wait));
+    await stallA.reached;
+    await silent();
+    // B takes the lease over: a full pull that reads its marks (x marked), lists the absences without x again, and
+    // waits before writing them.
+    sandbox.setListingFaults({ 'pre-explained-absences': 'truncated' });
+    const b = pull('full', stalled);
+    await stallB.reached;
+    sandbox.setListingFaults({});
+    // x is edited; A wakes and lists it: its sighting would take x's mark away, under B's feet.
+    await editAbsence(sandbox, x, 'edited while B listed');
+    stallA.open();
+    await lostLease(a);
+    expect([...(await absences()).keys()]).toEqual([x]);
+    expect(await reasonOf(x)).not.toMatch(/edited while B listed/);
+    // B decides on the marks as it read them, which are the store's: two complete listings in a row left x out,
+    // and nothing the store holds saw it between (A's sighting was refused), so it goes, as it would without A.
+    stallB.open();
+    const decided = await b;
+    expect(decided.status).toBe('succeeded');
+    expect(decided.counts.absences).toMatchObject({ deleted: 1 });
+    expect([...(await absences()).keys()]).toEqual([]);
   });
 });

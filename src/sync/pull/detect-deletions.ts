@@ -77,9 +77,11 @@ export async function detectDeletions(
   full: boolean,
 ): Promise<Planned> {
   // Records a complete listing left out once (kinds without a single read): a record seen since is no longer.
-  // Read at the run's start and not again: only the pull holding the school's lease writes them, and a pull that
-  // lost it writes nothing (store/lease-fence.ts; test/sync/stale-marks).
-  let marks = ctx.marks.get(spec.kind) ?? (await tx.records.listMissing(ctx.school.id, spec.kind));
+  // Read at the run's start and not again, deletions that rest on them included: only the pull holding the
+  // school's lease writes them, and a pull that lost it writes nothing (store/lease-fence.ts). test/sync/stale-marks
+  // plays both orders with real stalled pulls: the stalled pull's marks gone stale, and its late sighting under the
+  // feet of a full pull holding the lease.
+  const marks = ctx.marks.get(spec.kind) ?? (await tx.records.listMissing(ctx.school.id, spec.kind));
   const marksSeen = [...marks.keys()].some((id) => got.seen.has(id));
   const keep: Planned = {
     remove: [],
@@ -112,14 +114,7 @@ export async function detectDeletions(
   if (!verdict.allowed) return { ...keep, guarded: true, warning: verdict.reason };
   // One listing's word is not enough: a record goes when a single read answers 404, or when this is the
   // second complete listing in a row to leave it out (see decideMissing).
-  let decided = decideMissing(missing, got.confirmations, marks);
-  // A deletion that rests on a mark read at the run's start is decided on the marks as this transaction sees them
-  // (a pull that held the lease before this one and outlived it could have changed them).
-  if (decided.remove.some((id) => marks.has(id) && !confirmedGone(got.confirmations.get(id)))) {
-    marks = await tx.records.listMissing(ctx.school.id, spec.kind);
-    decided = decideMissing(missing, got.confirmations, marks);
-  }
-  const { remove, pending, present } = decided;
+  const { remove, pending, present } = decideMissing(missing, got.confirmations, marks);
   return {
     remove,
     marks: pending.length > 0 || marks.size > 0 ? pending : null,
