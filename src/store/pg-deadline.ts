@@ -49,6 +49,11 @@ export function withTransactionDeadline<T>(fn: () => Promise<T>): Promise<T> {
   return boundedTransactions.run(true, fn);
 }
 
+/** Whether this call chain is in withTransactionDeadline (SQLite's busy wait is bounded by it too). */
+export function inBoundedTransaction(): boolean {
+  return boundedTransactions.getStore() === true;
+}
+
 /** The client's socket, ended at once: a partition would hold a polite Terminate as long as the rest. */
 function destroy(client: pg.PoolClient): void {
   (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();

@@ -179,8 +179,8 @@ export class SqlContext {
    * fn will take (lock), taken on PostgreSQL by the BEGIN itself, in its round trip (pg-begin-locks.ts). `fence`:
    * it commits only while that pull or push lease is held at its fence (lease-fence.ts: SQLite checks it in the BEGIN,
    * PostgreSQL in the last statement before COMMIT); a transaction joined keeps the fence of the one it joins.
-   * `bounded`: a request's, done within the request deadline or cut (PostgreSQL: pg-deadline.ts's
-   * withTransactionDeadline, TransactionCutError).
+   * `bounded`: a request's, done within the request deadline or cut (pg-deadline.ts's withTransactionDeadline,
+   * TransactionCutError; on SQLite, another process's write lock is waited for that long, not SQLITE_BUSY_WAIT_MS).
    */
   async transaction<T>(
     fn: () => Promise<T>,
@@ -190,7 +190,7 @@ export class SqlContext {
     const postgres = this.dialect === 'postgres';
     const locks = postgres ? (opts?.locks ?? []) : [];
     const fence = opts?.fence;
-    if (opts?.bounded && postgres)
+    if (opts?.bounded)
       return withTransactionDeadline(() => this.transaction(fn, { ...opts, bounded: false }));
     return withSqliteFence(postgres ? undefined : fence, () =>
       withBeginLocks(locks, (begun) =>

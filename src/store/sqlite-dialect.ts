@@ -24,7 +24,9 @@ import {
 import { LRUCache } from 'lru-cache';
 import { TimeSlice } from '../util/event-loop.ts';
 import { sqliteBeginText } from './lease-fence.ts';
+import { inBoundedTransaction, PG_READ_DEADLINE_MS } from './pg-deadline.ts';
 import { Checkpointer } from './sqlite-checkpoints.ts';
+import { TransactionCutError } from './unreachable.ts';
 
 const STATEMENT_CACHE_SIZE = 256;
 /**
@@ -54,7 +56,10 @@ function isBusy(err: unknown): boolean {
  * nothing (autocommit statements, BEGIN IMMEDIATE and COMMIT all fail atomically).
  */
 async function whileBusy<T>(fn: () => T): Promise<T> {
-  const deadline = Date.now() + SQLITE_BUSY_WAIT_MS;
+  // A request's transaction waits no longer than the request deadline: refused as busy, it wrote nothing.
+  const bounded = inBoundedTransaction();
+  const waitMs = bounded ? PG_READ_DEADLINE_MS : SQLITE_BUSY_WAIT_MS;
+  const deadline = Date.now() + waitMs;
   let delay = 2;
   for (;;) {
     try {
@@ -62,10 +67,13 @@ async function whileBusy<T>(fn: () => T): Promise<T> {
     } catch (err) {
       if (!isBusy(err)) throw err;
       if (Date.now() >= deadline) {
-        throw new Error(
-          `SQLite database stayed locked by another process for ${SQLITE_BUSY_WAIT_MS / 1000} s; giving up`,
-          { cause: err },
+        const why = new Error(
+          `SQLite database stayed locked by another process for ${waitMs / 1000} s; giving up`,
+          {
+            cause: err,
+          },
         );
+        throw bounded ? new TransactionCutError(why, false) : why;
       }
       await sleep(delay + Math.random() * delay);
       delay = Math.min(delay * 2, 100);

@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FeedListing } from '../../src/cli/feeds.ts';
 import type { Sandbox } from '../../src/sandbox/index.ts';
 import { PG_READ_DEADLINE_MS } from '../../src/store/pg-deadline.ts';
+import { rotateTimed } from '../support/admin-rotation.ts';
 import { type Child, rostercal, runRostercal, schoolEnv, stopped } from '../support/cli.ts';
 import { startWeekSandbox } from '../support/clock.ts';
 import { createTestDatabase, type TestDatabase } from '../support/pg.ts';
@@ -68,25 +69,8 @@ const status = async (url: string) => {
 };
 
 /** POST /admin/feeds/rotate, its answer and how long it took; status 0 when none came within HANG_MS. */
-async function rotate(f: FeedListing): Promise<{ status: number; page: string; ms: number }> {
-  const began = performance.now();
-  try {
-    const res = await fetch(`${base}/admin/feeds/rotate`, {
-      method: 'POST',
-      headers: {
-        Authorization: `Bearer ${ADMIN_TOKEN}`,
-        'Content-Type': 'application/x-www-form-urlencoded',
-      },
-      body: new URLSearchParams({ school: 'hillcrest', scope: f.scope, id: String(f.id) }).toString(),
-      signal: AbortSignal.timeout(HANG_MS),
-    });
-    const page = await res.text();
-    return { status: res.status, page, ms: performance.now() - began };
-  } catch (err) {
-    if ((err as Error).name !== 'TimeoutError') throw err;
-    return { status: 0, page: '', ms: performance.now() - began };
-  }
-}
+const rotate = (f: FeedListing) =>
+  rotateTimed(base, ADMIN_TOKEN, { school: 'hillcrest', scope: f.scope, id: f.id }, HANG_MS);
 
 describe('a rotation while another connection holds the feed tokens’ table', () => {
   it('answers 503 within the request deadline, says the link was not changed, and it was not', async () => {
