@@ -394,7 +394,7 @@ export class SqlRuns implements RunsRepository {
       : null;
     // Judged at the caller's moment, the one the lease is taken at: one clock, the caller's.
     if (ownerAlive(beat, new Date(acquired_at))) {
-      return { acquired: false, holder: { owner: held.owner, since: held.acquired_at } };
+      return { acquired: false, holder: { owner: held.owner, since: held.acquired_at, token: held.token } };
     }
     // Its owner is gone: take it over, unless another caller just did (compare-and-swap on the token). The fence
     // moves on, so whatever the silent holder still tries to write is refused (lease-fence.ts).

@@ -153,7 +153,7 @@ export interface RunOwner {
 export type PullLeaseHolder = { owner: string; since: Instant; turn: string; gone: boolean };
 export type PullLease =
   | { acquired: true; token: string; fence: number }
-  | { acquired: false; holder: { owner: string; since: Instant } };
+  | { acquired: false; holder: { owner: string; since: Instant; token: string } };
 
 /** How a scheduled job's fire ended: a run's status, or `skipped` (it let the fire pass, and said why). */
 export type JobResult = RunStatus | 'skipped';

@@ -35,9 +35,10 @@ import {
   unlessAborted,
 } from './pull/errors.ts';
 import { takeFencedLease } from './pull/lease.ts';
-import { closeInterruptedRuns, recordRunStopped } from './pull/run-record.ts';
+import { closeInterruptedRuns, recordRunStopped, runningHere } from './pull/run-record.ts';
 import { runResources } from './pull/run-resources.ts';
 import type { PullOptions } from './pull/types.ts';
+import { untilStored } from './pull/until-stored.ts';
 
 export {
   PullBusyError,
@@ -60,15 +61,17 @@ export async function pullSchool(opts: PullOptions): Promise<PullSummary> {
   try {
     await store.records.upsertSchool({ id: school.id, name: school.name, timeZone: school.timeZone });
     const held = await takeFencedLease(store, school.id, opts);
+    // A no-op for a lease taken over since (the token is no longer its). Refused (the store out of reach), it is
+    // asked again until the store takes it: a live owner's lease is never taken over by liveness.
+    const release = () => untilStored('release the pull lease', () => held.release(), log);
     if (opts.signal?.aborted) {
-      await held.release().catch(() => {});
+      await release();
       throw new PullInterruptedError(school.id, abortReason(opts.signal), null);
     }
     try {
       return await pullLeased(opts, log, { schoolId: school.id, fence: held.fence });
     } finally {
-      // A no-op for a lease taken over since (the token is no longer its).
-      await held.release().catch((err: unknown) => log.error({ err }, 'could not release the pull lease'));
+      await release();
     }
   } finally {
     stopBeating();
@@ -113,6 +116,8 @@ async function pullLeased(opts: PullOptions, log: Logger, fence: PullFence): Pro
     at: startedAt.toISOString(),
     owner: processOwner().id,
   });
+  const ended = runningHere(school.id, runId);
+  let ending = false;
   // What the run has committed so far: kept in its record after each resource, and what an interrupted or
   // failed run records, since the resources written before the stop stay written.
   const progress: RunProgress = { counts: {}, upstreamRequests: 0, retries: 0, throttled: 0 };
@@ -133,7 +138,8 @@ async function pullLeased(opts: PullOptions, log: Logger, fence: PullFence): Pro
     // Not upstream trouble (that is in the summary) but a stop, the store or a bug: the run must not stay "running".
     const error = lost || !interrupted ? message(err) : abortReason(opts.signal!);
     const status = interrupted ? 'interrupted' : 'failed';
-    await recordRunStopped(store, runId, { status, at: now(), progress, error }, log);
+    ending = true;
+    await recordRunStopped(store, runId, { status, at: now(), progress, error }, log, ended);
     if (lost) {
       log.warn({ runId, fence: fence.fence }, `pull ended: ${error}`);
       throw new PullLeaseLostError(school.id, error, runId);
@@ -141,5 +147,8 @@ async function pullLeased(opts: PullOptions, log: Logger, fence: PullFence): Pro
     if (!interrupted) throw err;
     log.warn({ runId }, `pull interrupted: ${error}`);
     throw new PullInterruptedError(school.id, error, runId);
+  } finally {
+    // A run whose stop is still being recorded stays under way here until the store has taken it.
+    if (!ending) ended();
   }
 }

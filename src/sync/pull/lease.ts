@@ -11,12 +11,21 @@ import type { PullOptions } from './types.ts';
 
 const LEASE_POLL_MS = 1_000;
 
+/**
+ * The tokens (on PostgreSQL, the turns' ids) of the pulls this process holds right now. A lease or turn in this
+ * process's name that is not among them was left by a pull of this process that has ended, its release refused by
+ * a store out of reach at that moment: no liveness check can tell it (the owner is alive), but this process knows
+ * it runs no such pull, and takes the school back instead of counting it "already running" until it restarts.
+ */
+const heldHere = new Set<string>();
+
 type LeaseOptions = Pick<PullOptions, 'whenBusy' | 'onWait' | 'signal'>;
 type Holder = { owner: string; since: Instant };
 
 /** The school held by this pull: the fence its writes are made under, and how to let the school go. */
 export interface HeldPull {
   fence: number;
+  /** From its first call the pull no longer counts as running here, even if the store refuses the release. */
   release(): Promise<void>;
 }
 
@@ -59,9 +68,14 @@ async function takeOnce(
   const owner = processOwner().id;
   const at = new Date().toISOString();
   if (!store.pullTurns) {
-    const lease = await store.runs.acquirePullLease(schoolId, owner, at);
-    if (!lease.acquired) return { holder: lease.holder };
-    return { fence: lease.fence, release: () => store.runs.releasePullLease(schoolId, lease.token) };
+    let lease = await store.runs.acquirePullLease(schoolId, owner, at);
+    if (!lease.acquired && leftHere(lease.holder.owner, lease.holder.token)) {
+      await store.runs.releasePullLease(schoolId, lease.holder.token);
+      lease = await store.runs.acquirePullLease(schoolId, owner, at);
+    }
+    if (!lease.acquired) return { holder: { owner: lease.holder.owner, since: lease.holder.since } };
+    const { token } = lease;
+    return heldPull(lease.fence, token, () => store.runs.releasePullLease(schoolId, token));
   }
   const turns = store.pullTurns;
   let turn = await turns.tryPullTurn(schoolId);
@@ -69,20 +83,41 @@ async function takeOnce(
     const holder = await store.runs.pullLeaseHolder(schoolId, at);
     // Between its release of the row and of its turn, a holder leaves no name.
     if (!holder) return { holder: { owner: 'another process, just ending', since: at } };
-    if (!holder.gone) return { holder };
-    // Known dead by its beat (on its host, at once): its turn ends now, not when pg-boss sees its beats stop.
+    if (!holder.gone && !leftHere(holder.owner, holder.turn)) return { holder };
+    // Known dead by its beat (on its host, at once), or known ended here: its turn ends now, not when pg-boss sees
+    // its beats stop.
     await turns.endPullTurn(schoolId, holder.turn);
     turn = await turns.tryPullTurn(schoolId);
     if (!turn) return { holder };
   }
+  const taken = turn;
+  heldHere.add(taken.id);
   try {
     // The queue alone decides whose turn it is; the lease row carries the fence for the store's writes, and the
     // turn's id, for whoever finds this process dead.
-    const fence = await store.runs.seizePullLease(schoolId, owner, at, turn.id);
+    const fence = await store.runs.seizePullLease(schoolId, owner, at, taken.id);
     // The row is left as it is: the next turn's holder seizes it, and no one else reads it while no turn is held.
-    return { fence, release: () => turn.release() };
+    return heldPull(fence, taken.id, () => taken.release());
   } catch (err) {
-    await turn.release().catch(() => {});
+    heldHere.delete(taken.id);
+    await taken.release().catch(() => {});
     throw err;
   }
+}
+
+/** Held by this process's name, by no pull of it that still runs. */
+function leftHere(owner: string, token: string): boolean {
+  return owner === processOwner().id && !heldHere.has(token);
+}
+
+/** The school held by this process under `token` until its release is first asked for (done or not). */
+function heldPull(fence: number, token: string, release: () => Promise<void>): HeldPull {
+  heldHere.add(token);
+  return {
+    fence,
+    release: () => {
+      heldHere.delete(token);
+      return release();
+    },
+  };
 }

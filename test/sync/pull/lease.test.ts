@@ -4,6 +4,7 @@
 // long as it takes ('queue'), telling the caller once that it waits; a wait stopped by the signal is an interrupted
 // pull; a holder whose process is gone is taken over at once (on PostgreSQL, before pg-boss would see it).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { processOwner } from '../../../src/jobs/heartbeat.ts';
 import type { Store } from '../../../src/store/types.ts';
 import { PullBusyError, PullInterruptedError } from '../../../src/sync/pull/errors.ts';
 import { takeFencedLease } from '../../../src/sync/pull/lease.ts';
@@ -68,6 +69,30 @@ describe.each(DIALECTS)("the pull's hold on its school (%s)", (dialect) => {
     expect(held.fence).toBe(elsewhere.fence + 1);
     await held.release();
     await elsewhere.release();
+  });
+
+  it("takes the school at once from this process's own pull that ended without its release stored", async () => {
+    const school = newSchool();
+    // As a pull of this process leaves it when the store refused its release: held in this (live) process's name.
+    const own = processOwner();
+    await ts.store.runs.beat(own, new Date().toISOString());
+    const at = new Date().toISOString();
+    let fence: number;
+    if (ts.store.pullTurns) {
+      const turn = await ts.store.pullTurns.tryPullTurn(school);
+      fence = await ts.store.runs.seizePullLease(school, own.id, at, turn!.id);
+    } else {
+      const lease = await ts.store.runs.acquirePullLease(school, own.id, at);
+      if (!lease.acquired) throw new Error('the lease was not free');
+      fence = lease.fence;
+    }
+    const started = Date.now();
+    const held = await takeFencedLease(ts.store, school, {});
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(held.fence).toBe(fence + 1);
+    // Still one pull at a time within this process: its running pull is not taken from.
+    await expect(takeFencedLease(ts.store, school, {})).rejects.toBeInstanceOf(PullBusyError);
+    await held.release();
   });
 
   it('gives up after whenBusy ms, and stops waiting when the signal aborts', async () => {

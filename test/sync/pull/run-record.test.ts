@@ -4,12 +4,14 @@
 // not thrown.
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { processOwner } from '../../../src/jobs/heartbeat.ts';
 import { createLogger } from '../../../src/log.ts';
 import {
   closeInterruptedRuns,
   diffStats,
   recordProgress,
   recordRunStopped,
+  runningHere,
 } from '../../../src/sync/pull/run-record.ts';
 import { newSchool } from '../../store/each-store.ts';
 import { runEnd } from '../../store/fixtures.ts';
@@ -63,6 +65,29 @@ describe("the pull's run record", () => {
     // Closed for good: a second pass finds nothing to close.
     await closeInterruptedRuns(ts.store, (await runs.pullOpening(s)).recent, s, NOW, log);
     expect(lines).toHaveLength(2);
+  });
+
+  it("closes a pull's run in this process's name that no pull of this process runs (its end refused by the store)", async () => {
+    const s = newSchool();
+    const runs = ts.store.runs;
+    const own = processOwner().id;
+    // This process, alive: only that it runs no such pull tells the left run over.
+    await runs.beat(processOwner(), new Date().toISOString());
+    const left = await runs.startRun({ schoolId: s, kind: 'incremental', at: hoursAgo(0.1), owner: own });
+    const under = await runs.startRun({ schoolId: s, kind: 'incremental', at: hoursAgo(0.1), owner: own });
+    const push = await runs.startRun({ schoolId: s, kind: 'push', at: hoursAgo(0.1), owner: own });
+    const ended = runningHere(s, under);
+    const { log, lines } = logger();
+    await closeInterruptedRuns(ts.store, (await runs.pullOpening(s)).recent, s, NOW, log);
+    const byId = new Map((await runs.listRuns(s)).map((r) => [r.id, r]));
+    expect(byId.get(left)).toMatchObject({
+      status: 'interrupted',
+      errors: ['interrupted: it ended in this process while the store could not take its end'],
+    });
+    expect(byId.get(under)).toMatchObject({ status: 'running', finishedAt: null });
+    expect(byId.get(push)).toMatchObject({ status: 'running', finishedAt: null });
+    expect(lines.map((l) => l.msg)).toEqual(['closed a run that ended here before the store took its end']);
+    ended();
   });
 
   it('reads whether a full pull completed (succeeded or suspicious), and a full-pull request, with its runs', async () => {
