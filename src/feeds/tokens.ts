@@ -149,6 +149,21 @@ export class RotationFailedError extends Error {
   }
 }
 
+/**
+ * The link was replaced since the one a rotation was asked for (a form sent again with the browser's Back, a
+ * second admin): it is not replaced once more, which would stop the new link that may already have been sent.
+ */
+export class AlreadyRotatedError extends Error {
+  readonly current: number;
+  constructor(asked: number, current: number) {
+    super(
+      `the link was already replaced: version ${current} now, the rotation asked for stops version ${asked}`,
+    );
+    this.name = 'AlreadyRotatedError';
+    this.current = current;
+  }
+}
+
 /** The feed secret is not vouched for by a rotation record (rotations.ts): no URL may be issued or shown. */
 export class FeedTrustError extends Error {
   constructor(reason: string) {
@@ -261,6 +276,12 @@ export class FeedTokens {
   }
 
   /** The highest version of a feed the store's tokens and the rotation record have seen (0: none). */
+  /** The feed's version now: its latest token's or its latest rotation's, whichever is higher (0: none yet). */
+  async currentVersion(schoolId: SchoolId, scope: FeedScope, scopeId: Id): Promise<number> {
+    const h = await this.#highest(schoolId, scope, scopeId);
+    return Math.max(h.tokens, h.record);
+  }
+
   async #highest(
     schoolId: SchoolId,
     scope: FeedScope,
@@ -354,11 +375,19 @@ export class FeedTokens {
     schoolId: SchoolId,
     scope: FeedScope,
     scopeId: Id,
-    opts: { alsoInTransaction?: (tx: Store, version: number) => Promise<void> } = {},
+    opts: {
+      alsoInTransaction?: (tx: Store, version: number) => Promise<void>;
+      /**
+       * The version this rotation stops (the one the admin saw): refused with AlreadyRotatedError if the link is
+       * at another. Two rotations from the same version make one (the second's version is taken: read back).
+       */
+      from?: number;
+    } = {},
   ): Promise<RotatedFeed> {
     this.#trusted(schoolId);
-    const h = await this.#highest(schoolId, scope, scopeId);
-    const version = Math.max(h.tokens, h.record) + 1;
+    const current = await this.currentVersion(schoolId, scope, scopeId);
+    if (opts.from !== undefined && opts.from !== current) throw new AlreadyRotatedError(opts.from, current);
+    const version = current + 1;
     const rotation = { school: schoolId, scope, id: scopeId, version, at: this.#now().toISOString() };
     let issued: IssuedFeed;
     try {

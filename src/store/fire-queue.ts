@@ -335,7 +335,8 @@ class PgJobQueue implements JobQueue {
       retryLimit: 0,
       heartbeatSeconds: PULL_HEARTBEAT_S,
       retentionSeconds: 6 * 3600,
-      deleteAfterSeconds: 3600,
+      // Nobody reads an ended turn, and a school's pulls end one every 10-s fire: kept a minute, not an hour.
+      deleteAfterSeconds: 60,
       expireInSeconds: 6 * 3600,
     });
     await this.#call((boss) => boss.send(name, {}));

@@ -7,7 +7,13 @@ import express, { type Request, type Response } from 'express';
 import type { PushTargetConfig } from '../config/push-targets.ts';
 import { type FeedDef, getFeedDef } from '../feeds/feed-defs.ts';
 import type { FeedTokens } from '../feeds/tokens.ts';
-import { FeedTrustError, isFeedScope, RotationFailedError, untilEveryServerKnows } from '../feeds/tokens.ts';
+import {
+  AlreadyRotatedError,
+  FeedTrustError,
+  isFeedScope,
+  RotationFailedError,
+  untilEveryServerKnows,
+} from '../feeds/tokens.ts';
 import {
   ACTION_LABELS,
   actionProblem,
@@ -414,6 +420,8 @@ function askToRotate(opts: AdminStaffOptions) {
     const team =
       def.scope === 'team' ? await opts.store.records.get(def.schoolId, 'teams', def.scopeId) : null;
     const csrf = csrfOf(p) ?? '';
+    // The link this form stops: sent again later (the browser's Back), it does not stop the one made since.
+    const version = await opts.tokens.currentVersion(def.schoolId, def.scope, def.scopeId);
     sendAdminPage(res, {
       title: `New link for ${def.calendarName}?`,
       who: who(p),
@@ -431,7 +439,7 @@ function askToRotate(opts: AdminStaffOptions) {
       }
 </ul>
 <p>Do this when the link has reached someone who should not have it. Recorded in the audit log.</p>
-<form method="post" action="/admin/feeds/rotate"><input type="hidden" name="csrf" value="${csrf}">${feedFields(def)}<div class="actions"><button class="primary" type="submit">Stop the old link and make a new one</button><a class="btn" href="/admin">Cancel</a></div></form></div>`,
+<form method="post" action="/admin/feeds/rotate"><input type="hidden" name="csrf" value="${csrf}">${feedFields(def)}<input type="hidden" name="version" value="${version}"><div class="actions"><button class="primary" type="submit">Stop the old link and make a new one</button><a class="btn" href="/admin">Cancel</a></div></form></div>`,
     });
   };
 }
@@ -442,12 +450,17 @@ function rotateFeed(opts: AdminStaffOptions): express.RequestHandler {
     try {
       if (!confirmed(opts, req, res)) return;
       const p = principalOf(res) as Principal;
-      const found = await feedOf(opts, p, (req.body ?? {}) as Record<string, unknown>);
+      const body = (req.body ?? {}) as Record<string, unknown>;
+      const found = await feedOf(opts, p, body);
       if (!found) return unknownFeed(res);
       const { def } = found;
+      const from = versionAsked(body.version);
+      if (from === null)
+        return sendProblem(res, 400, 'This cannot be made', ['The form named no valid link version.']);
       const teamId = def.scope === 'team' ? def.scopeId : null;
       // All or nothing: the audit record commits with the rotation (a call inside the transaction joins it).
       await opts.tokens.rotate(def.schoolId, def.scope, def.scopeId, {
+        ...(from !== undefined ? { from } : {}),
         alsoInTransaction: (_tx, version) =>
           opts.auth.audit(req, res, {
             action: 'feed-rotate',
@@ -483,10 +496,34 @@ function rotateFeed(opts: AdminStaffOptions): express.RequestHandler {
       if (closed?.length) opts.onLiveRotated?.(def.schoolId, [...new Set(closed.map((c) => c.target))]);
     } catch (err) {
       if (err instanceof FeedTrustError) return sendProblem(res, 503, 'Cannot rotate now', [err.message]);
+      if (err instanceof AlreadyRotatedError) return alreadyRotated(req, res, err);
       if (err instanceof RotationFailedError) return rotationFailed(res, err);
       next(err);
     }
   };
+}
+
+/** The version a rotation form stops: undefined when none was sent (a script), null when it is not a version. */
+function versionAsked(v: unknown): number | undefined | null {
+  if (v === undefined) return undefined;
+  return typeof v === 'string' && /^\d{1,9}$/.test(v) ? Number(v) : null;
+}
+
+/** The form stopped a link replaced since: nothing was changed; the current link is one click away. */
+function alreadyRotated(req: Request, res: Response, err: AlreadyRotatedError): void {
+  const body = (req.body ?? {}) as Record<string, unknown>;
+  const q = new URLSearchParams({
+    school: String(body.school),
+    scope: String(body.scope),
+    id: String(body.id),
+  });
+  sendAdminPage(res, {
+    title: 'Already replaced',
+    status: 409,
+    body: html`<div class="card" role="alert"><h1>This link was already replaced</h1>
+<p>It is at version ${err.current} now. Nothing was changed: the newest link, which you may already have sent to families, still works.</p>
+<div class="actions"><a class="btn primary" href="${`/admin/feeds/rotated?${q}`}">Show the current link</a><a class="btn" href="/admin">Back to admin</a></div></div>`,
+  });
 }
 
 /** A step after a rotation took effect: its failure is logged (the rotation stands), and its result null. */

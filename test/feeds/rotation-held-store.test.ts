@@ -5,19 +5,12 @@
 // COMMIT, so nothing changed and the old URL works, before and after the lock is let go. And when what went
 // unanswered was the COMMIT itself (held here by a deferred trigger of the test's waiting on a lock), it cannot be
 // known: the page says the link may not have changed, and it did change once the lock was let go.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FeedListing } from '../../src/cli/feeds.ts';
-import type { Sandbox } from '../../src/sandbox/index.ts';
 import { PG_READ_DEADLINE_MS } from '../../src/store/pg-deadline.ts';
-import { rotateTimed } from '../support/admin-rotation.ts';
-import { type Child, rostercal, runRostercal, schoolEnv, stopped } from '../support/cli.ts';
-import { startWeekSandbox } from '../support/clock.ts';
 import { createTestDatabase, type TestDatabase } from '../support/pg.ts';
-import { freePort } from '../support/ports.ts';
+import { type RotationServe, startRotationServe } from '../support/rotation-serve.ts';
 
 const ADMIN_TOKEN = 'held-store-admin-token-0123456789abcdefghij';
 /** The request deadline and a margin for a loaded machine (the reads before the transaction, the page). */
@@ -25,52 +18,22 @@ const ANSWER_BOUND_MS = PG_READ_DEADLINE_MS + 2500;
 /** How long the test waits for an answer before calling it a hang. */
 const HANG_MS = 20_000;
 
-let sandbox: Sandbox;
 let db: TestDatabase;
-let dir: string;
-let base: string;
-let env: Record<string, string>;
-let serve: Child | null = null;
+let serve: RotationServe;
 
 beforeAll(async () => {
-  sandbox = await startWeekSandbox({ seed: 31, scale: 'small' });
   db = await createTestDatabase();
-  dir = await mkdtemp(path.join(tmpdir(), 'rostercal-held-store-'));
-  const port = await freePort();
-  base = `http://127.0.0.1:${port}`;
-  env = {
-    ...schoolEnv(sandbox, { DATABASE_URL: db.url, DATA_DIR: dir }),
-    PUBLIC_URL: base,
-    PORT: String(port),
-    ADMIN_TOKEN,
-    LOG_LEVEL: 'warn',
-  };
-  serve = rostercal(['serve'], env);
-  await serve.waitFor(/Stop with Ctrl-C/, 120_000);
+  serve = await startRotationServe({ name: 'held-store', adminToken: ADMIN_TOKEN, databaseUrl: db.url });
 }, 180_000);
 
 afterAll(async () => {
-  if (serve) await stopped(serve);
+  await serve?.close();
   await db?.drop();
-  await sandbox?.close();
-  if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-async function teamFeed(): Promise<FeedListing> {
-  const list = await runRostercal(['feeds', 'list', '--json'], env);
-  expect(list.code, list.stderr).toBe(0);
-  return (JSON.parse(list.stdout) as FeedListing[]).find((r) => r.scope === 'team')!;
-}
-
-const status = async (url: string) => {
-  const res = await fetch(`${base}${new URL(url).pathname}`);
-  await res.arrayBuffer();
-  return res.status;
-};
-
-/** POST /admin/feeds/rotate, its answer and how long it took; status 0 when none came within HANG_MS. */
-const rotate = (f: FeedListing) =>
-  rotateTimed(base, ADMIN_TOKEN, { school: 'hillcrest', scope: f.scope, id: f.id }, HANG_MS);
+const teamFeed = () => serve.teamFeed();
+const status = (url: string) => serve.status(url);
+const rotate = (f: FeedListing) => serve.rotate(f, HANG_MS);
 
 describe('a rotation while another connection holds the feed tokens’ table', () => {
   it('answers 503 within the request deadline, says the link was not changed, and it was not', async () => {

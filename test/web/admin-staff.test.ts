@@ -163,4 +163,28 @@ describe('/admin/feeds/rotate', () => {
     const unknown = await asAdmin('/admin/feeds/rotate', { school: 'hill', scope: 'team', id: '987654321' });
     expect(unknown.status).toBe(404);
   });
+
+  it('a form sent again (the browser’s Back) does not stop the link made since: 409, nothing changed', async () => {
+    const team = world.coachTeams[1] ?? world.coachTeams[0]!;
+    const q = `school=hill&scope=team&id=${team.id}`;
+    await world.h.tokens.ensure('hill', 'team', team.id);
+    const ask = await (await asAdmin(`/admin/feeds/rotate?${q}`)).text();
+    const version = /name="version" value="(\d+)"/.exec(ask)?.[1];
+    expect(version, 'the form names the version it stops').toBeDefined();
+    const fields = { school: 'hill', scope: 'team', id: String(team.id), version: version! };
+    const first = await asAdmin('/admin/feeds/rotate', fields);
+    expect(first.status).toBe(303);
+    const sent = (await world.h.tokens.ensure('hill', 'team', team.id)).token!;
+    // Back, and the same form once more (an outside tester: it made version 3 and stopped the link just sent).
+    const again = await asAdmin('/admin/feeds/rotate', fields);
+    expect(again.status).toBe(409);
+    const said = await again.text();
+    expect(said).toContain('This link was already replaced');
+    expect(said).toContain(`/admin/feeds/rotated?${q.replaceAll('&', '&amp;')}`);
+    expect((await world.h.tokens.ensure('hill', 'team', team.id)).token).toBe(sent);
+    expect((await fetch(`${world.site.url}/feeds/${sent}.ics`)).status).toBe(200);
+    const bad = await asAdmin('/admin/feeds/rotate', { ...fields, version: 'latest' });
+    expect(bad.status).toBe(400);
+    expect((await world.h.tokens.ensure('hill', 'team', team.id)).token).toBe(sent);
+  });
 });
