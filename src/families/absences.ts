@@ -82,6 +82,9 @@ export function actorOf(link: Pick<ReportingLink, 'kind' | 'tokenHash'>): string
 
 type Audit = (action: AuditAction, detail: string) => Promise<void>;
 type ReportAsk = { studentId: Id; sessionId: Id; words: string; address: string };
+type UndoAsk = { absenceId: Id; address: string };
+/** An undo recorded ('undoing'), to be sent; `before`: the act's state it was moved from. */
+type UndoReserved = Reserved & { before: AbsenceActState | null };
 /** A report reserved in the store, to be sent. */
 type Reserved = { school: SchoolConfig; act: AbsenceAct; audit: Audit };
 type Child = { studentId: Id; label: string };
@@ -343,7 +346,24 @@ export class FamilyAbsences {
     return now;
   }
 
-  async undo(link: ReportingLink, ask: { absenceId: Id; address: string }): Promise<Outcome> {
+  async undo(link: ReportingLink, ask: UndoAsk): Promise<Outcome> {
+    let reserved: UndoReserved | Outcome;
+    try {
+      reserved = await this.#reserveUndo(link, ask);
+    } catch (err) {
+      // Nothing is withdrawn before the undo is recorded: whatever failed until then, the absence still stands.
+      this.#log.error(
+        { err, schoolId: link.schoolId },
+        'an undo failed before it was recorded, so it was not sent',
+      );
+      return notRecorded('undo');
+    }
+    if ('ok' in reserved) return reserved;
+    return this.#withdraw(reserved.school, reserved.act, reserved.before, ask.absenceId, reserved.audit);
+  }
+
+  /** What comes before an undo is sent: its checks, and the act moved to 'undoing' (or why it is not made). */
+  async #reserveUndo(link: ReportingLink, ask: UndoAsk): Promise<UndoReserved | Outcome> {
     const school = this.#schools.get(link.schoolId);
     if (!school || !(await this.available(school.id)))
       return refuse(403, 'Undoing a reported absence is not available on this page.');
@@ -409,7 +429,7 @@ export class FamilyAbsences {
       return notRecorded('undo');
     }
     if (!moved) return BEING_UNDONE;
-    return this.#withdraw(school, undoing, before?.state ?? null, ask.absenceId, audit);
+    return { school, act: undoing, before: before?.state ?? null, audit };
   }
 
   /** Deletes upstream every absence the act's link made for that child and session, and records what came of it. */

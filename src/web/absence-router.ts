@@ -45,25 +45,25 @@ interface Again {
   words: string;
 }
 
-/** Said when a report's outcome is not known (below): never "not reported", which is not known either. */
-const UNKNOWN_TITLE = 'It is not known whether the absence was reported';
-
 /**
- * A report's outcome, or, when it throws past the families' own answers (the store failed mid-way), that it is not
- * known: the upstream write may have been made. Sending again is safe: a report is decided once in the store.
+ * An act's outcome, or, when it throws past the families' own answers (a fault after the act was recorded), that
+ * it is not known: the upstream write may have been made. Never "not reported" or "not undone", which is not known
+ * either. Sending again is safe: an act is decided once in the store.
  */
-async function reported(report: () => Promise<Outcome>): Promise<{ outcome: Outcome; title?: string }> {
+async function settled(act: Act, run: () => Promise<Outcome>): Promise<{ outcome: Outcome; title?: string }> {
   try {
-    return { outcome: await report() };
+    return { outcome: await run() };
   } catch {
+    const report = act === 'report';
     return {
-      title: UNKNOWN_TITLE,
+      title: `It is not known whether the absence was ${report ? 'reported' : 'undone'}`,
       outcome: {
         ok: false,
         status: 503,
         retryAfterS: 30,
-        message:
-          'It is not known whether the absence was recorded: the calendar could not check just now. Open the calendar page in a minute to see; if it is not shown there, send it again below.',
+        message: report
+          ? 'It is not known whether the absence was recorded: the calendar could not check just now. Open the calendar page in a minute to see; if it is not shown there, send it again below.'
+          : 'It is not known whether the absence was undone: the calendar could not check just now. Open the calendar page in a minute to see whether it still stands.',
       },
     };
   }
@@ -224,7 +224,8 @@ export function absenceRouter(opts: AbsenceRouterOptions): Router {
           status: 400,
           message: 'Which absence to undo is missing.',
         });
-      return answer(res, act, pageUrl, await opts.absences.undo(link, { absenceId, address }));
+      const { outcome, title } = await settled(act, () => opts.absences.undo(link, { absenceId, address }));
+      return answer(res, act, pageUrl, outcome, undefined, title);
     }
     const again = postedReport(body);
     if (again === null)
@@ -234,7 +235,7 @@ export function absenceRouter(opts: AbsenceRouterOptions): Router {
         message: 'Choose the child and the session, then confirm.',
       });
     const { sessionId, studentId, words } = again;
-    const { outcome, title } = await reported(() =>
+    const { outcome, title } = await settled(act, () =>
       opts.absences.report(link, { studentId, sessionId, words, address }),
     );
     answer(res, act, pageUrl, outcome, again, title);

@@ -164,4 +164,35 @@ describe('a report while the database is out of reach', () => {
     expect(lost.body).toContain('value="Flu"');
     expect(await reportedUpstream(f.id)).toBe(1);
   });
+
+  it('an undo whose store goes away after the link was found says the absence still stands; sent again, it is undone', async () => {
+    const f = await form!;
+    const page = await requestFrom('127.0.0.1', `${base}${f.at}`, { headers: { cookie: f.cookie } });
+    const undo = /<form method="post" action="[^"]+\/absences\/undo">.*?name="absence" value="(\d+)"/s.exec(
+      page.body,
+    );
+    expect(undo, 'the page offers Undo for the report made above').not.toBeNull();
+    const fields = { csrf: f.csrf, absence: undo![1]! };
+    const postUndo = () =>
+      requestFrom('127.0.0.1', `${base}${f.at}/absences/undo`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: f.cookie },
+        body: new URLSearchParams(fields).toString(),
+      });
+    // The link is found; the undo's read of the absence finds the database gone (was: the generic 503 page).
+    relay.cutOn(/^select .* from "absences" where "school_id" = \$1 and "id" = \$2/i);
+    const lost = await postUndo();
+    relay.restore();
+    expect(lost.status, lost.body).toBe(503);
+    expect(lost.body).toContain('<h1>The absence was not undone</h1>');
+    expect(lost.body).toMatch(/the absence still stands/);
+    expect(await reportedUpstream(f.id)).toBe(1);
+    let sent = await postUndo();
+    for (let i = 0; sent.status === 503 && i < 20; i++) {
+      await new Promise((r) => setTimeout(r, 500));
+      sent = await postUndo();
+    }
+    expect(sent.status, sent.body).toBe(303);
+    expect(await reportedUpstream(f.id)).toBe(0);
+  });
 });
