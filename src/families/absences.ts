@@ -22,6 +22,7 @@ import type { Id, PreExplainedAbsence } from '../domain/types.ts';
 import type { Logger } from '../log.ts';
 import { silentLogger } from '../log.ts';
 import type { AbsenceAct, AbsenceActState, AuditAction, SchoolId, Store, Stored } from '../store/types.ts';
+import { isStoreUnreachable } from '../store/unreachable.ts';
 import type { UpstreamClient } from '../upstream/api.ts';
 import { InvalidResponseError, NotFoundError } from '../upstream/errors.ts';
 import { addressKey } from '../util/address-key.ts';
@@ -111,6 +112,11 @@ export class FamilyAbsences {
     return school ? (await absenceReporting(this.#store, school)).on : false;
   }
 
+  /** Whether the school's setting offers families' reports (known without the store; it may still be hidden). */
+  offered(schoolId: SchoolId): boolean {
+    return this.#schools.get(schoolId)?.families.reportAbsences === true;
+  }
+
   /** What the page of this link shows for these sessions; null when it offers nothing (off, or no child). */
   async view(link: ReportingLink, sessionIds: readonly Id[]) {
     if (!link.children.length || !(await this.available(link.schoolId))) return null;
@@ -121,6 +127,8 @@ export class FamilyAbsences {
         link.children.map((c) => c.studentId),
       )
       .catch((err: unknown) => {
+        // Out of reach, the page says it cannot show reports; never an empty list that reads as "none".
+        if (isStoreUnreachable(err)) throw err;
         this.#log.error({ err }, 'the reports under way could not be read');
         return [] as AbsenceAct[];
       });
@@ -370,7 +378,7 @@ export class FamilyAbsences {
     const mine = linkIdOf(link.tokenHash);
     const found = await this.#undoable(link, ask.absenceId, mine);
     if (!found) {
-      const gone = await this.#withdrawnBefore(link, ask.absenceId, mine);
+      const gone = await this.#withdrawnBefore(link, ask, mine);
       if (gone) return gone;
       await this.refused(
         link,
@@ -494,20 +502,33 @@ export class FamilyAbsences {
     return done('withdrawn');
   }
 
-  /** The child, times and act of an absence this link reported (from the store's copy or its reservation). */
   /**
-   * An absence this link reported that no longer stands (its Undo from another tab, say): "already withdrawn", the
-   * truth the family needs, not "not reported through this page", which read as if the child were still marked out.
+   * An absence this link reported that no longer stands (its Undo from another tab, say): "already undone", the
+   * truth the family needs, not "not reported through this page", which read as if the child were still marked out,
+   * nor "Undone", which read as if it undid the report that stands now. Audited like any undo.
    */
-  async #withdrawnBefore(link: ReportingLink, absenceId: Id, mine: string): Promise<Outcome | null> {
-    const stored = await this.#store.records.get(link.schoolId, 'absences', absenceId, {
+  async #withdrawnBefore(
+    link: ReportingLink,
+    ask: { absenceId: Id; address: string },
+    mine: string,
+  ): Promise<Outcome | null> {
+    const stored = await this.#store.records.get(link.schoolId, 'absences', ask.absenceId, {
       includeDeleted: true,
     });
     if (!stored?.meta.deletedAt || familyReportOf(stored)?.linkId !== mine) return null;
     if (!link.children.some((c) => c.studentId === stored.studentId)) return null;
-    return { ok: true, kind: 'already-withdrawn', sessionId: null };
+    const session = await this.#sessionAt(link.schoolId, stored.studentId, stored);
+    await this.#audit(
+      link,
+      'absence-undo',
+      ask.address,
+      session,
+      `student ${stored.studentId}: already withdrawn, nothing changed (absence ${ask.absenceId})`,
+    );
+    return { ok: true, kind: 'already-withdrawn', sessionId: session?.id ?? null };
   }
 
+  /** The child, times and act of an absence this link reported (from the store's copy or its reservation). */
   async #undoable(link: ReportingLink, absenceId: Id, mine: string) {
     const stored = await this.#store.records.get(link.schoolId, 'absences', absenceId);
     const acts = await this.#store.families.listAbsenceActs(

@@ -15,6 +15,7 @@ import type { Offer } from '../families/absence-view.ts';
 import type { AbsenceView } from '../families/absences.ts';
 import { cookieOf } from '../identity/cookies.ts';
 import { html, type SafeHtml } from '../util/html.ts';
+import { BANNER_WORDS, type Said, UNAVAILABLE_NOTE } from './absence-done.ts';
 
 const COOKIE = 'rostercal_form';
 const VALUE_RE = /^[A-Za-z0-9_-]{32}$/;
@@ -55,43 +56,30 @@ export function crossSiteProblem(req: Request, publicUrl: string, field: unknown
 
 /** What the landing page needs to offer "Can't make it?" and show what was reported. */
 export interface LandingAbsences {
-  view: AbsenceView;
+  /** Null: it could not be read just now (the store out of reach); the page says so where the forms would be. */
+  view: AbsenceView | null;
+  /** With no view: the sessions whose block says reporting is unavailable just now (those a form would be on). */
+  noteAt?: ReadonlySet<Id>;
   /** Where reports and undos post (`<page URL>/absences`, `…/absences/undo`). */
   action: string;
   csrf: string;
   /** A family page names the child in each line and lets the family choose. */
   family: boolean;
-  /** After a redirect back: what was just done. */
-  done: Done | null;
+  /** After a redirect back: what to say of what was done, as the page stands now (absence-done.ts). */
+  said: Said | null;
   /** The listed session it was done for: said in its block, where the page lands (else above the list). */
   doneSession?: Id | null;
   /** The page's events by session, to name a session another one's report covers (their family-visible text). */
   events: ReadonlyMap<Id, CalendarEvent>;
 }
 
-export const DONE_WORDS = {
-  reported:
-    'Reported. The coach sees it on the attendance sheet within a minute; you can undo it until the session starts.',
-  pending:
-    'This report is already on its way to the school\u2019s system: this page shows it once it is confirmed, within a minute. There is no need to report it again.',
-  unconfirmed:
-    'We sent the report, but we could not confirm it: the school\u2019s system did not answer in time. This page will show it within a minute; there is no need to report it again.',
-  unsettled:
-    'We could not confirm your earlier report, so we are checking with the school\u2019s system whether it arrived. This page will show within a minute whether it was reported; if it was not, you can report it again then.',
-  withdrawn: 'Undone: the absence is no longer reported.',
-  'undo-unconfirmed':
-    'We asked to undo it, but we could not confirm it: the school\u2019s system did not answer in time. This page will show where it stands within a minute.',
-} as const;
-
-export type Done = keyof typeof DONE_WORDS;
-
 /** What was just done, above the list: unless it is said in its session's block (absenceHtml). */
 export function absenceDoneHtml(a: LandingAbsences | undefined): SafeHtml {
-  return html`${a?.done && (a.doneSession ?? null) === null && doneLine(a.done)}`;
+  return html`${a?.said && (a.doneSession ?? null) === null && doneLine(a.said)}`;
 }
 
-function doneLine(done: Done): SafeHtml {
-  return html`<p class="absence-done" role="status">${DONE_WORDS[done]}</p>`;
+function doneLine(said: Said): SafeHtml {
+  return html`<p class="absence-done" role="status">${BANNER_WORDS[said]}</p>`;
 }
 
 /** "Rowing, Tue 4:00–5:30 pm": a session of the page named in its own (family-visible) words. */
@@ -109,8 +97,12 @@ export function absenceHtml(
   locale = 'en-GB',
 ): SafeHtml {
   if (!a) return html``;
+  const done = a.said !== null && a.doneSession === e.sessionId && doneLine(a.said);
+  if (!a.view)
+    return html`${done}${a.noteAt?.has(e.sessionId) && html`<p class="absence-unavailable" role="status">${UNAVAILABLE_NOTE}</p>`}`;
+  const view = a.view;
   const csrf = html`<input type="hidden" name="csrf" value="${a.csrf}">`;
-  const reported = (a.view.reported.get(e.sessionId) ?? []).map((r) => {
+  const reported = (view.reported.get(e.sessionId) ?? []).map((r) => {
     const who = a.family && html` for ${r.label}`;
     const covered =
       r.forSession !== null &&
@@ -125,8 +117,7 @@ export function absenceHtml(
       html`<form method="post" action="${`${a.action}/undo`}">${csrf}<input type="hidden" name="absence" value="${r.absenceId}"><button type="submit" aria-label="Undo: ${r.label} can make it after all">Undo</button></form>`;
     return html`<div class="reported" data-absence="${r.absenceId ?? ''}"><p>Reported${who}: <strong>${day}, ${e.title}</strong>${covered}</p>${undo}</div>`;
   });
-  const offers = a.view.offers.get(e.sessionId) ?? [];
-  const done = a.done !== null && a.doneSession === e.sessionId && doneLine(a.done);
+  const offers = view.offers.get(e.sessionId) ?? [];
   return html`${done}${reported}${offers.length > 0 && offerHtml(a, e.sessionId, offers, csrf, locale)}`;
 }
 

@@ -4,11 +4,14 @@
 import type { Request, Response } from 'express';
 import { familyLabel } from '../calendar/family.ts';
 import type { CalendarEvent } from '../calendar/types.ts';
-import type { FamilyAbsences, ReportingLink } from '../families/absences.ts';
+import type { Id } from '../domain/types.ts';
+import type { AbsenceView, FamilyAbsences, ReportingLink } from '../families/absences.ts';
 import type { FamilyFeed } from '../feeds/family.ts';
 import { hashToken } from '../feeds/tokens.ts';
-import type { FeedToken, Store } from '../store/types.ts';
-import { DONE_WORDS, type Done, formToken, type LandingAbsences } from './absence-form.ts';
+import type { FeedToken, SchoolId, Store } from '../store/types.ts';
+import { isStoreUnreachable } from '../store/unreachable.ts';
+import { doneOf, saidOf } from './absence-done.ts';
+import { formToken, type LandingAbsences } from './absence-form.ts';
 
 /** A child's feed link as a reporting link; null for any other scope. */
 export async function childLink(
@@ -43,9 +46,18 @@ export function familyLink(token: string, feed: FamilyFeed): ReportingLink {
   };
 }
 
+/** The page a link's "Can't make it?" parts are for, as known without the store. */
+export interface AbsencePage {
+  schoolId: SchoolId;
+  /** A child's own link, or a family link with a child in it: one that may report. */
+  reports: boolean;
+  now: Date;
+}
+
 /**
  * The landing page's "Can't make it?" parts for this link, or undefined when it offers nothing (not wired, off for
- * the school, not a child's or family link).
+ * the school, not a child's or family link). While the store cannot be read, a page that would offer it says so
+ * where its forms would be, and what was just done is not asserted: the store's errors otherwise reach the caller.
  */
 export async function landingAbsences(
   req: Request,
@@ -53,24 +65,42 @@ export async function landingAbsences(
   opts: { absences?: FamilyAbsences | undefined; publicUrl: string },
   pageUrl: string,
   link: () => Promise<ReportingLink | null> | ReportingLink | null,
-  events: readonly CalendarEvent[] = [],
+  events: readonly CalendarEvent[],
+  page: AbsencePage,
 ): Promise<LandingAbsences | undefined> {
-  if (!opts.absences) return undefined;
-  const reporting = await link();
-  if (!reporting) return undefined;
-  const view = await opts.absences.view(reporting, [...reporting.shown]);
-  if (!view) return undefined;
-  const asked = req.query.done;
-  const done = typeof asked === 'string' && Object.hasOwn(DONE_WORDS, asked) ? (asked as Done) : null;
+  const absences = opts.absences;
+  if (!absences) return undefined;
+  let view: AbsenceView | null;
+  let family = false;
+  try {
+    const reporting = await link();
+    view = reporting && (await absences.view(reporting, [...reporting.shown]));
+    if (!view) return undefined;
+    family = reporting?.kind === 'family';
+  } catch (err) {
+    if (!isStoreUnreachable(err) || !page.reports || !absences.offered(page.schoolId)) throw err;
+    view = null;
+  }
   const at = req.query.session;
-  const doneSession = typeof at === 'string' && /^\d{1,15}$/.test(at) ? Number(at) : null;
+  const listed = typeof at === 'string' && /^\d{1,15}$/.test(at) ? Number(at) : null;
+  const doneSession = listed !== null && events.some((e) => e.sessionId === listed) ? listed : null;
   return {
-    doneSession: doneSession !== null && reporting.shown.has(doneSession) ? doneSession : null,
+    doneSession,
     view,
+    ...(view ? {} : { noteAt: reportableAt(events, page.now) }),
+    said: saidOf(doneOf(req.query.done), doneSession, view),
     action: `${pageUrl}/absences`,
     csrf: formToken(req, res, opts.publicUrl.startsWith('https:')),
-    family: reporting.kind === 'family',
-    done,
+    family,
     events: new Map(events.map((e) => [e.sessionId, e])),
   };
+}
+
+/** The listed sessions a form could be on (not begun, not cancelled, not a bye), as the page's events say. */
+function reportableAt(events: readonly CalendarEvent[], now: Date): Set<Id> {
+  return new Set(
+    events
+      .filter((e) => e.status !== 'cancelled' && !e.noGame && Date.parse(e.start) > now.getTime())
+      .map((e) => e.sessionId),
+  );
 }

@@ -11,7 +11,8 @@ import { resolveFeedToken, tokenForLog } from '../feeds/tokens.ts';
 import type { FeedToken, Store } from '../store/types.ts';
 import { isStoreUnreachable, STORE_RETRY_AFTER_S } from '../store/unreachable.ts';
 import { html, type SafeHtml } from '../util/html.ts';
-import { crossSiteProblem, type Done } from './absence-form.ts';
+import type { Done } from './absence-done.ts';
+import { crossSiteProblem } from './absence-form.ts';
 import { childLink, familyLink } from './absence-links.ts';
 import { UNSURE_RETRY_AFTER_S, unknownCapability } from './feeds-router.ts';
 import { sendNotice } from './layouts.ts';
@@ -131,12 +132,8 @@ function sendOutcome(
   setSecurityHeaders(res, securityHeaders);
   res.setHeader('Cache-Control', 'no-store');
   if (outcome.ok) {
-    const done: Done =
-      outcome.kind === 'already-reported'
-        ? 'reported'
-        : outcome.kind === 'already-withdrawn'
-          ? 'withdrawn'
-          : outcome.kind;
+    // A repeated report is reported all the same; a repeated undo says so (it undid nothing that stands now).
+    const done: Done = outcome.kind === 'already-reported' ? 'reported' : outcome.kind;
     // The session in the query too (a fragment never reaches the server): the page says what was done there,
     // where it lands, not above the list out of sight.
     const where =

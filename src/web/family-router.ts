@@ -188,9 +188,14 @@ async function sendFamilyPage(
 ): Promise<void> {
   const { token, feed } = at;
   const pageUrl = `${opts.publicUrl}/family/${token}`;
-  // "Can't make it?" needs the store to act: left out while it cannot be reached.
+  // "Can't make it?" needs the store: while it cannot be reached, the page says so where the forms would be.
   const absences = await unlessUnreachable(
-    () => landingAbsences(req, res, opts, pageUrl, () => familyLink(token, feed), feed.upcoming),
+    () =>
+      landingAbsences(req, res, opts, pageUrl, () => familyLink(token, feed), feed.upcoming, {
+        schoolId: feed.schoolId,
+        reports: feed.members.some((m) => m.scope === 'student'),
+        now: at.now,
+      }),
     undefined,
   );
   const html = await landingPage({

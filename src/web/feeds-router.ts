@@ -352,9 +352,14 @@ async function sendFeedPage(
     knownSchool(known, opts.store, schoolId),
   ]);
   const pageUrl = `${opts.publicUrl}/feeds/${token}`;
-  // "Can't make it?" needs the store to act: left out while it cannot be reached.
+  // "Can't make it?" needs the store: while it cannot be reached, the page says so where the forms would be.
   const absences = await unlessUnreachable(
-    () => landingAbsences(req, res, opts, pageUrl, () => childLink(opts.store, record, feed), feed.upcoming),
+    () =>
+      landingAbsences(req, res, opts, pageUrl, () => childLink(opts.store, record, feed), feed.upcoming, {
+        schoolId,
+        reports: scope === 'student',
+        now: at.now,
+      }),
     undefined,
   );
   const html = await landingPage({

@@ -3,7 +3,9 @@
 // generic "This calendar is temporarily unavailable" page: no form, what the family typed lost, and not a word on
 // whether the absence was reported. Now: 503 with Retry-After, "nothing was reported" (true: nothing was looked
 // up, recorded or sent), the form again with the reason as typed; once the database is back, sending that form
-// reports the absence exactly once.
+// reports the absence exactly once. The child's page meanwhile still answers, and says where its forms would be that
+// reporting is unavailable just now; a `?done=` it cannot check is not asserted (before: every absence line and
+// form silently gone, and "Reported" said from the URL alone).
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -13,6 +15,7 @@ import { familyReportOf } from '../../src/domain/family-absence.ts';
 import type { Id } from '../../src/domain/types.ts';
 import type { Sandbox } from '../../src/sandbox/index.ts';
 import { createUpstreamClient } from '../../src/upstream/client.ts';
+import { BANNER_WORDS, DONE_WORDS, UNAVAILABLE_NOTE } from '../../src/web/absence-done.ts';
 import { type Child, rostercal, runRostercal } from '../support/cli.ts';
 import { startWeekSandbox } from '../support/clock.ts';
 import { createTestDatabase, type TestDatabase } from '../support/pg.ts';
@@ -194,5 +197,28 @@ describe('a report while the database is out of reach', () => {
     }
     expect(sent.status, sent.body).toBe(303);
     expect(await reportedUpstream(f.id)).toBe(0);
+  });
+});
+
+describe('the child’s page while the database is out of reach', () => {
+  it('says reporting is unavailable just now, and that what was done could not be checked, not what the URL claims', async () => {
+    const f = await form!;
+    const reported = f.sessions[0]!;
+    relay.cut();
+    try {
+      const page = await requestFrom('127.0.0.1', `${base}${f.at}?done=reported&session=${reported}`);
+      expect(page.status).toBe(200);
+      expect(page.body).toContain(UNAVAILABLE_NOTE);
+      // In the session's block, where its form (or its "Reported … Undo") would be.
+      const block = page.body.split(`id="session-${reported}"`)[1]!.split('</li>')[0]!;
+      expect(block).toContain(UNAVAILABLE_NOTE);
+      expect(block).toContain(BANNER_WORDS['unchecked-report']);
+      expect(page.body).not.toContain(DONE_WORDS.reported);
+      const undone = await requestFrom('127.0.0.1', `${base}${f.at}?done=withdrawn&session=${reported}`);
+      expect(undone.body).toContain(BANNER_WORDS['unchecked-undo']);
+      expect(undone.body).not.toContain(DONE_WORDS.withdrawn);
+    } finally {
+      relay.restore();
+    }
   });
 });

@@ -11,7 +11,7 @@ import { absencesUpstream, familyClients, markedBy } from '../../src/families/ab
 import { FamilyAbsences, type FamilyStore, type ReportingLink } from '../../src/families/absences.ts';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
 import { pullSchool } from '../../src/sync/pull.ts';
-import { DONE_WORDS, type Done } from '../../src/web/absence-form.ts';
+import { DONE_WORDS, type Done } from '../../src/web/absence-done.ts';
 import { openTestStore, type TestStore, testClient, testSchool } from '../sync/helpers.ts';
 
 const NOW = '2026-03-02T00:00:00.000Z';

@@ -5,7 +5,7 @@
 // refused (403, audited without the sender's words, nothing reported); the service's own origin, `Origin: null`
 // (its no-referrer pages) and same-origin pass. The page says what was just done in the words of DONE_WORDS.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DONE_WORDS } from '../../src/web/absence-form.ts';
+import { DONE_WORDS } from '../../src/web/absence-done.ts';
 import type { RunningServer } from '../../src/web/server.ts';
 import { familyAbsences, type Harness, httpCall, startHarness } from '../feeds/harness.ts';
 import {

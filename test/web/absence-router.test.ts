@@ -4,7 +4,7 @@
 // shows it with its undo; ids that are not ids are a 400 page; a team's page reports nothing (403); an unknown link
 // gets the feed's own 404.
 import { describe, expect, it } from 'vitest';
-import { DONE_WORDS } from '../../src/web/absence-form.ts';
+import { DONE_WORDS } from '../../src/web/absence-done.ts';
 import { httpCall } from '../feeds/harness.ts';
 import { absenceForm, absenceServer, childWithForm, PUBLIC, postForm } from './absence-page.ts';
 
@@ -42,13 +42,14 @@ describe('reporting and undoing', () => {
       `${page}?done=withdrawn&session=${form.session}#session-${form.session}`,
     );
     expect(UNDO.test((await absenceForm(w.server.url, page, form.cookie))!.page.text)).toBe(false);
-    // The same Undo from a second tab opened before it: already withdrawn, not "not reported through this page".
+    // The same Undo from a second tab opened before it: already withdrawn, not "not reported through this page",
+    // nor "Undone" as if this press undid it.
     const again = await postForm(w.server.url, undo![1]!, form.cookie, {
       csrf: form.csrf,
       absence: undo![2]!,
     });
     expect(again.status, again.text).toBe(303);
-    expect(again.headers.location).toMatch(new RegExp(`^${page}\\?done=withdrawn`));
+    expect(again.headers.location).toMatch(new RegExp(`^${page}\\?done=already-withdrawn`));
   });
 
   it('from a family page: back to the family page', async () => {
