@@ -28,6 +28,7 @@ import { editDistance } from './util/edit-distance.ts';
 import { isKnownTimeZone } from './util/time-zone.ts';
 import { didYouMean, isAbbreviation } from './util/time-zone-suggest.ts';
 import {
+  apiBaseUrl,
   ConfigError,
   configError,
   formatPath,
@@ -66,7 +67,7 @@ const portNumber = z
   .max(65535);
 
 export const upstreamSchema = z.strictObject({
-  url: httpUrl,
+  url: apiBaseUrl,
   /** The API token itself, or `env:NAME` to read it from the environment variable NAME. */
   token: z.string().min(1, 'must not be empty'),
   rateLimit: z

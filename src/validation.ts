@@ -67,6 +67,20 @@ export const httpUrl = z.string().superRefine((value, ctx) => {
   else if (carriesCredentials(u)) ctx.addIssue({ code: 'custom', message: CREDENTIALS_IN_URL });
 });
 
+/**
+ * An API's base URL: an http(s) URL to which paths are added, so without a query or fragment (a key put there
+ * would be sent where it was not meant to go, and the client refuses such a URL later, as our fault: exit 1).
+ */
+export const apiBaseUrl = httpUrl.superRefine((value, ctx) => {
+  const u = urlOf(value);
+  if (u && (u.search !== '' || u.hash !== ''))
+    ctx.addIssue({
+      code: 'custom',
+      message:
+        'must not carry a query or fragment (a path is added to it; a token or key goes in its own setting, never in the URL)',
+    });
+});
+
 /** An https URL: for services whose client libraries send credentials only over https (Microsoft's). */
 export const httpsUrl = z.string().superRefine((value, ctx) => {
   const u = urlOf(value);

@@ -214,6 +214,14 @@ describe('config from the environment', () => {
       'config: UPSTREAM_URL: must not carry a user name or password',
     );
     await expect(withPassword).rejects.not.toThrow(/UPWSECRET|bob/);
+    // Found from outside: a key in the query was refused by the client later, as our fault (exit 1).
+    const withQuery = loadConfig({
+      UPSTREAM_URL: 'http://127.0.0.1:9/v1?api_key=QUERYSECRET',
+      UPSTREAM_TOKEN: 't',
+      SCHOOL_TZ: 'UTC',
+    });
+    await expect(withQuery).rejects.toThrow('config: UPSTREAM_URL: must not carry a query or fragment');
+    await expect(withQuery).rejects.not.toThrow(/QUERYSECRET/);
     await expect(loadConfig({ UPSTREAM_URL: 'https://x', UPSTREAM_TOKEN: 't' })).rejects.toThrow(
       'config: SCHOOL_TZ (the school’s IANA time zone, e.g. Europe/London): is required',
     );
