@@ -18,7 +18,7 @@ import {
 import { prepareFeedTokens } from '../feeds/trust.ts';
 import { auditCommandLine } from '../identity/command-line-audit.ts';
 import { type ClosedLiveCalendar, closeLiveGoogleCalendars, describeClosed } from '../push/live-rotation.ts';
-import type { Store } from '../store/types.ts';
+import type { FeedScope, Store } from '../store/types.ts';
 import { columns, printError, printJson, printLines } from '../terminal.ts';
 import { defineCommand, EXIT, idOption, UsageError, withStore } from './command.ts';
 
@@ -111,6 +111,14 @@ async function pickSchool(store: Pick<Store, 'records'>, asked: string | undefin
   throw new Error(`several schools: name one with --school (${known.join(', ')})`);
 }
 
+/** `rotate SCOPE ID`'s words, or the usage error they make. */
+function rotateArgs(rest: readonly string[]): { scope: FeedScope; id: number } {
+  const [scope, idText, ...extra] = rest;
+  if (!scope || !idText || extra.length || !isFeedScope(scope))
+    throw new UsageError(`rotate: need SCOPE (${FEED_SCOPES.join('|')}) and a numeric ID`);
+  return { scope, id: idOption('ID', idText, 'feed')! };
+}
+
 export const run = defineCommand({
   name: 'feeds',
   usage: USAGE,
@@ -121,6 +129,9 @@ export const run = defineCommand({
     if (sub === undefined) throw new UsageError('say what to do: list, rotate or accept-store');
     if (sub !== 'list' && sub !== 'rotate' && sub !== 'accept-store')
       throw new UsageError(`unknown subcommand ${sub}`);
+    // The words first, the configuration after: a mistake in the command is said alone, before any warning of it.
+    if (sub !== 'rotate' && rest.length) throw new UsageError(`${sub}: unexpected ${rest.join(' ')}`);
+    const rotation = sub === 'rotate' ? rotateArgs(rest) : null;
     const config = await loadConfig();
     // Outside the demo the configuration already warned about a missing PUBLIC_URL; the demo's URLs are only
     // right while `serve` listens on the same PORT as this command sees.
@@ -128,10 +139,7 @@ export const run = defineCommand({
       printError(
         `rostercal feeds: warning: PUBLIC_URL is not set: these URLs use ${config.publicUrl}, which work only on this machine and only while \`rostercal serve\` listens on port ${config.port}. Run this command with the PORT serve uses, or set PUBLIC_URL to the address families and staff use`,
       );
-    if (sub === 'accept-store') {
-      if (rest.length) throw new UsageError(`accept-store: unexpected ${rest.join(' ')}`);
-      return withStore(config, (store) => acceptStore(config, store));
-    }
+    if (sub === 'accept-store') return withStore(config, (store) => acceptStore(config, store));
     /** Tokens with the secret checked and the rotation record reconciled; null (after saying why) when unsure. */
     const prepare = async (
       store: Pick<Store, 'links' | 'transaction'>,
@@ -149,7 +157,6 @@ export const run = defineCommand({
       return unsure.length ? null : p.tokens;
     };
     if (sub === 'list') {
-      if (rest.length) throw new UsageError(`list: unexpected ${rest.join(' ')}`);
       return withStore(config, async (store) => {
         const schoolIds = values.school ? [await pickSchool(store, values.school)] : undefined;
         const tokens = await prepare(
@@ -164,10 +171,7 @@ export const run = defineCommand({
         return EXIT.ok;
       });
     }
-    const [scope, idText, ...extra] = rest;
-    if (!scope || !idText || extra.length || !isFeedScope(scope))
-      throw new UsageError(`rotate: need SCOPE (${FEED_SCOPES.join('|')}) and a numeric ID`);
-    const id = idOption('ID', idText, 'feed')!;
+    const { scope, id } = rotation ?? rotateArgs(rest);
     return withStore(config, async (store) => {
       const schoolId = await pickSchool(store, values.school);
       const def = (await listFeedDefs(store, schoolId)).find((d) => d.scope === scope && d.scopeId === id);
