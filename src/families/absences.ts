@@ -142,19 +142,29 @@ export class FamilyAbsences {
   }
 
   async report(link: ReportingLink, ask: ReportAsk): Promise<Outcome> {
-    let reserved: Reserved | Outcome;
+    const reserved = await this.#beforeSending('report', link, () => this.#reserve(link, ask));
+    return 'ok' in reserved ? reserved : this.#send(reserved.school, reserved.act, ask.words, reserved.audit);
+  }
+
+  /**
+   * An act's checks and its record in the store, or why it was not made. Nothing is sent before the act is
+   * recorded, so whatever throws until then, nothing was reported (or undone): said so, not "not known" (an
+   * outside tester, the database gone as the act came in).
+   */
+  async #beforeSending<T>(
+    kind: Act,
+    link: ReportingLink,
+    reserve: () => Promise<T | Outcome>,
+  ): Promise<T | Outcome> {
     try {
-      reserved = await this.#reserve(link, ask);
+      return await reserve();
     } catch (err) {
-      // Nothing is sent before the act is reserved, so whatever failed until then, nothing was reported: said so,
-      // not "not known" (an outside tester, the database gone as the report came in).
       this.#log.error(
         { err, schoolId: link.schoolId },
-        'a report failed before it was recorded, so it was not sent',
+        `a family's ${kind} failed before it was recorded, so it was not sent`,
       );
-      return notRecorded('report');
+      return notRecorded(kind);
     }
-    return 'ok' in reserved ? reserved : this.#send(reserved.school, reserved.act, ask.words, reserved.audit);
   }
 
   /** What comes before a report is sent: its checks, and its reservation in the store (or why it is not made). */
@@ -355,17 +365,7 @@ export class FamilyAbsences {
   }
 
   async undo(link: ReportingLink, ask: UndoAsk): Promise<Outcome> {
-    let reserved: UndoReserved | Outcome;
-    try {
-      reserved = await this.#reserveUndo(link, ask);
-    } catch (err) {
-      // Nothing is withdrawn before the undo is recorded: whatever failed until then, the absence still stands.
-      this.#log.error(
-        { err, schoolId: link.schoolId },
-        'an undo failed before it was recorded, so it was not sent',
-      );
-      return notRecorded('undo');
-    }
+    const reserved = await this.#beforeSending('undo', link, () => this.#reserveUndo(link, ask));
     if ('ok' in reserved) return reserved;
     return this.#withdraw(reserved.school, reserved.act, reserved.before, ask.absenceId, reserved.audit);
   }
