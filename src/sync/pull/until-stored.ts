@@ -3,15 +3,16 @@
 // by a live owner, so every later pull was refused as "already running", and its run `running` in status and
 // /admin (an outside tester's report, issue 45). Asked again in the background until the store takes it.
 import type { Logger } from '../../log.ts';
+import { backoffDelay } from '../../util/retry.ts';
 
-const FIRST_RETRY_MS = 500;
-const MAX_RETRY_MS = 15_000;
+/** The project's one schedule (util/retry.ts): 0.5 s, doubling, at most 15 s. */
+const SCHEDULE = { baseMs: 500, capMs: 15_000 };
 /** A store still refusing after this is gone for good (closed, its process stopping): said once, and let be. */
 const GIVE_UP_MS = 3_600_000;
 
 /**
  * Runs `attempt`; if the store refuses it, logs `could not <what>` once and asks again in the background, backing
- * off to MAX_RETRY_MS, until it is done (then `settled`). Resolves after the first attempt, whatever its outcome:
+ * off to 15 s, until it is done (then `settled`). Resolves after the first attempt, whatever its outcome:
  * the pull's own end does not wait for the database to come back.
  */
 export async function untilStored(
@@ -28,21 +29,24 @@ export async function untilStored(
     log.error({ err, ...bindings, retrying: true }, `could not ${what}`);
   }
   const started = Date.now();
-  const again = (waitMs: number) => {
-    const timer = setTimeout(() => {
-      attempt().then(
-        () => {
-          log.info(bindings, `${what}: done once the store answered`);
-          settled();
-        },
-        (err: unknown) => {
-          if (Date.now() - started < GIVE_UP_MS) return again(Math.min(waitMs * 2, MAX_RETRY_MS));
-          log.error({ err, ...bindings }, `could not ${what}; gave up after an hour`);
-          settled();
-        },
-      );
-    }, waitMs);
+  const again = (retry: number) => {
+    const timer = setTimeout(
+      () => {
+        attempt().then(
+          () => {
+            log.info(bindings, `${what}: done once the store answered`);
+            settled();
+          },
+          (err: unknown) => {
+            if (Date.now() - started < GIVE_UP_MS) return again(retry + 1);
+            log.error({ err, ...bindings }, `could not ${what}; gave up after an hour`);
+            settled();
+          },
+        );
+      },
+      backoffDelay(SCHEDULE, retry),
+    );
     timer.unref();
   };
-  again(FIRST_RETRY_MS);
+  again(0);
 }
